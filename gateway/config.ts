@@ -1,0 +1,422 @@
+/**
+ * The one reader of configuration: `HERALD_HOME/config.yaml`, then `HERALD_HOME/.env`, then the
+ * environment (later wins), parsed with zod into one typed `HeraldConfig`. Every error names the key
+ * (the env variable and the config.yaml path) and the fix.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { parse as parseDotenv } from "dotenv";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { ConfigError } from "./errors.js";
+
+const list = z.array(z.string()).default([]);
+const optionalString = z.string().min(1).optional();
+
+const platformBase = {
+  allowedUsers: list,
+  homeChannel: optionalString,
+  requireMention: z.boolean().default(true),
+  /** Toolsets enabled on this platform; absent: the global default. */
+  toolsets: z.array(z.string()).optional(),
+};
+
+const schema = z.strictObject({
+  /** IANA zone for daily resets and cron. @defaultValue the process's zone */
+  timezone: z.string().default(Intl.DateTimeFormat().resolvedOptions().timeZone),
+  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  model: z
+    .strictObject({
+      baseUrl: z.url().default("https://api.openai.com/v1"),
+      apiKey: optionalString,
+      name: z.string().min(1).default("gpt-4o-mini"),
+      /** Models tried in order when the main one fails after its retries (same endpoint). */
+      fallbacks: list,
+      /** The model's context window in tokens; compression starts near it. */
+      contextTokens: z.number().int().positive().default(128_000),
+      maxIterations: z.number().int().positive().default(90),
+      timeoutMs: z.number().int().positive().default(120_000),
+      maxRetries: z.number().int().min(0).default(3),
+      /** Whether the model accepts image input. */
+      vision: z.boolean().default(false),
+    })
+    .prefault({}),
+  agent: z
+    .strictObject({
+      /** Extra system prompt text (persona). */
+      persona: optionalString,
+      toolsets: z.array(z.string()).default(["core"]),
+    })
+    .prefault({}),
+  queue: z
+    .strictObject({
+      redisUrl: optionalString,
+      concurrency: z.number().int().positive().default(4),
+      prefix: z.string().regex(/^[a-zA-Z0-9_-]+$/).default("herald"),
+    })
+    .prefault({}),
+  gatewayClient: z
+    .strictObject({
+      url: optionalString,
+      key: optionalString,
+    })
+    .prefault({}),
+  apiServer: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      host: z.string().default("127.0.0.1"),
+      port: z.number().int().min(0).max(65_535).default(8642),
+      key: optionalString,
+    })
+    .prefault({}),
+  access: z
+    .strictObject({
+      allowedUsers: list,
+      allowAllUsers: z.boolean().default(false),
+    })
+    .prefault({}),
+  sessions: z
+    .strictObject({
+      reset: z
+        .strictObject({
+          mode: z.enum(["idle", "daily", "both", "none"]).default("idle"),
+          idleMinutes: z.number().int().positive().default(1440),
+          atHour: z.number().int().min(0).max(23).default(4),
+        })
+        .prefault({}),
+      groupSessions: z.enum(["per_user", "shared"]).default("per_user"),
+      busyPolicy: z.enum(["interrupt", "queue"]).default("interrupt"),
+    })
+    .prefault({}),
+  media: z
+    .strictObject({
+      maxBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(20 * 1024 * 1024),
+    })
+    .prefault({}),
+  telegram: z
+    .strictObject({
+      ...platformBase,
+      botToken: optionalString,
+      apiRoot: z.url().default("https://api.telegram.org"),
+      webhookUrl: z.url().optional(),
+      webhookSecret: optionalString,
+    })
+    .prefault({}),
+  discord: z
+    .strictObject({
+      ...platformBase,
+      botToken: optionalString,
+      apiUrl: z.url().default("https://discord.com/api"),
+      autoThread: z.boolean().default(false),
+      allowBots: z.boolean().default(false),
+    })
+    .prefault({}),
+  slack: z
+    .strictObject({
+      ...platformBase,
+      botToken: optionalString,
+      appToken: optionalString,
+      signingSecret: optionalString,
+      apiUrl: z.url().default("https://slack.com/api/"),
+    })
+    .prefault({}),
+  email: z
+    .strictObject({
+      ...platformBase,
+      address: optionalString,
+      password: optionalString,
+      imapHost: optionalString,
+      imapPort: z.number().int().positive().default(993),
+      smtpHost: optionalString,
+      smtpPort: z.number().int().positive().default(587),
+      tls: z.boolean().default(true),
+      pollIntervalMs: z.number().int().positive().default(60_000),
+    })
+    .prefault({}),
+  matrix: z
+    .strictObject({
+      ...platformBase,
+      homeserver: z.url().optional(),
+      accessToken: optionalString,
+      userId: optionalString,
+      password: optionalString,
+    })
+    .prefault({}),
+  whatsapp: z
+    .strictObject({
+      ...platformBase,
+      enabled: z.boolean().default(false),
+      /** Answer in the account owner's "message yourself" chat. */
+      selfChat: z.boolean().default(false),
+    })
+    .prefault({}),
+});
+
+/** The whole typed configuration plus where it came from. */
+export type HeraldConfig = z.infer<typeof schema> & { homeDir: string };
+
+type Kind = "string" | "int" | "bool" | "list" | "url";
+
+/** Environment variables and the config path each sets. Every env name has a config.yaml equivalent. */
+const ENV: Record<string, [path: string, kind: Kind]> = {
+  HERALD_TIMEZONE: ["timezone", "string"],
+  HERALD_LOG_LEVEL: ["log_level", "string"],
+  OPENAI_BASE_URL: ["model.base_url", "url"],
+  OPENAI_API_KEY: ["model.api_key", "string"],
+  HERALD_MODEL: ["model.name", "string"],
+  HERALD_FALLBACK_MODELS: ["model.fallbacks", "list"],
+  HERALD_CONTEXT_TOKENS: ["model.context_tokens", "int"],
+  HERALD_MAX_ITERATIONS: ["model.max_iterations", "int"],
+  HERALD_MODEL_VISION: ["model.vision", "bool"],
+  HERALD_TOOLSETS: ["agent.toolsets", "list"],
+  REDIS_URL: ["queue.redis_url", "string"],
+  HERALD_CONCURRENCY: ["queue.concurrency", "int"],
+  HERALD_QUEUE_PREFIX: ["queue.prefix", "string"],
+  HERALD_GATEWAY_URL: ["gateway_client.url", "url"],
+  HERALD_GATEWAY_KEY: ["gateway_client.key", "string"],
+  API_SERVER_ENABLED: ["api_server.enabled", "bool"],
+  API_SERVER_HOST: ["api_server.host", "string"],
+  API_SERVER_PORT: ["api_server.port", "int"],
+  API_SERVER_KEY: ["api_server.key", "string"],
+  GATEWAY_ALLOWED_USERS: ["access.allowed_users", "list"],
+  GATEWAY_ALLOW_ALL_USERS: ["access.allow_all_users", "bool"],
+  HERALD_RESET_MODE: ["sessions.reset.mode", "string"],
+  HERALD_RESET_IDLE_MINUTES: ["sessions.reset.idle_minutes", "int"],
+  HERALD_RESET_AT_HOUR: ["sessions.reset.at_hour", "int"],
+  HERALD_GROUP_SESSIONS: ["sessions.group_sessions", "string"],
+  HERALD_BUSY_POLICY: ["sessions.busy_policy", "string"],
+  HERALD_MEDIA_MAX_BYTES: ["media.max_bytes", "int"],
+  TELEGRAM_BOT_TOKEN: ["telegram.bot_token", "string"],
+  TELEGRAM_API_ROOT: ["telegram.api_root", "url"],
+  TELEGRAM_WEBHOOK_URL: ["telegram.webhook_url", "url"],
+  TELEGRAM_WEBHOOK_SECRET: ["telegram.webhook_secret", "string"],
+  DISCORD_BOT_TOKEN: ["discord.bot_token", "string"],
+  DISCORD_API_URL: ["discord.api_url", "url"],
+  DISCORD_AUTO_THREAD: ["discord.auto_thread", "bool"],
+  DISCORD_ALLOW_BOTS: ["discord.allow_bots", "bool"],
+  SLACK_BOT_TOKEN: ["slack.bot_token", "string"],
+  SLACK_APP_TOKEN: ["slack.app_token", "string"],
+  SLACK_SIGNING_SECRET: ["slack.signing_secret", "string"],
+  SLACK_API_URL: ["slack.api_url", "url"],
+  EMAIL_ADDRESS: ["email.address", "string"],
+  EMAIL_PASSWORD: ["email.password", "string"],
+  EMAIL_IMAP_HOST: ["email.imap_host", "string"],
+  EMAIL_IMAP_PORT: ["email.imap_port", "int"],
+  EMAIL_SMTP_HOST: ["email.smtp_host", "string"],
+  EMAIL_SMTP_PORT: ["email.smtp_port", "int"],
+  EMAIL_TLS: ["email.tls", "bool"],
+  EMAIL_POLL_INTERVAL_MS: ["email.poll_interval_ms", "int"],
+  MATRIX_HOMESERVER: ["matrix.homeserver", "url"],
+  MATRIX_ACCESS_TOKEN: ["matrix.access_token", "string"],
+  MATRIX_USER_ID: ["matrix.user_id", "string"],
+  MATRIX_PASSWORD: ["matrix.password", "string"],
+  WHATSAPP_ENABLED: ["whatsapp.enabled", "bool"],
+  WHATSAPP_SELF_CHAT: ["whatsapp.self_chat", "bool"],
+};
+
+/** Platforms with the per-platform variables `<P>_ALLOWED_USERS`, `<P>_HOME_CHANNEL`, `<P>_REQUIRE_MENTION`. */
+export const CONFIG_PLATFORMS = ["telegram", "discord", "slack", "email", "matrix", "whatsapp"] as const;
+for (const p of CONFIG_PLATFORMS) {
+  const P = p.toUpperCase();
+  ENV[`${P}_ALLOWED_USERS`] = [`${p}.allowed_users`, "list"];
+  ENV[`${P}_HOME_CHANNEL`] = [`${p}.home_channel`, "string"];
+  ENV[`${P}_REQUIRE_MENTION`] = [`${p}.require_mention`, "bool"];
+  ENV[`${P}_TOOLSETS`] = [`${p}.toolsets`, "list"];
+}
+
+/** Env names that hold secrets (never printed by `doctor`, never logged). */
+export const SECRET_ENV = new Set(Object.keys(ENV).filter((k) => /TOKEN|KEY|PASSWORD|SECRET/.test(k)));
+
+const snakeToCamel = (s: string) => s.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+const camelToSnake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+function camelKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(camelKeys);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeToCamel(k), camelKeys(v)]));
+  }
+  return value;
+}
+
+function coerce(envName: string, raw: string, kind: Kind): unknown {
+  const value = raw.trim();
+  switch (kind) {
+    case "string":
+    case "url":
+      return value;
+    case "list":
+      return value
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
+    case "int": {
+      if (!/^-?\d+$/.test(value)) {
+        throw new ConfigError(envName, `${envName} must be a whole number, got '${value}'. Fix: set ${envName}=<number>.`);
+      }
+      return Number(value);
+    }
+    case "bool": {
+      const v = value.toLowerCase();
+      if (["1", "true", "yes", "on"].includes(v)) return true;
+      if (["0", "false", "no", "off"].includes(v)) return false;
+      throw new ConfigError(envName, `${envName} must be true or false, got '${value}'. Fix: set ${envName}=true or false.`);
+    }
+  }
+}
+
+function setPath(target: Record<string, unknown>, snakePath: string, value: unknown): void {
+  const parts = snakePath.split(".").map(snakeToCamel);
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    const next = node[part];
+    if (!next || typeof next !== "object" || Array.isArray(next)) node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts[parts.length - 1]!] = value;
+}
+
+/** The env name that sets a config path, for error messages. */
+function envNameFor(snakePath: string): string | undefined {
+  return Object.entries(ENV).find(([, [p]]) => p === snakePath)?.[0];
+}
+
+export interface LoadConfigOptions {
+  /** The environment to read. @defaultValue process.env */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Resolves `HERALD_HOME` (default `~/.herald`). */
+export function resolveHome(env: NodeJS.ProcessEnv = process.env): string {
+  const raw = env["HERALD_HOME"];
+  if (raw) return resolve(raw.replace(/^~(?=$|\/)/, homedir()));
+  return join(homedir(), ".herald");
+}
+
+/**
+ * Loads and validates the configuration.
+ * @throws ConfigError naming the key and the fix.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
+  const processEnv = options.env ?? process.env;
+  const homeDir = resolveHome(processEnv);
+
+  let fileValues: Record<string, unknown> = {};
+  const yamlPath = join(homeDir, "config.yaml");
+  if (existsSync(yamlPath)) {
+    let parsed: unknown;
+    try {
+      parsed = parseYaml(readFileSync(yamlPath, "utf8"));
+    } catch (err) {
+      throw new ConfigError("config.yaml", `${yamlPath} is not valid YAML: ${(err as Error).message}. Fix the file.`, {
+        cause: err,
+      });
+    }
+    if (parsed != null && (typeof parsed !== "object" || Array.isArray(parsed))) {
+      throw new ConfigError("config.yaml", `${yamlPath} must be a mapping of keys (model:, telegram:, ...).`);
+    }
+    fileValues = (camelKeys(parsed ?? {}) as Record<string, unknown>) ?? {};
+  }
+
+  const dotenvPath = join(homeDir, ".env");
+  const dotenv = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath)) : {};
+  // The real environment wins over HERALD_HOME/.env.
+  const env: Record<string, string | undefined> = { ...dotenv, ...processEnv };
+
+  for (const [name, [path, kind]] of Object.entries(ENV)) {
+    const raw = env[name];
+    if (raw === undefined || raw === "") continue;
+    setPath(fileValues, path, coerce(name, raw, kind));
+  }
+
+  const result = schema.safeParse(fileValues);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const snakePath = issue.path.map((p) => camelToSnake(String(p))).join(".");
+    if (issue.code === "unrecognized_keys") {
+      const keys = issue.keys.map(camelToSnake);
+      const where = snakePath ? `${snakePath}.` : "";
+      throw new ConfigError(
+        `${where}${keys[0]}`,
+        `config.yaml has an unknown key '${where}${keys.join(`', '${where}`)}'. Fix: remove it or check its spelling against the README's configuration table.`,
+      );
+    }
+    const envName = envNameFor(snakePath);
+    const keyName = envName ? `${envName} (config.yaml: ${snakePath})` : `config.yaml: ${snakePath}`;
+    throw new ConfigError(envName ?? snakePath, `${keyName} is invalid: ${issue.message}. Fix: correct the value.`);
+  }
+  const config = { ...result.data, homeDir };
+  validateCrossFields(config);
+  return config;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+/** True when `host` accepts connections only from this machine. */
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK.has(host) || host.startsWith("127.");
+}
+
+function validateCrossFields(config: HeraldConfig): void {
+  const api = config.apiServer;
+  if (api.enabled && !isLoopbackHost(api.host) && !api.key) {
+    throw new ConfigError(
+      "API_SERVER_KEY",
+      `API_SERVER_HOST is ${api.host} (reachable from other machines) but API_SERVER_KEY is not set. Fix: set API_SERVER_KEY to a long random string, or set API_SERVER_HOST=127.0.0.1.`,
+    );
+  }
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: config.timezone });
+  } catch {
+    throw new ConfigError(
+      "HERALD_TIMEZONE",
+      `HERALD_TIMEZONE (config.yaml: timezone) '${config.timezone}' is not a known time zone. Fix: use an IANA name such as Europe/Berlin.`,
+    );
+  }
+  const slack = config.slack;
+  if (slack.botToken && !slack.appToken && !slack.signingSecret) {
+    throw new ConfigError(
+      "SLACK_SIGNING_SECRET",
+      "SLACK_BOT_TOKEN is set but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP events) is. Fix: set one of them from your Slack app's settings.",
+    );
+  }
+  const email = config.email;
+  if (email.address && (!email.imapHost || !email.smtpHost || !email.password)) {
+    const missing = !email.password ? "EMAIL_PASSWORD" : !email.imapHost ? "EMAIL_IMAP_HOST" : "EMAIL_SMTP_HOST";
+    throw new ConfigError(missing, `EMAIL_ADDRESS is set but ${missing} is not. Fix: set ${missing}.`);
+  }
+  const matrix = config.matrix;
+  if (matrix.homeserver && !matrix.accessToken && !(matrix.userId && matrix.password)) {
+    throw new ConfigError(
+      "MATRIX_ACCESS_TOKEN",
+      "MATRIX_HOMESERVER is set but neither MATRIX_ACCESS_TOKEN nor MATRIX_USER_ID + MATRIX_PASSWORD is. Fix: set one of them.",
+    );
+  }
+  if (config.queue.redisUrl && !/^rediss?:\/\//.test(config.queue.redisUrl)) {
+    throw new ConfigError(
+      "REDIS_URL",
+      `REDIS_URL must start with redis:// or rediss://, got '${config.queue.redisUrl}'. Fix: e.g. REDIS_URL=redis://127.0.0.1:6379.`,
+    );
+  }
+}
+
+/** Platforms whose credentials are configured (the adapters the gateway starts). */
+export function configuredPlatforms(config: HeraldConfig): string[] {
+  const out: string[] = [];
+  if (config.telegram.botToken) out.push("telegram");
+  if (config.discord.botToken) out.push("discord");
+  if (config.slack.botToken) out.push("slack");
+  if (config.email.address) out.push("email");
+  if (config.matrix.homeserver) out.push("matrix");
+  if (config.whatsapp.enabled) out.push("whatsapp");
+  return out;
+}
+
+/** Every env variable Herald reads, with its config.yaml path (README table, `doctor`). */
+export function envTable(): { env: string; path: string; secret: boolean }[] {
+  return Object.entries(ENV).map(([env, [path]]) => ({ env, path, secret: SECRET_ENV.has(env) }));
+}

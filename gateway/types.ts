@@ -1,0 +1,186 @@
+/**
+ * Contracts between platform adapters and the gateway. Platform SDK types never cross this line:
+ * an adapter turns its platform's events into `InboundMessage`s and sends `OutboundMessage`s.
+ */
+import type { Logger } from "./logger.js";
+
+/** Platform names as they appear in chat strings, config sections and env prefixes. */
+export type PlatformName =
+  | "telegram"
+  | "discord"
+  | "slack"
+  | "whatsapp"
+  | "matrix"
+  | "email"
+  | "api"
+  | "cli"
+  | "cron"
+  | (string & {});
+
+/**
+ * Where a message lives. The string form is `platform:chatId[:threadId]` (see `gateway/chat.ts`).
+ * `threadId` names a thread or forum topic inside the chat; each thread is its own session.
+ */
+export interface ChatRef {
+  platform: PlatformName;
+  chatId: string;
+  threadId?: string | undefined;
+}
+
+/** `dm`: one user and the bot. `group`: anything with more people (channels, rooms, groups). */
+export type ChatType = "dm" | "group";
+
+/** A file that came in with a message, already downloaded to `path` (under `HERALD_HOME/cache`). */
+export interface InboundAttachment {
+  kind: "image" | "audio" | "voice" | "video" | "document";
+  path: string;
+  fileName?: string | undefined;
+  mimeType?: string | undefined;
+  sizeBytes?: number | undefined;
+}
+
+/** One message from a platform user, in the gateway's terms. */
+export interface InboundMessage {
+  platform: PlatformName;
+  /** Unique per platform (the inbound ledger's dedupe key); stable across redeliveries. */
+  messageId: string;
+  chat: ChatRef;
+  chatType: ChatType;
+  sender: { id: string; name?: string | undefined; isBot?: boolean | undefined };
+  /** The text as the user wrote it, with the bot's own mention removed. */
+  text: string;
+  /**
+   * The bot was addressed: a mention, a reply to one of its messages, a `/cmd@bot`. Always true in DMs.
+   * The gateway answers in groups only when this is true, the platform's require-mention setting is off,
+   * or the thread already has a conversation with the bot.
+   */
+  mentioned: boolean;
+  /** Platform message id of this message, for quoting in the reply. Usually equal to the native id. */
+  replyToId?: string | undefined;
+  attachments?: InboundAttachment[] | undefined;
+  /** Epoch ms when the platform says the message was sent. */
+  sentAt?: number | undefined;
+  /** Platform-specific facts the adapter wants back on send (e.g. email Message-ID, Subject). Strings only. */
+  meta?: Record<string, string> | undefined;
+}
+
+/** A file the agent wants sent: a path on the gateway's disk. */
+export interface OutboundFile {
+  path: string;
+  fileName?: string | undefined;
+  mimeType?: string | undefined;
+  /** A caption or alt text when the platform supports one. */
+  caption?: string | undefined;
+}
+
+/** One reply or notice to deliver. `text` is Markdown; the adapter renders its platform's dialect. */
+export interface OutboundMessage {
+  text: string;
+  /** What kind of message this is; adapters may style notices differently. @defaultValue "reply" */
+  kind?: "reply" | "notice" | "error" | undefined;
+  /** Native id of the message being answered (quote it in groups, thread it in email). */
+  replyToId?: string | undefined;
+  files?: OutboundFile[] | undefined;
+  /**
+   * Stable key of this outbox item. Platforms with idempotent sends (Matrix txn ids, Discord nonces) use
+   * it so a retried send never posts twice; chunk `i` uses `${idempotencyKey}-${i}`.
+   */
+  idempotencyKey: string;
+  /** Meta of the inbound message this answers (e.g. email headers), as the adapter gave it. */
+  inboundMeta?: Record<string, string> | undefined;
+  /** Subject line for platforms that have one (email). */
+  subject?: string | undefined;
+}
+
+/** Options for one `send`. */
+export interface SendOptions {
+  /**
+   * Chunks already delivered by an earlier attempt of this same outbox item: start at this index.
+   * Chunking is deterministic for the same text, so a retry never re-sends a delivered chunk.
+   * @defaultValue 0
+   */
+  fromChunk?: number | undefined;
+  /** Called after each chunk the platform confirmed. Must not throw. */
+  onChunkSent?: ((index: number, messageId: string) => void) | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** What the platform confirmed. `messageIds` in chunk order (only the chunks sent by this call). */
+export interface SendResult {
+  messageIds: string[];
+}
+
+/** Turn lifecycle events the gateway passes to adapters that stream (the API server). */
+export type AdapterTurnEvent =
+  | { type: "delta"; replyToId: string; text: string }
+  | { type: "tool"; replyToId: string; line: string }
+  | { type: "ended"; replyToId: string; status: "ok" | "cancelled" | "failed" };
+
+/**
+ * Called by an adapter for each inbound message. Resolves once the message is durably recorded in the
+ * inbound ledger (so the adapter may then confirm it to the platform: offset, ack, \Seen flag).
+ * Rejects only when recording failed; the adapter must then leave the message unconfirmed.
+ */
+export type InboundHandler = (message: InboundMessage) => Promise<InboundOutcome>;
+
+/** What the gateway did with an inbound message (adapters rarely need it; tests do). */
+export type InboundOutcome =
+  | "accepted"
+  | "duplicate"
+  | "command"
+  | "ignored"
+  | "unauthorized"
+  | "pairing"
+  | "malformed";
+
+/** One platform connection. `start`/`stop` are an idempotent pair. */
+export interface PlatformAdapter {
+  readonly platform: PlatformName;
+  /**
+   * Connects and starts receiving. Resolves when receiving (or rejects with a PlatformError naming the
+   * fix: bad token, missing intent). Must not throw later: runtime faults are logged and retried inside.
+   */
+  start(onMessage: InboundHandler): Promise<void>;
+  /** Stops receiving and closes connections. Safe to call twice or before start. */
+  stop(): Promise<void>;
+  /**
+   * Delivers one message (split into chunks as the platform needs). Throws PlatformError on failure,
+   * with `retryable` and `retryAfterMs` set; the outbox retries.
+   */
+  send(chat: ChatRef, message: OutboundMessage, options?: SendOptions): Promise<SendResult>;
+  /** Replaces the text of a message the bot sent (tool progress). */
+  edit?(chat: ChatRef, messageId: string, text: string): Promise<void>;
+  /** Deletes a message the bot sent (the progress line once the reply is out). */
+  deleteMessage?(chat: ChatRef, messageId: string): Promise<void>;
+  /** Shows "typing…" (or the platform's equivalent) for a few seconds. */
+  sendTyping?(chat: ChatRef): Promise<void>;
+  /** Serves `/webhooks/<platform>` on the gateway's HTTP server. */
+  handleWebhook?(request: Request): Promise<Response>;
+  /** Streaming adapters receive turn events for the messages they delivered. Must not throw. */
+  onTurnEvent?(chat: ChatRef, event: AdapterTurnEvent): void;
+  /** Whether the adapter is really receiving now (for /health). */
+  status?(): AdapterStatus;
+}
+
+export interface AdapterStatus {
+  state: "starting" | "running" | "reconnecting" | "stopped" | "failed";
+  detail?: string | undefined;
+}
+
+/** A small durable key-value store an adapter may use for its own state (offsets, sync tokens, creds). */
+export interface KeyValueStore {
+  get(key: string): string | undefined;
+  set(key: string, value: string): void;
+  delete(key: string): void;
+}
+
+/** What every adapter factory receives besides its own config section. */
+export interface AdapterDeps {
+  logger: Logger;
+  /** `HERALD_HOME`. */
+  homeDir: string;
+  /** Where inbound files go (`HERALD_HOME/cache`); created by the gateway. */
+  cacheDir: string;
+  /** Durable state namespaced to this adapter. */
+  kv: KeyValueStore;
+}

@@ -1,0 +1,225 @@
+/**
+ * Contracts of durable state: sessions and their messages, the inbound ledger, the turn journal, the
+ * outbox, pairing and adapter key-value state. `SqliteState` implements them all on one SQLite file.
+ */
+import type { ChatRef, ChatType, InboundMessage, KeyValueStore, OutboundMessage } from "../gateway/types.js";
+
+/** One tool call the model asked for (OpenAI shape). */
+export interface ToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/** A conversation message as the model sees it (OpenAI chat-completions shape, text content). */
+export type ChatMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string; name?: string | undefined }
+  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] | undefined }
+  | { role: "tool"; content: string; tool_call_id: string };
+
+/** A message as stored: the chat message plus its place in the session. */
+export interface StoredMessage {
+  sessionId: string;
+  seq: number;
+  message: ChatMessage;
+  createdAt: number;
+  turnId?: string | undefined;
+}
+
+/** How sessions in groups are keyed. `per_user`: each sender has their own; `shared`: one per chat. */
+export type GroupSessionMode = "per_user" | "shared";
+
+/** When a session ends by itself. */
+export interface ResetPolicy {
+  mode: "idle" | "daily" | "both" | "none";
+  /** @defaultValue 1440 */
+  idleMinutes: number;
+  /** Local hour (0–23) of the daily reset. @defaultValue 4 */
+  atHour: number;
+  /** IANA time zone of `atHour`. @defaultValue the process's zone */
+  timezone?: string | undefined;
+}
+
+/** What identifies a session's owner; `sessionKey()` turns it into the key string. */
+export interface SessionKeyParts {
+  chat: ChatRef;
+  chatType: ChatType;
+  userId: string;
+}
+
+export interface Session {
+  id: string;
+  key: string;
+  chat: ChatRef;
+  chatType: ChatType;
+  userId: string;
+  createdAt: number;
+  /** Epoch ms of the last message in or out. */
+  lastActiveAt: number;
+  endedAt?: number | undefined;
+  endReason?: "manual" | "idle" | "daily" | "compacted" | undefined;
+  title?: string | undefined;
+  messageCount: number;
+}
+
+/** Result of opening the current session of a key. `autoReset` tells the user gets one notice. */
+export interface OpenedSession {
+  session: Session;
+  /** Set when the previous session ended by the reset policy just now. */
+  autoReset?: { reason: "idle" | "daily"; previousSessionId: string } | undefined;
+}
+
+export interface SearchHit {
+  sessionId: string;
+  sessionKey: string;
+  seq: number;
+  role: ChatMessage["role"];
+  snippet: string;
+  createdAt: number;
+}
+
+export interface SearchOptions {
+  /** @defaultValue 10 */
+  limit?: number | undefined;
+  /** Only sessions whose key starts with this (e.g. the caller's own chat). */
+  keyPrefix?: string | undefined;
+  /** Only sessions of this user. */
+  userId?: string | undefined;
+  /** Leave out this session (the current one). */
+  excludeSessionId?: string | undefined;
+}
+
+/** Sessions and their messages. */
+export interface SessionStore {
+  /** The active session of `parts` (created if none), ending a stale one by `policy` first. */
+  open(parts: SessionKeyParts, policy: ResetPolicy, now?: number): OpenedSession;
+  /** A session by id, ended or not. */
+  get(sessionId: string): Session | undefined;
+  /** The messages of a session in order, from its last compaction summary on. */
+  load(sessionId: string): StoredMessage[];
+  /** Appends messages in order; returns their seq numbers. Updates `lastActiveAt`. */
+  append(sessionId: string, messages: ChatMessage[], options?: { turnId?: string; now?: number }): number[];
+  /** Ends the active session of `key` (if any) with `reason`; the next `open` starts a new one. */
+  reset(key: string, reason: "manual" | "idle" | "daily"): Session | undefined;
+  /** Full-text search over all messages of all sessions (FTS5). */
+  search(query: string, options?: SearchOptions): SearchHit[];
+  /** Replaces messages with seq ≤ `uptoSeq` by a summary in the loaded view (they stay searchable). */
+  compact(sessionId: string, uptoSeq: number, summary: string): void;
+  /** Sessions, newest activity first. */
+  list(options?: { limit?: number; activeOnly?: boolean; keyPrefix?: string }): Session[];
+  /** Deletes ended sessions whose last activity is older than `beforeMs`; returns how many. */
+  prune(beforeMs: number): number;
+  close(): void;
+}
+
+/** The inbound ledger: each platform message is processed once. */
+export interface InboundLedger {
+  /**
+   * Records a message; false when `(platform, messageId)` was recorded before (a duplicate).
+   * The message is kept with status `received` until `markHandled`, so a crash in between replays it.
+   */
+  record(message: InboundMessage, now?: number): boolean;
+  markHandled(platform: string, messageId: string, outcome: string): void;
+  /** Messages recorded but not handled (a crash between recording and handling). */
+  unhandled(): InboundMessage[];
+  /** Forgets handled entries older than `beforeMs`. */
+  prune(beforeMs: number): number;
+}
+
+export type TurnStatus = "pending" | "running" | "done" | "cancelled" | "failed";
+
+/** What starts a turn: a chat message or a scheduled job. */
+export type TurnSource = "chat" | "cron" | "api";
+
+/** A turn as the journal keeps it. */
+export interface TurnRecord {
+  id: string;
+  sessionId: string;
+  sessionKey: string;
+  chat: ChatRef;
+  userId: string;
+  status: TurnStatus;
+  source: TurnSource;
+  /** The user's text (already including any skill or command expansion). */
+  input: string;
+  /** The inbound message this turn answers (null for cron runs). */
+  inbound?: InboundMessage | undefined;
+  /** Extra job facts (cron job id, delivery targets, model override), JSON-serialisable. */
+  extra?: Record<string, unknown> | undefined;
+  attempts: number;
+  createdAt: number;
+  startedAt?: number | undefined;
+  finishedAt?: number | undefined;
+  error?: string | undefined;
+}
+
+/** The turn journal: which turns exist and where they are, so a crash never loses or doubles one. */
+export interface TurnJournal {
+  create(turn: Omit<TurnRecord, "status" | "attempts" | "createdAt">, now?: number): TurnRecord;
+  get(turnId: string): TurnRecord | undefined;
+  /** pending → running (returns false if the turn is not pending). Counts an attempt. */
+  markRunning(turnId: string, now?: number): boolean;
+  /** Sets a final status; returns false if the turn was already final (its result is then stale). */
+  finish(turnId: string, status: "done" | "cancelled" | "failed", error?: string, now?: number): boolean;
+  /** Non-final turns of one session in creation order. */
+  openTurns(sessionKey: string): TurnRecord[];
+  /** Every non-final turn (restart recovery); running ones are returned as they are. */
+  allOpen(): TurnRecord[];
+  /** Sets running turns back to pending (at start: the process that ran them is gone). */
+  requeueRunning(): number;
+}
+
+/** A message waiting for the platform's confirmation. */
+export interface OutboxItem {
+  id: string;
+  chat: ChatRef;
+  message: OutboundMessage;
+  turnId?: string | undefined;
+  /** Chunks already delivered (a retry starts there). */
+  chunksSent: number;
+  attempts: number;
+  nextAttemptAt: number;
+  createdAt: number;
+  lastError?: string | undefined;
+}
+
+/** Durable queue of outgoing messages; an item leaves it only when the platform confirmed it. */
+export interface Outbox {
+  add(chat: ChatRef, message: Omit<OutboundMessage, "idempotencyKey">, turnId?: string, now?: number): OutboxItem;
+  /** Items due for (re)delivery, oldest first. */
+  due(now?: number, limit?: number): OutboxItem[];
+  /** Undelivered items of every age (restart). */
+  pending(): OutboxItem[];
+  chunkSent(id: string, index: number): void;
+  delivered(id: string): void;
+  /** Schedules a retry; after `maxAttempts` the item is dropped with `failed` kept for inspection. */
+  retryLater(id: string, error: string, delayMs: number, now?: number): void;
+  failed(id: string, error: string): void;
+}
+
+/** A code an unknown user got, and the owner's decision. */
+export interface PairingRequest {
+  platform: string;
+  userId: string;
+  userName?: string | undefined;
+  chatId: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface PairingStore {
+  /** Issues a code for this user (a fresh one replaces an older one). Only the hash is stored. */
+  issue(request: Omit<PairingRequest, "createdAt" | "expiresAt">, now?: number): { code: string; expiresAt: number };
+  /** Pending, unexpired requests. */
+  pending(now?: number): PairingRequest[];
+  /** Approves the holder of `code`; returns who it was, or undefined for an unknown/expired code. */
+  approve(code: string, now?: number): { platform: string; userId: string } | undefined;
+  /** Admits a user directly (`herald pairing approve telegram:12345`). */
+  allow(platform: string, userId: string): void;
+  revoke(platform: string, userId: string): boolean;
+  isApproved(platform: string, userId: string): boolean;
+  approved(): { platform: string; userId: string; approvedAt: number }[];
+}
+
+export type { KeyValueStore };
