@@ -16,7 +16,9 @@ function splitMatrix(rest: string): { chatId: string; threadId?: string } {
 
 /** `telegram:123:45` from `{ platform: "telegram", chatId: "123", threadId: "45" }`. */
 export function formatChat(chat: ChatRef): string {
-  return chat.threadId ? `${chat.platform}:${chat.chatId}:${chat.threadId}` : `${chat.platform}:${chat.chatId}`;
+  return chat.threadId
+    ? `${chat.platform}:${chat.chatId}:${chat.threadId}`
+    : `${chat.platform}:${chat.chatId}`;
 }
 
 /**

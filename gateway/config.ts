@@ -53,7 +53,10 @@ const schema = z.strictObject({
     .strictObject({
       redisUrl: optionalString,
       concurrency: z.number().int().positive().default(4),
-      prefix: z.string().regex(/^[a-zA-Z0-9_-]+$/).default("herald"),
+      prefix: z
+        .string()
+        .regex(/^[a-zA-Z0-9_-]+$/)
+        .default("herald"),
     })
     .prefault({}),
   gatewayClient: z
@@ -256,7 +259,10 @@ function coerce(envName: string, raw: string, kind: Kind): unknown {
         .filter(Boolean);
     case "int": {
       if (!/^-?\d+$/.test(value)) {
-        throw new ConfigError(envName, `${envName} must be a whole number, got '${value}'. Fix: set ${envName}=<number>.`);
+        throw new ConfigError(
+          envName,
+          `${envName} must be a whole number, got '${value}'. Fix: set ${envName}=<number>.`,
+        );
       }
       return Number(value);
     }
@@ -264,7 +270,10 @@ function coerce(envName: string, raw: string, kind: Kind): unknown {
       const v = value.toLowerCase();
       if (["1", "true", "yes", "on"].includes(v)) return true;
       if (["0", "false", "no", "off"].includes(v)) return false;
-      throw new ConfigError(envName, `${envName} must be true or false, got '${value}'. Fix: set ${envName}=true or false.`);
+      throw new ConfigError(
+        envName,
+        `${envName} must be true or false, got '${value}'. Fix: set ${envName}=true or false.`,
+      );
     }
   }
 }
@@ -312,9 +321,13 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     try {
       parsed = parseYaml(readFileSync(yamlPath, "utf8"));
     } catch (err) {
-      throw new ConfigError("config.yaml", `${yamlPath} is not valid YAML: ${(err as Error).message}. Fix the file.`, {
-        cause: err,
-      });
+      throw new ConfigError(
+        "config.yaml",
+        `${yamlPath} is not valid YAML: ${(err as Error).message}. Fix the file.`,
+        {
+          cause: err,
+        },
+      );
     }
     if (parsed != null && (typeof parsed !== "object" || Array.isArray(parsed))) {
       throw new ConfigError("config.yaml", `${yamlPath} must be a mapping of keys (model:, telegram:, ...).`);
@@ -347,7 +360,10 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     }
     const envName = envNameFor(snakePath);
     const keyName = envName ? `${envName} (config.yaml: ${snakePath})` : `config.yaml: ${snakePath}`;
-    throw new ConfigError(envName ?? snakePath, `${keyName} is invalid: ${issue.message}. Fix: correct the value.`);
+    throw new ConfigError(
+      envName ?? snakePath,
+      `${keyName} is invalid: ${issue.message}. Fix: correct the value.`,
+    );
   }
   const config = { ...result.data, homeDir };
   validateCrossFields(config);
@@ -386,7 +402,11 @@ function validateCrossFields(config: HeraldConfig): void {
   }
   const email = config.email;
   if (email.address && (!email.imapHost || !email.smtpHost || !email.password)) {
-    const missing = !email.password ? "EMAIL_PASSWORD" : !email.imapHost ? "EMAIL_IMAP_HOST" : "EMAIL_SMTP_HOST";
+    const missing = !email.password
+      ? "EMAIL_PASSWORD"
+      : !email.imapHost
+        ? "EMAIL_IMAP_HOST"
+        : "EMAIL_SMTP_HOST";
     throw new ConfigError(missing, `EMAIL_ADDRESS is set but ${missing} is not. Fix: set ${missing}.`);
   }
   const matrix = config.matrix;
