@@ -186,7 +186,12 @@ export interface OutboxItem {
 
 /** Durable queue of outgoing messages; an item leaves it only when the platform confirmed it. */
 export interface Outbox {
-  add(chat: ChatRef, message: Omit<OutboundMessage, "idempotencyKey">, turnId?: string, now?: number): OutboxItem;
+  add(
+    chat: ChatRef,
+    message: Omit<OutboundMessage, "idempotencyKey">,
+    turnId?: string,
+    now?: number,
+  ): OutboxItem;
   /** Items due for (re)delivery, oldest first. */
   due(now?: number, limit?: number): OutboxItem[];
   /** Undelivered items of every age (restart). */
@@ -209,8 +214,15 @@ export interface PairingRequest {
 }
 
 export interface PairingStore {
-  /** Issues a code for this user (a fresh one replaces an older one). Only the hash is stored. */
-  issue(request: Omit<PairingRequest, "createdAt" | "expiresAt">, now?: number): { code: string; expiresAt: number };
+  /**
+   * Issues a code for this user (a fresh one replaces an older one). Only the hash is stored.
+   * Rate-limited: `{ limited: true }` when this user got a still-valid code less than 10 minutes ago,
+   * or when 10 unexpired codes are pending; `retryAfterMs` says when asking again can succeed.
+   */
+  issue(
+    request: Omit<PairingRequest, "createdAt" | "expiresAt">,
+    now?: number,
+  ): { code: string; expiresAt: number } | { limited: true; retryAfterMs: number };
   /** Pending, unexpired requests. */
   pending(now?: number): PairingRequest[];
   /** Approves the holder of `code`; returns who it was, or undefined for an unknown/expired code. */

@@ -1,0 +1,189 @@
+/**
+ * Versioned schema of `state.db`. The version lives in `PRAGMA user_version`; each migration moves the
+ * schema one version up and all pending ones run in one transaction, so a crash mid-upgrade leaves the
+ * old schema intact. Never edit a released migration: append a new one.
+ */
+import type Database from "better-sqlite3";
+import { HeraldError } from "../gateway/errors.js";
+
+/** One schema step. `version` is the `user_version` the database has after it ran. */
+export interface Migration {
+  version: number;
+  description: string;
+  up: (db: Database.Database) => void;
+}
+
+const v1 = `
+CREATE TABLE sessions (
+  id             TEXT PRIMARY KEY,
+  key            TEXT NOT NULL,
+  platform       TEXT NOT NULL,
+  chat_id        TEXT NOT NULL,
+  thread_id      TEXT,
+  chat_type      TEXT NOT NULL,
+  user_id        TEXT NOT NULL,
+  created_at     INTEGER NOT NULL,
+  last_active_at INTEGER NOT NULL,
+  ended_at       INTEGER,
+  end_reason     TEXT,
+  title          TEXT,
+  message_count  INTEGER NOT NULL DEFAULT 0
+);
+-- At most one active session per key.
+CREATE UNIQUE INDEX sessions_active_key ON sessions(key) WHERE ended_at IS NULL;
+CREATE INDEX sessions_key ON sessions(key);
+CREATE INDEX sessions_last_active ON sessions(last_active_at);
+
+CREATE TABLE messages (
+  id           INTEGER PRIMARY KEY,
+  session_id   TEXT NOT NULL,
+  seq          INTEGER NOT NULL,
+  role         TEXT NOT NULL,
+  content      TEXT,
+  tool_calls   TEXT,
+  tool_call_id TEXT,
+  name         TEXT,
+  created_at   INTEGER NOT NULL,
+  turn_id      TEXT,
+  compacted    INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (session_id, seq)
+);
+
+-- External-content FTS over message text; triggers keep it in sync with inserts and deletes.
+CREATE VIRTUAL TABLE messages_fts USING fts5(
+  content, content='messages', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages WHEN new.content IS NOT NULL BEGIN
+  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages WHEN old.content IS NOT NULL BEGIN
+  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+  INSERT INTO messages_fts(messages_fts, rowid, content)
+    SELECT 'delete', old.id, old.content WHERE old.content IS NOT NULL;
+  INSERT INTO messages_fts(rowid, content) SELECT new.id, new.content WHERE new.content IS NOT NULL;
+END;
+
+CREATE TABLE compactions (
+  session_id TEXT NOT NULL,
+  upto_seq   INTEGER NOT NULL,
+  summary    TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (session_id, upto_seq)
+) WITHOUT ROWID;
+
+CREATE TABLE inbound (
+  platform    TEXT NOT NULL,
+  message_id  TEXT NOT NULL,
+  payload     TEXT NOT NULL,
+  status      TEXT NOT NULL CHECK (status IN ('received', 'handled')),
+  outcome     TEXT,
+  received_at INTEGER NOT NULL,
+  PRIMARY KEY (platform, message_id)
+);
+CREATE INDEX inbound_unhandled ON inbound(received_at) WHERE status = 'received';
+CREATE INDEX inbound_received_at ON inbound(received_at);
+
+CREATE TABLE turns (
+  id          TEXT PRIMARY KEY,
+  session_id  TEXT NOT NULL,
+  session_key TEXT NOT NULL,
+  chat        TEXT NOT NULL,
+  user_id     TEXT NOT NULL,
+  status      TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'cancelled', 'failed')),
+  source      TEXT NOT NULL,
+  input       TEXT NOT NULL,
+  inbound     TEXT,
+  extra       TEXT,
+  attempts    INTEGER NOT NULL DEFAULT 0,
+  created_at  INTEGER NOT NULL,
+  started_at  INTEGER,
+  finished_at INTEGER,
+  error       TEXT
+);
+CREATE INDEX turns_open ON turns(session_key, created_at) WHERE status IN ('pending', 'running');
+CREATE INDEX turns_finished_at ON turns(finished_at) WHERE finished_at IS NOT NULL;
+
+CREATE TABLE outbox (
+  id              TEXT PRIMARY KEY,
+  chat            TEXT NOT NULL,
+  message         TEXT NOT NULL,
+  turn_id         TEXT,
+  chunks_sent     INTEGER NOT NULL DEFAULT 0,
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL,
+  created_at      INTEGER NOT NULL,
+  last_error      TEXT,
+  status          TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed'))
+);
+CREATE INDEX outbox_pending ON outbox(created_at) WHERE status = 'pending';
+
+CREATE TABLE pairing_codes (
+  code_hash  TEXT PRIMARY KEY,
+  platform   TEXT NOT NULL,
+  user_id    TEXT NOT NULL,
+  user_name  TEXT,
+  chat_id    TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX pairing_codes_user ON pairing_codes(platform, user_id);
+
+CREATE TABLE pairing_approved (
+  platform    TEXT NOT NULL,
+  user_id     TEXT NOT NULL,
+  approved_at INTEGER NOT NULL,
+  PRIMARY KEY (platform, user_id)
+) WITHOUT ROWID;
+
+CREATE TABLE kv (
+  namespace TEXT NOT NULL,
+  key       TEXT NOT NULL,
+  value     TEXT NOT NULL,
+  PRIMARY KEY (namespace, key)
+) WITHOUT ROWID;
+`;
+
+/** Every migration, in order. The last one's version is the schema this build writes. */
+export const migrations: readonly Migration[] = [
+  { version: 1, description: "initial schema", up: (db) => db.exec(v1) },
+];
+
+/** The schema version this build writes. */
+export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]?.version ?? 0;
+
+/** The database's schema version (`PRAGMA user_version`; 0 for a new file). */
+export function schemaVersion(db: Database.Database): number {
+  return db.pragma("user_version", { simple: true }) as number;
+}
+
+/**
+ * Brings `db` to the latest schema. Throws a `state_error` HeraldError, changing nothing, when the file
+ * was written by a newer Herald; a failing migration rolls back every step of this run.
+ * @param list the migrations to apply (tests pass their own). @defaultValue `migrations`
+ * @returns the versions applied now, in order (empty when already current).
+ */
+export function migrate(db: Database.Database, list: readonly Migration[] = migrations): number[] {
+  const latest = list[list.length - 1]?.version ?? 0;
+  // Read the version under the write lock, so two processes opening a new file never both migrate it.
+  return db
+    .transaction(() => {
+      const current = schemaVersion(db);
+      if (current > latest) {
+        throw new HeraldError(
+          `${db.name} has schema version ${current}, but this Herald knows versions up to ${latest}: it ` +
+            "was written by a newer Herald. Upgrade Herald, or point HERALD_HOME at another directory.",
+          { code: "state_error" },
+        );
+      }
+      const pending = list.filter((m) => m.version > current);
+      for (const m of pending) {
+        m.up(db);
+        // user_version lives in the file header, which is written inside this transaction.
+        db.pragma(`user_version = ${Math.trunc(m.version)}`);
+      }
+      return pending.map((m) => m.version);
+    })
+    .immediate();
+}

@@ -1,0 +1,211 @@
+import { randomUUID } from "node:crypto";
+import type Database from "better-sqlite3";
+import { sessionKey } from "../gateway/chat.js";
+import { HeraldError } from "../gateway/errors.js";
+import { staleReason } from "./reset-policy.js";
+import { ftsExpression, queryTerms } from "./search-query.js";
+import {
+  prepareSessionStatements,
+  type SessionRow,
+  type SessionStatements,
+  toSession,
+  toStored,
+} from "./sqlite-session-sql.js";
+import type {
+  ChatMessage,
+  GroupSessionMode,
+  OpenedSession,
+  ResetPolicy,
+  SearchHit,
+  SearchOptions,
+  Session,
+  SessionKeyParts,
+  SessionStore,
+  StoredMessage,
+} from "./types.js";
+
+/** Options of `SqliteSessionStore`. */
+export interface SqliteSessionStoreOptions {
+  /** How group chats are keyed when `open` builds the key. @defaultValue "per_user" */
+  groupMode?: GroupSessionMode | undefined;
+}
+
+/** Characters of the first user message kept as a session's title. */
+const TITLE_MAX_CHARS = 80;
+
+/**
+ * `SessionStore` on a better-sqlite3 database migrated by `migrate()`. It does not own the database:
+ * `close()` does nothing, the owner (`SqliteState`) closes it. Every method is synchronous and throws
+ * only on database faults (or `not_found` when appending to an unknown session).
+ */
+export class SqliteSessionStore implements SessionStore {
+  readonly #groupMode: GroupSessionMode;
+  readonly #stmt: SessionStatements;
+  readonly #openTx: Database.Transaction<
+    (parts: SessionKeyParts, policy: ResetPolicy, now: number) => OpenedSession
+  >;
+  readonly #appendTx: Database.Transaction<
+    (sessionId: string, messages: ChatMessage[], turnId: string | null, now: number) => number[]
+  >;
+  readonly #compactTx: Database.Transaction<
+    (sessionId: string, uptoSeq: number, summary: string, now: number) => void
+  >;
+  readonly #pruneTx: Database.Transaction<(beforeMs: number) => number>;
+
+  constructor(db: Database.Database, options: SqliteSessionStoreOptions = {}) {
+    this.#groupMode = options.groupMode ?? "per_user";
+    this.#stmt = prepareSessionStatements(db);
+    this.#openTx = db.transaction(this.#openInTx.bind(this));
+    this.#appendTx = db.transaction(this.#appendInTx.bind(this));
+    this.#compactTx = db.transaction((sessionId: string, uptoSeq: number, summary: string, now: number) => {
+      this.#stmt.insertCompaction.run(sessionId, uptoSeq, summary, now);
+      this.#stmt.markCompacted.run(sessionId, uptoSeq);
+    });
+    this.#pruneTx = db.transaction((beforeMs: number) => {
+      this.#stmt.pruneMessages.run(beforeMs);
+      this.#stmt.pruneCompactions.run(beforeMs);
+      return this.#stmt.pruneSessions.run(beforeMs).changes;
+    });
+  }
+
+  /**
+   * The active session of `parts`, created if none. A stale one (by `policy`) is ended first and
+   * reported once in `autoReset`. A stale session without messages is kept: there is nothing to forget.
+   */
+  open(parts: SessionKeyParts, policy: ResetPolicy, now: number = Date.now()): OpenedSession {
+    return this.#openTx.immediate(parts, policy, now);
+  }
+
+  #openInTx(parts: SessionKeyParts, policy: ResetPolicy, now: number): OpenedSession {
+    const key = sessionKey(parts, this.#groupMode);
+    const row = this.#stmt.active.get(key);
+    let autoReset: OpenedSession["autoReset"];
+    if (row) {
+      const reason = row.message_count > 0 ? staleReason(row.last_active_at, policy, now) : undefined;
+      if (!reason) return { session: toSession(row) };
+      this.#stmt.end.run(now, reason, row.id);
+      autoReset = { reason, previousSessionId: row.id };
+    }
+    const id = randomUUID();
+    this.#stmt.insert.run({
+      id,
+      key,
+      platform: parts.chat.platform,
+      chatId: parts.chat.chatId,
+      threadId: parts.chat.threadId ?? null,
+      chatType: parts.chatType,
+      userId: parts.userId,
+      now,
+    });
+    const session = toSession(this.#stmt.get.get(id)!);
+    return autoReset ? { session, autoReset } : { session };
+  }
+
+  get(sessionId: string): Session | undefined {
+    const row = this.#stmt.get.get(sessionId);
+    return row && toSession(row);
+  }
+
+  /**
+   * The messages after the session's latest compaction, preceded by that compaction's summary as a
+   * system message whose seq is the last seq it replaces.
+   */
+  load(sessionId: string): StoredMessage[] {
+    const compaction = this.#stmt.lastCompaction.get(sessionId);
+    const rows = this.#stmt.messagesAfter.all(sessionId, compaction?.upto_seq ?? 0);
+    const messages = rows.map(toStored);
+    if (!compaction) return messages;
+    const summary: StoredMessage = {
+      sessionId,
+      seq: compaction.upto_seq,
+      message: { role: "system", content: `Summary of the earlier conversation:\n${compaction.summary}` },
+      createdAt: compaction.created_at,
+    };
+    return [summary, ...messages];
+  }
+
+  /** Appends in one transaction. Throws a `not_found` HeraldError for an unknown session. */
+  append(
+    sessionId: string,
+    messages: ChatMessage[],
+    options: { turnId?: string; now?: number } = {},
+  ): number[] {
+    return this.#appendTx.immediate(sessionId, messages, options.turnId ?? null, options.now ?? Date.now());
+  }
+
+  #appendInTx(sessionId: string, messages: ChatMessage[], turnId: string | null, now: number): number[] {
+    if (messages.length === 0) return [];
+    const last = this.#stmt.maxSeq.get(sessionId)!.seq;
+    const seqs: number[] = [];
+    let title: string | null = null;
+    for (const [i, message] of messages.entries()) {
+      const seq = last + i + 1;
+      this.#stmt.insertMessage.run({
+        sessionId,
+        seq,
+        role: message.role,
+        content: message.content,
+        toolCalls:
+          message.role === "assistant" && message.tool_calls ? JSON.stringify(message.tool_calls) : null,
+        toolCallId: message.role === "tool" ? message.tool_call_id : null,
+        name: message.role === "user" ? (message.name ?? null) : null,
+        now,
+        turnId,
+      });
+      if (title === null && message.role === "user") title = message.content.slice(0, TITLE_MAX_CHARS);
+      seqs.push(seq);
+    }
+    const updated = this.#stmt.touch.run(now, messages.length, title, sessionId);
+    if (updated.changes === 0) {
+      throw new HeraldError(`Cannot append to session ${sessionId}: no such session (was it pruned?).`, {
+        code: "not_found",
+      });
+    }
+    return seqs;
+  }
+
+  reset(key: string, reason: "manual" | "idle" | "daily"): Session | undefined {
+    const row = this.#stmt.active.get(key);
+    if (!row) return undefined;
+    this.#stmt.end.run(Date.now(), reason, row.id);
+    return toSession(this.#stmt.get.get(row.id)!);
+  }
+
+  /** Ranked by bm25. All terms must match; when nothing does, any term may. */
+  search(query: string, options: SearchOptions = {}): SearchHit[] {
+    const terms = queryTerms(query);
+    const params = {
+      keyPrefix: options.keyPrefix ?? null,
+      userId: options.userId ?? null,
+      exclude: options.excludeSessionId ?? null,
+      limit: options.limit ?? 10,
+    };
+    const all = ftsExpression(terms, "all");
+    if (all === undefined) return [];
+    const hits = this.#stmt.search.all({ ...params, match: all }) as SearchHit[];
+    if (hits.length > 0 || terms.length < 2) return hits;
+    return this.#stmt.search.all({ ...params, match: ftsExpression(terms, "any") }) as SearchHit[];
+  }
+
+  /** Records the summary and flags the replaced messages; they stay stored and searchable. */
+  compact(sessionId: string, uptoSeq: number, summary: string): void {
+    this.#compactTx.immediate(sessionId, uptoSeq, summary, Date.now());
+  }
+
+  list(options: { limit?: number; activeOnly?: boolean; keyPrefix?: string } = {}): Session[] {
+    const rows = this.#stmt.list.all({
+      activeOnly: options.activeOnly ? 1 : 0,
+      keyPrefix: options.keyPrefix ?? null,
+      limit: options.limit ?? 100,
+    }) as SessionRow[];
+    return rows.map(toSession);
+  }
+
+  /** Deletes ended sessions last active before `beforeMs`, with their messages and summaries. */
+  prune(beforeMs: number): number {
+    return this.#pruneTx.immediate(beforeMs);
+  }
+
+  /** Does nothing: the database belongs to whoever passed it in. */
+  close(): void {}
+}

@@ -1,0 +1,133 @@
+import type Database from "better-sqlite3";
+import type { ChatRef, InboundMessage } from "../gateway/types.js";
+import type { TurnJournal, TurnRecord, TurnSource, TurnStatus } from "./types.js";
+
+interface TurnRow {
+  id: string;
+  session_id: string;
+  session_key: string;
+  chat: string;
+  user_id: string;
+  status: TurnStatus;
+  source: TurnSource;
+  input: string;
+  inbound: string | null;
+  extra: string | null;
+  attempts: number;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  error: string | null;
+}
+
+function toTurn(row: TurnRow): TurnRecord {
+  const turn: TurnRecord = {
+    id: row.id,
+    sessionId: row.session_id,
+    sessionKey: row.session_key,
+    chat: JSON.parse(row.chat) as ChatRef,
+    userId: row.user_id,
+    status: row.status,
+    source: row.source,
+    input: row.input,
+    attempts: row.attempts,
+    createdAt: row.created_at,
+  };
+  if (row.inbound !== null) turn.inbound = JSON.parse(row.inbound) as InboundMessage;
+  if (row.extra !== null) turn.extra = JSON.parse(row.extra) as Record<string, unknown>;
+  if (row.started_at !== null) turn.startedAt = row.started_at;
+  if (row.finished_at !== null) turn.finishedAt = row.finished_at;
+  if (row.error !== null) turn.error = row.error;
+  return turn;
+}
+
+/**
+ * `TurnJournal` on the `turns` table. Status moves pending → running → done | cancelled | failed, and
+ * running → pending on restart; a final status never changes again, which is how a stale result (a turn
+ * cancelled, or finished by another attempt) is recognised.
+ */
+export class SqliteTurnJournal implements TurnJournal {
+  readonly #stmt;
+
+  constructor(db: Database.Database) {
+    this.#stmt = {
+      insert: db.prepare(
+        `INSERT INTO turns (id, session_id, session_key, chat, user_id, status, source, input, inbound, extra,
+           created_at) VALUES (@id, @sessionId, @sessionKey, @chat, @userId, 'pending', @source, @input,
+           @inbound, @extra, @now)`,
+      ),
+      get: db.prepare<[string], TurnRow>("SELECT * FROM turns WHERE id = ?"),
+      markRunning: db.prepare<[number, string]>(
+        "UPDATE turns SET status = 'running', attempts = attempts + 1, started_at = ? WHERE id = ? AND status = 'pending'",
+      ),
+      finish: db.prepare<[string, string | null, number, string]>(
+        `UPDATE turns SET status = ?, error = ?, finished_at = ?
+         WHERE id = ? AND status IN ('pending', 'running')`,
+      ),
+      openTurns: db.prepare<[string], TurnRow>(
+        `SELECT * FROM turns WHERE session_key = ? AND status IN ('pending', 'running')
+         ORDER BY created_at, rowid`,
+      ),
+      allOpen: db.prepare<[], TurnRow>(
+        "SELECT * FROM turns WHERE status IN ('pending', 'running') ORDER BY created_at, rowid",
+      ),
+      requeueRunning: db.prepare("UPDATE turns SET status = 'pending' WHERE status = 'running'"),
+      prune: db.prepare<[number]>(
+        "DELETE FROM turns WHERE status IN ('done', 'cancelled', 'failed') AND finished_at < ?",
+      ),
+    };
+  }
+
+  /** Journals a new pending turn. Throws if `turn.id` exists already. */
+  create(turn: Omit<TurnRecord, "status" | "attempts" | "createdAt">, now: number = Date.now()): TurnRecord {
+    this.#stmt.insert.run({
+      id: turn.id,
+      sessionId: turn.sessionId,
+      sessionKey: turn.sessionKey,
+      chat: JSON.stringify(turn.chat),
+      userId: turn.userId,
+      source: turn.source,
+      input: turn.input,
+      inbound: turn.inbound === undefined ? null : JSON.stringify(turn.inbound),
+      extra: turn.extra === undefined ? null : JSON.stringify(turn.extra),
+      now,
+    });
+    return this.get(turn.id)!;
+  }
+
+  get(turnId: string): TurnRecord | undefined {
+    const row = this.#stmt.get.get(turnId);
+    return row && toTurn(row);
+  }
+
+  markRunning(turnId: string, now: number = Date.now()): boolean {
+    return this.#stmt.markRunning.run(now, turnId).changes === 1;
+  }
+
+  /** False when the turn is unknown or already final: the caller's result is stale and must be dropped. */
+  finish(
+    turnId: string,
+    status: "done" | "cancelled" | "failed",
+    error?: string,
+    now: number = Date.now(),
+  ): boolean {
+    return this.#stmt.finish.run(status, error ?? null, now, turnId).changes === 1;
+  }
+
+  openTurns(sessionKey: string): TurnRecord[] {
+    return this.#stmt.openTurns.all(sessionKey).map(toTurn);
+  }
+
+  allOpen(): TurnRecord[] {
+    return this.#stmt.allOpen.all().map(toTurn);
+  }
+
+  requeueRunning(): number {
+    return this.#stmt.requeueRunning.run().changes;
+  }
+
+  /** Not in the contract: deletes final turns that finished before `beforeMs`; returns how many. */
+  prune(beforeMs: number): number {
+    return this.#stmt.prune.run(beforeMs).changes;
+  }
+}

@@ -1,0 +1,30 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach } from "vitest";
+import { MemorySessionStore } from "../../sessions/memory-session-store.js";
+import { SqliteState } from "../../sessions/sqlite-state.js";
+import { sessionStoreContract } from "./session-store.contract.js";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+sessionStoreContract("SqliteState(:memory:).sessions", () => {
+  const state = SqliteState.open(":memory:");
+  cleanups.push(() => state.close());
+  return state.sessions;
+});
+
+sessionStoreContract("SqliteState(file).sessions", () => {
+  const dir = mkdtempSync(join(tmpdir(), "herald-sessions-"));
+  const state = SqliteState.open(join(dir, "state.db"));
+  cleanups.push(() => {
+    state.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return state.sessions;
+});
+
+sessionStoreContract("MemorySessionStore", () => new MemorySessionStore());
