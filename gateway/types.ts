@@ -62,6 +62,11 @@ export interface InboundMessage {
   sentAt?: number | undefined;
   /** Platform-specific facts the adapter wants back on send (e.g. email Message-ID, Subject). Strings only. */
   meta?: Record<string, string> | undefined;
+  /**
+   * Earlier conversation supplied by the client itself (stateless OpenAI-compatible API requests send the
+   * whole conversation each time); seeds a new session. Platforms leave it unset.
+   */
+  context?: { role: "system" | "user" | "assistant"; content: string }[] | undefined;
 }
 
 /** A file the agent wants sent: a path on the gateway's disk. */

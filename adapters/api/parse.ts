@@ -1,0 +1,53 @@
+/** Parsing of OpenAI-compatible request bodies. */
+import type { IncomingMessage } from "node:http";
+import { z } from "zod";
+import { HeraldError } from "../../gateway/errors.js";
+
+const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+
+/** The subset of a chat.completions request Herald reads; other fields are accepted and ignored. */
+export const chatRequestSchema = z.looseObject({
+  model: z.string().optional(),
+  stream: z.boolean().optional(),
+  user: z.string().max(256).optional(),
+  messages: z
+    .array(
+      z.looseObject({
+        role: z.enum(["system", "developer", "user", "assistant", "tool"]),
+        content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
+      }),
+    )
+    .min(1),
+});
+
+export type ChatRequest = z.infer<typeof chatRequestSchema>;
+
+/** The text of a message's content (string, or the text parts of a parts array). */
+export function contentText(content: ChatRequest["messages"][number]["content"]): string {
+  if (typeof content === "string") return content;
+  if (!content) return "";
+  return content
+    .filter((p) => p.type === "text" && typeof p.text === "string")
+    .map((p) => p.text)
+    .join("\n");
+}
+
+/**
+ * Reads and parses a JSON body.
+ * @throws HeraldError `invalid_input` for bodies over `maxBytes` or invalid JSON.
+ */
+export async function readJsonBody(req: IncomingMessage, maxBytes = 10 * 1024 * 1024): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes)
+      throw new HeraldError(`The body is over ${maxBytes} bytes.`, { code: "invalid_input" });
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch (err) {
+    throw new HeraldError("The body is not valid JSON.", { code: "invalid_input", cause: err });
+  }
+}

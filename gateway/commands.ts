@@ -1,0 +1,64 @@
+/**
+ * Slash commands. A command is answered by the gateway itself, never by the model, and bypasses a busy
+ * session. Features register their own (`/sethome`, `/skills`) through `CommandRegistry.register`.
+ */
+import type { InboundMessage } from "./types.js";
+
+/** A parsed `/name args` at the start of a message. */
+export interface ParsedCommand {
+  name: string;
+  args: string;
+}
+
+/**
+ * Parses a leading slash command. `/New@herald_bot  x` → `{ name: "new", args: "x" }`.
+ * Returns undefined for text that is not a command (including `/` alone and paths like `/etc/hosts`).
+ */
+export function parseCommand(text: string): ParsedCommand | undefined {
+  const m = /^\/([a-zA-Z][\w-]{0,63})(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(text.trim());
+  if (!m) return undefined;
+  return { name: m[1]!.toLowerCase(), args: (m[2] ?? "").trim() };
+}
+
+/** What a command handler can see and do. */
+export interface CommandContext {
+  message: InboundMessage;
+  args: string;
+  sessionKey: string;
+  now: number;
+}
+
+/**
+ * A command. `run` returns the reply text (Markdown), or undefined to fall through to the model (for
+ * commands that only sometimes apply). It runs inside the inbound transaction: state changes it makes
+ * commit with the ledger entry. It must not throw for user mistakes: return a message saying the fix.
+ */
+export interface Command {
+  description: string;
+  /** Hidden commands work but are not listed by /help. */
+  hidden?: boolean;
+  run(ctx: CommandContext): string | { reply: string; after?: () => void } | undefined;
+}
+
+/** The commands the gateway knows. */
+export class CommandRegistry {
+  private readonly commands = new Map<string, Command>();
+  /** Resolves names no command claims (e.g. `/<skill-name>`); returns undefined when it has nothing. */
+  fallback: ((name: string, ctx: CommandContext) => ReturnType<Command["run"]>) | undefined;
+
+  register(name: string, command: Command): void {
+    this.commands.set(name.toLowerCase(), command);
+  }
+
+  get(name: string): Command | undefined {
+    return this.commands.get(name.toLowerCase());
+  }
+
+  /** The /help text, one line per visible command. */
+  helpText(): string {
+    const lines = [...this.commands.entries()]
+      .filter(([, c]) => !c.hidden)
+      .map(([name, c]) => `/${name} — ${c.description}`);
+    return ["Commands:", ...lines].join("\n");
+  }
+}

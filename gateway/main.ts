@@ -1,0 +1,184 @@
+/**
+ * The composition root of `herald gateway`: opens state, builds the queue, the runner, the API server,
+ * the configured platform adapters and the HTTP server, and (on the embedded queue) the agent workers.
+ * The only place where concrete classes are wired together.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
+import { createModelClient } from "../agent/model-client.js";
+import { buildSystemPrompt } from "../agent/prompt.js";
+import { createJobQueue } from "../agent/queue/index.js";
+import { createToolRegistry } from "../agent/tools/index.js";
+import type { JobQueue } from "../agent/types.js";
+import { createTurnHandler } from "../agent/worker.js";
+import { SqliteState } from "../sessions/sqlite-state.js";
+import { adapterFactories } from "./adapter-registry.js";
+import { configuredPlatforms, type HeraldConfig } from "./config.js";
+import { describeError } from "./errors.js";
+import { type HttpServerHandle, startHttpServer } from "./http-server.js";
+import type { Logger } from "./logger.js";
+import { GatewayRunner } from "./runner.js";
+import { createLocalStateClient } from "./state-client.js";
+import type { PlatformAdapter } from "./types.js";
+
+export interface GatewayOptions {
+  logger: Logger;
+  /** Adapters to run besides the configured ones (tests, `herald chat`). */
+  extraAdapters?: PlatformAdapter[];
+  /** Skip the configured platform adapters and the HTTP server (`herald chat`). @defaultValue false */
+  localOnly?: boolean;
+  /** Overrides the model client's retry timing (tests). */
+  retryBaseDelayMs?: number;
+}
+
+export interface Gateway {
+  config: HeraldConfig;
+  state: SqliteState;
+  queue: JobQueue;
+  runner: GatewayRunner;
+  api: ApiAdapter | undefined;
+  http: HttpServerHandle | undefined;
+  /** Adapters that started, by platform. */
+  adapters: ReadonlyMap<string, PlatformAdapter>;
+  /** Platforms that failed to start, with the reason. */
+  failed: ReadonlyMap<string, string>;
+  stop(): Promise<void>;
+}
+
+/** Starts everything `herald gateway` runs. Adapters that fail to start are logged; the rest run on. */
+export async function startGateway(config: HeraldConfig, options: GatewayOptions): Promise<Gateway> {
+  const { logger } = options;
+  const cacheDir = join(config.homeDir, "cache");
+  for (const dir of [config.homeDir, cacheDir, join(config.homeDir, "logs")])
+    mkdirSync(dir, { recursive: true });
+
+  const state = SqliteState.open(join(config.homeDir, "state.db"), {
+    groupMode: config.sessions.groupSessions,
+  });
+  const queue = createJobQueue(config, logger.child({ component: "queue" }));
+  const runner = new GatewayRunner({
+    config,
+    state,
+    queue,
+    logger,
+    systemPrompt: (turn, chatType) =>
+      buildSystemPrompt({
+        persona: config.agent.persona,
+        platform: turn.chat.platform,
+        chatType,
+        userName: turn.inbound?.sender.name,
+        now: turn.createdAt,
+        timezone: config.timezone,
+      }),
+  });
+
+  if (!config.queue.redisUrl) {
+    const handler = createTurnHandler({
+      model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
+      tools: createToolRegistry(),
+      state: createLocalStateClient(state),
+      logger: logger.child({ component: "agent" }),
+      homeDir: config.homeDir,
+    });
+    await queue.consume(handler, { concurrency: config.queue.concurrency });
+  }
+
+  const api = config.apiServer.enabled
+    ? createApiAdapter({ key: config.apiServer.key, modelName: config.model.name }, { logger })
+    : undefined;
+  const adapters: PlatformAdapter[] = [...(api ? [api] : []), ...(options.extraAdapters ?? [])];
+  const failed = new Map<string, string>();
+  if (!options.localOnly) {
+    for (const platform of configuredPlatforms(config)) {
+      const factory = adapterFactories[platform];
+      if (!factory) {
+        failed.set(platform, "this build has no adapter for it yet");
+        logger.warn({ platform }, "platform configured but not available in this build");
+        continue;
+      }
+      try {
+        const deps = {
+          logger: logger.child({ adapter: platform }),
+          homeDir: config.homeDir,
+          cacheDir,
+          kv: state.kv(platform),
+        };
+        adapters.push(await factory(config, deps));
+      } catch (err) {
+        failed.set(platform, describeError(err));
+        logger.error({ platform, error: describeError(err) }, "adapter could not be created");
+      }
+    }
+  }
+  for (const adapter of adapters) runner.addAdapter(adapter);
+  runner.start();
+
+  const started = new Map<string, PlatformAdapter>();
+  await Promise.all(
+    adapters.map(async (adapter) => {
+      try {
+        await adapter.start(runner.handleInbound);
+        started.set(adapter.platform, adapter);
+      } catch (err) {
+        failed.set(adapter.platform, describeError(err));
+        runner.adapters.delete(adapter.platform);
+        logger.error({ platform: adapter.platform, error: describeError(err) }, "adapter failed to start");
+      }
+    }),
+  );
+
+  const http =
+    options.localOnly || (!api && ![...started.values()].some((a) => a.handleWebhook))
+      ? undefined
+      : await startHttpServer(
+          {
+            logger,
+            adapters: runner.adapters,
+            api,
+            routes: [
+              async (req, path) =>
+                req.method === "GET" && path === "/health"
+                  ? { status: 200, body: JSON.stringify(await health(queue, started, failed)) }
+                  : undefined,
+            ],
+          },
+          config.apiServer.host,
+          config.apiServer.port,
+        );
+  if (http) logger.info({ url: http.url }, "http server listening");
+  logger.info({ adapters: [...started.keys()], failed: [...failed.keys()] }, "gateway ready");
+
+  let stopped = false;
+  return {
+    config,
+    state,
+    queue,
+    runner,
+    api,
+    http,
+    adapters: started,
+    failed,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await http?.close();
+      await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));
+      await runner.stop();
+      await queue.close();
+      state.close();
+    },
+  };
+}
+
+async function health(
+  queue: JobQueue,
+  adapters: ReadonlyMap<string, PlatformAdapter>,
+  failed: ReadonlyMap<string, string>,
+) {
+  const stats = await queue.stats();
+  const platforms: Record<string, unknown> = {};
+  for (const [name, adapter] of adapters) platforms[name] = adapter.status?.() ?? { state: "running" };
+  for (const [name, reason] of failed) platforms[name] = { state: "failed", detail: reason };
+  return { status: "ok", queue: stats, adapters: platforms };
+}

@@ -1,0 +1,147 @@
+/**
+ * Delivers outbox items to their adapters: in order within a chat, independently across chats, retried
+ * with backoff (or the platform's retry-after) until the platform confirms. An item leaves the outbox
+ * only when delivered, or after `maxAttempts` as failed (logged, kept for inspection).
+ */
+import type { Outbox, OutboxItem } from "../sessions/types.js";
+import { formatChat } from "./chat.js";
+import { describeError, PlatformError } from "./errors.js";
+import type { Logger } from "./logger.js";
+import type { PlatformAdapter } from "./types.js";
+
+export interface OutboxDispatcherOptions {
+  outbox: Outbox;
+  adapters: ReadonlyMap<string, PlatformAdapter>;
+  logger: Logger;
+  /** @defaultValue 8 */
+  maxAttempts?: number;
+  /** First retry delay; doubles each attempt up to `maxDelayMs`. @defaultValue 1000 */
+  baseDelayMs?: number;
+  /** @defaultValue 60_000 */
+  maxDelayMs?: number;
+  /** Called after an item was delivered (or failed for good). Must not throw. */
+  onSettled?: (item: OutboxItem, outcome: "delivered" | "failed", messageIds: string[]) => void;
+  now?: () => number;
+}
+
+export class OutboxDispatcher {
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly scheduled = new Set<string>();
+  private readonly sleepers = new Set<() => void>();
+  private stopped = false;
+  private readonly maxAttempts: number;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: OutboxDispatcherOptions) {
+    this.maxAttempts = options.maxAttempts ?? 8;
+    this.baseDelayMs = options.baseDelayMs ?? 1000;
+    this.maxDelayMs = options.maxDelayMs ?? 60_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Delivers every undelivered item (at start: what a previous process left). */
+  resume(): void {
+    for (const item of this.options.outbox.pending()) this.deliver(item);
+  }
+
+  /** Queues one item for delivery behind earlier items of the same chat. */
+  deliver(item: OutboxItem): void {
+    if (this.stopped || this.scheduled.has(item.id)) return;
+    this.scheduled.add(item.id);
+    const key = formatChat(item.chat);
+    const previous = this.chains.get(key) ?? Promise.resolve();
+    const next = previous.then(() => this.run(item)).finally(() => this.scheduled.delete(item.id));
+    this.chains.set(key, next);
+    void next.finally(() => {
+      if (this.chains.get(key) === next) this.chains.delete(key);
+    });
+  }
+
+  /** Waits until every chain in flight now has settled (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.chains.size > 0) await Promise.all([...this.chains.values()]);
+  }
+
+  /** Stops delivering; items left keep their place in the outbox for the next start. */
+  stop(): void {
+    this.stopped = true;
+    for (const wake of this.sleepers) wake();
+  }
+
+  /** Tries until delivered, failed for good, or stopped; holds the chat's chain meanwhile (order). */
+  private async run(item: OutboxItem): Promise<void> {
+    let current: OutboxItem | undefined = item;
+    while (current && !this.stopped) {
+      const retry = await this.attempt(current);
+      if (!retry) return;
+      await this.sleep(retry.delayMs);
+      current = retry.item;
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      timer.unref?.();
+      this.sleepers.add(wake);
+    });
+  }
+
+  /** One delivery attempt; returns the retry to wait for, or undefined when settled. */
+  private async attempt(item: OutboxItem): Promise<{ item: OutboxItem; delayMs: number } | undefined> {
+    const { outbox, logger } = this.options;
+    const adapter = this.options.adapters.get(item.chat.platform);
+    const log = logger.child({ outboxId: item.id, chat: formatChat(item.chat) });
+    if (!adapter) {
+      // The platform is not running (not configured, or failed to start): keep the item for later.
+      return this.retry(item, `no adapter for ${item.chat.platform} is running`, this.maxDelayMs, log);
+    }
+    let chunksSent = item.chunksSent;
+    try {
+      const result = await adapter.send(item.chat, item.message, {
+        fromChunk: item.chunksSent,
+        onChunkSent: (index) => {
+          chunksSent = index + 1;
+          outbox.chunkSent(item.id, index);
+        },
+      });
+      outbox.delivered(item.id);
+      this.options.onSettled?.(item, "delivered", result.messageIds);
+      return undefined;
+    } catch (err) {
+      const retryable = err instanceof PlatformError ? err.retryable : true;
+      const retryAfterMs = err instanceof PlatformError ? err.retryAfterMs : undefined;
+      const current = { ...item, chunksSent };
+      if (!retryable) return this.fail(current, describeError(err), log);
+      const backoff = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** item.attempts);
+      return this.retry(current, describeError(err), retryAfterMs ?? backoff, log);
+    }
+  }
+
+  private retry(item: OutboxItem, error: string, delayMs: number, log: Logger) {
+    if (item.attempts + 1 >= this.maxAttempts) return this.fail(item, error, log);
+    log.warn({ error, attempt: item.attempts + 1, delayMs }, "delivery failed, will retry");
+    this.options.outbox.retryLater(item.id, error, delayMs, this.now());
+    const again: OutboxItem = {
+      ...item,
+      attempts: item.attempts + 1,
+      nextAttemptAt: this.now() + delayMs,
+      lastError: error,
+    };
+    return { item: again, delayMs };
+  }
+
+  private fail(item: OutboxItem, error: string, log: Logger): undefined {
+    log.error({ error, attempts: item.attempts + 1 }, "delivery failed for good");
+    this.options.outbox.failed(item.id, error);
+    this.options.onSettled?.(item, "failed", []);
+    return undefined;
+  }
+}
