@@ -123,7 +123,7 @@ describe("fake LLM", () => {
         controller.abort();
       }
     })().catch(() => undefined);
-    expect(chunks).toBe(1);
+    expect(chunks).toBeGreaterThan(0);
     await llm.waitForClosedEarly(1);
     expect(llm.closedEarly).toHaveLength(1);
   });

@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { completion, errorBody, messageText, resolveToolCalls, streamChunks, usageOf } from "./chunks.js";
 import type { FakeLlm, FakeLlmHandler, FakeLlmOptions, FakeLlmRequest, FakeLlmStep } from "./types.js";
 
+export { messageText } from "./chunks.js";
 export type * from "./types.js";
 
 /** The default answer: `echo: <last user message text>`. */
@@ -152,7 +153,8 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       request.stream_options?.include_usage ? usage : undefined,
     );
     for (const [i, chunk] of chunks.entries()) {
-      if (i > 0 && !(await wait(step.chunkDelayMs ?? 0, gone.signal))) return;
+      // The role chunk and the first content piece go out together, so a client sees text at once.
+      if (i > 1 && !(await wait(step.chunkDelayMs ?? 0, gone.signal))) return;
       if (gone.signal.aborted) return;
       res.write(`data: ${JSON.stringify(chunk)}\n\n`);
     }

@@ -27,7 +27,10 @@ export interface FakeLlmStepOptions {
   model?: string;
   /** Wait before answering (ends early when the client disconnects). @defaultValue 0 */
   delayMs?: number;
-  /** Wait between stream chunks (ends early when the client disconnects). @defaultValue 0 */
+  /**
+   * Wait between stream chunks after the first content piece (ends early when the client disconnects).
+   * @defaultValue 0
+   */
   chunkDelayMs?: number;
 }
 

@@ -1,0 +1,230 @@
+/**
+ * Context compression. When the history plus this turn's input nears the model's context window, the
+ * head (leading system messages and the first exchange) and the recent tail stay verbatim and
+ * everything between is replaced by one summary the model writes. A tool-calls message and its tool
+ * results always stay on the same side of a cut.
+ *
+ * Token counts are estimates: characters / 4 plus a few tokens per message. That is rough (code and
+ * non-Latin text run denser) but needs no tokenizer per model; the 75% threshold leaves room for the error.
+ */
+import type { ChatCompletionTool } from "openai/resources/chat/completions";
+import { isAbortError } from "../gateway/errors.js";
+import type { Logger } from "../gateway/logger.js";
+import type { ChatMessage } from "../sessions/types.js";
+import type { ModelClient, ModelMessage } from "./model-client.js";
+import type { Compaction } from "./types.js";
+
+/** Compress when the estimate exceeds this share of the context. */
+export const COMPRESS_AT_RATIO = 0.75;
+/** The verbatim tail keeps about this share of the context. */
+export const TAIL_RATIO = 0.3;
+/** The head (first exchange) is kept only when it fits in this share. */
+const HEAD_RATIO = 0.15;
+/** Images are counted as this many tokens each (providers charge roughly this for a detail:auto image). */
+const IMAGE_TOKENS = 1000;
+const PER_MESSAGE_TOKENS = 4;
+
+export const SUMMARY_PREFIX = "[Summary of the earlier part of this conversation]";
+
+const SUMMARY_INSTRUCTION =
+  "Summarise this conversation for continuing it: facts, decisions, open tasks, names, numbers and preferences the user gave, what tools found, and what the assistant was in the middle of. Plain text, at most about 300 words; no preamble.";
+
+/** Estimated tokens of one message (chars / 4, see the file comment). */
+export function estimateMessageTokens(message: ModelMessage): number {
+  let chars = 0;
+  let extra = PER_MESSAGE_TOKENS;
+  const content = message.content;
+  if (typeof content === "string") chars += content.length;
+  else if (Array.isArray(content)) {
+    for (const part of content) {
+      if (part.type === "text") chars += part.text.length;
+      else extra += IMAGE_TOKENS;
+    }
+  }
+  if (message.role === "assistant") {
+    for (const call of message.tool_calls ?? [])
+      chars += call.function.name.length + call.function.arguments.length;
+  }
+  return Math.ceil(chars / 4) + extra;
+}
+
+/** Estimated tokens of messages. */
+export function estimateTokens(messages: readonly ModelMessage[]): number {
+  return messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
+}
+
+/** Where the cuts go. `replacedCount` counts `history` messages after the leading system messages. */
+export interface CompressionPlan {
+  leading: ChatMessage[];
+  head: ChatMessage[];
+  middle: ChatMessage[];
+  tail: ChatMessage[];
+}
+
+/**
+ * Splits `history` into leading system messages, head, middle (to summarise) and tail, or returns
+ * undefined when there is nothing worth summarising.
+ */
+export function planCompression(
+  history: readonly ChatMessage[],
+  contextTokens: number,
+): CompressionPlan | undefined {
+  let lead = 0;
+  while (history[lead]?.role === "system") lead++;
+  const leading = history.slice(0, lead);
+  const rest = history.slice(lead);
+
+  // Head: the first exchange, up to and including the first assistant answer without tool calls.
+  let headEnd = rest.findIndex((m) => m.role === "assistant" && !m.tool_calls?.length) + 1;
+  const headBudget = contextTokens * HEAD_RATIO;
+  if (headEnd <= 0 || estimateTokens(rest.slice(0, headEnd)) > headBudget) {
+    headEnd = rest[0]?.role === "user" && estimateMessageTokens(rest[0]) <= headBudget ? 1 : 0;
+  }
+
+  // Tail: the newest messages within the tail budget.
+  const tailBudget = contextTokens * TAIL_RATIO;
+  let tailStart = rest.length;
+  let tailTokens = 0;
+  while (tailStart > headEnd) {
+    const tokens = estimateMessageTokens(rest[tailStart - 1]!);
+    if (tailTokens + tokens > tailBudget) break;
+    tailTokens += tokens;
+    tailStart--;
+  }
+  // Never start the tail with tool results: their tool-calls message would be summarised away.
+  while (rest[tailStart]?.role === "tool") tailStart++;
+
+  const middle = rest.slice(headEnd, tailStart);
+  if (middle.length === 0) return undefined;
+  return { leading, head: rest.slice(0, headEnd), middle, tail: rest.slice(tailStart) };
+}
+
+export interface CompressOptions {
+  systemPrompt: string;
+  history: ChatMessage[];
+  /** This turn's user message as sent to the model. */
+  input: ModelMessage;
+  tools?: ChatCompletionTool[] | undefined;
+  client: ModelClient;
+  /** Model for the summary call. @defaultValue the client's configured model */
+  model?: string | undefined;
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+export interface CompressResult {
+  /** The history to send (unchanged when no compression was needed). */
+  history: ChatMessage[];
+  /** Set when a summary replaced messages; the gateway persists it. */
+  compaction?: Compaction | undefined;
+  usage?: { promptTokens: number; completionTokens: number } | undefined;
+}
+
+/**
+ * Compresses `history` when history + input + system prompt + tools exceed ~75% of the context.
+ * The summary covers head and middle (so the persisted compaction, which replaces a leading run of
+ * messages, loses nothing); this turn still sees the head verbatim.
+ * @throws the cancelled error on abort. A failed summary call does not throw: the middle is left out
+ * with a note and no compaction is returned (the next turn tries again).
+ */
+export async function compressIfNeeded(options: CompressOptions): Promise<CompressResult> {
+  const { history, client, logger } = options;
+  const contextTokens = client.config.contextTokens;
+  const total =
+    Math.ceil(options.systemPrompt.length / 4) +
+    estimateTokens(history) +
+    estimateMessageTokens(options.input) +
+    Math.ceil(JSON.stringify(options.tools ?? []).length / 4);
+  if (total <= contextTokens * COMPRESS_AT_RATIO) return { history };
+  const plan = planCompression(history, contextTokens);
+  if (!plan) return { history };
+
+  const replaced = [...plan.head, ...plan.middle];
+  const transcript = renderTranscript(replaced, Math.floor(contextTokens * 0.5 * 4));
+  try {
+    const result = await client.streamChat({
+      model: options.model,
+      messages: [
+        { role: "system", content: "You write faithful, compact summaries of conversations." },
+        { role: "user", content: `${SUMMARY_INSTRUCTION}\n\n<conversation>\n${transcript}\n</conversation>` },
+      ],
+      signal: options.signal,
+    });
+    const summary = (result.message.content ?? "").trim();
+    if (!summary) throw new Error("the model returned an empty summary");
+    logger.info(
+      { replaced: replaced.length, kept: plan.tail.length, estimatedTokens: total },
+      "context compressed",
+    );
+    return {
+      history: [...plan.leading, ...plan.head, summaryMessage(summary), ...plan.tail],
+      compaction: { replacedCount: replaced.length, summary },
+      usage: result.usage,
+    };
+  } catch (err) {
+    if (isAbortError(err) || options.signal.aborted) throw err;
+    logger.warn(
+      { err: String(err), replaced: plan.middle.length },
+      "context summary failed; leaving the middle out",
+    );
+    const note: ChatMessage = {
+      role: "user",
+      content: `[${plan.middle.length} earlier messages of this conversation were left out to fit the model's context.]`,
+    };
+    return { history: [...plan.leading, ...plan.head, note, ...plan.tail] };
+  }
+}
+
+/** The message that stands for the summarised part in this turn. */
+export function summaryMessage(summary: string): ChatMessage {
+  return { role: "user", content: `${SUMMARY_PREFIX}\n${summary}` };
+}
+
+/**
+ * A plain-text transcript. Each message is cut to its share of `maxChars` (at least 200, at most 2,000
+ * chars) so old and new parts both reach the summary; if still too long, the oldest part is dropped.
+ */
+function renderTranscript(messages: readonly ChatMessage[], maxChars: number): string {
+  const share = Math.min(2000, Math.max(200, Math.floor(maxChars / Math.max(1, messages.length))));
+  const cut = (s: string, n = share) => (s.length > n ? `${s.slice(0, n)} […]` : s);
+  const lines = messages.map((m) => {
+    if (m.role === "tool") return `tool result: ${cut(m.content)}`;
+    if (m.role === "assistant") {
+      const calls = (m.tool_calls ?? []).map(
+        (c) => `assistant called ${c.function.name}(${cut(c.function.arguments, 300)})`,
+      );
+      return [m.content ? `assistant: ${cut(m.content)}` : "", ...calls].filter(Boolean).join("\n");
+    }
+    return `${m.role}: ${cut(m.content)}`;
+  });
+  const text = lines.join("\n");
+  return text.length > maxChars ? `[…]\n${text.slice(text.length - maxChars)}` : text;
+}
+
+/**
+ * Drops tool messages whose tool-calls message is missing and tool calls whose results are missing
+ * (a turn that failed half-way), so the endpoint does not reject the history.
+ */
+export function repairToolPairs(messages: readonly ChatMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === "tool") continue; // kept only through their tool-calls message below
+    if (m.role !== "assistant" || !m.tool_calls?.length) {
+      out.push(m);
+      continue;
+    }
+    const results: Extract<ChatMessage, { role: "tool" }>[] = [];
+    let j = i + 1;
+    while (messages[j]?.role === "tool")
+      results.push(messages[j++] as Extract<ChatMessage, { role: "tool" }>);
+    const answered = new Set(results.map((r) => r.tool_call_id));
+    const calls = m.tool_calls.filter((c) => answered.has(c.id));
+    const ids = new Set(calls.map((c) => c.id));
+    if (calls.length > 0)
+      out.push({ ...m, tool_calls: calls }, ...results.filter((r) => ids.has(r.tool_call_id)));
+    else if (m.content) out.push({ role: "assistant", content: m.content });
+    i = j - 1;
+  }
+  return out;
+}

@@ -1,0 +1,209 @@
+/**
+ * The agent loop: one turn of model calls and tool runs, from a `TurnJob` to a `TurnResult`.
+ * Text streams out as progress; the tool calls of one response run in parallel; the loop ends when the
+ * model answers without tool calls or the step cap is reached.
+ */
+import { describeError, HeraldError, isAbortError } from "../gateway/errors.js";
+import type { Logger } from "../gateway/logger.js";
+import type { ChatMessage, ToolCall } from "../sessions/types.js";
+import { compressIfNeeded, repairToolPairs } from "./compression.js";
+import { buildUserMessage } from "./input.js";
+import type { ModelClient, ModelMessage } from "./model-client.js";
+import { cancelledError } from "./model-errors.js";
+import { type ToolRegistry, toOpenAITools } from "./tool-registry.js";
+import type { StateClient, Tool, ToolOutput, TurnJob, TurnProgress, TurnResult, TurnUsage } from "./types.js";
+
+/** What a turn runs with. */
+export interface TurnDeps {
+  model: ModelClient;
+  tools: ToolRegistry;
+  state: StateClient;
+  logger: Logger;
+  /** `HERALD_HOME`, passed to tools. */
+  homeDir: string;
+  /** Aborts the turn: the model call, every tool, the retries' waits. */
+  signal: AbortSignal;
+  /** Receives progress events. Should not throw (a throw is logged and ignored). */
+  progress(event: TurnProgress): void;
+}
+
+type Files = NonNullable<ToolOutput["files"]>;
+
+/** The step cap when neither the job nor the config sets one. */
+export const DEFAULT_MAX_ITERATIONS = 90;
+
+/**
+ * Runs one turn.
+ * @returns `ok` with the user message and every assistant/tool message of the turn in order, or
+ * `failed` (model unreachable, bad key…) with a user-phrased message and only the user message.
+ * @throws the cancelled error (`isAbortError` is true) when `deps.signal` fires; the caller discards the turn.
+ */
+export async function runTurn(job: TurnJob, deps: TurnDeps): Promise<TurnResult> {
+  const log = deps.logger.child({ turnId: job.turnId, sessionKey: job.origin.sessionKey });
+  const emit = (event: TurnProgress) => {
+    try {
+      deps.progress(event);
+    } catch (err) {
+      log.warn({ err: describeError(err) }, "progress listener threw");
+    }
+  };
+  const { stored: userMessage, forModel } = await buildUserMessage(job.input, deps.model.config.vision);
+  try {
+    return await loop(job, deps, log, emit, userMessage, forModel);
+  } catch (err) {
+    if (deps.signal.aborted || isAbortError(err))
+      throw isAbortError(err) ? err : cancelledError(deps.signal.reason);
+    const known = err instanceof HeraldError;
+    if (!known) log.error({ err: describeError(err) }, "turn failed");
+    else log.warn({ err: describeError(err), code: err.code }, "turn failed");
+    return {
+      kind: "failed",
+      turnId: job.turnId,
+      userMessage: known
+        ? err.message
+        : "Something went wrong on my side while answering; the details are in the gateway log. Please try again.",
+      error: describeError(err),
+      retryable: known ? err.retryable : false,
+      messages: [userMessage],
+    };
+  }
+}
+
+async function loop(
+  job: TurnJob,
+  deps: TurnDeps,
+  log: Logger,
+  emit: (event: TurnProgress) => void,
+  userMessage: ChatMessage,
+  forModel: ModelMessage,
+): Promise<TurnResult> {
+  const { model: client, signal } = deps;
+  const tools = deps.tools.forToolsets(job.toolsets);
+  const toolsJson = toOpenAITools(tools);
+  const modelName = job.model ?? client.config.name;
+  const maxIterations = job.maxIterations ?? client.config.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+  const usage: TurnUsage = { promptTokens: 0, completionTokens: 0, modelCalls: 0, toolCalls: 0 };
+  const addUsage = (u: { promptTokens: number; completionTokens: number }) => {
+    usage.promptTokens += u.promptTokens;
+    usage.completionTokens += u.completionTokens;
+    usage.modelCalls++;
+  };
+
+  const compressed = await compressIfNeeded({
+    systemPrompt: job.systemPrompt,
+    history: job.history,
+    input: forModel,
+    tools: toolsJson,
+    client,
+    model: modelName,
+    signal,
+    logger: log,
+  });
+  if (compressed.usage) addUsage(compressed.usage);
+
+  const messages: ModelMessage[] = [
+    ...(job.systemPrompt ? [{ role: "system" as const, content: job.systemPrompt }] : []),
+    ...repairToolPairs(compressed.history),
+    forModel,
+  ];
+  const turnMessages: ChatMessage[] = [userMessage];
+  const files: Files = [];
+  let modelUsed = modelName;
+  const finish = (text: string): TurnResult => ({
+    kind: "ok",
+    turnId: job.turnId,
+    messages: turnMessages,
+    reply: { text, ...(files.length > 0 ? { files } : {}) },
+    compaction: compressed.compaction,
+    usage,
+    model: modelUsed,
+  });
+
+  for (let step = 1; step <= maxIterations; step++) {
+    const response = await client.streamChat({
+      model: modelName,
+      messages,
+      tools: toolsJson.length > 0 ? toolsJson : undefined,
+      signal,
+      onTextDelta: (text) => emit({ type: "text-delta", turnId: job.turnId, text }),
+    });
+    addUsage(response.usage);
+    modelUsed = response.model;
+    const assistant: ChatMessage = response.message;
+    messages.push(assistant);
+    turnMessages.push(assistant);
+    const calls = response.message.tool_calls ?? [];
+    if (calls.length === 0) return finish(response.message.content ?? "");
+
+    const outputs = await Promise.all(calls.map((call) => runTool(call, tools, job, deps, log, emit)));
+    usage.toolCalls += calls.length;
+    outputs.forEach((output, i) => {
+      const tool: ChatMessage = { role: "tool", tool_call_id: calls[i]!.id, content: output.content };
+      messages.push(tool);
+      turnMessages.push(tool);
+      files.push(...(output.files ?? []));
+    });
+  }
+
+  log.warn({ maxIterations }, "turn hit the step cap");
+  const text = `I stopped after ${maxIterations} steps without finishing; that is my limit for one message. Say "continue" if you want me to keep going.`;
+  emit({ type: "text-delta", turnId: job.turnId, text });
+  turnMessages.push({ role: "assistant", content: text });
+  return finish(text);
+}
+
+/** One tool call with its progress events; never throws except on abort. */
+async function runTool(
+  call: ToolCall,
+  tools: readonly Tool[],
+  job: TurnJob,
+  deps: TurnDeps,
+  log: Logger,
+  emit: (event: TurnProgress) => void,
+): Promise<ToolOutput> {
+  const { turnId } = job;
+  const name = call.function.name;
+  const startedAt = performance.now();
+  emit({
+    type: "tool-start",
+    turnId,
+    callId: call.id,
+    name,
+    summary: summarizeArguments(call.function.arguments),
+  });
+  let output: ToolOutput;
+  try {
+    output = await deps.tools.run(call, tools, {
+      signal: deps.signal,
+      origin: job.origin,
+      state: deps.state,
+      logger: log.child({ tool: name }),
+      homeDir: deps.homeDir,
+      progress: (line) => emit({ type: "status", turnId, text: line }),
+    });
+  } catch (err) {
+    if (deps.signal.aborted || isAbortError(err)) throw err;
+    log.error({ tool: name, err: describeError(err) }, "tool boundary caught an error");
+    output = { content: `error: ${name} failed: ${describeError(err)}`, isError: true };
+  }
+  const durationMs = Math.round(performance.now() - startedAt);
+  emit({ type: "tool-end", turnId, callId: call.id, name, ok: !output.isError, durationMs });
+  return output;
+}
+
+/** A short human line for a tool call's arguments: `query: "deploy notes", limit: 3`. */
+export function summarizeArguments(raw: string, maxChars = 100): string {
+  const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+  let args: unknown;
+  try {
+    args = raw.trim() ? JSON.parse(raw) : {};
+  } catch {
+    return cut(raw, maxChars);
+  }
+  if (!args || typeof args !== "object" || Array.isArray(args)) return cut(JSON.stringify(args), maxChars);
+  const parts = Object.entries(args).map(([k, v]) => {
+    const value = typeof v === "string" ? `"${cut(v, 40)}"` : cut(JSON.stringify(v) ?? "", 40);
+    return `${k}: ${value}`;
+  });
+  return cut(parts.join(", "), maxChars);
+}

@@ -1,0 +1,238 @@
+/**
+ * A thin wrapper on the openai SDK: one streaming chat call that assembles the assistant message,
+ * with retries (p-retry: exponential backoff with jitter, Retry-After honoured) and fallback models.
+ */
+import OpenAI from "openai";
+import type { ChatCompletionContentPart, ChatCompletionTool } from "openai/resources/chat/completions";
+import pRetry, { AbortError as RetryAbort } from "p-retry";
+import type { HeraldConfig } from "../gateway/config.js";
+import type { ModelError } from "../gateway/errors.js";
+import type { ChatMessage, ToolCall } from "../sessions/types.js";
+import { type AttemptFailure, cancelledError, classifyFailure, toModelError } from "./model-errors.js";
+
+/** What the client needs of the `model` config section, plus retry timing (tests shorten it). */
+export type ModelClientConfig = Pick<
+  HeraldConfig["model"],
+  "baseUrl" | "name" | "fallbacks" | "contextTokens" | "maxIterations" | "timeoutMs" | "maxRetries" | "vision"
+> & {
+  apiKey?: string | undefined;
+  /** First retry delay; doubles each retry, times a random 1–2 (jitter). @defaultValue 1000 */
+  retryBaseDelayMs?: number | undefined;
+  /** Cap of one backoff delay. @defaultValue 30_000 */
+  retryMaxDelayMs?: number | undefined;
+  /** A Retry-After longer than this is not waited for: the attempt fails at once. @defaultValue 60_000 */
+  maxRetryAfterMs?: number | undefined;
+};
+
+/** A message as sent to the model: a stored `ChatMessage`, or a user message with image parts. */
+export type ModelMessage = ChatMessage | { role: "user"; content: ChatCompletionContentPart[] };
+
+export interface StreamChatRequest {
+  /** @defaultValue the configured model (`config.name`) */
+  model?: string | undefined;
+  messages: ModelMessage[];
+  tools?: ChatCompletionTool[] | undefined;
+  signal?: AbortSignal | undefined;
+  /** Called with each piece of assistant text as it streams. Must not throw. */
+  onTextDelta?: ((text: string) => void) | undefined;
+}
+
+export interface StreamChatResult {
+  message: { role: "assistant"; content: string | null; tool_calls?: ToolCall[] | undefined };
+  usage: { promptTokens: number; completionTokens: number };
+  /** The model that answered (a fallback when the main one failed). */
+  model: string;
+  finishReason: string | undefined;
+}
+
+/** Streams chat completions from the configured endpoint. */
+export interface ModelClient {
+  readonly config: ModelClientConfig;
+  /**
+   * One assistant answer. Retries 429, 5xx, connection errors and timeouts, then tries each fallback
+   * model. A failure after text was already streamed is not retried (the text is out).
+   * @throws ModelError with a user-phrased message and `retryable` set.
+   * @throws HeraldError `turn_cancelled` when `signal` fires (no retry after that).
+   */
+  streamChat(request: StreamChatRequest): Promise<StreamChatResult>;
+}
+
+/** Builds the client; one per process (it keeps the connection pool). */
+export function createModelClient(config: ModelClientConfig): ModelClient {
+  const sdk = new OpenAI({
+    baseURL: config.baseUrl,
+    // Local servers (Ollama, llama.cpp) take any key; the SDK insists on one.
+    apiKey: config.apiKey ?? "not-set",
+    maxRetries: 0,
+    timeout: config.timeoutMs,
+  });
+
+  /** One streaming attempt against one model. */
+  async function attempt(model: string, request: StreamChatRequest, emitted: { any: boolean }) {
+    const outer = request.signal;
+    const controller = new AbortController();
+    const onOuterAbort = () => controller.abort(outer?.reason);
+    outer?.addEventListener("abort", onOuterAbort, { once: true });
+    // Idle timeout: a stream that stops sending for timeoutMs is a timeout (the SDK's covers headers only).
+    let timedOut = false;
+    let idle: NodeJS.Timeout | undefined;
+    const armIdle = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, config.timeoutMs);
+    };
+    try {
+      armIdle();
+      const stream = await sdk.chat.completions.create(
+        {
+          model,
+          messages: request.messages as OpenAI.ChatCompletionMessageParam[],
+          ...(request.tools?.length ? { tools: request.tools } : {}),
+          stream: true,
+          stream_options: { include_usage: true },
+        },
+        { signal: controller.signal },
+      );
+      let content = "";
+      let finishReason: string | undefined;
+      const usage = { promptTokens: 0, completionTokens: 0 };
+      const calls: { id: string; name: string; arguments: string }[] = [];
+      for await (const chunk of stream) {
+        armIdle();
+        if (chunk.usage) {
+          usage.promptTokens = chunk.usage.prompt_tokens;
+          usage.completionTokens = chunk.usage.completion_tokens;
+        }
+        const choice = chunk.choices[0];
+        if (!choice) continue;
+        const text = choice.delta.content;
+        if (text) {
+          content += text;
+          emitted.any = true;
+          request.onTextDelta?.(text);
+        }
+        for (const part of choice.delta.tool_calls ?? []) {
+          const slot = calls[part.index] ?? { id: "", name: "", arguments: "" };
+          calls[part.index] = slot;
+          if (part.id) slot.id = part.id;
+          if (part.function?.name) slot.name = part.function.name;
+          if (part.function?.arguments) slot.arguments += part.function.arguments;
+        }
+        if (choice.finish_reason) finishReason = choice.finish_reason;
+      }
+      // The SDK ends the iteration quietly on abort; the answer is then incomplete.
+      if (outer?.aborted) throw cancelledError(outer.reason);
+      if (timedOut) throw new OpenAI.APIConnectionTimeoutError();
+      const toolCalls: ToolCall[] = calls
+        .filter((c) => c?.name)
+        .map((c, i) => ({
+          id: c.id || `call_${i}`,
+          type: "function" as const,
+          function: { name: c.name, arguments: c.arguments },
+        }));
+      if (!finishReason && !content && toolCalls.length === 0) {
+        throw new OpenAI.APIConnectionError({ message: "the stream ended without an answer" });
+      }
+      const result: StreamChatResult = {
+        message: {
+          role: "assistant",
+          content: content || (toolCalls.length > 0 ? null : ""),
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
+        usage,
+        model,
+        finishReason,
+      };
+      return result;
+    } catch (err) {
+      if (outer?.aborted) throw cancelledError(outer.reason);
+      if (timedOut) throw new OpenAI.APIConnectionTimeoutError();
+      throw err;
+    } finally {
+      clearTimeout(idle);
+      outer?.removeEventListener("abort", onOuterAbort);
+    }
+  }
+
+  return {
+    config,
+    async streamChat(request) {
+      const signal = request.signal;
+      const models = [request.model ?? config.name, ...config.fallbacks.filter((m) => m !== request.model)];
+      const unique = [...new Set(models)];
+      const tried: string[] = [];
+      let attempts = 0;
+      let lastError: ModelError | undefined;
+      const emitted = { any: false };
+
+      for (const model of unique) {
+        tried.push(model);
+        let failure: AttemptFailure | undefined;
+        try {
+          return await pRetry(
+            async () => {
+              attempts++;
+              try {
+                return await attempt(model, request, emitted);
+              } catch (err) {
+                if (signal?.aborted) throw new RetryAbort(cancelledError(signal.reason));
+                failure = classifyFailure(err);
+                // Text already shown to the user cannot be taken back: no retry after it.
+                // A plain Error: p-retry would not retry a TypeError (fetch's "terminated").
+                const plain = new Error(failure.detail);
+                if (!failure.retry || emitted.any) throw new RetryAbort(plain);
+                throw plain;
+              }
+            },
+            {
+              retries: config.maxRetries,
+              factor: 2,
+              minTimeout: config.retryBaseDelayMs ?? 1000,
+              maxTimeout: config.retryMaxDelayMs ?? 30_000,
+              randomize: true,
+              signal,
+              shouldRetry: async () => {
+                const waitMs = failure?.retryAfterMs;
+                if (waitMs === undefined) return true;
+                if (waitMs > (config.maxRetryAfterMs ?? 60_000)) return false;
+                await sleep(waitMs, signal);
+                return true;
+              },
+            },
+          );
+        } catch (err) {
+          if (signal?.aborted) throw cancelledError(signal.reason);
+          if (!failure) throw err;
+          lastError = toModelError(failure, {
+            baseUrl: config.baseUrl,
+            models: tried,
+            attempts,
+            timeoutMs: config.timeoutMs,
+          });
+          // Only failures another model might not have are worth a fallback: not a bad key or request.
+          const fallbackHelps = (failure.retry || failure.status === 404) && !emitted.any;
+          if (!fallbackHelps) throw lastError;
+        }
+      }
+      throw lastError ?? new Error("no model configured");
+    },
+  };
+}
+
+/** Resolves after `ms`; rejects with the cancelled error when `signal` fires first. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(cancelledError(signal.reason));
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(cancelledError(signal?.reason));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

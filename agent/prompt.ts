@@ -1,0 +1,73 @@
+/**
+ * The default system prompt: persona, where the reply goes and how it renders, and the date. Pure and
+ * deterministic: the same inputs give the same bytes (providers cache identical prompt prefixes), and
+ * the time is stated to the hour only so the prompt stays the same for an hour.
+ */
+import type { ChatType, PlatformName } from "../gateway/types.js";
+
+export const DEFAULT_PERSONA =
+  "You are Herald, a helpful assistant that talks with people in their chat apps. Be direct and concise, say so when you are unsure, and use your tools when they help rather than guessing.";
+
+/** How each platform shows a reply. Unknown platforms get a neutral Markdown hint. */
+const PLATFORM_HINTS: Record<string, string> = {
+  telegram:
+    "You are replying in Telegram; Markdown is rendered (bold, italic, code, links). Keep replies short.",
+  discord: "You are replying in Discord; Markdown is rendered. Long replies are split into several messages.",
+  slack: "You are replying in Slack; Markdown is converted to Slack formatting. Avoid tables.",
+  whatsapp: "You are replying in WhatsApp; only bold, italic and code render. Avoid headings and tables.",
+  matrix: "You are replying in Matrix; Markdown is rendered.",
+  email: "You are replying by email; write a complete, self-contained answer in Markdown, no signature.",
+  api: "You are replying through an API; answer in Markdown.",
+  cli: "You are replying in a terminal; Markdown is shown as plain text, so keep formatting light.",
+  cron: "This is a scheduled task; your reply is delivered to a chat as a report, so make it stand alone.",
+};
+
+export interface SystemPromptOptions {
+  /** Replaces the default persona. */
+  persona?: string | undefined;
+  platform: PlatformName;
+  chatType: ChatType;
+  userName?: string | undefined;
+  /** Epoch ms. */
+  now: number;
+  /** IANA time zone the date is stated in. */
+  timezone: string;
+  /** Further sections (memory snapshot, skills index), in order. */
+  extra?: readonly string[] | undefined;
+}
+
+/** Builds the system prompt; the same inputs give the same text. */
+export function buildSystemPrompt(options: SystemPromptOptions): string {
+  const { platform, chatType, userName } = options;
+  const hint = PLATFORM_HINTS[platform] ?? `You are replying in ${platform}; answer in Markdown.`;
+  const who =
+    chatType === "group"
+      ? `This is a group chat with several people${userName ? `; the message is from ${userName}` : ""}. Address the person who asked.`
+      : userName
+        ? `You are talking with ${userName}.`
+        : "";
+  const sections = [
+    options.persona?.trim() || DEFAULT_PERSONA,
+    [hint, who].filter(Boolean).join(" "),
+    describeNow(options.now, options.timezone),
+    ...(options.extra ?? []).map((s) => s.trim()).filter(Boolean),
+  ];
+  return sections.join("\n\n");
+}
+
+/** "It is Tuesday, 4 June 2024, between 14:00 and 15:00 (Europe/Berlin)." */
+function describeNow(now: number, timezone: string): string {
+  const parts = new Intl.DateTimeFormat("en-GB", {
+    timeZone: timezone,
+    weekday: "long",
+    day: "numeric",
+    month: "long",
+    year: "numeric",
+    hour: "2-digit",
+    hourCycle: "h23",
+  }).formatToParts(now);
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
+  const hour = Number(get("hour"));
+  const pad = (h: number) => `${String(h % 24).padStart(2, "0")}:00`;
+  return `It is ${get("weekday")}, ${get("day")} ${get("month")} ${get("year")}, between ${pad(hour)} and ${pad(hour + 1)} (${timezone}).`;
+}

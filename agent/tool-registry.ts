@@ -1,0 +1,111 @@
+/**
+ * The tool registry: tools grouped in named toolsets, their OpenAI `tools` JSON (from zod schemas),
+ * and the one boundary where a tool call's arguments are validated and the tool runs.
+ */
+import type { ChatCompletionFunctionTool } from "openai/resources/chat/completions";
+import { z } from "zod";
+import { describeError, isAbortError } from "../gateway/errors.js";
+import type { ToolCall } from "../sessions/types.js";
+import type { Tool, ToolContext, ToolOutput } from "./types.js";
+
+/** A tool result longer than this is cut (the model's context is not a log file). */
+const MAX_OUTPUT_CHARS = 50_000;
+
+/** Declares a tool with its argument type inferred from the zod schema. */
+export function defineTool<P extends z.ZodType>(tool: Tool<P>): Tool {
+  return tool as unknown as Tool;
+}
+
+/** Tools by name, grouped in toolsets ("core" holds `session_search`). */
+export class ToolRegistry {
+  readonly #tools = new Map<string, Tool>();
+
+  /** Adds tools. @throws Error when a name is taken (two tools of one name would shadow each other). */
+  register(...tools: Tool[]): this {
+    for (const tool of tools) {
+      if (this.#tools.has(tool.name)) throw new Error(`A tool named '${tool.name}' is already registered.`);
+      this.#tools.set(tool.name, tool);
+    }
+    return this;
+  }
+
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** Names of every toolset with at least one tool. */
+  toolsets(): string[] {
+    return [...new Set([...this.#tools.values()].map((t) => t.toolset))];
+  }
+
+  /** Tools of the named toolsets, in registration order. Unknown names give nothing. */
+  forToolsets(names: readonly string[]): Tool[] {
+    const wanted = new Set(names);
+    return [...this.#tools.values()].filter((t) => wanted.has(t.toolset));
+  }
+
+  /**
+   * Runs one tool call: parses and validates the arguments, then executes the tool among `allowed`.
+   * Never throws except on abort: unknown tools, invalid arguments and tool errors come back as an
+   * error result the model reads and can correct.
+   */
+  async run(call: ToolCall, allowed: readonly Tool[], ctx: ToolContext): Promise<ToolOutput> {
+    const tool = allowed.find((t) => t.name === call.function.name);
+    if (!tool) {
+      const names = allowed.map((t) => t.name).join(", ") || "none";
+      return errorOutput(`there is no tool named '${call.function.name}'. Available tools: ${names}.`);
+    }
+    const parsed = parseArguments(tool, call.function.arguments);
+    if (!parsed.ok) return errorOutput(parsed.error);
+    try {
+      const output = await tool.execute(parsed.value, ctx);
+      const result = typeof output === "string" ? { content: output } : output;
+      return { ...result, content: truncate(result.content) };
+    } catch (err) {
+      if (isAbortError(err) || ctx.signal.aborted) throw err;
+      ctx.logger.warn({ tool: tool.name, err: describeError(err) }, "tool failed");
+      return errorOutput(`${tool.name} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}
+
+/** The OpenAI `tools` JSON of `tools`, parameters from each zod schema (zod 4 `z.toJSONSchema`). */
+export function toOpenAITools(tools: readonly Tool[]): ChatCompletionFunctionTool[] {
+  return tools.map((tool) => {
+    const { $schema: _schema, ...parameters } = z.toJSONSchema(tool.parameters, {
+      io: "input",
+      unrepresentable: "any",
+    }) as Record<string, unknown>;
+    return { type: "function", function: { name: tool.name, description: tool.description, parameters } };
+  });
+}
+
+type Parsed = { ok: true; value: unknown } | { ok: false; error: string };
+
+/** JSON-decodes and validates arguments; the error text tells the model what to fix. */
+export function parseArguments(tool: Tool, raw: string): Parsed {
+  let json: unknown;
+  try {
+    json = raw.trim() === "" ? {} : JSON.parse(raw);
+  } catch (err) {
+    return {
+      ok: false,
+      error: `the arguments for ${tool.name} are not valid JSON (${(err as Error).message}). Send a JSON object.`,
+    };
+  }
+  const result = tool.parameters.safeParse(json);
+  if (result.success) return { ok: true, value: result.data };
+  return {
+    ok: false,
+    error: `invalid arguments for ${tool.name}:\n${z.prettifyError(result.error)}\nCall it again with arguments that match its schema.`,
+  };
+}
+
+function errorOutput(message: string): ToolOutput {
+  return { content: `error: ${message}`, isError: true };
+}
+
+function truncate(content: string): string {
+  if (content.length <= MAX_OUTPUT_CHARS) return content;
+  return `${content.slice(0, MAX_OUTPUT_CHARS)}\n[output cut: ${content.length - MAX_OUTPUT_CHARS} more characters]`;
+}

@@ -1,0 +1,39 @@
+/**
+ * The job handler both queue backends run: a `TurnJob` in, a `TurnResult` out, via `runTurn`.
+ */
+import { describeError, isAbortError } from "../gateway/errors.js";
+import { runTurn, type TurnDeps } from "./loop.js";
+import type { JobHandler } from "./types.js";
+
+/** What the handler shares across turns; the queue supplies each turn's signal and progress. */
+export type TurnHandlerDeps = Omit<TurnDeps, "signal" | "progress">;
+
+/**
+ * Builds the queue's job handler. It resolves with `ok` or `failed` results (a failed turn already
+ * spent its model retries and has a message for the user; running it again would repeat its tools),
+ * and rejects only when the queue's signal aborted the turn (the queue discards it).
+ */
+export function createTurnHandler(deps: TurnHandlerDeps): JobHandler {
+  return async (job, ctx) => {
+    const log = deps.logger.child({ turnId: job.turnId });
+    const startedAt = performance.now();
+    try {
+      const result = await runTurn(job, { ...deps, signal: ctx.signal, progress: ctx.progress });
+      log.info(
+        {
+          kind: result.kind,
+          durationMs: Math.round(performance.now() - startedAt),
+          ...(result.kind === "ok"
+            ? { model: result.model, ...result.usage }
+            : { retryable: result.retryable }),
+        },
+        "turn finished",
+      );
+      return result;
+    } catch (err) {
+      if (isAbortError(err)) log.info("turn cancelled");
+      else log.error({ err: describeError(err) }, "turn handler failed");
+      throw err;
+    }
+  };
+}

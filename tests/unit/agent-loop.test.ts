@@ -1,0 +1,476 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { compressIfNeeded, planCompression, SUMMARY_PREFIX } from "../../agent/compression.js";
+import { runTurn, type TurnDeps } from "../../agent/loop.js";
+import { createModelClient, type ModelClientConfig } from "../../agent/model-client.js";
+import { buildSystemPrompt } from "../../agent/prompt.js";
+import { defineTool, ToolRegistry, toOpenAITools } from "../../agent/tool-registry.js";
+import { sessionSearchTool } from "../../agent/tools/session-search.js";
+import type { StateClient, TurnJob, TurnProgress, TurnResult } from "../../agent/types.js";
+import { createTurnHandler } from "../../agent/worker.js";
+import { isAbortError } from "../../gateway/errors.js";
+import { silentLogger } from "../../gateway/logger.js";
+import { MemorySessionStore } from "../../sessions/memory-session-store.js";
+import type { ChatMessage } from "../../sessions/types.js";
+import { type FakeLlm, type FakeLlmMessage, messageText, startFakeLlm } from "../fakes/llm/index.js";
+
+let llm: FakeLlm;
+let events: TurnProgress[];
+
+beforeEach(async () => {
+  llm = await startFakeLlm();
+  events = [];
+});
+afterEach(async () => {
+  await llm.close();
+});
+
+function modelConfig(overrides: Partial<ModelClientConfig> = {}): ModelClientConfig {
+  return {
+    baseUrl: llm.url,
+    apiKey: "sk-test",
+    name: "main",
+    fallbacks: [],
+    contextTokens: 128_000,
+    maxIterations: 90,
+    timeoutMs: 20_000,
+    maxRetries: 3,
+    vision: false,
+    retryBaseDelayMs: 2,
+    retryMaxDelayMs: 10,
+    ...overrides,
+  };
+}
+
+function makeJob(overrides: Partial<TurnJob> = {}): TurnJob {
+  return {
+    kind: "turn",
+    turnId: "turn-1",
+    origin: {
+      sessionId: "s-current",
+      sessionKey: "telegram:dm:u1",
+      chat: { platform: "telegram", chatId: "u1" },
+      chatType: "dm",
+      userId: "u1",
+    },
+    history: [],
+    input: { text: "hi" },
+    systemPrompt: "You are a test assistant.",
+    toolsets: ["core", "test"],
+    createdAt: 0,
+    ...overrides,
+  };
+}
+
+const noState: StateClient = { searchSessions: async () => [] };
+
+function makeDeps(overrides: Partial<TurnDeps> & { config?: Partial<ModelClientConfig> } = {}): TurnDeps {
+  const { config, ...rest } = overrides;
+  return {
+    model: createModelClient(modelConfig(config)),
+    tools: new ToolRegistry().register(sessionSearchTool, lookupTool),
+    state: noState,
+    logger: silentLogger(),
+    homeDir: "/tmp/herald-test",
+    signal: new AbortController().signal,
+    progress: (e) => events.push(e),
+    ...rest,
+  };
+}
+
+const lookupCalls: string[] = [];
+const lookupTool = defineTool({
+  name: "lookup",
+  description: "Looks a key up.",
+  parameters: z.object({ key: z.string(), count: z.number().int().optional() }),
+  toolset: "test",
+  async execute({ key }) {
+    lookupCalls.push(key);
+    return `value of ${key} is 42`;
+  },
+});
+
+const lastMessage = (req: { messages: FakeLlmMessage[] }) => req.messages[req.messages.length - 1];
+const ok = (r: TurnResult) => {
+  if (r.kind !== "ok") throw new Error(`turn failed: ${r.userMessage}`);
+  return r;
+};
+
+describe("runTurn", () => {
+  it("answers plainly, streaming the text as progress", async () => {
+    const result = ok(await runTurn(makeJob({ input: { text: "hello" } }), makeDeps()));
+    expect(result.reply.text).toBe("echo: hello");
+    expect(result.messages).toEqual([
+      { role: "user", content: "hello" },
+      { role: "assistant", content: "echo: hello" },
+    ]);
+    const deltas = events
+      .filter((e) => e.type === "text-delta")
+      .map((e) => (e.type === "text-delta" ? e.text : ""));
+    expect(deltas.join("")).toBe("echo: hello");
+    expect(result.usage.modelCalls).toBe(1);
+    expect(result.model).toBe("main");
+    expect(llm.requests[0]?.messages[0]).toEqual({ role: "system", content: "You are a test assistant." });
+    expect(llm.requests[0]?.tools?.map((t) => t.function.name)).toEqual(["session_search", "lookup"]);
+  });
+
+  it("runs a tool and gives its result back to the model", async () => {
+    llm.script({ toolCalls: [{ name: "lookup", arguments: { key: "answer" }, id: "c1" }] }, (req) => ({
+      text: `The tool said: ${messageText(lastMessage(req))}`,
+    }));
+    const result = ok(await runTurn(makeJob(), makeDeps()));
+    expect(result.reply.text).toBe("The tool said: value of answer is 42");
+    expect(result.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(result.messages[2]).toEqual({
+      role: "tool",
+      tool_call_id: "c1",
+      content: "value of answer is 42",
+    });
+    expect(llm.requests[1]?.messages.at(-2)?.tool_calls?.[0]?.id).toBe("c1");
+    const start = events.find((e) => e.type === "tool-start");
+    expect(start).toMatchObject({ name: "lookup", callId: "c1", summary: 'key: "answer"' });
+    expect(events.find((e) => e.type === "tool-end")).toMatchObject({ name: "lookup", ok: true });
+    expect(result.usage).toMatchObject({ modelCalls: 2, toolCalls: 1 });
+  });
+
+  it("runs the tool calls of one response in parallel", async () => {
+    let started = 0;
+    let openBarrier!: () => void;
+    const barrier = new Promise<void>((resolve) => {
+      openBarrier = resolve;
+    });
+    const barrierTool = defineTool({
+      name: "barrier",
+      description: "Waits until every barrier call has started.",
+      parameters: z.object({ n: z.number() }),
+      toolset: "test",
+      async execute({ n }, ctx) {
+        started++;
+        if (started === 2) openBarrier();
+        // Sequential calls would never open the barrier; the guard turns a hang into a clear failure.
+        let guard: NodeJS.Timeout | undefined;
+        const outcome = await Promise.race([
+          barrier.then(() => "overlapped"),
+          new Promise<string>((resolve) => {
+            guard = setTimeout(() => resolve("alone"), 10_000);
+            ctx.signal.addEventListener("abort", () => resolve("aborted"));
+          }),
+        ]);
+        clearTimeout(guard);
+        return `${n}: ${outcome}`;
+      },
+    });
+    llm.script(
+      {
+        toolCalls: [
+          { name: "barrier", arguments: { n: 1 } },
+          { name: "barrier", arguments: { n: 2 } },
+        ],
+      },
+      { text: "done" },
+    );
+    const result = ok(
+      await runTurn(makeJob(), makeDeps({ tools: new ToolRegistry().register(barrierTool) })),
+    );
+    const toolMessages = result.messages.filter((m) => m.role === "tool").map((m) => m.content);
+    expect(toolMessages).toEqual(["1: overlapped", "2: overlapped"]);
+  });
+
+  it("sends invalid tool arguments back to the model as a tool error", async () => {
+    lookupCalls.length = 0;
+    llm.script({ toolCalls: [{ name: "lookup", arguments: { key: 7 } }] }, (req) => ({
+      text: messageText(lastMessage(req)),
+    }));
+    const result = ok(await runTurn(makeJob(), makeDeps()));
+    expect(lookupCalls).toEqual([]);
+    expect(result.reply.text).toMatch(/^error: invalid arguments for lookup/);
+    expect(result.reply.text).toContain("key");
+    expect(events.find((e) => e.type === "tool-end")).toMatchObject({ ok: false });
+  });
+
+  it("stops a model that always calls tools at the step cap with a reply", async () => {
+    llm.setDefault(() => ({ toolCalls: [{ name: "lookup", arguments: { key: "again" } }] }));
+    const result = ok(await runTurn(makeJob({ maxIterations: 3 }), makeDeps()));
+    expect(llm.requests).toHaveLength(3);
+    expect(result.reply.text).toContain("I stopped after 3 steps");
+    expect(result.messages.at(-1)).toEqual({ role: "assistant", content: result.reply.text });
+    expect(result.messages.filter((m) => m.role === "tool")).toHaveLength(3);
+  });
+
+  it("waits out a 429 with Retry-After and then succeeds", async () => {
+    llm.script({ error: { status: 429, message: "slow down", retryAfterSeconds: 0.05 } }, { text: "ok now" });
+    const result = ok(await runTurn(makeJob(), makeDeps()));
+    expect(result.reply.text).toBe("ok now");
+    expect(llm.requests).toHaveLength(2);
+  });
+
+  it("falls back to the next model after the main one keeps failing", async () => {
+    llm.script(
+      { model: "main", error: { status: 500 } },
+      { model: "main", error: { status: 500 } },
+      { model: "main", error: { status: 500 } },
+      { model: "backup", text: "from backup" },
+    );
+    const deps = makeDeps({ config: { maxRetries: 2, fallbacks: ["backup"] } });
+    const result = ok(await runTurn(makeJob(), deps));
+    expect(result.reply.text).toBe("from backup");
+    expect(result.model).toBe("backup");
+    expect(llm.requests.map((r) => r.model)).toEqual(["main", "main", "main", "backup"]);
+  });
+
+  it("fails with a clear message after the retries of every model", async () => {
+    llm.setDefault(() => ({ error: { status: 503 } }));
+    const result = await runTurn(makeJob({ input: { text: "are you there" } }), makeDeps());
+    expect(result).toMatchObject({ kind: "failed", retryable: true });
+    if (result.kind !== "failed") return;
+    expect(result.userMessage).toBe(
+      "The model endpoint is not answering (503) after 4 tries; try again in a minute.",
+    );
+    expect(result.messages).toEqual([{ role: "user", content: "are you there" }]);
+    expect(llm.requests).toHaveLength(4);
+  });
+
+  it("fails at once on 401, without retries or fallbacks", async () => {
+    llm.setDefault(() => ({ error: { status: 401, message: "Incorrect API key provided." } }));
+    const result = await runTurn(makeJob(), makeDeps({ config: { fallbacks: ["backup"] } }));
+    expect(result).toMatchObject({
+      kind: "failed",
+      retryable: false,
+      userMessage: "The model endpoint answered 401: check OPENAI_API_KEY.",
+    });
+    expect(llm.requests).toHaveLength(1);
+  });
+
+  it("rejects promptly when aborted mid-stream, and the model server sees the connection close", async () => {
+    llm.script({ text: "a long answer that takes a minute to stream", chunkDelayMs: 60_000 });
+    const controller = new AbortController();
+    const deps = makeDeps({
+      signal: controller.signal,
+      progress: (e) => {
+        if (e.type === "text-delta") controller.abort();
+      },
+    });
+    const error = await runTurn(makeJob(), deps).catch((e: unknown) => e);
+    expect(isAbortError(error)).toBe(true);
+    await llm.waitForClosedEarly(1);
+    expect(llm.requests).toHaveLength(1);
+  });
+
+  it("notes attachments in the text without vision, and sends images as data URLs with it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "herald-att-"));
+    try {
+      const image = join(dir, "cat.png");
+      await writeFile(image, Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+      const input = {
+        text: "look",
+        attachments: [
+          { kind: "image" as const, path: image, fileName: "cat.png", mimeType: "image/png" },
+          {
+            kind: "document" as const,
+            path: join(dir, "r.pdf"),
+            fileName: "r.pdf",
+            mimeType: "application/pdf",
+          },
+        ],
+      };
+      const plain = ok(await runTurn(makeJob({ input }), makeDeps()));
+      expect(plain.messages[0]?.content).toBe(
+        `look\n[attached image: cat.png, image/png, ${image}]\n[attached file: r.pdf, application/pdf, ${join(dir, "r.pdf")}]`,
+      );
+      await runTurn(makeJob({ input }), makeDeps({ config: { vision: true } }));
+      const parts = lastMessage(llm.requests[1]!)?.content;
+      expect(Array.isArray(parts) && parts.map((p) => p.type)).toEqual(["text", "image_url"]);
+      expect(Array.isArray(parts) && parts[1]?.image_url?.url).toBe("data:image/png;base64,iVBORw==");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("is what the queue handler runs, with the queue's signal and progress", async () => {
+    const handler = createTurnHandler({
+      model: createModelClient(modelConfig()),
+      tools: new ToolRegistry(),
+      state: noState,
+      logger: silentLogger(),
+      homeDir: "/tmp",
+    });
+    const seen: TurnProgress[] = [];
+    const result = await handler(makeJob({ input: { text: "queued" } }), {
+      signal: new AbortController().signal,
+      progress: (e) => seen.push(e),
+    });
+    expect(ok(result).reply.text).toBe("echo: queued");
+    expect(seen.some((e) => e.type === "text-delta")).toBe(true);
+  });
+});
+
+describe("compression", () => {
+  const big = (tag: string, chars: number) => `${tag} ${"x".repeat(chars)}`;
+  // contextTokens 1000: compress above 750 tokens; tail budget 300 tokens (~1,200 chars).
+  const history: ChatMessage[] = [
+    { role: "user", content: "first question" },
+    { role: "assistant", content: "first answer" },
+    { role: "user", content: big("middle-1", 1200) },
+    { role: "assistant", content: big("middle-2", 1200) },
+    { role: "user", content: "check two things" },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id: "t1", type: "function", function: { name: "lookup", arguments: '{"key":"a"}' } },
+        { id: "t2", type: "function", function: { name: "lookup", arguments: '{"key":"b"}' } },
+      ],
+    },
+    // Walking back from the end, the tail budget runs out between these two results.
+    { role: "tool", tool_call_id: "t1", content: big("result-a", 600) },
+    { role: "tool", tool_call_id: "t2", content: big("result-b", 600) },
+    { role: "assistant", content: "both checked" },
+  ];
+
+  it("keeps head and tail, moving the cut so no tool result loses its call", () => {
+    const plan = planCompression(history, 1000);
+    expect(plan?.head.map((m) => m.content)).toEqual(["first question", "first answer"]);
+    expect(plan?.tail).toEqual([{ role: "assistant", content: "both checked" }]);
+    expect(plan?.middle.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "tool",
+      "tool",
+    ]);
+  });
+
+  it("summarises the middle with one model call and the turn continues on the result", async () => {
+    llm.script((req) => ({
+      text: req.tools
+        ? "unexpected tools in the summary call"
+        : "SUMMARY: the user asked about middle things",
+    }));
+    const result = ok(
+      await runTurn(
+        makeJob({ history, input: { text: "and now?" } }),
+        makeDeps({ config: { contextTokens: 1000 } }),
+      ),
+    );
+    expect(llm.requests).toHaveLength(2);
+    const summaryRequest = messageText(lastMessage(llm.requests[0]!));
+    expect(summaryRequest).toContain("Summarise this conversation for continuing it");
+    expect(summaryRequest).toContain("middle-1");
+    expect(summaryRequest).toContain("assistant called lookup");
+
+    const sent = llm.requests[1]!.messages;
+    const starts = [
+      "You are a test",
+      "first question",
+      "first answer",
+      SUMMARY_PREFIX,
+      "both checked",
+      "and now?",
+    ];
+    expect(sent).toHaveLength(starts.length);
+    for (const [i, m] of sent.entries()) expect(messageText(m).startsWith(starts[i]!)).toBe(true);
+    expect(messageText(sent[3])).toContain("SUMMARY: the user asked about middle things");
+    expect(result.compaction).toEqual({
+      replacedCount: 8,
+      summary: "SUMMARY: the user asked about middle things",
+    });
+    expect(result.usage.modelCalls).toBe(2);
+    expect(result.reply.text).toBe("echo: and now?");
+  });
+
+  it("never sends an orphaned tool result or an unanswered tool call", async () => {
+    // A larger window keeps the tool group in the tail: it must stay whole with its results.
+    llm.script({ text: "summary" });
+    const long: ChatMessage[] = [...history.slice(0, 4), ...history.slice(0, 4), ...history.slice(4)];
+    const out = await compressIfNeeded({
+      systemPrompt: "",
+      history: long,
+      input: { role: "user", content: "next" },
+      client: createModelClient(modelConfig({ contextTokens: 1800 })),
+      signal: new AbortController().signal,
+      logger: silentLogger(),
+    });
+    expect(out.compaction).toBeDefined();
+    const seen = new Set<string>();
+    for (const [i, m] of out.history.entries()) {
+      if (m.role === "assistant" && m.tool_calls) {
+        const results = out.history.slice(i + 1, i + 1 + m.tool_calls.length);
+        expect(results.map((r) => (r.role === "tool" ? r.tool_call_id : r.role))).toEqual(
+          m.tool_calls.map((c) => c.id),
+        );
+        for (const c of m.tool_calls) seen.add(c.id);
+      }
+      if (m.role === "tool") expect(seen.has(m.tool_call_id)).toBe(true);
+    }
+    expect(out.history.some((m) => m.role === "tool")).toBe(true);
+  });
+});
+
+describe("session_search", () => {
+  it("finds only the caller's own earlier sessions on the same platform", async () => {
+    const store = new MemorySessionStore();
+    const policy = { mode: "none" as const, idleMinutes: 1440, atHour: 4 };
+    const dm = (platform: string, user: string) => ({
+      chat: { platform, chatId: user },
+      chatType: "dm" as const,
+      userId: user,
+    });
+    const earlier = store.open(dm("telegram", "u1"), policy).session;
+    store.append(earlier.id, [{ role: "user", content: "the deploy key lives in the vault" }]);
+    store.reset(earlier.key, "manual");
+    const current = store.open(dm("telegram", "u1"), policy).session;
+    store.append(current.id, [{ role: "user", content: "deploy from the current session" }]);
+    const other = store.open(dm("telegram", "u2"), policy).session;
+    store.append(other.id, [{ role: "user", content: "bob's deploy secret" }]);
+    const elsewhere = store.open(dm("discord", "u1"), policy).session;
+    store.append(elsewhere.id, [{ role: "user", content: "deploy talk on discord" }]);
+    const state: StateClient = { searchSessions: async (q, o) => store.search(q, o) };
+
+    llm.script({ toolCalls: [{ name: "session_search", arguments: { query: "deploy" } }] }, (req) => ({
+      text: messageText(lastMessage(req)),
+    }));
+    const job = makeJob({
+      origin: { ...makeJob().origin, sessionId: current.id, sessionKey: current.key },
+    });
+    const result = ok(await runTurn(job, makeDeps({ state })));
+    expect(result.reply.text).toContain("key lives in the vault");
+    expect(result.reply.text).toMatch(/\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC user:/);
+    expect(result.reply.text).not.toContain("bob");
+    expect(result.reply.text).not.toContain("discord");
+    expect(result.reply.text).not.toContain("current session");
+    expect(events.some((e) => e.type === "status" && e.text.includes("deploy"))).toBe(true);
+  });
+});
+
+describe("tools and prompt", () => {
+  it("describes tool parameters as JSON Schema for the model", () => {
+    const [tool] = toOpenAITools([sessionSearchTool]);
+    expect(tool?.function.name).toBe("session_search");
+    expect(tool?.function.parameters).toMatchObject({
+      type: "object",
+      properties: { query: { type: "string" }, limit: { type: "integer" } },
+      required: ["query"],
+    });
+    expect(tool?.function.parameters).not.toHaveProperty("$schema");
+  });
+
+  it("builds the same system prompt for the same inputs, with platform hints and the date", () => {
+    const options = {
+      platform: "telegram",
+      chatType: "group" as const,
+      userName: "Ada",
+      now: Date.UTC(2024, 5, 4, 12, 30),
+      timezone: "Europe/Berlin",
+    };
+    const prompt = buildSystemPrompt(options);
+    expect(buildSystemPrompt({ ...options, now: options.now + 60_000 })).toBe(prompt);
+    expect(prompt).toContain("You are Herald");
+    expect(prompt).toContain("Telegram; Markdown is rendered");
+    expect(prompt).toContain("the message is from Ada");
+    expect(prompt).toContain("Tuesday, 4 June 2024, between 14:00 and 15:00 (Europe/Berlin)");
+  });
+});
