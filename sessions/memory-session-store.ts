@@ -30,6 +30,9 @@ export interface MemorySessionStoreOptions {
 
 const clone = <T>(value: T): T => structuredClone(value);
 
+/** "Café" → "Cafe", as FTS5's `remove_diacritics` tokenizer sees it. */
+const withoutMarks = (text: string): string => text.normalize("NFD").replace(/\p{M}/gu, "");
+
 /**
  * `SessionStore` in memory, for unit tests of the parts that use one. Same behaviour as
  * `SqliteSessionStore` except search, which matches whole words and ranks by how many query words a
@@ -136,7 +139,7 @@ export class MemorySessionStore implements SessionStore {
 
   /** Whole-word, case-insensitive; all words first, any word when that finds nothing. */
   search(query: string, options: SearchOptions = {}): SearchHit[] {
-    const terms = queryTerms(query);
+    const terms = queryTerms(withoutMarks(query));
     if (terms.length === 0) return [];
     const scored: { hit: SearchHit; matched: number }[] = [];
     for (const { session, messages } of this.#entries.values()) {
@@ -146,7 +149,7 @@ export class MemorySessionStore implements SessionStore {
       for (const m of messages) {
         const content = m.message.content;
         if (!content) continue;
-        const words = new Set(queryTerms(content.normalize("NFD").replace(/\p{M}/gu, "")));
+        const words = new Set(queryTerms(withoutMarks(content)));
         const matched = terms.filter((t) => words.has(t)).length;
         if (matched === 0) continue;
         const hit: SearchHit = {

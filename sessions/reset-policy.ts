@@ -83,8 +83,24 @@ export function zonedHourToInstant(
   return exact.length > 0 ? Math.min(...exact) : Math.max(...candidates);
 }
 
+/**
+ * Boundaries are at least 22 hours apart even across DST shifts, so a computed boundary answers every
+ * `now` up to 22 hours after it without formatting dates again (`open` asks on every turn).
+ */
+const BOUNDARY_REUSE_MS = 22 * 3_600_000;
+const boundaryCache = new Map<string, number>();
+
 /** The latest daily boundary (`atHour`:00 in `timeZone`) at or before `now`. */
 export function lastDailyBoundary(now: number, atHour: number, timeZone: string): number {
+  const cacheKey = `${timeZone}|${atHour}`;
+  const cached = boundaryCache.get(cacheKey);
+  if (cached !== undefined && cached <= now && now - cached < BOUNDARY_REUSE_MS) return cached;
+  const boundary = computeLastDailyBoundary(now, atHour, timeZone);
+  boundaryCache.set(cacheKey, boundary);
+  return boundary;
+}
+
+function computeLastDailyBoundary(now: number, atHour: number, timeZone: string): number {
   const today = wallTime(now, timeZone);
   const boundary = zonedHourToInstant(today.year, today.month, today.day, atHour, timeZone);
   if (boundary <= now) return boundary;

@@ -162,6 +162,22 @@ export function sessionStoreContract(name: string, makeStore: () => SessionStore
       );
     });
 
+    it("daily policy at an hour skipped by DST resets at the jump; a repeated hour at its first occurrence", () => {
+      const store = makeStore();
+      // 2024-03-10 02:00 does not exist in New York: clocks jump from 01:59 EST to 03:00 EDT (07:00 UTC).
+      const skipped: ResetPolicy = { ...dailyNewYork, atHour: 2 };
+      const a = store.open(dm("100"), skipped, Date.UTC(2024, 2, 10, 6, 30)).session;
+      store.append(a.id, [user("hi")], { now: Date.UTC(2024, 2, 10, 6, 30) });
+      expect(store.open(dm("100"), skipped, Date.UTC(2024, 2, 10, 6, 59)).autoReset).toBeUndefined();
+      expect(store.open(dm("100"), skipped, Date.UTC(2024, 2, 10, 7, 0)).autoReset?.reason).toBe("daily");
+      // 2024-11-03 01:00 happens twice in New York; the first is 01:00 EDT (05:00 UTC).
+      const repeated: ResetPolicy = { ...dailyNewYork, atHour: 1 };
+      const b = store.open(dm("200"), repeated, Date.UTC(2024, 10, 3, 4, 30)).session;
+      store.append(b.id, [user("hi")], { now: Date.UTC(2024, 10, 3, 4, 30) });
+      expect(store.open(dm("200"), repeated, Date.UTC(2024, 10, 3, 4, 59)).autoReset).toBeUndefined();
+      expect(store.open(dm("200"), repeated, Date.UTC(2024, 10, 3, 5, 0)).autoReset?.reason).toBe("daily");
+    });
+
     it("daily policy works in zones with half-hour offsets (Asia/Kolkata, UTC+5:30)", () => {
       const store = makeStore();
       const policy: ResetPolicy = { mode: "daily", idleMinutes: 60, atHour: 6, timezone: "Asia/Kolkata" };
@@ -204,11 +220,13 @@ export function sessionStoreContract(name: string, makeStore: () => SessionStore
       expect(store.search("deploy", { limit: 1 })).toHaveLength(1);
     });
 
-    it("search falls back to any word when no message has all of them", () => {
+    it("search ignores case and accents, and falls back to any word when no message has all of them", () => {
       const store = makeStore();
       const { id } = store.open(dm("100"), none, T0).session;
       store.append(id, [user("the kubernetes cluster")], { now: T0 });
       expect(store.search("kubernetes banana").map((h) => h.seq)).toEqual([1]);
+      store.append(id, [user("un café crème, s'il vous plaît")], { now: T0 });
+      expect(store.search("CAFE creme").map((h) => h.seq)).toEqual([2]);
     });
 
     it("search respects keyPrefix, userId and excludeSessionId", () => {
