@@ -52,6 +52,15 @@ const inbound = (messageId: string, text = "hello"): InboundMessage => ({
   meta: { subject: "x" },
 });
 
+const turnBase = {
+  sessionId: "s1",
+  sessionKey: "telegram:dm:100",
+  chat: { platform: "telegram", chatId: "100" },
+  userId: "100",
+  source: "chat" as const,
+  input: "hello",
+};
+
 describe("inbound ledger", () => {
   it("records a message once and replays unhandled ones after a restart, in received order", () => {
     let state = open();
@@ -178,15 +187,6 @@ describe("transaction", () => {
     expect(reopened.outbox.pending()).toHaveLength(1);
   });
 });
-
-const turnBase = {
-  sessionId: "s1",
-  sessionKey: "telegram:dm:100",
-  chat: { platform: "telegram", chatId: "100" },
-  userId: "100",
-  source: "chat" as const,
-  input: "hello",
-};
 
 describe("outbox", () => {
   const chat = { platform: "telegram", chatId: "100" };
