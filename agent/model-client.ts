@@ -128,7 +128,8 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
       const toolCalls: ToolCall[] = calls
         .filter((c) => c?.name)
         .map((c, i) => ({
-          id: c.id || `call_${i}`,
+          // Some local servers send no ids; the tool result must still name its call uniquely.
+          id: c.id || `call_${Date.now().toString(36)}_${i}`,
           type: "function" as const,
           function: { name: c.name, arguments: c.arguments },
         }));

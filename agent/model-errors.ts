@@ -83,7 +83,7 @@ export function toModelError(failure: AttemptFailure, ctx: FailureContext): Mode
   switch (failure.kind) {
     case "timeout":
       return new ModelError(
-        `The model endpoint did not answer within ${Math.round(ctx.timeoutMs / 1000)} s after ${tries}${which}; try again in a minute.`,
+        `The model endpoint did not answer within ${seconds(ctx.timeoutMs)} s after ${tries}${which}; try again in a minute.`,
         { ...base, code: "model_unavailable", retryable: true },
       );
     case "connection":
@@ -134,4 +134,9 @@ export function toModelError(failure: AttemptFailure, ctx: FailureContext): Mode
     ...base,
     retryable: false,
   });
+}
+
+/** `120` for 120,000 ms, `0.1` for 100 ms. */
+function seconds(ms: number): string {
+  return ms >= 10_000 ? String(Math.round(ms / 1000)) : String(Math.round(ms / 100) / 10);
 }

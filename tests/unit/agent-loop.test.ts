@@ -244,6 +244,20 @@ describe("runTurn", () => {
     expect(llm.requests).toHaveLength(1);
   });
 
+  it("retries a dropped connection and a model that does not answer in time", async () => {
+    llm.script({ disconnect: true }, { text: "after the drop" });
+    expect(ok(await runTurn(makeJob(), makeDeps())).reply.text).toBe("after the drop");
+    expect(llm.requests).toHaveLength(2);
+
+    llm.setDefault(() => ({ text: "too late", delayMs: 60_000 }));
+    const result = await runTurn(makeJob(), makeDeps({ config: { timeoutMs: 100, maxRetries: 1 } }));
+    expect(result).toMatchObject({ kind: "failed", retryable: true });
+    expect(result.kind === "failed" && result.userMessage).toBe(
+      "The model endpoint did not answer within 0.1 s after 2 tries; try again in a minute.",
+    );
+    expect(llm.requests).toHaveLength(4);
+  });
+
   it("rejects promptly when aborted mid-stream, and the model server sees the connection close", async () => {
     llm.script({ text: "a long answer that takes a minute to stream", chunkDelayMs: 60_000 });
     const controller = new AbortController();
@@ -407,6 +421,31 @@ describe("compression", () => {
       if (m.role === "tool") expect(seen.has(m.tool_call_id)).toBe(true);
     }
     expect(out.history.some((m) => m.role === "tool")).toBe(true);
+  });
+});
+
+describe("history repair", () => {
+  it("drops tool calls without results and results without calls before sending", async () => {
+    const history: ChatMessage[] = [
+      { role: "tool", tool_call_id: "lost", content: "orphan" },
+      { role: "user", content: "q" },
+      {
+        role: "assistant",
+        content: "checking",
+        tool_calls: [{ id: "never", type: "function", function: { name: "lookup", arguments: "{}" } }],
+      },
+      { role: "user", content: "again" },
+    ];
+    await runTurn(makeJob({ history }), makeDeps());
+    const sent = llm.requests[0]!.messages;
+    expect(sent.map((m) => [m.role, messageText(m)])).toEqual([
+      ["system", "You are a test assistant."],
+      ["user", "q"],
+      ["assistant", "checking"],
+      ["user", "again"],
+      ["user", "hi"],
+    ]);
+    expect(sent[2]?.tool_calls).toBeUndefined();
   });
 });
 

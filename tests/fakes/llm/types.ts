@@ -71,7 +71,7 @@ export interface FakeLlmOptions {
 export interface FakeLlm {
   /** Base URL ending in `/v1` (pass as the SDK's `baseURL`). */
   readonly url: string;
-  /** Every chat.completions request body received, in arrival order. */
+  /** Every chat.completions request body received (past the key check), in arrival order. */
   readonly requests: FakeLlmRequest[];
   /** Requests whose client disconnected before the answer ended, in order. */
   readonly closedEarly: FakeLlmRequest[];
