@@ -1,0 +1,266 @@
+#!/usr/bin/env node
+/**
+ * The `herald` command. Every subcommand loads the config the same way; a ConfigError prints the key
+ * and the fix and exits with code 2.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Command } from "commander";
+import { SqliteState } from "../sessions/sqlite-state.js";
+import { parseChat } from "./chat.js";
+import { type HeraldConfig, loadConfig } from "./config.js";
+import { printDoctor, runDoctor } from "./doctor.js";
+import { ConfigError, describeError } from "./errors.js";
+import { createLogger } from "./logger.js";
+
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+
+function config(): HeraldConfig {
+  return loadConfig();
+}
+
+function openState(cfg: HeraldConfig): SqliteState {
+  return SqliteState.open(join(cfg.homeDir, "state.db"), { groupMode: cfg.sessions.groupSessions });
+}
+
+/** Runs a subcommand body, turning known errors into a message and an exit code. */
+function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | void) {
+  return async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        process.stderr.write(`Configuration error (${err.key}): ${err.message}\n`);
+        process.exit(2);
+      }
+      process.stderr.write(`${describeError(err)}\n`);
+      process.exit(1);
+    }
+  };
+}
+
+const program = new Command()
+  .name("herald")
+  .description(
+    "Herald: one AI assistant on Telegram, Discord, Slack, WhatsApp, Matrix, email and an OpenAI-compatible API",
+  )
+  .version(pkg.version);
+
+program
+  .command("gateway")
+  .description(
+    "run the adapters, the runner and the HTTP server (and the agent workers on the embedded queue)",
+  )
+  .action(
+    action(async () => {
+      const startedAt = performance.now();
+      const cfg = config();
+      const logger = createLogger({ level: cfg.logLevel });
+      const { startGateway } = await import("./main.js");
+      const gateway = await startGateway(cfg, { logger });
+      logger.info(
+        { readyMs: Math.round(performance.now() - startedAt), url: gateway.http?.url },
+        "herald ready",
+      );
+      const shutdown = async (signal: string) => {
+        logger.info({ signal }, "shutting down");
+        await gateway.stop();
+        process.exit(0);
+      };
+      process.once("SIGINT", () => void shutdown("SIGINT"));
+      process.once("SIGTERM", () => void shutdown("SIGTERM"));
+    }),
+  );
+
+program
+  .command("worker")
+  .description("run agent workers that take turns from Redis (needs REDIS_URL)")
+  .option("--concurrency <n>", "turns run at once by this process", (v) => Number.parseInt(v, 10))
+  .action(
+    action(async (opts: { concurrency?: number }) => {
+      const cfg = config();
+      if (!cfg.queue.redisUrl) {
+        throw new ConfigError(
+          "REDIS_URL",
+          "herald worker takes turns from Redis, but REDIS_URL is not set. Fix: set REDIS_URL (and HERALD_GATEWAY_URL, HERALD_GATEWAY_KEY), or run only `herald gateway`, which runs its own workers.",
+        );
+      }
+      void opts;
+      throw new Error(
+        "herald worker (scale-out on Redis) is not available in this build yet; run `herald gateway` alone.",
+      );
+    }),
+  );
+
+program
+  .command("chat")
+  .description("talk to the agent from this terminal, with the same sessions and tools")
+  .action(
+    action(async () => {
+      const cfg = { ...config(), apiServer: { ...config().apiServer, enabled: false } };
+      const logger = createLogger({ level: process.env["HERALD_LOG_LEVEL"] ?? "warn" });
+      const { startGateway } = await import("./main.js");
+      const { createCliAdapter } = await import("../adapters/cli/index.js");
+      const cli = createCliAdapter();
+      const gateway = await startGateway(cfg, { logger, extraAdapters: [cli], localOnly: true });
+      await cli.finished;
+      await gateway.stop();
+      process.stdout.write("\n");
+      process.exit(0);
+    }),
+  );
+
+const sessions = program.command("sessions").description("list, show, search, export and prune sessions");
+sessions
+  .command("list")
+  .option("--limit <n>", "how many", (v) => Number.parseInt(v, 10), 20)
+  .option("--active", "only active sessions")
+  .action(
+    action((opts: { limit: number; active?: boolean }) => {
+      const state = openState(config());
+      for (const s of state.sessions.list({ limit: opts.limit, activeOnly: opts.active })) {
+        const when = new Date(s.lastActiveAt).toISOString().slice(0, 16).replace("T", " ");
+        process.stdout.write(
+          `${s.id}  ${when}  ${String(s.messageCount).padStart(4)} msgs  ${s.key}${s.endedAt ? `  (ended: ${s.endReason})` : ""}\n`,
+        );
+      }
+      state.close();
+    }),
+  );
+sessions.command("show <id>").action(
+  action((id: string) => {
+    const state = openState(config());
+    const session = state.sessions.get(id);
+    if (!session) throw new Error(`No session ${id}. \`herald sessions list\` shows the ids.`);
+    process.stdout.write(`${session.key}  (${session.messageCount} messages)\n\n`);
+    for (const m of state.sessions.load(id)) {
+      const content = m.message.content ?? "";
+      const calls =
+        m.message.role === "assistant" && m.message.tool_calls?.length
+          ? ` [tools: ${m.message.tool_calls.map((c) => c.function.name).join(", ")}]`
+          : "";
+      process.stdout.write(`${m.message.role}${calls}: ${content}\n\n`);
+    }
+    state.close();
+  }),
+);
+sessions
+  .command("search <query...>")
+  .option("--limit <n>", "how many hits", (v) => Number.parseInt(v, 10), 10)
+  .action(
+    action((query: string[], opts: { limit: number }) => {
+      const state = openState(config());
+      for (const hit of state.sessions.search(query.join(" "), { limit: opts.limit })) {
+        process.stdout.write(
+          `${hit.sessionId}  ${new Date(hit.createdAt).toISOString().slice(0, 16)}  ${hit.role}: ${hit.snippet}\n`,
+        );
+      }
+      state.close();
+    }),
+  );
+sessions
+  .command("export <id>")
+  .option("--format <format>", "json or md", "json")
+  .action(
+    action((id: string, opts: { format: string }) => {
+      const state = openState(config());
+      const session = state.sessions.get(id);
+      if (!session) throw new Error(`No session ${id}.`);
+      const messages = state.sessions.load(id);
+      if (opts.format === "md") {
+        process.stdout.write(`# ${session.key}\n\n`);
+        for (const m of messages)
+          process.stdout.write(`**${m.message.role}**: ${m.message.content ?? ""}\n\n`);
+      } else {
+        process.stdout.write(
+          `${JSON.stringify({ session, messages: messages.map((m) => m.message) }, null, 2)}\n`,
+        );
+      }
+      state.close();
+    }),
+  );
+sessions
+  .command("prune")
+  .requiredOption("--older-than <days>", "delete ended sessions idle for more than this many days", (v) =>
+    Number.parseFloat(v),
+  )
+  .action(
+    action((opts: { olderThan: number }) => {
+      const state = openState(config());
+      const removed = state.sessions.prune(Date.now() - opts.olderThan * 86_400_000);
+      process.stdout.write(`Deleted ${removed} ended session(s).\n`);
+      state.close();
+    }),
+  );
+
+const pairing = program.command("pairing").description("admit unknown users who asked for access");
+pairing.command("list").action(
+  action(() => {
+    const state = openState(config());
+    const pending = state.pairing.pending();
+    process.stdout.write(
+      pending.length
+        ? "Pending requests (codes are shown only to the requester):\n"
+        : "No pending requests.\n",
+    );
+    for (const r of pending) {
+      process.stdout.write(
+        `  ${r.platform}:${r.userId}${r.userName ? ` (${r.userName})` : ""}  expires ${new Date(r.expiresAt).toISOString()}\n`,
+      );
+    }
+    const approved = state.pairing.approved();
+    if (approved.length) process.stdout.write("Approved:\n");
+    for (const a of approved) process.stdout.write(`  ${a.platform}:${a.userId}\n`);
+    state.close();
+  }),
+);
+pairing
+  .command("approve <codeOrUser>")
+  .description("approve by the code the user got, or directly as platform:userId")
+  .action(
+    action((value: string) => {
+      const state = openState(config());
+      try {
+        const direct = value.includes(":") ? parseChat(value) : undefined;
+        if (direct) {
+          state.pairing.allow(direct.platform, direct.chatId);
+          process.stdout.write(`Approved ${direct.platform}:${direct.chatId}.\n`);
+          return;
+        }
+        const who = state.pairing.approve(value);
+        if (!who)
+          throw new Error(
+            `No pending request has code ${value} (codes expire after 1 hour). \`herald pairing list\` shows requests.`,
+          );
+        process.stdout.write(`Approved ${who.platform}:${who.userId}.\n`);
+      } finally {
+        state.close();
+      }
+    }),
+  );
+pairing
+  .command("revoke <user>")
+  .description("revoke platform:userId")
+  .action(
+    action((value: string) => {
+      const who = parseChat(value);
+      if (!who) throw new Error("Give the user as platform:userId, e.g. telegram:12345.");
+      const state = openState(config());
+      const removed = state.pairing.revoke(who.platform, who.chatId);
+      state.close();
+      process.stdout.write(removed ? `Revoked ${value}.\n` : `${value} was not approved.\n`);
+    }),
+  );
+
+program
+  .command("doctor")
+  .description("check the configuration, the model endpoint and the state file")
+  .action(
+    action(async () => {
+      process.exitCode = printDoctor(await runDoctor());
+    }),
+  );
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,160 @@
+/**
+ * `herald doctor`: lists what is configured and checks it for real — the model endpoint answers a
+ * request, the state file is writable, Redis answers when configured — printing each problem with its fix.
+ */
+import { join } from "node:path";
+import OpenAI from "openai";
+import { SqliteState } from "../sessions/sqlite-state.js";
+import { configuredPlatforms, type HeraldConfig, isLoopbackHost, loadConfig } from "./config.js";
+import { ConfigError, describeError } from "./errors.js";
+
+export interface DoctorLine {
+  ok: boolean;
+  text: string;
+  fix?: string;
+}
+
+/** Runs every check; never throws. */
+export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<DoctorLine[]> {
+  const lines: DoctorLine[] = [];
+  let config: HeraldConfig;
+  try {
+    config = loadConfig({ env });
+  } catch (err) {
+    const key = err instanceof ConfigError ? err.key : "config";
+    return [{ ok: false, text: `configuration: ${describeError(err)}`, fix: `correct ${key}` }];
+  }
+  lines.push({ ok: true, text: `HERALD_HOME: ${config.homeDir}` });
+  lines.push({
+    ok: true,
+    text: `model: ${config.model.name} at ${config.model.baseUrl}${config.model.fallbacks.length ? ` (fallbacks: ${config.model.fallbacks.join(", ")})` : ""}`,
+  });
+  lines.push({
+    ok: true,
+    text: `queue: ${config.queue.redisUrl ? "Redis (BullMQ)" : `embedded, ${config.queue.concurrency} turns at a time`}`,
+  });
+  lines.push({
+    ok: true,
+    text: config.apiServer.enabled
+      ? `API server: http://${config.apiServer.host}:${config.apiServer.port} (${config.apiServer.key ? "key required" : "no key, loopback only"})`
+      : "API server: disabled",
+  });
+  const platforms = configuredPlatforms(config);
+  lines.push({
+    ok: true,
+    text: `platforms: ${platforms.length ? platforms.join(", ") : "none (API server only)"}`,
+  });
+  const lists = platforms.filter((p) => (config[p as "telegram"].allowedUsers ?? []).length > 0);
+  if (config.access.allowAllUsers) {
+    lines.push({ ok: true, text: "access: everyone (GATEWAY_ALLOW_ALL_USERS=true)" });
+  } else if (!config.access.allowedUsers.length && !lists.length && platforms.length) {
+    lines.push({
+      ok: true,
+      text: "access: no allowlist; unknown users get a pairing code",
+      fix: "approve them with `herald pairing approve <code>`, or set GATEWAY_ALLOWED_USERS",
+    });
+  } else {
+    const scopes = [...(config.access.allowedUsers.length ? ["all platforms"] : []), ...lists];
+    lines.push({
+      ok: true,
+      text: scopes.length
+        ? `access: allowlists for ${scopes.join(", ")}`
+        : "access: API server only (its key is the access control)",
+    });
+  }
+  if (config.apiServer.enabled && !isLoopbackHost(config.apiServer.host) && !config.apiServer.key) {
+    lines.push({
+      ok: false,
+      text: "API server is reachable from other machines without a key",
+      fix: "set API_SERVER_KEY",
+    });
+  }
+  lines.push(await checkModel(config));
+  lines.push(checkState(config));
+  if (config.queue.redisUrl) lines.push(await checkRedis(config.queue.redisUrl));
+  return lines;
+}
+
+async function checkModel(config: HeraldConfig): Promise<DoctorLine> {
+  const client = new OpenAI({
+    baseURL: config.model.baseUrl,
+    apiKey: config.model.apiKey ?? "none",
+    maxRetries: 0,
+    timeout: 20_000,
+  });
+  try {
+    await client.chat.completions.create({
+      model: config.model.name,
+      messages: [{ role: "user", content: "ping" }],
+      max_tokens: 1,
+    });
+    return { ok: true, text: `model endpoint answered a request (${config.model.name})` };
+  } catch (err) {
+    const status = (err as { status?: number }).status;
+    const fix =
+      status === 401 || status === 403
+        ? "check OPENAI_API_KEY"
+        : status === 404
+          ? `check HERALD_MODEL (is '${config.model.name}' served at ${config.model.baseUrl}?)`
+          : status
+            ? "the endpoint answered with an error; check its logs"
+            : "check OPENAI_BASE_URL and that the endpoint is running";
+    return {
+      ok: false,
+      text: `model endpoint failed: ${status ? `HTTP ${status}` : describeError(err)}`,
+      fix,
+    };
+  }
+}
+
+function checkState(config: HeraldConfig): DoctorLine {
+  const path = join(config.homeDir, "state.db");
+  try {
+    const state = SqliteState.open(path);
+    const kv = state.kv("doctor");
+    kv.set("check", String(Date.now()));
+    kv.delete("check");
+    state.close();
+    return { ok: true, text: `state file is writable (${path})` };
+  } catch (err) {
+    return {
+      ok: false,
+      text: `state file ${path} is not writable: ${describeError(err)}`,
+      fix: "check HERALD_HOME's permissions and free disk space",
+    };
+  }
+}
+
+async function checkRedis(url: string): Promise<DoctorLine> {
+  const { Redis } = await import("ioredis");
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 5000,
+    retryStrategy: () => null,
+  });
+  try {
+    await redis.connect();
+    await redis.ping();
+    return { ok: true, text: "Redis answered PING" };
+  } catch (err) {
+    return {
+      ok: false,
+      text: `Redis at REDIS_URL did not answer: ${describeError(err)}`,
+      fix: "start Redis or correct REDIS_URL",
+    };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Prints the lines; returns the process exit code (1 when any check failed). */
+export function printDoctor(lines: DoctorLine[], out: NodeJS.WritableStream = process.stdout): number {
+  for (const line of lines) {
+    out.write(`${line.ok ? "✓" : "✗"} ${line.text}\n`);
+    if (line.fix) out.write(`    fix: ${line.fix}\n`);
+  }
+  const problems = lines.filter((l) => !l.ok).length;
+  out.write(problems ? `\n${problems} problem(s) found.\n` : "\nAll checks passed.\n");
+  return problems ? 1 : 0;
+}
