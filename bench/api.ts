@@ -1,0 +1,131 @@
+/**
+ * API-server scenario: the gateway as a child process (`herald gateway`, embedded queue) with the fake
+ * model answering at once. Measures cold start, per-turn latency against the raw model round trip (the
+ * floor), throughput over many concurrent sessions, and the gateway's peak RSS.
+ */
+import OpenAI from "openai";
+import { startFakeLlm } from "../tests/fakes/llm/index.js";
+import { machineLine, median, percentile, round, spawnGateway } from "./lib.js";
+
+export interface ApiBenchOptions {
+  root: string;
+  sessions: number;
+  turnsPerSession: number;
+  sequentialTurns: number;
+}
+
+export interface ApiBenchResult {
+  coldStartMs: number;
+  floorP50Ms: number;
+  floorP99Ms: number;
+  turnP50Ms: number;
+  turnP99Ms: number;
+  overheadP50Ms: number;
+  overheadP99Ms: number;
+  turnsPerSecond: number;
+  loadP50Ms: number;
+  loadP99Ms: number;
+  peakRssMb: number;
+  sessions: number;
+  turns: number;
+}
+
+async function post(url: string, text: string, sessionId: string): Promise<void> {
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-herald-session-id": sessionId },
+    body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: text }] }),
+  });
+  if (res.status !== 200) throw new Error(`turn failed: ${res.status} ${await res.text()}`);
+  await res.arrayBuffer();
+}
+
+export async function benchApi(options: ApiBenchOptions): Promise<ApiBenchResult> {
+  const llm = await startFakeLlm();
+  llm.setDefault(() => ({ text: "ok" }));
+  try {
+    // The floor: the same streaming call the agent makes, straight to the fake model.
+    const client = new OpenAI({ baseURL: llm.url, apiKey: "bench", maxRetries: 0 });
+    const floor: number[] = [];
+    for (let i = 0; i < options.sequentialTurns + 50; i++) {
+      const t0 = performance.now();
+      const stream = await client.chat.completions.create({
+        model: "fake-model",
+        stream: true,
+        messages: [{ role: "user", content: `hello ${i}` }],
+      });
+      for await (const _ of stream) {
+        // drain
+      }
+      if (i >= 50) floor.push(performance.now() - t0);
+    }
+
+    const gw = await spawnGateway(
+      { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "bench", HERALD_MODEL: "fake-model" },
+      options.root,
+    );
+    try {
+      // Warm-up, then sequential turns in one session: latency with nothing else running.
+      for (let i = 0; i < 50; i++) await post(gw.url, `warm ${i}`, "warmup");
+      const sequential: number[] = [];
+      for (let i = 0; i < options.sequentialTurns; i++) {
+        const t0 = performance.now();
+        await post(gw.url, `turn ${i}`, `seq-${i % 10}`);
+        sequential.push(performance.now() - t0);
+      }
+      // Load: many sessions at once, each sending its turns one after another.
+      const load: number[] = [];
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: options.sessions }, async (_, s) => {
+          for (let i = 0; i < options.turnsPerSession; i++) {
+            const start = performance.now();
+            await post(gw.url, `load ${i}`, `load-${s}`);
+            load.push(performance.now() - start);
+          }
+        }),
+      );
+      const seconds = (performance.now() - t0) / 1000;
+      const turns = options.sessions * options.turnsPerSession;
+      return {
+        coldStartMs: round(gw.coldStartMs, 0),
+        floorP50Ms: round(median(floor)),
+        floorP99Ms: round(percentile(floor, 99)),
+        turnP50Ms: round(median(sequential)),
+        turnP99Ms: round(percentile(sequential, 99)),
+        overheadP50Ms: round(median(sequential) - median(floor)),
+        overheadP99Ms: round(percentile(sequential, 99) - percentile(floor, 99)),
+        turnsPerSecond: round(turns / seconds, 0),
+        loadP50Ms: round(median(load)),
+        loadP99Ms: round(percentile(load, 99)),
+        peakRssMb: round(gw.peakRssMb(), 1),
+        sessions: options.sessions,
+        turns,
+      };
+    } finally {
+      await gw.stop();
+    }
+  } finally {
+    await llm.close();
+  }
+}
+
+export function apiMarkdown(r: ApiBenchResult, command: string): string {
+  return `## API server, embedded queue
+
+Command: \`${command}\` — ${machineLine()}. The gateway runs as its own process (\`herald gateway\`);
+the bench process runs the HTTP clients and the fake model, which answers at once.
+
+| figure | value | target |
+|---|---|---|
+| cold start to ready (spawn → /health answers) | ${r.coldStartMs} ms | ≤ 1,000 ms |
+| raw fake-model round trip, streaming (the floor) p50 / p99 | ${r.floorP50Ms} / ${r.floorP99Ms} ms | |
+| turn through the gateway, one at a time, p50 / p99 | ${r.turnP50Ms} / ${r.turnP99Ms} ms | |
+| **gateway overhead per turn** p50 / p99 (turn − floor) | **${r.overheadP50Ms} / ${r.overheadP99Ms} ms** | ≤ 5 / ≤ 25 ms |
+| **throughput**, ${r.sessions} sessions at once, ${r.turns} turns | **${r.turnsPerSecond} turns/s** | ≥ 1,000 |
+| turn latency under that load p50 / p99 | ${r.loadP50Ms} / ${r.loadP99Ms} ms | |
+| gateway peak RSS (VmHWM) | ${r.peakRssMb} MB | ≤ 150 MB |
+
+Overhead is the difference of the percentiles of the two sequential series; every turn is a real one:
+ledger, session, journal, queue, agent loop, streaming model call, outbox, delivery, all in SQLite (WAL).`;
+}

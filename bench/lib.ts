@@ -1,0 +1,106 @@
+/**
+ * Benchmark helpers: percentiles, a gateway child process with its peak RSS, and writing a section of
+ * BENCHMARKS.md between markers so each scenario updates only its own figures.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
+
+export const median = (values: number[]) => percentile(values, 50);
+
+export function round(value: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  url: string;
+  homeDir: string;
+  /** Milliseconds from spawn to /health answering. */
+  coldStartMs: number;
+  /** Peak resident set size so far (VmHWM), MiB. */
+  peakRssMb(): number;
+  stop(): Promise<void>;
+}
+
+/** Spawns `herald gateway` from dist/ with `env` and waits until /health answers. */
+export async function spawnGateway(env: Record<string, string>, root: string): Promise<GatewayProcess> {
+  const homeDir = mkdtempSync(join(tmpdir(), "herald-bench-"));
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(process.execPath, [join(root, "dist/gateway/cli.js"), "gateway"], {
+    env: {
+      ...process.env,
+      HERALD_HOME: homeDir,
+      API_SERVER_PORT: String(port),
+      HERALD_LOG_LEVEL: "warn",
+      ...env,
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const coldStartMs = performance.now() - started;
+  return {
+    child,
+    url,
+    homeDir,
+    coldStartMs,
+    peakRssMb() {
+      const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
+      const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      return kb / 1024;
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+      rmSync(homeDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Replaces (or appends) the section `name` of BENCHMARKS.md. */
+export function writeSection(file: string, name: string, body: string): void {
+  const begin = `<!-- bench:${name}:begin -->`;
+  const end = `<!-- bench:${name}:end -->`;
+  const current = existsSync(file) ? readFileSync(file, "utf8") : "# Benchmarks\n";
+  const block = `${begin}\n${body.trim()}\n${end}`;
+  const re = new RegExp(`${begin}[\\s\\S]*?${end}`);
+  const next = re.test(current) ? current.replace(re, block) : `${current.trimEnd()}\n\n${block}\n`;
+  writeFileSync(file, next);
+}
+
+export function machineLine(): string {
+  const cpu = cpus()[0]?.model ?? "unknown CPU";
+  return `${cpus().length} cores (${cpu}), Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`;
+}

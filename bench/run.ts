@@ -1,0 +1,28 @@
+/**
+ * `npm run bench`: runs the scenarios and writes their figures to BENCHMARKS.md.
+ * `npm run bench -- api` runs one scenario.
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { apiMarkdown, benchApi } from "./api.js";
+import { writeSection } from "./lib.js";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const file = join(root, "BENCHMARKS.md");
+const wanted = new Set(process.argv.slice(2));
+const run = (name: string) => wanted.size === 0 || wanted.has(name);
+
+const scenarios: Record<string, () => Promise<void>> = {
+  api: async () => {
+    const result = await benchApi({ root, sessions: 200, turnsPerSession: 25, sequentialTurns: 500 });
+    console.log(JSON.stringify({ api: result }));
+    writeSection(file, "api", apiMarkdown(result, "npm run bench"));
+  },
+};
+
+for (const [name, scenario] of Object.entries(scenarios)) {
+  if (!run(name)) continue;
+  console.log(`running ${name}…`);
+  await scenario();
+}
+console.log(`figures written to ${file}`);

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: installs what the suite needs when it is missing (npm
+# packages; redis-server and Dovecot from the OS packages), then runs every test once.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+{ command -v dovecot >/dev/null 2>&1 || [ -x /usr/sbin/dovecot ]; } || need_apt+=(dovecot-imapd dovecot-lmtpd)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "installing OS packages: ${need_apt[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "installing npm packages"
+  npm ci --no-audit --no-fund
+fi
+
+report="$(mktemp -t herald-vitest-XXXXXX.json)"
+status=0
+npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (r.numPendingTests ? `, ${r.numPendingTests} skipped` : ""));
+' "$report" || true
+rm -f "$report"
+exit $status
