@@ -55,17 +55,39 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
   return sections.join("\n\n");
 }
 
+// Building an Intl.DateTimeFormat costs far more than using one: keep one per zone.
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(timezone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timezone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat("en-GB", {
+      timeZone: timezone,
+      weekday: "long",
+      day: "numeric",
+      month: "long",
+      year: "numeric",
+      hour: "2-digit",
+      hourCycle: "h23",
+    });
+    formatters.set(timezone, formatter);
+  }
+  return formatter;
+}
+
 /** "It is Tuesday, 4 June 2024, between 14:00 and 15:00 (Europe/Berlin)." */
+// Every zone's offset is a multiple of 15 minutes, so the local hour is the same within a quarter hour.
+const QUARTER_HOUR_MS = 15 * 60_000;
+let lastNow = { key: "", text: "" };
+
 function describeNow(now: number, timezone: string): string {
-  const parts = new Intl.DateTimeFormat("en-GB", {
-    timeZone: timezone,
-    weekday: "long",
-    day: "numeric",
-    month: "long",
-    year: "numeric",
-    hour: "2-digit",
-    hourCycle: "h23",
-  }).formatToParts(now);
+  const key = `${timezone}|${Math.floor(now / QUARTER_HOUR_MS)}`;
+  if (lastNow.key !== key) lastNow = { key, text: formatNow(now, timezone) };
+  return lastNow.text;
+}
+
+function formatNow(now: number, timezone: string): string {
+  const parts = formatterFor(timezone).formatToParts(now);
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
   const hour = Number(get("hour"));
   const pad = (h: number) => `${String(h % 24).padStart(2, "0")}:00`;

@@ -71,13 +71,25 @@ export class ToolRegistry {
 
 /** The OpenAI `tools` JSON of `tools`, parameters from each zod schema (zod 4 `z.toJSONSchema`). */
 export function toOpenAITools(tools: readonly Tool[]): ChatCompletionFunctionTool[] {
-  return tools.map((tool) => {
-    const { $schema: _schema, ...parameters } = z.toJSONSchema(tool.parameters, {
-      io: "input",
-      unrepresentable: "any",
-    }) as Record<string, unknown>;
-    return { type: "function", function: { name: tool.name, description: tool.description, parameters } };
-  });
+  return tools.map(toolJson);
+}
+
+// A tool's schema never changes after it is defined: convert it once, not on every model call.
+const toolJsonCache = new WeakMap<Tool, ChatCompletionFunctionTool>();
+
+function toolJson(tool: Tool): ChatCompletionFunctionTool {
+  const cached = toolJsonCache.get(tool);
+  if (cached) return cached;
+  const { $schema: _schema, ...parameters } = z.toJSONSchema(tool.parameters, {
+    io: "input",
+    unrepresentable: "any",
+  }) as Record<string, unknown>;
+  const json: ChatCompletionFunctionTool = {
+    type: "function",
+    function: { name: tool.name, description: tool.description, parameters },
+  };
+  toolJsonCache.set(tool, json);
+  return json;
 }
 
 type Parsed = { ok: true; value: unknown } | { ok: false; error: string };

@@ -55,7 +55,7 @@ export function turnIdFor(platform: string, messageId: string): string {
 }
 
 interface ActiveTurn {
-  turnId: string;
+  turn: TurnRecord;
   feedback: TurnFeedback | undefined;
 }
 
@@ -290,7 +290,7 @@ export class GatewayRunner {
       },
       now,
     );
-    effects.push(() => this.dispatch(key));
+    this.claimNext(key, effects);
     return "accepted";
   }
 
@@ -303,20 +303,29 @@ export class GatewayRunner {
 
   /** Starts the next turn of a session if none is running. */
   private dispatch(key: string): void {
+    const effects: Effect[] = [];
+    this.claimNext(key, effects);
+    for (const effect of effects) effect();
+  }
+
+  /**
+   * Marks the next pending turn of `key` running and builds its job (inside the caller's transaction,
+   * if any); the job is enqueued by the effect it adds, after commit. Nothing happens while a turn of
+   * the key is active.
+   */
+  private claimNext(key: string, effects: Effect[]): void {
     if (this.active.has(key)) return;
-    const { state, queue, config } = this.options;
+    const { state, config } = this.options;
     const next = state.turns.openTurns(key)[0];
     if (!next) return;
     if (next.status === "pending" && !state.turns.markRunning(next.id, this.now())) return;
-    const session = state.sessions.get(next.sessionId);
-    const chatType = session?.chatType ?? next.inbound?.chatType ?? "dm";
+    const chatType = next.inbound?.chatType ?? state.sessions.get(next.sessionId)?.chatType ?? "dm";
     const adapter = this.adapters.get(next.chat.platform);
     const feedback = adapter
       ? new TurnFeedback(adapter, next.chat, next.inbound?.messageId, this.log)
       : undefined;
-    this.active.set(key, { turnId: next.id, feedback });
+    this.active.set(key, { turn: next, feedback });
     this.activeByTurn.set(next.id, key);
-    feedback?.start();
     const section = (config as unknown as Record<string, { toolsets?: string[] } | undefined>)[
       next.chat.platform
     ];
@@ -340,16 +349,21 @@ export class GatewayRunner {
       maxIterations: config.model.maxIterations,
       createdAt: next.createdAt,
     };
-    queue.enqueue(job, { id: next.id, orderingKey: key }).catch((err: unknown) => {
+    effects.push(() => this.startJob(job, key, feedback));
+  }
+
+  private startJob(job: TurnJob, key: string, feedback: TurnFeedback | undefined): void {
+    feedback?.start();
+    this.options.queue.enqueue(job, { id: job.turnId, orderingKey: key }).catch((err: unknown) => {
       this.warn("enqueue failed", err);
-      this.commit(next.id, {
+      this.commit(job.turnId, {
         kind: "failed",
-        turnId: next.id,
+        turnId: job.turnId,
         userMessage:
           "I couldn't start working on that (the job queue is unavailable). Please try again shortly.",
         error: describeError(err),
         retryable: true,
-        messages: [{ role: "user", content: next.input }],
+        messages: [{ role: "user", content: job.input.text }],
       });
     });
   }
@@ -383,7 +397,8 @@ export class GatewayRunner {
   }
 
   private streamDelta(turnId: string, text: string): void {
-    const turn = this.options.state.turns.get(turnId);
+    const key = this.activeByTurn.get(turnId);
+    const turn = key ? this.active.get(key)?.turn : undefined;
     if (!turn?.inbound) return;
     this.adapters
       .get(turn.chat.platform)
@@ -393,9 +408,11 @@ export class GatewayRunner {
   /** Records a turn's result and queues its reply; a result for a turn already final is stale and dropped. */
   private commit(turnId: string, result: TurnResult): void {
     const { state } = this.options;
-    const turn = state.turns.get(turnId);
+    const activeKey = this.activeByTurn.get(turnId);
+    const turn = (activeKey ? this.active.get(activeKey)?.turn : undefined) ?? state.turns.get(turnId);
     if (!turn || !["pending", "running"].includes(turn.status)) return;
     const items: OutboxItem[] = [];
+    const effects: Effect[] = [];
     const committed = state.transaction(() => {
       const ok = result.kind === "ok";
       if (!state.turns.finish(turnId, ok ? "done" : "failed", ok ? undefined : result.error, this.now()))
@@ -443,18 +460,19 @@ export class GatewayRunner {
           ),
         );
       }
+      this.release(turn.sessionKey, turnId);
+      this.claimNext(turn.sessionKey, effects);
       return true;
     });
     if (!committed) return;
-    this.release(turn.sessionKey, turnId);
     for (const item of items) this.outbox.deliver(item);
-    this.dispatch(turn.sessionKey);
+    for (const effect of effects) effect();
   }
 
   /** Forgets the active turn of a key (its feedback ends). */
   private release(key: string, turnId: string): void {
     const active = this.active.get(key);
-    if (!active || active.turnId !== turnId) return;
+    if (!active || active.turn.id !== turnId) return;
     this.active.delete(key);
     this.activeByTurn.delete(turnId);
     void active.feedback?.end();

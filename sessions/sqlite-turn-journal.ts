@@ -92,7 +92,8 @@ export class SqliteTurnJournal implements TurnJournal {
       extra: turn.extra === undefined ? null : JSON.stringify(turn.extra),
       now,
     });
-    return this.get(turn.id)!;
+    // Built here rather than read back: this runs on every turn's hot path.
+    return { ...turn, status: "pending", attempts: 0, createdAt: now };
   }
 
   get(turnId: string): TurnRecord | undefined {
