@@ -9,4 +9,7 @@ import type { AdapterDeps, PlatformAdapter } from "./types.js";
 export type AdapterFactory = (config: HeraldConfig, deps: AdapterDeps) => Promise<PlatformAdapter>;
 
 /** Platform name → factory. Add one line per adapter. */
-export const adapterFactories: Record<string, AdapterFactory> = {};
+export const adapterFactories: Record<string, AdapterFactory> = {
+  discord: async (config, deps) =>
+    (await import("../adapters/discord/index.js")).createDiscordAdapterFromConfig(config, deps),
+};

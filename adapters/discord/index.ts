@@ -1,0 +1,257 @@
+/**
+ * The Discord adapter, on discord.js 14: a gateway connection (guild messages, message content, DMs;
+ * discord.js reconnects and resumes by itself), messages in DMs, server channels and threads passed to
+ * the gateway, replies sent over REST. `start` rejects with the fix when the token is wrong or the
+ * Message Content intent is off; later faults are logged and reported by `status()`.
+ */
+import { Client, Events, GatewayIntentBits, Options, Partials, type RateLimitData } from "discord.js";
+import type { HeraldConfig } from "../../gateway/config.js";
+import { ConfigError } from "../../gateway/errors.js";
+import type { Logger } from "../../gateway/logger.js";
+import type {
+  AdapterDeps,
+  AdapterStatus,
+  ChatRef,
+  InboundHandler,
+  OutboundMessage,
+  PlatformAdapter,
+  SendOptions,
+  SendResult,
+} from "../../gateway/types.js";
+import { DiscordCommands } from "./commands.js";
+import { INTENT_FIX, loginError, TOKEN_FIX } from "./errors.js";
+import { DiscordInbound } from "./inbound.js";
+import { DiscordOutbound } from "./send.js";
+import type { DiscordAdapterConfig, ResolvedDiscordConfig } from "./types.js";
+
+export type { DiscordAdapterConfig } from "./types.js";
+
+/** Gateway close codes after which discord.js gives up, with what the operator should do. */
+const FATAL_CLOSE: Record<number, string> = {
+  4004: `the bot token was rejected. Fix: ${TOKEN_FIX}`,
+  4014: `the Message Content intent is not enabled. Fix: ${INTENT_FIX}`,
+  4013: "invalid gateway intents",
+  4010: "invalid shard",
+  4011: "sharding required",
+  4012: "invalid API version",
+};
+
+interface Connection {
+  client: Client;
+  outbound: DiscordOutbound;
+  inbound: DiscordInbound;
+  commands: DiscordCommands;
+}
+
+/** One Discord bot connection. Build it with `createDiscordAdapter`. */
+export class DiscordAdapter implements PlatformAdapter {
+  readonly platform = "discord";
+  private conn: Connection | undefined;
+  private current: AdapterStatus = { state: "stopped" };
+  private started = false;
+  private lastCloseCode: number | undefined;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly config: ResolvedDiscordConfig,
+    private readonly deps: AdapterDeps,
+  ) {
+    this.log = deps.logger.child({ platform: "discord" });
+  }
+
+  async start(onMessage: InboundHandler): Promise<void> {
+    if (this.started) return;
+    const { client, inbound, commands } = this.connection();
+    this.current = { state: "starting" };
+    this.lastCloseCode = undefined;
+    inbound.open(onMessage, () => client.user?.id ?? "");
+    let timer: NodeJS.Timeout | undefined;
+    const ready = new Promise<void>((resolve, reject) => {
+      client.once(Events.ClientReady, () => resolve());
+      timer = setTimeout(
+        () => reject(new Error(`no READY from the Discord gateway within ${this.config.readyTimeoutMs} ms`)),
+        this.config.readyTimeoutMs,
+      );
+    });
+    try {
+      await Promise.all([client.login(this.config.botToken), ready]);
+    } catch (err) {
+      const failure = loginError(err, this.lastCloseCode);
+      this.current = { state: "failed", detail: failure.message };
+      await this.teardown();
+      throw failure;
+    } finally {
+      clearTimeout(timer);
+    }
+    this.started = true;
+    this.current = { state: "running" };
+    this.log.info({ botId: client.user?.id, guilds: client.guilds.cache.size }, "discord connected");
+    if (this.config.registerCommands && client.application) {
+      commands.sync(client.application.id).catch((err: unknown) => {
+        this.log.warn(
+          { err: String(err) },
+          "discord slash commands not registered; text commands still work",
+        );
+      });
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.started = false;
+    await this.teardown();
+    this.current = { state: "stopped" };
+  }
+
+  send(chat: ChatRef, message: OutboundMessage, options?: SendOptions): Promise<SendResult> {
+    return this.connection().outbound.send(chat, message, options);
+  }
+
+  edit(chat: ChatRef, messageId: string, text: string): Promise<void> {
+    return this.connection().outbound.edit(chat, messageId, text);
+  }
+
+  deleteMessage(chat: ChatRef, messageId: string): Promise<void> {
+    return this.connection().outbound.deleteMessage(chat, messageId);
+  }
+
+  sendTyping(chat: ChatRef): Promise<void> {
+    return this.connection().outbound.sendTyping(chat);
+  }
+
+  /** `running` only while the gateway session is live (READY or RESUMED, heartbeats answered). */
+  status(): AdapterStatus {
+    const client = this.conn?.client;
+    if (this.current.state === "running" && client) {
+      return { state: "running", detail: `ping ${Math.round(client.ws.ping)} ms` };
+    }
+    return this.current;
+  }
+
+  /** The discord.js client and its helpers, built on first use (REST works before login). */
+  private connection(): Connection {
+    if (this.conn) return this.conn;
+    const { config, deps } = this;
+    const maxWait = config.maxRateLimitWaitMs;
+    const client = new Client({
+      intents: [
+        GatewayIntentBits.Guilds,
+        GatewayIntentBits.GuildMessages,
+        GatewayIntentBits.MessageContent,
+        GatewayIntentBits.DirectMessages,
+      ],
+      // DMs arrive in channels discord.js has not cached; without these they are dropped silently.
+      partials: [Partials.Channel, Partials.Message],
+      rest: {
+        api: config.apiUrl,
+        timeout: config.restTimeoutMs,
+        rejectOnRateLimit: (data: RateLimitData) => Math.max(data.retryAfter, data.timeToReset) > maxWait,
+      },
+      makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 50 }),
+    });
+    client.rest.setToken(config.botToken);
+    const commands = new DiscordCommands(client.rest, deps.kv, this.log);
+    const outbound = new DiscordOutbound(client.rest, {
+      logger: this.log,
+      editIntervalMs: config.editIntervalMs,
+      typingIntervalMs: config.typingIntervalMs,
+      // Server channels and active threads are always cached (GUILD_CREATE, THREAD_CREATE); DMs may not be.
+      quotes: (channelId) => client.channels.cache.get(channelId)?.isDMBased() === false,
+      interactions: commands,
+    });
+    const inbound = new DiscordInbound({
+      logger: this.log,
+      cacheDir: deps.cacheDir,
+      maxBytes: config.mediaMaxBytes,
+      autoThread: config.autoThread,
+      allowBots: config.allowBots,
+      outbound,
+    });
+    this.conn = { client, outbound, inbound, commands };
+    this.listen(this.conn);
+    return this.conn;
+  }
+
+  private listen({ client, inbound, commands }: Connection): void {
+    client.on(Events.MessageCreate, (message) => inbound.accept(message));
+    client.on(Events.InteractionCreate, (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      void commands.accept(interaction).then((message) => {
+        if (!message) return;
+        inbound.enqueue(interaction.channelId, async () => {
+          commands.settle(interaction.id, await inbound.handOver(message));
+        });
+      });
+    });
+    client.on(Events.ShardReady, () => {
+      if (this.started) this.current = { state: "running" };
+    });
+    client.on(Events.ShardResume, (_id, replayed) => {
+      this.current = { state: "running" };
+      this.log.info({ replayed }, "discord gateway resumed");
+    });
+    client.on(Events.ShardReconnecting, () => {
+      this.current = { state: "reconnecting", detail: "gateway connection lost; resuming" };
+      this.log.warn({}, "discord gateway reconnecting");
+    });
+    client.on(Events.ShardDisconnect, (event) => {
+      this.lastCloseCode = event.code;
+      const why = FATAL_CLOSE[event.code] ?? `gateway closed with code ${event.code}`;
+      if (!this.started) return;
+      this.current = { state: "failed", detail: `Discord gateway closed (${event.code}): ${why}` };
+      this.log.error({ code: event.code, why }, "discord gateway closed for good; restart after fixing");
+    });
+    client.on(Events.ShardError, (error) => this.log.warn({ err: error.message }, "discord gateway error"));
+    client.on(Events.Error, (error) => this.log.error({ err: error.message }, "discord client error"));
+    client.on(Events.Warn, (message) => this.log.warn({ detail: message }, "discord client warning"));
+  }
+
+  private async teardown(): Promise<void> {
+    const conn = this.conn;
+    if (!conn) return;
+    this.conn = undefined;
+    conn.client.removeAllListeners(Events.MessageCreate);
+    conn.client.removeAllListeners(Events.InteractionCreate);
+    await conn.inbound.idle();
+    conn.inbound.close();
+    conn.outbound.stop();
+    conn.commands.stop();
+    await conn.client.destroy().catch((err: unknown) => {
+      this.log.warn({ err: String(err) }, "discord client did not close cleanly");
+    });
+  }
+}
+
+/**
+ * Builds the Discord adapter. Nothing connects until `start`.
+ * @throws ConfigError when DISCORD_BOT_TOKEN is missing.
+ */
+export function createDiscordAdapter(config: DiscordAdapterConfig, deps: AdapterDeps): DiscordAdapter {
+  if (!config.botToken) {
+    throw new ConfigError(
+      "DISCORD_BOT_TOKEN",
+      `DISCORD_BOT_TOKEN is not set. Fix: ${TOKEN_FIX} (also invite the bot to your server with the bot and applications.commands scopes).`,
+    );
+  }
+  const resolved: ResolvedDiscordConfig = {
+    botToken: config.botToken,
+    apiUrl: (config.apiUrl ?? "https://discord.com/api").replace(/\/+$/, ""),
+    autoThread: config.autoThread ?? false,
+    allowBots: config.allowBots ?? false,
+    mediaMaxBytes: config.mediaMaxBytes ?? 20 * 1024 * 1024,
+    registerCommands: config.registerCommands ?? true,
+    restTimeoutMs: config.restTimeoutMs ?? 15_000,
+    maxRateLimitWaitMs: config.maxRateLimitWaitMs ?? 5_000,
+    readyTimeoutMs: config.readyTimeoutMs ?? 30_000,
+    editIntervalMs: config.editIntervalMs ?? 1_000,
+    typingIntervalMs: config.typingIntervalMs ?? 8_000,
+  };
+  return new DiscordAdapter(resolved, deps);
+}
+
+/** The adapter registry's entry: the `discord` section of the config plus the media size cap. */
+export async function createDiscordAdapterFromConfig(
+  config: HeraldConfig,
+  deps: AdapterDeps,
+): Promise<PlatformAdapter> {
+  return createDiscordAdapter({ ...config.discord, mediaMaxBytes: config.media.maxBytes }, deps);
+}

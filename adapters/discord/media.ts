@@ -1,0 +1,103 @@
+/**
+ * Inbound attachments: downloaded from Discord's CDN into the cache folder, capped at the media size
+ * limit (the declared size is checked first, the bytes while streaming). What could not be downloaded is
+ * described in a note for the model instead of failing the message.
+ */
+import { createWriteStream } from "node:fs";
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { Attachment, Message } from "discord.js";
+import type { Logger } from "../../gateway/logger.js";
+import type { InboundAttachment } from "../../gateway/types.js";
+
+const VOICE_MESSAGE_FLAG = 1 << 13;
+
+export interface DownloadOptions {
+  cacheDir: string;
+  maxBytes: number;
+  logger: Logger;
+  /** @defaultValue 60000 */
+  timeoutMs?: number;
+}
+
+export interface DownloadResult {
+  attachments: InboundAttachment[];
+  /** Lines telling the model about files it did not get. */
+  notes: string[];
+}
+
+function kindOf(att: Attachment, voice: boolean): InboundAttachment["kind"] {
+  const type = att.contentType ?? "";
+  if (voice && type.startsWith("audio/")) return "voice";
+  if (type.startsWith("image/")) return "image";
+  if (type.startsWith("audio/")) return "audio";
+  if (type.startsWith("video/")) return "video";
+  return "document";
+}
+
+const safeName = (name: string): string => name.replace(/[^\w.-]+/g, "_").slice(-100) || "file";
+const megabytes = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+class TooLarge extends Error {}
+
+/** Streams `url` to `path`, failing once more than `maxBytes` arrived. Returns the byte count. */
+async function download(url: string, path: string, maxBytes: number, timeoutMs: number): Promise<number> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  if (!response.ok || !response.body) throw new Error(`CDN answered ${response.status}`);
+  let size = 0;
+  const counted = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream).map((chunk) => {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) throw new TooLarge();
+    return chunk;
+  });
+  try {
+    await pipeline(counted, createWriteStream(path));
+  } catch (err) {
+    await rm(path, { force: true });
+    throw err;
+  }
+  return size;
+}
+
+/** Downloads every attachment of `message`. Never throws: failures become notes. */
+export async function downloadAttachments(
+  message: Message,
+  options: DownloadOptions,
+): Promise<DownloadResult> {
+  const result: DownloadResult = { attachments: [], notes: [] };
+  if (message.attachments.size === 0) return result;
+  const dir = join(options.cacheDir, "discord");
+  await mkdir(dir, { recursive: true });
+  const voice = (message.flags.bitfield & VOICE_MESSAGE_FLAG) !== 0;
+  let index = 0;
+  for (const att of message.attachments.values()) {
+    const name = att.name || "file";
+    const limit = `larger than the ${megabytes(options.maxBytes)} limit`;
+    if (att.size > options.maxBytes) {
+      options.logger.warn({ messageId: message.id, sizeBytes: att.size }, "discord attachment over size cap");
+      result.notes.push(`[attachment ${name} (${megabytes(att.size)}) not received: ${limit}]`);
+      continue;
+    }
+    const path = join(dir, `${message.id}-${index++}-${safeName(name)}`);
+    try {
+      const sizeBytes = await download(att.url, path, options.maxBytes, options.timeoutMs ?? 60_000);
+      result.attachments.push({
+        kind: kindOf(att, voice),
+        path,
+        fileName: name,
+        mimeType: att.contentType?.split(";")[0]?.trim() || undefined,
+        sizeBytes,
+      });
+    } catch (err) {
+      const tooLarge = err instanceof TooLarge;
+      options.logger.warn(
+        { messageId: message.id, err: tooLarge ? "too large" : String(err) },
+        "discord attachment download failed",
+      );
+      result.notes.push(`[attachment ${name} not received: ${tooLarge ? limit : "download failed"}]`);
+    }
+  }
+  return result;
+}
