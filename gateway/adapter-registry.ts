@@ -12,4 +12,6 @@ export type AdapterFactory = (config: HeraldConfig, deps: AdapterDeps) => Promis
 export const adapterFactories: Record<string, AdapterFactory> = {
   discord: async (config, deps) =>
     (await import("../adapters/discord/index.js")).createDiscordAdapterFromConfig(config, deps),
+  slack: async (config, deps) =>
+    (await import("../adapters/slack/index.js")).createSlackAdapterFromConfig(config, deps),
 };

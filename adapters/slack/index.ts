@@ -1,0 +1,316 @@
+/**
+ * Slack adapter on @slack/bolt. Events arrive over Socket Mode when an app token is configured, else as
+ * HTTP Events API requests on the gateway's server (`/webhooks/slack`); both go through bolt's
+ * `processEvent` (authorization, ignoring the bot's own events, listeners) via Herald's own receivers,
+ * which acknowledge an event only after it is recorded (see `receiver.ts`). Replies go into the thread of
+ * the message they answer, rendered as mrkdwn and split at 4,000 characters.
+ */
+import { basename } from "node:path";
+import { App, webApi } from "@slack/bolt";
+import type { HeraldConfig } from "../../gateway/config.js";
+import { ConfigError, describeError, PlatformError } from "../../gateway/errors.js";
+import type { Logger } from "../../gateway/logger.js";
+import type {
+  AdapterDeps,
+  AdapterStatus,
+  ChatRef,
+  InboundHandler,
+  OutboundMessage,
+  PlatformAdapter,
+  SendOptions,
+  SendResult,
+} from "../../gateway/types.js";
+import { SlackApi } from "./api.js";
+import { authenticate } from "./auth.js";
+import { SlackDirectory } from "./directory.js";
+import { ReactionFeedback } from "./feedback.js";
+import { downloadFiles } from "./files.js";
+import { markdownToMrkdwn, renderChunks, SLACK_MAX_CHARS } from "./format.js";
+import { type ParsedEvent, parseSlackEvent } from "./parse.js";
+import { WebhookReceiver } from "./receiver.js";
+import { slackSdkLogger } from "./sdk-logger.js";
+import { SocketReceiver } from "./socket.js";
+import type { SlackAdapterConfig, SlackIdentity } from "./types.js";
+
+export type { SlackAdapterConfig } from "./types.js";
+
+type Message = Extract<ParsedEvent, { kind: "message" }>;
+
+/** The Slack PlatformAdapter. Build it with `createSlackAdapter`. */
+export class SlackAdapter implements PlatformAdapter {
+  readonly platform = "slack";
+  private readonly log: Logger;
+  private readonly clientOptions: webApi.WebClientOptions;
+  private readonly api: SlackApi;
+  private readonly feedback: ReactionFeedback;
+  private readonly directory: SlackDirectory;
+  private app: App | undefined;
+  private receiver: WebhookReceiver | SocketReceiver | undefined;
+  private identity: SlackIdentity | undefined;
+  private onMessage: InboundHandler | undefined;
+  private current: AdapterStatus = { state: "stopped" };
+  private readonly inflight = new Map<string, Promise<void>>();
+  private abort = new AbortController();
+
+  constructor(
+    private readonly config: SlackAdapterConfig,
+    private readonly deps: AdapterDeps,
+  ) {
+    this.log = deps.logger.child({ platform: "slack" });
+    this.clientOptions = {
+      slackApiUrl: config.apiUrl ?? "https://slack.com/api/",
+      // 429s come back to us (per-method bookkeeping, the outbox retries): the SDK's default pauses
+      // every call of the client, in every chat, for the whole Retry-After.
+      rejectRateLimitedCalls: true,
+      retryConfig: { retries: 0 },
+      timeout: config.requestTimeoutMs ?? 60_000,
+      logger: slackSdkLogger(this.log, "slack-web-api"),
+    };
+    this.api = new SlackApi(new webApi.WebClient(config.botToken, { ...this.clientOptions }));
+    this.feedback = new ReactionFeedback(this.api, this.log, {
+      reaction: config.workingReaction ?? "eyes",
+      idleMs: config.workingIdleMs,
+    });
+    this.directory = new SlackDirectory(this.api, this.log);
+  }
+
+  async start(onMessage: InboundHandler): Promise<void> {
+    if (this.app) return;
+    this.current = { state: "starting" };
+    this.abort = new AbortController();
+    try {
+      const me = await authenticate(this.api, this.log);
+      const receiver = this.buildReceiver();
+      const app = new App({
+        token: this.config.botToken,
+        botUserId: me.botUserId,
+        ...(me.botId ? { botId: me.botId } : {}),
+        tokenVerificationEnabled: false, // auth.test ran above, with clearer errors
+        receiver,
+        clientOptions: { ...this.clientOptions },
+        logger: slackSdkLogger(this.log, "slack-bolt"),
+        convoStore: false,
+      });
+      app.event("message", async ({ event }) => this.handleEvent(event));
+      app.event("app_mention", async ({ event }) => this.handleEvent(event));
+      app.error(async (error) => {
+        throw (error as { original?: unknown }).original ?? error;
+      });
+      this.identity = me;
+      this.onMessage = onMessage;
+      this.receiver = receiver;
+      await app.start();
+      this.app = app;
+      this.current = { state: "running" };
+      this.log.info(
+        { botUserId: me.botUserId, mode: this.config.appToken ? "socket" : "http" },
+        "slack adapter started",
+      );
+    } catch (err) {
+      this.onMessage = undefined;
+      this.receiver = undefined;
+      const error =
+        err instanceof PlatformError ? err : new PlatformError("slack", describeError(err), { cause: err });
+      this.current = { state: "failed", detail: error.message };
+      throw error;
+    }
+  }
+
+  async stop(): Promise<void> {
+    const app = this.app;
+    this.app = undefined;
+    if (!app) return;
+    await app
+      .stop()
+      .catch((err: unknown) => this.log.warn({ error: describeError(err) }, "slack receiver stop failed"));
+    this.abort.abort();
+    await Promise.allSettled([...this.inflight.values()]);
+    this.feedback.stop();
+    this.onMessage = undefined;
+    this.receiver = undefined;
+    this.current = { state: "stopped" };
+  }
+
+  async send(chat: ChatRef, message: OutboundMessage, options: SendOptions = {}): Promise<SendResult> {
+    const chunks = renderChunks(message.text);
+    const files = message.files ?? [];
+    const thread = chat.threadId ? { thread_ts: chat.threadId } : {};
+    const messageIds: string[] = [];
+    // Text chunks first, then one upload per file; `fromChunk` counts both, so a retry skips what went out.
+    for (let i = options.fromChunk ?? 0; i < chunks.length + files.length; i++) {
+      options.signal?.throwIfAborted();
+      let id: string;
+      if (i < chunks.length) {
+        const args = { channel: chat.chatId, text: chunks[i], ...thread };
+        id = (await this.api.call<{ ts?: string }>("chat.postMessage", args, chat.chatId)).ts ?? "";
+      } else {
+        const file = files[i - chunks.length]!;
+        const fileName = file.fileName ?? basename(file.path);
+        id = await this.api.upload({
+          channel: chat.chatId,
+          threadTs: chat.threadId,
+          path: file.path,
+          fileName,
+          caption: file.caption,
+        });
+      }
+      messageIds.push(id);
+      options.onChunkSent?.(i, id);
+    }
+    if (message.kind !== "notice") await this.feedback.replied(chat, message.replyToId);
+    return { messageIds };
+  }
+
+  async edit(chat: ChatRef, messageId: string, text: string): Promise<void> {
+    const rendered = markdownToMrkdwn(text).slice(0, SLACK_MAX_CHARS);
+    await this.api.call("chat.update", { channel: chat.chatId, ts: messageId, text: rendered }, chat.chatId);
+  }
+
+  async deleteMessage(chat: ChatRef, messageId: string): Promise<void> {
+    try {
+      await this.api.call("chat.delete", { channel: chat.chatId, ts: messageId }, chat.chatId);
+    } catch (err) {
+      if (/message_not_found/.test(describeError(err))) return;
+      throw err;
+    }
+  }
+
+  async sendTyping(chat: ChatRef): Promise<void> {
+    await this.feedback.typing(chat);
+  }
+
+  async handleWebhook(request: Request): Promise<Response> {
+    if (this.receiver instanceof WebhookReceiver) return this.receiver.handle(request);
+    const why = this.config.appToken
+      ? "Herald's Slack adapter uses Socket Mode"
+      : "Herald's Slack adapter is not running";
+    return new Response(why, { status: this.config.appToken ? 404 : 503 });
+  }
+
+  status(): AdapterStatus {
+    return this.current;
+  }
+
+  private buildReceiver(): WebhookReceiver | SocketReceiver {
+    const ackDeadlineMs = this.config.ackDeadlineMs ?? 2500;
+    if (this.config.appToken) {
+      return new SocketReceiver({
+        appToken: this.config.appToken,
+        apiUrl: this.clientOptions.slackApiUrl!,
+        ackDeadlineMs,
+        reconnectBaseMs: this.config.reconnectBaseMs ?? 1000,
+        logger: this.log,
+        sdkLogger: slackSdkLogger(this.log, "slack-socket-mode"),
+        onStatus: (status) => {
+          if (this.app) this.current = status;
+        },
+      });
+    }
+    return new WebhookReceiver({
+      signingSecret: this.config.signingSecret!,
+      ackDeadlineMs,
+      logger: this.log,
+    });
+  }
+
+  /** A `message` or `app_mention` event from bolt. Throws only when the gateway could not record it. */
+  private async handleEvent(payload: unknown): Promise<void> {
+    const parsed = parseSlackEvent(payload, this.identity!);
+    if (parsed.kind === "malformed") {
+      this.log.warn({ issues: parsed.issues }, "slack event malformed; skipped");
+      return;
+    }
+    if (parsed.kind === "skip") {
+      this.log.debug({ reason: parsed.reason }, "slack event skipped");
+      return;
+    }
+    // The message and app_mention copies of one message, or a retry while the first is still being
+    // recorded: wait for that one instead of downloading its files twice.
+    const id = parsed.message.messageId;
+    const running = this.inflight.get(id);
+    if (running) {
+      this.log.debug({ messageId: id }, "slack event joins the delivery of the same message in progress");
+      return running;
+    }
+    const work = this.deliver(parsed).finally(() => this.inflight.delete(id));
+    this.inflight.set(id, work);
+    return work;
+  }
+
+  private async deliver({ message, files }: Message): Promise<void> {
+    const onMessage = this.onMessage;
+    if (!onMessage) throw new Error("the Slack adapter is stopping; the event stays unacknowledged");
+    if (!message.sender.name) message.sender.name = await this.directory.userName(message.sender.id);
+    if (files.length) {
+      const apiUrl = new URL(this.clientOptions.slackApiUrl!);
+      const got = await downloadFiles(files, {
+        botToken: this.config.botToken,
+        cacheDir: this.deps.cacheDir,
+        maxBytes: this.config.maxFileBytes ?? 20 * 1024 * 1024,
+        apiHost: apiUrl.host,
+        logger: this.log,
+        signal: this.abort.signal,
+      });
+      if (got.attachments.length) message.attachments = got.attachments;
+      if (got.notes.length) message.text = [message.text, ...got.notes].filter(Boolean).join("\n");
+    }
+    const outcome = await onMessage(message);
+    this.log.debug({ messageId: message.messageId, outcome }, "slack message delivered to the gateway");
+    if (outcome === "accepted" && message.replyToId) this.feedback.noted(message.chat, message.replyToId);
+  }
+}
+
+/** The adapter config from Herald's config (`slack` section and `media.maxBytes`). */
+export function slackAdapterConfig(config: HeraldConfig): SlackAdapterConfig {
+  const s = config.slack;
+  return {
+    botToken: s.botToken ?? "",
+    appToken: s.appToken,
+    signingSecret: s.signingSecret,
+    apiUrl: s.apiUrl,
+    maxFileBytes: config.media.maxBytes,
+  };
+}
+
+/**
+ * Builds the Slack adapter from Herald's whole config (the registry's entry point).
+ * @throws ConfigError when a token is missing or of the wrong kind.
+ */
+export async function createSlackAdapterFromConfig(
+  config: HeraldConfig,
+  deps: AdapterDeps,
+): Promise<SlackAdapter> {
+  return createSlackAdapter(slackAdapterConfig(config), deps);
+}
+
+/**
+ * Builds the Slack adapter.
+ * @throws ConfigError when a token is missing or of the wrong kind.
+ */
+export function createSlackAdapter(config: SlackAdapterConfig, deps: AdapterDeps): SlackAdapter {
+  if (!config.botToken) {
+    throw new ConfigError(
+      "SLACK_BOT_TOKEN",
+      "SLACK_BOT_TOKEN is not set. Fix: set it to your Slack app's Bot User OAuth Token (xoxb-…).",
+    );
+  }
+  if (!config.botToken.startsWith("xoxb-")) {
+    throw new ConfigError(
+      "SLACK_BOT_TOKEN",
+      `SLACK_BOT_TOKEN must be a bot token starting with xoxb-, got one starting with '${config.botToken.slice(0, 5)}'. Fix: copy the Bot User OAuth Token from OAuth & Permissions.`,
+    );
+  }
+  if (config.appToken && !config.appToken.startsWith("xapp-")) {
+    throw new ConfigError(
+      "SLACK_APP_TOKEN",
+      "SLACK_APP_TOKEN must be an app-level token starting with xapp-. Fix: create one with the connections:write scope under Basic Information → App-Level Tokens.",
+    );
+  }
+  if (!config.appToken && !config.signingSecret) {
+    throw new ConfigError(
+      "SLACK_SIGNING_SECRET",
+      "Neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP events) is set. Fix: set one of them from your Slack app's settings.",
+    );
+  }
+  return new SlackAdapter(config, deps);
+}
