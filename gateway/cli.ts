@@ -3,7 +3,7 @@
  * The `herald` command. Every subcommand loads the config the same way; a ConfigError prints the key
  * and the fix and exits with code 2.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
 import { SqliteState } from "../sessions/sqlite-state.js";
@@ -13,9 +13,12 @@ import { printDoctor, runDoctor } from "./doctor.js";
 import { ConfigError, describeError } from "./errors.js";
 import { createLogger } from "./logger.js";
 
-const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-  version: string;
-};
+// Run from source (gateway/cli.ts) or from the build (dist/gateway/cli.js): package.json is one or two up.
+const pkgUrl = [
+  new URL("../package.json", import.meta.url),
+  new URL("../../package.json", import.meta.url),
+].find((u) => existsSync(u))!;
+const pkg = JSON.parse(readFileSync(pkgUrl, "utf8")) as { version: string };
 
 function config(): HeraldConfig {
   return loadConfig();
@@ -263,4 +266,5 @@ program
     }),
   );
 
+(await import("./cli-whatsapp.js")).registerWhatsAppCommands(program);
 await program.parseAsync(process.argv);

@@ -1,0 +1,117 @@
+/**
+ * A real `herald gateway` process killed with SIGKILL mid-turn: after restart the turn runs again and
+ * the session ends up with exactly one answer; bad config exits with the named error.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { SqliteState } from "../../sessions/sqlite-state.js";
+import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
+
+const root = join(import.meta.dirname, "..", "..");
+const cli = join(root, "gateway", "cli.ts");
+// One process (no tsx wrapper in between), so SIGKILL reaches the gateway itself.
+const nodeArgs = ["--import", "tsx", cli, "gateway"];
+
+let llm: FakeLlm | undefined;
+let child: ChildProcess | undefined;
+let home: string | undefined;
+
+afterEach(async () => {
+  child?.kill("SIGKILL");
+  await llm?.close();
+  if (home) rmSync(home, { recursive: true, force: true });
+  child = undefined;
+  llm = undefined;
+});
+
+async function startGatewayProcess(env: Record<string, string>): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, nodeArgs, {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const url = `http://127.0.0.1:${env["API_SERVER_PORT"]}/health`;
+  for (let i = 0; i < 300; i++) {
+    if (proc.exitCode !== null) throw new Error(`gateway exited early with ${proc.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return proc;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("gateway did not become ready");
+}
+
+describe("gateway process", () => {
+  it("killed with SIGKILL mid-turn, answers exactly once after restart", async () => {
+    llm = await startFakeLlm();
+    home = mkdtempSync(join(tmpdir(), "herald-crash-"));
+    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const env = {
+      HERALD_HOME: home,
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: "k",
+      HERALD_MODEL: "fake-model",
+      API_SERVER_PORT: port,
+      HERALD_LOG_LEVEL: "silent",
+    };
+    llm.script({ text: "never delivered", delayMs: 60_000 });
+    child = await startGatewayProcess(env);
+    const request = fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-herald-session-id": "crash-1" },
+      body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: "what is 6 x 7?" }] }),
+    }).catch((err: unknown) => err);
+    await llm.waitForRequests(1);
+    child.kill("SIGKILL");
+    await new Promise((r) => child!.once("exit", r));
+    expect(await request).toBeInstanceOf(Error);
+
+    llm.script({ text: "42" });
+    child = await startGatewayProcess(env);
+    await llm.waitForRequests(2);
+    // The re-run turn is committed to the session once.
+    let answers: string[] = [];
+    for (let i = 0; i < 100 && answers.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const state = SqliteState.open(join(home, "state.db"));
+      const session = state.sessions.list({ keyPrefix: "api:dm:crash-1" })[0];
+      answers = session
+        ? state.sessions
+            .load(session.id)
+            .filter((m) => m.message.role === "assistant")
+            .map((m) => String(m.message.content))
+        : [];
+      state.close();
+    }
+    expect(answers).toEqual(["42"]);
+    // The question itself is in the session once.
+    expect(llm.requests[1]!.messages.filter((m) => m.content === "what is 6 x 7?")).toHaveLength(1);
+    // A continued conversation sees that answer, and nothing runs a third time.
+    const next = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-herald-session-id": "crash-1" },
+      body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: "thanks" }] }),
+    });
+    expect(next.status).toBe(200);
+    expect(llm.requests).toHaveLength(3);
+    expect(llm.requests[2]!.messages.map((m) => m.content)).toContain("42");
+  }, 60_000);
+
+  it("bad config exits with an error that names the key and the fix", () => {
+    const result = spawnSync(process.execPath, nodeArgs, {
+      env: {
+        ...process.env,
+        HERALD_HOME: mkdtempSync(join(tmpdir(), "herald-cfg-")),
+        API_SERVER_PORT: "eighty",
+      },
+      encoding: "utf8",
+    });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain("API_SERVER_PORT");
+    expect(result.stderr).toMatch(/Fix: set API_SERVER_PORT=<number>/);
+  }, 30_000);
+});
