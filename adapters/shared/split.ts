@@ -110,14 +110,8 @@ function cut(rest: string, fence: string | undefined, max: number, measure: (s: 
   }
   const window = rest.slice(0, fit);
   const minUseful = Math.floor(fit * 0.4);
-  let at = -1;
-  for (const boundary of ["\n\n", "\n", " "]) {
-    const i = window.lastIndexOf(boundary);
-    if (i >= minUseful && i > 0) {
-      at = i;
-      break;
-    }
-  }
+  let at = boundaryAt(window, fence, minUseful, true);
+  if (at < 0) at = boundaryAt(window, fence, minUseful, false);
   if (at < 0) {
     at = fit;
     if (insidePair(rest, at)) at -= 1;
@@ -125,6 +119,46 @@ function cut(rest: string, fence: string | undefined, max: number, measure: (s: 
   const body = rest.slice(0, at).replace(/\s+$/, "");
   const { chunk, fence: open } = assemble(fence, body);
   return { chunk, next: at, fence: open };
+}
+
+/** How many earlier candidates of one boundary kind to try before settling for a worse kind. */
+const MAX_CANDIDATES = 64;
+
+/**
+ * The best cut in `window`: the last paragraph break, else line break, else space, at or after
+ * `minUseful`. With `avoidSpans`, a cut that would leave an inline span open (`code`, **bold**, ~~strike~~,
+ * *italic*, [link text]) is skipped, so both halves still render as formatted text.
+ */
+function boundaryAt(
+  window: string,
+  fence: string | undefined,
+  minUseful: number,
+  avoidSpans: boolean,
+): number {
+  for (const boundary of ["\n\n", "\n", " "]) {
+    let i = window.lastIndexOf(boundary);
+    for (let tries = 0; i >= minUseful && i > 0 && tries < MAX_CANDIDATES; tries++) {
+      if (!avoidSpans || boundary === "\n\n" || !insideInlineSpan(window, i, fence)) return i;
+      i = window.lastIndexOf(boundary, i - 1);
+    }
+  }
+  return -1;
+}
+
+/** Would cutting `text` at `i` split an inline span? Code blocks are safe (the fence is reopened). */
+function insideInlineSpan(text: string, i: number, fence: string | undefined): boolean {
+  const before = text.slice(0, i);
+  if (openFenceAtEnd(before, fence) !== undefined) return false;
+  // Spans never cross a blank line or a fence line: look only at the paragraph the cut is in.
+  const fenceLine = [...before.matchAll(/^ {0,3}(`{3,}|~{3,}).*$/gm)].pop();
+  const fenceEnd = fenceLine ? fenceLine.index + fenceLine[0].length : 0;
+  const paragraph = before.slice(Math.max(before.lastIndexOf("\n\n") + 1, fenceEnd));
+  if ((paragraph.match(/`/g)?.length ?? 0) % 2 === 1) return true;
+  const prose = paragraph.replace(/`[^`]*`/g, "").replace(/^[ \t]*[*+-][ \t]/gm, "");
+  const count = (re: RegExp) => prose.match(re)?.length ?? 0;
+  if (count(/\*\*/g) % 2 === 1 || count(/~~/g) % 2 === 1) return true;
+  if (count(/(?<!\*)\*(?!\*)/g) % 2 === 1) return true;
+  return count(/\[/g) > count(/\]/g);
 }
 
 /** UTF-16 length, the unit Telegram and JavaScript count in (an emoji outside the BMP counts 2). */

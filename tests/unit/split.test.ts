@@ -51,6 +51,17 @@ describe("splitMarkdown", () => {
     expect(chunks.join("")).toBe(text);
   });
 
+  it("does not cut inside an inline span (bold, code, link text) when it can cut outside it", () => {
+    const text = `${"word ".repeat(60)}**bold ${"b ".repeat(30)}end** \`code ${"c ".repeat(30)}end\` [link ${"l ".repeat(30)}](https://x.org) ${"tail ".repeat(40)}`;
+    const chunks = splitMarkdown(text, { maxLength: 120 });
+    for (const c of chunks) {
+      expect((c.match(/\*\*/g)?.length ?? 0) % 2).toBe(0);
+      expect((c.match(/`/g)?.length ?? 0) % 2).toBe(0);
+      expect((c.match(/\[/g)?.length ?? 0) - (c.match(/\]/g)?.length ?? 0)).toBe(0);
+    }
+    expect(chunks.join(" ").replace(/\s+/g, " ")).toBe(text.trim().replace(/\s+/g, " "));
+  });
+
   it("honours a custom measure (rendered length)", () => {
     const text = "a & b < c > d ".repeat(300);
     const render = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");

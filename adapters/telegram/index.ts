@@ -1,0 +1,286 @@
+/**
+ * The Telegram adapter, on grammY. Receives by long polling (default) or by webhook when
+ * `TELEGRAM_WEBHOOK_URL` is set; hands each message to the gateway and confirms it to Telegram only after
+ * the gateway recorded it. Sends through `TelegramSender` (HTML, chunks, per-chat budget).
+ */
+import { createHash } from "node:crypto";
+import { Bot, webhookCallback } from "grammy";
+import type { HeraldConfig } from "../../gateway/config.js";
+import { ConfigError, describeError, PlatformError } from "../../gateway/errors.js";
+import type { Logger } from "../../gateway/logger.js";
+import type {
+  AdapterDeps,
+  AdapterStatus,
+  ChatRef,
+  InboundHandler,
+  OutboundMessage,
+  PlatformAdapter,
+  SendOptions,
+  SendResult,
+} from "../../gateway/types.js";
+import { BAD_TOKEN_MESSAGE, errorCode, toPlatformError } from "./api-errors.js";
+import { downloadAttachments } from "./media.js";
+import { telegramMessage, toInbound } from "./parse.js";
+import { ALLOWED_UPDATES, NotRecordedError, UpdatePoller } from "./poller.js";
+import { DEFAULT_LIMITS, SendBudget } from "./rate-limit.js";
+import { TelegramSender } from "./sender.js";
+import type { BotIdentity, TelegramAdapterConfig } from "./types.js";
+
+export type { TelegramAdapterConfig, TelegramRateLimits } from "./types.js";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The webhook secret: the configured one, else one derived from the token (stable, never logged). */
+function webhookSecretFor(config: TelegramAdapterConfig): string {
+  if (config.webhookSecret) return config.webhookSecret;
+  return createHash("sha256")
+    .update(`herald-telegram-webhook:${config.botToken}`)
+    .digest("base64url")
+    .slice(0, 48);
+}
+
+export class TelegramAdapter implements PlatformAdapter {
+  readonly platform = "telegram";
+  private readonly bot: Bot;
+  private readonly sender: TelegramSender;
+  private readonly poller: UpdatePoller;
+  private readonly log: Logger;
+  private readonly apiRoot: string;
+  private onMessage: InboundHandler | undefined;
+  private identity: BotIdentity | undefined;
+  private webhook: ((request: Request) => Promise<Response>) | undefined;
+  private state: AdapterStatus = { state: "stopped" };
+  private started = false;
+
+  constructor(
+    private readonly config: TelegramAdapterConfig,
+    private readonly deps: AdapterDeps,
+  ) {
+    this.log = deps.logger.child({ platform: "telegram" });
+    this.apiRoot = (config.apiRoot ?? "https://api.telegram.org").replace(/\/+$/, "");
+    const pollTimeoutSeconds = config.pollTimeoutSeconds ?? 30;
+    this.bot = new Bot(config.botToken, {
+      client: { apiRoot: this.apiRoot, timeoutSeconds: pollTimeoutSeconds + 30 },
+    });
+    // Webhook updates reach the same handler as polled ones.
+    this.bot.use((ctx) => this.handleUpdate(ctx.update as unknown as Record<string, unknown>));
+    const budget = new SendBudget({ ...DEFAULT_LIMITS, ...config.limits });
+    this.sender = new TelegramSender(this.bot.api, budget, this.log);
+    this.poller = new UpdatePoller({
+      getUpdates: (params, signal) =>
+        // grammY types signals with its AbortSignal polyfill; the platform's is the same at run time.
+        this.bot.api.getUpdates(
+          { ...params, allowed_updates: [...params.allowed_updates] },
+          signal as Parameters<typeof this.bot.api.getUpdates>[1],
+        ),
+      deleteWebhook: () => this.bot.api.deleteWebhook({ drop_pending_updates: false }),
+      handle: (update) => this.handleUpdate(update),
+      orderKey: (update) =>
+        String((update["message"] as { chat?: { id?: unknown } } | undefined)?.chat?.id ?? "other"),
+      onState: (state, detail) => this.setState(state, detail),
+      logger: this.log,
+      pollTimeoutSeconds,
+      backoffMs: config.backoffMs ?? 1000,
+      maxBackoffMs: config.maxBackoffMs ?? 30_000,
+    });
+  }
+
+  async start(onMessage: InboundHandler): Promise<void> {
+    if (this.started) return;
+    this.onMessage = onMessage;
+    this.setState("starting");
+    try {
+      const me = await this.connect();
+      this.identity = { id: me.id, username: me.username };
+      this.bot.botInfo = me;
+      if (this.config.webhookUrl) await this.startWebhook(this.config.webhookUrl);
+      else {
+        await this.bot.api.deleteWebhook({ drop_pending_updates: false });
+        this.poller.start();
+      }
+    } catch (err) {
+      const error = err instanceof PlatformError ? err : toPlatformError(err, "starting the Telegram bot");
+      this.setState("failed", error.message);
+      throw error;
+    }
+    this.started = true;
+    this.setState("running");
+    this.log.info(
+      { username: this.identity.username, mode: this.webhook ? "webhook" : "polling" },
+      "telegram adapter started",
+    );
+  }
+
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    // The webhook stays registered: Telegram keeps updates for the next start.
+    this.webhook = undefined;
+    await this.poller.stop(this.config.stopGraceMs ?? 2000);
+    this.setState("stopped");
+  }
+
+  send(chat: ChatRef, message: OutboundMessage, options?: SendOptions): Promise<SendResult> {
+    return this.sender.send(chat, message, options);
+  }
+
+  edit(chat: ChatRef, messageId: string, text: string): Promise<void> {
+    return this.sender.edit(chat, messageId, text);
+  }
+
+  deleteMessage(chat: ChatRef, messageId: string): Promise<void> {
+    return this.sender.deleteMessage(chat, messageId);
+  }
+
+  sendTyping(chat: ChatRef): Promise<void> {
+    return this.sender.sendTyping(chat);
+  }
+
+  /** Serves `/webhooks/telegram`: 401 for a wrong secret, 500 (Telegram retries) when not recorded. */
+  async handleWebhook(request: Request): Promise<Response> {
+    const handler = this.webhook;
+    if (!handler) return new Response("telegram webhook is not enabled", { status: 404 });
+    if (request.method !== "POST") return new Response("method not allowed", { status: 405 });
+    try {
+      return await handler(request);
+    } catch (err) {
+      if (err instanceof SyntaxError) {
+        this.log.warn({ error: describeError(err) }, "telegram webhook body is not JSON, refused");
+        return new Response("bad request", { status: 400 });
+      }
+      this.log.warn(
+        { error: describeError(err) },
+        "telegram webhook update not recorded; Telegram will retry",
+      );
+      return new Response("not recorded", { status: 500 });
+    }
+  }
+
+  status(): AdapterStatus {
+    return this.state;
+  }
+
+  private setState(state: AdapterStatus["state"], detail?: string): void {
+    this.state = detail ? { state, detail } : { state };
+  }
+
+  /** `getMe`, retried while the API is unreachable (up to `startTimeoutMs`); a refused token fails at once. */
+  private async connect() {
+    const deadline = Date.now() + (this.config.startTimeoutMs ?? 30_000);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.bot.api.getMe();
+      } catch (err) {
+        const code = errorCode(err);
+        if (code === 401 || code === 404) {
+          throw new PlatformError(
+            "telegram",
+            `TELEGRAM_BOT_TOKEN is set but getMe answered ${code}: ${BAD_TOKEN_MESSAGE}`,
+            {
+              code: "platform_auth_failed",
+            },
+          );
+        }
+        const delayMs = Math.min(10_000, 500 * 2 ** (attempt - 1));
+        if (Date.now() + delayMs > deadline) {
+          throw new PlatformError(
+            "telegram",
+            `could not reach the Telegram Bot API at ${this.apiRoot} (${describeError(err)}). Fix: check the network, or TELEGRAM_API_ROOT if you use a local Bot API server.`,
+            { retryable: true },
+          );
+        }
+        this.log.warn({ attempt, error: describeError(err) }, "telegram getMe failed, retrying");
+        await sleep(delayMs);
+      }
+    }
+  }
+
+  private async startWebhook(url: string): Promise<void> {
+    if (!/\/webhooks\/telegram\/?$/.test(new URL(url).pathname)) {
+      this.log.warn(
+        {},
+        "TELEGRAM_WEBHOOK_URL does not end in /webhooks/telegram, where the gateway serves Telegram's webhook",
+      );
+    }
+    const secretToken = webhookSecretFor(this.config);
+    await this.bot.api.setWebhook(url, {
+      secret_token: secretToken,
+      allowed_updates: [...ALLOWED_UPDATES],
+      drop_pending_updates: false,
+    });
+    this.webhook = webhookCallback(this.bot, "std/http", {
+      secretToken,
+      onTimeout: "throw",
+      timeoutMilliseconds: 30_000,
+    });
+  }
+
+  /**
+   * One update, polled or pushed: parse, download files, hand to the gateway. Resolves when the gateway
+   * recorded it (or it is skipped); rejects with NotRecordedError when recording failed.
+   */
+  private async handleUpdate(update: Record<string, unknown>): Promise<void> {
+    const onMessage = this.onMessage;
+    const identity = this.identity;
+    if (!onMessage || !identity || update["message"] === undefined) return;
+    const parsed = telegramMessage.safeParse(update["message"]);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      this.log.warn(
+        { updateId: update["update_id"], path: issue?.path.join("."), problem: issue?.message },
+        "telegram malformed update skipped",
+      );
+      return;
+    }
+    const inbound = toInbound(parsed.data, identity);
+    if (!inbound) return;
+    const addressed =
+      inbound.mentioned || inbound.chat.threadId !== undefined || this.config.requireMention === false;
+    if (addressed) {
+      const { attachments, notes } = await downloadAttachments(parsed.data, {
+        getFile: (fileId) => this.bot.api.getFile(fileId),
+        fileUrl: (path) => `${this.apiRoot}/file/bot${this.config.botToken}/${path}`,
+        cacheDir: this.deps.cacheDir,
+        maxBytes: this.config.mediaMaxBytes ?? 20 * 1024 * 1024,
+        logger: this.log,
+      });
+      if (attachments.length > 0) inbound.attachments = attachments;
+      if (notes.length > 0) inbound.text = [inbound.text, ...notes].filter(Boolean).join("\n\n");
+    }
+    try {
+      await onMessage(inbound);
+    } catch (err) {
+      throw new NotRecordedError(err);
+    }
+  }
+}
+
+/** Builds the adapter. Nothing connects before `start()`. */
+export function createTelegramAdapter(config: TelegramAdapterConfig, deps: AdapterDeps): TelegramAdapter {
+  return new TelegramAdapter(config, deps);
+}
+
+/** The adapter's config from Herald's. @throws ConfigError when TELEGRAM_BOT_TOKEN is missing. */
+export function telegramConfigFrom(config: HeraldConfig): TelegramAdapterConfig {
+  const t = config.telegram;
+  if (!t.botToken) {
+    throw new ConfigError(
+      "TELEGRAM_BOT_TOKEN",
+      "TELEGRAM_BOT_TOKEN is not set. Fix: create a bot with @BotFather and set its token.",
+    );
+  }
+  if (t.webhookSecret && !/^[A-Za-z0-9_-]{1,256}$/.test(t.webhookSecret)) {
+    throw new ConfigError(
+      "TELEGRAM_WEBHOOK_SECRET",
+      "TELEGRAM_WEBHOOK_SECRET may only contain A-Z, a-z, 0-9, _ and - (1 to 256 characters). Fix: choose another secret.",
+    );
+  }
+  return {
+    botToken: t.botToken,
+    apiRoot: t.apiRoot,
+    webhookUrl: t.webhookUrl,
+    webhookSecret: t.webhookSecret,
+    requireMention: t.requireMention,
+    mediaMaxBytes: config.media.maxBytes,
+  };
+}

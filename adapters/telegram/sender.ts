@@ -1,0 +1,225 @@
+/**
+ * Everything the bot says: replies split into chunks (each HTML, sent once more as plain text if Telegram
+ * rejects the markup), files, the status message's edits and deletion, typing. Every call spends the
+ * chat's budget; a 429 blocks only that chat and reaches the outbox as a retryable PlatformError with
+ * `retryAfterMs`.
+ */
+import { stat } from "node:fs/promises";
+import { type Api, InputFile } from "grammy";
+import type { Logger } from "../../gateway/logger.js";
+import type { ChatRef, OutboundFile, OutboundMessage, SendOptions, SendResult } from "../../gateway/types.js";
+import { errorCode, isMarkupError, isNoop, retryAfterMs, toPlatformError } from "./api-errors.js";
+import { formatChunks, TELEGRAM_MAX_CAPTION_CHARS, type TelegramChunk } from "./format.js";
+import { outboundKind } from "./media.js";
+import { isGroupChatId } from "./parse.js";
+import { rateLimited, type SendBudget } from "./rate-limit.js";
+
+/** grammY types signals with its own AbortSignal polyfill; the platform's is the same at run time. */
+type GrammySignal = Parameters<Api["sendMessage"]>[3];
+const asSignal = (signal: AbortSignal | undefined) => signal as GrammySignal;
+
+/** Options every send of one reply shares (thread, quote, notification). */
+interface Placement {
+  message_thread_id?: number;
+  reply_parameters?: { message_id: number; allow_sending_without_reply: true };
+  disable_notification?: boolean;
+}
+
+/** Cuts `text` to `max` UTF-16 units without splitting a surrogate pair. */
+function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…`;
+}
+
+export class TelegramSender {
+  /** Status-message edits waiting for the chat's budget, by `chat:message`: only the latest text goes. */
+  private readonly pendingEdits = new Map<string, { text: string; done: Promise<void> }>();
+  private readonly deleted = new Set<string>();
+
+  constructor(
+    private readonly api: Api,
+    private readonly budget: SendBudget,
+    private readonly logger: Logger,
+  ) {}
+
+  async send(chat: ChatRef, message: OutboundMessage, options: SendOptions = {}): Promise<SendResult> {
+    const chunks = formatChunks(message.text);
+    const files = message.files ?? [];
+    const messageIds: string[] = [];
+    for (let index = options.fromChunk ?? 0; index < chunks.length + files.length; index++) {
+      const place = this.placement(chat, message, index);
+      await this.budget.take(chat.chatId, "message", options.signal);
+      const chunk = chunks[index];
+      const id = await this.call(chat, "sendMessage", () =>
+        chunk
+          ? this.sendChunk(chat, chunk, place, options.signal)
+          : this.sendFile(chat, files[index - chunks.length]!, place, options.signal),
+      );
+      messageIds.push(id);
+      options.onChunkSent?.(index, id);
+    }
+    return { messageIds };
+  }
+
+  /** Replaces the status message's text. Edits waiting for the budget are merged (the latest text wins). */
+  edit(chat: ChatRef, messageId: string, text: string): Promise<void> {
+    const key = `${chat.chatId}:${messageId}`;
+    const waiting = this.pendingEdits.get(key);
+    if (waiting) {
+      waiting.text = text;
+      return waiting.done;
+    }
+    const entry = { text, done: Promise.resolve() };
+    entry.done = (async () => {
+      try {
+        await this.budget.take(chat.chatId, "other");
+      } finally {
+        this.pendingEdits.delete(key);
+      }
+      if (this.deleted.has(key)) return;
+      const chunk = formatChunks(entry.text)[0];
+      if (!chunk) return;
+      await this.call(chat, "editMessageText", async () => {
+        try {
+          await this.api.editMessageText(chat.chatId, Number(messageId), chunk.html, { parse_mode: "HTML" });
+        } catch (err) {
+          if (isNoop(err)) return "";
+          if (!isMarkupError(err)) throw err;
+          await this.api.editMessageText(chat.chatId, Number(messageId), chunk.plain).catch((e: unknown) => {
+            if (!isNoop(e)) throw e;
+          });
+        }
+        return "";
+      });
+    })();
+    this.pendingEdits.set(key, entry);
+    return entry.done;
+  }
+
+  async deleteMessage(chat: ChatRef, messageId: string): Promise<void> {
+    const key = `${chat.chatId}:${messageId}`;
+    this.deleted.add(key);
+    if (this.deleted.size > 1000) this.deleted.delete(this.deleted.values().next().value!);
+    await this.budget.take(chat.chatId, "other");
+    await this.call(chat, "deleteMessage", async () => {
+      await this.api.deleteMessage(chat.chatId, Number(messageId)).catch((err: unknown) => {
+        if (!isNoop(err)) throw err;
+      });
+      return "";
+    });
+  }
+
+  /** Shows "typing…" for ~5 s. Skipped (not delayed) when the chat's budget has no slot free now. */
+  async sendTyping(chat: ChatRef): Promise<void> {
+    if (!this.budget.tryTake(chat.chatId)) return;
+    const thread = chat.threadId ? { message_thread_id: Number(chat.threadId) } : {};
+    await this.call(chat, "sendChatAction", async () => {
+      await this.api.sendChatAction(chat.chatId, "typing", thread);
+      return "";
+    });
+  }
+
+  /** Runs one Bot API call; a 429 blocks the chat, every failure becomes a PlatformError. */
+  private async call(chat: ChatRef, what: string, run: () => Promise<string>): Promise<string> {
+    try {
+      return await run();
+    } catch (err) {
+      if (errorCode(err) === 429) {
+        const waitMs = retryAfterMs(err) ?? 1000;
+        this.budget.block(chat.chatId, waitMs);
+        this.logger.warn(
+          { chatId: chat.chatId, method: what, retryAfterMs: waitMs },
+          "telegram rate limited this chat",
+        );
+        throw rateLimited(chat.chatId, waitMs, err);
+      }
+      throw toPlatformError(err, `${what} to chat ${chat.chatId}`);
+    }
+  }
+
+  private placement(chat: ChatRef, message: OutboundMessage, index: number): Placement {
+    const place: Placement = {};
+    if (chat.threadId) place.message_thread_id = Number(chat.threadId);
+    // In groups the reply's first message quotes the question, so it is clear whom it answers.
+    const quote = index === 0 && message.replyToId && message.kind !== "notice" && isGroupChatId(chat.chatId);
+    if (quote)
+      place.reply_parameters = { message_id: Number(message.replyToId), allow_sending_without_reply: true };
+    if (message.kind === "notice") place.disable_notification = true;
+    return place;
+  }
+
+  /** Sends one chunk as HTML; if Telegram rejects the markup, the same text once more as plain text. */
+  private async sendChunk(
+    chat: ChatRef,
+    chunk: TelegramChunk,
+    place: Placement,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    try {
+      const sent = await this.api.sendMessage(
+        chat.chatId,
+        chunk.html,
+        { ...place, parse_mode: "HTML" },
+        asSignal(signal),
+      );
+      return String(sent.message_id);
+    } catch (err) {
+      if (!isMarkupError(err)) throw err;
+      this.logger.warn(
+        { chatId: chat.chatId, error: (err as Error).message },
+        "telegram rejected the markup, sending plain text",
+      );
+      const sent = await this.api.sendMessage(chat.chatId, chunk.plain, place, asSignal(signal));
+      return String(sent.message_id);
+    }
+  }
+
+  private async sendFile(
+    chat: ChatRef,
+    file: OutboundFile,
+    place: Placement,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const fileName = file.fileName ?? file.path.split("/").pop() ?? "file";
+    if (!(await stat(file.path).catch(() => undefined))) {
+      // Tell the user instead of failing the whole reply over a file that is gone.
+      this.logger.error({ chatId: chat.chatId, fileName }, "telegram outbound file missing");
+      const sent = await this.api.sendMessage(
+        chat.chatId,
+        `⚠️ ${fileName} could not be sent: the file no longer exists.`,
+        place,
+        asSignal(signal),
+      );
+      return String(sent.message_id);
+    }
+    const caption = file.caption ? { caption: truncate(file.caption, TELEGRAM_MAX_CAPTION_CHARS) } : {};
+    if ((await outboundKind(file)) === "photo") {
+      try {
+        const sent = await this.api.sendPhoto(
+          chat.chatId,
+          new InputFile(file.path, fileName),
+          { ...place, ...caption },
+          asSignal(signal),
+        );
+        return String(sent.message_id);
+      } catch (err) {
+        // Telegram refuses some images as photos (dimensions, format): they still go as a document.
+        if (errorCode(err) !== 400) throw err;
+        this.logger.warn(
+          { chatId: chat.chatId, fileName },
+          "telegram refused the photo, sending as document",
+        );
+      }
+    }
+    const sent = await this.api.sendDocument(
+      chat.chatId,
+      new InputFile(file.path, fileName),
+      { ...place, ...caption },
+      asSignal(signal),
+    );
+    return String(sent.message_id);
+  }
+}
