@@ -12,6 +12,8 @@ export type AdapterFactory = (config: HeraldConfig, deps: AdapterDeps) => Promis
 export const adapterFactories: Record<string, AdapterFactory> = {
   discord: async (config, deps) =>
     (await import("../adapters/discord/index.js")).createDiscordAdapterFromConfig(config, deps),
+  email: async (config, deps) =>
+    (await import("../adapters/email/index.js")).createEmailAdapterFromConfig(config, deps),
   slack: async (config, deps) =>
     (await import("../adapters/slack/index.js")).createSlackAdapterFromConfig(config, deps),
 };

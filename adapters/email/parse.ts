@@ -1,0 +1,142 @@
+/**
+ * A fetched mail → an `InboundMessage`, or the reason it is not passed on. Decides, in order: a sender
+ * at all, not ourselves, not automated (auto-reply, bounce, list, bulk), an allowed sender; then the
+ * thread, the new text (quotes and signature stripped, HTML-only mail converted) and the attachments
+ * (saved under the cache folder, larger ones left out with a note the agent can see).
+ */
+import { createHash } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type Attachment, simpleParser } from "mailparser";
+import type { InboundAttachment, InboundMessage } from "../../gateway/types.js";
+import { type AutomatedReason, automatedReason, headerMap } from "./automated.js";
+import { htmlToText, stripQuoted } from "./quote.js";
+import { bareId, headerId, parseIds, type ThreadStore } from "./threads.js";
+import type { FetchedMail, ThreadMeta } from "./types.js";
+
+export interface ParseContext {
+  /** The assistant's own address, lowercased. */
+  ownAddress: string;
+  /** Whether mail from this (lowercased) address goes to the gateway. */
+  isAllowed(address: string): boolean;
+  threads: ThreadStore;
+  /** Folder for saved attachments (created when needed). */
+  attachmentsDir: string;
+  maxAttachmentBytes: number;
+}
+
+/** Why a mail was not passed on. */
+export type SkipReason = AutomatedReason | "no_sender" | "self" | "not_allowed";
+
+export type ParseResult =
+  | { kind: "message"; message: InboundMessage }
+  | { kind: "skip"; reason: SkipReason; from?: string | undefined };
+
+/**
+ * Parses one mail. Writes the thread mapping and any attachments as side effects.
+ * @throws on a message mailparser cannot read at all (the caller logs and skips it).
+ */
+export async function parseMail(mail: FetchedMail, ctx: ParseContext): Promise<ParseResult> {
+  const parsed = await simpleParser(mail.source, {
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    skipImageLinks: true,
+  });
+  const sender = parsed.from?.value.find((a) => a.address);
+  const from = sender?.address?.trim().toLowerCase();
+  if (!from) return { kind: "skip", reason: "no_sender" };
+  if (from === ctx.ownAddress) return { kind: "skip", reason: "self", from };
+  const subject = parsed.subject ?? "";
+  const automated = automatedReason(headerMap(parsed.headerLines), from, subject);
+  if (automated) return { kind: "skip", reason: automated, from };
+  if (!ctx.isAllowed(from)) return { kind: "skip", reason: "not_allowed", from };
+
+  const ownId = parsed.messageId ? bareId(parsed.messageId) : undefined;
+  // No Message-ID: the mailbox position is stable across redeliveries (the ledger's dedupe key).
+  const messageId = ownId ?? `${mail.uidValidity}:${mail.uid}`;
+  const inReplyTo = parseIds(parsed.inReplyTo);
+  const references = parseIds(parsed.references);
+  const root = ctx.threads.resolve({ messageId, inReplyTo, references, subject, from });
+  ctx.threads.remember(messageId, root, from, subject);
+  const meta: ThreadMeta | undefined = ownId
+    ? { messageId: headerId(ownId), references: references.map(headerId).join(" "), subject }
+    : undefined;
+  if (meta) ctx.threads.setLastMeta(root, meta);
+
+  let body = "";
+  if (parsed.text?.trim()) body = stripQuoted(parsed.text);
+  else if (parsed.html) body = stripQuoted(htmlToText(parsed.html));
+  const startsThread = root === messageId;
+  // The subject often carries the question of a new mail; replies repeat it with "Re:".
+  let text =
+    startsThread && subject.trim() && !body.startsWith("/") ? `Subject: ${subject.trim()}\n\n${body}` : body;
+
+  const saved = await saveAttachments(parsed.attachments, messageId, ctx);
+  if (saved.notes.length > 0) text = [text, ...saved.notes].filter(Boolean).join("\n\n");
+
+  const message: InboundMessage = {
+    platform: "email",
+    messageId,
+    chat: { platform: "email", chatId: from, threadId: root },
+    chatType: "dm",
+    sender: { id: from, name: sender?.name || undefined },
+    text: text.trim(),
+    mentioned: true,
+    replyToId: messageId,
+    sentAt: parsed.date?.getTime(),
+  };
+  if (saved.files.length > 0) message.attachments = saved.files;
+  if (meta) message.meta = { ...meta };
+  return { kind: "message", message };
+}
+
+function attachmentKind(mimeType: string): InboundAttachment["kind"] {
+  if (mimeType.startsWith("image/")) return "image";
+  if (mimeType.startsWith("audio/")) return "audio";
+  if (mimeType.startsWith("video/")) return "video";
+  return "document";
+}
+
+function safeFileName(name: string | undefined, index: number): string {
+  const base = (name ?? "").split(/[\\/]/).pop() ?? "";
+  const cleaned = base
+    .replace(/[^\w.-]+/g, "_")
+    .replace(/^\.+/, "")
+    .slice(-100);
+  return cleaned || `attachment-${index + 1}`;
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** Writes the attachments that fit the cap; the same mail always yields the same paths. */
+async function saveAttachments(
+  attachments: Attachment[],
+  messageId: string,
+  ctx: ParseContext,
+): Promise<{ files: InboundAttachment[]; notes: string[] }> {
+  const files: InboundAttachment[] = [];
+  const notes: string[] = [];
+  for (const [index, attachment] of attachments.entries()) {
+    const fileName = safeFileName(attachment.filename, index);
+    if (attachment.size > ctx.maxAttachmentBytes) {
+      notes.push(
+        `[Attachment "${fileName}" (${megabytes(attachment.size)}) was not included: larger than the ${megabytes(ctx.maxAttachmentBytes)} limit.]`,
+      );
+      continue;
+    }
+    const prefix = createHash("sha256").update(`${messageId}\n${index}`).digest("hex").slice(0, 16);
+    const path = join(ctx.attachmentsDir, `${prefix}-${fileName}`);
+    await mkdir(ctx.attachmentsDir, { recursive: true });
+    await writeFile(path, attachment.content);
+    files.push({
+      kind: attachmentKind(attachment.contentType),
+      path,
+      fileName: attachment.filename ?? fileName,
+      mimeType: attachment.contentType,
+      sizeBytes: attachment.size,
+    });
+  }
+  return { files, notes };
+}

@@ -1,0 +1,260 @@
+/**
+ * Shared setup of the email end-to-end tests: a private Dovecot with a few bot mailboxes and two human
+ * users, an SMTP endpoint that records what the adapter sends and delivers it into Dovecot, an in-memory
+ * key-value store, and a recording stand-in for the gateway (ledger dedupe + a scripted reply).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ImapFlow } from "imapflow";
+import type Mail from "nodemailer/lib/mailer/index.js";
+import {
+  createEmailAdapter,
+  type EmailAdapter,
+  type EmailAdapterConfig,
+} from "../../adapters/email/index.js";
+import { createLogger, silentLogger } from "../../gateway/logger.js";
+import type { AdapterDeps, InboundHandler, InboundMessage, KeyValueStore } from "../../gateway/types.js";
+import { type SmtpSink, startSmtpSink } from "../fakes/email/smtp-sink.js";
+import { type Dovecot, startDovecot } from "../helpers/dovecot.js";
+
+export const DOMAIN = "herald.test";
+export const PASSWORD = "bot-secret";
+export const ALICE = "alice@example.test";
+export const MALLORY = "mallory@example.test";
+const BOTS = 12;
+
+export interface Bot {
+  address: string;
+  user: string;
+}
+
+export interface EmailEnv {
+  dovecot: Dovecot;
+  smtp: SmtpSink;
+  cacheDir: string;
+  /** A bot mailbox no other test of this file used. */
+  nextBot(): Bot;
+  /** Adapter config for `bot` against this env (fast IDLE, slow poll unless overridden). */
+  config(bot: Bot, overrides?: Partial<EmailAdapterConfig>): EmailAdapterConfig;
+  /** Delivers a mail into `bot`'s INBOX (as the recipient's MTA would). Returns its Message-ID. */
+  mail(bot: Bot, options: Mail.Options | string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startEmailEnv(options: { imapCapability?: string } = {}): Promise<EmailEnv> {
+  const bots = Array.from({ length: BOTS }, (_, i) => ({ name: `bot${i + 1}`, password: PASSWORD }));
+  const users = [...bots, { name: "alice", password: "alice" }, { name: "mallory", password: "mallory" }];
+  const dovecot = await startDovecot({ users, ...options });
+  const local = new Set(users.map((u) => u.name));
+  const smtp = await startSmtpSink({
+    logins: Object.fromEntries(bots.map((b) => [`${b.name}@${DOMAIN}`, PASSWORD])),
+    async forward(mail) {
+      for (const to of mail.envelope.to) {
+        const user = to.split("@")[0] ?? "";
+        if (local.has(user)) await dovecot.deliver(mail.raw, to);
+      }
+    },
+  });
+  const cacheDir = mkdtempSync(join(tmpdir(), "herald-email-cache-"));
+  let used = 0;
+  return {
+    dovecot,
+    smtp,
+    cacheDir,
+    nextBot() {
+      used++;
+      if (used > BOTS) throw new Error("email-env: out of bot mailboxes, raise BOTS");
+      return { address: `bot${used}@${DOMAIN}`, user: `bot${used}` };
+    },
+    config(bot, overrides = {}) {
+      return {
+        address: bot.address,
+        password: PASSWORD,
+        imapHost: "127.0.0.1",
+        imapPort: dovecot.imapPort,
+        smtpHost: "127.0.0.1",
+        smtpPort: smtp.port,
+        tls: false,
+        allowedUsers: [ALICE],
+        pollIntervalMs: 60_000,
+        maxAttachmentBytes: 1024 * 1024,
+        cacheDir,
+        idleDelayMs: 100,
+        reconnectBaseMs: 100,
+        reconnectMaxMs: 500,
+        connectTimeoutMs: 5000,
+        ...overrides,
+      };
+    },
+    mail(bot, message) {
+      return dovecot.deliver(message, bot.address);
+    },
+    async close() {
+      await smtp.close();
+      await dovecot.stop();
+      rmSync(cacheDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An in-memory `KeyValueStore` (survives adapter restarts when the test keeps it). */
+export function memoryKv(): KeyValueStore & { data: Map<string, string> } {
+  const data = new Map<string, string>();
+  return {
+    data,
+    get: (key) => data.get(key),
+    set: (key, value) => void data.set(key, value),
+    delete: (key) => void data.delete(key),
+  };
+}
+
+export function adapterDeps(kv: KeyValueStore, cacheDir: string): AdapterDeps {
+  const logger = process.env["HERALD_TEST_LOG"] ? createLogger({ level: "debug" }) : silentLogger();
+  return { logger, homeDir: cacheDir, cacheDir, kv };
+}
+
+/**
+ * A stand-in for the gateway: drops duplicates by `messageId` (its ledger may be shared across adapter
+ * restarts), records what it accepted, and answers through `adapter.send` when `reply` returns text.
+ */
+export class FakeGateway {
+  readonly accepted: InboundMessage[] = [];
+  readonly duplicates: InboundMessage[] = [];
+  private readonly waiters = new Set<() => void>();
+  /** Return text to answer, or undefined to stay silent. */
+  reply: ((m: InboundMessage) => string | undefined) | undefined = (m) => `echo: ${m.text}`;
+  /** Make the next `onMessage` calls fail (the ledger could not record). */
+  failNext = 0;
+  /** When set, `onMessage` resolves only when this promise does (a slow ledger). */
+  hold: Promise<void> | undefined;
+
+  constructor(
+    readonly ledger: Set<string> = new Set(),
+    private adapter?: EmailAdapter,
+  ) {}
+
+  attach(adapter: EmailAdapter): this {
+    this.adapter = adapter;
+    return this;
+  }
+
+  readonly handler: InboundHandler = async (message) => {
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error("ledger unavailable");
+    }
+    if (this.ledger.has(message.messageId)) {
+      this.duplicates.push(message);
+      this.wake();
+      return "duplicate";
+    }
+    this.ledger.add(message.messageId);
+    this.accepted.push(message);
+    this.wake();
+    if (this.hold) await this.hold;
+    const text = this.reply?.(message);
+    if (text !== undefined && this.adapter) {
+      const adapter = this.adapter;
+      // The gateway answers after recording, outside this call.
+      setImmediate(() => {
+        adapter
+          .send(message.chat, {
+            text,
+            idempotencyKey: `turn-${message.messageId}`,
+            replyToId: message.replyToId,
+            inboundMeta: message.meta,
+          })
+          .catch(() => {});
+      });
+    }
+    return "accepted";
+  };
+
+  /** Resolves once `count` messages were accepted. */
+  waitForAccepted(count: number, timeoutMs = 15_000): Promise<InboundMessage[]> {
+    return this.waitUntil(() => this.accepted.length >= count, `${count} accepted`, timeoutMs).then(() =>
+      this.accepted.slice(),
+    );
+  }
+
+  waitUntil(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const run = () => {
+        if (!check()) return;
+        done();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(
+          new Error(
+            `fake gateway: waited for ${what}; accepted ${this.accepted.length}, duplicates ${this.duplicates.length}`,
+          ),
+        );
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(run);
+      };
+      this.waiters.add(run);
+      run();
+    });
+  }
+
+  private wake(): void {
+    for (const w of this.waiters) w();
+  }
+}
+
+export function newAdapter(
+  env: EmailEnv,
+  bot: Bot,
+  kv: KeyValueStore,
+  overrides?: Partial<EmailAdapterConfig>,
+) {
+  return createEmailAdapter(env.config(bot, overrides), adapterDeps(kv, env.cacheDir));
+}
+
+/** Flags of every message in `bot`'s INBOX, by Message-ID (a separate IMAP session). */
+export async function inboxFlags(
+  env: EmailEnv,
+  user: string,
+  password = PASSWORD,
+): Promise<Map<string, string[]>> {
+  const client = new ImapFlow({
+    host: "127.0.0.1",
+    port: env.dovecot.imapPort,
+    secure: false,
+    auth: { user, pass: password },
+    logger: false,
+  });
+  await client.connect();
+  const out = new Map<string, string[]>();
+  try {
+    await client.mailboxOpen("INBOX", { readOnly: true });
+    for await (const m of client.fetch("1:*", { envelope: true, flags: true })) {
+      out.set(m.envelope?.messageId ?? String(m.uid), [...(m.flags ?? [])]);
+    }
+  } catch {
+    // An empty mailbox answers "1:*" with an error on some servers: no messages.
+  } finally {
+    await client.logout();
+  }
+  return out;
+}
+
+/** A poll-until helper for facts outside the fake gateway (e.g. mailbox flags). */
+export async function eventually<T>(
+  fn: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
