@@ -40,7 +40,10 @@ export class ReactionFeedback {
     private readonly options: ReactionFeedbackOptions,
   ) {}
 
-  /** An inbound message the gateway accepted: the next turn in `chat` answers it. */
+  /**
+   * An inbound message about to be handed to the gateway: the next turn in `chat` answers it. Noted
+   * before the gateway's answer, as its turn may start (and call `sendTyping`) before that answer.
+   */
   noted(chat: ChatRef, ts: string): void {
     const key = formatChat(chat);
     const state = this.chats.get(key) ?? { chat, reacted: new Set<string>() };
@@ -52,6 +55,15 @@ export class ReactionFeedback {
       clearTimeout(old.idle);
       this.chats.delete(oldest);
     }
+  }
+
+  /** The message turned out not to start a turn (duplicate, command, ignored): forget it. */
+  unnoted(chat: ChatRef, ts: string): void {
+    const key = formatChat(chat);
+    const state = this.chats.get(key);
+    if (!state || state.pending !== ts) return;
+    state.pending = undefined;
+    if (state.reacted.size === 0) this.chats.delete(key);
   }
 
   /** The gateway's typing tick: react once per turn, keep the idle timer alive. */

@@ -15,6 +15,7 @@ import type {
   AdapterStatus,
   ChatRef,
   InboundHandler,
+  InboundOutcome,
   OutboundMessage,
   PlatformAdapter,
   SendOptions,
@@ -254,9 +255,15 @@ export class SlackAdapter implements PlatformAdapter {
       if (got.attachments.length) message.attachments = got.attachments;
       if (got.notes.length) message.text = [message.text, ...got.notes].filter(Boolean).join("\n");
     }
-    const outcome = await onMessage(message);
+    const ts = message.replyToId!;
+    this.feedback.noted(message.chat, ts);
+    let outcome: InboundOutcome | undefined;
+    try {
+      outcome = await onMessage(message);
+    } finally {
+      if (outcome !== "accepted") this.feedback.unnoted(message.chat, ts);
+    }
     this.log.debug({ messageId: message.messageId, outcome }, "slack message delivered to the gateway");
-    if (outcome === "accepted" && message.replyToId) this.feedback.noted(message.chat, message.replyToId);
   }
 }
 
