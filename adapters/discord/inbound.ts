@@ -6,6 +6,7 @@
 import type { Message } from "discord.js";
 import type { Logger } from "../../gateway/logger.js";
 import type { InboundHandler, InboundMessage, InboundOutcome } from "../../gateway/types.js";
+import type { BackfillCursors } from "./backfill.js";
 import { downloadAttachments } from "./media.js";
 import { parseMessage } from "./parse.js";
 import type { DiscordOutbound } from "./send.js";
@@ -17,6 +18,8 @@ export interface InboundOptions {
   autoThread: boolean;
   allowBots: boolean;
   outbound: DiscordOutbound;
+  /** Where the newest recorded message of each channel is kept (catching up after a restart). */
+  cursors?: BackfillCursors | undefined;
   /** Delays between attempts to hand a message to the gateway. @defaultValue [500, 2000, 5000] */
   retryDelaysMs?: number[];
 }
@@ -30,6 +33,8 @@ export function threadName(text: string, senderName: string | undefined): string
 
 export class DiscordInbound {
   private readonly queues = new Map<string, Promise<void>>();
+  /** Ids recently handed over, so a catch-up racing a live event hands a message over once. */
+  private readonly recent = new Set<string>();
   private handler: InboundHandler | undefined;
   private botId: () => string = () => "";
 
@@ -43,7 +48,7 @@ export class DiscordInbound {
 
   /** Queues a message from discord.js. Returns at once; never throws. */
   accept(message: Message): void {
-    this.enqueue(message.channelId, () => this.process(message));
+    this.enqueue(message.channelId, () => this.handle(message));
   }
 
   /**
@@ -76,10 +81,11 @@ export class DiscordInbound {
     this.handler = undefined;
   }
 
-  private async process(message: Message): Promise<void> {
+  /** Handles one message now (callers run it on the channel's queue). Never throws. */
+  async handle(message: Message): Promise<void> {
     const log = this.options.logger;
     try {
-      if (!this.handler) return;
+      if (!this.handler || this.recent.has(message.id)) return;
       if (message.inGuild() && message.channel.partial) await message.channel.fetch();
       const parsed = parseMessage(message, { botId: this.botId(), allowBots: this.options.allowBots });
       if (parsed.kind === "skip") {
@@ -104,10 +110,19 @@ export class DiscordInbound {
           threadName(inbound.text, inbound.sender.name),
         );
       }
-      await this.handOver(inbound);
+      const outcome = await this.handOver(inbound);
+      if (outcome !== undefined) {
+        this.remember(message.id);
+        this.options.cursors?.seen(message.channelId, message.id);
+      }
     } catch (err) {
       log.error({ messageId: message.id, err: String(err) }, "discord inbound message failed");
     }
+  }
+
+  private remember(id: string): void {
+    this.recent.add(id);
+    if (this.recent.size > 2000) this.recent.delete(this.recent.values().next().value!);
   }
 
   /**

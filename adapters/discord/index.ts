@@ -18,8 +18,9 @@ import type {
   SendOptions,
   SendResult,
 } from "../../gateway/types.js";
+import { BackfillCursors } from "./backfill.js";
 import { DiscordCommands } from "./commands.js";
-import { INTENT_FIX, loginError, TOKEN_FIX } from "./errors.js";
+import { apiCode, INTENT_FIX, loginError, TOKEN_FIX } from "./errors.js";
 import { DiscordInbound } from "./inbound.js";
 import { DiscordOutbound } from "./send.js";
 import type { DiscordAdapterConfig, ResolvedDiscordConfig } from "./types.js";
@@ -41,6 +42,7 @@ interface Connection {
   outbound: DiscordOutbound;
   inbound: DiscordInbound;
   commands: DiscordCommands;
+  cursors: BackfillCursors;
 }
 
 /** One Discord bot connection. Build it with `createDiscordAdapter`. */
@@ -158,7 +160,9 @@ export class DiscordAdapter implements PlatformAdapter {
       quotes: (channelId) => client.channels.cache.get(channelId)?.isDMBased() === false,
       interactions: commands,
     });
+    const cursors = new BackfillCursors(deps.kv, this.log, { windowMs: config.backfillWindowMs });
     const inbound = new DiscordInbound({
+      cursors,
       logger: this.log,
       cacheDir: deps.cacheDir,
       maxBytes: config.mediaMaxBytes,
@@ -166,7 +170,7 @@ export class DiscordAdapter implements PlatformAdapter {
       allowBots: config.allowBots,
       outbound,
     });
-    this.conn = { client, outbound, inbound, commands };
+    this.conn = { client, outbound, inbound, commands, cursors };
     this.listen(this.conn);
     return this.conn;
   }
@@ -182,8 +186,10 @@ export class DiscordAdapter implements PlatformAdapter {
         });
       });
     });
+    // A new session (not a resume): what was sent while no session existed is only in the history.
     client.on(Events.ShardReady, () => {
       if (this.started) this.current = { state: "running" };
+      if (this.conn) this.catchUp(this.conn);
     });
     client.on(Events.ShardResume, (_id, replayed) => {
       this.current = { state: "running" };
@@ -203,6 +209,26 @@ export class DiscordAdapter implements PlatformAdapter {
     client.on(Events.ShardError, (error) => this.log.warn({ err: error.message }, "discord gateway error"));
     client.on(Events.Error, (error) => this.log.error({ err: error.message }, "discord client error"));
     client.on(Events.Warn, (message) => this.log.warn({ detail: message }, "discord client warning"));
+  }
+
+  /** Reads each remembered channel's history after its cursor and handles it in order. */
+  private catchUp({ client, inbound, cursors }: Connection): void {
+    for (const { channelId, after } of cursors.due()) {
+      inbound.enqueue(channelId, async () => {
+        try {
+          const channel = await client.channels.fetch(channelId);
+          if (!channel?.isTextBased() || !("messages" in channel)) return;
+          const batch = await channel.messages.fetch({ after, limit: 50 });
+          const missed = [...batch.values()].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+          if (missed.length > 0) this.log.info({ channelId, count: missed.length }, "discord catching up");
+          for (const message of missed) await inbound.handle(message);
+        } catch (err) {
+          const code = apiCode(err);
+          if (code === 10003 || code === 50001) cursors.forget(channelId);
+          this.log.warn({ channelId, err: String(err) }, "discord catch-up failed for a channel");
+        }
+      });
+    }
   }
 
   private async teardown(): Promise<void> {
@@ -244,6 +270,7 @@ export function createDiscordAdapter(config: DiscordAdapterConfig, deps: Adapter
     readyTimeoutMs: config.readyTimeoutMs ?? 30_000,
     editIntervalMs: config.editIntervalMs ?? 1_000,
     typingIntervalMs: config.typingIntervalMs ?? 8_000,
+    backfillWindowMs: config.backfillWindowMs ?? 12 * 3_600_000,
   };
   return new DiscordAdapter(resolved, deps);
 }

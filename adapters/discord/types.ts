@@ -33,6 +33,12 @@ export interface DiscordAdapterConfig {
   editIntervalMs?: number | undefined;
   /** Typing lasts ~10 s on Discord; calls closer than this are skipped. @defaultValue 8000 */
   typingIntervalMs?: number | undefined;
+  /**
+   * After a restart, messages younger than this in channels the bot was active in are read from the
+   * channel history and handled (the gateway drops what it already had); 0 turns it off.
+   * @defaultValue 43200000 (12 h)
+   */
+  backfillWindowMs?: number | undefined;
 }
 
 /** The config with every default applied. */

@@ -4,7 +4,8 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { PlatformError } from "../../gateway/errors.js";
-import { type DiscordEnv, IDS, startDiscordEnv } from "./discord-env.js";
+import type { InboundMessage } from "../../gateway/types.js";
+import { type DiscordEnv, IDS, recorder, startDiscordEnv } from "./discord-env.js";
 
 let env: DiscordEnv | undefined;
 
@@ -106,6 +107,47 @@ describe("discord gateway connection", () => {
       env.received[0]!.messageId,
       env.received[0]!.messageId,
     ]);
+  });
+
+  it("after a restart, catches up on messages sent while it was down, in order, without repeats", async () => {
+    env = await startDiscordEnv();
+    const { fake } = env;
+    fake.userSays({ channelId: IDS.aliceDm, content: "before" });
+    fake.userSays({ channelId: IDS.general, content: "channel before" });
+    await env.nextMessage(2);
+    await env.adapter.stop();
+
+    fake.userSays({ channelId: IDS.aliceDm, content: "while down 1" });
+    fake.userSays({ channelId: IDS.aliceDm, content: "while down 2" });
+    fake.userSays({ channelId: IDS.general, content: `<@${IDS.bot}> while down in the channel` });
+    fake.userSays({ channelId: IDS.random, content: "a channel it never saw" });
+
+    const received: InboundMessage[] = [];
+    const again = env.newAdapter();
+    await again.start(recorder(received));
+    await vi.waitFor(() => expect(received).toHaveLength(3));
+    expect(received.filter((m) => m.chat.chatId === IDS.aliceDm).map((m) => m.text)).toEqual([
+      "while down 1",
+      "while down 2",
+    ]);
+    expect(received.find((m) => m.chat.chatId === IDS.general)).toMatchObject({
+      text: "while down in the channel",
+      mentioned: true,
+    });
+    // Live messages keep flowing after the catch-up.
+    fake.userSays({ channelId: IDS.aliceDm, content: "live again" });
+    await vi.waitFor(() => expect(received.at(-1)?.text).toBe("live again"));
+    expect(received).toHaveLength(4);
+  });
+
+  it("does not catch up on channels quiet for longer than the window", async () => {
+    env = await startDiscordEnv({ noStart: true });
+    // A cursor from early 2025 (snowflake time), far outside the 12 h window.
+    env.kv.set("backfill.cursors", JSON.stringify({ [IDS.aliceDm]: "1345680011111111111" }));
+    await env.adapter.start(recorder(env.received));
+    env.fake.userSays({ channelId: IDS.general, content: "live" });
+    await env.nextMessage(1);
+    expect(env.fake.requests.some((r) => r.method === "GET" && r.path.endsWith("/messages"))).toBe(false);
   });
 
   it("start and stop are idempotent", async () => {

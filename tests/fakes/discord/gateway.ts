@@ -193,7 +193,8 @@ export class FakeGateway {
     const from = Math.max(0, Number(d["seq"] ?? 0) - this.replayOnResume);
     this.replayOnResume = 0;
     for (const event of session.events) {
-      if (event.s > from) this.send(socket, { op: 0, ...event });
+      // Discord replays dispatches, never the session's READY.
+      if (event.s > from && event.t !== "READY") this.send(socket, { op: 0, ...event });
     }
     const resumed = { s: ++session.seq, t: "RESUMED", d: { _trace: ["fake-gateway"] } };
     session.events.push(resumed);
