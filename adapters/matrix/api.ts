@@ -1,0 +1,129 @@
+/**
+ * The few Client-Server calls the adapter makes itself, through matrix-js-sdk's HTTP layer (auth header,
+ * error parsing) but without its local-echo send queue: `PUT /send` with our own transaction ids (so an
+ * outbox retry is idempotent at the homeserver), redactions, typing, join, leave, account data.
+ * Every call has a deadline (an unref'd `AbortSignal.timeout`, which keeps no process alive).
+ */
+import { createHash } from "node:crypto";
+import { type MatrixClient, Method } from "matrix-js-sdk";
+import { toPlatformError } from "./errors.js";
+
+/** @defaultValue 30 s */
+const CALL_TIMEOUT_MS = 30_000;
+
+const enc = encodeURIComponent;
+
+/**
+ * A transaction id from a stable key and a part index: the same outbox item and chunk always map to the
+ * same id, so the homeserver answers a retry with the first event instead of posting again.
+ */
+export function txnIdFor(key: string, part: number | string): string {
+  const safe = /^[A-Za-z0-9._~-]{1,80}$/.test(key)
+    ? key
+    : createHash("sha256").update(key).digest("hex").slice(0, 40);
+  return `herald.${safe}.${part}`;
+}
+
+/** Calls on one logged-in client. Methods throw PlatformError (retryable where a retry may help). */
+export class MatrixApi {
+  constructor(
+    private readonly client: MatrixClient,
+    private readonly userId: string,
+  ) {}
+
+  private async call<T>(
+    what: string,
+    method: Method,
+    path: string,
+    body?: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const deadline = AbortSignal.timeout(CALL_TIMEOUT_MS);
+    try {
+      return (await this.client.http.authedRequest<T>(method, path, undefined, body, {
+        abortSignal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+      })) as T;
+    } catch (err) {
+      throw toPlatformError(err, what);
+    }
+  }
+
+  /** Sends one event; returns its event id. */
+  async sendEvent(
+    roomId: string,
+    type: string,
+    content: Record<string, unknown>,
+    txnId: string,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const res = await this.call<{ event_id?: unknown }>(
+      "Sending a message",
+      Method.Put,
+      `/rooms/${enc(roomId)}/send/${enc(type)}/${enc(txnId)}`,
+      content,
+      signal,
+    );
+    if (typeof res?.event_id !== "string")
+      throw toPlatformError(new Error("no event_id in the answer"), "Sending a message");
+    return res.event_id;
+  }
+
+  async redact(roomId: string, eventId: string, txnId: string): Promise<void> {
+    await this.call(
+      "Deleting a message",
+      Method.Put,
+      `/rooms/${enc(roomId)}/redact/${enc(eventId)}/${enc(txnId)}`,
+      {},
+    );
+  }
+
+  async typing(roomId: string, typing: boolean, timeoutMs: number): Promise<void> {
+    await this.call(
+      "Sending typing",
+      Method.Put,
+      `/rooms/${enc(roomId)}/typing/${enc(this.userId)}`,
+      typing ? { typing, timeout: timeoutMs } : { typing },
+    );
+  }
+
+  async join(roomId: string): Promise<void> {
+    await this.call("Joining a room", Method.Post, `/join/${enc(roomId)}`, {});
+  }
+
+  async leave(roomId: string): Promise<void> {
+    await this.call("Leaving a room", Method.Post, `/rooms/${enc(roomId)}/leave`, {});
+  }
+
+  async setAccountData(type: string, content: Record<string, unknown>): Promise<void> {
+    await this.call(
+      "Saving account data",
+      Method.Put,
+      `/user/${enc(this.userId)}/account_data/${enc(type)}`,
+      content,
+    );
+  }
+
+  /** One event by id (to learn who wrote the message a reply points at). */
+  async fetchEvent(roomId: string, eventId: string): Promise<{ sender?: unknown }> {
+    return this.call("Fetching an event", Method.Get, `/rooms/${enc(roomId)}/event/${enc(eventId)}`);
+  }
+}
+
+/**
+ * matrix-js-sdk gives every request with a local timeout (each `/sync` long poll: poll time + 80 s) a
+ * plain `setTimeout` that is never cleared, so a stopped client keeps the process alive for up to two
+ * minutes. This turns those timeouts into `AbortSignal.timeout`, whose timer is unref'd; the request is
+ * cut off at the same moment either way.
+ */
+export function unrefRequestTimeouts(client: MatrixClient): void {
+  const http = client.http;
+  const original = http.authedRequest.bind(http);
+  http.authedRequest = ((...args: Parameters<typeof original>) => {
+    const [method, path, query, body, opts] = args;
+    if (opts?.localTimeoutMs === undefined) return original(...args);
+    const { localTimeoutMs, ...rest } = opts;
+    const deadline = AbortSignal.timeout(localTimeoutMs);
+    const abortSignal = rest.abortSignal ? AbortSignal.any([rest.abortSignal, deadline]) : deadline;
+    return original(method, path, query, body, { ...rest, abortSignal });
+  }) as typeof http.authedRequest;
+}

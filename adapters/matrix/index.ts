@@ -1,0 +1,328 @@
+/**
+ * The Matrix adapter on matrix-js-sdk: long-polled `/sync` with its state saved in the adapter's store
+ * (a restart resumes from `since`), DMs and rooms, threads as their own sessions, invites accepted from
+ * allowed users only, replies as `m.in_reply_to` with Markdown rendered to sanitised HTML.
+ *
+ * `chat = { platform: "matrix", chatId: <room id>, threadId: <thread root event id> }`.
+ */
+import { ClientEvent, createClient, HttpApiEvent, type MatrixClient, SyncState } from "matrix-js-sdk";
+import type { HeraldConfig } from "../../gateway/config.js";
+import { ConfigError, PlatformError } from "../../gateway/errors.js";
+import type { Logger } from "../../gateway/logger.js";
+import type {
+  AdapterDeps,
+  AdapterStatus,
+  ChatRef,
+  InboundHandler,
+  OutboundMessage,
+  PlatformAdapter,
+  SendOptions,
+  SendResult,
+} from "../../gateway/types.js";
+import { MatrixApi, txnIdFor, unrefRequestTimeouts } from "./api.js";
+import { chunkMarkdown, editContent, textContent } from "./format.js";
+import { resolveIdentity } from "./login.js";
+import { uploadFile } from "./media.js";
+import { MatrixReceiver } from "./receiver.js";
+import { isEncryptedRoom } from "./rooms.js";
+import { installSdkLogger, sdkLogger } from "./sdk-logger.js";
+import { KvSyncStore } from "./store.js";
+import type { BotIdentity, MatrixAdapterConfig } from "./types.js";
+
+export type { MatrixAdapterConfig } from "./types.js";
+
+/** How long `start()` waits for the first sync before giving up. @defaultValue 60 s */
+const START_TIMEOUT_MS = 60_000;
+
+interface Session {
+  client: MatrixClient;
+  api: MatrixApi;
+  store: KvSyncStore;
+  identity: BotIdentity;
+  receiver: MatrixReceiver;
+}
+
+/** Matrix through matrix-js-sdk. Build it with `createMatrixAdapter`. */
+export class MatrixAdapter implements PlatformAdapter {
+  readonly platform = "matrix";
+  private readonly log: Logger;
+  private session: Session | undefined;
+  private state: AdapterStatus["state"] = "stopped";
+  private readonly lastTyping = new Map<string, number>();
+
+  constructor(
+    private readonly config: MatrixAdapterConfig,
+    private readonly deps: AdapterDeps,
+  ) {
+    this.log = deps.logger.child({ platform: "matrix" });
+  }
+
+  /**
+   * Logs in (or checks the token), loads the saved sync state and runs the first sync.
+   * @throws PlatformError naming the setting to fix (refused token or password, unreachable homeserver).
+   */
+  async start(onMessage: InboundHandler): Promise<void> {
+    if (this.session) return;
+    this.state = "starting";
+    installSdkLogger(this.log);
+    try {
+      this.session = await this.connect(onMessage);
+      this.state = "running";
+    } catch (err) {
+      this.state = "failed";
+      throw err;
+    }
+  }
+
+  private async connect(onMessage: InboundHandler, forceLogin = false): Promise<Session> {
+    const identity = await resolveIdentity(this.config, this.deps.kv, this.log, { forceLogin });
+    const store = new KvSyncStore(this.deps.kv, identity.userId, this.log);
+    const client = createClient({
+      baseUrl: this.config.homeserver,
+      accessToken: identity.accessToken,
+      userId: identity.userId,
+      deviceId: identity.deviceId,
+      store,
+      logger: sdkLogger(this.log),
+    });
+    unrefRequestTimeouts(client);
+    const api = new MatrixApi(client, identity.userId);
+    const receiver = new MatrixReceiver({
+      client,
+      api,
+      store,
+      identity,
+      config: this.config,
+      kv: this.deps.kv,
+      log: this.log,
+      onMessage,
+      sendNotice: (roomId, text) => this.sendNotice(api, roomId, text),
+    });
+    const prepared = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new PlatformError(
+              "matrix",
+              `The first /sync with ${this.config.homeserver} did not finish within ${START_TIMEOUT_MS / 1000} s. Fix: check that MATRIX_HOMESERVER is reachable.`,
+              { retryable: true },
+            ),
+          ),
+        START_TIMEOUT_MS,
+      );
+      timer.unref();
+      client.on(ClientEvent.Sync, (state, prev) => {
+        if (state === SyncState.Prepared) {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.onSyncState(state, prev);
+      });
+    });
+    client.on(HttpApiEvent.SessionLoggedOut, () => void this.onLoggedOut(onMessage));
+    receiver.attach();
+    await client.startClient({ initialSyncLimit: 20, pollTimeout: this.config.pollTimeoutMs ?? 30_000 });
+    try {
+      await prepared;
+    } catch (err) {
+      client.stopClient();
+      throw err;
+    }
+    this.log.info({ userId: identity.userId, resumed: store.hasSavedSync() }, "matrix adapter receiving");
+    return { client, api, store, identity, receiver };
+  }
+
+  private onSyncState(state: SyncState, prev: SyncState | null): void {
+    if (state === SyncState.Error && prev !== SyncState.Error) {
+      this.state = "reconnecting";
+      this.log.warn({}, "matrix sync failing; the SDK retries with backoff");
+    } else if (state === SyncState.Syncing && (prev === SyncState.Error || prev === SyncState.Reconnecting)) {
+      this.state = "running";
+      this.log.info({}, "matrix sync recovered");
+    }
+  }
+
+  /** The token stopped working while running: log in again with the password when we have one. */
+  private async onLoggedOut(onMessage: InboundHandler): Promise<void> {
+    const old = this.session;
+    if (!old) return;
+    await this.teardown(old);
+    this.session = undefined;
+    if (!this.config.password) {
+      this.state = "failed";
+      this.log.error({}, "matrix access token was revoked; set a new MATRIX_ACCESS_TOKEN and restart");
+      return;
+    }
+    try {
+      this.session = await this.connect(onMessage, true);
+      this.state = "running";
+    } catch (err) {
+      this.state = "failed";
+      this.log.error({ err: (err as Error).message }, "matrix login after a revoked token failed");
+    }
+  }
+
+  async stop(): Promise<void> {
+    const session = this.session;
+    this.session = undefined;
+    if (session) await this.teardown(session);
+    this.state = "stopped";
+  }
+
+  private async teardown(session: Session): Promise<void> {
+    session.receiver.detach();
+    session.client.stopClient();
+    session.client.removeAllListeners();
+    await session.receiver.drain();
+    await session.store.flush();
+  }
+
+  status(): AdapterStatus {
+    return { state: this.state };
+  }
+
+  private require(): Session {
+    if (!this.session)
+      throw new PlatformError("matrix", "The Matrix adapter is not connected.", { retryable: true });
+    return this.session;
+  }
+
+  /**
+   * Sends a reply as one event per chunk (about 4,000 characters each), then the files. Chunk `i` uses a
+   * transaction id derived from `idempotencyKey` and `i`, so a retry never posts twice. In a thread every
+   * chunk goes into the thread; the first chunk answers `replyToId`.
+   */
+  async send(chat: ChatRef, message: OutboundMessage, options: SendOptions = {}): Promise<SendResult> {
+    const { api, client } = this.require();
+    const room = client.getRoom(chat.chatId);
+    if (room && isEncryptedRoom(room)) {
+      throw new PlatformError(
+        "matrix",
+        `Room ${chat.chatId} is end-to-end encrypted and this Herald has no encryption support: not sending plaintext there.`,
+      );
+    }
+    const kind = message.kind === "notice" ? "notice" : "reply";
+    const chunks = chunkMarkdown(message.text, this.config.maxMessageChars);
+    const files = message.files ?? [];
+    const ids: string[] = [];
+    let previous: string | undefined;
+    for (let i = options.fromChunk ?? 0; i < chunks.length + files.length; i++) {
+      const content: Record<string, unknown> =
+        i < chunks.length
+          ? { ...textContent(chunks[i]!, kind), "m.mentions": {} }
+          : await uploadFile(client, files[i - chunks.length]!);
+      const relation = relationFor(chat, i === 0 ? message.replyToId : undefined, previous);
+      if (relation) content["m.relates_to"] = relation;
+      const eventId = await api.sendEvent(
+        chat.chatId,
+        "m.room.message",
+        content,
+        txnIdFor(message.idempotencyKey, i),
+        options.signal,
+      );
+      this.session?.receiver.rememberOwn(eventId);
+      ids.push(eventId);
+      previous = eventId;
+      options.onChunkSent?.(i, eventId);
+    }
+    if (kind === "reply" && this.lastTyping.delete(chat.chatId)) {
+      void api.typing(chat.chatId, false, 0).catch(() => undefined);
+    }
+    return { messageIds: ids };
+  }
+
+  /** Replaces a status message's text (`m.replace`). */
+  async edit(chat: ChatRef, messageId: string, text: string): Promise<void> {
+    const { api } = this.require();
+    const content = editContent(messageId, text);
+    await api.sendEvent(chat.chatId, "m.room.message", content, txnIdFor(`edit.${messageId}.${text}`, 0));
+  }
+
+  async deleteMessage(chat: ChatRef, messageId: string): Promise<void> {
+    await this.require().api.redact(chat.chatId, messageId, txnIdFor(`redact.${messageId}`, 0));
+  }
+
+  /** Typing for 5 s; at most one call per room every 2 s. */
+  async sendTyping(chat: ChatRef): Promise<void> {
+    const { api } = this.require();
+    const now = Date.now();
+    if (now - (this.lastTyping.get(chat.chatId) ?? 0) < 2000) return;
+    this.lastTyping.set(chat.chatId, now);
+    await api.typing(chat.chatId, true, 5000);
+  }
+
+  private async sendNotice(api: MatrixApi, roomId: string, text: string): Promise<void> {
+    await api.sendEvent(
+      roomId,
+      "m.room.message",
+      { ...textContent(text, "notice"), "m.mentions": {} },
+      txnIdFor(`notice.${roomId}.${text}`, 0),
+    );
+  }
+}
+
+/** `m.relates_to` for chunk content: into the thread, answering `replyTo` or continuing the last chunk. */
+function relationFor(
+  chat: ChatRef,
+  replyTo: string | undefined,
+  previous: string | undefined,
+): Record<string, unknown> | undefined {
+  if (chat.threadId) {
+    return {
+      rel_type: "m.thread",
+      event_id: chat.threadId,
+      is_falling_back: replyTo === undefined,
+      "m.in_reply_to": { event_id: replyTo ?? previous ?? chat.threadId },
+    };
+  }
+  return replyTo ? { "m.in_reply_to": { event_id: replyTo } } : undefined;
+}
+
+/** Builds the Matrix adapter. */
+export function createMatrixAdapter(config: MatrixAdapterConfig, deps: AdapterDeps): MatrixAdapter {
+  return new MatrixAdapter(config, deps);
+}
+
+/**
+ * The adapter config from the gateway's config: the `matrix` section plus the invite allowlist
+ * (`MATRIX_ALLOWED_USERS`, `matrix:`-prefixed `GATEWAY_ALLOWED_USERS`, `GATEWAY_ALLOW_ALL_USERS`).
+ * @throws ConfigError when the homeserver or the credentials are missing.
+ */
+export function matrixConfigFrom(
+  config: HeraldConfig,
+  deps: Pick<AdapterDeps, "cacheDir">,
+): MatrixAdapterConfig {
+  const m = config.matrix;
+  if (!m.homeserver)
+    throw new ConfigError(
+      "MATRIX_HOMESERVER",
+      "MATRIX_HOMESERVER is not set. Fix: set it to your homeserver's URL.",
+    );
+  if (!m.accessToken && !(m.userId && m.password)) {
+    throw new ConfigError(
+      "MATRIX_ACCESS_TOKEN",
+      "Matrix needs MATRIX_ACCESS_TOKEN or MATRIX_USER_ID + MATRIX_PASSWORD. Fix: set one of them.",
+    );
+  }
+  const fromGateway = config.access.allowedUsers
+    .filter((u) => u.startsWith("matrix:"))
+    .map((u) => u.slice("matrix:".length));
+  return {
+    homeserver: m.homeserver.replace(/\/+$/, ""),
+    accessToken: m.accessToken,
+    userId: m.userId,
+    password: m.password,
+    allowedUsers: [...m.allowedUsers, ...fromGateway],
+    allowAllUsers: config.access.allowAllUsers,
+    maxAttachmentBytes: config.media.maxBytes,
+    cacheDir: deps.cacheDir,
+  };
+}
+
+/** The registry's entry point: config + deps → adapter. */
+export async function createMatrixAdapterFromConfig(
+  config: HeraldConfig,
+  deps: AdapterDeps,
+): Promise<MatrixAdapter> {
+  return createMatrixAdapter(matrixConfigFrom(config, deps), deps);
+}
