@@ -24,6 +24,12 @@ export type ParseResult =
       threadable: boolean;
     };
 
+/**
+ * Herald's own commands typed as text address the bot even without a mention (as `/cmd` does in
+ * Telegram groups); other `/words` do not, since they may be meant for another bot.
+ */
+const HERALD_COMMAND = /^\s*\/(new|reset|stop|status|help)(\s|$)/i;
+
 /** Names to show instead of raw `<@id>`, `<@&id>`, `<#id>` tokens. */
 export interface MentionNames {
   users: Map<string, string>;
@@ -94,6 +100,7 @@ export function parseMessage(message: Message, ctx: ParseContext): ParseResult {
       message.channel.messages.cache.get(message.reference.messageId)?.author.id === ctx.botId);
   const mentioned =
     isDm ||
+    HERALD_COMMAND.test(message.content) ||
     message.mentions.users.has(ctx.botId) ||
     repliedToBot ||
     roleIds.some((id) => message.mentions.roles.has(id));

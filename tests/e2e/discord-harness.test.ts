@@ -33,7 +33,9 @@ async function start(env: Record<string, string> = {}, token?: string) {
 
 /** Waits for `count` visible bot messages (optionally in one channel) and returns their contents. */
 async function replies(f: FakeDiscord, count: number, channelId?: string): Promise<string[]> {
-  await vi.waitFor(() => expect(f.botMessages(channelId).length).toBeGreaterThanOrEqual(count), { timeout: 10_000 });
+  await vi.waitFor(() => expect(f.botMessages(channelId).length).toBeGreaterThanOrEqual(count), {
+    timeout: 10_000,
+  });
   return f.botMessages(channelId).map((p) => p.currentContent);
 }
 
@@ -78,7 +80,10 @@ describe("discord through the gateway", () => {
     fake.userSays({ channelId: thread["id"], content: `<@${IDS.bot}> start the thread` });
     expect(await replies(fake, 1, thread["id"])).toEqual(["echo: start the thread"]);
     fake.userSays({ channelId: thread["id"], content: "no mention needed now", authorId: IDS.bob });
-    expect(await replies(fake, 2, thread["id"])).toEqual(["echo: start the thread", "echo: no mention needed now"]);
+    expect(await replies(fake, 2, thread["id"])).toEqual([
+      "echo: start the thread",
+      "echo: no mention needed now",
+    ]);
 
     expect(fake.botMessages(other["id"])).toHaveLength(0);
     expect(h.llm.requests).toHaveLength(3);
@@ -95,7 +100,9 @@ describe("discord through the gateway", () => {
     expect(text.length).toBeGreaterThan(6000);
     h.llm.script({ text });
     fake.userSays({ channelId: IDS.aliceDm, content: "write a long one" });
-    await vi.waitFor(() => expect(fake.posted.reduce((n, p) => n + p.content.length, 0)).toBeGreaterThan(6000));
+    await vi.waitFor(() =>
+      expect(fake.posted.reduce((n, p) => n + p.content.length, 0)).toBeGreaterThan(6000),
+    );
     await h.gateway.runner.outbox.idle();
     const chunks = fake.posted.map((p) => p.content);
     expect(chunks.length).toBeGreaterThanOrEqual(4);
@@ -175,9 +182,12 @@ describe("discord through the gateway", () => {
     const { fake, h } = await start();
     fake.fail({ method: "POST", path: /\/messages$/, status: 500, commit: true, times: 4 });
     fake.userSays({ channelId: IDS.aliceDm, content: "hello" });
-    await vi.waitFor(() => expect(fake.requests.filter((r) => r.method === "POST").length).toBeGreaterThan(4), {
-      timeout: 10_000,
-    });
+    await vi.waitFor(
+      () => expect(fake.requests.filter((r) => r.method === "POST").length).toBeGreaterThan(4),
+      {
+        timeout: 10_000,
+      },
+    );
     await h.gateway.runner.outbox.idle();
     expect(fake.posted.map((p) => p.content)).toEqual(["echo: hello"]);
   });
@@ -198,6 +208,8 @@ describe("discord through the gateway", () => {
     const { fake } = await start();
     fake.userSays({ channelId: IDS.aliceDm, content: "/new" });
     expect((await replies(fake, 1))[0]).toMatch(/New session/);
+    fake.userSays({ channelId: IDS.general, content: "/stop" }); // no mention needed for Herald's commands
+    expect(await replies(fake, 1, IDS.general)).toEqual(["Nothing is running."]);
     const interaction = fake.runCommand(IDS.aliceDm, "status");
     await vi.waitFor(() => expect(interaction.reply).toMatch(/Session:/));
     expect(fake.world.commands.map((c) => c["name"])).toEqual(["new", "stop", "status", "help"]);

@@ -74,6 +74,14 @@ describe("discord inbound", () => {
     // A reply to a person does not.
     fake.userSays({ channelId: IDS.general, content: "agreed", replyTo: env.received[0]!.messageId });
     expect((await env.nextMessage(7)).mentioned).toBe(false);
+    // Herald's commands typed as text address it; another bot's do not.
+    fake.userSays({ channelId: IDS.general, content: "/status" });
+    fake.userSays({ channelId: IDS.general, content: "/shrug whatever" });
+    await env.nextMessage(9);
+    expect(env.received.slice(7).map((m) => [m.text, m.mentioned])).toEqual([
+      ["/status", true],
+      ["/shrug whatever", false],
+    ]);
   });
 
   it("gives a thread its own chat (parent channel + thread id) and a group chat type", async () => {
