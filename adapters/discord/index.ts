@@ -124,7 +124,8 @@ export class DiscordAdapter implements PlatformAdapter {
   status(): AdapterStatus {
     const client = this.conn?.client;
     if (this.current.state === "running" && client) {
-      return { state: "running", detail: `ping ${Math.round(client.ws.ping)} ms` };
+      const ping = client.ws.ping;
+      return { state: "running", detail: ping >= 0 ? `gateway ping ${Math.round(ping)} ms` : undefined };
     }
     return this.current;
   }

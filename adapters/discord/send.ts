@@ -39,6 +39,14 @@ export interface OutboundOptions {
   interactions?: Pick<DiscordCommands, "owns" | "answer"> | undefined;
 }
 
+/** Drops the oldest entries (insertion order) beyond `max`, only those `removable` allows. */
+function trim<K, V>(map: Map<K, V>, max: number, removable: (value: V) => boolean = () => true): void {
+  for (const [key, value] of map) {
+    if (map.size <= max) return;
+    if (removable(value)) map.delete(key);
+  }
+}
+
 /** The outbound half of the adapter. */
 export class DiscordOutbound {
   private readonly dmByUser = new Map<string, string>();
@@ -56,6 +64,8 @@ export class DiscordOutbound {
   /** Remembers that a thread named `name` should be opened from message `messageId` on first use. */
   planThread(parentId: string, messageId: string, name: string): void {
     this.plannedThreads.set(messageId, { parentId, name });
+    // Plans for messages the gateway never answered (not authorized, ignored) must not pile up.
+    trim(this.plannedThreads, 1000);
   }
 
   async send(chat: ChatRef, message: OutboundMessage, options: SendOptions = {}): Promise<SendResult> {
@@ -133,6 +143,7 @@ export class DiscordOutbound {
       waiters: [],
     };
     this.edits.set(messageId, pending);
+    trim(this.edits, 500, (p) => p.timer === undefined);
     pending.text = content;
     return new Promise<void>((resolve, reject) => {
       pending.waiters.push({ resolve, reject });
