@@ -16,4 +16,6 @@ export const adapterFactories: Record<string, AdapterFactory> = {
     (await import("../adapters/email/index.js")).createEmailAdapterFromConfig(config, deps),
   slack: async (config, deps) =>
     (await import("../adapters/slack/index.js")).createSlackAdapterFromConfig(config, deps),
+  telegram: async (config, deps) =>
+    (await import("../adapters/telegram/index.js")).createTelegramAdapterFromConfig(config, deps),
 };

@@ -66,6 +66,7 @@ export class TelegramAdapter implements PlatformAdapter {
     this.bot.use((ctx) => this.handleUpdate(ctx.update as unknown as Record<string, unknown>));
     const budget = new SendBudget({ ...DEFAULT_LIMITS, ...config.limits });
     this.sender = new TelegramSender(this.bot.api, budget, this.log);
+    this.handleWebhook = config.webhookUrl ? (request) => this.serveWebhook(request) : undefined;
     this.poller = new UpdatePoller({
       getUpdates: (params, signal) =>
         // grammY types signals with its AbortSignal polyfill; the platform's is the same at run time.
@@ -136,8 +137,13 @@ export class TelegramAdapter implements PlatformAdapter {
     return this.sender.sendTyping(chat);
   }
 
-  /** Serves `/webhooks/telegram`: 401 for a wrong secret, 500 (Telegram retries) when not recorded. */
-  async handleWebhook(request: Request): Promise<Response> {
+  /**
+   * Serves `/webhooks/telegram` in webhook mode (absent when polling, so no route is served): 401 for a
+   * wrong secret, 500 (Telegram retries) when the gateway did not record the update.
+   */
+  readonly handleWebhook: ((request: Request) => Promise<Response>) | undefined;
+
+  private async serveWebhook(request: Request): Promise<Response> {
     const handler = this.webhook;
     if (!handler) return new Response("telegram webhook is not enabled", { status: 404 });
     if (request.method !== "POST") return new Response("method not allowed", { status: 405 });
@@ -258,6 +264,14 @@ export class TelegramAdapter implements PlatformAdapter {
 /** Builds the adapter. Nothing connects before `start()`. */
 export function createTelegramAdapter(config: TelegramAdapterConfig, deps: AdapterDeps): TelegramAdapter {
   return new TelegramAdapter(config, deps);
+}
+
+/** The registry's factory: the adapter from Herald's whole config. @throws ConfigError (see `telegramConfigFrom`). */
+export async function createTelegramAdapterFromConfig(
+  config: HeraldConfig,
+  deps: AdapterDeps,
+): Promise<TelegramAdapter> {
+  return createTelegramAdapter(telegramConfigFrom(config), deps);
 }
 
 /** The adapter's config from Herald's. @throws ConfigError when TELEGRAM_BOT_TOKEN is missing. */
