@@ -86,7 +86,11 @@ export class DiscordInbound {
     const log = this.options.logger;
     try {
       if (!this.handler || this.recent.has(message.id)) return;
-      if (message.inGuild() && message.channel.partial) await message.channel.fetch();
+      // A thread discord.js has not cached (no THREAD_CREATE seen) lacks its parent: ask for it.
+      const channel = message.channel;
+      if (message.inGuild() && (channel.partial || (channel.isThread() && !channel.parentId))) {
+        await channel.fetch(true);
+      }
       const parsed = parseMessage(message, { botId: this.botId(), allowBots: this.options.allowBots });
       if (parsed.kind === "skip") {
         log.debug({ messageId: message.id, reason: parsed.reason }, "discord message skipped");

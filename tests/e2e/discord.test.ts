@@ -105,6 +105,17 @@ describe("discord inbound", () => {
     expect(channel?.chat.threadId).toBeUndefined();
   });
 
+  it("finds the parent of a thread it has not seen created", async () => {
+    env = await startDiscordEnv();
+    const thread = env.fake.createThread(IDS.random, "made while offline", IDS.bob, false);
+    env.fake.userSays({ channelId: thread["id"], content: `<@${IDS.bot}> hello from an old thread` });
+    const msg = await env.nextMessage(1);
+    expect(msg.chat).toEqual({ platform: "discord", chatId: IDS.random, threadId: thread["id"] });
+    expect(env.fake.requests.some((r) => r.method === "GET" && r.path === `/channels/${thread["id"]}`)).toBe(
+      true,
+    );
+  });
+
   it("ignores its own messages and other bots unless allowed", async () => {
     env = await startDiscordEnv();
     await env.adapter.send(

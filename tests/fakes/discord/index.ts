@@ -38,8 +38,11 @@ export interface FakeDiscord {
   readonly posted: PostedMessage[];
   /** A user message dispatched as MESSAGE_CREATE (stored, so replies and threads can refer to it). */
   userSays(input: UserMessageInput): Json;
-  /** Opens a public thread in `parentId` (THREAD_CREATE), as a user would. */
-  createThread(parentId: string, name: string, ownerId?: string): Json;
+  /**
+   * Opens a public thread in `parentId` as a user would. With `announce` false no THREAD_CREATE is
+   * dispatched (a thread the client has not seen, e.g. created while it was offline).
+   */
+  createThread(parentId: string, name: string, ownerId?: string, announce?: boolean): Json;
   /** A user runs a native slash command (INTERACTION_CREATE); returns the interaction record. */
   runCommand(channelId: string, name: string, userId?: string): FakeInteraction;
   /** Injects a fault for the next matching REST call(s). */
@@ -230,11 +233,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       );
       return record;
     },
-    createThread(parentId, name, ownerId = P.IDS.alice) {
+    createThread(parentId, name, ownerId = P.IDS.alice, announce = true) {
       const thread = P.thread(P.snowflake(), parentId, name, ownerId);
       thread["guild_id"] = world.channels.get(parentId)?.["guild_id"];
       world.channels.set(thread["id"], thread);
-      gateway.dispatch("THREAD_CREATE", { ...thread, newly_created: true });
+      if (announce) gateway.dispatch("THREAD_CREATE", { ...thread, newly_created: true });
       return thread;
     },
     fail(rule) {
