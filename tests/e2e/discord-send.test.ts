@@ -116,6 +116,23 @@ describe("discord send", () => {
     expect(again.messageIds).toEqual([env.fake.posted[0]!.id]);
   });
 
+  it("a malformed answer fails retryably, and the retry finds the posted message instead of posting again", async () => {
+    env = await startDiscordEnv();
+    env.fake.fail({
+      method: "POST",
+      path: /\/messages$/,
+      rawBody: "<html>502 Bad Gateway</html>",
+      commit: true,
+    });
+    const message = { text: "through a broken proxy", idempotencyKey: "garbled" };
+    const error = (await env.adapter.send(dm, message).catch((e: unknown) => e)) as PlatformError;
+    expect(error).toBeInstanceOf(PlatformError);
+    expect(error.retryable).toBe(true);
+    const again = await env.adapter.send(dm, message);
+    expect(env.fake.posted).toHaveLength(1);
+    expect(again.messageIds).toEqual([env.fake.posted[0]!.id]);
+  });
+
   it("a slow answer that times out is retried by discord.js and still posts once", async () => {
     env = await startDiscordEnv({ adapter: { restTimeoutMs: 300 } });
     env.fake.fail({ method: "POST", path: /\/messages$/, delayMs: 1000 });
