@@ -140,6 +140,7 @@ export class EmailAdapter implements PlatformAdapter {
 
     const root = chat.threadId ?? id;
     this.threads.remember(id, root, to, subject);
+    if (!meta) this.threads.rememberOpening(id, subject, message.text);
     this.threads.setLastMeta(root, {
       messageId: `<${id}>`,
       references: meta ? replyReferences(meta) : "",
@@ -219,12 +220,21 @@ export function emailConfigFrom(
     smtpHost: email.smtpHost,
     smtpPort: email.smtpPort,
     tls: email.tls,
-    allowedUsers: [...email.allowedUsers, ...config.access.allowedUsers],
+    allowedUsers: [...email.allowedUsers, ...globalEmailEntries(config.access.allowedUsers)],
     allowAllUsers: config.access.allowAllUsers,
     pollIntervalMs: email.pollIntervalMs,
     maxAttachmentBytes: config.media.maxBytes,
     cacheDir: deps.cacheDir,
   };
+}
+
+/** Addresses in `GATEWAY_ALLOWED_USERS`: bare ones and `email:<address>`; other platforms' entries are not ours. */
+function globalEmailEntries(entries: string[]): string[] {
+  return entries.flatMap((entry) => {
+    const colon = entry.indexOf(":");
+    if (colon < 0) return entry.includes("@") ? [entry] : [];
+    return entry.slice(0, colon) === "email" ? [entry.slice(colon + 1)] : [];
+  });
 }
 
 /** The registry's entry point: config section + deps → adapter. */

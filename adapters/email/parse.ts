@@ -67,6 +67,8 @@ export async function parseMail(mail: FetchedMail, ctx: ParseContext): Promise<P
   if (parsed.text?.trim()) body = stripQuoted(parsed.text);
   else if (parsed.html) body = stripQuoted(htmlToText(parsed.html));
   const startsThread = root === messageId;
+  const opening = inReplyTo.map((id) => ctx.threads.opening(id)).find(Boolean);
+  if (opening && !body.startsWith("/")) body = `${quoteOpening(opening)}\n\n${body}`;
   // The subject often carries the question of a new mail; replies repeat it with "Re:".
   let text =
     startsThread && subject.trim() && !body.startsWith("/") ? `Subject: ${subject.trim()}\n\n${body}` : body;
@@ -88,6 +90,16 @@ export async function parseMail(mail: FetchedMail, ctx: ParseContext): Promise<P
   if (saved.files.length > 0) message.attachments = saved.files;
   if (meta) message.meta = { ...meta };
   return { kind: "message", message };
+}
+
+/** A reply to a report we sent: the report, quoted, so the new session knows what is being answered. */
+function quoteOpening(opening: { subject: string; text: string }): string {
+  const quoted = opening.text
+    .trim()
+    .split("\n")
+    .map((line) => (line ? `> ${line}` : ">"))
+    .join("\n");
+  return `(In reply to your message "${opening.subject}":)\n${quoted}`;
 }
 
 function attachmentKind(mimeType: string): InboundAttachment["kind"] {

@@ -77,7 +77,28 @@ export class ThreadStore {
   setLastMeta(root: string, meta: ThreadMeta): void {
     this.kv.set(`thread-meta:${root}`, JSON.stringify(meta));
   }
+
+  /**
+   * Keeps the start of a message that opened a thread (a scheduled report): a reply to it starts a new
+   * session, which would otherwise not know what the user answers.
+   */
+  rememberOpening(messageId: string, subject: string, text: string): void {
+    this.kv.set(`opening:${messageId}`, JSON.stringify({ subject, text: text.slice(0, MAX_OPENING_CHARS) }));
+  }
+
+  /** The opening message `messageId` (bare) if it is one we sent. */
+  opening(messageId: string): { subject: string; text: string } | undefined {
+    const raw = this.kv.get(`opening:${messageId}`);
+    if (!raw) return undefined;
+    try {
+      return JSON.parse(raw) as { subject: string; text: string };
+    } catch {
+      return undefined;
+    }
+  }
 }
+
+const MAX_OPENING_CHARS = 4000;
 
 function subjectKey(correspondent: string, subject: string): string {
   return `subject:${correspondent.toLowerCase()}:${normalizeSubject(subject)}`;

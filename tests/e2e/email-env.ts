@@ -207,6 +207,28 @@ export class FakeGateway {
   }
 }
 
+/**
+ * A started adapter on a fresh bot mailbox (pushed to `adapters` for the test's cleanup), answered by a
+ * fake gateway that echoes; `replies()` is what this adapter sent.
+ */
+export async function startedAdapter(
+  env: EmailEnv,
+  adapters: EmailAdapter[],
+  overrides: Partial<EmailAdapterConfig> = {},
+) {
+  const bot = env.nextBot();
+  const kv = memoryKv();
+  const adapter = newAdapter(env, bot, kv, overrides);
+  adapters.push(adapter);
+  const gateway = new FakeGateway().attach(adapter);
+  await adapter.start(gateway.handler);
+  // Each test has its own bot address.
+  const replies = () => env.smtp.messages.filter((m) => m.envelope.from === bot.address);
+  const waitReplies = (n: number) =>
+    eventually(async () => (replies().length >= n ? replies() : undefined), `${n} replies`);
+  return { bot, kv, adapter, gateway, replies, waitReplies };
+}
+
 export function newAdapter(
   env: EmailEnv,
   bot: Bot,

@@ -6,19 +6,15 @@ import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { EmailAdapter } from "../../adapters/email/index.js";
-import { PlatformError } from "../../gateway/errors.js";
-import { freePort } from "../helpers/dovecot.js";
+import type { EmailAdapter, EmailAdapterConfig } from "../../adapters/email/index.js";
 import {
   ALICE,
   type EmailEnv,
   eventually,
-  FakeGateway,
   inboxFlags,
   MALLORY,
-  memoryKv,
-  newAdapter,
   startEmailEnv,
+  startedAdapter,
 } from "./email-env.js";
 
 let env: EmailEnv;
@@ -34,21 +30,7 @@ afterEach(async () => {
   for (const a of adapters.splice(0)) await a.stop();
 });
 
-/** A started adapter on a fresh bot mailbox, answered by a fake gateway that echoes. */
-async function started(overrides = {}) {
-  const bot = env.nextBot();
-  const kv = memoryKv();
-  const adapter = newAdapter(env, bot, kv, overrides);
-  adapters.push(adapter);
-  const gateway = new FakeGateway().attach(adapter);
-  await adapter.start(gateway.handler);
-  /** What this adapter sent (each test has its own bot address). */
-  const replies = () => env.smtp.messages.filter((m) => m.envelope.from === bot.address);
-  const waitReplies = async (n: number) => {
-    return eventually(async () => (replies().length >= n ? replies() : undefined), `${n} replies`);
-  };
-  return { bot, kv, adapter, gateway, replies, waitReplies };
-}
+const started = (overrides: Partial<EmailAdapterConfig> = {}) => startedAdapter(env, adapters, overrides);
 
 function fixture(name: string): string {
   return readFileSync(join(import.meta.dirname, "../fixtures/email", name), "utf8");
@@ -261,79 +243,5 @@ describe("email adapter: who gets an answer", () => {
     await env.mail(bot, { from: MALLORY, to: bot.address, subject: "Hi", text: "hello" });
     const [m] = await gateway.waitForAccepted(1);
     expect(m!.sender.id).toBe(MALLORY);
-  });
-});
-
-describe("email adapter: scheduled reports and sending", () => {
-  it("starts a new thread for email:<address> with the job's subject; a reply continues it", async () => {
-    const { bot, adapter, gateway, waitReplies } = await started();
-    gateway.reply = undefined;
-    const result = await adapter.send(
-      { platform: "email", chatId: ALICE },
-      {
-        text: "# Daily sales\n\nTotal: **10.4M**",
-        subject: "Daily sales report",
-        idempotencyKey: "cron-7-1",
-      },
-    );
-    await adapter.send({ platform: "email", chatId: ALICE }, { text: "plain", idempotencyKey: "cron-8-1" });
-    const [report, untitled] = await waitReplies(2);
-    expect(report!.parsed.subject).toBe("Daily sales report");
-    expect(report!.parsed.inReplyTo).toBeUndefined();
-    expect(report!.parsed.headers.get("auto-submitted")).toBe("auto-generated");
-    expect(report!.parsed.html).toContain("<h1>Daily sales</h1>");
-    expect(report!.parsed.messageId).toBe(`<${result.messageIds[0]}>`);
-    expect(untitled!.parsed.subject).toBe("Herald report");
-
-    await env.mail(bot, {
-      from: ALICE,
-      to: bot.address,
-      subject: "Re: Daily sales report",
-      inReplyTo: report!.parsed.messageId!,
-      references: [report!.parsed.messageId!],
-      text: "Why is it lower than yesterday?",
-    });
-    const [m] = await gateway.waitForAccepted(1);
-    expect(m!.chat).toEqual({ platform: "email", chatId: ALICE, threadId: result.messageIds[0] });
-    expect(m!.text).toBe("Why is it lower than yesterday?");
-  });
-
-  it("reports SMTP refusals as PlatformErrors: 4xx retryable, 5xx not; a retry keeps the Message-ID", async () => {
-    const { adapter, waitReplies } = await started();
-    const chat = { platform: "email", chatId: ALICE };
-    env.smtp.failNext(451);
-    const temporary = await adapter
-      .send(chat, { text: "hi", idempotencyKey: "k-451" })
-      .catch((e: unknown) => e);
-    expect(temporary).toBeInstanceOf(PlatformError);
-    expect((temporary as PlatformError).retryable).toBe(true);
-    const retried = await adapter.send(chat, { text: "hi", idempotencyKey: "k-451" });
-    const [delivered] = await waitReplies(1);
-    expect(delivered!.parsed.messageId).toBe(`<${retried.messageIds[0]}>`);
-
-    env.smtp.failNext(550);
-    const permanent = await adapter
-      .send(chat, { text: "hi", idempotencyKey: "k-550" })
-      .catch((e: unknown) => e);
-    expect(permanent).toBeInstanceOf(PlatformError);
-    expect((permanent as PlatformError).retryable).toBe(false);
-    // A chunk already confirmed is not sent again.
-    expect(await adapter.send(chat, { text: "hi", idempotencyKey: "k-451" }, { fromChunk: 1 })).toEqual({
-      messageIds: [],
-    });
-  });
-
-  it("refuses to start with a wrong password or an unreachable IMAP server, naming the setting", async () => {
-    const bot = env.nextBot();
-    const wrong = newAdapter(env, bot, memoryKv(), { password: "nope" });
-    adapters.push(wrong);
-    await expect(wrong.start(new FakeGateway().handler)).rejects.toThrow(/EMAIL_PASSWORD/);
-    const closedPort = await freePort();
-    const unreachable = newAdapter(env, bot, memoryKv(), { imapPort: closedPort });
-    adapters.push(unreachable);
-    const err = await unreachable.start(new FakeGateway().handler).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(PlatformError);
-    expect((err as Error).message).toMatch(/EMAIL_IMAP_HOST, EMAIL_IMAP_PORT/);
-    expect(unreachable.status().state).not.toBe("running");
   });
 });

@@ -62,9 +62,17 @@ const BINARY_CANDIDATES = ["/usr/sbin/dovecot", "/usr/local/sbin/dovecot", "/usr
 const MISSING =
   "dovecot is not installed: run the README's test command, which installs dovecot-imapd and dovecot-lmtpd (apt-get install -y dovecot-imapd dovecot-lmtpd)";
 
+const LMTP_CANDIDATES = [
+  "/usr/lib/dovecot/lmtp",
+  "/usr/libexec/dovecot/lmtp",
+  "/usr/local/libexec/dovecot/lmtp",
+];
+
 function findBinary(): string {
   const found = BINARY_CANDIDATES.find((p) => existsSync(p));
   if (!found) throw new Error(MISSING);
+  // dovecot-imapd alone brings the binary but not the LMTP server the helper delivers through.
+  if (!LMTP_CANDIDATES.some((p) => existsSync(p))) throw new Error(MISSING);
   return found;
 }
 
@@ -94,6 +102,9 @@ function configText(dir: string, imapPort: number, lmtpPort: number, options: St
         "first_valid_uid = 0",
         `default_login_user = ${me.username}`,
         `default_internal_user = ${me.username}`,
+        `default_internal_group = ${groupName(me.gid)}`,
+        // Login processes chroot by default, which needs root.
+        "service imap-login {\n  chroot =\n}",
       ];
   return [
     "protocols = imap lmtp",
@@ -136,6 +147,14 @@ function configText(dir: string, imapPort: number, lmtpPort: number, options: St
     "imap_idle_notify_interval = 1 secs",
     "",
   ].join("\n");
+}
+
+/** The name of group `gid` (Dovecot wants names), from /etc/group. */
+function groupName(gid: number): string {
+  const line = readFileSync("/etc/group", "utf8")
+    .split("\n")
+    .find((l) => l.split(":")[2] === String(gid));
+  return line?.split(":")[0] ?? String(gid);
 }
 
 /** Resolves once `port` answers with a greeting line, or rejects after `timeoutMs`. */
