@@ -18,4 +18,6 @@ export const adapterFactories: Record<string, AdapterFactory> = {
     (await import("../adapters/slack/index.js")).createSlackAdapterFromConfig(config, deps),
   telegram: async (config, deps) =>
     (await import("../adapters/telegram/index.js")).createTelegramAdapterFromConfig(config, deps),
+  whatsapp: async (config, deps) =>
+    (await import("../adapters/whatsapp/index.js")).createWhatsAppAdapter(config, deps),
 };

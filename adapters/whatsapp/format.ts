@@ -1,0 +1,195 @@
+/**
+ * The model's Markdown → WhatsApp's own formatting, and chunking. WhatsApp knows `*bold*`, `_italic_`,
+ * `~strike~`, `` `inline code` ``, ```` ```monospace blocks``` ```` and `> quotes`; everything else becomes
+ * plain text: headings turn bold, lists get bullets or numbers, links show their address, tables become
+ * monospace blocks. WhatsApp has no escape character, so text outside formatting is sent as written.
+ */
+import { Lexer, type Token, type Tokens } from "marked";
+import { splitMarkdown } from "../shared/split.js";
+
+/**
+ * Characters per message. WhatsApp accepts far longer texts, but a wall of 60,000 characters is
+ * unreadable on a phone; about 4,000 keeps each message one screenful or a few.
+ */
+export const WHATSAPP_MAX_CHARS = 4000;
+
+const NAMED_REFS: Record<string, string> = {
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  nbsp: "\u00a0",
+};
+
+/** Markdown text resolves character references (`&amp;` is `&`); code does not. */
+function decodeRefs(text: string): string {
+  return text.replace(/&(#x[0-9a-fA-F]{1,6}|#\d{1,7}|[a-z]+);/g, (all, ref: string) => {
+    const code = ref.startsWith("#x")
+      ? Number.parseInt(ref.slice(2), 16)
+      : ref.startsWith("#")
+        ? Number(ref.slice(1))
+        : undefined;
+    if (code === undefined) return NAMED_REFS[ref] ?? all;
+    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : all;
+  });
+}
+
+/** Wraps `inner` in a marker; WhatsApp ignores markers around empty or space-padded text. */
+function wrap(marker: string, inner: string): string {
+  const core = inner.trim();
+  if (!core) return inner;
+  const lead = inner.slice(0, inner.indexOf(core));
+  const trail = inner.slice(lead.length + core.length);
+  return `${lead}${marker}${core}${marker}${trail}`;
+}
+
+function inline(tokens: Token[] | undefined): string {
+  let out = "";
+  for (const token of tokens ?? []) out += inlineToken(token);
+  return out;
+}
+
+function linkText(label: string, href: string): string {
+  const bare = href.replace(/^mailto:/i, "");
+  if (!label || label === href || label === bare) return bare;
+  return `${label} (${bare})`;
+}
+
+function inlineToken(token: Token): string {
+  const t = token as Tokens.Generic;
+  switch (token.type) {
+    case "strong":
+      return wrap("*", inline(t.tokens));
+    case "em":
+      return wrap("_", inline(t.tokens));
+    case "del":
+      return wrap("~", inline(t.tokens));
+    case "codespan":
+      return `\`${t["text"] as string}\``;
+    case "br":
+      return "\n";
+    case "link":
+      return linkText(inline(t.tokens), t["href"] as string);
+    case "image":
+      return linkText(t["text"] as string, t["href"] as string);
+    case "escape":
+      return t["text"] as string;
+    case "text":
+      return t.tokens ? inline(t.tokens) : decodeRefs(t["text"] as string);
+    default:
+      return t.raw;
+  }
+}
+
+/** A table as aligned text (sent inside a monospace block). */
+function tableText(table: Tokens.Table): string {
+  const cell = (c: Tokens.TableCell) => inline(c.tokens).replace(/[*_~`]/g, "");
+  const rows = [table.header, ...table.rows].map((row) => row.map(cell));
+  const widths = table.header.map((_, col) => Math.max(...rows.map((r) => [...(r[col] ?? "")].length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, col) => {
+        const pad = " ".repeat(Math.max(0, widths[col]! - [...c].length));
+        return table.align[col] === "right" ? pad + c : c + pad;
+      })
+      .join(" | ")
+      .trimEnd();
+  const rule = widths.map((w) => "-".repeat(Math.max(1, w))).join("-+-");
+  return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join("\n");
+}
+
+const monospace = (text: string) => `\`\`\`\n${text.replace(/\n+$/, "")}\n\`\`\``;
+
+function blocks(tokens: Token[], depth: number, separator = "\n\n"): string {
+  return tokens
+    .map((t) => block(t, depth))
+    .filter((s) => s.length > 0)
+    .join(separator);
+}
+
+function list(token: Tokens.List, depth: number): string {
+  const start = typeof token.start === "number" ? token.start : 1;
+  const indent = "   ".repeat(depth);
+  return token.items
+    .map((item, i) => {
+      const bullet = token.ordered ? `${start + i}.` : "•";
+      const box = item.task ? (item.checked ? "☑ " : "☐ ") : "";
+      const body = blocks(
+        item.tokens.filter((t) => t.type !== "checkbox"),
+        depth + 1,
+        item.loose ? "\n\n" : "\n",
+      );
+      return `${indent}${bullet} ${box}${body}`;
+    })
+    .join("\n");
+}
+
+function block(token: Token, depth: number): string {
+  const t = token as Tokens.Generic;
+  switch (token.type) {
+    case "space":
+    case "def":
+      return "";
+    case "paragraph":
+    case "text":
+      return t.tokens ? inline(t.tokens) : decodeRefs(t["text"] as string);
+    case "heading":
+      return wrap("*", inline(t.tokens));
+    case "code":
+      return monospace(t["text"] as string);
+    case "blockquote":
+      return blocks(t.tokens ?? [], depth)
+        .split("\n")
+        .map((line) => (line ? `> ${line}` : ">"))
+        .join("\n");
+    case "list":
+      return list(token as Tokens.List, depth);
+    case "table":
+      return monospace(tableText(token as Tokens.Table));
+    case "hr":
+      return "──────────";
+    case "html":
+      return t.raw.trim();
+    default:
+      return t.raw.trim();
+  }
+}
+
+const lexer = () => new Lexer({ gfm: true });
+
+/** Renders Markdown as WhatsApp-formatted text. */
+export function markdownToWhatsApp(markdown: string): string {
+  return blocks(lexer().lex(markdown.replace(/\r\n?/g, "\n")), 0).trim();
+}
+
+/**
+ * Rewrites top-level tables as fenced code before splitting, so a long table is cut like code (fence
+ * closed and reopened) rather than into a headerless half that no longer parses as a table.
+ */
+function tablesAsCode(markdown: string): string {
+  let out = "";
+  let cursor = 0;
+  for (const token of lexer().lex(markdown)) {
+    if (token.type !== "table") continue;
+    const at = markdown.indexOf(token.raw, cursor);
+    if (at < 0) continue;
+    const trailing = token.raw.endsWith("\n") ? "\n" : "";
+    out += `${markdown.slice(cursor, at)}\`\`\`\n${tableText(token as Tokens.Table)}\n\`\`\`${trailing}`;
+    cursor = at + token.raw.length;
+  }
+  return out + markdown.slice(cursor);
+}
+
+/**
+ * Splits a Markdown reply into WhatsApp messages of at most `maxChars` rendered characters, on
+ * paragraph, line or word boundaries, with code blocks closed and reopened (the shared splitter), then
+ * renders each. Deterministic for the same input (the outbox resumes by chunk index).
+ */
+export function formatChunks(markdown: string, maxChars = WHATSAPP_MAX_CHARS): string[] {
+  const source = tablesAsCode(markdown.replace(/\r\n?/g, "\n"));
+  const measure = (chunk: string) => markdownToWhatsApp(chunk).length;
+  return splitMarkdown(source, { maxLength: maxChars, measure })
+    .map(markdownToWhatsApp)
+    .filter((c) => c.length > 0);
+}
