@@ -5,6 +5,7 @@
 import type { z } from "zod";
 import type { Logger } from "../gateway/logger.js";
 import type { ChatRef, ChatType, InboundAttachment } from "../gateway/types.js";
+import type { CronStateApi } from "../scheduler/types.js";
 import type { ChatMessage, SearchHit, SearchOptions } from "../sessions/types.js";
 
 /** Who and where a turn runs for; tools see this, never the adapter. */
@@ -23,6 +24,8 @@ export interface TurnOrigin {
  */
 export interface StateClient {
   searchSessions(query: string, options?: SearchOptions): Promise<SearchHit[]>;
+  /** Cron jobs (the `cronjob` tool); absent where no scheduler is reachable. */
+  cron?: CronStateApi | undefined;
   /** Later: memory, cron, send_message, skills. Optional so the contract grows without breaking. */
   [extension: string]: unknown;
 }

@@ -267,4 +267,5 @@ program
   );
 
 (await import("./cli-whatsapp.js")).registerWhatsAppCommands(program);
+(await import("./cli-cron.js")).registerCronCommands(program);
 await program.parseAsync(process.argv);

@@ -46,7 +46,7 @@ const schema = z.strictObject({
     .strictObject({
       /** Extra system prompt text (persona). */
       persona: optionalString,
-      toolsets: z.array(z.string()).default(["core"]),
+      toolsets: z.array(z.string()).default(["core", "cron"]),
     })
     .prefault({}),
   queue: z

@@ -12,6 +12,7 @@ import { createJobQueue } from "../agent/queue/index.js";
 import { createToolRegistry } from "../agent/tools/index.js";
 import type { JobQueue } from "../agent/types.js";
 import { createTurnHandler } from "../agent/worker.js";
+import { type CronService, createCronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { adapterFactories } from "./adapter-registry.js";
 import { configuredPlatforms, type HeraldConfig } from "./config.js";
@@ -39,6 +40,8 @@ export interface Gateway {
   runner: GatewayRunner;
   api: ApiAdapter | undefined;
   http: HttpServerHandle | undefined;
+  /** Cron jobs: fires them (not with `localOnly`) and serves the `cronjob` tool. */
+  cron: CronService;
   /** Adapters that started, by platform. */
   adapters: ReadonlyMap<string, PlatformAdapter>;
   /** Platforms that failed to start, with the reason. */
@@ -73,11 +76,13 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       }),
   });
 
+  const cron = createCronService(config, runner, logger);
+
   if (!config.queue.redisUrl) {
     const handler = createTurnHandler({
       model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
       tools: createToolRegistry(),
-      state: createLocalStateClient(state),
+      state: createLocalStateClient(state, { cron: cron.api }),
       logger: logger.child({ component: "agent" }),
       homeDir: config.homeDir,
     });
@@ -128,6 +133,9 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     }),
   );
 
+  // `herald chat` serves the tool but leaves firing to the gateway.
+  if (!options.localOnly) await cron.start();
+
   const http =
     options.localOnly || (!api && ![...started.values()].some((a) => a.handleWebhook))
       ? undefined
@@ -157,6 +165,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     runner,
     api,
     http,
+    cron,
     adapters: started,
     failed,
     async stop() {
@@ -164,6 +173,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       stopped = true;
       await http?.close();
       await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));
+      await cron.stop();
       await runner.stop();
       await queue.close();
       state.close();

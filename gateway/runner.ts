@@ -66,6 +66,10 @@ export class GatewayRunner {
   readonly commands = new CommandRegistry();
   readonly access: AccessPolicy;
   readonly outbox: OutboxDispatcher;
+  /** Told after a turn's result was committed (the scheduler's run history). Must not throw. */
+  readonly turnFinished = new Set<(turn: TurnRecord, result: TurnResult) => void>();
+  /** Told when an outbox item was delivered or failed for good (cron delivery reports). Must not throw. */
+  readonly deliverySettled = new Set<(item: OutboxItem, outcome: "delivered" | "failed") => void>();
   private readonly active = new Map<string, ActiveTurn>();
   private readonly activeByTurn = new Map<string, string>();
   private readonly engaged: KeyValueStore;
@@ -82,6 +86,9 @@ export class GatewayRunner {
       outbox: options.state.outbox,
       adapters: this.adapters,
       logger: options.logger.child({ component: "outbox" }),
+      onSettled: (item, outcome) => {
+        for (const listener of this.deliverySettled) listener(item, outcome);
+      },
     });
     registerCoreCommands(this);
   }
@@ -466,6 +473,7 @@ export class GatewayRunner {
     });
     if (!committed) return;
     for (const item of items) this.outbox.deliver(item);
+    for (const listener of this.turnFinished) listener(turn, result);
     for (const effect of effects) effect();
   }
 

@@ -5,9 +5,13 @@
 import type { StateClient } from "../agent/types.js";
 import type { RunnerState } from "./runner.js";
 
-/** Builds the in-process StateClient over the gateway's state. */
-export function createLocalStateClient(state: RunnerState): StateClient {
+/** Builds the in-process StateClient over the gateway's state, plus optional members (`cron`). */
+export function createLocalStateClient(
+  state: RunnerState,
+  extensions: Partial<StateClient> = {},
+): StateClient {
   return {
     searchSessions: async (query, options) => state.sessions.search(query, options),
+    ...extensions,
   };
 }

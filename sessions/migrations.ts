@@ -145,9 +145,61 @@ CREATE TABLE kv (
 ) WITHOUT ROWID;
 `;
 
+/** v2: cron jobs, their runs, and the change counter a running gateway polls (`scheduler/`). */
+const v2 = `
+CREATE TABLE cron_jobs (
+  id               TEXT PRIMARY KEY,
+  spec             TEXT NOT NULL,
+  paused           INTEGER NOT NULL DEFAULT 0,
+  next_run_at      INTEGER,
+  last_tick_at     INTEGER,
+  failures         INTEGER NOT NULL DEFAULT 0,
+  skip_ticks       INTEGER NOT NULL DEFAULT 0,
+  failure_reported INTEGER NOT NULL DEFAULT 0,
+  reported_targets TEXT NOT NULL DEFAULT '[]',
+  created_at       INTEGER NOT NULL,
+  updated_at       INTEGER NOT NULL
+);
+
+CREATE TABLE cron_runs (
+  id          TEXT PRIMARY KEY,
+  job_id      TEXT NOT NULL,
+  tick_at     INTEGER NOT NULL,
+  kind        TEXT NOT NULL CHECK (kind IN ('scheduled', 'manual')),
+  status      TEXT NOT NULL
+              CHECK (status IN ('queued', 'running', 'ok', 'silent', 'failed', 'timeout', 'cancelled')),
+  created_at  INTEGER NOT NULL,
+  started_at  INTEGER,
+  finished_at INTEGER,
+  session_key TEXT,
+  output      TEXT,
+  error       TEXT
+);
+CREATE INDEX cron_runs_job ON cron_runs(job_id, created_at);
+CREATE INDEX cron_runs_open ON cron_runs(created_at) WHERE status IN ('queued', 'running');
+
+-- Bumped by every change a running gateway must notice when another process makes it (the CLI adds,
+-- edits or removes a job, or queues a run); the gateway polls it.
+CREATE TABLE cron_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO cron_meta (key, value) VALUES ('version', 0);
+CREATE TRIGGER cron_jobs_insert AFTER INSERT ON cron_jobs BEGIN
+  UPDATE cron_meta SET value = value + 1 WHERE key = 'version';
+END;
+CREATE TRIGGER cron_jobs_delete AFTER DELETE ON cron_jobs BEGIN
+  UPDATE cron_meta SET value = value + 1 WHERE key = 'version';
+END;
+CREATE TRIGGER cron_jobs_update AFTER UPDATE OF spec, paused ON cron_jobs BEGIN
+  UPDATE cron_meta SET value = value + 1 WHERE key = 'version';
+END;
+CREATE TRIGGER cron_runs_queued AFTER INSERT ON cron_runs WHEN new.status = 'queued' BEGIN
+  UPDATE cron_meta SET value = value + 1 WHERE key = 'version';
+END;
+`;
+
 /** Every migration, in order. The last one's version is the schema this build writes. */
 export const migrations: readonly Migration[] = [
   { version: 1, description: "initial schema", up: (db) => db.exec(v1) },
+  { version: 2, description: "cron jobs and runs", up: (db) => db.exec(v2) },
 ];
 
 /** The schema version this build writes. */

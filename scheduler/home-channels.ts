@@ -1,0 +1,52 @@
+/**
+ * Home channels: per platform, the chat that a job delivering to `<platform>` reports to. `/sethome` in a
+ * chat makes it the home channel of its platform; `<P>_HOME_CHANNEL` is the default until then.
+ */
+import { formatChat, parseChat } from "../gateway/chat.js";
+import type { HeraldConfig } from "../gateway/config.js";
+import type { GatewayRunner } from "../gateway/runner.js";
+import type { ChatRef, KeyValueStore } from "../gateway/types.js";
+
+/** The kv namespace holding `platform → chat string`. */
+export const HOME_CHANNELS_NAMESPACE = "home-channels";
+
+/** Home channels over a kv namespace, with configured defaults. */
+export class HomeChannels {
+  constructor(
+    private readonly kv: KeyValueStore,
+    /** The configured default of a platform (`<P>_HOME_CHANNEL`): a chat id, or a whole chat string. */
+    private readonly defaults: (platform: string) => string | undefined = () => undefined,
+  ) {}
+
+  /** The home channel of `platform`: the one set with /sethome, else the configured one. */
+  get(platform: string): ChatRef | undefined {
+    const stored = this.kv.get(platform);
+    if (stored) return parseChat(stored);
+    const configured = this.defaults(platform)?.trim();
+    if (!configured) return undefined;
+    return parseChat(configured.startsWith(`${platform}:`) ? configured : `${platform}:${configured}`);
+  }
+
+  /** Makes `chat` its platform's home channel. */
+  set(chat: ChatRef): void {
+    this.kv.set(chat.platform, formatChat(chat));
+  }
+}
+
+/** The configured home channel of a platform (`config.<platform>.homeChannel`). */
+export function configuredHomeChannel(config: HeraldConfig, platform: string): string | undefined {
+  const section = (config as unknown as Record<string, { homeChannel?: string } | undefined>)[platform];
+  return section?.homeChannel;
+}
+
+/** Registers `/sethome` on a runner: the chat it is sent in becomes its platform's home channel. */
+export function registerSetHomeCommand(runner: GatewayRunner, homes: HomeChannels): void {
+  runner.commands.register("sethome", {
+    description: "make this chat the home channel for scheduled reports",
+    run: ({ message }) => {
+      homes.set(message.chat);
+      const p = message.platform;
+      return `🏠 This chat is now the ${p} home channel: scheduled jobs that deliver to "${p}" report here.`;
+    },
+  });
+}

@@ -1,0 +1,62 @@
+/**
+ * Builds the scheduler the configuration asks for (BullMQ job schedulers with `REDIS_URL`, else the
+ * in-process timer) and the cron service around it, with `/sethome` registered on the runner.
+ */
+import { join } from "node:path";
+import type { HeraldConfig } from "../gateway/config.js";
+import type { Logger } from "../gateway/logger.js";
+import type { GatewayRunner } from "../gateway/runner.js";
+import { BullScheduler } from "./bull-scheduler.js";
+import { CronService, type CronServiceOptions } from "./cron-service.js";
+import { EmbeddedScheduler } from "./embedded-scheduler.js";
+import {
+  configuredHomeChannel,
+  HOME_CHANNELS_NAMESPACE,
+  HomeChannels,
+  registerSetHomeCommand,
+} from "./home-channels.js";
+import { SqliteCronStore } from "./sqlite-cron-store.js";
+import type { Scheduler } from "./types.js";
+
+export { CronService } from "./cron-service.js";
+export { SqliteCronStore } from "./sqlite-cron-store.js";
+export type * from "./types.js";
+
+/** The configured scheduler: `BullScheduler` when `queue.redisUrl` is set, else `EmbeddedScheduler`. */
+export function createScheduler(config: Pick<HeraldConfig, "queue">, logger: Logger): Scheduler {
+  const { redisUrl, prefix } = config.queue;
+  return redisUrl
+    ? new BullScheduler({ logger, connection: redisUrl, prefix })
+    : new EmbeddedScheduler({ logger });
+}
+
+/** Tuning the composition root may pass through. */
+export type CronTuning = Pick<
+  CronServiceOptions,
+  "maxParallelRuns" | "runTimeoutMs" | "pollIntervalMs" | "now"
+>;
+
+/**
+ * Builds the cron service of a gateway on `HERALD_HOME/state.db`: call it before `runner.start()` (it
+ * adds its listeners and `/sethome`), `start()` the service after, `stop()` it before the runner.
+ */
+export function createCronService(
+  config: HeraldConfig,
+  runner: GatewayRunner,
+  logger: Logger,
+  tuning: CronTuning = {},
+): CronService {
+  const homes = new HomeChannels(runner.state.kv(HOME_CHANNELS_NAMESPACE), (p) =>
+    configuredHomeChannel(config, p),
+  );
+  registerSetHomeCommand(runner, homes);
+  return new CronService({
+    store: SqliteCronStore.open(join(config.homeDir, "state.db")),
+    scheduler: createScheduler(config, logger),
+    runner,
+    homes,
+    config,
+    logger,
+    ...tuning,
+  });
+}
