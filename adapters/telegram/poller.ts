@@ -42,7 +42,10 @@ export interface PollerOptions {
   maxBackoffMs: number;
 }
 
-/** How often one update may fail to be recorded before it is skipped (so one bad update cannot stall the bot). */
+/**
+ * How often one update may fail to be recorded, while others are recorded, before it is skipped (so one
+ * update the gateway can never record cannot stall its chat for good).
+ */
 const MAX_RECORD_ATTEMPTS = 5;
 
 export class UpdatePoller {
@@ -57,6 +60,9 @@ export class UpdatePoller {
   /** Updates at or above the offset that are already handled (a retry of an earlier one brings them back). */
   private readonly handled = new Set<number>();
   private wakeSleep: (() => void) | undefined;
+  private generation = 0;
+  /** Batches in a row in which some update could not be recorded (for the backoff). */
+  private failedBatches = 0;
 
   constructor(private readonly options: PollerOptions) {}
 
@@ -64,7 +70,9 @@ export class UpdatePoller {
     if (this.running) return;
     this.running = true;
     this.abort = new AbortController();
-    this.loopDone = this.loop().catch((err: unknown) => {
+    // A loop of an earlier start may still be inside a handler that never returned: it must not resume.
+    const generation = ++this.generation;
+    this.loopDone = this.loop(generation).catch((err: unknown) => {
       this.options.logger.error({ error: describeError(err) }, "telegram polling loop ended unexpectedly");
       this.options.onState("failed", describeError(err));
     });
@@ -91,10 +99,14 @@ export class UpdatePoller {
     }
   }
 
-  private async loop(): Promise<void> {
+  private active(generation: number): boolean {
+    return this.running && generation === this.generation;
+  }
+
+  private async loop(generation: number): Promise<void> {
     const { logger, onState } = this.options;
     let failures = 0;
-    while (this.running) {
+    while (this.active(generation)) {
       let batch: unknown;
       try {
         const params = {
@@ -106,7 +118,7 @@ export class UpdatePoller {
         this.unconfirmed = false;
         batch = await this.options.getUpdates(params, this.abort.signal);
       } catch (err) {
-        if (!this.running) break;
+        if (!this.active(generation)) break;
         failures += 1;
         const verdict = classifyPollError(err, failures, this.options);
         if (verdict.kind === "fatal") {
@@ -131,11 +143,16 @@ export class UpdatePoller {
       failures = 0;
       onState("running");
       const { next, retry } = await this.dispatch(Array.isArray(batch) ? batch : []);
+      if (generation !== this.generation) break;
       if (next !== undefined && next !== this.offset) {
         this.offset = next;
         this.unconfirmed = true;
       }
-      if (retry) await this.sleep(this.options.backoffMs);
+      this.failedBatches = retry ? this.failedBatches + 1 : 0;
+      if (retry) {
+        const { backoffMs, maxBackoffMs } = this.options;
+        await this.sleep(Math.min(maxBackoffMs, backoffMs * 2 ** (this.failedBatches - 1)));
+      }
     }
   }
 
@@ -161,19 +178,42 @@ export class UpdatePoller {
       list.push(update);
       groups.set(key, list);
     }
-    let firstFailed: number | undefined;
+    const failed: { update: { update_id: number }; cause: unknown }[] = [];
+    let recorded = 0;
     await Promise.all(
       [...groups.values()].map(async (updates) => {
         for (const update of updates) {
+          const outcome = await this.handleOne(update);
           // After a failure, the chat's later updates wait for the retry (order within a chat).
-          if (!(await this.handleOne(update))) {
-            firstFailed = Math.min(firstFailed ?? update.update_id, update.update_id);
-            return;
-          }
+          if (outcome !== true) return void failed.push({ update, cause: outcome.cause });
+          recorded += 1;
           this.handled.add(update.update_id);
         }
       }),
     );
+    let firstFailed: number | undefined;
+    for (const { update, cause } of failed) {
+      const id = update.update_id;
+      firstFailed = Math.min(firstFailed ?? id, id);
+      // Only a failure while other updates were recorded counts against this update: when nothing can
+      // be recorded (the database is down), every update waits, however long, and none is dropped.
+      const attempts = (this.attempts.get(id) ?? 0) + (recorded > 0 ? 1 : 0);
+      this.attempts.set(id, attempts);
+      if (attempts >= MAX_RECORD_ATTEMPTS) {
+        // Fetched again, skipped then, so the chat's later updates go on.
+        this.attempts.delete(id);
+        this.handled.add(id);
+        logger.error(
+          { updateId: id, attempts, error: describeError(cause) },
+          "telegram update could not be recorded, skipped",
+        );
+      } else {
+        logger.warn(
+          { updateId: id, attempts, error: describeError(cause) },
+          "telegram update not recorded, will fetch again",
+        );
+      }
+    }
     const result =
       maxId === undefined
         ? { next: this.offset, retry: batch.length > 0 }
@@ -185,36 +225,21 @@ export class UpdatePoller {
     return result;
   }
 
-  /** True when the update is done with (recorded, or skipped for good). */
-  private async handleOne(update: { update_id: number } & Record<string, unknown>): Promise<boolean> {
-    const { logger } = this.options;
+  /** True when the update is done with (recorded, or skipped as unusable); else why it was not recorded. */
+  private async handleOne(
+    update: { update_id: number } & Record<string, unknown>,
+  ): Promise<true | NotRecordedError> {
     try {
       await this.options.handle(update);
       this.attempts.delete(update.update_id);
       return true;
     } catch (err) {
-      if (!(err instanceof NotRecordedError)) {
-        logger.error(
-          { updateId: update.update_id, error: describeError(err) },
-          "telegram update failed, skipped",
-        );
-        return true;
-      }
-      const attempts = (this.attempts.get(update.update_id) ?? 0) + 1;
-      this.attempts.set(update.update_id, attempts);
-      if (attempts >= MAX_RECORD_ATTEMPTS) {
-        this.attempts.delete(update.update_id);
-        logger.error(
-          { updateId: update.update_id, attempts, error: describeError(err.cause) },
-          "telegram update could not be recorded, skipped",
-        );
-        return true;
-      }
-      logger.warn(
-        { updateId: update.update_id, attempts, error: describeError(err.cause) },
-        "telegram update not recorded, will fetch again",
+      if (err instanceof NotRecordedError) return err;
+      this.options.logger.error(
+        { updateId: update.update_id, error: describeError(err) },
+        "telegram update failed, skipped",
       );
-      return false;
+      return true;
     }
   }
 

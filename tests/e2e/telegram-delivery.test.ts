@@ -154,6 +154,50 @@ describe("telegram: no loss, no duplicates", () => {
     expect(rig.logs.some((l) => l.msg === "telegram update not recorded, will fetch again")).toBe(true);
   });
 
+  it("while nothing can be recorded (database down) drops nothing, however many attempts it takes", async () => {
+    rig = await telegramRig();
+    let down = true;
+    let attempts = 0;
+    const recorded: string[] = [];
+    await rig.start(async (m) => {
+      if (down) {
+        attempts += 1;
+        throw new Error("SQLITE_FULL: database or disk is full");
+      }
+      recorded.push(m.text);
+      return "accepted";
+    });
+    rig.fake.userSends({ chatId: 111, text: "a" });
+    rig.fake.userSends({ chatId: 222, fromId: 222, text: "b" });
+    rig.fake.userSends({ chatId: 111, text: "c" });
+    await rig.fake.waitFor(() => attempts >= 16);
+    down = false;
+    await rig.fake.waitFor(() => recorded.length === 3);
+    expect(recorded.filter((t) => t !== "b")).toEqual(["a", "c"]);
+    expect(rig.logs.some((l) => l.msg === "telegram update could not be recorded, skipped")).toBe(false);
+  });
+
+  it("skips an update the gateway can never record once others are recorded around it", async () => {
+    rig = await telegramRig();
+    await rig.start(async (m) => {
+      if (m.text === "poison") throw new Error("CHECK constraint failed");
+      return "accepted";
+    });
+    rig.fake.userSends({ chatId: 111, text: "poison" });
+    rig.fake.userSends({ chatId: 111, text: "after poison" });
+    // Other chats keep being recorded meanwhile.
+    for (let i = 0; !rig.received.some((m) => m.text === "after poison"); i++) {
+      expect(i).toBeLessThan(20);
+      rig.fake.userSends({ chatId: 222, fromId: 222, text: `other ${i}` });
+      await rig.fake.waitFor(() => rig.received.some((m) => m.text === `other ${i}`));
+      await new Promise((r) => setTimeout(r, 60));
+    }
+    expect(rig.received.filter((m) => m.text === "poison").length).toBeGreaterThanOrEqual(5);
+    expect(rig.logs.find((l) => l.msg === "telegram update could not be recorded, skipped")).toMatchObject({
+      attempts: 5,
+    });
+  });
+
   it("logs and skips a malformed update, and goes on", async () => {
     rig = await telegramRig();
     await rig.start();
