@@ -2,7 +2,12 @@
  * The real socket factory (`makeWASocket`) and the small helpers both the adapter and the CLI use.
  */
 import { createHash } from "node:crypto";
-import { type GroupMetadata, makeCacheableSignalKeyStore, makeWASocket } from "@whiskeysockets/baileys";
+import {
+  type GroupMetadata,
+  makeCacheableSignalKeyStore,
+  makeWASocket,
+  type UserFacingSocketConfig,
+} from "@whiskeysockets/baileys";
 import qrcode from "qrcode-terminal";
 import { describeError, PlatformError } from "../../gateway/errors.js";
 import type { Logger } from "../../gateway/logger.js";
@@ -13,32 +18,41 @@ import type { WhatsAppSocket, WhatsAppSocketFactory } from "./types.js";
 const GROUP_METADATA_TTL_MS = 5 * 60_000;
 
 /**
- * Builds a real Baileys socket. The account stays "unavailable" after connecting (the owner's phone
- * keeps its notifications); history sync is limited to what WhatsApp pushes by default.
+ * Builds real Baileys sockets. The account stays "unavailable" after connecting (the owner's phone keeps
+ * its notifications); history sync is limited to what WhatsApp pushes by default. `overrides` are extra
+ * socket options (e.g. `waWebSocketUrl` for a proxy).
  */
-export const createBaileysSocket: WhatsAppSocketFactory = ({ auth, logger, getMessage }) => {
-  const groups = new Map<string, { metadata: GroupMetadata; fetchedAt: number }>();
-  const socket = makeWASocket({
-    auth: { creds: auth.creds, keys: makeCacheableSignalKeyStore(auth.keys, logger) },
-    logger,
-    markOnlineOnConnect: false,
-    syncFullHistory: false,
-    getMessage,
-    // Without a cache Baileys fetches a group's metadata before every send (rate limits in busy groups).
-    cachedGroupMetadata: async (jid) => {
-      const hit = groups.get(jid);
-      if (hit && Date.now() - hit.fetchedAt < GROUP_METADATA_TTL_MS) return hit.metadata;
-      const metadata = await socket.groupMetadata(jid);
-      groups.set(jid, { metadata, fetchedAt: Date.now() });
-      return metadata;
-    },
-  });
-  socket.ev.on("groups.update", (updates) => {
-    for (const u of updates) if (u.id) groups.delete(u.id);
-  });
-  socket.ev.on("group-participants.update", ({ id }) => groups.delete(id));
-  return socket satisfies WhatsAppSocket;
-};
+export function createBaileysSocketFactory(
+  overrides: Partial<UserFacingSocketConfig> = {},
+): WhatsAppSocketFactory {
+  return ({ auth, logger, getMessage }) => {
+    const groups = new Map<string, { metadata: GroupMetadata; fetchedAt: number }>();
+    const socket = makeWASocket({
+      auth: { creds: auth.creds, keys: makeCacheableSignalKeyStore(auth.keys, logger) },
+      logger,
+      markOnlineOnConnect: false,
+      syncFullHistory: false,
+      getMessage,
+      // Without a cache Baileys fetches a group's metadata before every send (rate limits in busy groups).
+      cachedGroupMetadata: async (jid) => {
+        const hit = groups.get(jid);
+        if (hit && Date.now() - hit.fetchedAt < GROUP_METADATA_TTL_MS) return hit.metadata;
+        const metadata = await socket.groupMetadata(jid);
+        groups.set(jid, { metadata, fetchedAt: Date.now() });
+        return metadata;
+      },
+      ...overrides,
+    });
+    socket.ev.on("groups.update", (updates) => {
+      for (const u of updates) if (u.id) groups.delete(u.id);
+    });
+    socket.ev.on("group-participants.update", ({ id }) => groups.delete(id));
+    return socket satisfies WhatsAppSocket;
+  };
+}
+
+/** The registry's factory: real sockets to WhatsApp. */
+export const createBaileysSocket: WhatsAppSocketFactory = createBaileysSocketFactory();
 
 /** A pino child for Baileys: it is chatty, so it logs warnings and worse unless Herald is at trace. */
 export function baileysLogger(logger: Logger): Logger {

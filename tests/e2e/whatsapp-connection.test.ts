@@ -3,10 +3,13 @@
  * exponential backoff and jitter (one attempt at a time), fatal closes, and the auth state on disk.
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { BufferJSON, proto } from "@whiskeysockets/baileys";
 import { afterEach, describe, expect, it } from "vitest";
 import { hasLinkedCreds, openFileAuthState } from "../../adapters/whatsapp/auth-state.js";
+import { createBaileysSocketFactory } from "../../adapters/whatsapp/socket.js";
 import { boom, fixture } from "../fakes/whatsapp/index.js";
 import { ManualTimers, type WhatsAppEnv, whatsAppEnv } from "./whatsapp-env.js";
 
@@ -149,6 +152,30 @@ describe("WhatsApp connection", () => {
     expect(timers.pending()).toEqual([]);
     expect(e.adapter.status().state).toBe("stopped");
     await e.adapter.stop();
+  });
+});
+
+describe("WhatsApp connection with the real makeWASocket", () => {
+  it("treats an unreachable WhatsApp server as transient: start resolves, it keeps retrying, stop ends it", async () => {
+    // A loopback port with nothing listening: the real socket's connect fails at the network edge.
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise<void>((r) => server.close(() => r()));
+    env = await whatsAppEnv({
+      options: {
+        socketFactory: createBaileysSocketFactory({ waWebSocketUrl: `ws://127.0.0.1:${port}/ws/chat` }),
+        backoff: { baseMs: 50, maxMs: 200 },
+      },
+    });
+    const e = env;
+    await e.start();
+    await e.fake.waitFor(
+      () => e.lines.filter((l) => l["msg"] === "whatsapp connection closed, reconnecting").length >= 2,
+      "two reconnect attempts",
+    );
+    expect(e.adapter.status().state).toMatch(/reconnecting|starting/);
+    expect(e.lines.some((l) => Number(l["level"]) >= 50)).toBe(false);
   });
 });
 
