@@ -105,6 +105,10 @@ export class EmailAdapter implements PlatformAdapter {
     if (!/^[^@\s]+@[^@\s]+$/.test(to)) {
       throw new PlatformError("email", `Cannot send to '${chat.chatId}': not an email address.`);
     }
+    if (to === this.ownAddress) {
+      // Mail to ourselves would be dropped on arrival anyway; never start that loop.
+      throw new PlatformError("email", `Not sending to ${to}: that is EMAIL_ADDRESS itself.`);
+    }
     const meta = this.replyMeta(chat, message);
     const domain = this.ownAddress.split("@")[1] ?? "herald.invalid";
     const digest = createHash("sha256").update(message.idempotencyKey).digest("hex").slice(0, 32);

@@ -41,12 +41,22 @@ function cutIndex(lines: string[]): number {
  */
 export function stripQuoted(text: string): string {
   const lines = text.replace(/\r\n?/g, "\n").split("\n");
-  const kept = lines.slice(0, cutIndex(lines)).filter((line) => !/^\s*>/.test(line));
-  const result = kept
+  const unquoted = (kept: string[]) => tidy(kept.filter((line) => !/^\s*>/.test(line)));
+  const topPosted = unquoted(lines.slice(0, cutIndex(lines)));
+  if (topPosted) return topPosted;
+  // Bottom-posted: the answer comes after the attribution line and the `>` quote.
+  const attribution = cutIndex(lines);
+  const rest = lines.slice(attribution + 1);
+  const signature = rest.findIndex((line) => SIGNATURE.test(line));
+  const bottomPosted = unquoted(signature < 0 ? rest : rest.slice(0, signature));
+  return bottomPosted || text.trim();
+}
+
+function tidy(lines: string[]): string {
+  return lines
     .join("\n")
     .replace(/\n{3,}/g, "\n\n")
     .trim();
-  return result || text.trim();
 }
 
 /** Text of an HTML body, without images and without the quote containers of Gmail, Apple Mail, Outlook, Thunderbird. */

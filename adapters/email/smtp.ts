@@ -57,6 +57,12 @@ export function smtpError(config: EmailAdapterConfig, err: unknown): PlatformErr
   const e = err as { code?: string; responseCode?: number; response?: string; message?: string };
   const server = `${config.smtpHost}:${config.smtpPort}`;
   const reply = (e.response ?? e.message ?? String(err)).slice(0, 200);
+  // ESTREAM: building the message failed reading a local attachment (missing, unreadable): no retry helps.
+  if (e.code === "ESTREAM" || e.code === "ENOENT" || e.code === "EACCES" || e.code === "EISDIR") {
+    return new PlatformError("email", `An attachment could not be read (${e.message ?? e.code}).`, {
+      cause: err,
+    });
+  }
   if (e.code === "EAUTH" || e.responseCode === 535) {
     return new PlatformError(
       "email",

@@ -22,6 +22,10 @@ const FIXTURES: Record<string, { file: string; messageId: string }> = {
   apple: { file: "apple-mail-signature.eml", messageId: "8E3F1B2C-5D6A-4E7F-9A0B-1C2D3E4F5A6B@example.test" },
   htmlOnly: { file: "html-only-reply.eml", messageId: "html-only-7a1c@mail.example.test" },
   inline: { file: "inline-reply.eml", messageId: "inline-3c9d@example.test" },
+  bottomPost: {
+    file: "thunderbird-bottom-post.eml",
+    messageId: "5b1d7e0c-2f4a-4c8e-9d3b-7a6e1f0c2b9d@example.test",
+  },
 };
 
 let env: EmailEnv;
@@ -78,6 +82,10 @@ describe("email adapter: the new text of a reply", () => {
 
   it("inline answers: keeps the answers, drops the quoted questions", () => {
     expect(text("inline")).toBe("Q4, the one that just ended.\n\nAll of them.");
+  });
+
+  it("bottom-posted reply (Thunderbird): keeps the answer below the quote, without the signature", () => {
+    expect(text("bottomPost")).toBe("Great, and how does Q4 look so far?");
   });
 
   it("all replies to the same root share one thread; the sender address is lowercased and is the chat", () => {

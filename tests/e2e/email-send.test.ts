@@ -69,7 +69,7 @@ describe("email adapter: scheduled reports and sending", () => {
   });
 
   it("reports SMTP refusals as PlatformErrors: 4xx retryable, 5xx not; a retry keeps the Message-ID", async () => {
-    const { adapter, waitReplies } = await started();
+    const { adapter, bot, waitReplies } = await started();
     const chat = { platform: "email", chatId: ALICE };
     env.smtp.failNext(451);
     const temporary = await adapter
@@ -87,6 +87,18 @@ describe("email adapter: scheduled reports and sending", () => {
       .catch((e: unknown) => e);
     expect(permanent).toBeInstanceOf(PlatformError);
     expect((permanent as PlatformError).retryable).toBe(false);
+    const missingFile = await adapter
+      .send(chat, { text: "file", files: [{ path: "/nonexistent/x.pdf" }], idempotencyKey: "k-file" })
+      .catch((e: unknown) => e);
+    expect(missingFile).toBeInstanceOf(PlatformError);
+    expect((missingFile as PlatformError).retryable).toBe(false);
+    const self = await adapter
+      .send(
+        { platform: "email", chatId: bot.address.toUpperCase() },
+        { text: "loop", idempotencyKey: "k-self" },
+      )
+      .catch((e: unknown) => e);
+    expect((self as PlatformError).message).toMatch(/EMAIL_ADDRESS itself/);
     // A chunk already confirmed is not sent again.
     expect(await adapter.send(chat, { text: "hi", idempotencyKey: "k-451" }, { fromChunk: 1 })).toEqual({
       messageIds: [],
