@@ -277,7 +277,9 @@ export class WhatsAppAdapter implements PlatformAdapter {
         return;
       }
       const { inbound } = parsed;
-      if (parsed.media) {
+      // Unaddressed group chatter is dropped by the gateway: don't fetch its photos and videos.
+      const unaddressed = inbound.chatType === "group" && !inbound.mentioned && this.config.requireMention;
+      if (parsed.media && !unaddressed) {
         const got = await downloadMedia(msg, parsed.media, {
           cacheDir: this.deps.cacheDir,
           maxBytes: this.config.maxMediaBytes,
@@ -305,6 +307,7 @@ export class WhatsAppAdapter implements PlatformAdapter {
 export function whatsAppAdapterConfig(config: HeraldConfig, homeDir = config.homeDir): WhatsAppAdapterConfig {
   return {
     selfChat: config.whatsapp.selfChat,
+    requireMention: config.whatsapp.requireMention,
     maxMediaBytes: config.media.maxBytes,
     authDir: join(homeDir, "whatsapp"),
   };

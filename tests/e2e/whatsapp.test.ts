@@ -208,6 +208,20 @@ describe("WhatsApp adapter: media in", () => {
     expect(statSync(doc!.attachments![0]!.path).mode & 0o077).toBe(0);
   });
 
+  it("does not download media of unaddressed group chatter", async () => {
+    const e = await started();
+    const photo = await withMedia("image-dm", Buffer.from("holiday photo"), "image");
+    photo.key = {
+      ...photo.key,
+      remoteJid: "120363041234567890@g.us",
+      participant: "15557654321@s.whatsapp.net",
+    };
+    await deliver(e, [photo], 1);
+    expect(e.received[0]).toMatchObject({ chatType: "group", mentioned: false });
+    expect(e.received[0]?.attachments).toBeUndefined();
+    expect(media!.requests).toEqual([]);
+  });
+
   it("leaves out media over the size cap, whether announced or discovered while downloading", async () => {
     const e = await started({ env: { HERALD_MEDIA_MAX_BYTES: "1000" } });
     const big = Buffer.alloc(5000, 7);
