@@ -42,7 +42,8 @@ export function registerWhatsAppCommands(program: Command): void {
     .action(
       run(async (opts: { phone?: string }) => {
         const { authDir, logger } = context();
-        const { linkWhatsApp } = await import("../adapters/whatsapp/link.js");
+        const { linkWhatsApp, normalisePhone } = await import("../adapters/whatsapp/link.js");
+        if (opts.phone !== undefined) normalisePhone(opts.phone); // a typo fails before connecting
         const { printQr } = await import("../adapters/whatsapp/index.js");
         process.stdout.write("Connecting to WhatsApp…\n");
         const result = await linkWhatsApp({
