@@ -1,9 +1,10 @@
 import type { HeraldConfig } from "../../gateway/config.js";
-import { HeraldError } from "../../gateway/errors.js";
 import type { Logger } from "../../gateway/logger.js";
 import type { JobQueue } from "../types.js";
+import { BullJobQueue } from "./bull-job-queue.js";
 import { EmbeddedJobQueue } from "./embedded-job-queue.js";
 
+export { BullJobQueue, type BullJobQueueOptions, createBullJobQueue } from "./bull-job-queue.js";
 export {
   createEmbeddedJobQueue,
   EmbeddedJobQueue,
@@ -15,10 +16,7 @@ export {
  * queue. The caller owns the queue and must `close()` it.
  */
 export function createJobQueue(config: Pick<HeraldConfig, "queue">, logger: Logger): JobQueue {
-  if (config.queue.redisUrl) {
-    throw new HeraldError("The Redis queue is not available in this build yet; unset REDIS_URL", {
-      code: "config_invalid",
-    });
-  }
+  const { redisUrl, prefix } = config.queue;
+  if (redisUrl) return new BullJobQueue({ logger, connection: redisUrl, prefix });
   return new EmbeddedJobQueue({ logger });
 }

@@ -1,0 +1,158 @@
+/**
+ * What only the Redis queue has: several consumer processes (here several BullJobQueue instances on
+ * one Redis, as `herald worker` processes would be), cancellation across them, and a Redis restart.
+ */
+import { randomBytes } from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { BullJobQueue, fromBullId, toBullId } from "../../agent/queue/bull-job-queue.js";
+import type { JobQueue, QueueEvent } from "../../agent/types.js";
+import { silentLogger } from "../../gateway/logger.js";
+import { deferred, okResult, record, turnJob } from "../contracts/job-queue.contract.js";
+import { type PrivateRedis, startRedis } from "../helpers/redis.js";
+
+let redis: PrivateRedis;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+const open: JobQueue[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((q) => q.close()));
+});
+
+/** Instances sharing one prefix: one gateway and workers, as separate processes would be. */
+function cluster() {
+  const prefix = `test-${randomBytes(6).toString("hex")}`;
+  return () => {
+    const queue = new BullJobQueue({
+      logger: silentLogger(),
+      connection: redis.url,
+      prefix,
+      backoffMs: 10,
+      busyDelayMs: 100,
+    });
+    open.push(queue);
+    return queue;
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const completed = (jobId: string) => (e: QueueEvent) => e.type === "completed" && e.jobId === jobId;
+
+describe("BullJobQueue", () => {
+  it("maps any id to a colon-free BullMQ id and back", () => {
+    for (const id of ["plain", "a:b:c", "%3A", "100%:x", "42", ""]) {
+      const bullId = toBullId(id);
+      expect(bullId).not.toContain(":");
+      expect(bullId).not.toMatch(/^\d+$/);
+      expect(fromBullId(bullId)).toBe(id);
+    }
+    expect(toBullId("a:b")).not.toBe(toBullId("a%3Ab"));
+  });
+
+  it("never runs one orderingKey on two consumers at once", async () => {
+    const make = cluster();
+    const gateway = make();
+    const rec = record(gateway);
+    const log = new Map<string, string[]>([
+      ["a", []],
+      ["b", []],
+    ]);
+    const ranOn = new Set<string>();
+    let firstRunning = 0;
+    const bothFirstsIn = deferred();
+    const handlerFor = (worker: string) => async (job: ReturnType<typeof turnJob>) => {
+      const [key, n] = job.input.text.split("/") as [string, string];
+      ranOn.add(worker);
+      log.get(key)!.push(`start ${n}`);
+      if (n === "0") {
+        // Each consumer takes one job at a time, so both first jobs running at once proves that two
+        // consumers share the work.
+        if (++firstRunning === 2) bothFirstsIn.resolve();
+        await bothFirstsIn.promise;
+      } else {
+        await sleep(Math.floor(Math.random() * 20));
+      }
+      log.get(key)!.push(`end ${n}`);
+      return okResult(job.turnId, "ok");
+    };
+    await make().consume(handlerFor("w1"), { concurrency: 1 });
+    await make().consume(handlerFor("w2"), { concurrency: 1 });
+    const perKey = 5;
+    for (let n = 0; n < perKey; n++) {
+      for (const key of ["a", "b"]) {
+        await gateway.enqueue(turnJob(`${key}${n}`, `${key}/${n}`), { id: `${key}:${n}`, orderingKey: key });
+      }
+    }
+    for (const key of ["a", "b"]) await rec.next(completed(`${key}:${perKey - 1}`));
+    const expected = Array.from({ length: perKey }, (_, n) => [`start ${n}`, `end ${n}`]).flat();
+    expect(log.get("a")).toEqual(expected);
+    expect(log.get("b")).toEqual(expected);
+    expect(ranOn).toEqual(new Set(["w1", "w2"]));
+    const stats = await gateway.stats();
+    expect(stats).toEqual({ waiting: 0, active: 0, workers: 2 });
+  });
+
+  it("aborts a job running on another consumer when the gateway cancels it", async () => {
+    const make = cluster();
+    const gateway = make();
+    const rec = record(gateway);
+    const started = deferred();
+    const aborted = deferred();
+    await make().consume(async (job, { signal }) => {
+      if (job.turnId !== "long") return okResult(job.turnId, "ok");
+      started.resolve();
+      await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+      aborted.resolve();
+      throw signal.reason;
+    });
+    await gateway.enqueue(turnJob("long"), { id: "long", orderingKey: "k" });
+    await started.promise;
+    await gateway.cancel("long");
+    await aborted.promise;
+    // The key is free again and the cancelled job emitted nothing.
+    await gateway.enqueue(turnJob("next"), { id: "next", orderingKey: "k" });
+    await rec.next(completed("next"));
+    expect(rec.of("long")).toEqual([]);
+  });
+
+  it("completes every queued job exactly once across a Redis restart", async () => {
+    const make = cluster();
+    const gateway = make();
+    const rec = record(gateway);
+    const runs = new Map<string, number>();
+    const firstStarted = deferred();
+    const restarted = deferred();
+    await make().consume(
+      async (job) => {
+        runs.set(job.turnId, (runs.get(job.turnId) ?? 0) + 1);
+        firstStarted.resolve();
+        // The first job is still running while Redis goes away and comes back.
+        if (job.turnId === "a0") await restarted.promise;
+        return okResult(job.turnId, `done ${job.turnId}`);
+      },
+      { concurrency: 2 },
+    );
+    const ids: string[] = [];
+    for (let n = 0; n < 4; n++) {
+      for (const key of ["a", "b"]) {
+        ids.push(`${key}${n}`);
+        await gateway.enqueue(turnJob(`${key}${n}`), { id: `${key}${n}`, orderingKey: key });
+      }
+    }
+    await firstStarted.promise;
+    await redis.restart();
+    restarted.resolve();
+    for (const id of ids) {
+      const event = await rec.next(completed(id));
+      expect(event).toMatchObject({ result: { reply: { text: `done ${id}` } } });
+    }
+    for (const id of ids) {
+      expect(rec.of(id).filter((e) => e.type === "completed")).toHaveLength(1);
+      expect(runs.get(id)).toBe(1);
+    }
+  });
+});
