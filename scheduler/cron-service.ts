@@ -12,17 +12,17 @@
 import type { TurnResult } from "../agent/types.js";
 import { formatChat, sessionKey } from "../gateway/chat.js";
 import { CONFIG_PLATFORMS, type HeraldConfig } from "../gateway/config.js";
-import { describeError, HeraldError } from "../gateway/errors.js";
+import { describeError } from "../gateway/errors.js";
 import type { Logger } from "../gateway/logger.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import type { ChatRef, PlatformAdapter } from "../gateway/types.js";
 import type { TurnRecord } from "../sessions/types.js";
+import { createCronApi } from "./cron-api.js";
 import type { HomeChannels } from "./home-channels.js";
-import { buildSpec, jobView, newJobId } from "./jobs.js";
 import { formatDuration, latestOccurrence, nextOccurrence, periodAt, runsWhenLate } from "./schedule.js";
 import type { FinalRunStatus, SqliteCronStore } from "./sqlite-cron-store.js";
 import { resolveTargets, type TargetEnvironment } from "./targets.js";
-import type { CronCaller, CronJob, CronJobInput, CronRun, CronStateApi, Scheduler, Tick } from "./types.js";
+import type { CronJob, CronRun, CronStateApi, Scheduler, Tick } from "./types.js";
 
 /** Options of {@link CronService}. */
 export interface CronServiceOptions {
@@ -85,7 +85,13 @@ export class CronService {
       ...options,
     };
     this.#log = options.logger.child({ component: "cron" });
-    this.api = this.#buildApi();
+    this.api = createCronApi({
+      store: options.store,
+      timezone: options.config.timezone,
+      now: () => this.#now(),
+      knownPlatforms: () => this.#knownPlatforms(),
+      changed: () => this.sync(),
+    });
     const { runner } = options;
     runner.addAdapter(cronSink);
     runner.turnFinished.add((turn, result) =>
@@ -456,70 +462,6 @@ export class CronService {
 
   #warn(msg: string, err: unknown): void {
     this.#log.warn({ error: describeError(err) }, msg);
-  }
-
-  #buildApi(): CronStateApi {
-    const { store } = this.#o;
-    const owned = (id: string, caller: CronCaller): CronJob => {
-      const job = store.getJob(id);
-      if (!job || job.createdBy !== caller.userId || job.origin?.platform !== caller.chat.platform) {
-        throw new HeraldError(`There is no job ${id} of yours. List your jobs to see their ids.`, {
-          code: "not_found",
-        });
-      }
-      return job;
-    };
-    const view = (id: string) => jobView(store.getJob(id)!, store.runs(id, 1)[0]);
-    const ctx = (caller?: CronCaller) => ({
-      timezone: this.#o.config.timezone,
-      now: this.#now(),
-      origin: caller?.chat,
-      createdBy: caller?.userId,
-      knownPlatforms: this.#knownPlatforms(),
-    });
-    return {
-      create: async (input: CronJobInput, caller) => {
-        const c = ctx(caller);
-        const spec = buildSpec(input, c);
-        const job = store.insertJob(newJobId(), spec, nextOccurrence(spec.schedule, c.now), c.now);
-        await this.sync();
-        return view(job.id);
-      },
-      list: async (caller) =>
-        store
-          .listJobs()
-          .filter((j) => j.createdBy === caller.userId && j.origin?.platform === caller.chat.platform)
-          .map((j) => view(j.id)),
-      update: async (id, patch, caller) => {
-        const job = owned(id, caller);
-        const c = ctx(caller);
-        const spec = buildSpec(patch, c, job);
-        const rescheduled = JSON.stringify(spec.schedule) !== JSON.stringify(job.schedule);
-        store.updateSpec(id, spec, rescheduled ? nextOccurrence(spec.schedule, c.now) : job.nextRunAt, c.now);
-        await this.sync();
-        return view(id);
-      },
-      setPaused: async (id, paused, caller) => {
-        const job = owned(id, caller);
-        const now = this.#now();
-        // Resuming starts from now: ticks that passed while paused are not missed runs.
-        store.setPaused(id, paused, paused ? job.nextRunAt : nextOccurrence(job.schedule, now), now);
-        await this.sync();
-        return view(id);
-      },
-      remove: async (id, caller) => {
-        owned(id, caller);
-        store.deleteJob(id);
-        await this.sync();
-      },
-      runNow: async (id, caller) => {
-        owned(id, caller);
-        const now = this.#now();
-        const run = store.addRun(id, now, "manual", now);
-        this.#pump(now);
-        return { runId: run.id };
-      },
-    };
   }
 }
 

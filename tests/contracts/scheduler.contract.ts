@@ -80,6 +80,8 @@ export function schedulerContract(name: string, make: MakeScheduler): void {
       const listed = await s.list();
       expect(listed.map((e) => e.jobId).sort()).toEqual(["daily", "hourly"]);
       expect(listed.find((e) => e.jobId === "hourly")?.nextRunAt).toBe(now + 3_600_000);
+      // 08:00 in Berlin, whatever the backend's own cron math would say.
+      expect(listed.find((e) => e.jobId === "daily")?.nextRunAt).toBe(nextOccurrence(daily, now));
       for (const e of listed) expect(e.nextRunAt).toBeGreaterThan(now);
       await s.remove("daily");
       await s.upsert(scheduled("hourly", hourly, now + 3_600_000, true));

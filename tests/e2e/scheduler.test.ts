@@ -182,6 +182,18 @@ describe("cron jobs", () => {
     expect((await finishedRuns(h, late.id, 1)).map((r) => r.tickAt)).toEqual([late.nextRunAt! + 10 * HOUR]);
   });
 
+  it("the missed-run policy is a per-job override: run always catches up once, skip never", async () => {
+    const h = await start();
+    const always = await create(h, { prompt: "always", missedRuns: "run" });
+    const never = await create(h, { prompt: "never", missedRuns: "skip" });
+    const at = Math.max(always.nextRunAt!, never.nextRunAt!) + 5 * HOUR + 40 * MIN;
+    await cron(h).tick(at);
+    const runs = await finishedRuns(h, always.id, 1);
+    expect(runs).toHaveLength(1);
+    expect(runsOf(h, never.id)).toEqual([]);
+    expect(await chat.waitForTexts(1)).toEqual(["echo: always"]);
+  });
+
   it("the cronjob tool creates a job from a conversation, and it fires in that chat", async () => {
     const h = await start();
     h.llm.script(
