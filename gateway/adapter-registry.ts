@@ -14,6 +14,8 @@ export const adapterFactories: Record<string, AdapterFactory> = {
     (await import("../adapters/discord/index.js")).createDiscordAdapterFromConfig(config, deps),
   email: async (config, deps) =>
     (await import("../adapters/email/index.js")).createEmailAdapterFromConfig(config, deps),
+  matrix: async (config, deps) =>
+    (await import("../adapters/matrix/index.js")).createMatrixAdapterFromConfig(config, deps),
   slack: async (config, deps) =>
     (await import("../adapters/slack/index.js")).createSlackAdapterFromConfig(config, deps),
   telegram: async (config, deps) =>

@@ -109,7 +109,10 @@ export class MatrixReceiver {
     data: { liveEvent?: boolean },
   ): void => {
     if (!this.live || !room || toStartOfTimeline || removed || !data.liveEvent) return;
-    if (event.getSender() === this.deps.identity.userId || room.getMyMembership() !== "join") return;
+    const me = this.deps.identity.userId;
+    if (event.getSender() === me) return;
+    // The live state, not getMyMembership(): the SDK updates that only after a new room's events.
+    if ((room.currentState.getMember(me)?.membership ?? room.getMyMembership()) !== "join") return;
     const type = event.getType();
     if (type === "m.room.encrypted") this.run(this.encryptionNotice(room), false);
     else if (type === "m.room.message")

@@ -53,9 +53,9 @@ describe("Matrix adapter: receiving", () => {
     expect(sent!.content["formatted_body"]).toContain("<strong>Alice</strong>");
   });
 
-  it("treats a two-person room as a DM even without m.direct", async () => {
-    const room = env.fake.createRoom({ members: [ALICE] });
+  it("treats a two-person room created after start as a DM even without m.direct", async () => {
     await env.start();
+    const room = env.fake.createRoom({ members: [ALICE] });
     env.fake.userSends(room, ALICE, "no m.direct here");
     const [msg] = await env.waitForReceived(1);
     expect(msg).toMatchObject({ chatType: "dm", mentioned: true });
