@@ -6,6 +6,7 @@
  */
 import { Marked } from "marked";
 import sanitizeHtml from "sanitize-html";
+import type { ChatRef } from "../../gateway/types.js";
 import { splitMarkdown } from "../shared/split.js";
 
 /** Matrix's recommended default for a chunk. @defaultValue 4000 characters */
@@ -123,4 +124,21 @@ export function editContent(
     "m.relates_to": { rel_type: "m.replace", event_id: eventId },
     "m.mentions": {},
   };
+}
+
+/** `m.relates_to` for chunk content: into the thread, answering `replyTo` or continuing the last chunk. */
+export function relationFor(
+  chat: ChatRef,
+  replyTo: string | undefined,
+  previous: string | undefined,
+): Record<string, unknown> | undefined {
+  if (chat.threadId) {
+    return {
+      rel_type: "m.thread",
+      event_id: chat.threadId,
+      is_falling_back: replyTo === undefined,
+      "m.in_reply_to": { event_id: replyTo ?? previous ?? chat.threadId },
+    };
+  }
+  return replyTo ? { "m.in_reply_to": { event_id: replyTo } } : undefined;
 }

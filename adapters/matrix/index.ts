@@ -7,7 +7,7 @@
  */
 import { ClientEvent, createClient, HttpApiEvent, type MatrixClient, SyncState } from "matrix-js-sdk";
 import type { HeraldConfig } from "../../gateway/config.js";
-import { ConfigError, PlatformError } from "../../gateway/errors.js";
+import { PlatformError } from "../../gateway/errors.js";
 import type { Logger } from "../../gateway/logger.js";
 import type {
   AdapterDeps,
@@ -20,7 +20,8 @@ import type {
   SendResult,
 } from "../../gateway/types.js";
 import { MatrixApi, txnIdFor, unrefRequestTimeouts } from "./api.js";
-import { chunkMarkdown, editContent, textContent } from "./format.js";
+import { matrixConfigFrom } from "./config.js";
+import { chunkMarkdown, editContent, relationFor, textContent } from "./format.js";
 import { resolveIdentity } from "./login.js";
 import { uploadFile } from "./media.js";
 import { MatrixReceiver } from "./receiver.js";
@@ -29,6 +30,7 @@ import { installSdkLogger, sdkLogger } from "./sdk-logger.js";
 import { KvSyncStore } from "./store.js";
 import type { BotIdentity, MatrixAdapterConfig } from "./types.js";
 
+export { matrixConfigFrom } from "./config.js";
 export type { MatrixAdapterConfig } from "./types.js";
 
 /** How long `start()` waits for the first sync before giving up. @defaultValue 60 s */
@@ -261,62 +263,9 @@ export class MatrixAdapter implements PlatformAdapter {
   }
 }
 
-/** `m.relates_to` for chunk content: into the thread, answering `replyTo` or continuing the last chunk. */
-function relationFor(
-  chat: ChatRef,
-  replyTo: string | undefined,
-  previous: string | undefined,
-): Record<string, unknown> | undefined {
-  if (chat.threadId) {
-    return {
-      rel_type: "m.thread",
-      event_id: chat.threadId,
-      is_falling_back: replyTo === undefined,
-      "m.in_reply_to": { event_id: replyTo ?? previous ?? chat.threadId },
-    };
-  }
-  return replyTo ? { "m.in_reply_to": { event_id: replyTo } } : undefined;
-}
-
 /** Builds the Matrix adapter. */
 export function createMatrixAdapter(config: MatrixAdapterConfig, deps: AdapterDeps): MatrixAdapter {
   return new MatrixAdapter(config, deps);
-}
-
-/**
- * The adapter config from the gateway's config: the `matrix` section plus the invite allowlist
- * (`MATRIX_ALLOWED_USERS`, `matrix:`-prefixed `GATEWAY_ALLOWED_USERS`, `GATEWAY_ALLOW_ALL_USERS`).
- * @throws ConfigError when the homeserver or the credentials are missing.
- */
-export function matrixConfigFrom(
-  config: HeraldConfig,
-  deps: Pick<AdapterDeps, "cacheDir">,
-): MatrixAdapterConfig {
-  const m = config.matrix;
-  if (!m.homeserver)
-    throw new ConfigError(
-      "MATRIX_HOMESERVER",
-      "MATRIX_HOMESERVER is not set. Fix: set it to your homeserver's URL.",
-    );
-  if (!m.accessToken && !(m.userId && m.password)) {
-    throw new ConfigError(
-      "MATRIX_ACCESS_TOKEN",
-      "Matrix needs MATRIX_ACCESS_TOKEN or MATRIX_USER_ID + MATRIX_PASSWORD. Fix: set one of them.",
-    );
-  }
-  const fromGateway = config.access.allowedUsers
-    .filter((u) => u.startsWith("matrix:"))
-    .map((u) => u.slice("matrix:".length));
-  return {
-    homeserver: m.homeserver.replace(/\/+$/, ""),
-    accessToken: m.accessToken,
-    userId: m.userId,
-    password: m.password,
-    allowedUsers: [...m.allowedUsers, ...fromGateway],
-    allowAllUsers: config.access.allowAllUsers,
-    maxAttachmentBytes: config.media.maxBytes,
-    cacheDir: deps.cacheDir,
-  };
 }
 
 /** The registry's entry point: config + deps → adapter. */

@@ -191,18 +191,6 @@ export async function startFakeHomeserver(options: FakeHomeserverOptions = {}): 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
 
-  const member = (roomId: string, userId: string, membership: string, sender = userId, extra = {}) =>
-    state.append(roomId, {
-      type: "m.room.member",
-      state_key: userId,
-      sender,
-      content: {
-        membership,
-        ...(state.displayNames.has(userId) ? { displayname: state.displayNames.get(userId) } : {}),
-        ...extra,
-      },
-    });
-
   const fake: FakeHomeserver = {
     url: `http://127.0.0.1:${port}`,
     serverName,
@@ -216,47 +204,7 @@ export async function startFakeHomeserver(options: FakeHomeserverOptions = {}): 
     },
     typing,
     createRoom(spec) {
-      const roomId = state.newRoomId();
-      const creator = spec.creator ?? spec.members[0] ?? botUserId;
-      state.append(roomId, {
-        type: "m.room.create",
-        state_key: "",
-        sender: creator,
-        content: { room_version: "10", creator },
-      });
-      member(roomId, creator, "join");
-      state.append(roomId, {
-        type: "m.room.join_rules",
-        state_key: "",
-        sender: creator,
-        content: { join_rule: "invite" },
-      });
-      if (spec.name)
-        state.append(roomId, {
-          type: "m.room.name",
-          state_key: "",
-          sender: creator,
-          content: { name: spec.name },
-        });
-      if (spec.encrypted) {
-        state.append(roomId, {
-          type: "m.room.encryption",
-          state_key: "",
-          sender: creator,
-          content: { algorithm: "m.megolm.v1.aes-sha2" },
-        });
-      }
-      for (const u of spec.members) if (u !== creator) member(roomId, u, "join");
-      const bot = spec.bot ?? "join";
-      if (bot === "join" && creator !== botUserId) member(roomId, botUserId, "join");
-      if (bot === "invite")
-        member(roomId, botUserId, "invite", creator, spec.isDirectInvite ? { is_direct: true } : {});
-      if (spec.direct) {
-        const current = (state.accountData.get("m.direct")?.content ?? {}) as Record<string, string[]>;
-        const peer = spec.members.find((u) => u !== botUserId) ?? creator;
-        state.setAccountData("m.direct", { ...current, [peer]: [...(current[peer] ?? []), roomId] });
-      }
-      return roomId;
+      return state.createRoom(spec, botUserId);
     },
     userSends(roomId, sender, content) {
       const c = typeof content === "string" ? { msgtype: "m.text", body: content } : content;
@@ -266,7 +214,13 @@ export async function startFakeHomeserver(options: FakeHomeserverOptions = {}): 
       return state.append(roomId, { ...event }).event_id;
     },
     invite(roomId, inviter, opts = {}) {
-      member(roomId, opts.userId ?? botUserId, "invite", inviter, opts.isDirect ? { is_direct: true } : {});
+      state.member(
+        roomId,
+        opts.userId ?? botUserId,
+        "invite",
+        inviter,
+        opts.isDirect ? { is_direct: true } : {},
+      );
     },
     setDisplayName(userId, name) {
       state.displayNames.set(userId, name);

@@ -5,6 +5,7 @@
  * redactions, typing, join, leave, profile and media.
  */
 import type { HomeserverState } from "./state.js";
+import { sync } from "./sync.js";
 import type { TypingCall } from "./types.js";
 
 export interface RouteContext {
@@ -219,44 +220,6 @@ function login(ctx: RouteContext, deps: RouteDeps): RouteResult {
     device_id: deviceId,
     home_server: deps.state.serverName,
   });
-}
-
-function parseSince(since: string | undefined): number | undefined {
-  if (!since) return undefined;
-  const n = Number(since.replace(/^s/, ""));
-  return Number.isFinite(n) ? n : undefined;
-}
-
-function timelineLimit(filterParam: string | undefined, deps: RouteDeps): number {
-  let def: unknown;
-  if (filterParam?.startsWith("{")) def = JSON.parse(filterParam);
-  else if (filterParam) def = deps.state.filters.get(filterParam);
-  const limit = (def as { room?: { timeline?: { limit?: number } } } | undefined)?.room?.timeline?.limit;
-  return typeof limit === "number" && limit > 0 ? limit : 10;
-}
-
-function sync(ctx: RouteContext, deps: RouteDeps): RouteResult {
-  const since = parseSince(ctx.query["since"]);
-  const limit = timelineLimit(ctx.query["filter"], deps);
-  const timeoutMs = Math.min(Number(ctx.query["timeout"] ?? 0) || 0, deps.maxSyncHoldMs);
-  const build = () => deps.state.buildSync(ctx.user!.userId, ctx.token!, since, limit);
-  const first = build();
-  if (!first.empty || since === undefined || timeoutMs === 0) return ok(first.body);
-  return {
-    hold: (done) => {
-      const deadline = Date.now() + timeoutMs;
-      const loop = async () => {
-        for (;;) {
-          const left = deadline - Date.now();
-          if (left <= 0 || deps.isClosed()) return done(ok(build().body));
-          await deps.waitForChange(left);
-          const next = build();
-          if (!next.empty) return done(ok(next.body));
-        }
-      };
-      void loop();
-    },
-  };
 }
 
 function send(

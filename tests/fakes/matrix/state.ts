@@ -5,7 +5,7 @@
  * full state for rooms joined since then, invites as stripped state, rooms left).
  */
 import { randomBytes } from "node:crypto";
-import type { SentEvent, StoredEvent } from "./types.js";
+import type { RoomSpec, SentEvent, StoredEvent } from "./types.js";
 
 export interface SyncBuild {
   body: Record<string, unknown>;
@@ -74,6 +74,69 @@ export class HomeserverState {
   setAccountData(type: string, content: Record<string, unknown>): void {
     this.accountData.set(type, { content, pos: ++this.pos });
     this.onChange();
+  }
+
+  /** Appends a member event (with the user's display name on joins and invites). */
+  member(
+    roomId: string,
+    userId: string,
+    membership: string,
+    sender = userId,
+    extra: Record<string, unknown> = {},
+  ): StoredEvent {
+    const displayname = this.displayNames.get(userId);
+    return this.append(roomId, {
+      type: "m.room.member",
+      state_key: userId,
+      sender,
+      content: { membership, ...(displayname ? { displayname } : {}), ...extra },
+    });
+  }
+
+  /** Creates a room (see `RoomSpec`); returns its id. */
+  createRoom(spec: RoomSpec, botUserId: string): string {
+    const member = this.member.bind(this);
+    const roomId = this.newRoomId();
+    const creator = spec.creator ?? spec.members[0] ?? botUserId;
+    this.append(roomId, {
+      type: "m.room.create",
+      state_key: "",
+      sender: creator,
+      content: { room_version: "10", creator },
+    });
+    member(roomId, creator, "join");
+    this.append(roomId, {
+      type: "m.room.join_rules",
+      state_key: "",
+      sender: creator,
+      content: { join_rule: "invite" },
+    });
+    if (spec.name)
+      this.append(roomId, {
+        type: "m.room.name",
+        state_key: "",
+        sender: creator,
+        content: { name: spec.name },
+      });
+    if (spec.encrypted) {
+      this.append(roomId, {
+        type: "m.room.encryption",
+        state_key: "",
+        sender: creator,
+        content: { algorithm: "m.megolm.v1.aes-sha2" },
+      });
+    }
+    for (const u of spec.members) if (u !== creator) member(roomId, u, "join");
+    const bot = spec.bot ?? "join";
+    if (bot === "join" && creator !== botUserId) member(roomId, botUserId, "join");
+    if (bot === "invite")
+      member(roomId, botUserId, "invite", creator, spec.isDirectInvite ? { is_direct: true } : {});
+    if (spec.direct) {
+      const current = (this.accountData.get("m.direct")?.content ?? {}) as Record<string, string[]>;
+      const peer = spec.members.find((u) => u !== botUserId) ?? creator;
+      this.setAccountData("m.direct", { ...current, [peer]: [...(current[peer] ?? []), roomId] });
+    }
+    return roomId;
   }
 
   /** Current state of a room as of stream position `atPos` (inclusive): latest event per (type, key). */
