@@ -1,10 +1,13 @@
-import { createHash } from "node:crypto";
 import { DelayedError, type Job, Queue, QueueEvents, UnrecoverableError, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { describeError, HeraldError } from "../../gateway/errors.js";
 import type { Logger } from "../../gateway/logger.js";
 import type { JobHandler, JobQueue, QueueEvent, TurnJob, TurnProgress, TurnResult } from "../types.js";
+import { fromBullId, QUEUE_NAME, RedisNames, toBullId } from "./bull-names.js";
 import { type OrderingScripts, orderingScripts } from "./bull-scripts.js";
+
+export { fromBullId, toBullId } from "./bull-names.js";
+
 import {
   DEFAULT_ATTEMPTS,
   DEFAULT_BACKOFF_MS,
@@ -58,24 +61,9 @@ interface Running {
   stop: "cancel" | "shutdown" | undefined;
 }
 
-const QUEUE_NAME = "turns";
 const CANCELLED_REASON = "herald: turn cancelled";
 const FAILURE_FIELD = "heraldFailure";
 const CANCEL_MARKER_TTL_MS = 24 * 60 * 60 * 1_000;
-
-/**
- * BullMQ job ids may not contain ':' nor be integers: escape '%' and ':' and add a prefix. Reversible,
- * so events map back to the caller's id without a lookup.
- */
-export function toBullId(id: string): string {
-  return `t_${id.replaceAll("%", "%25").replaceAll(":", "%3A")}`;
-}
-
-/** The caller's id of a BullMQ job id, or undefined for ids this queue did not make. */
-export function fromBullId(bullId: string): string | undefined {
-  if (!bullId.startsWith("t_")) return undefined;
-  return bullId.slice(2).replaceAll("%3A", ":").replaceAll("%25", "%");
-}
 
 /**
  * The Redis queue: turns go through the BullMQ queue `turns`; any number of processes consume it.
@@ -90,6 +78,7 @@ export function fromBullId(bullId: string): string | undefined {
 export class BullJobQueue implements JobQueue {
   readonly #logger: Logger;
   readonly #prefix: string;
+  readonly #names: RedisNames;
   readonly #attempts: number;
   readonly #backoffMs: number;
   readonly #lockDurationMs: number;
@@ -113,6 +102,7 @@ export class BullJobQueue implements JobQueue {
   constructor(options: BullJobQueueOptions) {
     this.#logger = options.logger.child({ component: "bull-job-queue" });
     this.#prefix = options.prefix ?? "herald";
+    this.#names = new RedisNames(this.#prefix);
     this.#attempts = Math.max(1, options.attempts ?? DEFAULT_ATTEMPTS);
     this.#backoffMs = options.backoffMs ?? DEFAULT_BACKOFF_MS;
     this.#lockDurationMs = options.lockDurationMs ?? 20_000;
@@ -140,14 +130,16 @@ export class BullJobQueue implements JobQueue {
     const state = await this.#scripts.reserve(
       [
         q.toKey(bullId),
-        this.#orderKey(orderingKey),
-        this.#cancelKey(bullId),
+        this.#names.order(orderingKey),
+        this.#names.cancelled(bullId),
         q.keys.completed!,
         q.keys.failed!,
       ],
       bullId,
     );
     if (state === 1) {
+      // A fresh job under an id cancelled before: its events count again.
+      this.#cancelled.delete(id);
       await q.add(QUEUE_NAME, { id, orderingKey, job } satisfies BullJobData, {
         jobId: bullId,
         attempts: this.#attempts,
@@ -170,7 +162,7 @@ export class BullJobQueue implements JobQueue {
     }
     this.#handler = handler;
     const subscriber = this.#ensureSubscriber();
-    await subscriber.subscribe(this.#channel("cancel"));
+    await subscriber.subscribe(this.#names.channel("cancel"));
     const worker = new Worker<BullJobData, TurnResult>(
       QUEUE_NAME,
       (job, token) => this.#process(job, token),
@@ -215,8 +207,8 @@ export class BullJobQueue implements JobQueue {
     this.#cancelled.set(jobId, true);
     // Marker first, then the message: a worker registers a job before it checks the marker, so it
     // either sees the marker or gets the message.
-    await this.#client.set(this.#cancelKey(bullId), "1", "PX", CANCEL_MARKER_TTL_MS);
-    await this.#client.publish(this.#channel("cancel"), bullId);
+    await this.#client.set(this.#names.cancelled(bullId), "1", "PX", CANCEL_MARKER_TTL_MS);
+    await this.#client.publish(this.#names.channel("cancel"), bullId);
     const job = await this.#queue.getJob(bullId);
     if (!job) return;
     // A running job is locked and stays: its worker aborts it and removes it.
@@ -241,10 +233,7 @@ export class BullJobQueue implements JobQueue {
   }
 
   async #close(): Promise<void> {
-    for (const run of this.#running.values()) {
-      run.stop ??= "shutdown";
-      run.controller.abort(new HeraldError("The job queue is closing", { code: "turn_cancelled" }));
-    }
+    for (const bullId of this.#running.keys()) this.#stopRun(bullId, "shutdown");
     const results = await Promise.allSettled([
       this.#worker?.close(),
       this.#events?.then((events) => events.close()),
@@ -272,6 +261,7 @@ export class BullJobQueue implements JobQueue {
     const run: Running = { controller: new AbortController(), stop: undefined };
     // Registered before the marker check: see cancel().
     this.#running.set(bullId, run);
+    if (this.#closing) run.stop = "shutdown";
     try {
       const acquired = await this.#scripts.acquire(
         this.#orderKeys(orderingKey, bullId),
@@ -294,17 +284,24 @@ export class BullJobQueue implements JobQueue {
   async #runHandler(job: Job<BullJobData, TurnResult>, lockToken: string, run: Running): Promise<TurnResult> {
     const bullId = job.id!;
     const { id, orderingKey } = job.data;
-    const lockKey = this.#lockKey(orderingKey);
+    const renewKeys: [string, string] = [this.#names.lock(orderingKey), this.#names.cancelled(bullId)];
     const renewal = setInterval(() => {
-      this.#scripts.renew(lockKey, lockToken, this.#lockDurationMs).catch((err: unknown) => {
-        this.#logger.warn({ jobId: id, err: describeError(err) }, "could not renew the ordering lock");
-      });
+      this.#scripts.renew(renewKeys, lockToken, this.#lockDurationMs).then(
+        (held) => {
+          if (held === 0) this.#logger.warn({ jobId: id }, "lost the ordering lock of a running turn");
+          // A cancel message lost while the subscriber reconnected still stops the job here.
+          if (held === -1) this.#stopRun(bullId, "cancel");
+        },
+        (err: unknown) => {
+          this.#logger.warn({ jobId: id, err: describeError(err) }, "could not renew the ordering lock");
+        },
+      );
     }, this.#lockDurationMs / 2);
     renewal.unref();
     const progress = (event: TurnProgress) => {
       if (run.stop) return;
       this.#client
-        .publish(this.#channel("progress"), JSON.stringify({ jobId: id, progress: event }))
+        .publish(this.#names.channel("progress"), JSON.stringify({ jobId: id, progress: event }))
         .catch(() => {
           // Progress is best effort: a lost line must not fail the turn.
         });
@@ -399,7 +396,7 @@ export class BullJobQueue implements JobQueue {
 
   async #startEvents(): Promise<QueueEvents> {
     const subscriber = this.#ensureSubscriber();
-    await subscriber.subscribe(this.#channel("progress"));
+    await subscriber.subscribe(this.#names.channel("progress"));
     // Start reading right after the newest event now in the stream: events of jobs enqueued from
     // here on are never missed, even before the first blocking read runs.
     const last = await this.#client.xrevrange(this.#queue.keys.events!, "+", "-", "COUNT", 1);
@@ -464,14 +461,11 @@ export class BullJobQueue implements JobQueue {
   }
 
   #onMessage(channel: string, message: string): void {
-    if (channel === this.#channel("cancel")) {
-      const run = this.#running.get(message);
-      if (!run || run.stop) return;
-      run.stop = "cancel";
-      run.controller.abort(new HeraldError("The turn was cancelled", { code: "turn_cancelled" }));
+    if (channel === this.#names.channel("cancel")) {
+      this.#stopRun(message, "cancel");
       return;
     }
-    if (channel === this.#channel("progress")) {
+    if (channel === this.#names.channel("progress")) {
       try {
         const { jobId, progress } = JSON.parse(message) as { jobId: string; progress: TurnProgress };
         if (!this.#cancelled.has(jobId)) this.#listeners.emit({ type: "progress", jobId, progress });
@@ -481,36 +475,26 @@ export class BullJobQueue implements JobQueue {
     }
   }
 
+  #stopRun(bullId: string, why: "cancel" | "shutdown"): void {
+    const run = this.#running.get(bullId);
+    if (!run || run.stop) return;
+    run.stop = why;
+    run.controller.abort(
+      why === "cancel"
+        ? new HeraldError("The turn was cancelled", { code: "turn_cancelled" })
+        : new HeraldError("The job queue is closing", { code: "turn_cancelled" }),
+    );
+  }
+
   #orderKeys(orderingKey: string, bullId: string): [string, string, string, string, string] {
     const q = this.#queue;
     return [
-      this.#orderKey(orderingKey),
-      this.#lockKey(orderingKey),
+      this.#names.order(orderingKey),
+      this.#names.lock(orderingKey),
       q.keys.completed!,
       q.keys.failed!,
-      this.#cancelKey(bullId),
+      this.#names.cancelled(bullId),
     ];
-  }
-
-  /** Ordering keys are hashed: session keys are long and may hold characters like `{`. */
-  #keyHash(orderingKey: string): string {
-    return createHash("sha1").update(orderingKey).digest("hex");
-  }
-
-  #orderKey(orderingKey: string): string {
-    return `${this.#prefix}:herald:${QUEUE_NAME}:order:${this.#keyHash(orderingKey)}`;
-  }
-
-  #lockKey(orderingKey: string): string {
-    return `${this.#prefix}:herald:${QUEUE_NAME}:lock:${this.#keyHash(orderingKey)}`;
-  }
-
-  #cancelKey(bullId: string): string {
-    return `${this.#prefix}:herald:${QUEUE_NAME}:cancelled:${bullId}`;
-  }
-
-  #channel(name: "cancel" | "progress"): string {
-    return `${this.#prefix}:herald:${QUEUE_NAME}:${name}`;
   }
 }
 

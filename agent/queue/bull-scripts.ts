@@ -68,10 +68,14 @@ ${DROP_FINISHED_HEADS}
 if head == ARGV[1] and redis.call('EXISTS', KEYS[2]) == 0 then return 1 end
 return 0`,
   },
-  /** Keeps a running job's key lock. KEYS: key lock. ARGV: token, ttl ms. Returns 1 while held. */
+  /**
+   * Keeps a running job's key lock. KEYS: key lock, cancel marker. ARGV: token, ttl ms. Returns 1 while
+   * held, 0 when lost, -1 when the job was cancelled (a cancel message this worker missed).
+   */
   heraldRenew: {
-    numberOfKeys: 1,
+    numberOfKeys: 2,
     lua: `
+if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0`,
   },
@@ -101,7 +105,7 @@ export interface OrderingScripts {
   reserve(keys: [Key, Key, Key, Key, Key], jobId: string): Promise<number>;
   acquire(keys: [Key, Key, Key, Key, Key], jobId: string, token: string, ttlMs: number): Promise<number>;
   mayRun(keys: [Key, Key, Key, Key], jobId: string): Promise<number>;
-  renew(lockKey: Key, token: string, ttlMs: number): Promise<number>;
+  renew(keys: [Key, Key], token: string, ttlMs: number): Promise<number>;
   release(
     keys: [Key, Key, Key, Key],
     jobId: string,
@@ -123,7 +127,7 @@ export function orderingScripts(redis: Redis): OrderingScripts {
     acquire: (keys, jobId, token, ttlMs) =>
       call("heraldAcquire", ...keys, jobId, token, ttlMs) as Promise<number>,
     mayRun: (keys, jobId) => call("heraldMayRun", ...keys, jobId) as Promise<number>,
-    renew: (lockKey, token, ttlMs) => call("heraldRenew", lockKey, token, ttlMs) as Promise<number>,
+    renew: (keys, token, ttlMs) => call("heraldRenew", ...keys, token, ttlMs) as Promise<number>,
     release: async (keys, jobId, token, mode) =>
       ((await call("heraldRelease", ...keys, jobId, token, mode)) as string | null) ?? null,
   };

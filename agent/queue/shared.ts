@@ -92,6 +92,10 @@ export class LruMap<V> {
     return this.#map.has(key);
   }
 
+  delete(key: string): void {
+    this.#map.delete(key);
+  }
+
   clear(): void {
     this.#map.clear();
   }

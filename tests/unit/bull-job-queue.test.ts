@@ -2,6 +2,7 @@
  * What only the Redis queue has: several consumer processes (here several BullJobQueue instances on
  * one Redis, as `herald worker` processes would be), cancellation across them, and a Redis restart.
  */
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BullJobQueue, fromBullId, toBullId } from "../../agent/queue/bull-job-queue.js";
@@ -24,8 +25,7 @@ afterEach(async () => {
 });
 
 /** Instances sharing one prefix: one gateway and workers, as separate processes would be. */
-function cluster() {
-  const prefix = `test-${randomBytes(6).toString("hex")}`;
+function cluster(prefix = `test-${randomBytes(6).toString("hex")}`, locks: "default" | "short" = "default") {
   return () => {
     const queue = new BullJobQueue({
       logger: silentLogger(),
@@ -33,6 +33,9 @@ function cluster() {
       prefix,
       backoffMs: 10,
       busyDelayMs: 100,
+      // Short locks only where a killed worker's job must come back within seconds: elsewhere a slow
+      // machine must not make a running job look stalled.
+      ...(locks === "short" ? { lockDurationMs: 1_000, stalledIntervalMs: 500 } : {}),
     });
     open.push(queue);
     return queue;
@@ -155,4 +158,77 @@ describe("BullJobQueue", () => {
       expect(runs.get(id)).toBe(1);
     }
   });
+
+  it("gives the job of a worker killed with SIGKILL to another worker, once", async () => {
+    const prefix = `test-${randomBytes(6).toString("hex")}`;
+    const make = cluster(prefix, "short");
+    const gateway = make();
+    const rec = record(gateway);
+    const doomed = spawnWorker(prefix);
+    try {
+      await doomed.line("ready");
+      await gateway.enqueue(turnJob("victim"), { id: "victim", orderingKey: "k" });
+      await gateway.enqueue(turnJob("after"), { id: "after", orderingKey: "k" });
+      await doomed.line("started victim");
+      await doomed.kill();
+      const ran: string[] = [];
+      await make().consume(async (job) => {
+        ran.push(job.turnId);
+        return okResult(job.turnId, `survivor ${job.turnId}`);
+      });
+      await rec.next(completed("after"));
+      expect(ran).toEqual(["victim", "after"]);
+      expect(rec.events.filter((e) => e.type === "completed").map((e) => e.jobId)).toEqual([
+        "victim",
+        "after",
+      ]);
+    } finally {
+      await doomed.kill();
+    }
+  });
 });
+
+/** A consumer in its own process whose handler never returns, as a worker that hangs until killed. */
+function spawnWorker(prefix: string) {
+  const queueModule = new URL("../../agent/queue/bull-job-queue.ts", import.meta.url).pathname;
+  const loggerModule = new URL("../../gateway/logger.ts", import.meta.url).pathname;
+  const script = `
+    import { BullJobQueue } from ${JSON.stringify(queueModule)};
+    import { silentLogger } from ${JSON.stringify(loggerModule)};
+    const queue = new BullJobQueue({
+      logger: silentLogger(), connection: ${JSON.stringify(redis.url)}, prefix: ${JSON.stringify(prefix)},
+      lockDurationMs: 1000, stalledIntervalMs: 500,
+    });
+    await queue.consume(async (job) => {
+      process.stdout.write("started " + job.turnId + "\\n");
+      return new Promise(() => {});
+    }, { concurrency: 1 });
+    process.stdout.write("ready\\n");
+  `;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const lines: string[] = [];
+  const waiters: { text: string; resolve: () => void }[] = [];
+  let buffered = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const parts = buffered.split("\n");
+    buffered = parts.pop() ?? "";
+    for (const line of parts) {
+      lines.push(line);
+      for (const w of waiters.filter((w) => w.text === line)) w.resolve();
+    }
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return {
+    line(text: string): Promise<void> {
+      if (lines.includes(text)) return Promise.resolve();
+      return new Promise((resolve) => waiters.push({ text, resolve }));
+    },
+    async kill(): Promise<void> {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
