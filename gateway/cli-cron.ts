@@ -100,7 +100,7 @@ export function registerCronCommands(program: Command, deps: CronCliDeps = {}): 
         );
         const job = store.insertJob(newJobId(), spec, nextOccurrence(spec.schedule, now), now);
         for (const note of homeChannelNotes(cfg, spec.deliver)) err(`${note}\n`);
-        err(`Added: ${formatJobLine(jobView(job, undefined), cfg.timezone)}\n`);
+        err(`Added: ${formatJobLine(jobView(job, undefined, cfg.timezone))}\n`);
         out(`${job.id}\n`);
       })(),
     );
@@ -115,7 +115,7 @@ export function registerCronCommands(program: Command, deps: CronCliDeps = {}): 
         if (jobs.length === 0) out("No scheduled jobs. Add one with `herald cron add`.\n");
         for (const job of jobs) {
           const runs = store.runs(job.id, Math.max(0, opts.runs));
-          out(`${formatJobLine(jobView(job, runs[0]), cfg.timezone)}\n`);
+          out(`${formatJobLine(jobView(job, runs[0], cfg.timezone))}\n`);
           out(`    prompt: ${job.prompt.replace(/\s+/g, " ").slice(0, 200)}\n`);
           for (const run of runs) out(`    ${formatRunLine(run, cfg.timezone)}\n`);
         }

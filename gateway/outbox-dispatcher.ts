@@ -19,7 +19,7 @@ export interface OutboxDispatcherOptions {
   baseDelayMs?: number;
   /** @defaultValue 60_000 */
   maxDelayMs?: number;
-  /** Called after an item was delivered (or failed for good). Must not throw. */
+  /** Called after an item was delivered (or failed for good, with `lastError` set). Must not throw. */
   onSettled?: (item: OutboxItem, outcome: "delivered" | "failed", messageIds: string[]) => void;
   now?: () => number;
 }
@@ -141,7 +141,7 @@ export class OutboxDispatcher {
   private fail(item: OutboxItem, error: string, log: Logger): undefined {
     log.error({ error, attempts: item.attempts + 1 }, "delivery failed for good");
     this.options.outbox.failed(item.id, error);
-    this.options.onSettled?.(item, "failed", []);
+    this.options.onSettled?.({ ...item, lastError: error }, "failed", []);
     return undefined;
   }
 }

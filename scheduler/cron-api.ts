@@ -35,7 +35,7 @@ export function createCronApi(deps: CronApiDeps): CronStateApi {
     }
     return job;
   };
-  const view = (id: string) => jobView(store.getJob(id)!, store.runs(id, 1)[0]);
+  const view = (id: string) => jobView(store.getJob(id)!, store.runs(id, 1)[0], deps.timezone);
   const ctx = (caller: CronCaller) => ({
     timezone: deps.timezone,
     now: deps.now(),

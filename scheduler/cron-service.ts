@@ -16,7 +16,7 @@ import { describeError } from "../gateway/errors.js";
 import type { Logger } from "../gateway/logger.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import type { ChatRef, PlatformAdapter } from "../gateway/types.js";
-import type { TurnRecord } from "../sessions/types.js";
+import type { OutboxItem, TurnRecord } from "../sessions/types.js";
 import { createCronApi } from "./cron-api.js";
 import type { HomeChannels } from "./home-channels.js";
 import { formatDuration, latestOccurrence, nextOccurrence, periodAt, runsWhenLate } from "./schedule.js";
@@ -94,15 +94,18 @@ export class CronService {
     });
     const { runner } = options;
     runner.addAdapter(cronSink);
-    runner.turnFinished.add((turn, result) =>
-      this.#guard("turn finished", () => this.#onTurnFinished(turn, result)),
-    );
-    runner.deliverySettled.add((item, outcome) =>
-      this.#guard("delivery settled", () =>
-        this.#onDelivery(item.turnId, item.chat, outcome, item.lastError),
-      ),
-    );
+    runner.turnFinished.add(this.#turnListener);
+    runner.deliverySettled.add(this.#deliveryListener);
   }
+
+  readonly #turnListener = (turn: TurnRecord, result: TurnResult): void => {
+    if (!this.#stopped) this.#guard("turn finished", () => this.#onTurnFinished(turn, result));
+  };
+
+  readonly #deliveryListener = (item: OutboxItem, outcome: "delivered" | "failed"): void => {
+    if (this.#stopped) return;
+    this.#guard("delivery settled", () => this.#onDelivery(item.turnId, item.chat, outcome, item.lastError));
+  };
 
   /** Finishes what a previous process left (runs in flight, queued runs), then starts firing ticks. */
   async start(): Promise<void> {
@@ -125,6 +128,9 @@ export class CronService {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    // Runs that finish from now on are settled by the next start's recovery.
+    this.#o.runner.turnFinished.delete(this.#turnListener);
+    this.#o.runner.deliverySettled.delete(this.#deliveryListener);
     if (this.#poll) clearInterval(this.#poll);
     for (const timer of this.#timeouts.values()) clearTimeout(timer);
     this.#timeouts.clear();
@@ -157,7 +163,11 @@ export class CronService {
   sync(): Promise<void> {
     this.#syncing = this.#syncing
       .then(() => this.#sync())
-      .catch((err: unknown) => this.#warn("sync failed", err));
+      .catch((err: unknown) => {
+        // Look again at the next poll (a scheduler on Redis may be back by then).
+        this.#version = -1;
+        this.#warn("sync failed", err);
+      });
     return this.#syncing;
   }
 

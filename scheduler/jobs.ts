@@ -101,12 +101,14 @@ function defaultName(prompt: string): string {
   return words.length < prompt.length ? `${words}…` : words;
 }
 
-/** A job as tools and the CLI show it. */
-export function jobView(job: CronJob, lastRun: CronRun | undefined): CronJobView {
+/** A job as tools and the CLI show it; `timezone` is the configured zone. */
+export function jobView(job: CronJob, lastRun: CronRun | undefined, timezone: string): CronJobView {
+  const zone = job.schedule.kind === "cron" ? job.schedule.timezone : timezone;
   return {
     id: job.id,
     name: job.name,
-    schedule: describeSchedule(job.schedule, job.schedule.kind === "cron" ? job.schedule.timezone : "UTC"),
+    schedule: describeSchedule(job.schedule, zone),
+    timezone: zone,
     deliver: job.deliver.join(","),
     prompt: job.prompt,
     state: job.paused ? "paused" : job.nextRunAt === undefined ? "done" : "active",
@@ -123,10 +125,10 @@ export function jobView(job: CronJob, lastRun: CronRun | undefined): CronJobView
 }
 
 /** One line per job: `j1a2b3c4d5  every 2h  → telegram  next 2025-06-01 08:00 UTC  "Status page"`. */
-export function formatJobLine(view: CronJobView, timezone: string): string {
+export function formatJobLine(view: CronJobView): string {
   const next =
     view.state === "active" && view.nextRunAt !== undefined
-      ? `next ${formatTime(view.nextRunAt, timezone)}`
+      ? `next ${formatTime(view.nextRunAt, view.timezone)}`
       : view.state;
   const failing = view.failures ? `  (failing: ${view.failures} in a row)` : "";
   return `${view.id}  ${view.schedule}  → ${view.deliver}  ${next}  "${view.name}"${failing}`;

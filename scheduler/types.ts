@@ -160,6 +160,8 @@ export interface CronJobView {
   prompt: string;
   state: "active" | "paused" | "done";
   nextRunAt?: number | undefined;
+  /** The zone times of this job read best in: a cron job's own, else the configured one. */
+  timezone: string;
   failures: number;
   lastRun?: Pick<CronRun, "status" | "tickAt" | "startedAt" | "finishedAt" | "error"> | undefined;
 }

@@ -121,12 +121,12 @@ function inputOf(args: Args): Partial<CronJobInput> {
   return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
 }
 
-/** `j1a2b "Build report": cron 0 8 * * 1-5 (Europe/Berlin) → origin; next run 2025-06-02 06:00 UTC (in 9h 12m)`. */
+/** `j1a2b "Build report": cron 0 8 * * 1-5 (Europe/Berlin) → origin; next run 2025-06-02 08:00 Europe/Berlin (in 9h 12m)`. */
 function describeJob(job: CronJobView): string {
   const now = Date.now();
   const next =
     job.state === "active" && job.nextRunAt !== undefined
-      ? `next run ${formatTime(job.nextRunAt, "UTC")} (in ${formatDuration(Math.max(0, job.nextRunAt - now))})`
+      ? `next run ${formatTime(job.nextRunAt, job.timezone)} (in ${formatDuration(Math.max(0, job.nextRunAt - now))})`
       : job.state;
   const last = job.lastRun
     ? `; last run ${job.lastRun.status}${job.lastRun.error ? `: ${job.lastRun.error}` : ""}`

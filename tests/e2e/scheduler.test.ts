@@ -8,6 +8,7 @@ import { Command } from "commander";
 import { afterEach, describe, expect, it } from "vitest";
 import { registerCronCommands } from "../../gateway/cli-cron.js";
 import { loadConfig } from "../../gateway/config.js";
+import { PlatformError } from "../../gateway/errors.js";
 import type { CronService } from "../../scheduler/cron-service.js";
 import { SqliteCronStore } from "../../scheduler/sqlite-cron-store.js";
 import type { CronCaller, CronJobInput, CronJobView, CronRun } from "../../scheduler/types.js";
@@ -227,6 +228,41 @@ describe("cron jobs", () => {
     expect((await cron(h).api.list(alice))[0]?.state).toBe("done");
   });
 
+  it("the cronjob tool lists, pauses, resumes and removes only the caller's own jobs", async () => {
+    const h = await start();
+    const mine = await create(h, { name: "mine", schedule: "0 9 * * *" });
+    const bob: CronCaller = { chat: alice.chat, userId: "bob" };
+    const theirs = await cron(h).api.create({ schedule: "every 2h", prompt: "bob's", name: "theirs" }, bob);
+    const tool = (args: Record<string, unknown>) =>
+      h.llm.script({ toolCalls: [{ name: "cronjob", arguments: args }] }, { text: "ok" });
+    const lastToolResult = () => h.llm.requests.at(-1)?.messages.findLast((m) => m.role === "tool")?.content;
+    const say = async (args: Record<string, unknown>) => {
+      tool(args);
+      const before = chat.texts().length;
+      await chat.inject({ text: "manage my jobs" });
+      await chat.waitForTexts(before + 1);
+      return lastToolResult();
+    };
+    const listed = await say({ action: "list" });
+    expect(listed).toMatch(
+      new RegExp(
+        `^${mine.id} "mine": cron 0 9 \\* \\* \\* \\(Europe/Berlin\\) → origin; next run \\S+ 09:00 Europe/Berlin`,
+      ),
+    );
+    expect(listed).not.toContain(theirs.id);
+    expect(await say({ action: "pause", id: mine.id })).toMatch(/^Paused job .*; paused$/);
+    expect((await cron(h).api.list(alice))[0]?.state).toBe("paused");
+    expect(await say({ action: "resume", id: mine.id })).toMatch(/^Resumed job .*next run/);
+    expect(await say({ action: "update", id: mine.id, schedule: "every 3h" })).toMatch(/every 3h/);
+    expect(await say({ action: "remove", id: theirs.id })).toMatch(/error: .*There is no job .* of yours/);
+    expect(await say({ action: "create", schedule: "every 5s", prompt: "x" })).toMatch(
+      /shortest interval is 1 minute/,
+    );
+    expect(await say({ action: "remove", id: mine.id })).toBe(`Removed job ${mine.id}.`);
+    expect(await cron(h).api.list(alice)).toEqual([]);
+    expect((await cron(h).api.list(bob)).map((j) => j.id)).toEqual([theirs.id]);
+  });
+
   it("/sethome makes a chat its platform's home channel for jobs that deliver to the platform", async () => {
     const h = await start();
     const home = { platform: "fakechat", chatId: "team-room" };
@@ -254,6 +290,39 @@ describe("cron jobs", () => {
     expect(texts.filter((t) => t.includes("can't deliver to discord:123"))).toHaveLength(1);
     expect(texts.find((t) => t.includes("discord"))).toMatch(/discord is not connected/);
     expect(texts.filter((t) => t === "echo: ping")).toHaveLength(2);
+  });
+
+  it("reports a target whose platform refuses delivery once, and again only after it worked", async () => {
+    const h = await start();
+    const job = await create(h, { deliver: "email:ops@example.com,origin", prompt: "mail me" });
+    const refuse = () => {
+      mail.failNext = {
+        count: 1,
+        error: new PlatformError("email", "mailbox unavailable", { retryable: false }),
+      };
+    };
+    const runOnce = async (n: number) => {
+      await cron(h).api.runNow(job.id, alice);
+      await finishedRuns(h, job.id, n);
+      await until(
+        () => chat.texts().filter((t) => t === "echo: mail me").length,
+        (c) => c >= n,
+        "the origin copy",
+      );
+      await h.gateway.runner.outbox.idle();
+    };
+    const reports = () => chat.texts().filter((t) => t.includes("can't deliver to email:ops@example.com"));
+    refuse();
+    await runOnce(1);
+    refuse();
+    await runOnce(2);
+    expect(reports()).toHaveLength(1);
+    expect(reports()[0]).toMatch(/delivering to email:ops@example.com failed.*mailbox unavailable/);
+    await runOnce(3);
+    expect(mail.texts()).toEqual(["echo: mail me"]);
+    refuse();
+    await runOnce(4);
+    expect(reports()).toHaveLength(2);
   });
 
   it("a failing job reports once, backs off, and recovers", async () => {
