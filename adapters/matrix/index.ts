@@ -135,10 +135,14 @@ export class MatrixAdapter implements PlatformAdapter {
   }
 
   private onSyncState(state: SyncState, prev: SyncState | null): void {
+    const failing = state === SyncState.Error || state === SyncState.Reconnecting;
+    if (failing && this.state === "running") this.state = "reconnecting";
     if (state === SyncState.Error && prev !== SyncState.Error) {
-      this.state = "reconnecting";
       this.log.warn({}, "matrix sync failing; the SDK retries with backoff");
-    } else if (state === SyncState.Syncing && (prev === SyncState.Error || prev === SyncState.Reconnecting)) {
+    } else if (
+      (state === SyncState.Syncing || state === SyncState.Catchup) &&
+      this.state === "reconnecting"
+    ) {
       this.state = "running";
       this.log.info({}, "matrix sync recovered");
     }

@@ -141,9 +141,9 @@ export function parseEvent(
   const replyTo = relation?.is_falling_back === true ? undefined : relation?.["m.in_reply_to"]?.event_id;
   const body = replyTo ? stripReplyFallback(content.body) : content.body;
   const names = [room.botRoomName, bot.displayName];
-  const found = mediaKind
-    ? { mentioned: false, text: "" }
-    : findMention(body, content.formatted_body, bot.userId, names);
+  // The quoted part of a reply (`<mx-reply>`) names the quoted sender: not a mention of the bot.
+  const html = content.formatted_body?.replace(/<mx-reply>[\s\S]*?<\/mx-reply>/g, "");
+  const found = mediaKind ? { mentioned: false, text: "" } : findMention(body, html, bot.userId, names);
   const mentioned =
     room.isDirect ||
     found.mentioned ||

@@ -78,6 +78,15 @@ describe("matrix through the gateway", () => {
     expect(userText(h, 0)).not.toContain("lunch");
   });
 
+  it("answers every room message when MATRIX_REQUIRE_MENTION is false", async () => {
+    const { fake, h } = await start({ MATRIX_REQUIRE_MENTION: "false" });
+    const room = fake.createRoom({ members: [ALICE, BOB], name: "Team" });
+    await fake.waitFor(() => h.gateway.adapters.get("matrix")?.status?.().state === "running");
+    fake.userSends(room, BOB, "anyone know the wifi password?");
+    const [reply] = await waitReplies(fake, room, 1);
+    expect(reply!.content["body"]).toBe("echo: anyone know the wifi password?");
+  });
+
   it("keeps threads apart and answers in a thread it already answered in without a mention", async () => {
     const { fake, h } = await start();
     const room = fake.createRoom({ members: [ALICE, BOB] });

@@ -1,0 +1,65 @@
+/**
+ * The Matrix adapter under homeserver faults: a malformed or failed `/sync` answer, a slow homeserver,
+ * a token revoked while running. It never throws after start: it reports its state and keeps receiving.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ALICE, type MatrixEnv, startMatrixEnv } from "./matrix-env.js";
+
+let env: MatrixEnv;
+
+beforeEach(async () => {
+  env = await startMatrixEnv();
+});
+
+afterEach(async () => {
+  await env.close();
+});
+
+describe("Matrix adapter: faults", () => {
+  it("survives a malformed /sync answer and a bad gateway, reports reconnecting, then delivers", async () => {
+    const { fake } = env;
+    const room = fake.createRoom({ members: [ALICE], direct: true });
+    const adapter = await env.start({ pollTimeoutMs: 200 });
+    fake.fail({ method: "GET", path: "/sync", status: 200, rawBody: "{this is not json" });
+    await fake.waitFor(() => adapter.status().state === "reconnecting");
+    fake.fail({ method: "GET", path: "/sync", status: 502, rawBody: "<html>Bad Gateway</html>" });
+    fake.userSends(room, ALICE, "did you survive?");
+    const [msg] = await env.waitForReceived(1, 20_000);
+    expect(msg!.text).toBe("did you survive?");
+    await fake.waitFor(() => adapter.status().state === "running");
+  }, 30_000);
+
+  it("waits out a slow homeserver answer to a send", async () => {
+    const { fake } = env;
+    const room = fake.createRoom({ members: [ALICE], direct: true });
+    const adapter = await env.start();
+    fake.fail({ method: "PUT", path: "/send/", delayMs: 1500 });
+    const result = await adapter.send(
+      { platform: "matrix", chatId: room },
+      { text: "slowly", idempotencyKey: "slow" },
+    );
+    expect(result.messageIds).toHaveLength(1);
+    expect(fake.messages(room)).toHaveLength(1);
+  });
+
+  it("reports failed (and does not throw) when its access token is revoked while running", async () => {
+    const { fake } = env;
+    const adapter = await env.start({ pollTimeoutMs: 200 });
+    fake.revokeTokens();
+    await fake.waitFor(() => adapter.status().state === "failed");
+    await adapter.stop();
+    expect(adapter.status().state).toBe("stopped");
+  });
+
+  it("stop is idempotent and safe before start", async () => {
+    const adapter = await env.start();
+    await adapter.stop();
+    await adapter.stop();
+    expect(adapter.status().state).toBe("stopped");
+    await expect(
+      adapter.send({ platform: "matrix", chatId: "!x:localhost" }, { text: "x", idempotencyKey: "x" }),
+    ).rejects.toMatchObject({
+      retryable: true,
+    });
+  });
+});
