@@ -36,7 +36,10 @@ export interface BullJobQueueOptions {
   lockDurationMs?: number;
   /** How often BullMQ looks for jobs of dead workers. @defaultValue 15000 */
   stalledIntervalMs?: number;
-  /** How long a job whose key is busy steps aside before it looks again. @defaultValue 500 */
+  /**
+   * How long a job whose key is busy first steps aside before it looks again; it doubles on each look,
+   * up to half of `lockDurationMs`. @defaultValue 500
+   */
   busyDelayMs?: number;
   /** Finished jobs kept in Redis (and so re-emitted on re-enqueue). @defaultValue 10000 */
   maxFinished?: number;
@@ -177,11 +180,12 @@ export class BullJobQueue implements JobQueue {
       },
     );
     worker.on("error", (err) => this.#logger.warn({ err: describeError(err) }, "bullmq worker error"));
-    worker.on("completed", (job) => void this.#afterFinish(job, "if-finished"));
+    // These fire after BullMQ recorded the outcome; a failure with tries left has no finishedOn.
+    worker.on("completed", (job) => void this.#afterFinish(job, "remove"));
     worker.on("failed", (job, err) => {
       if (!job) return;
       if (err.message === CANCELLED_REASON) void this.#removeCancelled(job);
-      else void this.#afterFinish(job, "if-finished");
+      else if (job.finishedOn) void this.#afterFinish(job, "remove");
     });
     this.#worker = worker;
     void worker
@@ -272,7 +276,7 @@ export class BullJobQueue implements JobQueue {
       if (acquired === -2 || run.stop === "cancel") throw new UnrecoverableError(CANCELLED_REASON);
       if (acquired !== 1 || run.stop === "shutdown") {
         if (acquired === 1) await this.#release(orderingKey, bullId, lockToken, "keep");
-        return await this.#stepAside(job, lockToken, orderingKey, acquired === 1 ? 0 : this.#busyDelayMs);
+        return await this.#stepAside(job, lockToken, orderingKey, acquired === 1 ? 0 : this.#busyDelay(job));
       }
       return await this.#runHandler(job, lockToken, run);
     } finally {
@@ -342,6 +346,16 @@ export class BullJobQueue implements JobQueue {
       // the lock here lets only a retry of this very job in.
       await this.#release(orderingKey, bullId, lockToken, "keep");
     }
+  }
+
+  /**
+   * How long a job whose key is busy steps aside: growing with each try, since the job that holds the
+   * key promotes the next one when it finishes and this delay only covers a promotion lost with a
+   * crashed worker.
+   */
+  #busyDelay(job: Job<BullJobData, TurnResult>): number {
+    const ceilingMs = Math.max(this.#busyDelayMs, this.#lockDurationMs / 2);
+    return Math.min(this.#busyDelayMs * 2 ** Math.min(Math.max(job.attemptsStarted - 1, 0), 16), ceilingMs);
   }
 
   /** Moves a job that may not run now back to delayed; `DelayedError` tells BullMQ it moved. */
