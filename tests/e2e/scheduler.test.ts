@@ -371,7 +371,7 @@ describe("cron jobs", () => {
   it("caps parallel runs: extra runs wait queued and start as others finish", async () => {
     const h = await start();
     const jobs = await Promise.all([1, 2, 3].map((i) => create(h, { prompt: `job ${i}` })));
-    h.llm.script({ text: "one", delayMs: 300 }, { text: "two", delayMs: 300 }, { text: "three" });
+    h.llm.script({ text: "one", delayMs: 2_000 }, { text: "two", delayMs: 2_000 }, { text: "three" });
     await cron(h).tick(Math.max(...jobs.map((j) => j.nextRunAt!)));
     const open = runsOf(h, jobs[2]!.id).concat(runsOf(h, jobs[0]!.id), runsOf(h, jobs[1]!.id));
     expect(open.map((r) => r.status).sort()).toEqual(["queued", "running", "running"]);
