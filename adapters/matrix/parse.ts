@@ -143,7 +143,9 @@ export function parseEvent(
   const names = [room.botRoomName, bot.displayName];
   // The quoted part of a reply (`<mx-reply>`) names the quoted sender: not a mention of the bot.
   const html = content.formatted_body?.replace(/<mx-reply>[\s\S]*?<\/mx-reply>/g, "");
-  const found = mediaKind ? { mentioned: false, text: "" } : findMention(body, html, bot.userId, names);
+  // With `filename` set, a media event's `body` is a caption (Matrix v1.10); without, it is the file name.
+  const caption = content.filename && content.body !== content.filename ? body : "";
+  const found = findMention(mediaKind ? caption : body, html, bot.userId, names);
   const mentioned =
     room.isDirect ||
     found.mentioned ||
@@ -168,8 +170,6 @@ export function parseEvent(
   if (!mediaKind) return { kind: "message", message };
   if (!content.url?.startsWith("mxc://")) return { kind: "skip", reason: "malformed" };
   const fileName = content.filename ?? content.body;
-  // With `filename` set, `body` is a caption (Matrix v1.10).
-  if (content.filename && content.body !== content.filename) message.text = content.body;
   return {
     kind: "message",
     message,

@@ -116,6 +116,23 @@ describe("parseEvent", () => {
     });
   });
 
+  it("reads a mention in a media caption, and never in a bare file name", () => {
+    const captioned = event({
+      msgtype: "m.image",
+      body: "Herald: what is this?",
+      filename: "x.png",
+      url: "mxc://localhost/a",
+    });
+    expect(parseEvent(captioned, group, bot)).toMatchObject({
+      message: { mentioned: true, text: "what is this?" },
+    });
+    const bare = event({ msgtype: "m.file", body: "herald-notes.pdf", url: "mxc://localhost/b" });
+    expect(parseEvent(bare, group, bot)).toMatchObject({
+      message: { mentioned: false, text: "" },
+      media: { fileName: "herald-notes.pdf" },
+    });
+  });
+
   it("findMention does not strip a name inside a longer word", () => {
     expect(findMention("Heraldic arms", undefined, bot.userId, ["Herald"])).toEqual({
       mentioned: false,
