@@ -2,6 +2,7 @@
  * The Matrix adapter under homeserver faults: a malformed or failed `/sync` answer, a slow homeserver,
  * a token revoked while running. It never throws after start: it reports its state and keeps receiving.
  */
+import { createHook } from "node:async_hooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ALICE, type MatrixEnv, startMatrixEnv } from "./matrix-env.js";
 
@@ -49,6 +50,39 @@ describe("Matrix adapter: faults", () => {
     await fake.waitFor(() => adapter.status().state === "failed");
     await adapter.stop();
     expect(adapter.status().state).toBe("stopped");
+  });
+
+  it("leaves no SDK timer that would keep the process alive after stop", async () => {
+    const timers = new Map<number, NodeJS.Timeout>();
+    const hook = createHook({
+      init(id, type, _trigger, resource) {
+        if (type === "Timeout" && new Error().stack?.includes("matrix-js-sdk"))
+          timers.set(id, resource as NodeJS.Timeout);
+      },
+      destroy(id) {
+        timers.delete(id);
+      },
+    }).enable();
+    try {
+      const room = env.fake.createRoom({ members: [ALICE], direct: true });
+      const adapter = await env.start({ pollTimeoutMs: 200 });
+      env.fake.userSends(room, ALICE, "hi");
+      await env.waitForReceived(1);
+      await adapter.sendTyping({ platform: "matrix", chatId: room });
+      await adapter.send({ platform: "matrix", chatId: room }, { text: "hello", idempotencyKey: "t" });
+      // A failed sync starts the SDK's keep-alive timer too.
+      env.fake.fail({ method: "GET", path: "/sync", status: 502 });
+      await env.fake.waitFor(() => adapter.status().state === "reconnecting");
+      expect(timers.size).toBeGreaterThan(0);
+      await env.stopAdapter();
+      // Destroy hooks run asynchronously; `_destroyed` marks cleared or fired timers meanwhile.
+      await new Promise((r) => setImmediate(r));
+      const pending = (t: NodeJS.Timeout) => !(t as unknown as { _destroyed?: boolean })._destroyed;
+      const refd = [...timers.values()].filter((t) => pending(t) && t.hasRef());
+      expect(refd).toHaveLength(0);
+    } finally {
+      hook.disable();
+    }
   });
 
   it("stop is idempotent and safe before start", async () => {
