@@ -51,6 +51,8 @@ export class MatrixAdapter implements PlatformAdapter {
   private session: Session | undefined;
   private state: AdapterStatus["state"] = "stopped";
   private readonly lastTyping = new Map<string, number>();
+  /** Bumped by `stop()`, so a re-login still in flight knows it must not take over. */
+  private epoch = 0;
 
   constructor(
     private readonly config: MatrixAdapterConfig,
@@ -148,27 +150,50 @@ export class MatrixAdapter implements PlatformAdapter {
     }
   }
 
-  /** The token stopped working while running: log in again with the password when we have one. */
+  /**
+   * The token stopped working while running: log in again with the password when there is one,
+   * retrying with backoff while the homeserver is unreachable. A `stop()` meanwhile wins.
+   */
   private async onLoggedOut(onMessage: InboundHandler): Promise<void> {
     const old = this.session;
     if (!old) return;
-    await this.teardown(old);
     this.session = undefined;
+    const epoch = this.epoch;
+    await this.teardown(old);
     if (!this.config.password) {
       this.state = "failed";
       this.log.error({}, "matrix access token was revoked; set a new MATRIX_ACCESS_TOKEN and restart");
       return;
     }
-    try {
-      this.session = await this.connect(onMessage, true);
-      this.state = "running";
-    } catch (err) {
-      this.state = "failed";
-      this.log.error({ err: (err as Error).message }, "matrix login after a revoked token failed");
+    this.state = "reconnecting";
+    for (let attempt = 0; this.epoch === epoch; attempt++) {
+      try {
+        const session = await this.connect(onMessage, true);
+        if (this.epoch !== epoch) {
+          await this.teardown(session);
+          return;
+        }
+        this.session = session;
+        this.state = "running";
+        return;
+      } catch (err) {
+        const retryable = err instanceof PlatformError && err.retryable;
+        this.log.error(
+          { err: (err as Error).message, retryable },
+          "matrix login after a revoked token failed",
+        );
+        if (!retryable) {
+          this.state = "failed";
+          return;
+        }
+        const waitMs = Math.min(60_000, 1000 * 2 ** attempt);
+        await new Promise((r) => setTimeout(r, waitMs).unref());
+      }
     }
   }
 
   async stop(): Promise<void> {
+    this.epoch++;
     const session = this.session;
     this.session = undefined;
     if (session) await this.teardown(session);
