@@ -7,6 +7,8 @@ import type { Logger } from "../gateway/logger.js";
 import type { ChatRef, ChatType, InboundAttachment } from "../gateway/types.js";
 import type { CronStateApi } from "../scheduler/types.js";
 import type { ChatMessage, SearchHit, SearchOptions } from "../sessions/types.js";
+import type { SkillsStateApi } from "../skills/types.js";
+import type { MemoryStateApi } from "./memory/types.js";
 
 /** Who and where a turn runs for; tools see this, never the adapter. */
 export interface TurnOrigin {
@@ -26,7 +28,11 @@ export interface StateClient {
   searchSessions(query: string, options?: SearchOptions): Promise<SearchHit[]>;
   /** Cron jobs (the `cronjob` tool); absent where no scheduler is reachable. */
   cron?: CronStateApi | undefined;
-  /** Later: memory, cron, send_message, skills. Optional so the contract grows without breaking. */
+  /** MEMORY.md and USER.md (the `memory` tool); absent where memory is not reachable. */
+  memory?: MemoryStateApi | undefined;
+  /** Skills (the `skills_list`, `skill_view`, `skill_manage` tools). */
+  skills?: SkillsStateApi | undefined;
+  /** Later: send_message. Optional so the contract grows without breaking. */
   [extension: string]: unknown;
 }
 

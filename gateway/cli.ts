@@ -267,5 +267,6 @@ program
   );
 
 (await import("./cli-whatsapp.js")).registerWhatsAppCommands(program);
+(await import("./cli-skills.js")).registerSkillsCommands(program);
 (await import("./cli-cron.js")).registerCronCommands(program);
 await program.parseAsync(process.argv);

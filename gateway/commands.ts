@@ -29,22 +29,32 @@ export interface CommandContext {
 }
 
 /**
- * A command. `run` returns the reply text (Markdown), or undefined to fall through to the model (for
- * commands that only sometimes apply). It runs inside the inbound transaction: state changes it makes
- * commit with the ledger entry. It must not throw for user mistakes: return a message saying the fix.
+ * What a command answers: the reply text (Markdown), a reply plus an effect to run after the inbound
+ * transaction commits, or `turnInput`: run a turn with this text as its input instead of the message's
+ * (`/<skill-name> args` loads the skill this way).
+ */
+export type CommandResult =
+  | string
+  | { reply: string; after?: () => void }
+  | { turnInput: string; after?: () => void };
+
+/**
+ * A command. `run` returns a `CommandResult`, or undefined to fall through to the model (for commands
+ * that only sometimes apply). It runs inside the inbound transaction: state changes it makes commit
+ * with the ledger entry. It must not throw for user mistakes: return a message saying the fix.
  */
 export interface Command {
   description: string;
   /** Hidden commands work but are not listed by /help. */
   hidden?: boolean;
-  run(ctx: CommandContext): string | { reply: string; after?: () => void } | undefined;
+  run(ctx: CommandContext): CommandResult | undefined;
 }
 
 /** The commands the gateway knows. */
 export class CommandRegistry {
   private readonly commands = new Map<string, Command>();
   /** Resolves names no command claims (e.g. `/<skill-name>`); returns undefined when it has nothing. */
-  fallback: ((name: string, ctx: CommandContext) => ReturnType<Command["run"]>) | undefined;
+  fallback: ((name: string, ctx: CommandContext) => CommandResult | undefined) | undefined;
 
   register(name: string, command: Command): void {
     this.commands.set(name.toLowerCase(), command);

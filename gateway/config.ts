@@ -46,7 +46,31 @@ const schema = z.strictObject({
     .strictObject({
       /** Extra system prompt text (persona). */
       persona: optionalString,
-      toolsets: z.array(z.string()).default(["core", "cron"]),
+      toolsets: z.array(z.string()).default(["core", "cron", "memory", "skills"]),
+    })
+    .prefault({}),
+  /** MEMORY.md and USER.md budgets in characters. */
+  memory: z
+    .strictObject({
+      memoryChars: z.number().int().positive().default(2200),
+      userChars: z.number().int().positive().default(1375),
+    })
+    .prefault({}),
+  /** The learning loop: a background review after busy turns and at session reset; the skills curator. */
+  learning: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      /** A turn with at least this many tool calls is reviewed. */
+      toolCallThreshold: z.number().int().positive().default(5),
+      /** An ended session is reviewed when it has at least this many unreviewed user messages. */
+      resetMinTurns: z.number().int().positive().default(4),
+      /** The review's model. @defaultValue model.name */
+      model: optionalString,
+      maxIterations: z.number().int().positive().default(8),
+      /** Run the skills curator once a week in the gateway. */
+      curateWeekly: z.boolean().default(false),
+      /** The curator archives user skills unused for this long. */
+      archiveAfterDays: z.number().int().positive().default(90),
     })
     .prefault({}),
   queue: z
@@ -177,6 +201,15 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_MAX_ITERATIONS: ["model.max_iterations", "int"],
   HERALD_MODEL_VISION: ["model.vision", "bool"],
   HERALD_TOOLSETS: ["agent.toolsets", "list"],
+  HERALD_MEMORY_CHARS: ["memory.memory_chars", "int"],
+  HERALD_USER_CHARS: ["memory.user_chars", "int"],
+  HERALD_LEARNING_ENABLED: ["learning.enabled", "bool"],
+  HERALD_LEARNING_TOOL_CALL_THRESHOLD: ["learning.tool_call_threshold", "int"],
+  HERALD_LEARNING_RESET_MIN_TURNS: ["learning.reset_min_turns", "int"],
+  HERALD_LEARNING_MODEL: ["learning.model", "string"],
+  HERALD_LEARNING_MAX_ITERATIONS: ["learning.max_iterations", "int"],
+  HERALD_SKILLS_CURATE_WEEKLY: ["learning.curate_weekly", "bool"],
+  HERALD_SKILLS_ARCHIVE_AFTER_DAYS: ["learning.archive_after_days", "int"],
   REDIS_URL: ["queue.redis_url", "string"],
   HERALD_CONCURRENCY: ["queue.concurrency", "int"],
   HERALD_QUEUE_PREFIX: ["queue.prefix", "string"],

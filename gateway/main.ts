@@ -7,7 +7,6 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
 import { createModelClient } from "../agent/model-client.js";
-import { buildSystemPrompt } from "../agent/prompt.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { createToolRegistry } from "../agent/tools/index.js";
 import type { JobQueue } from "../agent/types.js";
@@ -18,6 +17,7 @@ import { adapterFactories } from "./adapter-registry.js";
 import { configuredPlatforms, type HeraldConfig } from "./config.js";
 import { describeError } from "./errors.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
+import { createLearning, type Learning } from "./learning.js";
 import type { Logger } from "./logger.js";
 import { GatewayRunner } from "./runner.js";
 import { createLocalStateClient } from "./state-client.js";
@@ -42,6 +42,8 @@ export interface Gateway {
   http: HttpServerHandle | undefined;
   /** Cron jobs: fires them (not with `localOnly`) and serves the `cronjob` tool. */
   cron: CronService;
+  /** Memory, skills and the background learning review. */
+  learning: Learning;
   /** Adapters that started, by platform. */
   adapters: ReadonlyMap<string, PlatformAdapter>;
   /** Platforms that failed to start, with the reason. */
@@ -60,21 +62,9 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     groupMode: config.sessions.groupSessions,
   });
   const queue = createJobQueue(config, logger.child({ component: "queue" }));
-  const runner = new GatewayRunner({
-    config,
-    state,
-    queue,
-    logger,
-    systemPrompt: (turn, chatType) =>
-      buildSystemPrompt({
-        persona: config.agent.persona,
-        platform: turn.chat.platform,
-        chatType,
-        userName: turn.inbound?.sender.name,
-        now: turn.createdAt,
-        timezone: config.timezone,
-      }),
-  });
+  const learning = createLearning(config, state, logger, { retryBaseDelayMs: options.retryBaseDelayMs });
+  const runner = new GatewayRunner({ config, state, queue, logger, systemPrompt: learning.systemPrompt });
+  learning.attach(runner);
 
   const cron = createCronService(config, runner, logger);
 
@@ -82,7 +72,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     const handler = createTurnHandler({
       model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
       tools: createToolRegistry(),
-      state: createLocalStateClient(state, { cron: cron.api }),
+      state: createLocalStateClient(state, { cron: cron.api, ...learning.stateApis }),
       logger: logger.child({ component: "agent" }),
       homeDir: config.homeDir,
     });
@@ -166,6 +156,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     api,
     http,
     cron,
+    learning,
     adapters: started,
     failed,
     async stop() {
@@ -174,6 +165,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       await http?.close();
       await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));
       await cron.stop();
+      await learning.stop();
       await runner.stop();
       await queue.close();
       state.close();

@@ -13,7 +13,8 @@ export function registerCoreCommands(runner: GatewayRunner): void {
     run: ({ sessionKey }: { sessionKey: string }) => {
       const effects: (() => void)[] = [];
       runner.cancelTurns(sessionKey, "session reset", effects, false);
-      runner.state.sessions.reset(sessionKey, "manual");
+      const ended = runner.state.sessions.reset(sessionKey, "manual");
+      if (ended) effects.push(() => runner.endedSession({ id: ended.id, key: sessionKey, reason: "manual" }));
       return { reply: "✨ New session started. What's next?", after: () => runAll(effects) };
     },
   };

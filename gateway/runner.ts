@@ -54,6 +54,13 @@ export function turnIdFor(platform: string, messageId: string): string {
   return `t${createHash("sha256").update(`${platform}\u0000${messageId}`).digest("hex").slice(0, 24)}`;
 }
 
+/** A session that just ended: by /new (`manual`) or by the reset policy. */
+export interface EndedSession {
+  id: string;
+  key: string;
+  reason: "manual" | "idle" | "daily";
+}
+
 interface ActiveTurn {
   turn: TurnRecord;
   feedback: TurnFeedback | undefined;
@@ -68,6 +75,8 @@ export class GatewayRunner {
   readonly outbox: OutboxDispatcher;
   /** Told after a turn's result was committed (the scheduler's run history). Must not throw. */
   readonly turnFinished = new Set<(turn: TurnRecord, result: TurnResult) => void>();
+  /** Told after a session ended by /new or the reset policy (the learning review). Must not throw. */
+  readonly sessionEnded = new Set<(session: EndedSession) => void>();
   /** Told when an outbox item was delivered or failed for good (cron delivery reports). Must not throw. */
   readonly deliverySettled = new Set<(item: OutboxItem, outcome: "delivered" | "failed") => void>();
   private readonly active = new Map<string, ActiveTurn>();
@@ -152,6 +161,11 @@ export class GatewayRunner {
     for (const effect of effects) effect();
     return outcome;
   };
+
+  /** Tells the `sessionEnded` listeners (call after the reset committed). */
+  endedSession(session: EndedSession): void {
+    for (const listener of this.sessionEnded) listener(session);
+  }
 
   /** Whether a session key's turn is running or queued now (for /status). */
   openTurns(key: string): TurnRecord[] {
@@ -248,19 +262,24 @@ export class GatewayRunner {
       this.log.info({ platform: message.platform, userId: message.sender.id }, "pairing code issued");
       return "pairing";
     }
+    let input = message.text;
     const parsed = parseCommand(message.text);
     if (parsed) {
       const ctx = { message, args: parsed.args, sessionKey: key, now };
       const command = this.commands.get(parsed.name);
       const result = command ? command.run(ctx) : this.commands.fallback?.(parsed.name, ctx);
-      if (result !== undefined) {
+      if (typeof result === "object" && "turnInput" in result) {
+        // A command that starts a turn (`/<skill> args`): its text is the turn's input.
+        input = result.turnInput;
+        if (result.after) effects.push(result.after);
+      } else if (result !== undefined) {
         const { reply, after } = typeof result === "string" ? { reply: result, after: undefined } : result;
         this.reply(message, reply, effects);
         if (after) effects.push(after);
         return "command";
       }
     }
-    if (!message.text.trim() && !message.attachments?.length) return "ignored";
+    if (!input.trim() && !message.attachments?.length) return "ignored";
 
     const policy = { ...config.sessions.reset, timezone: config.timezone };
     const opened = state.sessions.open(
@@ -276,6 +295,8 @@ export class GatewayRunner {
         effects,
         "notice",
       );
+      const ended = { id: opened.autoReset.previousSessionId, key, reason: opened.autoReset.reason };
+      effects.push(() => this.endedSession(ended));
     }
     if (message.context?.length && opened.session.messageCount === 0) {
       state.sessions.append(opened.session.id, message.context as ChatMessage[], { now });
@@ -292,7 +313,7 @@ export class GatewayRunner {
         chat: message.chat,
         userId: message.sender.id,
         source: message.platform === "api" ? "api" : "chat",
-        input: message.text,
+        input,
         inbound: message,
       },
       now,

@@ -1,0 +1,78 @@
+/**
+ * `PromptBuilder`: the system prompt of each turn, with the sections that change between sessions
+ * (memory, the skills index) taken once, when a session's first turn is built, and reused for every
+ * later turn of that session. The prompt prefix stays the same within a session (providers cache it)
+ * and a memory write shows up from the next session on. Snapshots live in a key-value store keyed by
+ * session key, so a restart mid-session keeps them and there is at most one per chat.
+ */
+import { describeError } from "../gateway/errors.js";
+import type { Logger } from "../gateway/logger.js";
+import type { ChatType, KeyValueStore } from "../gateway/types.js";
+import type { TurnRecord } from "../sessions/types.js";
+import { buildSystemPrompt } from "./prompt.js";
+
+export interface PromptBuilderOptions {
+  /** Replaces the default persona. */
+  persona?: string | undefined;
+  /** IANA zone the date is stated in. */
+  timezone: string;
+  /** Where snapshots are kept (the runner state's `kv("prompt-snapshots")`). */
+  snapshots: KeyValueStore;
+  /**
+   * The sections to snapshot for a new session, in order. Runs synchronously inside the runner's
+   * transaction. May throw: the error is logged and the session gets no extra sections.
+   */
+  sections(turn: TurnRecord): string[];
+  logger: Logger;
+}
+
+interface Snapshot {
+  sessionId: string;
+  sections: string[];
+}
+
+export class PromptBuilder {
+  readonly #options: PromptBuilderOptions;
+
+  constructor(options: PromptBuilderOptions) {
+    this.#options = options;
+  }
+
+  /** The system prompt of `turn` (the runner's `systemPrompt` option). */
+  readonly build = (turn: TurnRecord, chatType: ChatType): string =>
+    buildSystemPrompt({
+      persona: this.#options.persona,
+      platform: turn.chat.platform,
+      chatType,
+      userName: turn.inbound?.sender.name,
+      now: turn.createdAt,
+      timezone: this.#options.timezone,
+      extra: this.snapshot(turn),
+    });
+
+  /** The session's snapshot sections, taken now if this is the session's first turn built. */
+  snapshot(turn: TurnRecord): string[] {
+    const { snapshots, logger } = this.#options;
+    const stored = parse(snapshots.get(turn.sessionKey));
+    if (stored?.sessionId === turn.sessionId) return stored.sections;
+    let sections: string[] = [];
+    try {
+      sections = this.#options.sections(turn);
+    } catch (err) {
+      logger.warn({ sessionId: turn.sessionId, error: describeError(err) }, "prompt sections failed");
+    }
+    const snapshot: Snapshot = { sessionId: turn.sessionId, sections };
+    snapshots.set(turn.sessionKey, JSON.stringify(snapshot));
+    return sections;
+  }
+}
+
+function parse(raw: string | undefined): Snapshot | undefined {
+  if (!raw) return undefined;
+  try {
+    const value = JSON.parse(raw) as Snapshot;
+    return typeof value.sessionId === "string" && Array.isArray(value.sections) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

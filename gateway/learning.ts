@@ -1,0 +1,184 @@
+/**
+ * Memory, skills and the learning loop, wired for the gateway (part of the composition root): the
+ * stores under `HERALD_HOME`, the system prompt with its per-session snapshot, `/skills` and
+ * `/<skill>`, the background review after busy turns and at session end, and the optional weekly
+ * curator.
+ */
+import { join } from "node:path";
+import { FileMemoryStore } from "../agent/memory/store.js";
+import { createModelClient } from "../agent/model-client.js";
+import { PromptBuilder } from "../agent/prompt-builder.js";
+import { LearningReviewer } from "../agent/review.js";
+import { createToolRegistry } from "../agent/tools/index.js";
+import { memoryTool } from "../agent/tools/memory.js";
+import type { StateClient, TurnOrigin } from "../agent/types.js";
+import type { TurnRecord } from "../sessions/types.js";
+import { registerSkillCommands } from "../skills/commands.js";
+import { curateSkills } from "../skills/curator.js";
+import { bundledSkillsDir } from "../skills/loader.js";
+import { skillsPromptSection } from "../skills/prompt.js";
+import { FileSkillStore } from "../skills/store.js";
+import { skillsTools } from "../skills/tools.js";
+import type { HeraldConfig } from "./config.js";
+import { describeError } from "./errors.js";
+import type { Logger } from "./logger.js";
+import type { GatewayRunner, RunnerState } from "./runner.js";
+import { createLocalStateClient } from "./state-client.js";
+import type { ChatType } from "./types.js";
+
+const HOUR_MS = 3_600_000;
+const WEEK_MS = 7 * 24 * HOUR_MS;
+
+export interface Learning {
+  memory: FileMemoryStore;
+  skills: FileSkillStore;
+  /** The background reviewer; undefined when `learning.enabled` is false. */
+  reviewer: LearningReviewer | undefined;
+  /** The StateClient members the memory and skill tools use. */
+  stateApis: Pick<StateClient, "memory" | "skills">;
+  /** The runner's `systemPrompt` option: memory and the skills index as of the session's start. */
+  systemPrompt: (turn: TurnRecord, chatType: ChatType) => string;
+  /** Registers `/skills`, `/<skill>` and the review triggers on the runner. Call once. */
+  attach(runner: GatewayRunner): void;
+  /** Stops the review and the curator schedule (before the state closes). */
+  stop(): Promise<void>;
+}
+
+export interface LearningOptions {
+  /** Overrides the review model client's retry timing (tests). */
+  retryBaseDelayMs?: number | undefined;
+}
+
+/** Builds the stores, the prompt builder and (when enabled) the reviewer. */
+export function createLearning(
+  config: HeraldConfig,
+  state: RunnerState,
+  logger: Logger,
+  options: LearningOptions = {},
+): Learning {
+  const log = logger.child({ component: "learning" });
+  const memory = new FileMemoryStore({
+    dir: join(config.homeDir, "memories"),
+    memoryChars: config.memory.memoryChars,
+    userChars: config.memory.userChars,
+    logger: log,
+  });
+  const skills = new FileSkillStore({
+    bundledDir: bundledSkillsDir(),
+    userDir: join(config.homeDir, "skills"),
+    logger: log,
+  });
+  const prompts = new PromptBuilder({
+    persona: config.agent.persona,
+    timezone: config.timezone,
+    snapshots: state.kv("prompt-snapshots"),
+    logger: log,
+    sections: (turn) => {
+      const index = skillsPromptSection(skills.catalog().skills, turn.chat.platform);
+      return [...memory.promptSections(), ...(index ? [index] : [])];
+    },
+  });
+  const stateApis = { memory, skills };
+  const reviewer = config.learning.enabled
+    ? new LearningReviewer({
+        config: config.learning,
+        model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
+        tools: createToolRegistry([memoryTool, ...skillsTools]),
+        state: createLocalStateClient(state, stateApis),
+        logger,
+        homeDir: config.homeDir,
+        context: () => {
+          const list = skills
+            .catalog()
+            .skills.map((s) => `- ${s.meta.name} (${s.source}): ${s.meta.description}`);
+          return [...memory.promptSections(), `## Existing skills\n${list.join("\n") || "none"}`];
+        },
+      })
+    : undefined;
+
+  const guard = (what: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (err) {
+      log.error({ error: describeError(err) }, `${what} failed`);
+    }
+  };
+  const load = (sessionId: string) => () => state.sessions.load(sessionId).map((m) => m.message);
+
+  let curatorTimers: NodeJS.Timeout[] = [];
+  let curating: Promise<void> | undefined;
+  const curateIfDue = () => {
+    const kv = state.kv("learning");
+    if (curating || Date.now() - Number(kv.get("curator-last-run") ?? 0) < WEEK_MS) return;
+    kv.set("curator-last-run", String(Date.now()));
+    curating = curateSkills({
+      store: skills,
+      reportDir: join(config.homeDir, "logs", "curator"),
+      archiveAfterDays: config.learning.archiveAfterDays,
+    })
+      .then((r) =>
+        log.info(
+          { report: r.reportPath, merged: r.merged.length, archived: r.archived.length },
+          "skills curated",
+        ),
+      )
+      .catch((err: unknown) => log.error({ error: describeError(err) }, "skills curator failed"))
+      .finally(() => {
+        curating = undefined;
+      });
+  };
+
+  return {
+    memory,
+    skills,
+    reviewer,
+    stateApis,
+    systemPrompt: prompts.build,
+    attach(runner) {
+      registerSkillCommands(runner.commands, skills, log);
+      if (reviewer) {
+        runner.turnFinished.add((turn, result) =>
+          guard("learning review trigger", () => {
+            const chatType = turn.inbound?.chatType ?? state.sessions.get(turn.sessionId)?.chatType ?? "dm";
+            reviewer.afterTurn(originOf(turn, chatType), result, load(turn.sessionId));
+          }),
+        );
+        runner.sessionEnded.add((ended) =>
+          guard("learning review trigger", () => {
+            const session = state.sessions.get(ended.id);
+            if (!session) return;
+            const origin: TurnOrigin = {
+              sessionId: session.id,
+              sessionKey: session.key,
+              chat: session.chat,
+              chatType: session.chatType,
+              userId: session.userId,
+            };
+            reviewer.afterSession(origin, load(session.id));
+          }),
+        );
+      }
+      if (config.learning.curateWeekly) {
+        const check = () => guard("skills curator schedule", curateIfDue);
+        curatorTimers = [setTimeout(check, 60_000), setInterval(check, HOUR_MS)];
+        for (const timer of curatorTimers) timer.unref();
+      }
+    },
+    async stop() {
+      for (const timer of curatorTimers) clearTimeout(timer);
+      curatorTimers = [];
+      await Promise.all([reviewer?.stop(), curating]);
+    },
+  };
+}
+
+function originOf(turn: TurnRecord, chatType: ChatType): TurnOrigin {
+  return {
+    sessionId: turn.sessionId,
+    sessionKey: turn.sessionKey,
+    chat: turn.chat,
+    chatType,
+    userId: turn.userId,
+    userName: turn.inbound?.sender.name,
+  };
+}
