@@ -264,7 +264,7 @@ describe("the learning loop", () => {
     );
     h.llm.script(
       // The review's first model call is held open while the user's reply goes out.
-      { model: "review-model", delayMs: 1500, toolCalls: [list] },
+      { model: "review-model", delayMs: 2500, toolCalls: [list] },
       {
         model: "review-model",
         toolCalls: [
