@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
 import { writeSection } from "./lib.js";
+import { benchTelegram, telegramMarkdown } from "./telegram.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const file = join(root, "BENCHMARKS.md");
@@ -17,6 +18,13 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchApi({ root, sessions: 200, turnsPerSession: 25, sequentialTurns: 500 });
     console.log(JSON.stringify({ api: result }));
     writeSection(file, "api", apiMarkdown(result, "npm run bench"));
+  },
+  telegram: async () => {
+    const opts = { chats: 100, turnsPerChat: 3 };
+    const limited = await benchTelegram(opts);
+    const lifted = await benchTelegram({ ...opts, telegramLimits: false });
+    console.log(JSON.stringify({ telegram: { limited, lifted } }));
+    writeSection(file, "telegram", telegramMarkdown(limited, lifted, opts, "npm run bench"));
   },
 };
 

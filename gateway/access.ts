@@ -10,6 +10,18 @@ import type { InboundMessage } from "./types.js";
 /** Platforms whose callers are authenticated before the runner sees them (API key; the local terminal). */
 const PRE_AUTHENTICATED = new Set(["api", "cli", "cron"]);
 
+/** Platform prefixes recognised in `GATEWAY_ALLOWED_USERS` entries. */
+const KNOWN_PLATFORMS = new Set([
+  "telegram",
+  "discord",
+  "slack",
+  "whatsapp",
+  "matrix",
+  "email",
+  "api",
+  "cli",
+]);
+
 export type AccessDecision = "allowed" | "pairing" | "denied";
 
 /** Lowercases email addresses and strips a leading `@` or `+` so lists match what platforms send. */
@@ -45,15 +57,15 @@ export class AccessPolicy {
     ];
     if (section?.allowedUsers?.some((u) => normaliseId(platform, u) === id)) return true;
     for (const entry of this.config.access.allowedUsers) {
+      // `platform:id`, or a bare id (which may itself hold colons: Matrix's `@alice:example.org`).
       const colon = entry.indexOf(":");
-      if (
-        colon > 0 &&
-        entry.slice(0, colon) === platform &&
-        normaliseId(platform, entry.slice(colon + 1)) === id
-      ) {
-        return true;
+      const prefix = colon > 0 ? entry.slice(0, colon) : "";
+      if (prefix === platform) {
+        if (normaliseId(platform, entry.slice(colon + 1)) === id) return true;
+        continue;
       }
-      if (colon < 0 && normaliseId(platform, entry) === id) return true;
+      if (KNOWN_PLATFORMS.has(prefix)) continue;
+      if (normaliseId(platform, entry) === id) return true;
     }
     return this.pairing.isApproved(platform, id) || this.pairing.isApproved(platform, userId);
   }

@@ -98,6 +98,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
           homeDir: config.homeDir,
           cacheDir,
           kv: state.kv(platform),
+          isAllowed: (userId: string) => runner.access.isAllowed(platform, userId),
         };
         adapters.push(await factory(config, deps));
       } catch (err) {

@@ -64,10 +64,21 @@ export class OutboxDispatcher {
     while (this.chains.size > 0) await Promise.all([...this.chains.values()]);
   }
 
-  /** Stops delivering; items left keep their place in the outbox for the next start. */
-  stop(): void {
+  /**
+   * Stops delivering and waits (up to `timeoutMs`) for sends in flight to settle; items left keep their
+   * place in the outbox for the next start.
+   */
+  async stop(timeoutMs = 5000): Promise<void> {
     this.stopped = true;
     for (const wake of this.sleepers) wake();
+    // Let sends already on the wire settle and be recorded before the state file closes.
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+      timer.unref?.();
+    });
+    await Promise.race([this.idle(), timeout]);
+    clearTimeout(timer);
   }
 
   /** Tries until delivered, failed for good, or stopped; holds the chat's chain meanwhile (order). */
@@ -96,38 +107,58 @@ export class OutboxDispatcher {
 
   /** One delivery attempt; returns the retry to wait for, or undefined when settled. */
   private async attempt(item: OutboxItem): Promise<{ item: OutboxItem; delayMs: number } | undefined> {
-    const { outbox, logger } = this.options;
+    const { outbox } = this.options;
     const adapter = this.options.adapters.get(item.chat.platform);
-    const log = logger.child({ outboxId: item.id, chat: formatChat(item.chat) });
     if (!adapter) {
       // The platform is not running (not configured, or failed to start): keep the item for later.
-      return this.retry(item, `no adapter for ${item.chat.platform} is running`, this.maxDelayMs, log);
+      return this.settle(() =>
+        this.retry(item, `no adapter for ${item.chat.platform} is running`, this.maxDelayMs),
+      );
     }
     let chunksSent = item.chunksSent;
+    let messageIds: string[];
     try {
-      const result = await adapter.send(item.chat, item.message, {
+      ({ messageIds } = await adapter.send(item.chat, item.message, {
         fromChunk: item.chunksSent,
         onChunkSent: (index) => {
           chunksSent = index + 1;
-          outbox.chunkSent(item.id, index);
+          this.settle(() => outbox.chunkSent(item.id, index));
         },
-      });
-      outbox.delivered(item.id);
-      this.options.onSettled?.(item, "delivered", result.messageIds);
-      return undefined;
+      }));
     } catch (err) {
       const retryable = err instanceof PlatformError ? err.retryable : true;
       const retryAfterMs = err instanceof PlatformError ? err.retryAfterMs : undefined;
       const current = { ...item, chunksSent };
-      if (!retryable) return this.fail(current, describeError(err), log);
+      if (!retryable) return this.settle(() => this.fail(current, describeError(err)));
       const backoff = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** item.attempts);
-      return this.retry(current, describeError(err), retryAfterMs ?? backoff, log);
+      return this.settle(() => this.retry(current, describeError(err), retryAfterMs ?? backoff));
+    }
+    return this.settle(() => {
+      outbox.delivered(item.id);
+      this.options.onSettled?.(item, "delivered", messageIds);
+      return undefined;
+    });
+  }
+
+  /**
+   * Records an attempt's outcome. A failure to record (the state file closed under a shutdown) is
+   * logged and ends this item's chain; the item keeps its last recorded state for the next start.
+   */
+  private settle<T>(record: () => T): T | undefined {
+    try {
+      return record();
+    } catch (err) {
+      this.options.logger.error({ error: describeError(err) }, "could not record a delivery outcome");
+      return undefined;
     }
   }
 
-  private retry(item: OutboxItem, error: string, delayMs: number, log: Logger) {
-    if (item.attempts + 1 >= this.maxAttempts) return this.fail(item, error, log);
-    log.warn({ error, attempt: item.attempts + 1, delayMs }, "delivery failed, will retry");
+  private retry(item: OutboxItem, error: string, delayMs: number) {
+    if (item.attempts + 1 >= this.maxAttempts) return this.fail(item, error);
+    this.options.logger.warn(
+      { outboxId: item.id, chat: formatChat(item.chat), error, attempt: item.attempts + 1, delayMs },
+      "delivery failed, will retry",
+    );
     this.options.outbox.retryLater(item.id, error, delayMs, this.now());
     const again: OutboxItem = {
       ...item,
@@ -138,8 +169,11 @@ export class OutboxDispatcher {
     return { item: again, delayMs };
   }
 
-  private fail(item: OutboxItem, error: string, log: Logger): undefined {
-    log.error({ error, attempts: item.attempts + 1 }, "delivery failed for good");
+  private fail(item: OutboxItem, error: string): undefined {
+    this.options.logger.error(
+      { outboxId: item.id, chat: formatChat(item.chat), error, attempts: item.attempts + 1 },
+      "delivery failed for good",
+    );
     this.options.outbox.failed(item.id, error);
     this.options.onSettled?.({ ...item, lastError: error }, "failed", []);
     return undefined;

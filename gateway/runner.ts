@@ -135,7 +135,7 @@ export class GatewayRunner {
   /** Stops feedback loops and delivery; open turns stay in the journal for the next start. */
   async stop(): Promise<void> {
     this.unsubscribe?.();
-    this.outbox.stop();
+    await this.outbox.stop();
     await Promise.all([...this.active.values()].map((a) => a.feedback?.end()));
     this.active.clear();
     this.activeByTurn.clear();

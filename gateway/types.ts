@@ -188,4 +188,10 @@ export interface AdapterDeps {
   cacheDir: string;
   /** Durable state namespaced to this adapter. */
   kv: KeyValueStore;
+  /**
+   * The gateway's access decision for a user of this platform (allowlists, GATEWAY_ALLOW_ALL_USERS,
+   * approved pairing), for decisions an adapter must take before any message (Matrix invites, mail from
+   * strangers). Messages themselves are still authorised by the gateway.
+   */
+  isAllowed?: ((userId: string) => boolean) | undefined;
 }

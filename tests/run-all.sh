@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
-{ command -v dovecot >/dev/null 2>&1 || [ -x /usr/sbin/dovecot ]; } || need_apt+=(dovecot-imapd dovecot-lmtpd)
+{ { command -v dovecot >/dev/null 2>&1 || [ -x /usr/sbin/dovecot ]; } && [ -x /usr/lib/dovecot/lmtp ] && [ -x /usr/lib/dovecot/imap ]; } || need_apt+=(dovecot-imapd dovecot-lmtpd)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing OS packages: ${need_apt[*]}"
   SUDO=""

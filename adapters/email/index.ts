@@ -168,7 +168,11 @@ export class EmailAdapter implements PlatformAdapter {
   }
 
   private isAllowed(address: string): boolean {
-    return this.config.allowAllUsers === true || this.allowed.has(address);
+    return (
+      this.config.allowAllUsers === true ||
+      this.allowed.has(address) ||
+      this.deps.isAllowed?.(address) === true
+    );
   }
 
   /** One fetched mail → the gateway. Never throws except when the gateway could not record it. */

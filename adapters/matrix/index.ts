@@ -98,6 +98,7 @@ export class MatrixAdapter implements PlatformAdapter {
       identity,
       config: this.config,
       kv: this.deps.kv,
+      isAllowed: this.deps.isAllowed,
       log: this.log,
       onMessage,
       sendNotice: (roomId, text) => this.sendNotice(api, roomId, text),

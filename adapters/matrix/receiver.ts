@@ -32,6 +32,8 @@ export interface ReceiverDeps {
   kv: KeyValueStore;
   log: Logger;
   onMessage: InboundHandler;
+  /** The gateway's access decision (allowlists and approved pairing); invites from allowed users are joined. */
+  isAllowed?: ((userId: string) => boolean) | undefined;
   /** Sends a plain notice into a room (even an encrypted one). May throw. */
   sendNotice(roomId: string, text: string): Promise<void>;
 }
@@ -52,7 +54,11 @@ export class MatrixReceiver {
   private readonly policy: InvitePolicy;
 
   constructor(private readonly deps: ReceiverDeps) {
-    this.policy = new InvitePolicy(deps.config.allowedUsers, deps.config.allowAllUsers === true);
+    this.policy = new InvitePolicy(
+      deps.config.allowedUsers,
+      deps.config.allowAllUsers === true,
+      deps.isAllowed,
+    );
   }
 
   attach(): void {

@@ -58,8 +58,7 @@ export function inviteFacts(
 /**
  * Who may invite the bot: the same rule as the gateway's allowlists — `MATRIX_ALLOWED_USERS` entries
  * (bare user ids), `GATEWAY_ALLOWED_USERS` entries written `matrix:@user:server`, or everyone with
- * `GATEWAY_ALLOW_ALL_USERS`. Users approved by pairing are not known here (the pairing store is not
- * available to adapters), so they need an allowlist entry to invite the bot.
+ * `GATEWAY_ALLOW_ALL_USERS`, or whoever the gateway's own access decision admits (pairing approvals).
  */
 export class InvitePolicy {
   private readonly allowed: Set<string>;
@@ -67,12 +66,14 @@ export class InvitePolicy {
   constructor(
     allowedUsers: string[],
     private readonly allowAll: boolean,
+    private readonly gatewayAllows?: ((userId: string) => boolean) | undefined,
   ) {
     this.allowed = new Set(allowedUsers.map((u) => u.trim()).filter(Boolean));
   }
 
   isAllowed(userId: string | undefined): boolean {
     if (this.allowAll) return true;
-    return userId !== undefined && this.allowed.has(userId);
+    if (userId === undefined) return false;
+    return this.allowed.has(userId) || this.gatewayAllows?.(userId) === true;
   }
 }
