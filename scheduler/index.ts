@@ -6,7 +6,6 @@ import { join } from "node:path";
 import type { HeraldConfig } from "../gateway/config.js";
 import type { Logger } from "../gateway/logger.js";
 import type { GatewayRunner } from "../gateway/runner.js";
-import { BullScheduler } from "./bull-scheduler.js";
 import { CronService, type CronServiceOptions } from "./cron-service.js";
 import { EmbeddedScheduler } from "./embedded-scheduler.js";
 import {
@@ -26,8 +25,29 @@ export type * from "./types.js";
 export function createScheduler(config: Pick<HeraldConfig, "queue">, logger: Logger): Scheduler {
   const { redisUrl, prefix } = config.queue;
   return redisUrl
-    ? new BullScheduler({ logger, connection: redisUrl, prefix })
+    ? lazyBullScheduler({ logger, connection: redisUrl, prefix })
     : new EmbeddedScheduler({ logger });
+}
+
+/**
+ * The BullMQ scheduler, loaded on first use: bullmq and ioredis cost ~20 MB of memory and start-up
+ * time that a gateway on the embedded default never needs.
+ */
+function lazyBullScheduler(options: { logger: Logger; connection: string; prefix: string }): Scheduler {
+  let loaded: Promise<Scheduler> | undefined;
+  const get = () => {
+    loaded ??= import("./bull-scheduler.js").then(({ BullScheduler }) => new BullScheduler(options));
+    return loaded;
+  };
+  return {
+    start: async (onTick) => (await get()).start(onTick),
+    upsert: async (job) => (await get()).upsert(job),
+    remove: async (jobId) => (await get()).remove(jobId),
+    list: async () => (await get()).list(),
+    stop: async () => {
+      if (loaded) await (await loaded).stop();
+    },
+  };
 }
 
 /** Tuning the composition root may pass through. */
