@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import type { OutboundFile } from "../../gateway/types.js";
+import { alignTable } from "../shared/markdown.js";
 import { splitMarkdown } from "../shared/split.js";
 import { DISCORD_MAX_CHARS, DISCORD_MAX_FILES } from "./types.js";
 
@@ -34,21 +35,10 @@ function plainCell(text: string): string {
     .replace(/!?\[([^\]]*)\]\(([^)\s]+)[^)]*\)/g, (_m, label: string, url: string) => label || url);
 }
 
-const width = (s: string): number => [...s].length;
-
 /** A Markdown table as an aligned plain-text table inside a code block. */
 export function renderTable(rows: string[]): string {
   const [header, , ...body] = rows;
-  const grid = [cells(header ?? ""), ...body.map(cells)];
-  const columns = Math.max(...grid.map((r) => r.length));
-  const widths = Array.from({ length: columns }, (_, i) => Math.max(...grid.map((r) => width(r[i] ?? ""))));
-  const line = (r: string[]) =>
-    widths
-      .map((w, i) => (r[i] ?? "").padEnd(w + (r[i] ?? "").length - width(r[i] ?? "")))
-      .join(" | ")
-      .trimEnd();
-  const separator = widths.map((w) => "-".repeat(Math.max(w, 1))).join("-+-");
-  return ["```", line(grid[0]!), separator, ...grid.slice(1).map(line), "```"].join("\n");
+  return ["```", alignTable([cells(header ?? ""), ...body.map(cells)]), "```"].join("\n");
 }
 
 /** Rewrites images and `<br>` in one line, leaving inline code spans alone. */

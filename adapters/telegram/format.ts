@@ -5,6 +5,7 @@
  * text, so the output always parses.
  */
 import { Lexer, type Token, type Tokens } from "marked";
+import { alignTable, decodeCharacterRefs, tablesAsCode } from "../shared/markdown.js";
 import { splitMarkdown } from "../shared/split.js";
 
 /** Telegram's limit for a message text, in UTF-16 code units after entity parsing. */
@@ -25,27 +26,7 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"]/g, (c) => HTML_ESCAPES[c]!);
 }
 
-const NAMED_REFS: Record<string, string> = {
-  amp: "&",
-  lt: "<",
-  gt: ">",
-  quot: '"',
-  apos: "'",
-  nbsp: "\u00a0",
-};
-
-/** Markdown text resolves character references (`&amp;` is `&`); code spans do not. */
-function decodeRefs(text: string): string {
-  return text.replace(/&(#x[0-9a-fA-F]{1,6}|#\d{1,7}|[a-z]+);/g, (all, ref: string) => {
-    const code = ref.startsWith("#x")
-      ? Number.parseInt(ref.slice(2), 16)
-      : ref.startsWith("#")
-        ? Number(ref.slice(1))
-        : undefined;
-    if (code === undefined) return NAMED_REFS[ref] ?? all;
-    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : all;
-  });
-}
+const NAMED_REFS: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"' };
 
 /** The text Telegram will show for `html` (tags dropped, entities resolved). */
 export function htmlToVisible(html: string): string {
@@ -86,7 +67,7 @@ function inlineToken(token: Token): string {
     case "escape":
       return escapeHtml(t["text"] as string);
     case "text":
-      return t.tokens ? inline(t.tokens) : escapeHtml(decodeRefs(t["text"] as string));
+      return t.tokens ? inline(t.tokens) : escapeHtml(decodeCharacterRefs(t["text"] as string));
     default:
       // Inline HTML and anything unknown: shown as written.
       return escapeHtml(t.raw);
@@ -101,17 +82,7 @@ function plainInline(tokens: Token[] | undefined): string {
 /** A table as aligned monospace text. */
 function tableText(table: Tokens.Table): string {
   const rows = [table.header, ...table.rows].map((row) => row.map((cell) => plainInline(cell.tokens)));
-  const widths = table.header.map((_, col) => Math.max(...rows.map((r) => [...(r[col] ?? "")].length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, col) => {
-        const pad = " ".repeat(Math.max(0, widths[col]! - [...cell].length));
-        return table.align[col] === "right" ? pad + cell : cell + pad;
-      })
-      .join(" | ")
-      .trimEnd();
-  const rule = widths.map((w) => "-".repeat(Math.max(1, w))).join("-+-");
-  return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join("\n");
+  return alignTable(rows, table.align);
 }
 
 interface BlockContext {
@@ -151,7 +122,7 @@ function block(token: Token, ctx: BlockContext): string {
       return "";
     case "paragraph":
     case "text":
-      return t.tokens ? inline(t.tokens) : escapeHtml(decodeRefs(t["text"] as string));
+      return t.tokens ? inline(t.tokens) : escapeHtml(decodeCharacterRefs(t["text"] as string));
     case "heading":
       return `<b>${inline(t.tokens)}</b>`;
     case "code": {
@@ -183,30 +154,12 @@ export function markdownToHtml(markdown: string): string {
 }
 
 /**
- * Rewrites top-level tables as fenced code blocks before splitting, so a long table is cut like code
- * (fence closed and reopened, never a headerless half that no longer parses as a table).
- */
-export function tablesAsCode(markdown: string): string {
-  let out = "";
-  let cursor = 0;
-  for (const token of lexer().lex(markdown)) {
-    if (token.type !== "table") continue;
-    const at = markdown.indexOf(token.raw, cursor);
-    if (at < 0) continue;
-    const trailing = token.raw.endsWith("\n") ? "\n" : "";
-    out += `${markdown.slice(cursor, at)}\`\`\`\n${tableText(token as Tokens.Table)}\n\`\`\`${trailing}`;
-    cursor = at + token.raw.length;
-  }
-  return out + markdown.slice(cursor);
-}
-
-/**
  * Splits a Markdown reply into Telegram messages: each chunk's rendered text fits `maxChars` UTF-16 units
  * (what Telegram counts), cut on paragraph/line/word boundaries with code fences closed and reopened.
  * Deterministic for the same input (the outbox resumes by chunk index).
  */
 export function formatChunks(markdown: string, maxChars = TELEGRAM_MAX_CHARS): TelegramChunk[] {
-  const source = tablesAsCode(markdown.replace(/\r\n?/g, "\n"));
+  const source = tablesAsCode(markdown.replace(/\r\n?/g, "\n"), tableText);
   const measure = (chunk: string) => htmlToVisible(markdownToHtml(chunk)).length;
   const pieces = splitMarkdown(source, { maxLength: maxChars, measure });
   return pieces.map((piece) => {

@@ -5,6 +5,7 @@
  * monospace blocks. WhatsApp has no escape character, so text outside formatting is sent as written.
  */
 import { Lexer, type Token, type Tokens } from "marked";
+import { alignTable, decodeCharacterRefs, tablesAsCode } from "../shared/markdown.js";
 import { splitMarkdown } from "../shared/split.js";
 
 /**
@@ -12,28 +13,6 @@ import { splitMarkdown } from "../shared/split.js";
  * unreadable on a phone; about 4,000 keeps each message one screenful or a few.
  */
 export const WHATSAPP_MAX_CHARS = 4000;
-
-const NAMED_REFS: Record<string, string> = {
-  amp: "&",
-  lt: "<",
-  gt: ">",
-  quot: '"',
-  apos: "'",
-  nbsp: "\u00a0",
-};
-
-/** Markdown text resolves character references (`&amp;` is `&`); code does not. */
-function decodeRefs(text: string): string {
-  return text.replace(/&(#x[0-9a-fA-F]{1,6}|#\d{1,7}|[a-z]+);/g, (all, ref: string) => {
-    const code = ref.startsWith("#x")
-      ? Number.parseInt(ref.slice(2), 16)
-      : ref.startsWith("#")
-        ? Number(ref.slice(1))
-        : undefined;
-    if (code === undefined) return NAMED_REFS[ref] ?? all;
-    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : all;
-  });
-}
 
 /** Wraps `inner` in a marker; WhatsApp ignores markers around empty or space-padded text. */
 function wrap(marker: string, inner: string): string {
@@ -76,7 +55,7 @@ function inlineToken(token: Token): string {
     case "escape":
       return t["text"] as string;
     case "text":
-      return t.tokens ? inline(t.tokens) : decodeRefs(t["text"] as string);
+      return t.tokens ? inline(t.tokens) : decodeCharacterRefs(t["text"] as string);
     default:
       return t.raw;
   }
@@ -86,17 +65,7 @@ function inlineToken(token: Token): string {
 function tableText(table: Tokens.Table): string {
   const cell = (c: Tokens.TableCell) => inline(c.tokens).replace(/[*_~`]/g, "");
   const rows = [table.header, ...table.rows].map((row) => row.map(cell));
-  const widths = table.header.map((_, col) => Math.max(...rows.map((r) => [...(r[col] ?? "")].length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, col) => {
-        const pad = " ".repeat(Math.max(0, widths[col]! - [...c].length));
-        return table.align[col] === "right" ? pad + c : c + pad;
-      })
-      .join(" | ")
-      .trimEnd();
-  const rule = widths.map((w) => "-".repeat(Math.max(1, w))).join("-+-");
-  return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join("\n");
+  return alignTable(rows, table.align);
 }
 
 const monospace = (text: string) => `\`\`\`\n${text.replace(/\n+$/, "")}\n\`\`\``;
@@ -133,7 +102,7 @@ function block(token: Token, depth: number): string {
       return "";
     case "paragraph":
     case "text":
-      return t.tokens ? inline(t.tokens) : decodeRefs(t["text"] as string);
+      return t.tokens ? inline(t.tokens) : decodeCharacterRefs(t["text"] as string);
     case "heading":
       return wrap("*", inline(t.tokens));
     case "code":
@@ -164,30 +133,12 @@ export function markdownToWhatsApp(markdown: string): string {
 }
 
 /**
- * Rewrites top-level tables as fenced code before splitting, so a long table is cut like code (fence
- * closed and reopened) rather than into a headerless half that no longer parses as a table.
- */
-function tablesAsCode(markdown: string): string {
-  let out = "";
-  let cursor = 0;
-  for (const token of lexer().lex(markdown)) {
-    if (token.type !== "table") continue;
-    const at = markdown.indexOf(token.raw, cursor);
-    if (at < 0) continue;
-    const trailing = token.raw.endsWith("\n") ? "\n" : "";
-    out += `${markdown.slice(cursor, at)}\`\`\`\n${tableText(token as Tokens.Table)}\n\`\`\`${trailing}`;
-    cursor = at + token.raw.length;
-  }
-  return out + markdown.slice(cursor);
-}
-
-/**
  * Splits a Markdown reply into WhatsApp messages of at most `maxChars` rendered characters, on
  * paragraph, line or word boundaries, with code blocks closed and reopened (the shared splitter), then
  * renders each. Deterministic for the same input (the outbox resumes by chunk index).
  */
 export function formatChunks(markdown: string, maxChars = WHATSAPP_MAX_CHARS): string[] {
-  const source = tablesAsCode(markdown.replace(/\r\n?/g, "\n"));
+  const source = tablesAsCode(markdown.replace(/\r\n?/g, "\n"), tableText);
   const measure = (chunk: string) => markdownToWhatsApp(chunk).length;
   return splitMarkdown(source, { maxLength: maxChars, measure })
     .map(markdownToWhatsApp)
