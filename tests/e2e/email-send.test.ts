@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { EmailAdapter, EmailAdapterConfig } from "../../adapters/email/index.js";
 import { PlatformError } from "../../gateway/errors.js";
-import { freePort } from "../helpers/dovecot.js";
+import { freePort } from "../helpers/net.js";
 import {
   ALICE,
   type EmailEnv,

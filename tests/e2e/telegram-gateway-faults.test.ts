@@ -2,10 +2,10 @@
  * Telegram through the whole gateway when things go wrong: 429s, rejected markup, a crash mid-turn, a bad
  * token; plus media in and the webhook served by the gateway's own HTTP server.
  */
-import { createServer } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import { type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { freePort } from "../helpers/net.js";
 import { fixture } from "./telegram-helpers.js";
 
 let fake: FakeTelegram | undefined;
@@ -36,15 +36,6 @@ async function replies(f: FakeTelegram, chatId: number, count: number): Promise<
     timeout: 10_000,
   });
   return f.botMessages(chatId).map((m) => m.text ?? "");
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 describe("telegram through the gateway: faults", () => {

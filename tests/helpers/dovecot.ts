@@ -14,11 +14,12 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { createServer, connect as netConnect } from "node:net";
+import { connect as netConnect } from "node:net";
 import { hostname, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import nodemailer from "nodemailer";
 import type Mail from "nodemailer/lib/mailer/index.js";
+import { freePort } from "./net.js";
 
 export interface DovecotUser {
   name: string;
@@ -74,19 +75,6 @@ function findBinary(): string {
   // dovecot-imapd alone brings the binary but not the LMTP server the helper delivers through.
   if (!LMTP_CANDIDATES.some((p) => existsSync(p))) throw new Error(MISSING);
   return found;
-}
-
-/** A port that was free a moment ago (the kernel picks it; we release it for Dovecot). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function configText(dir: string, imapPort: number, lmtpPort: number, options: StartDovecotOptions): string {
