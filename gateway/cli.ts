@@ -84,16 +84,22 @@ program
   .action(
     action(async (opts: { concurrency?: number }) => {
       const cfg = config();
-      if (!cfg.queue.redisUrl) {
+      if (opts.concurrency !== undefined && !(opts.concurrency > 0)) {
         throw new ConfigError(
-          "REDIS_URL",
-          "herald worker takes turns from Redis, but REDIS_URL is not set. Fix: set REDIS_URL (and HERALD_GATEWAY_URL, HERALD_GATEWAY_KEY), or run only `herald gateway`, which runs its own workers.",
+          "--concurrency",
+          "--concurrency must be a whole number above 0. Fix: e.g. --concurrency 4.",
         );
       }
-      void opts;
-      throw new Error(
-        "herald worker (scale-out on Redis) is not available in this build yet; run `herald gateway` alone.",
-      );
+      const logger = createLogger({ level: cfg.logLevel });
+      const { runWorker } = await import("./worker-main.js");
+      const worker = await runWorker(cfg, { logger, concurrency: opts.concurrency });
+      const shutdown = async (signal: string) => {
+        logger.info({ signal }, "worker shutting down");
+        await worker.stop();
+        process.exit(0);
+      };
+      process.once("SIGINT", () => void shutdown("SIGINT"));
+      process.once("SIGTERM", () => void shutdown("SIGTERM"));
     }),
   );
 
@@ -102,7 +108,13 @@ program
   .description("talk to the agent from this terminal, with the same sessions and tools")
   .action(
     action(async () => {
-      const cfg = { ...config(), apiServer: { ...config().apiServer, enabled: false } };
+      // The terminal chat runs its turns in-process, also where the gateway uses Redis workers.
+      const base = config();
+      const cfg = {
+        ...base,
+        apiServer: { ...base.apiServer, enabled: false },
+        queue: { ...base.queue, redisUrl: undefined },
+      };
       const logger = createLogger({ level: process.env["HERALD_LOG_LEVEL"] ?? "warn" });
       const { startGateway } = await import("./main.js");
       const { createCliAdapter } = await import("../adapters/cli/index.js");

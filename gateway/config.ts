@@ -81,6 +81,11 @@ const schema = z.strictObject({
         .string()
         .regex(/^[a-zA-Z0-9_-]+$/)
         .default("herald"),
+      /**
+       * Redis queue: how long a running turn's locks last without renewal, so a turn of a killed worker
+       * runs again on another after about this long (plus the stalled check, at most as long again).
+       */
+      lockDurationMs: z.number().int().min(1_000).default(20_000),
     })
     .prefault({}),
   gatewayClient: z
@@ -213,6 +218,7 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   REDIS_URL: ["queue.redis_url", "string"],
   HERALD_CONCURRENCY: ["queue.concurrency", "int"],
   HERALD_QUEUE_PREFIX: ["queue.prefix", "string"],
+  HERALD_QUEUE_LOCK_DURATION_MS: ["queue.lock_duration_ms", "int"],
   HERALD_GATEWAY_URL: ["gateway_client.url", "url"],
   HERALD_GATEWAY_KEY: ["gateway_client.key", "string"],
   API_SERVER_ENABLED: ["api_server.enabled", "bool"],

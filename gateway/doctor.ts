@@ -71,7 +71,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   }
   lines.push(await checkModel(config));
   lines.push(checkState(config));
-  if (config.queue.redisUrl) lines.push(await checkRedis(config.queue.redisUrl));
+  if (config.queue.redisUrl) lines.push(...(await checkRedis(config)));
   return lines;
 }
 
@@ -125,27 +125,56 @@ function checkState(config: HeraldConfig): DoctorLine {
   }
 }
 
-async function checkRedis(url: string): Promise<DoctorLine> {
+async function checkRedis(config: HeraldConfig): Promise<DoctorLine[]> {
   const { Redis } = await import("ioredis");
-  const redis = new Redis(url, {
+  const redis = new Redis(config.queue.redisUrl!, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
     connectTimeout: 5000,
     retryStrategy: () => null,
   });
+  const lines: DoctorLine[] = [];
   try {
     await redis.connect();
     await redis.ping();
-    return { ok: true, text: "Redis answered PING" };
+    lines.push({ ok: true, text: "Redis answered PING" });
   } catch (err) {
-    return {
-      ok: false,
-      text: `Redis at REDIS_URL did not answer: ${describeError(err)}`,
-      fix: "start Redis or correct REDIS_URL",
-    };
+    redis.disconnect();
+    return [
+      {
+        ok: false,
+        text: `Redis at REDIS_URL did not answer: ${describeError(err)}`,
+        fix: "start Redis or correct REDIS_URL",
+      },
+    ];
+  }
+  try {
+    const { Queue } = await import("bullmq");
+    const queue = new Queue("turns", { connection: redis, prefix: config.queue.prefix });
+    const workers = await queue.getWorkersCount();
+    await queue.close();
+    lines.push(
+      workers > 0
+        ? { ok: true, text: `${workers} worker(s) consume the Redis queue` }
+        : {
+            ok: false,
+            text: "0 workers consume the Redis queue: with REDIS_URL the gateway runs no turns itself",
+            fix: "start `herald worker` (with HERALD_GATEWAY_URL and HERALD_GATEWAY_KEY) on this or another machine",
+          },
+    );
+  } catch (err) {
+    lines.push({ ok: false, text: `could not count the workers on Redis: ${describeError(err)}` });
   } finally {
     redis.disconnect();
   }
+  if (!config.gatewayClient.key) {
+    lines.push({
+      ok: false,
+      text: "HERALD_GATEWAY_KEY is not set: workers cannot reach the gateway's state API (the gateway refuses to start)",
+      fix: "set HERALD_GATEWAY_KEY to a long random string on the gateway and every worker",
+    });
+  }
+  return lines;
 }
 
 /** Prints the lines; returns the process exit code (1 when any check failed). */

@@ -15,11 +15,13 @@ import { type CronService, createCronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { adapterFactories } from "./adapter-registry.js";
 import { configuredPlatforms, type HeraldConfig } from "./config.js";
-import { describeError } from "./errors.js";
+import { ConfigError, describeError } from "./errors.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import type { Logger } from "./logger.js";
+import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
 import { GatewayRunner } from "./runner.js";
+import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
 import type { PlatformAdapter } from "./types.js";
 
@@ -54,6 +56,13 @@ export interface Gateway {
 /** Starts everything `herald gateway` runs. Adapters that fail to start are logged; the rest run on. */
 export async function startGateway(config: HeraldConfig, options: GatewayOptions): Promise<Gateway> {
   const { logger } = options;
+  const redis = Boolean(config.queue.redisUrl);
+  if (redis && !config.gatewayClient.key) {
+    throw new ConfigError(
+      "HERALD_GATEWAY_KEY",
+      "REDIS_URL is set, so turns run on `herald worker` processes, which reach the gateway's state API with HERALD_GATEWAY_KEY; it is not set. Fix: set HERALD_GATEWAY_KEY to a long random string on the gateway and on every worker.",
+    );
+  }
   const cacheDir = join(config.homeDir, "cache");
   for (const dir of [config.homeDir, cacheDir, join(config.homeDir, "logs")])
     mkdirSync(dir, { recursive: true });
@@ -61,18 +70,21 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const state = SqliteState.open(join(config.homeDir, "state.db"), {
     groupMode: config.sessions.groupSessions,
   });
-  const queue = createJobQueue(config, logger.child({ component: "queue" }));
+  const queue = await createJobQueue(config, logger.child({ component: "queue" }));
   const learning = createLearning(config, state, logger, { retryBaseDelayMs: options.retryBaseDelayMs });
   const runner = new GatewayRunner({ config, state, queue, logger, systemPrompt: learning.systemPrompt });
   learning.attach(runner);
 
   const cron = createCronService(config, runner, logger);
 
-  if (!config.queue.redisUrl) {
+  const localState = createLocalStateClient(state, { cron: cron.api, ...learning.stateApis });
+  const metrics = createGatewayMetrics(runner, queue);
+  // With REDIS_URL, `herald worker` processes run the turns and reach state over the state API.
+  if (!redis) {
     const handler = createTurnHandler({
       model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
       tools: createToolRegistry(),
-      state: createLocalStateClient(state, { cron: cron.api, ...learning.stateApis }),
+      state: localState,
       logger: logger.child({ component: "agent" }),
       homeDir: config.homeDir,
     });
@@ -128,7 +140,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   if (!options.localOnly) await cron.start();
 
   const http =
-    options.localOnly || (!api && ![...started.values()].some((a) => a.handleWebhook))
+    options.localOnly || (!api && !redis && ![...started.values()].some((a) => a.handleWebhook))
       ? undefined
       : await startHttpServer(
           {
@@ -136,10 +148,11 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
             adapters: runner.adapters,
             api,
             routes: [
-              async (req, path) =>
-                req.method === "GET" && path === "/health"
-                  ? { status: 200, body: JSON.stringify(await health(queue, started, failed)) }
-                  : undefined,
+              healthRoute({ queue, backend: redis ? "redis" : "embedded", adapters: started, failed }),
+              metricsRoute(metrics),
+              ...(redis
+                ? [createStateApiRoute({ state: localState, key: config.gatewayClient.key, logger })]
+                : []),
             ],
           },
           config.apiServer.host,
@@ -147,6 +160,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
         );
   if (http) logger.info({ url: http.url }, "http server listening");
   logger.info({ adapters: [...started.keys()], failed: [...failed.keys()] }, "gateway ready");
+  const stopWatching = redis && !options.localOnly ? watchWorkers(queue, logger) : undefined;
 
   let stopped = false;
   return {
@@ -163,6 +177,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     async stop() {
       if (stopped) return;
       stopped = true;
+      stopWatching?.();
       await http?.close();
       await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));
       await cron.stop();
@@ -172,16 +187,4 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       state.close();
     },
   };
-}
-
-async function health(
-  queue: JobQueue,
-  adapters: ReadonlyMap<string, PlatformAdapter>,
-  failed: ReadonlyMap<string, string>,
-) {
-  const stats = await queue.stats();
-  const platforms: Record<string, unknown> = {};
-  for (const [name, adapter] of adapters) platforms[name] = adapter.status?.() ?? { state: "running" };
-  for (const [name, reason] of failed) platforms[name] = { state: "failed", detail: reason };
-  return { status: "ok", queue: stats, adapters: platforms };
 }

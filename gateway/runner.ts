@@ -73,6 +73,8 @@ export class GatewayRunner {
   readonly commands = new CommandRegistry();
   readonly access: AccessPolicy;
   readonly outbox: OutboxDispatcher;
+  /** Told when a turn is handed to the job queue (metrics). Must not throw. */
+  readonly turnStarted = new Set<(job: TurnJob) => void>();
   /** Told after a turn's result was committed (the scheduler's run history). Must not throw. */
   readonly turnFinished = new Set<(turn: TurnRecord, result: TurnResult) => void>();
   /** Told after a session ended by /new or the reset policy (the learning review). Must not throw. */
@@ -382,6 +384,7 @@ export class GatewayRunner {
 
   private startJob(job: TurnJob, key: string, feedback: TurnFeedback | undefined): void {
     feedback?.start();
+    for (const listener of this.turnStarted) listener(job);
     this.options.queue.enqueue(job, { id: job.turnId, orderingKey: key }).catch((err: unknown) => {
       this.warn("enqueue failed", err);
       this.commit(job.turnId, {

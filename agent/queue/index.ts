@@ -1,10 +1,8 @@
 import type { HeraldConfig } from "../../gateway/config.js";
 import type { Logger } from "../../gateway/logger.js";
 import type { JobQueue } from "../types.js";
-import { BullJobQueue } from "./bull-job-queue.js";
 import { EmbeddedJobQueue } from "./embedded-job-queue.js";
 
-export { BullJobQueue, type BullJobQueueOptions, createBullJobQueue } from "./bull-job-queue.js";
 export {
   createEmbeddedJobQueue,
   EmbeddedJobQueue,
@@ -12,11 +10,21 @@ export {
 } from "./embedded-job-queue.js";
 
 /**
- * Builds the configured job queue: BullMQ on Redis when `queue.redisUrl` is set, else the in-process
- * queue. The caller owns the queue and must `close()` it.
+ * Builds the configured job queue: BullMQ on Redis when `queue.redisUrl` is set (the gateway enqueues,
+ * `herald worker` processes consume), else the in-process queue. The Redis backend is loaded only then:
+ * bullmq and ioredis cost memory and start-up time the embedded default never needs. The caller owns
+ * the queue and must `close()` it.
  */
-export function createJobQueue(config: Pick<HeraldConfig, "queue">, logger: Logger): JobQueue {
-  const { redisUrl, prefix } = config.queue;
-  if (redisUrl) return new BullJobQueue({ logger, connection: redisUrl, prefix });
-  return new EmbeddedJobQueue({ logger });
+export async function createJobQueue(config: Pick<HeraldConfig, "queue">, logger: Logger): Promise<JobQueue> {
+  const { redisUrl, prefix, lockDurationMs } = config.queue;
+  if (!redisUrl) return new EmbeddedJobQueue({ logger });
+  const { BullJobQueue } = await import("./bull-job-queue.js");
+  return new BullJobQueue({
+    logger,
+    connection: redisUrl,
+    prefix,
+    lockDurationMs,
+    // A killed worker's turn comes back within lock + check interval.
+    stalledIntervalMs: Math.min(15_000, Math.round(lockDurationMs * 0.75)),
+  });
 }

@@ -1,0 +1,122 @@
+/**
+ * The `StateClient` methods a remote worker may call on the gateway, each with the zod schema of its
+ * arguments (a JSON array in call order). The HTTP client builds its members from this table and the
+ * gateway's state API validates every call against it, so a new `StateClient` member is one line here.
+ * The table is checked against the contracts: a member missing here, or a schema whose output does not
+ * fit the member's parameters, fails the type check.
+ */
+import { z } from "zod";
+import type { CronStateApi } from "../scheduler/types.js";
+import type { SkillsStateApi } from "../skills/types.js";
+import type { MemoryStateApi } from "./memory/types.js";
+import type { StateClient } from "./types.js";
+
+const chatRef = z.strictObject({
+  platform: z.string().min(1),
+  chatId: z.string(),
+  threadId: z.string().optional(),
+});
+const caller = z.strictObject({ chat: chatRef, userId: z.string() });
+const searchOptions = z.strictObject({
+  limit: z.number().int().positive().optional(),
+  keyPrefix: z.string().optional(),
+  userId: z.string().optional(),
+  excludeSessionId: z.string().optional(),
+});
+const cronInput = z.strictObject({
+  schedule: z.string(),
+  prompt: z.string(),
+  deliver: z.string().optional(),
+  name: z.string().optional(),
+  timezone: z.string().optional(),
+  skills: z.array(z.string()).optional(),
+  toolsets: z.array(z.string()).optional(),
+  model: z.string().optional(),
+  timeoutMinutes: z.number().positive().optional(),
+  missedRuns: z.enum(["auto", "run", "skip"]).optional(),
+});
+const memoryTarget = z.enum(["memory", "user"]);
+const skillManage = z.discriminatedUnion("action", [
+  z.strictObject({
+    action: z.literal("create"),
+    name: z.string(),
+    content: z.string(),
+    file: z.string().optional(),
+  }),
+  z.strictObject({
+    action: z.literal("patch"),
+    name: z.string(),
+    content: z.string().optional(),
+    oldText: z.string().optional(),
+    newText: z.string().optional(),
+    file: z.string().optional(),
+  }),
+  z.strictObject({ action: z.literal("delete"), name: z.string() }),
+  z.strictObject({ action: z.literal("rollback"), name: z.string() }),
+]);
+
+/** Methods of an optional `StateClient` member, as `member.method` paths. */
+type Paths<Prefix extends string, Api> = {
+  [K in keyof Api & string]: `${Prefix}.${K}`;
+}[keyof Api & string];
+
+/** Every method path the table must hold. */
+export type StateMethodName =
+  | "searchSessions"
+  | Paths<"cron", CronStateApi>
+  | Paths<"memory", MemoryStateApi>
+  | Paths<"skills", SkillsStateApi>;
+
+/** The parameters of the method at `path`. */
+type ArgsOf<P extends StateMethodName> = P extends "searchSessions"
+  ? Parameters<StateClient["searchSessions"]>
+  : P extends `cron.${infer M extends keyof CronStateApi}`
+    ? Parameters<CronStateApi[M]>
+    : P extends `memory.${infer M extends keyof MemoryStateApi}`
+      ? Parameters<MemoryStateApi[M]>
+      : P extends `skills.${infer M extends keyof SkillsStateApi}`
+        ? Parameters<SkillsStateApi[M]>
+        : never;
+
+/**
+ * Argument schemas by method path. To add a member (say `sendMessage` on a new `messaging` extension):
+ * add its path to {@link StateMethodName} and one line here; client and server pick it up.
+ */
+export const stateMethods = {
+  searchSessions: z.tuple([z.string(), searchOptions.optional()]),
+  "cron.create": z.tuple([cronInput, caller]),
+  "cron.list": z.tuple([caller]),
+  "cron.update": z.tuple([z.string(), cronInput.partial(), caller]),
+  "cron.setPaused": z.tuple([z.string(), z.boolean(), caller]),
+  "cron.remove": z.tuple([z.string(), caller]),
+  "cron.runNow": z.tuple([z.string(), caller]),
+  "memory.read": z.tuple([memoryTarget]),
+  "memory.add": z.tuple([memoryTarget, z.string()]),
+  "memory.replace": z.tuple([memoryTarget, z.string(), z.string()]),
+  "memory.remove": z.tuple([memoryTarget, z.string()]),
+  "skills.list": z.tuple([]),
+  "skills.view": z.tuple([
+    z.string(),
+    z.strictObject({ file: z.string().optional(), countUse: z.boolean().optional() }).optional(),
+  ]),
+  "skills.manage": z.tuple([skillManage]),
+} satisfies { [P in StateMethodName]: z.ZodType<ArgsOf<P>> };
+
+/** Whether `name` is a method of the table (an untrusted path from a request). */
+export function isStateMethod(name: string): name is StateMethodName {
+  return Object.hasOwn(stateMethods, name);
+}
+
+/** Splits a path into the member and the method (`cron.create` → `["cron", "create"]`). */
+export function splitStateMethod(name: StateMethodName): [member: string, method: string | undefined] {
+  const dot = name.indexOf(".");
+  return dot < 0 ? [name, undefined] : [name.slice(0, dot), name.slice(dot + 1)];
+}
+
+/** Path of the state API on the gateway's HTTP server; a method is `POST <path>/<method name>`. */
+export const STATE_API_PATH = "/internal/state";
+
+/** How a method's failure travels back to the worker. */
+export interface StateApiErrorBody {
+  error: { code: string; message: string; retryable: boolean };
+}

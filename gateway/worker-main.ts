@@ -1,0 +1,100 @@
+/**
+ * The composition root of `herald worker`: takes turns from the Redis queue and runs the agent. A
+ * worker is stateless: the turn job carries what it needs, and tools reach shared state (sessions,
+ * cron, memory, skills) through the gateway's state API. It needs `REDIS_URL`, `HERALD_GATEWAY_URL`,
+ * `HERALD_GATEWAY_KEY` and the model endpoint, nothing else.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { createHttpStateClient, probeGateway } from "../agent/http-state-client.js";
+import { createModelClient } from "../agent/model-client.js";
+import { createJobQueue } from "../agent/queue/index.js";
+import { createToolRegistry } from "../agent/tools/index.js";
+import { createTurnHandler } from "../agent/worker.js";
+import type { HeraldConfig } from "./config.js";
+import { ConfigError, describeError, HeraldError } from "./errors.js";
+import type { Logger } from "./logger.js";
+
+/** Options of {@link runWorker}. */
+export interface WorkerOptions {
+  logger: Logger;
+  /** Turns this process runs at once. @defaultValue config.queue.concurrency (4) */
+  concurrency?: number | undefined;
+  /** Overrides the model client's retry timing (tests). */
+  retryBaseDelayMs?: number | undefined;
+}
+
+/** A running worker. */
+export interface WorkerHandle {
+  /**
+   * Stops taking turns. Turns running now are aborted and handed back to the queue, so another worker
+   * (or this one after a restart) runs them; nothing is lost and nothing is answered twice. Idempotent.
+   */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a worker. Rejects with a `ConfigError` when `REDIS_URL`, `HERALD_GATEWAY_URL` or
+ * `HERALD_GATEWAY_KEY` is missing or the gateway refuses the key. A gateway that cannot be reached yet
+ * is only logged: tools reach it when they run, and turns come from Redis either way.
+ */
+export async function runWorker(config: HeraldConfig, options: WorkerOptions): Promise<WorkerHandle> {
+  const { logger } = options;
+  const { redisUrl } = config.queue;
+  const { url, key } = config.gatewayClient;
+  if (!redisUrl) {
+    throw new ConfigError(
+      "REDIS_URL",
+      "herald worker takes turns from Redis, but REDIS_URL is not set. Fix: set REDIS_URL (and HERALD_GATEWAY_URL, HERALD_GATEWAY_KEY), or run only `herald gateway`, which runs its own workers.",
+    );
+  }
+  if (!url || !key) {
+    const missing = [!url && "HERALD_GATEWAY_URL", !key && "HERALD_GATEWAY_KEY"]
+      .filter(Boolean)
+      .join(" and ");
+    throw new ConfigError(
+      missing.split(" and ")[0]!,
+      `herald worker reaches the gateway's state (sessions, cron, memory, skills) over HTTP, but ${missing} ${missing.includes(" and ") ? "are" : "is"} not set. Fix: set HERALD_GATEWAY_URL to the gateway's HTTP server (e.g. http://gateway:8642) and HERALD_GATEWAY_KEY to the same value as on the gateway.`,
+    );
+  }
+  mkdirSync(join(config.homeDir, "cache"), { recursive: true });
+
+  const client = { url, key, logger: logger.child({ component: "state-client" }) };
+  try {
+    const { methods } = await probeGateway({ ...client, connectRetryMs: 0 });
+    logger.info({ gateway: url, methods: methods.length }, "gateway state API reachable");
+  } catch (err) {
+    if (err instanceof HeraldError && err.code === "unauthorized") {
+      throw new ConfigError(
+        "HERALD_GATEWAY_KEY",
+        `The gateway at ${url} refused HERALD_GATEWAY_KEY. Fix: set HERALD_GATEWAY_KEY to the gateway's value.`,
+      );
+    }
+    logger.warn({ gateway: url, err: describeError(err) }, "gateway not reachable yet; tools will retry");
+  }
+
+  const queue = await createJobQueue(config, logger.child({ component: "queue" }));
+  const handler = createTurnHandler({
+    model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
+    tools: createToolRegistry(),
+    state: createHttpStateClient(client),
+    logger: logger.child({ component: "agent" }),
+    homeDir: config.homeDir,
+  });
+  const concurrency = options.concurrency ?? config.queue.concurrency;
+  try {
+    await queue.consume(handler, { concurrency });
+  } catch (err) {
+    await queue.close();
+    throw err;
+  }
+  logger.info({ concurrency, prefix: config.queue.prefix }, "worker consuming turns");
+
+  let stopping: Promise<void> | undefined;
+  return {
+    stop() {
+      stopping ??= queue.close();
+      return stopping;
+    },
+  };
+}
