@@ -3,9 +3,9 @@
  * operator would), the real runner, state, queue and agent, and the scripted fake model.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { openFenceAtEnd } from "../../adapters/shared/split.js";
 import { type FakeDiscord, IDS, startFakeDiscord } from "../fakes/discord/index.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { expectValidChunks, longReply } from "../helpers/long-reply.js";
 
 let fake: FakeDiscord | undefined;
 let harness: Harness | undefined;
@@ -94,9 +94,7 @@ describe("discord through the gateway", () => {
 
   it("delivers a 6,000-character answer in valid chunks", async () => {
     const { fake, h } = await start();
-    const code = Array.from({ length: 80 }, (_, i) => `print("line ${i}")  # ${"x".repeat(20)}`).join("\n");
-    const prose = "A sentence that carries on for a while. ".repeat(60);
-    const text = `${prose}\n\n\`\`\`python\n${code}\n\`\`\`\n\n${prose}`;
+    const text = longReply({ lines: 80, padding: 20, proseRepeats: 60 });
     expect(text.length).toBeGreaterThan(6000);
     h.llm.script({ text });
     fake.userSays({ channelId: IDS.aliceDm, content: "write a long one" });
@@ -106,11 +104,7 @@ describe("discord through the gateway", () => {
     await h.gateway.runner.outbox.idle();
     const chunks = fake.posted.map((p) => p.content);
     expect(chunks.length).toBeGreaterThanOrEqual(4);
-    for (const c of chunks) {
-      expect(c.length).toBeLessThanOrEqual(2000);
-      expect(openFenceAtEnd(c)).toBeUndefined();
-    }
-    for (let i = 0; i < 80; i++) expect(chunks.join("").split(`print("line ${i}")`).length - 1).toBe(1);
+    expectValidChunks(chunks, { maxChars: 2000, lines: 80 });
   });
 
   it("does not let the model ping @everyone", async () => {

@@ -3,9 +3,9 @@
  * operator would, the real runner, state, queue and agent, and the scripted fake model.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { openFenceAtEnd } from "../../adapters/shared/split.js";
 import { type FakeHomeserver, type SentEvent, startFakeHomeserver } from "../fakes/matrix/index.js";
 import { type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { expectValidChunks, longReply } from "../helpers/long-reply.js";
 import { ALICE, BOB, MALLORY } from "./matrix-env.js";
 
 let fake: FakeHomeserver | undefined;
@@ -125,9 +125,7 @@ describe("matrix through the gateway", () => {
     const { fake, h } = await start();
     const room = fake.createRoom({ members: [ALICE], direct: true });
     await fake.waitFor(() => h.gateway.adapters.get("matrix")?.status?.().state === "running");
-    const code = Array.from({ length: 150 }, (_, i) => `print("line ${i}")  # ${"x".repeat(30)}`).join("\n");
-    const prose = "A sentence that carries on for a while. ".repeat(120);
-    h.llm.script({ text: `${prose}\n\n\`\`\`python\n${code}\n\`\`\`\n\n${prose}` });
+    h.llm.script({ text: longReply({ lines: 150, padding: 30, proseRepeats: 120 }) });
     fake.userSends(room, ALICE, "write a long one");
     await fake.waitFor(() =>
       bodies(replies(fake, room)).some((b) => b.endsWith("a while.") && replies(fake, room).length > 2),
@@ -135,11 +133,7 @@ describe("matrix through the gateway", () => {
     await h.gateway.runner.outbox.idle();
     const chunks = bodies(replies(fake, room));
     expect(chunks.length).toBeGreaterThanOrEqual(3);
-    for (const c of chunks) {
-      expect(c.length).toBeLessThanOrEqual(4000);
-      expect(openFenceAtEnd(c)).toBeUndefined();
-    }
-    for (let i = 0; i < 150; i++) expect(chunks.join("").split(`print("line ${i}")`).length - 1).toBe(1);
+    expectValidChunks(chunks, { maxChars: 4000, lines: 150 });
   });
 
   it("shows tool progress as one notice edited with m.replace and removed when the answer is out", async () => {

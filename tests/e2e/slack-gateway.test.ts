@@ -4,7 +4,6 @@
  * and the scripted fake model.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { openFenceAtEnd } from "../../adapters/shared/split.js";
 import {
   eventCallback,
   type FakeSlack,
@@ -14,6 +13,7 @@ import {
   startFakeSlack,
 } from "../fakes/slack/index.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { expectValidChunks, longReply } from "../helpers/long-reply.js";
 import { SIGNING_SECRET } from "./slack-helpers.js";
 
 let fake: FakeSlack | undefined;
@@ -133,9 +133,7 @@ describe("slack through the gateway", () => {
 
   it("delivers a long answer in valid messages of at most 4,000 characters, in the thread", async () => {
     const { fake, h } = await start();
-    const code = Array.from({ length: 150 }, (_, i) => `print("line ${i}")  # ${"x".repeat(30)}`).join("\n");
-    const prose = "A sentence that carries on for a while. ".repeat(120);
-    h.llm.script({ text: `${prose}\n\n\`\`\`python\n${code}\n\`\`\`\n\n${prose}` });
+    h.llm.script({ text: longReply({ lines: 150, padding: 30, proseRepeats: 120 }) });
     const ts = "1700000600.000001";
     await deliver(h, said("C0GENERAL1", ts, "<@UHERALD01> write a long one"));
     await vi.waitFor(() =>
@@ -146,11 +144,7 @@ describe("slack through the gateway", () => {
     await h.gateway.runner.outbox.idle();
     const chunks = await posts(fake, 1, ts);
     expect(chunks.length).toBeGreaterThanOrEqual(3);
-    for (const c of chunks) {
-      expect(c.length).toBeLessThanOrEqual(4000);
-      expect(openFenceAtEnd(c)).toBeUndefined();
-    }
-    for (let i = 0; i < 150; i++) expect(chunks.join("").split(`print("line ${i}")`).length - 1).toBe(1);
+    expectValidChunks(chunks, { maxChars: 4000, lines: 150 });
   });
 
   it("shows tool progress in one message and deletes it when the answer is out", async () => {

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import { type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { numberedCode } from "../helpers/long-reply.js";
 import { fixture } from "./telegram-helpers.js";
 
 const GROUP = -1001234567890;
@@ -135,9 +136,7 @@ describe("telegram through the gateway", () => {
   it("delivers a 10,000-character answer with code as valid messages, in order", async () => {
     const { fake, h } = await start();
     const lines = 240;
-    const code = Array.from({ length: lines }, (_, i) => `print("line ${i}")  # ${"x".repeat(24)}`).join(
-      "\n",
-    );
+    const code = numberedCode(lines, 24);
     const text = `Intro **bold**.\n\n\`\`\`python\n${code}\n\`\`\`\n\nOutro with a [link](https://example.org).`;
     expect(text.length).toBeGreaterThan(10_000);
     h.llm.script({ text });
