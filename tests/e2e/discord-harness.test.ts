@@ -2,24 +2,17 @@
  * Discord through the whole gateway: the fake Discord, the real adapter (configured by env like an
  * operator would), the real runner, state, queue and agent, and the scripted fake model.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type FakeDiscord, IDS, startFakeDiscord } from "../fakes/discord/index.js";
-import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { chat, type Harness } from "../helpers/gateway-harness.js";
 import { expectValidChunks, longReply } from "../helpers/long-reply.js";
+import { platformPerTest } from "../helpers/per-test.js";
 
-let fake: FakeDiscord | undefined;
-let harness: Harness | undefined;
-
-afterEach(async () => {
-  await harness?.stop();
-  await fake?.close();
-  harness = undefined;
-  fake = undefined;
-});
+const running = platformPerTest<FakeDiscord>();
 
 async function start(env: Record<string, string> = {}, token?: string) {
-  fake = await startFakeDiscord();
-  harness = await startHarness({
+  const fake = running.trackFake(await startFakeDiscord());
+  const h = await running.startHarness({
     env: {
       DISCORD_BOT_TOKEN: token ?? fake.token,
       DISCORD_API_URL: fake.url,
@@ -28,7 +21,7 @@ async function start(env: Record<string, string> = {}, token?: string) {
     },
   });
   if (!token) await fake.gateway.waitLive();
-  return { fake, h: harness };
+  return { fake, h };
 }
 
 /** Waits for `count` visible bot messages (optionally in one channel) and returns their contents. */

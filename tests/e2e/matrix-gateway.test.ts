@@ -2,27 +2,20 @@
  * Matrix through the whole gateway: the fake homeserver, the real adapter configured by env as an
  * operator would, the real runner, state, queue and agent, and the scripted fake model.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type FakeHomeserver, type SentEvent, startFakeHomeserver } from "../fakes/matrix/index.js";
-import { type Harness, startHarness } from "../helpers/gateway-harness.js";
+import type { Harness } from "../helpers/gateway-harness.js";
 import { expectValidChunks, longReply } from "../helpers/long-reply.js";
+import { platformPerTest } from "../helpers/per-test.js";
 import { ALICE, BOB, MALLORY } from "./matrix-env.js";
 
-let fake: FakeHomeserver | undefined;
-let harness: Harness | undefined;
-
-afterEach(async () => {
-  await harness?.stop();
-  await fake?.close();
-  harness = undefined;
-  fake = undefined;
-});
+const running = platformPerTest<FakeHomeserver>();
 
 async function start(env: Record<string, string> = {}) {
-  fake = await startFakeHomeserver();
+  const fake = running.trackFake(await startFakeHomeserver());
   fake.setDisplayName(ALICE, "Alice");
   fake.setDisplayName(BOB, "Bob");
-  harness = await startHarness({
+  const h = await running.startHarness({
     env: {
       MATRIX_HOMESERVER: fake.url,
       MATRIX_ACCESS_TOKEN: fake.botAccessToken,
@@ -30,7 +23,7 @@ async function start(env: Record<string, string> = {}) {
       ...env,
     },
   });
-  return { fake, h: harness };
+  return { fake, h };
 }
 
 const bodies = (events: SentEvent[]) => events.map((e) => String(e.content["body"]));
@@ -205,8 +198,8 @@ describe("matrix through the gateway", () => {
   });
 
   it("a refused token fails the Matrix adapter clearly while the rest of the gateway runs", async () => {
-    fake = await startFakeHomeserver();
-    harness = await startHarness({
+    const fake = running.trackFake(await startFakeHomeserver());
+    const harness = await running.startHarness({
       env: { MATRIX_HOMESERVER: fake.url, MATRIX_ACCESS_TOKEN: "revoked", MATRIX_ALLOWED_USERS: ALICE },
     });
     expect(harness.gateway.failed.get("matrix")).toContain("MATRIX_ACCESS_TOKEN");

@@ -3,7 +3,7 @@
  * would, the gateway's HTTP server routing `/webhooks/slack`, the real runner, state, queue and agent,
  * and the scripted fake model.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   eventCallback,
   type FakeSlack,
@@ -12,23 +12,18 @@ import {
   signedRequest,
   startFakeSlack,
 } from "../fakes/slack/index.js";
-import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { chat, type Harness } from "../helpers/gateway-harness.js";
 import { expectValidChunks, longReply } from "../helpers/long-reply.js";
+import { platformPerTest } from "../helpers/per-test.js";
 import { SIGNING_SECRET } from "./slack-helpers.js";
 
-let fake: FakeSlack | undefined;
-let harness: Harness | undefined;
-
-afterEach(async () => {
-  await harness?.stop();
-  await fake?.close();
-  harness = undefined;
-  fake = undefined;
-});
+const running = platformPerTest<FakeSlack>();
 
 async function start(env: Record<string, string> = {}) {
-  fake = await startFakeSlack({ users: { U0ALICE01: { name: "alice", displayName: "Alice" } } });
-  harness = await startHarness({
+  const fake = running.trackFake(
+    await startFakeSlack({ users: { U0ALICE01: { name: "alice", displayName: "Alice" } } }),
+  );
+  const h = await running.startHarness({
     env: {
       SLACK_BOT_TOKEN: fake.botToken,
       SLACK_SIGNING_SECRET: SIGNING_SECRET,
@@ -37,7 +32,7 @@ async function start(env: Record<string, string> = {}) {
       ...env,
     },
   });
-  return { fake, h: harness };
+  return { fake, h };
 }
 
 /** Slack posting an event to the gateway's public URL. */
@@ -185,9 +180,9 @@ describe("slack through the gateway", () => {
   });
 
   it("a revoked token fails the Slack adapter clearly while the rest of the gateway keeps running", async () => {
-    fake = await startFakeSlack();
+    const fake = running.trackFake(await startFakeSlack());
     fake.revokeBotToken();
-    harness = await startHarness({
+    const harness = await running.startHarness({
       env: {
         SLACK_BOT_TOKEN: fake.botToken,
         SLACK_SIGNING_SECRET: SIGNING_SECRET,

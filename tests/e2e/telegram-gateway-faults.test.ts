@@ -2,25 +2,17 @@
  * Telegram through the whole gateway when things go wrong: 429s, rejected markup, a crash mid-turn, a bad
  * token; plus media in and the webhook served by the gateway's own HTTP server.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
-import { type Harness, startHarness } from "../helpers/gateway-harness.js";
 import { freePort } from "../helpers/net.js";
+import { platformPerTest } from "../helpers/per-test.js";
 import { fixture } from "./telegram-helpers.js";
 
-let fake: FakeTelegram | undefined;
-let harness: Harness | undefined;
-
-afterEach(async () => {
-  await harness?.stop();
-  await fake?.close();
-  harness = undefined;
-  fake = undefined;
-});
+const running = platformPerTest<FakeTelegram>();
 
 async function start(env: Record<string, string> = {}) {
-  fake ??= await startFakeTelegram();
-  harness = await startHarness({
+  const fake = running.fake ?? running.trackFake(await startFakeTelegram());
+  const h = await running.startHarness({
     env: {
       TELEGRAM_BOT_TOKEN: fake.token,
       TELEGRAM_API_ROOT: fake.url,
@@ -28,7 +20,7 @@ async function start(env: Record<string, string> = {}) {
       ...env,
     },
   });
-  return { fake, h: harness };
+  return { fake, h };
 }
 
 async function replies(f: FakeTelegram, chatId: number, count: number): Promise<string[]> {
@@ -86,8 +78,8 @@ describe("telegram through the gateway: faults", () => {
   });
 
   it("a bad token fails the Telegram adapter clearly while the rest of the gateway runs", async () => {
-    fake = await startFakeTelegram();
-    harness = await startHarness({
+    const fake = running.trackFake(await startFakeTelegram());
+    const harness = await running.startHarness({
       env: { TELEGRAM_BOT_TOKEN: "123:revoked", TELEGRAM_API_ROOT: fake.url, TELEGRAM_ALLOWED_USERS: "111" },
     });
     expect(harness.gateway.failed.get("telegram")).toMatch(

@@ -2,28 +2,21 @@
  * Telegram through the whole gateway: the fake Bot API, the real adapter configured by env as an operator
  * would, the real runner, state, queue and agent, and the scripted fake model.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
-import { type Harness, startHarness } from "../helpers/gateway-harness.js";
+import type { Harness } from "../helpers/gateway-harness.js";
 import { numberedCode } from "../helpers/long-reply.js";
+import { platformPerTest } from "../helpers/per-test.js";
 import { fixture } from "./telegram-helpers.js";
 
 const GROUP = -1001234567890;
 const FORUM = -1009876543210;
 
-let fake: FakeTelegram | undefined;
-let harness: Harness | undefined;
-
-afterEach(async () => {
-  await harness?.stop();
-  await fake?.close();
-  harness = undefined;
-  fake = undefined;
-});
+const running = platformPerTest<FakeTelegram>();
 
 async function start(env: Record<string, string> = {}) {
-  fake = await startFakeTelegram();
-  harness = await startHarness({
+  const fake = running.trackFake(await startFakeTelegram());
+  const h = await running.startHarness({
     env: {
       TELEGRAM_BOT_TOKEN: fake.token,
       TELEGRAM_API_ROOT: fake.url,
@@ -31,7 +24,7 @@ async function start(env: Record<string, string> = {}) {
       ...env,
     },
   });
-  return { fake, h: harness };
+  return { fake, h };
 }
 
 /** Waits until the bot has `count` messages in the chat (or topic) and returns their texts. */
