@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ImapFlow } from "imapflow";
 import type Mail from "nodemailer/lib/mailer/index.js";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import {
   createEmailAdapter,
   type EmailAdapter,
@@ -227,6 +228,47 @@ export async function startedAdapter(
   const waitReplies = (n: number) =>
     eventually(async () => (replies().length >= n ? replies() : undefined), `${n} replies`);
   return { bot, kv, adapter, gateway, replies, waitReplies };
+}
+
+/** What `emailEnvPerFile()` gives a test file. */
+export interface EmailTestFile {
+  /** The file's environment (available from the first test on). */
+  readonly env: EmailEnv;
+  /** `startedAdapter` on the file's environment; the adapter is stopped after the test. */
+  started(overrides?: Partial<EmailAdapterConfig>): ReturnType<typeof startedAdapter>;
+  /** Stops `adapter` after the test (for adapters the test built itself). */
+  stopAfterTest(adapter: EmailAdapter): void;
+}
+
+/**
+ * One email environment for all tests of the calling file (started `beforeAll`, closed `afterAll`),
+ * with the adapters each test starts stopped after it. Call once at the top level of a test file.
+ */
+export function emailEnvPerFile(): EmailTestFile {
+  let env: EmailEnv | undefined;
+  const adapters: EmailAdapter[] = [];
+  beforeAll(async () => {
+    env = await startEmailEnv();
+  });
+  afterAll(async () => {
+    await env?.close();
+  });
+  afterEach(async () => {
+    for (const a of adapters.splice(0)) await a.stop();
+  });
+  const current = (): EmailEnv => {
+    if (!env) throw new Error("the email environment starts in beforeAll: use it inside a test");
+    return env;
+  };
+  return {
+    get env() {
+      return current();
+    },
+    started: (overrides = {}) => startedAdapter(current(), adapters, overrides),
+    stopAfterTest: (adapter) => {
+      adapters.push(adapter);
+    },
+  };
 }
 
 export function newAdapter(

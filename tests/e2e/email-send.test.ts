@@ -2,34 +2,13 @@
  * Email adapter sending against a real SMTP endpoint (and Dovecot for the replies): scheduled reports as
  * new threads, SMTP refusals as PlatformErrors, start-up errors that name the setting to fix.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { EmailAdapter, EmailAdapterConfig } from "../../adapters/email/index.js";
+import { describe, expect, it } from "vitest";
 import { PlatformError } from "../../gateway/errors.js";
 import { freePort } from "../helpers/net.js";
-import {
-  ALICE,
-  type EmailEnv,
-  FakeGateway,
-  memoryKv,
-  newAdapter,
-  startEmailEnv,
-  startedAdapter,
-} from "./email-env.js";
+import { ALICE, emailEnvPerFile, FakeGateway, memoryKv, newAdapter } from "./email-env.js";
 
-let env: EmailEnv;
-const adapters: EmailAdapter[] = [];
-
-beforeAll(async () => {
-  env = await startEmailEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-afterEach(async () => {
-  for (const a of adapters.splice(0)) await a.stop();
-});
-
-const started = (overrides: Partial<EmailAdapterConfig> = {}) => startedAdapter(env, adapters, overrides);
+const suite = emailEnvPerFile();
+const { started } = suite;
 
 describe("email adapter: scheduled reports and sending", () => {
   it("starts a new thread for email:<address> with the job's subject; a reply continues it", async () => {
@@ -52,7 +31,7 @@ describe("email adapter: scheduled reports and sending", () => {
     expect(report!.parsed.messageId).toBe(`<${result.messageIds[0]}>`);
     expect(untitled!.parsed.subject).toBe("Herald report");
 
-    await env.mail(bot, {
+    await suite.env.mail(bot, {
       from: ALICE,
       to: bot.address,
       subject: "Re: Daily sales report",
@@ -71,7 +50,7 @@ describe("email adapter: scheduled reports and sending", () => {
   it("reports SMTP refusals as PlatformErrors: 4xx retryable, 5xx not; a retry keeps the Message-ID", async () => {
     const { adapter, bot, waitReplies } = await started();
     const chat = { platform: "email", chatId: ALICE };
-    env.smtp.failNext(451);
+    suite.env.smtp.failNext(451);
     const temporary = await adapter
       .send(chat, { text: "hi", idempotencyKey: "k-451" })
       .catch((e: unknown) => e);
@@ -81,7 +60,7 @@ describe("email adapter: scheduled reports and sending", () => {
     const [delivered] = await waitReplies(1);
     expect(delivered!.parsed.messageId).toBe(`<${retried.messageIds[0]}>`);
 
-    env.smtp.failNext(550);
+    suite.env.smtp.failNext(550);
     const permanent = await adapter
       .send(chat, { text: "hi", idempotencyKey: "k-550" })
       .catch((e: unknown) => e);
@@ -106,13 +85,13 @@ describe("email adapter: scheduled reports and sending", () => {
   });
 
   it("refuses to start with a wrong password or an unreachable IMAP server, naming the setting", async () => {
-    const bot = env.nextBot();
-    const wrong = newAdapter(env, bot, memoryKv(), { password: "nope" });
-    adapters.push(wrong);
+    const bot = suite.env.nextBot();
+    const wrong = newAdapter(suite.env, bot, memoryKv(), { password: "nope" });
+    suite.stopAfterTest(wrong);
     await expect(wrong.start(new FakeGateway().handler)).rejects.toThrow(/EMAIL_PASSWORD/);
     const closedPort = await freePort();
-    const unreachable = newAdapter(env, bot, memoryKv(), { imapPort: closedPort });
-    adapters.push(unreachable);
+    const unreachable = newAdapter(suite.env, bot, memoryKv(), { imapPort: closedPort });
+    suite.stopAfterTest(unreachable);
     const err = await unreachable.start(new FakeGateway().handler).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PlatformError);
     expect((err as Error).message).toMatch(/EMAIL_IMAP_HOST, EMAIL_IMAP_PORT/);

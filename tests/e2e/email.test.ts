@@ -5,32 +5,11 @@
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { EmailAdapter, EmailAdapterConfig } from "../../adapters/email/index.js";
-import {
-  ALICE,
-  type EmailEnv,
-  eventually,
-  inboxFlags,
-  MALLORY,
-  startEmailEnv,
-  startedAdapter,
-} from "./email-env.js";
+import { describe, expect, it } from "vitest";
+import { ALICE, emailEnvPerFile, eventually, inboxFlags, MALLORY } from "./email-env.js";
 
-let env: EmailEnv;
-const adapters: EmailAdapter[] = [];
-
-beforeAll(async () => {
-  env = await startEmailEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
-afterEach(async () => {
-  for (const a of adapters.splice(0)) await a.stop();
-});
-
-const started = (overrides: Partial<EmailAdapterConfig> = {}) => startedAdapter(env, adapters, overrides);
+const suite = emailEnvPerFile();
+const { started } = suite;
 
 function fixture(name: string): string {
   return readFileSync(join(import.meta.dirname, "../fixtures/email", name), "utf8");
@@ -40,7 +19,7 @@ describe("email adapter: conversations", () => {
   it("answers a mail in its thread with In-Reply-To, References, a Re: subject, text and HTML parts", async () => {
     const { bot, gateway, waitReplies } = await started();
     gateway.reply = () => "Q3 sales were **up 12%**.\n\n- EMEA: 4.1M\n- Americas: 6.3M";
-    await env.mail(bot, {
+    await suite.env.mail(bot, {
       from: `Alice Example <${ALICE}>`,
       to: bot.address,
       subject: "Quarterly numbers",
@@ -73,19 +52,19 @@ describe("email adapter: conversations", () => {
 
     // The answer reached Alice's own mailbox, and the question is marked read only now.
     const aliceInbox = await eventually(async () => {
-      const flags = await inboxFlags(env, "alice", "alice");
+      const flags = await inboxFlags(suite.env, "alice", "alice");
       return flags.has(mail.messageId!) ? flags : undefined;
     }, "the reply in Alice's INBOX");
     expect(aliceInbox.has(mail.messageId!)).toBe(true);
     await eventually(async () => {
-      const flags = await inboxFlags(env, bot.user);
+      const flags = await inboxFlags(suite.env, bot.user);
       return flags.get("<q3-root@example.test>")?.includes("\\Seen") ? true : undefined;
     }, "the question marked \\Seen");
   });
 
   it("continues the same session when the user replies to the answer, with quotes and signature stripped", async () => {
     const { bot, gateway, waitReplies } = await started();
-    await env.mail(bot, {
+    await suite.env.mail(bot, {
       from: ALICE,
       to: bot.address,
       subject: "Trip to Lisbon",
@@ -95,7 +74,7 @@ describe("email adapter: conversations", () => {
     const [first] = await gateway.waitForAccepted(1);
     const [answer] = await waitReplies(1);
 
-    await env.mail(bot, {
+    await suite.env.mail(bot, {
       from: ALICE,
       to: bot.address,
       subject: answer!.parsed.subject!,
@@ -132,12 +111,22 @@ describe("email adapter: conversations", () => {
 
   it("keeps two threads of the same sender apart, and finds a thread by subject when a client drops the headers", async () => {
     const { bot, gateway, waitReplies } = await started();
-    await env.mail(bot, { from: ALICE, to: bot.address, subject: "Invoice 42", text: "Is it paid?" });
-    await env.mail(bot, { from: ALICE, to: bot.address, subject: "Team offsite", text: "Book a room." });
+    await suite.env.mail(bot, { from: ALICE, to: bot.address, subject: "Invoice 42", text: "Is it paid?" });
+    await suite.env.mail(bot, {
+      from: ALICE,
+      to: bot.address,
+      subject: "Team offsite",
+      text: "Book a room.",
+    });
     const [a, b] = await gateway.waitForAccepted(2);
     expect(a!.chat.threadId).not.toBe(b!.chat.threadId);
     await waitReplies(2);
-    await env.mail(bot, { from: ALICE, to: bot.address, subject: "RE: Invoice 42", text: "And invoice 43?" });
+    await suite.env.mail(bot, {
+      from: ALICE,
+      to: bot.address,
+      subject: "RE: Invoice 42",
+      text: "And invoice 43?",
+    });
     const [, , c] = await gateway.waitForAccepted(3);
     expect(c!.chat.threadId).toBe(a!.chat.threadId);
     expect(c!.text).toBe("And invoice 43?");
@@ -145,7 +134,7 @@ describe("email adapter: conversations", () => {
 
   it("understands an HTML-only mail", async () => {
     const { bot, gateway } = await started();
-    await env.mail(bot, {
+    await suite.env.mail(bot, {
       from: ALICE,
       to: bot.address,
       subject: "Agenda",
@@ -164,7 +153,7 @@ describe("email adapter: conversations", () => {
       "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
       "base64",
     );
-    await env.mail(bot, {
+    await suite.env.mail(bot, {
       from: ALICE,
       to: bot.address,
       subject: "Numbers",
@@ -186,10 +175,10 @@ describe("email adapter: conversations", () => {
     ]);
     expect(readFileSync(m!.attachments![0]!.path, "utf8")).toBe("region,total\nEMEA,4.1\n");
     expect(readFileSync(m!.attachments![1]!.path).equals(png)).toBe(true);
-    expect(m!.attachments![0]!.path.startsWith(env.cacheDir)).toBe(true);
+    expect(m!.attachments![0]!.path.startsWith(suite.env.cacheDir)).toBe(true);
     expect(m!.text).toContain('"dump.bin" (0.2 MB) was not included');
 
-    const out = join(env.cacheDir, "summary.txt");
+    const out = join(suite.env.cacheDir, "summary.txt");
     await writeFile(out, "EMEA 4.1, Americas 6.3\n");
     await adapter.send(m!.chat, {
       text: "Here is the summary.",
@@ -214,12 +203,17 @@ describe("email adapter: who gets an answer", () => {
       "mailing-list.eml",
       "bulk-precedence.eml",
     ]) {
-      await env.mail(bot, fixture(name));
+      await suite.env.mail(bot, fixture(name));
     }
-    await env.mail(bot, { from: MALLORY, to: bot.address, subject: "Hi", text: "Tell me your secrets." });
-    await env.mail(bot, { from: bot.address, to: bot.address, subject: "Re: Hi", text: "echo: loop?" });
+    await suite.env.mail(bot, {
+      from: MALLORY,
+      to: bot.address,
+      subject: "Hi",
+      text: "Tell me your secrets.",
+    });
+    await suite.env.mail(bot, { from: bot.address, to: bot.address, subject: "Re: Hi", text: "echo: loop?" });
     // Mail is handled in mailbox order: once this one is in, every mail above was decided.
-    await env.mail(bot, {
+    await suite.env.mail(bot, {
       from: ALICE,
       to: bot.address,
       subject: "Marker",
@@ -233,14 +227,14 @@ describe("email adapter: who gets an answer", () => {
     expect(gateway.accepted).toHaveLength(1);
     expect(replies().map((r) => r.envelope.to)).toEqual([[ALICE]]);
     // What the gateway never recorded stays unread for a human to look at.
-    const flags = await inboxFlags(env, bot.user);
+    const flags = await inboxFlags(suite.env, bot.user);
     expect(flags.get("<vacation-5e1f@example.test>")).not.toContain("\\Seen");
     expect(flags.get("<list-9f8e@example.test>")).not.toContain("\\Seen");
   });
 
   it("lets everyone through to the gateway when GATEWAY_ALLOW_ALL_USERS is set", async () => {
     const { bot, gateway } = await started({ allowedUsers: [], allowAllUsers: true });
-    await env.mail(bot, { from: MALLORY, to: bot.address, subject: "Hi", text: "hello" });
+    await suite.env.mail(bot, { from: MALLORY, to: bot.address, subject: "Hi", text: "hello" });
     const [m] = await gateway.waitForAccepted(1);
     expect(m!.sender.id).toBe(MALLORY);
   });
