@@ -3,14 +3,20 @@
  * limit (the declared size is checked first, the bytes while streaming). What could not be downloaded is
  * described in a note for the model instead of failing the message.
  */
-import { createWriteStream } from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { Attachment, Message } from "discord.js";
 import type { Logger } from "../../gateway/logger.js";
 import type { InboundAttachment } from "../../gateway/types.js";
+import {
+  attachmentKindOf,
+  FileTooLargeError,
+  megabytes,
+  safeFileName,
+  writeCapped,
+} from "../shared/media.js";
 
 const VOICE_MESSAGE_FLAG = 1 << 13;
 
@@ -31,34 +37,14 @@ export interface DownloadResult {
 function kindOf(att: Attachment, voice: boolean): InboundAttachment["kind"] {
   const type = att.contentType ?? "";
   if (voice && type.startsWith("audio/")) return "voice";
-  if (type.startsWith("image/")) return "image";
-  if (type.startsWith("audio/")) return "audio";
-  if (type.startsWith("video/")) return "video";
-  return "document";
+  return attachmentKindOf(type);
 }
-
-const safeName = (name: string): string => name.replace(/[^\w.-]+/g, "_").slice(-100) || "file";
-const megabytes = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-
-class TooLarge extends Error {}
 
 /** Streams `url` to `path`, failing once more than `maxBytes` arrived. Returns the byte count. */
 async function download(url: string, path: string, maxBytes: number, timeoutMs: number): Promise<number> {
   const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   if (!response.ok || !response.body) throw new Error(`CDN answered ${response.status}`);
-  let size = 0;
-  const counted = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream).map((chunk) => {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) throw new TooLarge();
-    return chunk;
-  });
-  try {
-    await pipeline(counted, createWriteStream(path));
-  } catch (err) {
-    await rm(path, { force: true });
-    throw err;
-  }
-  return size;
+  return writeCapped(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), path, maxBytes);
 }
 
 /** Downloads every attachment of `message`. Never throws: failures become notes. */
@@ -80,7 +66,7 @@ export async function downloadAttachments(
       result.notes.push(`[attachment ${name} (${megabytes(att.size)}) not received: ${limit}]`);
       continue;
     }
-    const path = join(dir, `${message.id}-${index++}-${safeName(name)}`);
+    const path = join(dir, `${message.id}-${index++}-${safeFileName(name)}`);
     try {
       const sizeBytes = await download(att.url, path, options.maxBytes, options.timeoutMs ?? 60_000);
       result.attachments.push({
@@ -91,7 +77,7 @@ export async function downloadAttachments(
         sizeBytes,
       });
     } catch (err) {
-      const tooLarge = err instanceof TooLarge;
+      const tooLarge = err instanceof FileTooLargeError;
       options.logger.warn(
         { messageId: message.id, err: tooLarge ? "too large" : String(err) },
         "discord attachment download failed",

@@ -9,6 +9,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Attachment, simpleParser } from "mailparser";
 import type { InboundAttachment, InboundMessage } from "../../gateway/types.js";
+import { attachmentKindOf, megabytes } from "../shared/media.js";
 import { type AutomatedReason, automatedReason, headerMap } from "./automated.js";
 import { htmlToText, stripQuoted } from "./quote.js";
 import { bareId, headerId, parseIds, type ThreadStore } from "./threads.js";
@@ -102,13 +103,6 @@ function quoteOpening(opening: { subject: string; text: string }): string {
   return `(In reply to your message "${opening.subject}":)\n${quoted}`;
 }
 
-function attachmentKind(mimeType: string): InboundAttachment["kind"] {
-  if (mimeType.startsWith("image/")) return "image";
-  if (mimeType.startsWith("audio/")) return "audio";
-  if (mimeType.startsWith("video/")) return "video";
-  return "document";
-}
-
 function safeFileName(name: string | undefined, index: number): string {
   const base = (name ?? "").split(/[\\/]/).pop() ?? "";
   const cleaned = base
@@ -116,10 +110,6 @@ function safeFileName(name: string | undefined, index: number): string {
     .replace(/^\.+/, "")
     .slice(-100);
   return cleaned || `attachment-${index + 1}`;
-}
-
-function megabytes(bytes: number): string {
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 /** Writes the attachments that fit the cap; the same mail always yields the same paths. */
@@ -143,7 +133,7 @@ async function saveAttachments(
     await mkdir(ctx.attachmentsDir, { recursive: true });
     await writeFile(path, attachment.content);
     files.push({
-      kind: attachmentKind(attachment.contentType),
+      kind: attachmentKindOf(attachment.contentType),
       path,
       fileName: attachment.filename ?? fileName,
       mimeType: attachment.contentType,

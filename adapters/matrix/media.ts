@@ -10,6 +10,7 @@ import type { MatrixClient } from "matrix-js-sdk";
 import { PlatformError } from "../../gateway/errors.js";
 import type { Logger } from "../../gateway/logger.js";
 import type { InboundAttachment, OutboundFile } from "../../gateway/types.js";
+import { safeFileName } from "../shared/media.js";
 import type { MediaRef } from "./parse.js";
 import type { BotIdentity, MatrixAdapterConfig } from "./types.js";
 
@@ -61,11 +62,7 @@ export async function downloadMedia(
     if (bytes.length > max) return undefined;
     const dir = join(config.cacheDir, "matrix");
     await mkdir(dir, { recursive: true });
-    const safeName =
-      basename(ref.fileName)
-        .replace(/[^\w.-]+/g, "_")
-        .slice(-80) || "file";
-    const path = join(dir, `${randomBytes(6).toString("hex")}-${safeName}`);
+    const path = join(dir, `${randomBytes(6).toString("hex")}-${safeFileName(basename(ref.fileName), 80)}`);
     await writeFile(path, bytes);
     return {
       kind: ref.kind,

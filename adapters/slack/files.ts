@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { describeError } from "../../gateway/errors.js";
 import type { Logger } from "../../gateway/logger.js";
 import type { InboundAttachment } from "../../gateway/types.js";
+import { attachmentKindOf, megabytes, safeFileName } from "../shared/media.js";
 import type { SlackFile } from "./types.js";
 
 export interface DownloadOptions {
@@ -28,17 +29,6 @@ export interface DownloadResult {
 }
 
 const SLACK_HOSTS = /(^|\.)(slack\.com|slack-edge\.com|slack-gov\.com|slack-files\.com)$/;
-
-function kindOf(mimeType: string | undefined): InboundAttachment["kind"] {
-  if (!mimeType) return "document";
-  if (mimeType.startsWith("image/")) return "image";
-  if (mimeType.startsWith("audio/")) return "audio";
-  if (mimeType.startsWith("video/")) return "video";
-  return "document";
-}
-
-const safeName = (name: string) => name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(-100) || "file";
-const megabytes = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MB`;
 
 /** Reads `response`'s body, giving up (undefined) once it passes `maxBytes`. */
 async function readCapped(response: Response, maxBytes: number): Promise<Buffer | undefined> {
@@ -100,10 +90,10 @@ async function downloadOne(file: SlackFile, options: DownloadOptions): Promise<I
     if (!data) return `(attachment "${name}" not downloaded: over the ${megabytes(options.maxBytes)} limit)`;
     const dir = join(options.cacheDir, "slack");
     await mkdir(dir, { recursive: true });
-    const path = join(dir, `${safeName(file.id)}-${safeName(name)}`);
+    const path = join(dir, `${safeFileName(file.id)}-${safeFileName(name)}`);
     await writeFile(path, data);
     const mimeType = file.mimetype ?? undefined;
-    return { kind: kindOf(mimeType), path, fileName: name, mimeType, sizeBytes: data.byteLength };
+    return { kind: attachmentKindOf(mimeType), path, fileName: name, mimeType, sizeBytes: data.byteLength };
   } catch (err) {
     log.warn({ error: describeError(err) }, "slack file download failed");
     return `(attachment "${name}" could not be downloaded)`;

@@ -4,15 +4,14 @@
  * what cannot be fetched becomes a note in the text so the agent can tell the user. Outbound files go as
  * a photo when Telegram will show them as one, else as a document.
  */
-import { createWriteStream } from "node:fs";
 import { copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
 import { extname, isAbsolute, join } from "node:path";
 import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { describeError } from "../../gateway/errors.js";
 import type { Logger } from "../../gateway/logger.js";
 import type { InboundAttachment, OutboundFile } from "../../gateway/types.js";
+import { FileTooLargeError, writeCapped } from "../shared/media.js";
 import type { TelegramFileRef, TelegramMessage } from "./parse.js";
 
 export interface MediaContext {
@@ -96,27 +95,13 @@ function mb(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-class TooLarge extends Error {}
-
-/** Streams `url` into `dest`, failing as soon as it exceeds `maxBytes`. */
+/** Streams `url` into `dest` (through `dest.part`), failing as soon as it exceeds `maxBytes`. */
 async function download(url: string, dest: string, maxBytes: number, timeoutMs: number): Promise<number> {
   const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   if (!res.ok || !res.body) throw new Error(`download answered HTTP ${res.status}`);
-  let size = 0;
-  const counter = async function* (source: AsyncIterable<Uint8Array>) {
-    for await (const part of source) {
-      size += part.length;
-      if (size > maxBytes) throw new TooLarge();
-      yield part;
-    }
-  };
   const tmp = `${dest}.part`;
+  const size = await writeCapped(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), tmp, maxBytes);
   try {
-    await pipeline(
-      Readable.fromWeb(res.body as WebReadableStream<Uint8Array>),
-      counter,
-      createWriteStream(tmp),
-    );
     await rename(tmp, dest);
   } catch (err) {
     await rm(tmp, { force: true });
@@ -131,11 +116,11 @@ async function fetchInto(c: Candidate, dest: string, ctx: MediaContext): Promise
   if (existing && (c.ref.file_size === undefined || existing.size === c.ref.file_size)) return existing.size;
   const info = await ctx.getFile(c.ref.file_id);
   if (!info.file_path) throw new Error("getFile returned no file_path");
-  if ((info.file_size ?? 0) > ctx.maxBytes) throw new TooLarge();
+  if ((info.file_size ?? 0) > ctx.maxBytes) throw new FileTooLargeError(ctx.maxBytes);
   if (isAbsolute(info.file_path)) {
     // A local Bot API server (--local) answers with a path on this machine.
     const { size } = await stat(info.file_path);
-    if (size > ctx.maxBytes) throw new TooLarge();
+    if (size > ctx.maxBytes) throw new FileTooLargeError(ctx.maxBytes);
     await copyFile(info.file_path, dest);
     return size;
   }
@@ -170,7 +155,7 @@ export async function downloadAttachments(
       const sizeBytes = await fetchInto(c, dest, ctx);
       attachments.push({ kind: c.kind, path: dest, fileName: c.fileName, mimeType: c.mimeType, sizeBytes });
     } catch (err) {
-      if (err instanceof TooLarge) {
+      if (err instanceof FileTooLargeError) {
         notes.push(`[attachment not downloaded: ${c.fileName} is over the ${mb(ctx.maxBytes)} limit]`);
         continue;
       }

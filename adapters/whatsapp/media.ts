@@ -3,15 +3,13 @@
  * into `HERALD_HOME/cache/whatsapp/`, capped at `media.maxBytes`: a file over the cap is left out and the
  * agent gets a note instead. Outbound files go as images (image types) or documents (everything else).
  */
-import { createWriteStream } from "node:fs";
 import { mkdir, unlink } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
-import { Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import { type AnyMessageContent, downloadMediaMessage } from "@whiskeysockets/baileys";
 import { describeError } from "../../gateway/errors.js";
 import type { Logger } from "../../gateway/logger.js";
 import type { InboundAttachment, OutboundFile } from "../../gateway/types.js";
+import { FileTooLargeError, safeFileName, writeCapped } from "../shared/media.js";
 import type { MediaRef } from "./parse.js";
 import type { WAMessage } from "./types.js";
 
@@ -40,7 +38,6 @@ const EXTENSIONS: Record<string, string> = {
 const MIME_BY_EXTENSION = Object.fromEntries(Object.entries(EXTENSIONS).map(([m, e]) => [e, m]));
 MIME_BY_EXTENSION[".jpeg"] = "image/jpeg";
 
-const safeName = (name: string) => name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(-100) || "file";
 const humanSize = (n: number) =>
   n >= 1024 * 1024
     ? `${(n / (1024 * 1024)).toFixed(1)} MB`
@@ -49,21 +46,6 @@ const humanSize = (n: number) =>
       : `${n} bytes`;
 const describe = (ref: MediaRef) =>
   ref.fileName ? `"${ref.fileName}"` : ref.kind === "voice" ? "voice note" : ref.kind;
-
-class TooLarge extends Error {}
-
-/** Counts bytes and fails once more than `maxBytes` went through. */
-function capped(maxBytes: number): Transform & { bytes: number } {
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      counter.bytes += chunk.length;
-      if (counter.bytes > maxBytes) done(new TooLarge());
-      else done(null, chunk);
-    },
-  }) as Transform & { bytes: number };
-  counter.bytes = 0;
-  return counter;
-}
 
 /**
  * Downloads one message's media. Returns the attachment, or a note for the agent saying why it was left
@@ -81,8 +63,8 @@ export async function downloadMedia(
   const dir = join(options.cacheDir, "whatsapp");
   const mime = ref.mimeType?.split(";")[0]?.trim();
   const ext = ref.fileName ? "" : (EXTENSIONS[mime ?? ""] ?? ".bin");
-  const id = safeName(message.key.id ?? "media");
-  const path = join(dir, ref.fileName ? `${id}-${safeName(basename(ref.fileName))}` : `${id}${ext}`);
+  const id = safeFileName(message.key.id ?? "media");
+  const path = join(dir, ref.fileName ? `${id}-${safeFileName(basename(ref.fileName))}` : `${id}${ext}`);
   const log = options.logger.child({ messageId: message.key.id });
   try {
     await mkdir(dir, { recursive: true });
@@ -97,18 +79,18 @@ export async function downloadMedia(
           (() => Promise.reject(new Error("media expired and the socket cannot ask for a re-upload"))),
       },
     );
-    const counter = capped(options.maxBytes);
-    await pipeline(stream, counter, createWriteStream(path, { mode: 0o600 }));
+    const sizeBytes = await writeCapped(stream, path, options.maxBytes, { mode: 0o600 });
     return {
       kind: ref.kind,
       path,
       fileName: ref.fileName,
       mimeType: ref.mimeType,
-      sizeBytes: counter.bytes,
+      sizeBytes,
     };
   } catch (err) {
     await unlink(path).catch(() => undefined);
-    if (err instanceof TooLarge) return `(${describe(ref)} not received: it is larger than ${limit})`;
+    if (err instanceof FileTooLargeError)
+      return `(${describe(ref)} not received: it is larger than ${limit})`;
     log.warn({ err: describeError(err) }, "whatsapp media download failed");
     return `(${describe(ref)} could not be downloaded)`;
   }

@@ -1,0 +1,76 @@
+/**
+ * What the adapters share when they save inbound files into the cache folder: a size-capped write of a
+ * download stream, safe file names, the attachment kind from a MIME type, and sizes for the notes that
+ * tell the agent about a file it did not get. Fetching stays in each adapter (tokens, hosts and retries
+ * are the platform's business).
+ */
+import { createWriteStream } from "node:fs";
+import { rm } from "node:fs/promises";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { HeraldError } from "../../gateway/errors.js";
+import type { InboundAttachment } from "../../gateway/types.js";
+
+/** A file passed the media size cap (`maxBytes`) while it was being saved. */
+export class FileTooLargeError extends HeraldError {
+  readonly maxBytes: number;
+  constructor(maxBytes: number) {
+    super(`The file is larger than the ${maxBytes}-byte media limit (media.maxBytes in config.yaml).`, {
+      code: "invalid_input",
+    });
+    this.name = "FileTooLargeError";
+    this.maxBytes = maxBytes;
+  }
+}
+
+/**
+ * Streams `source` into the file `path`, failing with `FileTooLargeError` as soon as more than
+ * `maxBytes` went through. On any failure (too large, the source or the disk failing) the partial file
+ * is removed and the error is rethrown. Resolves to the number of bytes written.
+ * @param options.mode file mode of a new file @defaultValue 0o666 (less the umask)
+ */
+export async function writeCapped(
+  source: Readable,
+  path: string,
+  maxBytes: number,
+  options: { mode?: number } = {},
+): Promise<number> {
+  let size = 0;
+  const capped = async function* (chunks: AsyncIterable<Uint8Array>) {
+    for await (const chunk of chunks) {
+      size += chunk.length;
+      if (size > maxBytes) throw new FileTooLargeError(maxBytes);
+      yield chunk;
+    }
+  };
+  try {
+    await pipeline(source, capped, createWriteStream(path, options));
+  } catch (err) {
+    await rm(path, { force: true });
+    throw err;
+  }
+  return size;
+}
+
+/**
+ * `name` made safe as (the end of) a file name in the cache: runs of anything but letters, digits,
+ * `_`, `.` and `-` become `_`, and only the last `maxChars` characters are kept; "file" when nothing
+ * is left.
+ */
+export function safeFileName(name: string, maxChars = 100): string {
+  return name.replace(/[^\w.-]+/g, "_").slice(-maxChars) || "file";
+}
+
+/** The attachment kind a MIME type suggests: image, audio or video by its top-level type, else document. */
+export function attachmentKindOf(mimeType: string | undefined): InboundAttachment["kind"] {
+  if (!mimeType) return "document";
+  if (mimeType.startsWith("image/")) return "image";
+  if (mimeType.startsWith("audio/")) return "audio";
+  if (mimeType.startsWith("video/")) return "video";
+  return "document";
+}
+
+/** A size in megabytes with one decimal, as the notes to the agent show it ("1.5 MB", "0.0 MB"). */
+export function megabytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
