@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
 import { writeSection } from "./lib.js";
+import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -25,6 +26,19 @@ const scenarios: Record<string, () => Promise<void>> = {
     const lifted = await benchTelegram({ ...opts, telegramLimits: false });
     console.log(JSON.stringify({ telegram: { limited, lifted } }));
     writeSection(file, "telegram", telegramMarkdown(limited, lifted, opts, "npm run bench"));
+  },
+  redis: async () => {
+    const opts = {
+      root,
+      workerCounts: [1, 2, 4],
+      sequentialTurns: 300,
+      sessions: 100,
+      turnsPerSession: 10,
+      workerConcurrency: 4,
+    };
+    const result = await benchRedis(opts);
+    console.log(JSON.stringify({ redis: result }));
+    writeSection(file, "redis", redisMarkdown(result, opts, "npm run bench -- redis"));
   },
 };
 
