@@ -3,7 +3,7 @@
  * text, and rewriting tables as code before a reply is split. Each adapter's `format.ts` keeps its own
  * dialect; only what renders the same on every platform lives here.
  */
-import { Lexer, type Tokens } from "marked";
+import { Lexer, type Token, type Tokens } from "marked";
 
 const NAMED_REFS: Record<string, string> = {
   amp: "&",
@@ -74,4 +74,29 @@ export function tablesAsCode(markdown: string, tableText: (table: Tokens.Table) 
     cursor = at + token.raw.length;
   }
   return out + markdown.slice(cursor);
+}
+
+/**
+ * A list as plain text for platforms without list markup: `•` bullets or numbers from the list's start,
+ * ☐/☑ task boxes, items indented three spaces per `depth`. `renderItem` renders an item's block tokens
+ * (checkbox tokens removed) one level deeper, joined by `separator` (a blank line in a loose list).
+ */
+export function plainTextList(
+  token: Tokens.List,
+  depth: number,
+  renderItem: (tokens: Token[], separator: string) => string,
+): string {
+  const start = typeof token.start === "number" ? token.start : 1;
+  const indent = "   ".repeat(depth);
+  return token.items
+    .map((item, i) => {
+      const bullet = token.ordered ? `${start + i}.` : "•";
+      const box = item.task ? (item.checked ? "☑ " : "☐ ") : "";
+      const body = renderItem(
+        item.tokens.filter((t) => t.type !== "checkbox"),
+        item.loose ? "\n\n" : "\n",
+      );
+      return `${indent}${bullet} ${box}${body}`;
+    })
+    .join("\n");
 }

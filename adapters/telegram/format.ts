@@ -5,7 +5,7 @@
  * text, so the output always parses.
  */
 import { Lexer, type Token, type Tokens } from "marked";
-import { alignTable, decodeCharacterRefs, tablesAsCode } from "../shared/markdown.js";
+import { alignTable, decodeCharacterRefs, plainTextList, tablesAsCode } from "../shared/markdown.js";
 import { splitMarkdown } from "../shared/split.js";
 
 /** Telegram's limit for a message text, in UTF-16 code units after entity parsing. */
@@ -98,20 +98,9 @@ function blocks(tokens: Token[], ctx: BlockContext, separator = "\n\n"): string 
 }
 
 function list(token: Tokens.List, ctx: BlockContext): string {
-  const start = typeof token.start === "number" ? token.start : 1;
-  const indent = "   ".repeat(ctx.depth);
-  return token.items
-    .map((item, i) => {
-      const bullet = token.ordered ? `${start + i}.` : "•";
-      const box = item.task ? (item.checked ? "☑ " : "☐ ") : "";
-      const body = blocks(
-        item.tokens.filter((t) => t.type !== "checkbox"),
-        { ...ctx, depth: ctx.depth + 1 },
-        item.loose ? "\n\n" : "\n",
-      );
-      return `${indent}${bullet} ${box}${body}`;
-    })
-    .join("\n");
+  return plainTextList(token, ctx.depth, (tokens, separator) =>
+    blocks(tokens, { ...ctx, depth: ctx.depth + 1 }, separator),
+  );
 }
 
 function block(token: Token, ctx: BlockContext): string {

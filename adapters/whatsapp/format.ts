@@ -5,7 +5,7 @@
  * monospace blocks. WhatsApp has no escape character, so text outside formatting is sent as written.
  */
 import { Lexer, type Token, type Tokens } from "marked";
-import { alignTable, decodeCharacterRefs, tablesAsCode } from "../shared/markdown.js";
+import { alignTable, decodeCharacterRefs, plainTextList, tablesAsCode } from "../shared/markdown.js";
 import { splitMarkdown } from "../shared/split.js";
 
 /**
@@ -78,20 +78,7 @@ function blocks(tokens: Token[], depth: number, separator = "\n\n"): string {
 }
 
 function list(token: Tokens.List, depth: number): string {
-  const start = typeof token.start === "number" ? token.start : 1;
-  const indent = "   ".repeat(depth);
-  return token.items
-    .map((item, i) => {
-      const bullet = token.ordered ? `${start + i}.` : "•";
-      const box = item.task ? (item.checked ? "☑ " : "☐ ") : "";
-      const body = blocks(
-        item.tokens.filter((t) => t.type !== "checkbox"),
-        depth + 1,
-        item.loose ? "\n\n" : "\n",
-      );
-      return `${indent}${bullet} ${box}${body}`;
-    })
-    .join("\n");
+  return plainTextList(token, depth, (tokens, separator) => blocks(tokens, depth + 1, separator));
 }
 
 function block(token: Token, depth: number): string {

@@ -1,5 +1,11 @@
+import { Lexer, type Token, type Tokens } from "marked";
 import { describe, expect, it } from "vitest";
-import { alignTable, decodeCharacterRefs, tablesAsCode } from "../../adapters/shared/markdown.js";
+import {
+  alignTable,
+  decodeCharacterRefs,
+  plainTextList,
+  tablesAsCode,
+} from "../../adapters/shared/markdown.js";
 
 describe("decodeCharacterRefs", () => {
   it("resolves named, decimal and hex references", () => {
@@ -40,5 +46,27 @@ describe("tablesAsCode", () => {
   it("returns text without tables unchanged", () => {
     const markdown = "```\n| a | b |\n|---|---|\n```\n\n- item | not a table";
     expect(tablesAsCode(markdown, () => "never")).toBe(markdown);
+  });
+});
+
+describe("plainTextList", () => {
+  const firstList = (markdown: string) => new Lexer({ gfm: true }).lex(markdown)[0] as Tokens.List;
+  // Renders an item as its raw text, one level deeper, to see what the list itself adds.
+  const render = (token: Tokens.List, depth: number): string =>
+    plainTextList(token, depth, (tokens: Token[], separator) =>
+      tokens
+        .map((t) => (t.type === "list" ? render(t as Tokens.List, depth + 1) : t.raw.trim()))
+        .filter((text) => text.length > 0)
+        .join(separator),
+    );
+
+  it("numbers from the list's start, bullets, task boxes and indents nested lists", () => {
+    expect(render(firstList("3. one\n4. two\n   - [x] done\n   - [ ] todo\n"), 0)).toBe(
+      "3. one\n4. two\n   • ☑ done\n   • ☐ todo",
+    );
+  });
+
+  it("separates the blocks of a loose item with a blank line", () => {
+    expect(render(firstList("- first\n\n  more\n- second\n"), 0)).toBe("• first\n\nmore\n• second");
   });
 });
