@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { sessionKey } from "../gateway/chat.js";
 import { HeraldError } from "../gateway/errors.js";
+import { compactionSummary } from "./compaction.js";
 import { staleReason } from "./reset-policy.js";
 import { queryTerms, textSnippet } from "./search-query.js";
 import type {
@@ -87,13 +88,7 @@ export class MemorySessionStore implements SessionStore {
     const { compaction } = entry;
     const after = entry.messages.filter((m) => m.seq > (compaction?.uptoSeq ?? 0)).map(clone);
     if (!compaction) return after;
-    const summary: StoredMessage = {
-      sessionId,
-      seq: compaction.uptoSeq,
-      message: { role: "system", content: `Summary of the earlier conversation:\n${compaction.summary}` },
-      createdAt: compaction.createdAt,
-    };
-    return [summary, ...after];
+    return [compactionSummary(sessionId, compaction), ...after];
   }
 
   append(

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type Database from "better-sqlite3";
 import { sessionKey } from "../gateway/chat.js";
 import { HeraldError } from "../gateway/errors.js";
+import { compactionSummary } from "./compaction.js";
 import { staleReason } from "./reset-policy.js";
 import { ftsExpression, queryTerms } from "./search-query.js";
 import {
@@ -115,13 +116,8 @@ export class SqliteSessionStore implements SessionStore {
     const rows = this.#stmt.messagesAfter.all(sessionId, compaction?.upto_seq ?? 0);
     const messages = rows.map(toStored);
     if (!compaction) return messages;
-    const summary: StoredMessage = {
-      sessionId,
-      seq: compaction.upto_seq,
-      message: { role: "system", content: `Summary of the earlier conversation:\n${compaction.summary}` },
-      createdAt: compaction.created_at,
-    };
-    return [summary, ...messages];
+    const { upto_seq: uptoSeq, summary, created_at: createdAt } = compaction;
+    return [compactionSummary(sessionId, { uptoSeq, summary, createdAt }), ...messages];
   }
 
   /** Appends in one transaction. Throws a `not_found` HeraldError for an unknown session. */
