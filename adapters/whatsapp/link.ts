@@ -5,8 +5,8 @@
  * side, then deletes the credentials; without a connection it still deletes them and says so.
  */
 import type { Logger } from "../../gateway/logger.js";
-import { deleteAuthDir, hasLinkedCreds, openFileAuthState } from "./auth-state.js";
-import { WhatsAppConnection } from "./connection.js";
+import { deleteAuthDir, type FileAuthState, hasLinkedCreds, openFileAuthState } from "./auth-state.js";
+import { type ConnectionOptions, WhatsAppConnection } from "./connection.js";
 import { baileysLogger, createBaileysSocket } from "./socket.js";
 import type { BackoffOptions, Timers, WhatsAppSocket, WhatsAppSocketFactory } from "./types.js";
 
@@ -43,6 +43,34 @@ export function normalisePhone(phone: string): string {
   return digits;
 }
 
+/** Calls `onTimeout` after `ms` unless settled first; the returned `done(fn)` stops the clock and runs `fn`. */
+function deadline(ms: number, onTimeout: () => void): (fn: () => void) => void {
+  const timer = setTimeout(onTimeout, ms);
+  timer.unref?.();
+  return (fn) => {
+    clearTimeout(timer);
+    fn();
+  };
+}
+
+/** A connection for linking or unlinking: it handles no messages, so `getMessage` finds none. */
+function oneOffConnection(
+  options: Pick<LinkOptions, "socketFactory" | "logger" | "backoff" | "timers">,
+  auth: FileAuthState,
+  handlers: Pick<ConnectionOptions, "onQr" | "onOpen" | "onFatal">,
+): WhatsAppConnection {
+  return new WhatsAppConnection({
+    auth,
+    factory: options.socketFactory ?? createBaileysSocket,
+    logger: options.logger,
+    socketLogger: baileysLogger(options.logger),
+    getMessage: async () => undefined,
+    backoff: options.backoff,
+    timers: options.timers,
+    ...handlers,
+  });
+}
+
 const displayUser = (jid: string | undefined) => (jid ? `+${jid.split(/[:@]/)[0]}` : "unknown");
 
 /**
@@ -58,28 +86,15 @@ export async function linkWhatsApp(options: LinkOptions): Promise<LinkResult> {
   let connection: WhatsAppConnection | undefined;
   try {
     const user = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          reject(
-            new Error(
-              `WhatsApp was not linked within ${Math.round((options.timeoutMs ?? 300_000) / 1000)} s. Run the command again.`,
-            ),
+      const timeoutMs = options.timeoutMs ?? 300_000;
+      const done = deadline(timeoutMs, () =>
+        reject(
+          new Error(
+            `WhatsApp was not linked within ${Math.round(timeoutMs / 1000)} s. Run the command again.`,
           ),
-        options.timeoutMs ?? 300_000,
+        ),
       );
-      timer.unref?.();
-      const done = (fn: () => void) => {
-        clearTimeout(timer);
-        fn();
-      };
-      connection = new WhatsAppConnection({
-        auth,
-        factory: options.socketFactory ?? createBaileysSocket,
-        logger: options.logger,
-        socketLogger: baileysLogger(options.logger),
-        getMessage: async () => undefined,
-        backoff: options.backoff,
-        timers: options.timers,
+      connection = oneOffConnection(options, auth, {
         onQr: (qr, socket) => {
           if (!phone) return options.onQr(qr);
           // The socket is ready for pairing: ask once per socket for a code instead of showing the QR.
@@ -131,23 +146,10 @@ export async function unlinkWhatsApp(options: UnlinkOptions): Promise<UnlinkResu
   let result: UnlinkResult;
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error("WhatsApp could not be reached")),
-        options.timeoutMs ?? 20_000,
+      const done = deadline(options.timeoutMs ?? 20_000, () =>
+        reject(new Error("WhatsApp could not be reached")),
       );
-      timer.unref?.();
-      const done = (fn: () => void) => {
-        clearTimeout(timer);
-        fn();
-      };
-      connection = new WhatsAppConnection({
-        auth,
-        factory: options.socketFactory ?? createBaileysSocket,
-        logger: options.logger,
-        socketLogger: baileysLogger(options.logger),
-        getMessage: async () => undefined,
-        backoff: options.backoff,
-        timers: options.timers,
+      connection = oneOffConnection(options, auth, {
         onOpen: (socket) => {
           socket.logout().then(
             () => done(resolve),
