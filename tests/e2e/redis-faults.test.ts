@@ -100,6 +100,29 @@ it("runs the turn of a worker killed with SIGKILL on another worker, and the use
   expect(c.answers("telegram:dm:111")).toEqual(["42", "echo: thanks"]);
 }, 60_000);
 
+it("hands the turn of a worker stopped with SIGTERM to another worker at once", async () => {
+  // Locks far longer than the test may take: only the hand-back can let the other worker run it.
+  const { c, tg, model } = await start(120_000);
+  let first = true;
+  model.setDefault((request) => {
+    const text = lastUser(request.messages);
+    if (first) {
+      first = false;
+      return { text: "never sent", delayMs: 60_000 };
+    }
+    return { text: `answer to ${text}` };
+  });
+  const workers = [await c.startWorker("wa"), await c.startWorker("wb")];
+  tg.userSends({ chatId: 111, fromId: 111, text: "deploy status?" });
+  await model.waitForRequests(1);
+  const stopping = workers.find((w) => w.name === `worker ${model.requests[0]!.model}`)!;
+  await stopping.kill("SIGTERM");
+  expect(stopping.child.exitCode).toBe(0);
+  expect(await replies(c, tg, 111, 1)).toEqual(["answer to deploy status?"]);
+  expect(model.requests.map((r) => r.model)).toEqual([model.requests[0]!.model, model.requests[1]!.model]);
+  expect(model.requests[1]!.model).not.toBe(model.requests[0]!.model);
+}, 30_000);
+
 it("answers every message once across a Redis restart, including those sent while it restarts", async () => {
   const { c, tg, model } = await start();
   model.setDefault((request) => ({ text: `answer to ${lastUser(request.messages)}`, delayMs: 300 }));
