@@ -39,6 +39,7 @@ export class Counter {
 export class Gauge {
   readonly #values = new Map<string, number>();
 
+  /** Sets the series of `labels` to `value`. */
   set(labels: Labels, value: number): void {
     this.#values.set(labelKey(labels), value);
   }
@@ -58,6 +59,7 @@ export class Histogram {
     this.#buckets = [...buckets].sort((a, b) => a - b);
   }
 
+  /** Counts `value` into the series of `labels` (in every bucket whose bound it does not exceed). */
   observe(labels: Labels, value: number): void {
     const key = labelKey(labels);
     let s = this.#series.get(key);
@@ -92,18 +94,21 @@ export class MetricsRegistry {
   readonly #families = new Map<string, Family>();
   readonly #collectors: (() => Promise<void> | void)[] = [];
 
+  /** Registers a counter. @throws Error for a malformed or already registered name. */
   counter(name: string, help: string): Counter {
     const metric = new Counter();
     this.#add({ name, help, type: "counter", render: () => metric.lines(name) });
     return metric;
   }
 
+  /** Registers a gauge. @throws Error for a malformed or already registered name. */
   gauge(name: string, help: string): Gauge {
     const metric = new Gauge();
     this.#add({ name, help, type: "gauge", render: () => metric.lines(name) });
     return metric;
   }
 
+  /** Registers a histogram with fixed bucket bounds. @throws Error for a malformed or taken name. */
   histogram(name: string, help: string, buckets: readonly number[]): Histogram {
     const metric = new Histogram(buckets);
     this.#add({ name, help, type: "histogram", render: () => metric.lines(name) });
