@@ -6,29 +6,11 @@ import { describe, expect, it, vi } from "vitest";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import { freePort } from "../helpers/net.js";
 import { platformPerTest } from "../helpers/per-test.js";
-import { fixture } from "./telegram-helpers.js";
+import { botReplies, fixture, startTelegramGateway } from "./telegram-helpers.js";
 
 const running = platformPerTest<FakeTelegram>();
 
-async function start(env: Record<string, string> = {}) {
-  const fake = running.fake ?? running.trackFake(await startFakeTelegram());
-  const h = await running.startHarness({
-    env: {
-      TELEGRAM_BOT_TOKEN: fake.token,
-      TELEGRAM_API_ROOT: fake.url,
-      TELEGRAM_ALLOWED_USERS: "111,222",
-      ...env,
-    },
-  });
-  return { fake, h };
-}
-
-async function replies(f: FakeTelegram, chatId: number, count: number): Promise<string[]> {
-  await vi.waitFor(() => expect(f.botMessages(chatId).length).toBeGreaterThanOrEqual(count), {
-    timeout: 10_000,
-  });
-  return f.botMessages(chatId).map((m) => m.text ?? "");
-}
+const start = (env: Record<string, string> = {}) => startTelegramGateway(running, env);
 
 describe("telegram through the gateway: faults", () => {
   it("a 429 on one chat delays only that chat; its reply still arrives, once", async () => {
@@ -37,10 +19,10 @@ describe("telegram through the gateway: faults", () => {
     fake.userSends({ chatId: 111, fromId: 111, text: "first in" });
     await vi.waitFor(() => expect(fake!.callsTo("sendMessage", 111)).toHaveLength(1));
     fake.userSends({ chatId: 222, fromId: 222, text: "second in" });
-    expect(await replies(fake, 222, 1)).toEqual(["echo: second in"]);
+    expect(await botReplies(fake, 222, 1)).toEqual(["echo: second in"]);
     // Chat 222 was answered while chat 111 still waited out its retry_after.
     expect(fake.botMessages(111)).toHaveLength(0);
-    expect(await replies(fake, 111, 1)).toEqual(["echo: first in"]);
+    expect(await botReplies(fake, 111, 1)).toEqual(["echo: first in"]);
     await h.gateway.runner.outbox.idle();
     expect(fake.callsTo("sendMessage", 111).map((c) => c.status)).toEqual([429, 200]);
     const [limited, retried] = fake.callsTo("sendMessage", 111);
@@ -56,7 +38,7 @@ describe("telegram through the gateway: faults", () => {
       when: (p) => p["parse_mode"] === "HTML",
     });
     fake.userSends({ chatId: 111, fromId: 111, text: "go" });
-    expect(await replies(fake, 111, 1)).toEqual(["**Bold** claim"]);
+    expect(await botReplies(fake, 111, 1)).toEqual(["**Bold** claim"]);
     await h.gateway.runner.outbox.idle();
     expect(fake.callsTo("sendMessage").map((c) => c.status)).toEqual([400, 200]);
   });
@@ -69,7 +51,7 @@ describe("telegram through the gateway: faults", () => {
     await h.crash();
     h.llm.script({ text: "the answer" });
     await h.start();
-    expect(await replies(fake, 111, 1)).toEqual(["the answer"]);
+    expect(await botReplies(fake, 111, 1)).toEqual(["the answer"]);
     await h.gateway.runner.outbox.idle();
     await h.restart();
     await h.gateway.runner.outbox.idle();
@@ -99,7 +81,7 @@ describe("telegram through the gateway: faults", () => {
     const update = await fixture("private-photo");
     (update["message"] as Record<string, unknown>)["photo"] = [{ ...photo, width: 100, height: 100 }];
     fake.pushUpdate(update);
-    await replies(fake, 111, 1);
+    await botReplies(fake, 111, 1);
     const content = h.llm.requests[0]!.messages.at(-1)!.content as {
       type: string;
       image_url?: { url: string };
@@ -117,7 +99,7 @@ describe("telegram through the gateway: faults", () => {
       mime_type: "application/pdf",
     };
     fake.pushUpdate(docUpdate);
-    await replies(fake, 111, 2);
+    await botReplies(fake, 111, 2);
     expect(JSON.stringify(h.llm.requests[1]!.messages.at(-1))).toMatch(
       /Summarise please.*\[attached file: notes\.pdf, application\/pdf, .*cache\/telegram\//,
     );
@@ -147,7 +129,7 @@ describe("telegram through the gateway: faults", () => {
         message: fake.userMessage({ chatId: 111, fromId: 111, text: "real" }),
       }),
     ).toBe(200);
-    expect(await replies(fake, 111, 1)).toEqual(["echo: real"]);
+    expect(await botReplies(fake, 111, 1)).toEqual(["echo: real"]);
     expect(fake.callsTo("getUpdates")).toHaveLength(0);
   });
 });

@@ -3,38 +3,20 @@
  * would, the real runner, state, queue and agent, and the scripted fake model.
  */
 import { describe, expect, it, vi } from "vitest";
-import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
+import type { FakeTelegram } from "../fakes/telegram/index.js";
 import type { Harness } from "../helpers/gateway-harness.js";
 import { numberedCode } from "../helpers/long-reply.js";
 import { platformPerTest } from "../helpers/per-test.js";
-import { fixture } from "./telegram-helpers.js";
+import { botReplies, fixture, startTelegramGateway } from "./telegram-helpers.js";
 
 const GROUP = -1001234567890;
 const FORUM = -1009876543210;
 
 const running = platformPerTest<FakeTelegram>();
 
-async function start(env: Record<string, string> = {}) {
-  const fake = running.trackFake(await startFakeTelegram());
-  const h = await running.startHarness({
-    env: {
-      TELEGRAM_BOT_TOKEN: fake.token,
-      TELEGRAM_API_ROOT: fake.url,
-      TELEGRAM_ALLOWED_USERS: "111,222",
-      ...env,
-    },
-  });
-  return { fake, h };
-}
+const start = (env: Record<string, string> = {}) => startTelegramGateway(running, env);
 
 /** Waits until the bot has `count` messages in the chat (or topic) and returns their texts. */
-async function replies(f: FakeTelegram, chatId: number, count: number, threadId?: number): Promise<string[]> {
-  await vi.waitFor(() => expect(f.botMessages(chatId, threadId).length).toBeGreaterThanOrEqual(count), {
-    timeout: 10_000,
-  });
-  return f.botMessages(chatId, threadId).map((m) => m.text ?? "");
-}
-
 const mention = { entities: [{ type: "mention", offset: 0, length: 11 }] };
 const userTexts = (h: Harness) =>
   JSON.stringify(h.llm.requests.map((r) => r.messages.filter((m) => m.role === "user")));
@@ -43,7 +25,7 @@ describe("telegram through the gateway", () => {
   it("answers a DM through the model, with typing shown, once", async () => {
     const { fake, h } = await start();
     fake.pushUpdate(await fixture("private-text"));
-    expect(await replies(fake, 111, 1)).toEqual(["echo: Hello there"]);
+    expect(await botReplies(fake, 111, 1)).toEqual(["echo: Hello there"]);
     await h.gateway.runner.outbox.idle();
     expect(fake.callsTo("sendChatAction", 111).length).toBeGreaterThanOrEqual(1);
     expect(fake.callsTo("sendMessage")).toHaveLength(1);
@@ -55,8 +37,8 @@ describe("telegram through the gateway", () => {
     const command = { entities: [{ type: "bot_command", offset: 0, length: 6 }] };
     fake.userSends({ chatId: 111, fromId: 111, text: "/start", extra: command });
     fake.userSends({ chatId: 999, fromId: 999, text: "/start", extra: command });
-    expect((await replies(fake, 111, 1))[0]).toMatch(/^Hi! I'm Herald/);
-    expect((await replies(fake, 999, 1))[0]).toMatch(/Your pairing code is [A-Z0-9]+/);
+    expect((await botReplies(fake, 111, 1))[0]).toMatch(/^Hi! I'm Herald/);
+    expect((await botReplies(fake, 999, 1))[0]).toMatch(/Your pairing code is [A-Z0-9]+/);
   });
 
   it("in a group answers a mention (quoting it), a reply to the bot and /cmd@bot, and nothing else", async () => {
@@ -68,12 +50,12 @@ describe("telegram through the gateway", () => {
       text: "@herald_bot what's the time?",
       extra: mention,
     });
-    expect(await replies(fake, GROUP, 1)).toEqual(["echo: what's the time?"]);
+    expect(await botReplies(fake, GROUP, 1)).toEqual(["echo: what's the time?"]);
     const answer = fake.botMessages(GROUP)[0]!;
     expect(answer.reply_to_message?.message_id).toBe(asked.message_id);
 
     fake.userSends({ chatId: GROUP, fromId: 222, text: "and tomorrow?", replyTo: answer.message_id });
-    expect(await replies(fake, GROUP, 2)).toEqual(["echo: what's the time?", "echo: and tomorrow?"]);
+    expect(await botReplies(fake, GROUP, 2)).toEqual(["echo: what's the time?", "echo: and tomorrow?"]);
     fake.userSends({
       chatId: GROUP,
       fromId: 111,
@@ -86,7 +68,7 @@ describe("telegram through the gateway", () => {
       text: "/help@herald_bot",
       extra: { entities: [{ type: "bot_command", offset: 0, length: 16 }] },
     });
-    const all = await replies(fake, GROUP, 3);
+    const all = await botReplies(fake, GROUP, 3);
     expect(all[2]).toContain("/new");
     await h.gateway.runner.outbox.idle();
     expect(fake.botMessages(GROUP)).toHaveLength(3);
@@ -96,7 +78,7 @@ describe("telegram through the gateway", () => {
   it("answers group messages without a mention when TELEGRAM_REQUIRE_MENTION=false", async () => {
     const { fake } = await start({ TELEGRAM_REQUIRE_MENTION: "false" });
     fake.userSends({ chatId: GROUP, fromId: 111, text: "anyone?" });
-    expect(await replies(fake, GROUP, 1)).toEqual(["echo: anyone?"]);
+    expect(await botReplies(fake, GROUP, 1)).toEqual(["echo: anyone?"]);
   });
 
   it("keeps forum topics apart: each its own session, replies in the topic", async () => {
@@ -110,7 +92,7 @@ describe("telegram through the gateway", () => {
       text: "@herald_bot the secret is plum",
       extra: mention,
     });
-    expect(await replies(fake, FORUM, 1, a)).toEqual(["echo: the secret is plum"]);
+    expect(await botReplies(fake, FORUM, 1, a)).toEqual(["echo: the secret is plum"]);
     fake.userSends({
       chatId: FORUM,
       threadId: b,
@@ -118,11 +100,14 @@ describe("telegram through the gateway", () => {
       text: "@herald_bot what is the secret?",
       extra: mention,
     });
-    expect(await replies(fake, FORUM, 1, b)).toEqual(["echo: what is the secret?"]);
+    expect(await botReplies(fake, FORUM, 1, b)).toEqual(["echo: what is the secret?"]);
     expect(JSON.stringify(h.llm.requests[1]!.messages)).not.toContain("plum");
     // Once the bot answered in a topic, the topic continues without a mention.
     fake.userSends({ chatId: FORUM, threadId: a, fromId: 222, text: "and the colour?" });
-    expect(await replies(fake, FORUM, 2, a)).toEqual(["echo: the secret is plum", "echo: and the colour?"]);
+    expect(await botReplies(fake, FORUM, 2, a)).toEqual([
+      "echo: the secret is plum",
+      "echo: and the colour?",
+    ]);
     expect(JSON.stringify(h.llm.requests[2]!.messages)).toContain("plum");
   });
 

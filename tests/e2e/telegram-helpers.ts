@@ -8,6 +8,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { expect, vi } from "vitest";
 import {
   createTelegramAdapter,
   type TelegramAdapter,
@@ -16,6 +17,7 @@ import {
 import { createLogger } from "../../gateway/logger.js";
 import type { InboundHandler, InboundMessage, InboundOutcome, KeyValueStore } from "../../gateway/types.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
+import type { PlatformPerTest } from "../helpers/per-test.js";
 
 export interface LogLine {
   level: number;
@@ -159,4 +161,38 @@ export async function webhookServer(
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * The whole gateway in front of the fake Telegram, configured by env as an operator would (users 111
+ * and 222 allowed; `env` added on top). Reuses the test's fake when it already has one; `running`
+ * tears both down after the test.
+ */
+export async function startTelegramGateway(
+  running: PlatformPerTest<FakeTelegram>,
+  env: Record<string, string> = {},
+) {
+  const fake = running.fake ?? running.trackFake(await startFakeTelegram());
+  const h = await running.startHarness({
+    env: {
+      TELEGRAM_BOT_TOKEN: fake.token,
+      TELEGRAM_API_ROOT: fake.url,
+      TELEGRAM_ALLOWED_USERS: "111,222",
+      ...env,
+    },
+  });
+  return { fake, h };
+}
+
+/** Waits (up to 10 s) for `count` bot messages in the chat, or in one topic of it, and returns their texts. */
+export async function botReplies(
+  f: FakeTelegram,
+  chatId: number,
+  count: number,
+  threadId?: number,
+): Promise<string[]> {
+  await vi.waitFor(() => expect(f.botMessages(chatId, threadId).length).toBeGreaterThanOrEqual(count), {
+    timeout: 10_000,
+  });
+  return f.botMessages(chatId, threadId).map((m) => m.text ?? "");
 }
