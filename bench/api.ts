@@ -5,7 +5,7 @@
  */
 import OpenAI from "openai";
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
-import { machineLine, median, percentile, round, spawnGateway } from "./lib.js";
+import { cpuSeconds, machineLine, median, percentile, postTurn, round, spawnGateway } from "./lib.js";
 
 export interface ApiBenchOptions {
   root: string;
@@ -26,18 +26,11 @@ export interface ApiBenchResult {
   loadP50Ms: number;
   loadP99Ms: number;
   peakRssMb: number;
+  /** CPU milliseconds per turn under load: the gateway process, and the bench process (clients + fake model). */
+  gatewayCpuMsPerTurn: number;
+  benchCpuMsPerTurn: number;
   sessions: number;
   turns: number;
-}
-
-async function post(url: string, text: string, sessionId: string): Promise<void> {
-  const res = await fetch(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-herald-session-id": sessionId },
-    body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: text }] }),
-  });
-  if (res.status !== 200) throw new Error(`turn failed: ${res.status} ${await res.text()}`);
-  await res.arrayBuffer();
 }
 
 export async function benchApi(options: ApiBenchOptions): Promise<ApiBenchResult> {
@@ -66,27 +59,32 @@ export async function benchApi(options: ApiBenchOptions): Promise<ApiBenchResult
     );
     try {
       // Warm-up, then sequential turns in one session: latency with nothing else running.
-      for (let i = 0; i < 50; i++) await post(gw.url, `warm ${i}`, "warmup");
+      for (let i = 0; i < 50; i++) await postTurn(gw.url, `warm ${i}`, "warmup");
       const sequential: number[] = [];
       for (let i = 0; i < options.sequentialTurns; i++) {
         const t0 = performance.now();
-        await post(gw.url, `turn ${i}`, `seq-${i % 10}`);
+        await postTurn(gw.url, `turn ${i}`, `seq-${i % 10}`);
         sequential.push(performance.now() - t0);
       }
       // Load: many sessions at once, each sending its turns one after another.
       const load: number[] = [];
+      const gatewayCpu0 = cpuSeconds(gw.child.pid!);
+      const benchCpu0 = process.cpuUsage();
       const t0 = performance.now();
       await Promise.all(
         Array.from({ length: options.sessions }, async (_, s) => {
           for (let i = 0; i < options.turnsPerSession; i++) {
             const start = performance.now();
-            await post(gw.url, `load ${i}`, `load-${s}`);
+            await postTurn(gw.url, `load ${i}`, `load-${s}`);
             load.push(performance.now() - start);
           }
         }),
       );
       const seconds = (performance.now() - t0) / 1000;
       const turns = options.sessions * options.turnsPerSession;
+      const gatewayCpuMs = (cpuSeconds(gw.child.pid!) - gatewayCpu0) * 1000;
+      const benchCpu = process.cpuUsage(benchCpu0);
+      const benchCpuMs = (benchCpu.user + benchCpu.system) / 1000;
       return {
         coldStartMs: round(gw.coldStartMs, 0),
         floorP50Ms: round(median(floor)),
@@ -99,6 +97,8 @@ export async function benchApi(options: ApiBenchOptions): Promise<ApiBenchResult
         loadP50Ms: round(median(load)),
         loadP99Ms: round(percentile(load, 99)),
         peakRssMb: round(gw.peakRssMb(), 1),
+        gatewayCpuMsPerTurn: round(gatewayCpuMs / turns),
+        benchCpuMsPerTurn: round(benchCpuMs / turns),
         sessions: options.sessions,
         turns,
       };
@@ -125,7 +125,14 @@ the bench process runs the HTTP clients and the fake model, which answers at onc
 | **throughput**, ${r.sessions} sessions at once, ${r.turns} turns | **${r.turnsPerSecond} turns/s** | ≥ 1,000 |
 | turn latency under that load p50 / p99 | ${r.loadP50Ms} / ${r.loadP99Ms} ms | |
 | gateway peak RSS (VmHWM) | ${r.peakRssMb} MB | ≤ 150 MB |
+| CPU per turn under load: gateway / bench process (HTTP clients + fake model) | ${r.gatewayCpuMsPerTurn} / ${r.benchCpuMsPerTurn} ms | |
 
 Overhead is the difference of the percentiles of the two sequential series; every turn is a real one:
-ledger, session, journal, queue, agent loop, streaming model call, outbox, delivery, all in SQLite (WAL).`;
+ledger, session, journal, queue, agent loop, streaming model call, outbox, delivery, all in SQLite (WAL).
+
+Throughput is CPU-bound: the gateway is one thread at ~1 core, and the load generator and fake model
+share the same 2 cores. At ${r.gatewayCpuMsPerTurn} ms of gateway CPU per turn one gateway thread caps near
+${Math.round(1000 / r.gatewayCpuMsPerTurn)} turns/s, and the two processes together need
+${round(r.gatewayCpuMsPerTurn + r.benchCpuMsPerTurn)} ms of CPU per turn, so this machine caps near
+${Math.round(2000 / (r.gatewayCpuMsPerTurn + r.benchCpuMsPerTurn))} turns/s whatever the gateway does.`;
 }

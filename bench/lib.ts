@@ -104,3 +104,20 @@ export function machineLine(): string {
   const cpu = cpus()[0]?.model ?? "unknown CPU";
   return `${cpus().length} cores (${cpu}), Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`;
 }
+
+/** Sends one non-streaming turn to the API server of `url` in session `sessionId`; throws unless 200. */
+export async function postTurn(url: string, text: string, sessionId: string): Promise<void> {
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-herald-session-id": sessionId },
+    body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: text }] }),
+  });
+  if (res.status !== 200) throw new Error(`turn failed: ${res.status} ${await res.text()}`);
+  await res.arrayBuffer();
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

@@ -14,7 +14,16 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import OpenAI from "openai";
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
-import { freePort, machineLine, median, percentile, round, spawnGateway } from "./lib.js";
+import {
+  cpuSeconds,
+  freePort,
+  machineLine,
+  median,
+  percentile,
+  postTurn,
+  round,
+  spawnGateway,
+} from "./lib.js";
 
 export interface RedisBenchOptions {
   root: string;
@@ -52,22 +61,6 @@ export interface RedisBenchResult {
   floorP50Ms: number;
   floorP99Ms: number;
   modes: ModeResult[];
-}
-
-async function post(url: string, text: string, sessionId: string): Promise<void> {
-  const res = await fetch(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-herald-session-id": sessionId },
-    body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: text }] }),
-  });
-  if (res.status !== 200) throw new Error(`turn failed: ${res.status} ${await res.text()}`);
-  await res.arrayBuffer();
-}
-
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Busy and total jiffies of the whole machine (all cores). */
@@ -206,11 +199,11 @@ async function runMode(
         await new Promise((r) => setTimeout(r, 50));
       }
     }
-    for (let i = 0; i < 50; i++) await post(gw.url, `warm ${i}`, "warmup");
+    for (let i = 0; i < 50; i++) await postTurn(gw.url, `warm ${i}`, "warmup");
     const sequential: number[] = [];
     for (let i = 0; i < options.sequentialTurns; i++) {
       const t0 = performance.now();
-      await post(gw.url, `turn ${i}`, `seq-${i % 10}`);
+      await postTurn(gw.url, `turn ${i}`, `seq-${i % 10}`);
       sequential.push(performance.now() - t0);
     }
 
@@ -229,7 +222,7 @@ async function runMode(
       Array.from({ length: options.sessions }, async (_, s) => {
         for (let i = 0; i < options.turnsPerSession; i++) {
           const start = performance.now();
-          await post(gw.url, `load ${i}`, `load-${s}`);
+          await postTurn(gw.url, `load ${i}`, `load-${s}`);
           load.push(performance.now() - start);
         }
       }),
