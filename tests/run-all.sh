@@ -17,7 +17,8 @@ fi
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "installing npm packages"
-  npm ci --no-audit --no-fund
+  # npm ci refuses this lockfile under npm 11 (it wants the other platforms' optional packages listed).
+  npm install --no-audit --no-fund
 fi
 
 report="$(mktemp -t herald-vitest-XXXXXX.json)"
