@@ -127,6 +127,22 @@ export interface CompressResult {
  * @throws the cancelled error on abort. A failed summary call does not throw: the middle is left out
  * with a note and no compaction is returned (the next turn tries again).
  */
+// Tool definitions are built once and reused (tool-registry caches them), so their size is too.
+const toolChars = new WeakMap<object, number>();
+
+function toolsChars(tools: readonly object[]): number {
+  let chars = 0;
+  for (const tool of tools) {
+    let n = toolChars.get(tool);
+    if (n === undefined) {
+      n = JSON.stringify(tool).length;
+      toolChars.set(tool, n);
+    }
+    chars += n;
+  }
+  return chars;
+}
+
 export async function compressIfNeeded(options: CompressOptions): Promise<CompressResult> {
   const { history, client, logger } = options;
   const contextTokens = client.config.contextTokens;
@@ -134,7 +150,7 @@ export async function compressIfNeeded(options: CompressOptions): Promise<Compre
     Math.ceil(options.systemPrompt.length / 4) +
     estimateTokens(history) +
     estimateMessageTokens(options.input) +
-    Math.ceil(JSON.stringify(options.tools ?? []).length / 4);
+    Math.ceil(toolsChars(options.tools ?? []) / 4);
   if (total <= contextTokens * COMPRESS_AT_RATIO) return { history };
   const plan = planCompression(history, contextTokens);
   if (!plan) return { history };

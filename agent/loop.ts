@@ -4,7 +4,7 @@
  * model answers without tool calls or the step cap is reached.
  */
 import { describeError, HeraldError, isAbortError } from "../gateway/errors.js";
-import type { Logger } from "../gateway/logger.js";
+import { type Logger, lazyChild } from "../gateway/logger.js";
 import type { ChatMessage, ToolCall } from "../sessions/types.js";
 import { compressIfNeeded, repairToolPairs } from "./compression.js";
 import { buildUserMessage } from "./input.js";
@@ -39,7 +39,7 @@ export const DEFAULT_MAX_ITERATIONS = 90;
  * @throws the cancelled error (`isAbortError` is true) when `deps.signal` fires; the caller discards the turn.
  */
 export async function runTurn(job: TurnJob, deps: TurnDeps): Promise<TurnResult> {
-  const log = deps.logger.child({ turnId: job.turnId, sessionKey: job.origin.sessionKey });
+  const log = lazyChild(deps.logger, { turnId: job.turnId, sessionKey: job.origin.sessionKey });
   const emit = (event: TurnProgress) => {
     try {
       deps.progress(event);
@@ -177,7 +177,7 @@ async function runTool(
       signal: deps.signal,
       origin: job.origin,
       state: deps.state,
-      logger: log.child({ tool: name }),
+      logger: lazyChild(log, { tool: name }),
       homeDir: deps.homeDir,
       progress: (line) => emit({ type: "status", turnId, text: line }),
     });

@@ -1,7 +1,9 @@
 /**
  * The job handler both queue backends run: a `TurnJob` in, a `TurnResult` out, via `runTurn`.
  */
+
 import { describeError, isAbortError } from "../gateway/errors.js";
+import { lazyChild } from "../gateway/logger.js";
 import { runTurn, type TurnDeps } from "./loop.js";
 import type { JobHandler } from "./types.js";
 
@@ -15,7 +17,7 @@ export type TurnHandlerDeps = Omit<TurnDeps, "signal" | "progress">;
  */
 export function createTurnHandler(deps: TurnHandlerDeps): JobHandler {
   return async (job, ctx) => {
-    const log = deps.logger.child({ turnId: job.turnId });
+    const log = lazyChild(deps.logger, { turnId: job.turnId });
     const startedAt = performance.now();
     try {
       const result = await runTurn(job, { ...deps, signal: ctx.signal, progress: ctx.progress });

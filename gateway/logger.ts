@@ -20,7 +20,13 @@ const SECRET_KEYS = [
   "cookie",
 ];
 
-const redactPaths = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `headers.${k.toLowerCase()}`]);
+// Top level and one level down (`{ config: { token } }`) plus request headers. Deeper wildcards made every
+// `child()` several times dearer (each child compiles the redaction), and we never log deeper secrets.
+const redactPaths = [
+  ...new Set(
+    SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `headers.${k.toLowerCase()}`, `*.headers.${k.toLowerCase()}`]),
+  ),
+];
 
 /**
  * Builds the process logger. Secrets are redacted by field name; messages are constant strings and
@@ -39,4 +45,28 @@ export function createLogger(options: { level?: string; destination?: pino.Desti
 /** A logger that drops everything (unit tests, benchmarks). */
 export function silentLogger(): Logger {
   return pino({ level: "silent" });
+}
+
+const LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace"]);
+
+/**
+ * `parent.child(bindings)`, built only when something is logged at an enabled level. A pino child
+ * compiles the redaction for itself (~15 KB and several µs), which a per-turn child pays on every turn
+ * even when nothing is ever logged at the configured level.
+ */
+export function lazyChild(parent: Logger, bindings: Record<string, unknown>): Logger {
+  let child: Logger | undefined;
+  const real = () => {
+    child ??= parent.child(bindings);
+    return child;
+  };
+  const noop = () => {};
+  return new Proxy(parent, {
+    get(_target, prop) {
+      if (typeof prop === "string" && LEVELS.has(prop) && !child && !parent.isLevelEnabled(prop)) return noop;
+      const target = real();
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
