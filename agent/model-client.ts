@@ -9,6 +9,7 @@ import type { HeraldConfig } from "../gateway/config.js";
 import type { ModelError } from "../gateway/errors.js";
 import type { ChatMessage, ToolCall } from "../sessions/types.js";
 import { type AttemptFailure, cancelledError, classifyFailure, toModelError } from "./model-errors.js";
+import { createNodeFetch } from "./node-fetch.js";
 
 /** What the client needs of the `model` config section, plus retry timing (tests shorten it). */
 export type ModelClientConfig = Pick<
@@ -65,6 +66,7 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
     apiKey: config.apiKey ?? "not-set",
     maxRetries: 0,
     timeout: config.timeoutMs,
+    fetch: createNodeFetch(),
   });
 
   /** One streaming attempt against one model. */
