@@ -4,7 +4,7 @@
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { apiMarkdown, benchApi } from "./api.js";
+import { apiMarkdown, benchApi, LOW_MEMORY_NODE_OPTIONS } from "./api.js";
 import { writeSection } from "./lib.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
@@ -16,9 +16,11 @@ const run = (name: string) => wanted.size === 0 || wanted.has(name);
 
 const scenarios: Record<string, () => Promise<void>> = {
   api: async () => {
-    const result = await benchApi({ root, sessions: 200, turnsPerSession: 25, sequentialTurns: 500 });
-    console.log(JSON.stringify({ api: result }));
-    writeSection(file, "api", apiMarkdown(result, "npm run bench"));
+    const options = { root, sessions: 200, turnsPerSession: 25, sequentialTurns: 500 };
+    const result = await benchApi(options);
+    const low = await benchApi({ ...options, env: { NODE_OPTIONS: LOW_MEMORY_NODE_OPTIONS } });
+    console.log(JSON.stringify({ api: result, apiLowMemory: low }));
+    writeSection(file, "api", apiMarkdown(result, low, "npm run bench"));
   },
   telegram: async () => {
     const opts = { chats: 100, turnsPerChat: 3 };
