@@ -3,9 +3,17 @@
  * model answering at once. Measures cold start, per-turn latency against the raw model round trip (the
  * floor), throughput over many concurrent sessions, and the gateway's peak RSS.
  */
-import OpenAI from "openai";
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
-import { cpuSeconds, machineLine, median, percentile, postTurn, round, spawnGateway } from "./lib.js";
+import {
+  cpuSeconds,
+  machineLine,
+  measureFloor,
+  median,
+  percentile,
+  postTurn,
+  round,
+  spawnGateway,
+} from "./lib.js";
 
 export interface ApiBenchOptions {
   root: string;
@@ -40,20 +48,7 @@ export async function benchApi(options: ApiBenchOptions): Promise<ApiBenchResult
   llm.setDefault(() => ({ text: "ok" }));
   try {
     // The floor: the same streaming call the agent makes, straight to the fake model.
-    const client = new OpenAI({ baseURL: llm.url, apiKey: "bench", maxRetries: 0 });
-    const floor: number[] = [];
-    for (let i = 0; i < options.sequentialTurns + 50; i++) {
-      const t0 = performance.now();
-      const stream = await client.chat.completions.create({
-        model: "fake-model",
-        stream: true,
-        messages: [{ role: "user", content: `hello ${i}` }],
-      });
-      for await (const _ of stream) {
-        // drain
-      }
-      if (i >= 50) floor.push(performance.now() - t0);
-    }
+    const floor = await measureFloor(llm.url, options.sequentialTurns);
 
     const gw = await spawnGateway(
       { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "bench", HERALD_MODEL: "fake-model", ...options.env },

@@ -121,3 +121,26 @@ export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
+
+/**
+ * The floor: `count` sequential streaming calls straight to the fake model (after 50 warm-up calls), the
+ * same call the agent makes; returns each call's milliseconds.
+ */
+export async function measureFloor(baseURL: string, count: number): Promise<number[]> {
+  const { default: OpenAI } = await import("openai");
+  const client = new OpenAI({ baseURL, apiKey: "bench", maxRetries: 0 });
+  const floor: number[] = [];
+  for (let i = 0; i < count + 50; i++) {
+    const t0 = performance.now();
+    const stream = await client.chat.completions.create({
+      model: "fake-model",
+      stream: true,
+      messages: [{ role: "user", content: `hello ${i}` }],
+    });
+    for await (const _ of stream) {
+      // drain
+    }
+    if (i >= 50) floor.push(performance.now() - t0);
+  }
+  return floor;
+}

@@ -12,12 +12,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import OpenAI from "openai";
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
 import {
   cpuSeconds,
   freePort,
   machineLine,
+  measureFloor,
   median,
   percentile,
   postTurn,
@@ -125,20 +125,7 @@ export async function benchRedis(options: RedisBenchOptions): Promise<RedisBench
   const redis = await startRedisServer();
   const stats = new Redis(redis.url);
   try {
-    const client = new OpenAI({ baseURL: llm.url, apiKey: "bench", maxRetries: 0 });
-    const floor: number[] = [];
-    for (let i = 0; i < options.sequentialTurns + 50; i++) {
-      const t0 = performance.now();
-      const stream = await client.chat.completions.create({
-        model: "fake-model",
-        stream: true,
-        messages: [{ role: "user", content: `hello ${i}` }],
-      });
-      for await (const _ of stream) {
-        // drain
-      }
-      if (i >= 50) floor.push(performance.now() - t0);
-    }
+    const floor = await measureFloor(llm.url, options.sequentialTurns);
     const modes: ModeResult[] = [];
     for (const workers of [0, ...options.workerCounts]) {
       modes.push(await runMode(options, workers, llm.url, redis, stats, floor));

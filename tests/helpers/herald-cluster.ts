@@ -7,10 +7,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteState } from "../../sessions/sqlite-state.js";
+import { freePort } from "./net.js";
 
 const cli = join(import.meta.dirname, "..", "..", "gateway", "cli.ts");
 
@@ -213,15 +213,4 @@ export async function eventually(
     if (Date.now() > deadline) throw new Error(describe());
     await new Promise((r) => setTimeout(r, 25));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }

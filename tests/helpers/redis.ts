@@ -4,9 +4,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createConnection, createServer } from "node:net";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./net.js";
 
 export interface PrivateRedis {
   url: string;
@@ -145,18 +146,6 @@ function send(port: number, command: string): Promise<string> {
     // SHUTDOWN answers nothing: the server closes the connection.
     socket.once("close", () => resolve(""));
     socket.once("error", reject);
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
   });
 }
 
