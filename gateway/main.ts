@@ -19,6 +19,7 @@ import { ConfigError, describeError } from "./errors.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import type { Logger } from "./logger.js";
+import { startMaintenance } from "./maintenance.js";
 import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
 import { GatewayRunner } from "./runner.js";
 import { createStateApiRoute } from "./state-api.js";
@@ -121,6 +122,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   }
   for (const adapter of adapters) runner.addAdapter(adapter);
   runner.start();
+  const stopMaintenance = startMaintenance({ state, logger: logger.child({ component: "maintenance" }) });
 
   const started = new Map<string, PlatformAdapter>();
   await Promise.all(
@@ -178,6 +180,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       if (stopped) return;
       stopped = true;
       stopWatching?.();
+      stopMaintenance();
       await http?.close();
       await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));
       await cron.stop();

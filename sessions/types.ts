@@ -168,6 +168,8 @@ export interface TurnJournal {
   allOpen(): TurnRecord[];
   /** Sets running turns back to pending (at start: the process that ran them is gone). */
   requeueRunning(): number;
+  /** Deletes final turns that finished before `beforeMs`; returns how many. */
+  prune?(beforeMs: number): number;
 }
 
 /** A message waiting for the platform's confirmation. */
@@ -201,6 +203,8 @@ export interface Outbox {
   /** Schedules a retry; after `maxAttempts` the item is dropped with `failed` kept for inspection. */
   retryLater(id: string, error: string, delayMs: number, now?: number): void;
   failed(id: string, error: string): void;
+  /** Deletes delivered and failed items created before `beforeMs`; returns how many. */
+  prune?(beforeMs: number): number;
 }
 
 /** A code an unknown user got, and the owner's decision. */

@@ -1,0 +1,48 @@
+/**
+ * Housekeeping of the state file: the inbound ledger, finished turns and settled outbox items only
+ * matter while a platform may still redeliver or a restart may still need them, so rows older than the
+ * retention are deleted at start and every few hours. Sessions and their messages are the user's and
+ * are never pruned here (`herald sessions prune` does that on request).
+ */
+import { describeError } from "./errors.js";
+import type { Logger } from "./logger.js";
+import type { RunnerState } from "./runner.js";
+
+export interface MaintenanceOptions {
+  state: RunnerState;
+  logger: Logger;
+  /**
+   * How long handled ledger entries, finished turns and settled outbox items are kept. Platforms
+   * redeliver within hours at most (Telegram keeps updates 24 h). @defaultValue 14 days
+   */
+  retentionMs?: number;
+  /** @defaultValue 6 hours */
+  intervalMs?: number;
+  now?: () => number;
+}
+
+/** One pass; returns what it deleted. Never throws (a failure is logged and retried next pass). */
+export function pruneState(options: MaintenanceOptions): { ledger: number; turns: number; outbox: number } {
+  const { state, logger } = options;
+  const before = (options.now ?? Date.now)() - (options.retentionMs ?? 14 * 86_400_000);
+  try {
+    const removed = state.transaction(() => ({
+      ledger: state.ledger.prune(before),
+      turns: state.turns.prune?.(before) ?? 0,
+      outbox: state.outbox.prune?.(before) ?? 0,
+    }));
+    if (removed.ledger + removed.turns + removed.outbox > 0) logger.info(removed, "pruned old state rows");
+    return removed;
+  } catch (err) {
+    logger.warn({ error: describeError(err) }, "state pruning failed");
+    return { ledger: 0, turns: 0, outbox: 0 };
+  }
+}
+
+/** Prunes now and every `intervalMs`; returns the stop function. */
+export function startMaintenance(options: MaintenanceOptions): () => void {
+  pruneState(options);
+  const timer = setInterval(() => pruneState(options), options.intervalMs ?? 6 * 3_600_000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
