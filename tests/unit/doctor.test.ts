@@ -1,0 +1,73 @@
+/** `herald doctor` checks for real: the model endpoint answers, the state file is writable. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { printDoctor, runDoctor } from "../../gateway/doctor.js";
+import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
+
+let llm: FakeLlm | undefined;
+let home: string | undefined;
+afterEach(async () => {
+  await llm?.close();
+  if (home) rmSync(home, { recursive: true, force: true });
+  llm = undefined;
+});
+
+function text(lines: Awaited<ReturnType<typeof runDoctor>>): { out: string; code: number } {
+  let out = "";
+  const sink = {
+    write: (s: string) => {
+      out += s;
+      return true;
+    },
+  } as unknown as NodeJS.WritableStream;
+  const code = printDoctor(lines, sink);
+  return { out, code };
+}
+
+describe("herald doctor", () => {
+  it("passes against a model endpoint that answers and a writable state file", async () => {
+    llm = await startFakeLlm({ apiKey: "right" });
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    const { out, code } = text(
+      await runDoctor({
+        HERALD_HOME: home,
+        OPENAI_BASE_URL: llm.url,
+        OPENAI_API_KEY: "right",
+        HERALD_MODEL: "fake-model",
+      }),
+    );
+    expect(code).toBe(0);
+    expect(out).toContain("model endpoint answered a request");
+    expect(out).toContain("state file is writable");
+    expect(llm.requests).toHaveLength(1);
+  });
+
+  it("names the fix for a refused key and for an endpoint that is down, without printing the key", async () => {
+    llm = await startFakeLlm({ apiKey: "right" });
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    const refused = text(
+      await runDoctor({
+        HERALD_HOME: home,
+        OPENAI_BASE_URL: llm.url,
+        OPENAI_API_KEY: "wrong-secret-key",
+        HERALD_MODEL: "m",
+      }),
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(/✗ model endpoint failed: HTTP 401\s+fix: check OPENAI_API_KEY/);
+    expect(refused.out).not.toContain("wrong-secret-key");
+    const down = text(
+      await runDoctor({ HERALD_HOME: home, OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "k" }),
+    );
+    expect(down.out).toMatch(/fix: check OPENAI_BASE_URL/);
+  });
+
+  it("reports a configuration error with its key", async () => {
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    const { out, code } = text(await runDoctor({ HERALD_HOME: home, API_SERVER_PORT: "port" }));
+    expect(code).toBe(1);
+    expect(out).toContain("API_SERVER_PORT");
+  });
+});
