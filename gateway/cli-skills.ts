@@ -9,24 +9,10 @@ import { curateSkills } from "../skills/curator.js";
 import { bundledSkillsDir } from "../skills/loader.js";
 import { FileSkillStore } from "../skills/store.js";
 import { formatIssues } from "../skills/tools.js";
+import { cliAction } from "./cli-action.js";
 import { loadConfig } from "./config.js";
-import { ConfigError, describeError } from "./errors.js";
 
-function run<A extends unknown[]>(fn: (...args: A) => Promise<void>) {
-  return async (...args: A) => {
-    try {
-      await fn(...args);
-    } catch (err) {
-      if (err instanceof ConfigError) {
-        process.stderr.write(`Configuration error (${err.key}): ${err.message}\n`);
-        process.exitCode = 2;
-        return;
-      }
-      process.stderr.write(`${err instanceof Error ? err.message : describeError(err)}\n`);
-      process.exitCode = 1;
-    }
-  };
-}
+const run = <A extends unknown[]>(fn: (...args: A) => Promise<void>) => cliAction(fn);
 
 function context() {
   const config = loadConfig();

@@ -5,25 +5,19 @@
  */
 import { join } from "node:path";
 import type { Command } from "commander";
+import { cliAction } from "./cli-action.js";
 import { loadConfig } from "./config.js";
-import { ConfigError, describeError } from "./errors.js";
 import { createLogger } from "./logger.js";
 
-function run<A extends unknown[]>(fn: (...args: A) => Promise<void>) {
-  return async (...args: A) => {
-    try {
+/** Baileys leaves sockets and timers behind: end the process when the command is done, 0 on success. */
+const run = <A extends unknown[]>(fn: (...args: A) => Promise<void>) =>
+  cliAction(
+    async (...args: A) => {
       await fn(...args);
       process.exit(0);
-    } catch (err) {
-      if (err instanceof ConfigError) {
-        process.stderr.write(`Configuration error (${err.key}): ${err.message}\n`);
-        process.exit(2);
-      }
-      process.stderr.write(`${err instanceof Error ? err.message : describeError(err)}\n`);
-      process.exit(1);
-    }
-  };
-}
+    },
+    { exit: true },
+  );
 
 function context() {
   const config = loadConfig();

@@ -8,9 +8,10 @@ import { join } from "node:path";
 import { Command } from "commander";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { parseChat } from "./chat.js";
+import { cliAction } from "./cli-action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
 import { printDoctor, runDoctor } from "./doctor.js";
-import { ConfigError, describeError } from "./errors.js";
+import { ConfigError } from "./errors.js";
 import { createLogger } from "./logger.js";
 
 // Run from source (gateway/cli.ts) or from the build (dist/gateway/cli.js): package.json is one or two up.
@@ -28,21 +29,9 @@ function openState(cfg: HeraldConfig): SqliteState {
   return SqliteState.open(join(cfg.homeDir, "state.db"), { groupMode: cfg.sessions.groupSessions });
 }
 
-/** Runs a subcommand body, turning known errors into a message and an exit code. */
-function action<A extends unknown[]>(fn: (...args: A) => Promise<void> | void) {
-  return async (...args: A) => {
-    try {
-      await fn(...args);
-    } catch (err) {
-      if (err instanceof ConfigError) {
-        process.stderr.write(`Configuration error (${err.key}): ${err.message}\n`);
-        process.exit(2);
-      }
-      process.stderr.write(`${describeError(err)}\n`);
-      process.exit(1);
-    }
-  };
-}
+/** Runs a subcommand body; errors become a message and exit code 1 (2: configuration). */
+const action = <A extends unknown[]>(fn: (...args: A) => Promise<void> | void) =>
+  cliAction(fn, { exit: true });
 
 const program = new Command()
   .name("herald")
