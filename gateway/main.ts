@@ -70,13 +70,17 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
 
   const state = SqliteState.open(join(config.homeDir, "state.db"), {
     groupMode: config.sessions.groupSessions,
+    // This process is the one writer: commits are batched and recent histories stay in memory.
+    groupCommit: true,
+    historyCacheBytes: 8 * 1024 * 1024,
+    onEffectError: (err) => logger.error({ error: describeError(err) }, "an effect after commit failed"),
   });
   const queue = await createJobQueue(config, logger.child({ component: "queue" }));
   const learning = createLearning(config, state, logger, { retryBaseDelayMs: options.retryBaseDelayMs });
   const runner = new GatewayRunner({ config, state, queue, logger, systemPrompt: learning.systemPrompt });
   learning.attach(runner);
 
-  const cron = createCronService(config, runner, logger);
+  const cron = createCronService(config, runner, state.database, logger);
 
   const localState = createLocalStateClient(state, { cron: cron.api, ...learning.stateApis });
   const metrics = createGatewayMetrics(runner, queue);
@@ -153,7 +157,14 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
               healthRoute({ queue, backend: redis ? "redis" : "embedded", adapters: started, failed }),
               metricsRoute(metrics),
               ...(redis
-                ? [createStateApiRoute({ state: localState, key: config.gatewayClient.key, logger })]
+                ? [
+                    createStateApiRoute({
+                      state: localState,
+                      key: config.gatewayClient.key,
+                      logger,
+                      committed: () => state.committed(),
+                    }),
+                  ]
                 : []),
             ],
           },

@@ -37,6 +37,10 @@ export interface RunnerState {
   pairing: PairingStore;
   kv(namespace: string): KeyValueStore;
   transaction<T>(fn: () => T): T;
+  /** Runs `effect` once what was written so far is committed (with group commit, at the batch's end). */
+  afterCommit(effect: () => void): void;
+  /** Resolves once what was written so far is committed. */
+  committed(): Promise<void>;
 }
 
 export interface GatewayRunnerOptions {
@@ -123,9 +127,11 @@ export class GatewayRunner {
     this.unsubscribe = queue.subscribe((event) => this.onQueueEvent(event));
     for (const message of state.ledger.unhandled()) {
       const effects: Effect[] = [];
-      const outcome = state.transaction(() => this.decide(message, effects));
-      state.ledger.markHandled(message.platform, message.messageId, outcome);
-      for (const effect of effects) effect();
+      state.transaction(() => {
+        const outcome = this.decide(message, effects);
+        state.ledger.markHandled(message.platform, message.messageId, outcome);
+      });
+      this.afterCommit(effects);
     }
     const requeued = state.turns.requeueRunning();
     const keys = new Set(state.turns.allOpen().map((t) => t.sessionKey));
@@ -143,7 +149,7 @@ export class GatewayRunner {
     this.activeByTurn.clear();
   }
 
-  /** The InboundHandler adapters call. Resolves once the message is recorded and decided. */
+  /** The InboundHandler adapters call. Resolves once the message is recorded and decided, durably. */
   readonly handleInbound = async (message: InboundMessage): Promise<InboundOutcome> => {
     if (!isWellFormed(message)) {
       this.log.warn(
@@ -160,9 +166,18 @@ export class GatewayRunner {
       state.ledger.markHandled(message.platform, message.messageId, decided);
       return decided;
     });
-    for (const effect of effects) effect();
+    this.afterCommit(effects);
+    await state.committed();
     return outcome;
   };
+
+  /** Runs `effects` in order once the writes before them are committed. */
+  afterCommit(effects: Effect[]): void {
+    if (effects.length === 0) return;
+    this.options.state.afterCommit(() => {
+      for (const effect of effects) effect();
+    });
+  }
 
   /** Tells the `sessionEnded` listeners (call after the reset committed). */
   endedSession(session: EndedSession): void {
@@ -234,8 +249,14 @@ export class GatewayRunner {
 
   /** Creates a turn outside the inbound path (scheduled jobs) and starts it when its session is free. */
   submitTurn(turn: Omit<TurnRecord, "status" | "attempts" | "createdAt">): TurnRecord {
-    const record = this.options.state.turns.create(turn, this.now());
-    this.dispatch(turn.sessionKey);
+    const { state } = this.options;
+    const effects: Effect[] = [];
+    const record = state.transaction(() => {
+      const created = state.turns.create(turn, this.now());
+      this.claimNext(turn.sessionKey, effects);
+      return created;
+    });
+    this.afterCommit(effects);
     return record;
   }
 
@@ -334,8 +355,8 @@ export class GatewayRunner {
   /** Starts the next turn of a session if none is running. */
   private dispatch(key: string): void {
     const effects: Effect[] = [];
-    this.claimNext(key, effects);
-    for (const effect of effects) effect();
+    this.options.state.transaction(() => this.claimNext(key, effects));
+    this.afterCommit(effects);
   }
 
   /**
@@ -496,9 +517,13 @@ export class GatewayRunner {
       return true;
     });
     if (!committed) return;
-    for (const item of items) this.outbox.deliver(item);
-    for (const listener of this.turnFinished) listener(turn, result);
-    for (const effect of effects) effect();
+    this.afterCommit([
+      ...items.map((item) => () => this.outbox.deliver(item)),
+      () => {
+        for (const listener of this.turnFinished) listener(turn, result);
+      },
+      ...effects,
+    ]);
   }
 
   /** Forgets the active turn of a key (its feedback ends). */

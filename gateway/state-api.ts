@@ -21,6 +21,8 @@ export interface StateApiOptions {
   logger: Logger;
   /** Largest request body. @defaultValue 4 MiB */
   maxBodyBytes?: number;
+  /** Resolves once the method's writes are committed; the answer waits for it. @defaultValue none */
+  committed?: () => Promise<void>;
 }
 
 /**
@@ -77,6 +79,7 @@ export function createStateApiRoute(options: StateApiOptions): SimpleRoute {
     }
     try {
       const result = await fn(...(args.data as unknown[]));
+      await options.committed?.();
       return json(200, { result });
     } catch (err) {
       if (err instanceof HeraldError) return error(422, err.code, err.message, err.retryable);

@@ -157,6 +157,8 @@ export class CronService {
         this.#expire(run.id, now);
     }
     this.#pump(now);
+    // What this tick wrote (runs queued, turns started) is in the file before it returns.
+    await this.#o.runner.state.committed();
   }
 
   /** Tells the scheduler about jobs added, changed or removed (by anyone), and starts queued runs. */
@@ -386,7 +388,7 @@ export class CronService {
     const key = run.sessionKey;
     const effects: (() => void)[] = [];
     runner.state.transaction(() => runner.cancelTurns(key, "the run time limit was reached", effects, false));
-    for (const effect of effects) effect();
+    runner.afterCommit(effects);
     this.#finish(
       runId,
       { status: "timeout", error: `stopped after ${formatDuration(this.#limitOf(run))}, its time limit` },

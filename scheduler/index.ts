@@ -2,7 +2,7 @@
  * Builds the scheduler the configuration asks for (BullMQ job schedulers with `REDIS_URL`, else the
  * in-process timer) and the cron service around it, with `/sethome` registered on the runner.
  */
-import { join } from "node:path";
+import type Database from "better-sqlite3";
 import type { HeraldConfig } from "../gateway/config.js";
 import type { Logger } from "../gateway/logger.js";
 import type { GatewayRunner } from "../gateway/runner.js";
@@ -57,12 +57,14 @@ export type CronTuning = Pick<
 >;
 
 /**
- * Builds the cron service of a gateway on `HERALD_HOME/state.db`: call it before `runner.start()` (it
- * adds its listeners and `/sethome`), `start()` the service after, `stop()` it before the runner.
+ * Builds the cron service of a gateway on `HERALD_HOME/state.db`, through `connection` (the gateway's
+ * state connection, so cron writes join its commit batches): call it before `runner.start()` (it adds its
+ * listeners and `/sethome`), `start()` the service after, `stop()` it before the runner.
  */
 export function createCronService(
   config: HeraldConfig,
   runner: GatewayRunner,
+  connection: Database.Database,
   logger: Logger,
   tuning: CronTuning = {},
 ): CronService {
@@ -71,7 +73,7 @@ export function createCronService(
   );
   registerSetHomeCommand(runner, homes);
   return new CronService({
-    store: SqliteCronStore.open(join(config.homeDir, "state.db")),
+    store: SqliteCronStore.on(connection),
     scheduler: createScheduler(config, logger),
     runner,
     homes,

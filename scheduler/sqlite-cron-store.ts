@@ -124,13 +124,18 @@ export interface TickClaim {
 /** Final states a run can be finished with. */
 export type FinalRunStatus = Exclude<CronRunStatus, "queued" | "running">;
 
-/** Jobs and runs on `state.db`. Build with `SqliteCronStore.open(path)`; `close()` when done. */
+/**
+ * Jobs and runs on `state.db`. Build with `SqliteCronStore.open(path)` (its own connection; `close()` when
+ * done) or `SqliteCronStore.on(connection)` (a connection someone else owns, such as the gateway's state).
+ */
 export class SqliteCronStore {
   readonly #db: Database.Database;
+  readonly #owned: boolean;
   readonly #stmt;
 
-  private constructor(db: Database.Database) {
+  private constructor(db: Database.Database, owned: boolean) {
     this.#db = db;
+    this.#owned = owned;
     this.#stmt = {
       getJob: db.prepare<[string], JobRow>("SELECT * FROM cron_jobs WHERE id = ?"),
       listJobs: db.prepare<[], JobRow>("SELECT * FROM cron_jobs ORDER BY created_at, id"),
@@ -199,7 +204,7 @@ export class SqliteCronStore {
       db.pragma("synchronous = NORMAL");
       db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
       migrate(db);
-      return new SqliteCronStore(db);
+      return new SqliteCronStore(db, true);
     } catch (cause) {
       db?.close();
       if (cause instanceof HeraldError) throw cause;
@@ -209,6 +214,14 @@ export class SqliteCronStore {
         { code: "state_error", cause },
       );
     }
+  }
+
+  /**
+   * The store on an open, migrated connection it does not own (`close()` leaves it open). The gateway
+   * uses its state's connection, so cron writes join the state's transactions and commit batches.
+   */
+  static on(db: Database.Database): SqliteCronStore {
+    return new SqliteCronStore(db, false);
   }
 
   /** Runs `fn` in one immediate transaction (synchronous; nested calls are savepoints). */
@@ -372,8 +385,8 @@ export class SqliteCronStore {
     return this.#db.open;
   }
 
-  /** Closes the connection. Safe to call twice. */
+  /** Closes the connection if the store opened it. Safe to call twice. */
   close(): void {
-    if (this.#db.open) this.#db.close();
+    if (this.#owned && this.#db.open) this.#db.close();
   }
 }

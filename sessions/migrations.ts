@@ -218,6 +218,8 @@ export function schemaVersion(db: Database.Database): number {
  */
 export function migrate(db: Database.Database, list: readonly Migration[] = migrations): number[] {
   const latest = list[list.length - 1]?.version ?? 0;
+  // A current file needs no lock (the version only grows): opening it never waits for a busy writer.
+  if (schemaVersion(db) === latest) return [];
   // Read the version under the write lock, so two processes opening a new file never both migrate it.
   return db
     .transaction(() => {

@@ -98,9 +98,10 @@ export function prepareSessionStatements(db: Database.Database) {
     maxSeq: db.prepare<[string], { seq: number }>(
       "SELECT COALESCE(MAX(seq), 0) AS seq FROM messages WHERE session_id = ?",
     ),
-    insertMessage: db.prepare(
+    insertMessage: db.prepare<[MessageRow]>(
       `INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id, name, created_at,
-         turn_id) VALUES (@sessionId, @seq, @role, @content, @toolCalls, @toolCallId, @name, @now, @turnId)`,
+         turn_id) VALUES (@session_id, @seq, @role, @content, @tool_calls, @tool_call_id, @name, @created_at,
+         @turn_id)`,
     ),
     touch: db.prepare<[number, number, string | null, string]>(
       `UPDATE sessions SET last_active_at = MAX(last_active_at, ?), message_count = message_count + ?,

@@ -3,9 +3,11 @@ import type Database from "better-sqlite3";
 import { sessionKey } from "../gateway/chat.js";
 import { HeraldError } from "../gateway/errors.js";
 import { compactionSummary } from "./compaction.js";
+import { HistoryCache } from "./history-cache.js";
 import { staleReason } from "./reset-policy.js";
 import { ftsExpression, queryTerms } from "./search-query.js";
 import {
+  type MessageRow,
   prepareSessionStatements,
   type SessionRow,
   type SessionStatements,
@@ -29,6 +31,12 @@ import type {
 export interface SqliteSessionStoreOptions {
   /** How group chats are keyed when `open` builds the key. @defaultValue "per_user" */
   groupMode?: GroupSessionMode | undefined;
+  /**
+   * Budget of the cache of recently loaded histories, in approximate bytes; 0 turns it off. Only for a
+   * connection that is the one writer of messages (the gateway's): another writer's appends are not seen.
+   * @defaultValue 0
+   */
+  historyCacheBytes?: number | undefined;
 }
 
 /** Characters of the first user message kept as a session's title. */
@@ -52,9 +60,11 @@ export class SqliteSessionStore implements SessionStore {
     (sessionId: string, uptoSeq: number, summary: string, now: number) => void
   >;
   readonly #pruneTx: Database.Transaction<(beforeMs: number) => number>;
+  readonly #history: HistoryCache;
 
   constructor(db: Database.Database, options: SqliteSessionStoreOptions = {}) {
     this.#groupMode = options.groupMode ?? "per_user";
+    this.#history = new HistoryCache(options.historyCacheBytes ?? 0);
     this.#stmt = prepareSessionStatements(db);
     this.#openTx = db.transaction(this.#openInTx.bind(this));
     this.#appendTx = db.transaction(this.#appendInTx.bind(this));
@@ -85,6 +95,7 @@ export class SqliteSessionStore implements SessionStore {
       const reason = row.message_count > 0 ? staleReason(row.last_active_at, policy, now) : undefined;
       if (!reason) return { session: toSession(row) };
       this.#stmt.end.run(now, reason, row.id);
+      this.#history.delete(row.id);
       autoReset = { reason, previousSessionId: row.id };
     }
     const id = randomUUID();
@@ -109,15 +120,30 @@ export class SqliteSessionStore implements SessionStore {
 
   /**
    * The messages after the session's latest compaction, preceded by that compaction's summary as a
-   * system message whose seq is the last seq it replaces.
+   * system message whose seq is the last seq it replaces. Recent histories come from a cache that
+   * `append` keeps current: treat the returned messages as read-only.
    */
   load(sessionId: string): StoredMessage[] {
+    const cached = this.#history.get(sessionId);
+    if (cached) return cached;
     const compaction = this.#stmt.lastCompaction.get(sessionId);
-    const rows = this.#stmt.messagesAfter.all(sessionId, compaction?.upto_seq ?? 0);
-    const messages = rows.map(toStored);
-    if (!compaction) return messages;
-    const { upto_seq: uptoSeq, summary, created_at: createdAt } = compaction;
-    return [compactionSummary(sessionId, { uptoSeq, summary, createdAt }), ...messages];
+    const afterSeq = compaction?.upto_seq ?? 0;
+    const messages = this.#stmt.messagesAfter.all(sessionId, afterSeq).map(toStored);
+    const lastSeq = messages[messages.length - 1]?.seq ?? afterSeq;
+    if (compaction) {
+      const { upto_seq: uptoSeq, summary, created_at: createdAt } = compaction;
+      messages.unshift(compactionSummary(sessionId, { uptoSeq, summary, createdAt }));
+    }
+    this.#history.set(sessionId, messages, lastSeq);
+    return messages;
+  }
+
+  /**
+   * Forgets every cached history. `SqliteState` calls it when a transaction rolls back: appends the
+   * cache saw may be undone.
+   */
+  forgetCachedHistories(): void {
+    this.#history.clear();
   }
 
   /** Appends in one transaction. Throws a `not_found` HeraldError for an unknown session. */
@@ -126,30 +152,37 @@ export class SqliteSessionStore implements SessionStore {
     messages: ChatMessage[],
     options: { turnId?: string; now?: number } = {},
   ): number[] {
-    return this.#appendTx.immediate(sessionId, messages, options.turnId ?? null, options.now ?? Date.now());
+    try {
+      return this.#appendTx.immediate(sessionId, messages, options.turnId ?? null, options.now ?? Date.now());
+    } catch (err) {
+      this.#history.delete(sessionId);
+      throw err;
+    }
   }
 
   #appendInTx(sessionId: string, messages: ChatMessage[], turnId: string | null, now: number): number[] {
     if (messages.length === 0) return [];
     const last = this.#stmt.maxSeq.get(sessionId)!.seq;
     const seqs: number[] = [];
+    const stored: StoredMessage[] = [];
     let title: string | null = null;
     for (const [i, message] of messages.entries()) {
-      const seq = last + i + 1;
-      this.#stmt.insertMessage.run({
-        sessionId,
-        seq,
+      const row: MessageRow = {
+        session_id: sessionId,
+        seq: last + i + 1,
         role: message.role,
         content: message.content,
-        toolCalls:
+        tool_calls:
           message.role === "assistant" && message.tool_calls ? JSON.stringify(message.tool_calls) : null,
-        toolCallId: message.role === "tool" ? message.tool_call_id : null,
+        tool_call_id: message.role === "tool" ? message.tool_call_id : null,
         name: message.role === "user" ? (message.name ?? null) : null,
-        now,
-        turnId,
-      });
+        created_at: now,
+        turn_id: turnId,
+      };
+      this.#stmt.insertMessage.run(row);
       if (title === null && message.role === "user") title = message.content.slice(0, TITLE_MAX_CHARS);
-      seqs.push(seq);
+      seqs.push(row.seq);
+      stored.push(toStored(row));
     }
     const updated = this.#stmt.touch.run(now, messages.length, title, sessionId);
     if (updated.changes === 0) {
@@ -157,6 +190,8 @@ export class SqliteSessionStore implements SessionStore {
         code: "not_found",
       });
     }
+    // Built from the rows as `load` would read them back (a deep copy, normalised the same way).
+    this.#history.append(sessionId, last, stored);
     return seqs;
   }
 
@@ -164,6 +199,7 @@ export class SqliteSessionStore implements SessionStore {
     const row = this.#stmt.active.get(key);
     if (!row) return undefined;
     this.#stmt.end.run(Date.now(), reason, row.id);
+    this.#history.delete(row.id);
     return toSession(this.#stmt.get.get(row.id)!);
   }
 
@@ -185,6 +221,7 @@ export class SqliteSessionStore implements SessionStore {
 
   /** Records the summary and flags the replaced messages; they stay stored and searchable. */
   compact(sessionId: string, uptoSeq: number, summary: string): void {
+    this.#history.delete(sessionId);
     this.#compactTx.immediate(sessionId, uptoSeq, summary, Date.now());
   }
 
@@ -199,6 +236,7 @@ export class SqliteSessionStore implements SessionStore {
 
   /** Deletes ended sessions last active before `beforeMs`, with their messages and summaries. */
   prune(beforeMs: number): number {
+    this.#history.clear();
     return this.#pruneTx.immediate(beforeMs);
   }
 

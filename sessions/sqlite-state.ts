@@ -19,6 +19,26 @@ export interface SqliteStateOptions {
   groupMode?: GroupSessionMode | undefined;
   /** Failed delivery attempts after which an outbox item is marked failed. @defaultValue 10 */
   outboxMaxAttempts?: number | undefined;
+  /**
+   * Group commit: every `transaction` of one event-loop turn runs as a savepoint of one batch that
+   * commits once, on `setImmediate`, and `afterCommit` effects run after that commit. For a long-running
+   * process with many writes a second (the gateway): concurrent turns share the pages each would write.
+   * Off, each `transaction` commits before it returns. @defaultValue false
+   */
+  groupCommit?: boolean | undefined;
+  /**
+   * Budget of the cache of recent session histories (approximate bytes; 0: none). Only for the process
+   * that is the one writer of messages, the gateway. @defaultValue 0
+   */
+  historyCacheBytes?: number | undefined;
+  /** Told when an `afterCommit` effect of a batch committed on `setImmediate` throws. @defaultValue rethrow */
+  onEffectError?: ((err: unknown) => void) | undefined;
+}
+
+/** The writes of one event-loop turn, committed together, and what waits for that commit. */
+interface Batch {
+  effects: (() => void)[];
+  waiters: { resolve: () => void; reject: (err: unknown) => void }[];
 }
 
 /**
@@ -35,10 +55,22 @@ export class SqliteState {
   readonly #db: Database.Database;
   readonly #kv: SqliteKv;
   readonly #tx: Database.Transaction<(fn: () => unknown) => unknown>;
+  readonly #groupCommit: boolean;
+  readonly #onEffectError: (err: unknown) => void;
+  #batch: Batch | undefined;
 
   private constructor(db: Database.Database, options: SqliteStateOptions) {
     this.#db = db;
-    this.sessions = new SqliteSessionStore(db, { groupMode: options.groupMode });
+    this.#groupCommit = options.groupCommit ?? false;
+    this.#onEffectError =
+      options.onEffectError ??
+      ((err) => {
+        throw err;
+      });
+    this.sessions = new SqliteSessionStore(db, {
+      groupMode: options.groupMode,
+      historyCacheBytes: options.historyCacheBytes,
+    });
     this.ledger = new SqliteLedger(db);
     this.turns = new SqliteTurnJournal(db);
     this.outbox = new SqliteOutbox(db, { maxAttempts: options.outboxMaxAttempts });
@@ -85,9 +117,103 @@ export class SqliteState {
   /**
    * Runs `fn` in one transaction across all members: everything it wrote commits together, or, if it
    * throws, nothing does and the error is rethrown. `fn` must be synchronous; nested calls are savepoints.
+   * With group commit it is a savepoint of the open batch and is durable once the batch commits: effects
+   * that need it durable go through `afterCommit`.
    */
   transaction<T>(fn: () => T): T {
-    return this.#tx.immediate(fn) as T;
+    try {
+      if (!this.#groupCommit) return this.#tx.immediate(fn) as T;
+      this.#openBatch();
+      return this.#tx(fn) as T;
+    } catch (err) {
+      // The rollback may have undone appends the history cache saw.
+      this.sessions.forgetCachedHistories();
+      // Some faults (disk full, I/O) make SQLite roll back the whole transaction, not just the savepoint:
+      // the batch's earlier writes are gone too, and their effects must never run.
+      if (this.#batch && !this.#db.inTransaction) this.#lose(err);
+      throw err;
+    }
+  }
+
+  /** Runs `effect` once everything written so far is committed: now, unless a batch is open. */
+  afterCommit(effect: () => void): void {
+    if (this.#batch) this.#batch.effects.push(effect);
+    else effect();
+  }
+
+  /** Resolves once everything written so far is committed; rejects if that commit failed. */
+  committed(): Promise<void> {
+    const batch = this.#batch;
+    if (!batch) return Promise.resolve();
+    return new Promise((resolve, reject) => batch.waiters.push({ resolve, reject }));
+  }
+
+  /**
+   * Commits the open batch now, then runs its `afterCommit` effects (each in order; one that throws does
+   * not stop the rest, and the first error is rethrown after them). Does nothing without a batch.
+   * @throws HeraldError `state_error` when the commit fails: the batch is rolled back and lost.
+   */
+  flush(): void {
+    const batch = this.#batch;
+    if (!batch) return;
+    if (!this.#db.inTransaction) this.#lose(new Error("the transaction was rolled back"));
+    this.#batch = undefined;
+    try {
+      this.#db.exec("COMMIT");
+    } catch (cause) {
+      if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
+      this.sessions.forgetCachedHistories();
+      const err = commitError(cause);
+      for (const waiter of batch.waiters) waiter.reject(err);
+      throw err;
+    }
+    for (const waiter of batch.waiters) waiter.resolve();
+    let first: unknown;
+    for (const effect of batch.effects) {
+      try {
+        effect();
+      } catch (err) {
+        first ??= err;
+      }
+    }
+    if (first !== undefined) throw first;
+  }
+
+  #openBatch(): void {
+    if (this.#batch) return;
+    this.#db.exec("BEGIN IMMEDIATE");
+    this.#batch = { effects: [], waiters: [] };
+    setImmediate(() => {
+      if (this.#batch === undefined || !this.#db.open) return;
+      let effectError: { err: unknown } | undefined;
+      try {
+        this.flush();
+      } catch (err) {
+        // A failed commit propagates (the process cannot go on with writes it believes made); an effect
+        // that threw is reported.
+        if (err instanceof HeraldError && err.code === "state_error") throw err;
+        effectError = { err };
+      }
+      if (effectError) this.#onEffectError(effectError.err);
+    });
+  }
+
+  /** The open batch was rolled back by SQLite: its effects are dropped and its waiters rejected. */
+  #lose(cause: unknown): never {
+    const batch = this.#batch;
+    this.#batch = undefined;
+    this.sessions.forgetCachedHistories();
+    const err = commitError(cause);
+    for (const waiter of batch?.waiters ?? []) waiter.reject(err);
+    throw err;
+  }
+
+  /**
+   * The connection, for stores of other parts that keep their tables in `state.db` (the scheduler's cron
+   * store): their writes join this state's transactions and batches. They must not close it.
+   */
+  get database(): Database.Database {
+    return this.#db;
   }
 
   /** Whether `close()` has not been called yet. */
@@ -95,8 +221,22 @@ export class SqliteState {
     return this.#db.open;
   }
 
-  /** Closes the database (checkpointing the WAL). Safe to call twice. */
+  /** Commits any open batch and closes the database (checkpointing the WAL). Safe to call twice. */
   close(): void {
-    if (this.#db.open) this.#db.close();
+    if (!this.#db.open) return;
+    try {
+      this.flush();
+    } finally {
+      this.#db.close();
+    }
   }
+}
+
+function commitError(cause: unknown): HeraldError {
+  return new HeraldError(
+    `Committing to the state database failed: ${cause instanceof Error ? cause.message : String(cause)}. ` +
+      "The writes of that moment are lost; restart Herald (it resumes from what was committed) once the " +
+      "disk has space and the file is writable.",
+    { code: "state_error", cause },
+  );
 }

@@ -27,4 +27,18 @@ sessionStoreContract("SqliteState(file).sessions", () => {
   return state.sessions;
 });
 
+// As the gateway opens it: histories cached in memory, commits batched per event-loop turn.
+sessionStoreContract("SqliteState(file, history cache, group commit).sessions", () => {
+  const dir = mkdtempSync(join(tmpdir(), "herald-sessions-"));
+  const state = SqliteState.open(join(dir, "state.db"), {
+    historyCacheBytes: 1024 * 1024,
+    groupCommit: true,
+  });
+  cleanups.push(() => {
+    state.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return state.sessions;
+});
+
 sessionStoreContract("MemorySessionStore", () => new MemorySessionStore());

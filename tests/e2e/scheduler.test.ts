@@ -393,6 +393,9 @@ describe("herald cron (CLI)", () => {
       });
       out.length = 0;
       err.length = 0;
+      // The CLI is its own process in real use. Here it shares the gateway's thread, so it must not meet
+      // the gateway's open commit batch: SQLite's busy wait would block the event loop that commits it.
+      h.gateway.state.flush();
       await program.parseAsync(["cron", ...args], { from: "user" });
       return out.join("");
     };

@@ -445,3 +445,138 @@ describe("migrations", () => {
     expect(() => SqliteState.open(file)).toThrow(/Cannot open the state database .*state\.db/);
   });
 });
+
+describe("group commit", () => {
+  const chat = { platform: "telegram", chatId: "100" };
+  const openBatched = () => {
+    const state = SqliteState.open(file, { groupCommit: true });
+    opened.push(state);
+    return state;
+  };
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+  it("commits the transactions of one event-loop turn together, then runs their effects in order", async () => {
+    const state = openBatched();
+    const reader = open();
+    const ran: string[] = [];
+    state.transaction(() => state.outbox.add(chat, { text: "one" }, "t1", T0));
+    state.afterCommit(() => ran.push(`one: ${reader.outbox.pending().length} visible`));
+    state.transaction(() => state.outbox.add(chat, { text: "two" }, "t2", T0));
+    state.afterCommit(() => ran.push(`two: ${reader.outbox.pending().length} visible`));
+    const committed = state.committed();
+    // Another connection (another process) sees nothing yet, and no effect has run.
+    expect(reader.outbox.pending()).toEqual([]);
+    expect(ran).toEqual([]);
+    await committed;
+    expect(ran).toEqual(["one: 2 visible", "two: 2 visible"]);
+    expect(reader.outbox.pending().map((i) => i.message.text)).toEqual(["one", "two"]);
+    // With nothing pending, an effect runs at once.
+    state.afterCommit(() => ran.push("now"));
+    expect(ran).toHaveLength(3);
+  });
+
+  it("rolls back only the transaction that threw; the rest of the batch commits", async () => {
+    const state = openBatched();
+    state.transaction(() => state.ledger.record(inbound("1"), T0));
+    expect(() =>
+      state.transaction(() => {
+        state.ledger.record(inbound("2"), T0);
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    state.transaction(() => state.ledger.record(inbound("3"), T0));
+    await state.committed();
+    expect(
+      open()
+        .ledger.unhandled()
+        .map((m) => m.messageId),
+    ).toEqual(["1", "3"]);
+  });
+
+  it("commits an open batch on close, and a later tick opens a new one", async () => {
+    let state = openBatched();
+    state.transaction(() => state.ledger.record(inbound("1"), T0));
+    await tick();
+    state.transaction(() => state.ledger.record(inbound("2"), T0));
+    state.close();
+    state = open();
+    expect(state.ledger.unhandled().map((m) => m.messageId)).toEqual(["1", "2"]);
+  });
+
+  it("an effect that throws is reported and the others still run", async () => {
+    const errors: unknown[] = [];
+    const state = SqliteState.open(file, { groupCommit: true, onEffectError: (err) => errors.push(err) });
+    opened.push(state);
+    const ran: string[] = [];
+    state.transaction(() => state.ledger.record(inbound("1"), T0));
+    state.afterCommit(() => {
+      throw new Error("effect failed");
+    });
+    state.afterCommit(() => ran.push("second"));
+    await tick();
+    await tick();
+    expect(ran).toEqual(["second"]);
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0])).toContain("effect failed");
+  });
+});
+
+describe("history cache", () => {
+  const parts = { chat: { platform: "telegram", chatId: "100" }, chatType: "dm" as const, userId: "100" };
+  const policy = { mode: "none" as const, idleMinutes: 60, atHour: 4 };
+  const openCached = () => {
+    const state = SqliteState.open(file, { historyCacheBytes: 64 * 1024 });
+    opened.push(state);
+    return state;
+  };
+
+  it("loads what the file holds after appends, compactions and tool calls", () => {
+    const state = openCached();
+    const { session } = state.sessions.open(parts, policy, T0);
+    state.sessions.append(session.id, [{ role: "user", content: "hi", name: "Ada" }], { now: T0 });
+    expect(state.sessions.load(session.id)).toHaveLength(1);
+    state.sessions.append(
+      session.id,
+      [
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "x", arguments: "{}" } }],
+        },
+        { role: "tool", content: "result", tool_call_id: "c1" },
+        { role: "assistant", content: "done" },
+      ],
+      { now: T0 + 1, turnId: "t1" },
+    );
+    const uncached = () => open().sessions.load(session.id);
+    expect(state.sessions.load(session.id)).toEqual(uncached());
+    state.sessions.compact(session.id, 2, "they said hi");
+    expect(state.sessions.load(session.id)).toEqual(uncached());
+    state.sessions.append(session.id, [{ role: "user", content: "again" }], { now: T0 + 2 });
+    expect(state.sessions.load(session.id)).toEqual(uncached());
+    expect(state.sessions.load(session.id).map((m) => m.seq)).toEqual([2, 3, 4, 5]);
+  });
+
+  it("forgets an append that a failed transaction rolled back", () => {
+    const state = openCached();
+    const { session } = state.sessions.open(parts, policy, T0);
+    state.sessions.append(session.id, [{ role: "user", content: "kept" }], { now: T0 });
+    expect(state.sessions.load(session.id)).toHaveLength(1);
+    expect(() =>
+      state.transaction(() => {
+        state.sessions.append(session.id, [{ role: "user", content: "rolled back" }], { now: T0 });
+        throw new Error("crash");
+      }),
+    ).toThrow("crash");
+    expect(state.sessions.load(session.id).map((m) => m.message.content)).toEqual(["kept"]);
+  });
+
+  it("is off unless asked for: a second connection sees another's appends", () => {
+    const writer = open();
+    const reader = open();
+    const { session } = writer.sessions.open(parts, policy, T0);
+    expect(reader.sessions.load(session.id)).toEqual([]);
+    writer.sessions.append(session.id, [{ role: "user", content: "hi" }], { now: T0 });
+    expect(reader.sessions.load(session.id)).toHaveLength(1);
+  });
+});
