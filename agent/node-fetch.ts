@@ -2,7 +2,8 @@
  * A `fetch` for the openai SDK on Node's own http/https modules with keep-alive agents. The model call
  * is the gateway's hottest path; Node's built-in fetch (undici) builds and validates a WHATWG Request,
  * Headers and body stream for every call, which cost more CPU per turn than the rest of the call.
- * Only what the SDK uses is supported: string/Uint8Array bodies, headers, AbortSignal, streamed bodies.
+ * Only what the SDK uses is supported: string/Uint8Array bodies, headers, AbortSignal, streamed bodies,
+ * and of the response: status, headers, text/json/arrayBuffer, and a body read by async iteration.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
@@ -25,9 +26,13 @@ export function createNodeFetch(options: { maxSockets?: number; ca?: string | Bu
     const url = typeof input === "string" ? new URL(input) : input;
     const secure = url.protocol === "https:";
     const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((value, key) => {
-      headers[key] = value;
-    });
+    if (init.headers instanceof Headers) {
+      for (const [key, value] of init.headers) headers[key] = value;
+    } else if (init.headers) {
+      new Headers(init.headers).forEach((value, key) => {
+        headers[key] = value;
+      });
+    }
     const body = init.body;
     if (body != null && typeof body !== "string" && !(body instanceof Uint8Array)) {
       // Anything else (streams, FormData) goes through the built-in fetch.
@@ -50,7 +55,8 @@ export function createNodeFetch(options: { maxSockets?: number; ca?: string | Bu
             signal.addEventListener("abort", onAbort, { once: true });
             res.once("close", () => signal.removeEventListener("abort", onAbort));
           }
-          resolve(toResponse(res, init.method ?? "GET"));
+          // Not a WHATWG Response (see NodeResponse), but what the SDK uses of one.
+          resolve(new NodeResponse(res, url.href, init.method ?? "GET") as unknown as Response);
         },
       );
       req.on("error", (err) => reject(init.signal?.aborted ? abortError(init.signal) : err));
@@ -59,15 +65,91 @@ export function createNodeFetch(options: { maxSockets?: number; ca?: string | Bu
   };
 }
 
-function toResponse(res: IncomingMessage, method: string): Response {
-  const headers = new Headers();
-  for (let i = 0; i < res.rawHeaders.length; i += 2)
-    headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
-  const status = res.statusCode ?? 500;
-  const empty = method === "HEAD" || status === 204 || status === 304;
-  if (empty) res.resume();
-  const body = empty ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
-  return new Response(body, { status, statusText: res.statusMessage ?? "", headers });
+/**
+ * The answer as the SDK reads it. A WHATWG Response would wrap the socket in a web ReadableStream, whose
+ * per-chunk promises cost more CPU than the rest of a streamed call; the SDK iterates any body that is
+ * async-iterable, so the body is the Node stream itself, with `getReader()` for web-stream readers.
+ * Headers are built on first use.
+ */
+class NodeResponse {
+  readonly status: number;
+  readonly statusText: string;
+  readonly ok: boolean;
+  readonly url: string;
+  readonly redirected = false;
+  readonly type = "basic";
+  readonly body: NodeBody | null;
+  #headers: Headers | undefined;
+  readonly #res: IncomingMessage;
+
+  constructor(res: IncomingMessage, url: string, method: string) {
+    this.#res = res;
+    this.url = url;
+    this.status = res.statusCode ?? 500;
+    this.statusText = res.statusMessage ?? "";
+    this.ok = this.status >= 200 && this.status < 300;
+    const empty = method === "HEAD" || this.status === 204 || this.status === 304;
+    if (empty) res.resume();
+    this.body = empty ? null : new NodeBody(res);
+  }
+
+  get headers(): Headers {
+    if (!this.#headers) {
+      const headers = new Headers();
+      const raw = this.#res.rawHeaders;
+      for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+      this.#headers = headers;
+    }
+    return this.#headers;
+  }
+
+  get bodyUsed(): boolean {
+    return this.body?.used ?? false;
+  }
+
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = await this.#bytes();
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  }
+
+  async text(): Promise<string> {
+    return (await this.#bytes()).toString("utf8");
+  }
+
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text());
+  }
+
+  async #bytes(): Promise<Buffer> {
+    if (!this.body) return Buffer.alloc(0);
+    const chunks: Buffer[] = [];
+    for await (const chunk of this.body) chunks.push(chunk);
+    return Buffer.concat(chunks);
+  }
+}
+
+/** A response body: the socket's stream, read once, by async iteration or a web-stream reader. */
+class NodeBody {
+  used = false;
+  readonly #res: IncomingMessage;
+
+  constructor(res: IncomingMessage) {
+    this.#res = res;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    this.used = true;
+    return this.#res[Symbol.asyncIterator]();
+  }
+
+  getReader(): ReadableStreamDefaultReader<Uint8Array> {
+    this.used = true;
+    return (Readable.toWeb(this.#res) as ReadableStream<Uint8Array>).getReader();
+  }
+
+  async cancel(): Promise<void> {
+    this.#res.destroy();
+  }
 }
 
 function abortError(signal: AbortSignal): Error {

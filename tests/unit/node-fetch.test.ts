@@ -97,6 +97,24 @@ describe("createNodeFetch", () => {
     server.close();
   });
 
+  it("aborts a body read by async iteration (as the SDK reads streams) with an AbortError", async () => {
+    const server = createHttpServer(handler);
+    const port = await listen(server);
+    const controller = new AbortController();
+    const res = await createNodeFetch()(`http://127.0.0.1:${port}/slow`, { signal: controller.signal });
+    const chunks: string[] = [];
+    const read = (async () => {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        chunks.push(new TextDecoder().decode(chunk));
+        controller.abort();
+      }
+    })();
+    await expect(read).rejects.toMatchObject({ name: "AbortError" });
+    expect(chunks.join("")).toContain("first");
+    server.closeAllConnections();
+    server.close();
+  });
+
   it("rejects with AbortError when aborted before the answer", async () => {
     const controller = new AbortController();
     controller.abort();
