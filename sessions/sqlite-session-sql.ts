@@ -119,6 +119,20 @@ export function prepareSessionStatements(db: Database.Database) {
     markCompacted: db.prepare<[string, number]>(
       "UPDATE messages SET compacted = 1 WHERE session_id = ? AND seq <= ? AND compacted = 0",
     ),
+    indexedUpto: db.prepare<[], { upto: number }>("SELECT indexed_upto AS upto FROM fts_progress"),
+    /** The id up to which the next index step goes: `limit` messages past the index at most. */
+    indexStepEnd: db.prepare<[number, number], { end: number | null }>(
+      "SELECT MAX(id) AS end FROM (SELECT id FROM messages WHERE id > ? ORDER BY id LIMIT ?)",
+    ),
+    indexRange: db.prepare<[number, number]>(
+      `INSERT INTO messages_fts(rowid, content)
+       SELECT id, content FROM messages WHERE id > ? AND id <= ? AND content IS NOT NULL`,
+    ),
+    setIndexedUpto: db.prepare<[number]>("UPDATE fts_progress SET indexed_upto = ?"),
+    /** After a prune removed the newest rows: ids above the remaining maximum may be handed out again. */
+    clampIndexedUpto: db.prepare(
+      "UPDATE fts_progress SET indexed_upto = MIN(indexed_upto, (SELECT COALESCE(MAX(id), 0) FROM messages))",
+    ),
     search: db.prepare(
       `SELECT m.session_id AS sessionId, s.key AS sessionKey, m.seq, m.role, m.created_at AS createdAt,
          snippet(messages_fts, 0, '**', '**', '…', 16) AS snippet

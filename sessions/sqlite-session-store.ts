@@ -42,6 +42,11 @@ export interface SqliteSessionStoreOptions {
 /** Characters of the first user message kept as a session's title. */
 const TITLE_MAX_CHARS = 80;
 
+/** Messages appended (by this connection) that make `append` bring the search index up to date. */
+const INDEX_AFTER_MESSAGES = 256;
+/** Messages indexed per step (a search after a long pause indexes in steps of this size). */
+const INDEX_STEP = 5_000;
+
 /**
  * `SessionStore` on a better-sqlite3 database migrated by `migrate()`. It does not own the database:
  * `close()` does nothing, the owner (`SqliteState`) closes it. Every method is synchronous and throws
@@ -61,6 +66,9 @@ export class SqliteSessionStore implements SessionStore {
   >;
   readonly #pruneTx: Database.Transaction<(beforeMs: number) => number>;
   readonly #history: HistoryCache;
+  readonly #indexTx: Database.Transaction<() => number>;
+  /** Messages this connection appended since it last indexed (an estimate: rollbacks are not subtracted). */
+  #unindexed = 0;
 
   constructor(db: Database.Database, options: SqliteSessionStoreOptions = {}) {
     this.#groupMode = options.groupMode ?? "per_user";
@@ -75,7 +83,21 @@ export class SqliteSessionStore implements SessionStore {
     this.#pruneTx = db.transaction((beforeMs: number) => {
       this.#stmt.pruneMessages.run(beforeMs);
       this.#stmt.pruneCompactions.run(beforeMs);
-      return this.#stmt.pruneSessions.run(beforeMs).changes;
+      const removed = this.#stmt.pruneSessions.run(beforeMs).changes;
+      this.#stmt.clampIndexedUpto.run();
+      return removed;
+    });
+    this.#indexTx = db.transaction(() => {
+      let indexed = 0;
+      for (;;) {
+        const upto = this.#stmt.indexedUpto.get()!.upto;
+        const end = this.#stmt.indexStepEnd.get(upto, INDEX_STEP)!.end;
+        if (end === null) break;
+        indexed += this.#stmt.indexRange.run(upto, end).changes;
+        this.#stmt.setIndexedUpto.run(end);
+      }
+      this.#unindexed = 0;
+      return indexed;
     });
   }
 
@@ -192,6 +214,8 @@ export class SqliteSessionStore implements SessionStore {
     }
     // Built from the rows as `load` would read them back (a deep copy, normalised the same way).
     this.#history.append(sessionId, last, stored);
+    this.#unindexed += messages.length;
+    if (this.#unindexed >= INDEX_AFTER_MESSAGES) this.#indexTx();
     return seqs;
   }
 
@@ -203,8 +227,19 @@ export class SqliteSessionStore implements SessionStore {
     return toSession(this.#stmt.get.get(row.id)!);
   }
 
+  /**
+   * Adds the messages not yet in the search index (appends index in bulk, every few hundred messages,
+   * not one by one); returns how many. `search` calls it first.
+   */
+  indexForSearch(): number {
+    // Up to date: no write transaction (a reader in another process never waits for the gateway).
+    if (this.#stmt.indexStepEnd.get(this.#stmt.indexedUpto.get()!.upto, 1)!.end === null) return 0;
+    return this.#indexTx.immediate();
+  }
+
   /** Ranked by bm25. All terms must match; when nothing does, any term may. */
   search(query: string, options: SearchOptions = {}): SearchHit[] {
+    this.indexForSearch();
     const terms = queryTerms(query);
     const params = {
       keyPrefix: options.keyPrefix ?? null,

@@ -580,3 +580,81 @@ describe("history cache", () => {
     expect(reader.sessions.load(session.id)).toHaveLength(1);
   });
 });
+
+describe("search index", () => {
+  const policy = { mode: "none" as const, idleMinutes: 60, atHour: 4 };
+  const parts = (chatId: string) => ({
+    chat: { platform: "telegram", chatId },
+    chatType: "dm" as const,
+    userId: chatId,
+  });
+  const integrity = () => {
+    const db = new Database(file);
+    try {
+      db.exec("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)");
+    } finally {
+      db.close();
+    }
+  };
+
+  it("finds what was just appended, and stays sound when a prune removes the newest rows", () => {
+    const state = open();
+    const a = state.sessions.open(parts("1"), policy, T0).session;
+    state.sessions.append(a.id, [{ role: "user", content: "alpha one" }], { now: T0 });
+    state.sessions.append(a.id, [{ role: "assistant", content: "alpha two" }], { now: T0 });
+    // Not yet indexed (appends index in bulk), yet found: search indexes first.
+    expect(state.sessions.search("alpha")).toHaveLength(2);
+
+    // The newest rows, indexed, are pruned; their ids are handed out again, to rows not yet indexed.
+    const b = state.sessions.open(parts("2"), policy, T0).session;
+    state.sessions.append(b.id, [{ role: "user", content: "beta gone" }], { now: T0 });
+    expect(state.sessions.search("beta")).toHaveLength(1);
+    state.sessions.reset(b.key, "manual");
+    state.transaction(() => state.sessions.prune(Date.now() + HOUR));
+    const c = state.sessions.open(parts("3"), policy, T0).session;
+    state.sessions.append(c.id, [{ role: "user", content: "gamma new" }], { now: T0 });
+    expect(state.sessions.search("gamma").map((h) => h.sessionId)).toEqual([c.id]);
+    expect(state.sessions.search("beta")).toEqual([]);
+    expect(state.sessions.search("alpha")).toHaveLength(2);
+    // Pruning indexed rows takes them out of the index.
+    state.sessions.reset(a.key, "manual");
+    state.sessions.prune(Date.now() + HOUR);
+    expect(state.sessions.search("alpha")).toEqual([]);
+    integrity();
+  });
+
+  it("indexes in bulk every few hundred messages, and an up-to-date index takes no write lock", () => {
+    const state = open();
+    const { session } = state.sessions.open(parts("1"), policy, T0);
+    for (let i = 0; i < 300; i++) {
+      state.sessions.append(session.id, [{ role: "user", content: `word${i} common` }], { now: T0 });
+    }
+    // 256 were indexed on the way; the rest wait for the next bulk step or search.
+    expect(state.sessions.indexForSearch()).toBe(300 - 256);
+    expect(state.sessions.indexForSearch()).toBe(0);
+    const writer = new Database(file);
+    writer.exec("BEGIN IMMEDIATE");
+    try {
+      expect(open().sessions.search("word7")).toHaveLength(1);
+    } finally {
+      writer.exec("ROLLBACK");
+      writer.close();
+    }
+    integrity();
+  });
+
+  it("a v2 file keeps its index: messages indexed by the old triggers are not indexed twice", () => {
+    const db = new Database(file);
+    migrate(db, migrations.slice(0, 2));
+    db.exec(`INSERT INTO sessions (id, key, platform, chat_id, chat_type, user_id, created_at, last_active_at)
+             VALUES ('s', 'telegram:dm:1', 'telegram', '1', 'dm', '1', 0, 0)`);
+    db.exec(
+      "INSERT INTO messages (session_id, seq, role, content, created_at) VALUES ('s', 1, 'user', 'delta', 0)",
+    );
+    db.close();
+    const state = open();
+    expect(state.sessions.indexForSearch()).toBe(0);
+    expect(state.sessions.search("delta")).toHaveLength(1);
+    integrity();
+  });
+});
