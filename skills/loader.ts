@@ -90,6 +90,22 @@ export function parseSkillMarkdown(
   return { meta, body: m[2]!.trim() };
 }
 
+/**
+ * SKILL.md files parsed before, by path, with the modification time and size they had: every new
+ * session's prompt lists the skills, and parsing YAML frontmatter each time cost about a millisecond.
+ */
+const parsedFiles = new Map<string, { mtimeMs: number; size: number; parsed: ParsedSkill }>();
+
+type ParsedSkill = ReturnType<typeof parseSkillMarkdown>;
+
+function parseCached(file: string, stat: { mtimeMs: number; size: number }): ParsedSkill {
+  const hit = parsedFiles.get(file);
+  if (hit && hit.mtimeMs === stat.mtimeMs && hit.size === stat.size) return hit.parsed;
+  const parsed = parseSkillMarkdown(readFileSync(file, "utf8"), file);
+  parsedFiles.set(file, { mtimeMs: stat.mtimeMs, size: stat.size, parsed });
+  return parsed;
+}
+
 export interface LoadOptions {
   /** The environment `requires.env` is checked against. @defaultValue process.env */
   env?: Record<string, string | undefined> | undefined;
@@ -102,8 +118,9 @@ export function loadSkillDir(
   options: LoadOptions = {},
 ): { skill: Skill } | { issues: SkillIssue[] } {
   const file = join(dir, SKILL_FILE);
-  if (!existsSync(file)) return { issues: [{ file, field: "file", message: "is missing" }] };
-  const parsed = parseSkillMarkdown(readFileSync(file, "utf8"), file);
+  const stat = statSync(file, { throwIfNoEntry: false });
+  if (!stat) return { issues: [{ file, field: "file", message: "is missing" }] };
+  const parsed = parseCached(file, stat);
   if ("issues" in parsed) return parsed;
   const folder = dir.split(/[\\/]/).pop();
   if (parsed.meta.name !== folder) {
