@@ -49,7 +49,7 @@ export const skillsListTool = defineTool({
 export const skillViewTool = defineTool({
   name: "skill_view",
   description:
-    "Load a skill's full instructions (SKILL.md) before following it, or one of its supporting files (references/…, templates/…, scripts/…).",
+    "Load a skill's full instructions (SKILL.md) before following it, or one of its supporting files (references/..., templates/..., scripts/...).",
   parameters: z.object({
     name: z.string().trim().min(1).describe("The skill's name."),
     file: z
@@ -87,7 +87,7 @@ export const skillManageTool = defineTool({
     file: z
       .string()
       .optional()
-      .describe("A supporting file (references/…, templates/…, scripts/…) instead of SKILL.md."),
+      .describe("A supporting file (references/..., templates/..., scripts/...) instead of SKILL.md."),
   }),
   toolset: "skills",
   async execute({ action, name, content, old_text: oldText, new_text: newText, file }, ctx) {

@@ -28,7 +28,7 @@ const parameters = z.object({
     .string()
     .optional()
     .describe(
-      "What to do on each run, written as a complete instruction to yourself: the run starts a fresh conversation without this chat's context. For 'only tell me if…' jobs, end with: If there is nothing to report, reply exactly [SILENT].",
+      "What to do on each run, written as a complete instruction to yourself: the run starts a fresh conversation without this chat's context. For 'only tell me if...' jobs, end with: If there is nothing to report, reply exactly [SILENT].",
     ),
   deliver: z
     .string()

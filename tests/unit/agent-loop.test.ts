@@ -513,3 +513,14 @@ describe("tools and prompt", () => {
     expect(prompt).toContain("Tuesday, 4 June 2024, between 14:00 and 15:00 (Europe/Berlin)");
   });
 });
+
+describe("request size", () => {
+  it("keeps tool schemas and the default persona ASCII, so an ASCII conversation's request body stays one byte per character", async () => {
+    const { createToolRegistry } = await import("../../agent/tools/index.js");
+    const { toOpenAITools } = await import("../../agent/tool-registry.js");
+    const { DEFAULT_PERSONA } = await import("../../agent/prompt.js");
+    const registry = createToolRegistry();
+    const json = JSON.stringify(toOpenAITools(registry.forToolsets(registry.toolsets()))) + DEFAULT_PERSONA;
+    expect(json.match(/[^\x00-\x7f]/g) ?? []).toEqual([]);
+  });
+});
