@@ -64,6 +64,11 @@ export function createGatewayMetrics(runner: GatewayRunner, queue: JobQueue): Me
   const active = registry.gauge("herald_queue_active", "Turns running now.");
   const workers = registry.gauge("herald_queue_workers", "Worker processes consuming the job queue.");
   const up = registry.gauge("herald_queue_up", "1 when the job queue answered the last scrape.");
+  const rss = registry.gauge("process_resident_memory_bytes", "Resident set size of this process.");
+  const heap = registry.gauge(
+    "nodejs_heap_bytes",
+    "V8 heap of this process: used (live and not yet collected) and total (reserved).",
+  );
 
   const startedAt = new Map<string, number>();
   runner.turnStarted.add((job) => {
@@ -82,6 +87,10 @@ export function createGatewayMetrics(runner: GatewayRunner, queue: JobQueue): Me
     deliveries.inc({ platform: item.chat.platform, outcome });
   });
   registry.collect(async () => {
+    const memory = process.memoryUsage();
+    rss.set({}, memory.rss);
+    heap.set({ kind: "used" }, memory.heapUsed);
+    heap.set({ kind: "total" }, memory.heapTotal);
     const stats = await queueStats(queue);
     if ("error" in stats) {
       up.set({}, 0);

@@ -100,4 +100,17 @@ describe("API server", () => {
     expect(body.status).toBe("ok");
     expect(Object.keys(body.adapters)).toContain("api");
   });
+
+  it("reports turns and the process's memory on /metrics", async () => {
+    harness = await startHarness();
+    await chat(harness, "hello");
+    const text = await (await fetch(`${harness.apiUrl}/metrics`)).text();
+    expect(text).toMatch(/^herald_turns_finished_total\{outcome="ok",platform="api"\} 1$/m);
+    const value = (series: string) => Number(new RegExp(`^${series} (\\d+)$`, "m").exec(text)?.[1]);
+    expect(value("process_resident_memory_bytes")).toBeGreaterThan(10_000_000);
+    expect(value('nodejs_heap_bytes\\{kind="used"\\}')).toBeGreaterThan(1_000_000);
+    expect(value('nodejs_heap_bytes\\{kind="total"\\}')).toBeGreaterThanOrEqual(
+      value('nodejs_heap_bytes\\{kind="used"\\}'),
+    );
+  });
 });
