@@ -77,16 +77,13 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
     outer?.addEventListener("abort", onOuterAbort, { once: true });
     // Idle timeout: a stream that stops sending for timeoutMs is a timeout (the SDK's covers headers only).
     let timedOut = false;
-    let idle: NodeJS.Timeout | undefined;
-    const armIdle = () => {
-      clearTimeout(idle);
-      idle = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, config.timeoutMs);
-    };
+    const idle = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, config.timeoutMs);
+    // Each chunk restarts the same timer (no new timer object per chunk).
+    const armIdle = () => void idle.refresh();
     try {
-      armIdle();
       const stream = await sdk.chat.completions.create(
         {
           model,

@@ -31,8 +31,13 @@ interface Snapshot {
   sections: string[];
 }
 
+/** Sessions whose snapshot is also kept in memory (the store stays the durable copy). */
+const MEMORY_SNAPSHOTS = 1_000;
+
 export class PromptBuilder {
   readonly #options: PromptBuilderOptions;
+  /** Recent snapshots by session key, so a turn does not read and parse its snapshot again. */
+  readonly #recent = new Map<string, Snapshot>();
 
   constructor(options: PromptBuilderOptions) {
     this.#options = options;
@@ -53,8 +58,10 @@ export class PromptBuilder {
   /** The session's snapshot sections, taken now if this is the session's first turn built. */
   snapshot(turn: TurnRecord): string[] {
     const { snapshots, logger } = this.#options;
+    const recent = this.#recent.get(turn.sessionKey);
+    if (recent?.sessionId === turn.sessionId) return recent.sections;
     const stored = parse(snapshots.get(turn.sessionKey));
-    if (stored?.sessionId === turn.sessionId) return stored.sections;
+    if (stored?.sessionId === turn.sessionId) return this.#remember(turn.sessionKey, stored).sections;
     let sections: string[] = [];
     try {
       sections = this.#options.sections(turn);
@@ -63,7 +70,14 @@ export class PromptBuilder {
     }
     const snapshot: Snapshot = { sessionId: turn.sessionId, sections };
     snapshots.set(turn.sessionKey, JSON.stringify(snapshot));
-    return sections;
+    return this.#remember(turn.sessionKey, snapshot).sections;
+  }
+
+  #remember(sessionKey: string, snapshot: Snapshot): Snapshot {
+    this.#recent.delete(sessionKey);
+    this.#recent.set(sessionKey, snapshot);
+    if (this.#recent.size > MEMORY_SNAPSHOTS) this.#recent.delete(this.#recent.keys().next().value!);
+    return snapshot;
   }
 }
 
