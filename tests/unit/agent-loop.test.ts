@@ -258,6 +258,15 @@ describe("runTurn", () => {
     expect(llm.requests).toHaveLength(4);
   });
 
+  it("times out a stream that stops sending half-way, without a retry (its text was already shown)", async () => {
+    llm.script({ text: "a long answer that stalls", chunkDelayMs: 60_000 });
+    const started = performance.now();
+    const result = await runTurn(makeJob(), makeDeps({ config: { timeoutMs: 200, maxRetries: 2 } }));
+    expect(result).toMatchObject({ kind: "failed" });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(llm.requests).toHaveLength(1);
+  });
+
   it("rejects promptly when aborted mid-stream, and the model server sees the connection close", async () => {
     llm.script({ text: "a long answer that takes a minute to stream", chunkDelayMs: 60_000 });
     const controller = new AbortController();
