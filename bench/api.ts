@@ -20,8 +20,10 @@ export interface ApiBenchOptions {
   sessions: number;
   turnsPerSession: number;
   sequentialTurns: number;
-  /** Extra environment of the gateway process (e.g. NODE_OPTIONS for the low-memory profile). */
+  /** Extra environment of the gateway process. */
   env?: Record<string, string>;
+  /** Node flags of the gateway process instead of the `herald` launcher's (`[]`: V8's defaults). */
+  nodeFlags?: string[];
 }
 
 export interface ApiBenchResult {
@@ -56,6 +58,7 @@ export async function benchApi(options: ApiBenchOptions): Promise<ApiBenchResult
     const gw = await spawnGateway(
       { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "bench", HERALD_MODEL: "fake-model", ...options.env },
       options.root,
+      options.nodeFlags,
     );
     try {
       // Warm-up, then sequential turns in one session: latency with nothing else running.
@@ -121,19 +124,21 @@ export async function benchApi(options: ApiBenchOptions): Promise<ApiBenchResult
   }
 }
 
-/** The flags of the low-memory profile (README: "Running on a small machine"). */
-export const LOW_MEMORY_NODE_OPTIONS = "--max-semi-space-size=2 --max-old-space-size=112";
-
-export function apiMarkdown(r: ApiBenchResult, low: ApiBenchResult, command: string): string {
+export function apiMarkdown(
+  r: ApiBenchResult,
+  low: ApiBenchResult,
+  command: string,
+  flags: string[],
+): string {
   const row = (label: string, a: string | number, b: string | number, target = "") =>
     `| ${label} | ${a} | ${b} | ${target} |`;
   return `## API server, embedded queue
 
-Command: \`${command}\` — ${machineLine()}. The gateway runs as its own process (\`herald gateway\`);
-the bench process runs the HTTP clients and the fake model, which answers at once. "Low memory" is the
-same run with \`NODE_OPTIONS="${LOW_MEMORY_NODE_OPTIONS}"\` on the gateway.
+Command: \`${command}\` — ${machineLine()}. The gateway runs as its own process, as \`herald gateway\`
+and \`npm start\` run it (\`node ${flags.join(" ")}\`); the bench process runs the HTTP clients and the fake
+model, which answers at once. "V8 defaults" is the same run without the launcher's two flags.
 
-| figure | default | low memory | target |
+| figure | herald gateway | V8 defaults | target |
 |---|---|---|---|
 ${[
   row(
@@ -184,7 +189,7 @@ Throughput is CPU-bound: the gateway is one thread, and the load generator and f
 same 2 cores. At ${r.gatewayCpuMsPerTurn} ms of gateway CPU per turn one gateway thread caps near
 ${Math.round(1000 / r.gatewayCpuMsPerTurn)} turns/s, and the two processes together need
 ${round(r.gatewayCpuMsPerTurn + r.benchCpuMsPerTurn)} ms of CPU per turn, so this machine caps near
-${Math.round(2000 / (r.gatewayCpuMsPerTurn + r.benchCpuMsPerTurn))} turns/s whatever the gateway does. Peak RSS is V8 heap headroom
-under 200 concurrent sessions (the heap in use after a collection is ~30 MB); the low-memory flags trade
-CPU for it and suit small deployments, not large contexts at high concurrency.`;
+${Math.round(2000 / (r.gatewayCpuMsPerTurn + r.benchCpuMsPerTurn))} turns/s whatever the gateway does. With V8's defaults, peak RSS
+is mostly heap headroom (a young generation of up to 3 × 16 MB, and an old generation let grow to
+several times what is live); the launcher's flags keep both near what the load needs.`;
 }

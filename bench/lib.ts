@@ -45,12 +45,28 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-/** Spawns `herald gateway` from dist/ with `env` and waits until /health answers. */
-export async function spawnGateway(env: Record<string, string>, root: string): Promise<GatewayProcess> {
+/**
+ * The Node flags of the `herald` launcher (the `#!` line of dist/gateway/cli.js), so the benchmark runs
+ * the gateway as `herald gateway` and `npm start` do.
+ */
+export function launcherFlags(root: string): string[] {
+  const first = readFileSync(join(root, "dist/gateway/cli.js"), "utf8").split("\n", 1)[0] ?? "";
+  return first.split(/\s+/).filter((arg) => arg.startsWith("--"));
+}
+
+/**
+ * Spawns `herald gateway` from dist/ with `env` and waits until /health answers. `nodeFlags` replaces
+ * the launcher's flags (`[]`: V8's defaults).
+ */
+export async function spawnGateway(
+  env: Record<string, string>,
+  root: string,
+  nodeFlags: string[] = launcherFlags(root),
+): Promise<GatewayProcess> {
   const homeDir = mkdtempSync(join(tmpdir(), "herald-bench-"));
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, [join(root, "dist/gateway/cli.js"), "gateway"], {
+  const child = spawn(process.execPath, [...nodeFlags, join(root, "dist/gateway/cli.js"), "gateway"], {
     env: {
       ...process.env,
       HERALD_HOME: homeDir,

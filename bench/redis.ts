@@ -16,6 +16,7 @@ import { startFakeLlm } from "../tests/fakes/llm/index.js";
 import {
   cpuSeconds,
   freePort,
+  launcherFlags,
   machineLine,
   measureFloor,
   median,
@@ -160,6 +161,7 @@ async function runMode(
       const child = spawn(
         process.execPath,
         [
+          ...launcherFlags(options.root),
           join(options.root, "dist/gateway/cli.js"),
           "worker",
           "--concurrency",

@@ -4,8 +4,8 @@
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { apiMarkdown, benchApi, LOW_MEMORY_NODE_OPTIONS } from "./api.js";
-import { writeSection } from "./lib.js";
+import { apiMarkdown, benchApi } from "./api.js";
+import { launcherFlags, writeSection } from "./lib.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 
@@ -18,9 +18,9 @@ const scenarios: Record<string, () => Promise<void>> = {
   api: async () => {
     const options = { root, sessions: 200, turnsPerSession: 25, sequentialTurns: 500 };
     const result = await benchApi(options);
-    const low = await benchApi({ ...options, env: { NODE_OPTIONS: LOW_MEMORY_NODE_OPTIONS } });
-    console.log(JSON.stringify({ api: result, apiLowMemory: low }));
-    writeSection(file, "api", apiMarkdown(result, low, "npm run bench"));
+    const v8Defaults = await benchApi({ ...options, nodeFlags: [] });
+    console.log(JSON.stringify({ api: result, apiV8Defaults: v8Defaults }));
+    writeSection(file, "api", apiMarkdown(result, v8Defaults, "npm run bench", launcherFlags(root)));
   },
   telegram: async () => {
     const opts = { chats: 100, turnsPerChat: 3 };
