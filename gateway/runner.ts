@@ -253,7 +253,7 @@ export class GatewayRunner {
     const effects: Effect[] = [];
     const record = state.transaction(() => {
       const created = state.turns.create(turn, this.now());
-      this.claimNext(turn.sessionKey, effects);
+      this.claimNext(turn.sessionKey, effects, created);
       return created;
     });
     this.afterCommit(effects);
@@ -328,7 +328,7 @@ export class GatewayRunner {
     if (busyPolicy === "interrupt") this.cancelTurns(key, "interrupted by a newer message", effects, true);
     const turnId = turnIdFor(message.platform, message.messageId);
     if (state.turns.get(turnId)) return "duplicate";
-    state.turns.create(
+    const created = state.turns.create(
       {
         id: turnId,
         sessionId: opened.session.id,
@@ -341,7 +341,7 @@ export class GatewayRunner {
       },
       now,
     );
-    this.claimNext(key, effects);
+    this.claimNext(key, effects, created);
     return "accepted";
   }
 
@@ -364,10 +364,13 @@ export class GatewayRunner {
    * if any); the job is enqueued by the effect it adds, after commit. Nothing happens while a turn of
    * the key is active.
    */
-  private claimNext(key: string, effects: Effect[]): void {
+  private claimNext(key: string, effects: Effect[], created?: TurnRecord): void {
     if (this.active.has(key)) return;
     const { state, config } = this.options;
-    const next = state.turns.openTurns(key)[0];
+    const head = state.turns.nextOpen(key);
+    if (!head) return;
+    // The turn just created in this transaction needs no read back.
+    const next = head.id === created?.id ? created : state.turns.get(head.id);
     if (!next) return;
     if (next.status === "pending" && !state.turns.markRunning(next.id, this.now())) return;
     const chatType = next.inbound?.chatType ?? state.sessions.get(next.sessionId)?.chatType ?? "dm";

@@ -68,6 +68,10 @@ export class SqliteTurnJournal implements TurnJournal {
         `SELECT * FROM turns WHERE session_key = ? AND status IN ('pending', 'running')
          ORDER BY created_at, rowid`,
       ),
+      nextOpen: db.prepare<[string], { id: string; status: TurnStatus }>(
+        `SELECT id, status FROM turns WHERE session_key = ? AND status IN ('pending', 'running')
+         ORDER BY created_at, rowid LIMIT 1`,
+      ),
       allOpen: db.prepare<[], TurnRow>(
         "SELECT * FROM turns WHERE status IN ('pending', 'running') ORDER BY created_at, rowid",
       ),
@@ -117,6 +121,10 @@ export class SqliteTurnJournal implements TurnJournal {
 
   openTurns(sessionKey: string): TurnRecord[] {
     return this.#stmt.openTurns.all(sessionKey).map(toTurn);
+  }
+
+  nextOpen(sessionKey: string): { id: string; status: TurnStatus } | undefined {
+    return this.#stmt.nextOpen.get(sessionKey);
   }
 
   allOpen(): TurnRecord[] {

@@ -164,6 +164,8 @@ export interface TurnJournal {
   finish(turnId: string, status: "done" | "cancelled" | "failed", error?: string, now?: number): boolean;
   /** Non-final turns of one session in creation order. */
   openTurns(sessionKey: string): TurnRecord[];
+  /** The first of `openTurns(sessionKey)`, id and status only (the hot path of starting a turn). */
+  nextOpen(sessionKey: string): { id: string; status: TurnStatus } | undefined;
   /** Every non-final turn (restart recovery); running ones are returned as they are. */
   allOpen(): TurnRecord[];
   /** Sets running turns back to pending (at start: the process that ran them is gone). */

@@ -134,6 +134,17 @@ describe("turn journal", () => {
     expect(state.turns.get("t1")?.status).toBe("cancelled");
   });
 
+  it("names a session's next open turn, oldest first", () => {
+    const state = open();
+    state.turns.create(turn("a1"), T0);
+    state.turns.create(turn("a2"), T0 + 1);
+    state.turns.markRunning("a1", T0 + 2);
+    expect(state.turns.nextOpen("telegram:dm:100")).toEqual({ id: "a1", status: "running" });
+    state.turns.finish("a1", "done", undefined, T0 + 3);
+    expect(state.turns.nextOpen("telegram:dm:100")).toEqual({ id: "a2", status: "pending" });
+    expect(state.turns.nextOpen("slack:dm:1")).toBeUndefined();
+  });
+
   it("lists open turns per session in creation order and requeues running ones after a restart", () => {
     let state = open();
     state.turns.create(turn("a1"), T0);
