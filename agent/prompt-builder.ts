@@ -32,7 +32,7 @@ interface Snapshot {
 }
 
 /** Sessions whose snapshot is also kept in memory (the store stays the durable copy). */
-const MEMORY_SNAPSHOTS = 1_000;
+const MEMORY_SNAPSHOTS = 256;
 
 export class PromptBuilder {
   readonly #options: PromptBuilderOptions;

@@ -72,7 +72,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     groupMode: config.sessions.groupSessions,
     // This process is the one writer: commits are batched and recent histories stay in memory.
     groupCommit: true,
-    historyCacheBytes: 8 * 1024 * 1024,
+    historyCacheBytes: 4 * 1024 * 1024,
     onEffectError: (err) => logger.error({ error: describeError(err) }, "an effect after commit failed"),
   });
   const queue = await createJobQueue(config, logger.child({ component: "queue" }));
