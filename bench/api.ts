@@ -1,11 +1,13 @@
 /**
  * API-server scenario: the gateway as a child process (`herald gateway`, embedded queue) with the fake
  * model answering at once. Measures cold start, per-turn latency against the raw model round trip (the
- * floor), throughput over many concurrent sessions, and the gateway's peak RSS.
+ * floor), throughput over many concurrent sessions, and the gateway's peak RSS. Several variants (Node
+ * flags) run side by side, their rounds interleaved, so a noisy machine weighs on each alike.
  */
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
 import {
   cpuSeconds,
+  type GatewayProcess,
   machineLine,
   measureFloor,
   median,
@@ -20,13 +22,14 @@ export interface ApiBenchOptions {
   sessions: number;
   turnsPerSession: number;
   sequentialTurns: number;
-  /** Extra environment of the gateway process. */
-  env?: Record<string, string>;
-  /** Node flags of the gateway process instead of the `herald` launcher's (`[]`: V8's defaults). */
-  nodeFlags?: string[];
+  /** Load rounds per variant (the median is reported). @defaultValue 3 */
+  rounds?: number;
+  /** Node flags of each variant's gateway; undefined: the `herald` launcher's, `[]`: V8's defaults. */
+  variants: { name: string; nodeFlags?: string[] | undefined }[];
 }
 
 export interface ApiBenchResult {
+  name: string;
   coldStartMs: number;
   floorP50Ms: number;
   floorP99Ms: number;
@@ -34,7 +37,7 @@ export interface ApiBenchResult {
   turnP99Ms: number;
   overheadP50Ms: number;
   overheadP99Ms: number;
-  /** Median of three rounds. */
+  /** Median of the rounds. */
   turnsPerSecond: number;
   /** Each round's turns/s, ascending. */
   turnsPerSecondRange: number[];
@@ -48,78 +51,92 @@ export interface ApiBenchResult {
   turns: number;
 }
 
-export async function benchApi(options: ApiBenchOptions): Promise<ApiBenchResult> {
+interface Variant {
+  name: string;
+  gw: GatewayProcess;
+  sequential: number[];
+  load: number[];
+  rounds: { turnsPerSecond: number; gatewayCpuMs: number; benchCpuMs: number }[];
+}
+
+export async function benchApi(options: ApiBenchOptions): Promise<ApiBenchResult[]> {
   const llm = await startFakeLlm();
   llm.setDefault(() => ({ text: "ok" }));
+  const variants: Variant[] = [];
   try {
     // The floor: the same streaming call the agent makes, straight to the fake model.
     const floor = await measureFloor(llm.url, options.sequentialTurns);
-
-    const gw = await spawnGateway(
-      { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "bench", HERALD_MODEL: "fake-model", ...options.env },
-      options.root,
-      options.nodeFlags,
-    );
-    try {
-      // Warm-up, then sequential turns in one session: latency with nothing else running.
+    const env = { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "bench", HERALD_MODEL: "fake-model" };
+    for (const { name, nodeFlags } of options.variants) {
+      const gw = await spawnGateway(env, options.root, nodeFlags);
+      variants.push({ name, gw, sequential: [], load: [], rounds: [] });
       for (let i = 0; i < 50; i++) await postTurn(gw.url, `warm ${i}`, "warmup");
-      const sequential: number[] = [];
-      for (let i = 0; i < options.sequentialTurns; i++) {
-        const t0 = performance.now();
-        await postTurn(gw.url, `turn ${i}`, `seq-${i % 10}`);
-        sequential.push(performance.now() - t0);
+    }
+    // Sequential turns (latency with nothing else running), in blocks taken by the variants in turn.
+    const block = Math.max(1, Math.ceil(options.sequentialTurns / 5));
+    for (let done = 0; done < options.sequentialTurns; done += block) {
+      for (const v of variants) {
+        for (let i = done; i < Math.min(done + block, options.sequentialTurns); i++) {
+          const t0 = performance.now();
+          await postTurn(v.gw.url, `turn ${i}`, `seq-${i % 10}`);
+          v.sequential.push(performance.now() - t0);
+        }
       }
-      // Load: many sessions at once, each sending its turns one after another; three rounds, the
-      // median reported (this machine is shared and noisy).
-      const load: number[] = [];
-      const rounds: { turnsPerSecond: number; gatewayCpuMs: number; benchCpuMs: number }[] = [];
-      const turns = options.sessions * options.turnsPerSession;
-      for (let pass = 0; pass < 3; pass++) {
-        const gatewayCpu0 = cpuSeconds(gw.child.pid!);
+    }
+    // Load: many sessions at once, each sending its turns one after another; the variants take rounds
+    // in alternating order.
+    const turns = options.sessions * options.turnsPerSession;
+    const passes = options.rounds ?? 3;
+    for (let pass = 0; pass < passes; pass++) {
+      const order = pass % 2 === 0 ? variants : [...variants].reverse();
+      for (const v of order) {
+        const gatewayCpu0 = cpuSeconds(v.gw.child.pid!);
         const benchCpu0 = process.cpuUsage();
         const t0 = performance.now();
         await Promise.all(
           Array.from({ length: options.sessions }, async (_, s) => {
             for (let i = 0; i < options.turnsPerSession; i++) {
               const start = performance.now();
-              await postTurn(gw.url, `load ${pass}.${i}`, `load-${pass}-${s}`);
-              load.push(performance.now() - start);
+              await postTurn(v.gw.url, `load ${pass}.${i}`, `load-${pass}-${s}`);
+              v.load.push(performance.now() - start);
             }
           }),
         );
         const seconds = (performance.now() - t0) / 1000;
         const benchCpu = process.cpuUsage(benchCpu0);
-        rounds.push({
+        v.rounds.push({
           turnsPerSecond: turns / seconds,
-          gatewayCpuMs: (cpuSeconds(gw.child.pid!) - gatewayCpu0) * 1000,
+          gatewayCpuMs: (cpuSeconds(v.gw.child.pid!) - gatewayCpu0) * 1000,
           benchCpuMs: (benchCpu.user + benchCpu.system) / 1000,
         });
       }
-      const mid = [...rounds].sort((a, b) => a.turnsPerSecond - b.turnsPerSecond)[1]!;
-      const gatewayCpuMs = mid.gatewayCpuMs;
-      const benchCpuMs = mid.benchCpuMs;
+    }
+    return variants.map((v) => {
+      const mid = [...v.rounds].sort((a, b) => a.turnsPerSecond - b.turnsPerSecond)[
+        Math.floor(v.rounds.length / 2)
+      ]!;
       return {
-        coldStartMs: round(gw.coldStartMs, 0),
+        name: v.name,
+        coldStartMs: round(v.gw.coldStartMs, 0),
         floorP50Ms: round(median(floor)),
         floorP99Ms: round(percentile(floor, 99)),
-        turnP50Ms: round(median(sequential)),
-        turnP99Ms: round(percentile(sequential, 99)),
-        overheadP50Ms: round(median(sequential) - median(floor)),
-        overheadP99Ms: round(percentile(sequential, 99) - percentile(floor, 99)),
+        turnP50Ms: round(median(v.sequential)),
+        turnP99Ms: round(percentile(v.sequential, 99)),
+        overheadP50Ms: round(median(v.sequential) - median(floor)),
+        overheadP99Ms: round(percentile(v.sequential, 99) - percentile(floor, 99)),
         turnsPerSecond: round(mid.turnsPerSecond, 0),
-        turnsPerSecondRange: rounds.map((r) => round(r.turnsPerSecond, 0)).sort((a, b) => a - b),
-        loadP50Ms: round(median(load)),
-        loadP99Ms: round(percentile(load, 99)),
-        peakRssMb: round(gw.peakRssMb(), 1),
-        gatewayCpuMsPerTurn: round(gatewayCpuMs / turns),
-        benchCpuMsPerTurn: round(benchCpuMs / turns),
+        turnsPerSecondRange: v.rounds.map((r) => round(r.turnsPerSecond, 0)).sort((a, b) => a - b),
+        loadP50Ms: round(median(v.load)),
+        loadP99Ms: round(percentile(v.load, 99)),
+        peakRssMb: round(v.gw.peakRssMb(), 1),
+        gatewayCpuMsPerTurn: round(mid.gatewayCpuMs / turns),
+        benchCpuMsPerTurn: round(mid.benchCpuMs / turns),
         sessions: options.sessions,
         turns,
       };
-    } finally {
-      await gw.stop();
-    }
+    });
   } finally {
+    for (const v of variants) await v.gw.stop();
     await llm.close();
   }
 }
@@ -134,11 +151,12 @@ export function apiMarkdown(
     `| ${label} | ${a} | ${b} | ${target} |`;
   return `## API server, embedded queue
 
-Command: \`${command}\` — ${machineLine()}. The gateway runs as its own process, as \`herald gateway\`
-and \`npm start\` run it (\`node ${flags.join(" ")}\`); the bench process runs the HTTP clients and the fake
-model, which answers at once. "V8 defaults" is the same run without the launcher's two flags.
+Command: \`${command}\` — ${machineLine()}. The gateway runs as its own process, as \`npm start\` runs it;
+the bench process runs the HTTP clients and the fake model, which answers at once. "Lean" is the same
+gateway as \`npm run start:lean\` runs it (\`node ${flags.join(" ")}\`), side by side: the two take their
+load rounds in alternating order, so the machine's noise weighs on both.
 
-| figure | herald gateway | V8 defaults | target |
+| figure | npm start | lean | target |
 |---|---|---|---|
 ${[
   row(
@@ -188,8 +206,10 @@ ledger, session, journal, queue, agent loop, streaming model call, outbox, deliv
 Throughput is CPU-bound: the gateway is one thread, and the load generator and fake model share the
 same 2 cores. At ${r.gatewayCpuMsPerTurn} ms of gateway CPU per turn one gateway thread caps near
 ${Math.round(1000 / r.gatewayCpuMsPerTurn)} turns/s, and the two processes together need
-${round(r.gatewayCpuMsPerTurn + r.benchCpuMsPerTurn)} ms of CPU per turn, so this machine caps near
-${Math.round(2000 / (r.gatewayCpuMsPerTurn + r.benchCpuMsPerTurn))} turns/s whatever the gateway does. With V8's defaults, peak RSS
-is mostly heap headroom (a young generation of up to 3 × 16 MB, and an old generation let grow to
-several times what is live); the launcher's flags keep both near what the load needs.`;
+${round(r.gatewayCpuMsPerTurn + r.benchCpuMsPerTurn)} ms of CPU per turn, so even a gateway spread over both cores would cap near
+${Math.round(2000 / (r.gatewayCpuMsPerTurn + r.benchCpuMsPerTurn))} turns/s on this machine. Peak RSS with V8's defaults is
+mostly heap headroom: a young generation of up to 3 × 16 MB, and an old generation let grow to several
+times what is live (~27 MB after a full collection). The lean flags keep both near what the load needs,
+and pay for it in collections: under this load ${round(100 * (low.gatewayCpuMsPerTurn / r.gatewayCpuMsPerTurn - 1), 0)} % more CPU per turn, since turns
+waiting their turn live long enough to be promoted.`;
 }

@@ -45,23 +45,24 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-/**
- * The Node flags of the `herald` launcher (the `#!` line of dist/gateway/cli.js), so the benchmark runs
- * the gateway as `herald gateway` and `npm start` do.
- */
-export function launcherFlags(root: string): string[] {
-  const first = readFileSync(join(root, "dist/gateway/cli.js"), "utf8").split("\n", 1)[0] ?? "";
-  return first.split(/\s+/).filter((arg) => arg.startsWith("--"));
+/** The Node flags of `npm run start:lean` (package.json), the gateway's low-memory profile. */
+export function leanFlags(root: string): string[] {
+  const scripts = (
+    JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    }
+  ).scripts;
+  return (scripts["start:lean"] ?? "").split(/\s+/).filter((arg) => arg.startsWith("--"));
 }
 
 /**
- * Spawns `herald gateway` from dist/ with `env` and waits until /health answers. `nodeFlags` replaces
- * the launcher's flags (`[]`: V8's defaults).
+ * Spawns `herald gateway` from dist/ (as `npm start` runs it, or with `nodeFlags`) with `env` and waits
+ * until /health answers.
  */
 export async function spawnGateway(
   env: Record<string, string>,
   root: string,
-  nodeFlags: string[] = launcherFlags(root),
+  nodeFlags: string[] = [],
 ): Promise<GatewayProcess> {
   const homeDir = mkdtempSync(join(tmpdir(), "herald-bench-"));
   const port = await freePort();

@@ -16,7 +16,6 @@ import { startFakeLlm } from "../tests/fakes/llm/index.js";
 import {
   cpuSeconds,
   freePort,
-  launcherFlags,
   machineLine,
   measureFloor,
   median,
@@ -161,7 +160,6 @@ async function runMode(
       const child = spawn(
         process.execPath,
         [
-          ...launcherFlags(options.root),
           join(options.root, "dist/gateway/cli.js"),
           "worker",
           "--concurrency",

@@ -5,7 +5,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
-import { launcherFlags, writeSection } from "./lib.js";
+import { leanFlags, writeSection } from "./lib.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 
@@ -16,11 +16,16 @@ const run = (name: string) => wanted.size === 0 || wanted.has(name);
 
 const scenarios: Record<string, () => Promise<void>> = {
   api: async () => {
-    const options = { root, sessions: 200, turnsPerSession: 25, sequentialTurns: 500 };
-    const result = await benchApi(options);
-    const v8Defaults = await benchApi({ ...options, nodeFlags: [] });
-    console.log(JSON.stringify({ api: result, apiV8Defaults: v8Defaults }));
-    writeSection(file, "api", apiMarkdown(result, v8Defaults, "npm run bench", launcherFlags(root)));
+    const [result, lean] = await benchApi({
+      root,
+      sessions: 200,
+      turnsPerSession: 25,
+      sequentialTurns: 500,
+      variants: [{ name: "npm start" }, { name: "npm run start:lean", nodeFlags: leanFlags(root) }],
+    });
+    if (!result || !lean) throw new Error("the api scenario returned no figures");
+    console.log(JSON.stringify({ api: result, apiLean: lean }));
+    writeSection(file, "api", apiMarkdown(result, lean, "npm run bench", leanFlags(root)));
   },
   telegram: async () => {
     const opts = { chats: 100, turnsPerChat: 3 };

@@ -1,13 +1,7 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=20
+#!/usr/bin/env node
 /**
  * The `herald` command. Every subcommand loads the config the same way; a ConfigError prints the key
  * and the fix and exits with code 2.
- *
- * The launcher line sets two V8 flags (so do `npm start` and `npm run herald`; tests/unit/launcher checks
- * they agree): a young generation of 4 MB semi-spaces, and an old generation collected when it grows
- * 20 % past what was live, instead of up to several times that. A turn's garbage is short-lived, so
- * this keeps the gateway near 150 MB at 200 sessions at once for a few percent of CPU, and it is no cap:
- * a heap that must grow still grows. BENCHMARKS.md shows both settings.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
