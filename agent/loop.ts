@@ -125,7 +125,9 @@ async function loop(
       messages,
       tools: toolsJson.length > 0 ? toolsJson : undefined,
       signal,
-      onTextDelta: (text) => emit({ type: "text-delta", turnId: job.turnId, text }),
+      onTextDelta: job.streamText
+        ? (text) => emit({ type: "text-delta", turnId: job.turnId, text })
+        : undefined,
     });
     addUsage(response.usage);
     modelUsed = response.model;
@@ -147,7 +149,7 @@ async function loop(
 
   log.warn({ maxIterations }, "turn hit the step cap");
   const text = `I stopped after ${maxIterations} steps without finishing; that is my limit for one message. Say "continue" if you want me to keep going.`;
-  emit({ type: "text-delta", turnId: job.turnId, text });
+  if (job.streamText) emit({ type: "text-delta", turnId: job.turnId, text });
   turnMessages.push({ role: "assistant", content: text });
   return finish(text);
 }

@@ -89,6 +89,8 @@ export interface TurnJob {
   model?: string | undefined;
   /** @defaultValue the configured cap (90) */
   maxIterations?: number | undefined;
+  /** Send the reply's text as it streams (`text-delta` progress): someone shows it as it is written. */
+  streamText?: boolean | undefined;
   createdAt: number;
 }
 

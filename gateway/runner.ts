@@ -401,6 +401,7 @@ export class GatewayRunner {
       toolsets: (extra["toolsets"] as string[] | undefined) ?? section?.toolsets ?? config.agent.toolsets,
       model: extra["model"] as string | undefined,
       maxIterations: config.model.maxIterations,
+      streamText: next.inbound?.streamReply === true,
       createdAt: next.createdAt,
     };
     effects.push(() => this.startJob(job, key, feedback));

@@ -67,6 +67,11 @@ export interface InboundMessage {
    * whole conversation each time); seeds a new session. Platforms leave it unset.
    */
   context?: { role: "system" | "user" | "assistant"; content: string }[] | undefined;
+  /**
+   * The adapter shows this message's reply as it is written (`onTurnEvent` "delta" events): the turn then
+   * streams its text. Unset, no text deltas are sent at all (they cost CPU per chunk, and Redis traffic).
+   */
+  streamReply?: boolean | undefined;
 }
 
 /** A file the agent wants sent: a path on the gateway's disk. */

@@ -211,6 +211,7 @@ export class ApiAdapter implements PlatformAdapter {
             ),
     };
     const stream = parsed.data.stream === true;
+    if (stream) inbound.streamReply = true;
     const pending: Pending = {
       res,
       stream,

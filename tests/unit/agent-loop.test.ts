@@ -100,8 +100,14 @@ const ok = (r: TurnResult) => {
 };
 
 describe("runTurn", () => {
+  it("sends no text as progress when nobody shows the reply as it is written", async () => {
+    const result = ok(await runTurn(makeJob({ input: { text: "quiet" } }), makeDeps()));
+    expect(result.reply.text).toBe("echo: quiet");
+    expect(events.filter((e) => e.type === "text-delta")).toEqual([]);
+  });
+
   it("answers plainly, streaming the text as progress", async () => {
-    const result = ok(await runTurn(makeJob({ input: { text: "hello" } }), makeDeps()));
+    const result = ok(await runTurn(makeJob({ input: { text: "hello" }, streamText: true }), makeDeps()));
     expect(result.reply.text).toBe("echo: hello");
     expect(result.messages).toEqual([
       { role: "user", content: "hello" },
@@ -276,7 +282,7 @@ describe("runTurn", () => {
         if (e.type === "text-delta") controller.abort();
       },
     });
-    const error = await runTurn(makeJob(), deps).catch((e: unknown) => e);
+    const error = await runTurn(makeJob({ streamText: true }), deps).catch((e: unknown) => e);
     expect(isAbortError(error)).toBe(true);
     await llm.waitForClosedEarly(1);
     expect(llm.requests).toHaveLength(1);
@@ -321,7 +327,7 @@ describe("runTurn", () => {
       homeDir: "/tmp",
     });
     const seen: TurnProgress[] = [];
-    const result = await handler(makeJob({ input: { text: "queued" } }), {
+    const result = await handler(makeJob({ input: { text: "queued" }, streamText: true }), {
       signal: new AbortController().signal,
       progress: (e) => seen.push(e),
     });
