@@ -15,7 +15,7 @@ describe("start scripts", () => {
   it("start runs the gateway; start:lean runs the same with the low-memory flags, both after a build", () => {
     expect(scripts["start"]).toBe("node dist/gateway/cli.js gateway");
     expect(scripts["start:lean"]).toBe(
-      "node --max-semi-space-size=4 --heap-growing-percent=20 dist/gateway/cli.js gateway",
+      "node --max-semi-space-size=2 --heap-growing-percent=15 dist/gateway/cli.js gateway",
     );
     expect(scripts["prestart"]).toBe("npm run build --silent");
     expect(scripts["prestart:lean"]).toBe("npm run build --silent");
