@@ -210,6 +210,6 @@ ${round(r.gatewayCpuMsPerTurn + r.benchCpuMsPerTurn)} ms of CPU per turn, so eve
 ${Math.round(2000 / (r.gatewayCpuMsPerTurn + r.benchCpuMsPerTurn))} turns/s on this machine. Peak RSS with V8's defaults is
 mostly heap headroom: a young generation of up to 3 × 16 MB, and an old generation let grow to several
 times what is live (~27 MB after a full collection). The lean flags keep both near what the load needs,
-and pay for it in collections: under this load ${round(100 * (low.gatewayCpuMsPerTurn / r.gatewayCpuMsPerTurn - 1), 0)} % more CPU per turn, since turns
-waiting their turn live long enough to be promoted.`;
+and pay for it in collections: under this load ${round(100 * (low.gatewayCpuMsPerTurn / r.gatewayCpuMsPerTurn - 1), 0)} % more CPU per turn, since with
+scavenges every few turns the objects of model calls in flight outlive them and are promoted.`;
 }
