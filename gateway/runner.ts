@@ -354,6 +354,8 @@ export class GatewayRunner {
 
   /** Starts the next turn of a session if none is running. */
   private dispatch(key: string): void {
+    // A running turn starts the next one when it commits; no transaction for nothing.
+    if (this.active.has(key)) return;
     const effects: Effect[] = [];
     this.options.state.transaction(() => this.claimNext(key, effects));
     this.afterCommit(effects);

@@ -77,11 +77,6 @@ export class HistoryCache {
     this.#bytes = 0;
   }
 
-  /** Approximate bytes held (tests, metrics). */
-  get bytes(): number {
-    return this.#bytes;
-  }
-
   #evict(): void {
     for (const [sessionId] of this.#entries) {
       if (this.#bytes <= this.#maxBytes) return;

@@ -185,16 +185,14 @@ export class SqliteState {
     this.#batch = { effects: [], waiters: [] };
     setImmediate(() => {
       if (this.#batch === undefined || !this.#db.open) return;
-      let effectError: { err: unknown } | undefined;
       try {
         this.flush();
       } catch (err) {
         // A failed commit propagates (the process cannot go on with writes it believes made); an effect
         // that threw is reported.
         if (err instanceof HeraldError && err.code === "state_error") throw err;
-        effectError = { err };
+        this.#onEffectError(err);
       }
-      if (effectError) this.#onEffectError(effectError.err);
     });
   }
 
