@@ -3,7 +3,12 @@
  * with retries (p-retry: exponential backoff with jitter, Retry-After honoured) and fallback models.
  */
 import OpenAI from "openai";
-import type { ChatCompletionContentPart, ChatCompletionTool } from "openai/resources/chat/completions";
+import type {
+  ChatCompletionChunk,
+  ChatCompletionContentPart,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
+import type { Stream } from "openai/streaming";
 import pRetry, { AbortError as RetryAbort } from "p-retry";
 import type { HeraldConfig } from "../gateway/config.js";
 import type { ModelError } from "../gateway/errors.js";
@@ -84,16 +89,14 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
     // Each chunk restarts the same timer (no new timer object per chunk).
     const armIdle = () => void idle.refresh();
     try {
-      const stream = await sdk.chat.completions.create(
-        {
-          model,
-          messages: request.messages as OpenAI.ChatCompletionMessageParam[],
-          ...(request.tools?.length ? { tools: request.tools } : {}),
-          stream: true,
-          stream_options: { include_usage: true },
-        },
-        { signal: controller.signal },
-      );
+      // The SDK's chat.completions.create posts the same request; a body already in JSON skips the
+      // SDK's stringify of the tool schemas on every call (they are most of the body and never change).
+      const stream = await sdk.post<Stream<ChatCompletionChunk>>("/chat/completions", {
+        body: requestBody(model, request),
+        headers: { "content-type": "application/json" },
+        stream: true,
+        signal: controller.signal,
+      });
       let content = "";
       let finishReason: string | undefined;
       const usage = { promptTokens: 0, completionTokens: 0 };
@@ -219,6 +222,27 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
       throw lastError ?? new Error("no model configured");
     },
   };
+}
+
+/** Each tool schema's JSON, made once (a schema object is never changed after it is built). */
+const toolJson = new WeakMap<object, string>();
+
+/** The JSON body of a streaming chat.completions request, as the SDK would send it. */
+export function requestBody(model: string, request: Pick<StreamChatRequest, "messages" | "tools">): string {
+  let tools = "";
+  if (request.tools?.length) {
+    const parts: string[] = [];
+    for (const tool of request.tools) {
+      let json = toolJson.get(tool);
+      if (json === undefined) {
+        json = JSON.stringify(tool);
+        toolJson.set(tool, json);
+      }
+      parts.push(json);
+    }
+    tools = `,"tools":[${parts.join(",")}]`;
+  }
+  return `{"model":${JSON.stringify(model)},"messages":${JSON.stringify(request.messages)}${tools},"stream":true,"stream_options":{"include_usage":true}}`;
 }
 
 /** Resolves after `ms`; rejects with the cancelled error when `signal` fires first. */

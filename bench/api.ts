@@ -60,7 +60,7 @@ interface Variant {
 }
 
 export async function benchApi(options: ApiBenchOptions): Promise<ApiBenchResult[]> {
-  const llm = await startFakeLlm();
+  const llm = await startFakeLlm({ keepRequests: false });
   llm.setDefault(() => ({ text: "ok" }));
   const variants: Variant[] = [];
   try {

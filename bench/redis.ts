@@ -120,7 +120,7 @@ async function commandStats(redis: Redis): Promise<Map<string, number>> {
 }
 
 export async function benchRedis(options: RedisBenchOptions): Promise<RedisBenchResult> {
-  const llm = await startFakeLlm();
+  const llm = await startFakeLlm({ keepRequests: false });
   llm.setDefault(() => ({ text: "ok" }));
   const redis = await startRedisServer();
   const stats = new Redis(redis.url);

@@ -33,7 +33,7 @@ const LIFTED = { perChatPerSecond: 1e6, perChatBurst: 1e6, perGroupPerMinute: 1e
 
 /** Runs the scenario; every turn is real (ledger, session, journal, queue, agent, outbox, Bot API calls). */
 export async function benchTelegram(opts: TelegramBenchOptions): Promise<TelegramBenchResult> {
-  const llm = await startFakeLlm();
+  const llm = await startFakeLlm({ keepRequests: false });
   llm.setDefault(() => ({ text: "ok" }));
   const fake = await startFakeTelegram();
   const homeDir = mkdtempSync(join(tmpdir(), "herald-bench-tg-"));

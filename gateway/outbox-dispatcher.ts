@@ -19,6 +19,11 @@ export interface OutboxDispatcherOptions {
   baseDelayMs?: number;
   /** @defaultValue 60_000 */
   maxDelayMs?: number;
+  /**
+   * Runs each outbox write in a state transaction, so with group commit the marks of one moment commit
+   * together instead of one commit each. @defaultValue runs the write as is
+   */
+  transaction?: <T>(record: () => T) => T;
   /** Called after an item was delivered (or failed for good, with `lastError` set). Must not throw. */
   onSettled?: (item: OutboxItem, outcome: "delivered" | "failed", messageIds: string[]) => void;
   now?: () => number;
@@ -122,7 +127,7 @@ export class OutboxDispatcher {
         fromChunk: item.chunksSent,
         onChunkSent: (index) => {
           chunksSent = index + 1;
-          this.settle(() => outbox.chunkSent(item.id, index));
+          this.settle(() => this.write(() => outbox.chunkSent(item.id, index)));
         },
       }));
     } catch (err) {
@@ -134,7 +139,7 @@ export class OutboxDispatcher {
       return this.settle(() => this.retry(current, describeError(err), retryAfterMs ?? backoff));
     }
     return this.settle(() => {
-      outbox.delivered(item.id);
+      this.write(() => outbox.delivered(item.id));
       this.options.onSettled?.(item, "delivered", messageIds);
       return undefined;
     });
@@ -153,13 +158,19 @@ export class OutboxDispatcher {
     }
   }
 
+  /** One write to the outbox, in its own transaction when the state gives one. */
+  private write(fn: () => void): void {
+    if (this.options.transaction) this.options.transaction(fn);
+    else fn();
+  }
+
   private retry(item: OutboxItem, error: string, delayMs: number) {
     if (item.attempts + 1 >= this.maxAttempts) return this.fail(item, error);
     this.options.logger.warn(
       { outboxId: item.id, chat: formatChat(item.chat), error, attempt: item.attempts + 1, delayMs },
       "delivery failed, will retry",
     );
-    this.options.outbox.retryLater(item.id, error, delayMs, this.now());
+    this.write(() => this.options.outbox.retryLater(item.id, error, delayMs, this.now()));
     const again: OutboxItem = {
       ...item,
       attempts: item.attempts + 1,
@@ -174,7 +185,7 @@ export class OutboxDispatcher {
       { outboxId: item.id, chat: formatChat(item.chat), error, attempts: item.attempts + 1 },
       "delivery failed for good",
     );
-    this.options.outbox.failed(item.id, error);
+    this.write(() => this.options.outbox.failed(item.id, error));
     this.options.onSettled?.({ ...item, lastError: error }, "failed", []);
     return undefined;
   }

@@ -99,6 +99,7 @@ export class GatewayRunner {
     this.engaged = options.state.kv("engaged-threads");
     this.outbox = new OutboxDispatcher({
       outbox: options.state.outbox,
+      transaction: (record) => options.state.transaction(record),
       adapters: this.adapters,
       logger: options.logger.child({ component: "outbox" }),
       onSettled: (item, outcome) => {

@@ -403,6 +403,9 @@ export class CronService {
     error?: string,
   ): void {
     if (!turnId || chat.platform === "cron") return;
+    // Most deliveries are chat replies: a key lookup in the (small) runs table rules them out before the
+    // turn's whole record is read.
+    if (!this.#o.store.getRun(turnId)) return;
     const turn = this.#o.runner.state.turns.get(turnId);
     const jobId = turn?.extra?.["cronJobId"];
     if (turn?.source !== "cron" || typeof jobId !== "string") return;

@@ -539,3 +539,34 @@ describe("request size", () => {
     expect(json.match(/[^\x00-\x7f]/g) ?? []).toEqual([]);
   });
 });
+
+describe("the model request body", () => {
+  it("sends, over the wire, the same request the SDK's chat.completions.create sends, tools included", async () => {
+    const { default: OpenAI } = await import("openai");
+    const registry = new ToolRegistry();
+    registry.register(sessionSearchTool);
+    const tools = toOpenAITools(registry.forToolsets(registry.toolsets()));
+    const messages: ChatMessage[] = [
+      { role: "system", content: "be brief" },
+      { role: "user", content: 'quotes " and ünïcode ✓' },
+    ];
+    const client = createModelClient(modelConfig());
+    await client.streamChat({ messages, tools });
+    await client.streamChat({ messages, tools }); // the tool JSON now comes from the cache
+    const sdk = new OpenAI({ baseURL: llm.url, apiKey: "sk-test", maxRetries: 0 });
+    const stream = await sdk.chat.completions.create({
+      model: "main",
+      messages,
+      tools,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    for await (const _ of stream) {
+      // drain
+    }
+    expect(llm.requests).toHaveLength(3);
+    expect(llm.requests[0]).toEqual(llm.requests[2]);
+    expect(llm.requests[1]).toEqual(llm.requests[2]);
+    expect(llm.requests[0]?.tools?.[0]?.function.name).toBe("session_search");
+  });
+});

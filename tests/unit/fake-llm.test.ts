@@ -128,3 +128,22 @@ describe("fake LLM", () => {
     expect(llm.closedEarly).toHaveLength(1);
   });
 });
+
+describe("fake LLM without kept requests (the benchmark's)", () => {
+  it("answers and counts requests but keeps no bodies", async () => {
+    const lean = await startFakeLlm({ keepRequests: false });
+    try {
+      const sdk = new OpenAI({ baseURL: lean.url, apiKey: "x", maxRetries: 0 });
+      const answer = await sdk.chat.completions.create({
+        model: "fake-model",
+        messages: [{ role: "user", content: "hi" }],
+      });
+      expect(answer.choices[0]?.message.content).toBe("echo: hi");
+      await lean.waitForRequests(1);
+      expect(lean.received()).toBe(1);
+      expect(lean.requests).toEqual([]);
+    } finally {
+      await lean.close();
+    }
+  });
+});

@@ -1,7 +1,7 @@
 /**
  * Builds OpenAI chat-completions wire objects (stream chunks and whole completions) from a fake step.
  */
-import type { FakeLlmMessage, FakeLlmRequest, FakeLlmToolCall } from "./types.js";
+import type { FakeLlmMessage, FakeLlmToolCall } from "./types.js";
 
 export interface ResolvedToolCall {
   id: string;
@@ -40,9 +40,11 @@ export function messageText(message: FakeLlmMessage | undefined): string {
   return "";
 }
 
-/** A rough usage figure (chars / 4), enough for tests that read usage. */
-export function usageOf(request: FakeLlmRequest, text: string, calls: ResolvedToolCall[]): Usage {
-  const promptChars = JSON.stringify(request.messages).length;
+/**
+ * A rough usage figure (chars / 4), enough for tests that read usage. `promptChars`: the length of the
+ * request body, which is what it was read from (messages and tools).
+ */
+export function usageOf(promptChars: number, text: string, calls: ResolvedToolCall[]): Usage {
   const completionChars = text.length + calls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
   const prompt_tokens = Math.ceil(promptChars / 4);
   const completion_tokens = Math.ceil(completionChars / 4);

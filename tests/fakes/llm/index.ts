@@ -62,7 +62,9 @@ function sendJson(
  */
 export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLlm> {
   const models = options.models ?? ["fake-model"];
+  const keepRequests = options.keepRequests ?? true;
   const requests: FakeLlmRequest[] = [];
+  let received = 0;
   const closedEarly: FakeLlmRequest[] = [];
   const queue: (FakeLlmStep | FakeLlmHandler)[] = [];
   const waiters = new Set<() => void>();
@@ -93,8 +95,10 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   };
 
   async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const request = JSON.parse((await readBody(req)) || "{}") as FakeLlmRequest;
-    requests.push(request);
+    const body = await readBody(req);
+    const request = JSON.parse(body || "{}") as FakeLlmRequest;
+    received++;
+    if (keepRequests) requests.push(request);
     const step = takeStep(request);
     notify();
 
@@ -104,10 +108,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     shutdown.signal.addEventListener("abort", onShutdown, { once: true });
     res.on("close", () => {
       shutdown.signal.removeEventListener("abort", onShutdown);
-      if (!res.writableFinished) {
-        closedEarly.push(request);
-        notify();
-      }
+      if (res.writableFinished) return;
+      closedEarly.push(request);
+      notify();
       gone.abort();
     });
 
@@ -134,7 +137,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       step.toolCalls ?? [],
       () => `call_${counter}_${Math.random().toString(36).slice(2, 8)}`,
     );
-    const usage = usageOf(request, text, calls);
+    const usage = usageOf(body.length, text, calls);
 
     if (!request.stream) {
       sendJson(res, 200, completion(id, model, text, calls, usage));
@@ -152,11 +155,17 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       calls,
       request.stream_options?.include_usage ? usage : undefined,
     );
-    for (const [i, chunk] of chunks.entries()) {
+    const events = chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);
+    if (!step.chunkDelayMs) {
+      // No pauses asked for: the whole stream in one write (still one SSE event per chunk).
+      res.end(`${events.join("")}data: [DONE]\n\n`);
+      return;
+    }
+    for (const [i, event] of events.entries()) {
       // The role chunk and the first content piece go out together, so a client sees text at once.
-      if (i > 1 && !(await wait(step.chunkDelayMs ?? 0, gone.signal))) return;
+      if (i > 1 && !(await wait(step.chunkDelayMs, gone.signal))) return;
       if (gone.signal.aborted) return;
-      res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      res.write(event);
     }
     res.end("data: [DONE]\n\n");
   }
@@ -201,7 +210,8 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       defaultHandler = handler;
     },
     pending: () => queue.length,
-    waitForRequests: (count) => waitUntil(() => requests.length >= count),
+    received: () => received,
+    waitForRequests: (count) => waitUntil(() => received >= count),
     waitForClosedEarly: (count) => waitUntil(() => closedEarly.length >= count),
     close: async () => {
       shutdown.abort();

@@ -65,14 +65,22 @@ export interface FakeLlmOptions {
   apiKey?: string;
   /** Models `GET /v1/models` lists. @defaultValue ["fake-model"] */
   models?: string[];
+  /**
+   * Keep every request body in `requests`. The benchmark turns it off: hundreds of thousands of kept
+   * bodies would make the load generator's own GC part of what is measured. @defaultValue true
+   */
+  keepRequests?: boolean;
 }
 
 /** A running fake. */
 export interface FakeLlm {
   /** Base URL ending in `/v1` (pass as the SDK's `baseURL`). */
   readonly url: string;
-  /** Every chat.completions request body received (past the key check), in arrival order. */
+  /** Every chat.completions request body received (past the key check), in arrival order (none kept
+   * with `keepRequests: false`). */
   readonly requests: FakeLlmRequest[];
+  /** How many chat.completions requests arrived (past the key check). */
+  received(): number;
   /** Requests whose client disconnected before the answer ended, in order. */
   readonly closedEarly: FakeLlmRequest[];
   /** Queues answers; each request takes the first queued step that matches its model. */
