@@ -9,7 +9,7 @@ import { describeError } from "../gateway/errors.js";
 import type { Logger } from "../gateway/logger.js";
 import type { ChatType, KeyValueStore } from "../gateway/types.js";
 import type { TurnRecord } from "../sessions/types.js";
-import { buildSystemPrompt } from "./prompt.js";
+import { buildSystemPrompt, compactAscii } from "./prompt.js";
 
 export interface PromptBuilderOptions {
   /** Replaces the default persona. */
@@ -39,14 +39,17 @@ export class PromptBuilder {
   /** Recent snapshots by session key, so a turn does not read and parse its snapshot again. */
   readonly #recent = new Map<string, Snapshot>();
 
+  readonly #persona: string | undefined;
+
   constructor(options: PromptBuilderOptions) {
     this.#options = options;
+    this.#persona = options.persona === undefined ? undefined : compactAscii(options.persona);
   }
 
   /** The system prompt of `turn` (the runner's `systemPrompt` option). */
   readonly build = (turn: TurnRecord, chatType: ChatType): string =>
     buildSystemPrompt({
-      persona: this.#options.persona,
+      persona: this.#persona,
       platform: turn.chat.platform,
       chatType,
       userName: turn.inbound?.sender.name,
@@ -64,7 +67,7 @@ export class PromptBuilder {
     if (stored?.sessionId === turn.sessionId) return this.#remember(turn.sessionKey, stored).sections;
     let sections: string[] = [];
     try {
-      sections = this.#options.sections(turn);
+      sections = this.#options.sections(turn).map(compactAscii);
     } catch (err) {
       logger.warn({ sessionId: turn.sessionId, error: describeError(err) }, "prompt sections failed");
     }

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { v7 as uuidv7 } from "uuid";
 import type Database from "better-sqlite3";
 import type { ChatRef, OutboundMessage } from "../gateway/types.js";
 import type { Outbox, OutboxItem } from "./types.js";
@@ -83,7 +83,7 @@ export class SqliteOutbox implements Outbox {
     turnId?: string,
     now: number = Date.now(),
   ): OutboxItem {
-    const id = randomUUID();
+    const id = uuidv7();
     const full: OutboundMessage = { ...message, idempotencyKey: id };
     this.#stmt.insert.run({
       id,

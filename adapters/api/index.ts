@@ -5,6 +5,7 @@
  * session; without it the request's own messages seed a new session, whose id the response carries.
  */
 import { randomUUID, timingSafeEqual } from "node:crypto";
+import { v7 as uuidv7 } from "uuid";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HeraldError } from "../../gateway/errors.js";
 import type { Logger } from "../../gateway/logger.js";
@@ -191,7 +192,7 @@ export class ApiAdapter implements PlatformAdapter {
       writeJson(res, 400, errorBody("The last message must have role 'user'.", "invalid_request_error"));
       return;
     }
-    const messageId = randomUUID();
+    const messageId = uuidv7();
     const inbound: InboundMessage = {
       platform: "api",
       messageId,

@@ -1,4 +1,5 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import v8 from "node:v8";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -537,6 +538,45 @@ describe("request size", () => {
     const registry = createToolRegistry();
     const json = JSON.stringify(toOpenAITools(registry.forToolsets(registry.toolsets()))) + DEFAULT_PERSONA;
     expect(json.match(/[^\x00-\x7f]/g) ?? []).toEqual([]);
+  });
+});
+
+describe("one byte per character", () => {
+  /** Whether V8 stores `text` one byte per character (its serializer tags the two layouts apart). */
+  const storedOneByte = (text: string) => v8.serialize(text)[2] === 0x22;
+
+  it("keeps the system prompt compact when its sections were cut from files with other characters", async () => {
+    const { PromptBuilder } = await import("../../agent/prompt-builder.js");
+    const { requestBody } = await import("../../agent/model-client.js");
+    // What a SKILL.md with an arrow in its body gives: an ASCII description that V8 stores at two bytes.
+    const file = "description: Brief the day.\n\n1. Order by importance: needs action → changed";
+    const description = file.slice(13, 27);
+    expect(storedOneByte(description)).toBe(false);
+    const kv = new Map<string, string>();
+    const builder = new PromptBuilder({
+      persona: "persona from a config that has an é elsewhere".slice(0, 20),
+      timezone: "UTC",
+      snapshots: { get: (k) => kv.get(k), set: (k, v) => void kv.set(k, v), delete: (k) => void kv.delete(k) },
+      sections: () => [`## Skills\n- daily-briefing: ${description}`],
+      logger: silentLogger(),
+    });
+    const turn = {
+      id: "t1",
+      sessionId: "s1",
+      sessionKey: "api:dm:u1",
+      chat: { platform: "api", chatId: "u1" },
+      userId: "u1",
+      status: "running" as const,
+      source: "api" as const,
+      input: "hi",
+      attempts: 1,
+      createdAt: Date.UTC(2026, 0, 1, 12),
+    };
+    const prompt = builder.build(turn, "dm");
+    expect(prompt).toContain("daily-briefing: Brief the day.");
+    expect(storedOneByte(prompt)).toBe(true);
+    const body = requestBody("m", { messages: [{ role: "system", content: prompt }, { role: "user", content: "hi" }] });
+    expect(storedOneByte(body)).toBe(true);
   });
 });
 
