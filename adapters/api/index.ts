@@ -5,8 +5,8 @@
  * session; without it the request's own messages seed a new session, whose id the response carries.
  */
 import { randomUUID, timingSafeEqual } from "node:crypto";
-import { v7 as uuidv7 } from "uuid";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { v7 as uuidv7 } from "uuid";
 import { HeraldError } from "../../gateway/errors.js";
 import type { Logger } from "../../gateway/logger.js";
 import type {

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import v8 from "node:v8";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import v8 from "node:v8";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { compressIfNeeded, planCompression, SUMMARY_PREFIX } from "../../agent/compression.js";
@@ -556,7 +556,11 @@ describe("one byte per character", () => {
     const builder = new PromptBuilder({
       persona: "persona from a config that has an é elsewhere".slice(0, 20),
       timezone: "UTC",
-      snapshots: { get: (k) => kv.get(k), set: (k, v) => void kv.set(k, v), delete: (k) => void kv.delete(k) },
+      snapshots: {
+        get: (k) => kv.get(k),
+        set: (k, v) => void kv.set(k, v),
+        delete: (k) => void kv.delete(k),
+      },
       sections: () => [`## Skills\n- daily-briefing: ${description}`],
       logger: silentLogger(),
     });
@@ -575,7 +579,12 @@ describe("one byte per character", () => {
     const prompt = builder.build(turn, "dm");
     expect(prompt).toContain("daily-briefing: Brief the day.");
     expect(storedOneByte(prompt)).toBe(true);
-    const body = requestBody("m", { messages: [{ role: "system", content: prompt }, { role: "user", content: "hi" }] });
+    const body = requestBody("m", {
+      messages: [
+        { role: "system", content: prompt },
+        { role: "user", content: "hi" },
+      ],
+    });
     expect(storedOneByte(body)).toBe(true);
   });
 });
