@@ -9,7 +9,7 @@ import { describeError } from "../gateway/errors.js";
 import type { Logger } from "../gateway/logger.js";
 import type { ChatType, KeyValueStore } from "../gateway/types.js";
 import type { TurnRecord } from "../sessions/types.js";
-import { buildSystemPrompt, compactAscii } from "./prompt.js";
+import { buildSystemPrompt, compactAscii, describeNow } from "./prompt.js";
 
 export interface PromptBuilderOptions {
   /** Replaces the default persona. */
@@ -29,6 +29,8 @@ export interface PromptBuilderOptions {
 interface Snapshot {
   sessionId: string;
   sections: string[];
+  /** The prompt last built from it (memory only), and what else it was built from. */
+  built?: { key: string; prompt: string } | undefined;
 }
 
 /** Sessions whose snapshot is also kept in memory (the store stays the durable copy). */
@@ -46,25 +48,39 @@ export class PromptBuilder {
     this.#persona = options.persona === undefined ? undefined : compactAscii(options.persona);
   }
 
-  /** The system prompt of `turn` (the runner's `systemPrompt` option). */
-  readonly build = (turn: TurnRecord, chatType: ChatType): string =>
-    buildSystemPrompt({
+  /**
+   * The system prompt of `turn` (the runner's `systemPrompt` option). A session's turns within the same
+   * hour get the same string, built once.
+   */
+  readonly build = (turn: TurnRecord, chatType: ChatType): string => {
+    const snapshot = this.#snapshot(turn);
+    const userName = turn.inbound?.sender.name;
+    const key = `${turn.chat.platform}\u0000${chatType}\u0000${userName ?? ""}\u0000${describeNow(turn.createdAt, this.#options.timezone)}`;
+    if (snapshot.built?.key === key) return snapshot.built.prompt;
+    const prompt = buildSystemPrompt({
       persona: this.#persona,
       platform: turn.chat.platform,
       chatType,
-      userName: turn.inbound?.sender.name,
+      userName,
       now: turn.createdAt,
       timezone: this.#options.timezone,
-      extra: this.snapshot(turn),
+      extra: snapshot.sections,
     });
+    snapshot.built = { key, prompt };
+    return prompt;
+  };
 
   /** The session's snapshot sections, taken now if this is the session's first turn built. */
   snapshot(turn: TurnRecord): string[] {
+    return this.#snapshot(turn).sections;
+  }
+
+  #snapshot(turn: TurnRecord): Snapshot {
     const { snapshots, logger } = this.#options;
     const recent = this.#recent.get(turn.sessionKey);
-    if (recent?.sessionId === turn.sessionId) return recent.sections;
+    if (recent?.sessionId === turn.sessionId) return recent;
     const stored = parse(snapshots.get(turn.sessionKey));
-    if (stored?.sessionId === turn.sessionId) return this.#remember(turn.sessionKey, stored).sections;
+    if (stored?.sessionId === turn.sessionId) return this.#remember(turn.sessionKey, stored);
     let sections: string[] = [];
     try {
       sections = this.#options.sections(turn).map(compactAscii);
@@ -73,7 +89,7 @@ export class PromptBuilder {
     }
     const snapshot: Snapshot = { sessionId: turn.sessionId, sections };
     snapshots.set(turn.sessionKey, JSON.stringify(snapshot));
-    return this.#remember(turn.sessionKey, snapshot).sections;
+    return this.#remember(turn.sessionKey, snapshot);
   }
 
   #remember(sessionKey: string, snapshot: Snapshot): Snapshot {

@@ -92,7 +92,7 @@ function formatterFor(timezone: string): Intl.DateTimeFormat {
 const QUARTER_HOUR_MS = 15 * 60_000;
 let lastNow = { key: "", text: "" };
 
-function describeNow(now: number, timezone: string): string {
+export function describeNow(now: number, timezone: string): string {
   const key = `${timezone}|${Math.floor(now / QUARTER_HOUR_MS)}`;
   if (lastNow.key !== key) lastNow = { key, text: formatNow(now, timezone) };
   return lastNow.text;

@@ -36,18 +36,33 @@ export function contentText(content: ChatRequest["messages"][number]["content"])
  * Reads and parses a JSON body.
  * @throws HeraldError `invalid_input` for bodies over `maxBytes` or invalid JSON.
  */
-export async function readJsonBody(req: IncomingMessage, maxBytes = 10 * 1024 * 1024): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes)
-      throw new HeraldError(`The body is over ${maxBytes} bytes.`, { code: "invalid_input" });
-    chunks.push(chunk as Buffer);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch (err) {
-    throw new HeraldError("The body is not valid JSON.", { code: "invalid_input", cause: err });
-  }
+export function readJsonBody(req: IncomingMessage, maxBytes = 10 * 1024 * 1024): Promise<unknown> {
+  // Plain listeners: the body is read on every turn, and a stream's async iterator costs several
+  // objects and promises per chunk that then live as long as the request.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        req.off("data", onData);
+        req.resume();
+        reject(new HeraldError(`The body is over ${maxBytes} bytes.`, { code: "invalid_input" }));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on("data", onData);
+    req.once("error", reject);
+    req.once("end", () => {
+      if (size > maxBytes) return;
+      try {
+        const text =
+          chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
+        resolve(JSON.parse(text));
+      } catch (err) {
+        reject(new HeraldError("The body is not valid JSON.", { code: "invalid_input", cause: err }));
+      }
+    });
+  });
 }

@@ -5,7 +5,6 @@ import {
   DEFAULT_ATTEMPTS,
   DEFAULT_BACKOFF_MS,
   DEFAULT_CONCURRENCY,
-  DEFAULT_MAX_FINISHED,
   Fifo,
   isRetryable,
   Listeners,
@@ -19,9 +18,16 @@ export interface EmbeddedJobQueueOptions {
   attempts?: number;
   /** Wait before the first retry; doubles each retry. @defaultValue 1000 */
   backoffMs?: number;
-  /** Finished jobs remembered for re-enqueue by id. @defaultValue 10000 */
+  /** Finished jobs remembered, with their results, for a re-enqueue by id. @defaultValue 64 */
   maxFinished?: number;
 }
+
+/**
+ * The embedded queue lives and dies with the gateway, so what it remembers only answers a re-enqueue
+ * within one process (a restart starts empty and reruns from the turn journal). Each entry holds a whole
+ * turn result; ten thousand of them were megabytes of heap, all of it promoted and collected again.
+ */
+const EMBEDDED_MAX_FINISHED = 64;
 
 interface Entry {
   id: string;
@@ -77,7 +83,7 @@ export class EmbeddedJobQueue implements JobQueue {
     this.#attempts = Math.max(1, options.attempts ?? DEFAULT_ATTEMPTS);
     this.#backoffMs = options.backoffMs ?? DEFAULT_BACKOFF_MS;
     this.#listeners = new Listeners(this.#logger);
-    this.#finished = new LruMap(options.maxFinished ?? DEFAULT_MAX_FINISHED);
+    this.#finished = new LruMap(options.maxFinished ?? EMBEDDED_MAX_FINISHED);
   }
 
   async enqueue(job: TurnJob, options: { id: string; orderingKey: string }): Promise<void> {

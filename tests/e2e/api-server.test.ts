@@ -56,6 +56,29 @@ describe("API server", () => {
     expect(pieces.filter(Boolean).length).toBeGreaterThan(1);
   });
 
+  it("answers a body that is not JSON, or is over 10 MB, with a 400 and no turn", async () => {
+    harness = await startHarness();
+    const post = (body: string) =>
+      fetch(`${harness!.apiUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+    const broken = await post('{"messages": [');
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as { error: { message: string } }).error.message).toMatch(/not valid JSON/);
+    const huge = await post(
+      JSON.stringify({ messages: [{ role: "user", content: "x".repeat(10_500_000) }] }),
+    );
+    expect(huge.status).toBe(400);
+    expect(((await huge.json()) as { error: { message: string } }).error.message).toMatch(
+      /over 10485760 bytes/,
+    );
+    expect(harness.llm.requests).toHaveLength(0);
+    // The connection and the server are fine afterwards.
+    expect((await chat(harness, "still there?")).status).toBe(200);
+  });
+
   it("/new starts a clean session", async () => {
     harness = await startHarness();
     const first = await chat(harness, "remember the word kiwi");

@@ -15,7 +15,7 @@ import { createTurnHandler } from "../../agent/worker.js";
 import { isAbortError } from "../../gateway/errors.js";
 import { silentLogger } from "../../gateway/logger.js";
 import { MemorySessionStore } from "../../sessions/memory-session-store.js";
-import type { ChatMessage } from "../../sessions/types.js";
+import type { ChatMessage, TurnRecord } from "../../sessions/types.js";
 import { type FakeLlm, type FakeLlmMessage, messageText, startFakeLlm } from "../fakes/llm/index.js";
 
 let llm: FakeLlm;
@@ -586,6 +586,17 @@ describe("one byte per character", () => {
       ],
     });
     expect(storedOneByte(body)).toBe(true);
+    // The prompt is built once per session and hour; what it states still follows each turn.
+    expect(builder.build({ ...turn, id: "t2" }, "dm")).toBe(prompt);
+    const later = builder.build({ ...turn, id: "t3", createdAt: turn.createdAt + 3600_000 }, "dm");
+    expect(later).toContain("between 13:00 and 14:00 (UTC)");
+    expect(later).not.toContain("between 12:00");
+    const group = builder.build(
+      { ...turn, id: "t4", inbound: { sender: { id: "u2", name: "Ada" } } as TurnRecord["inbound"] },
+      "group",
+    );
+    expect(group).toContain("the message is from Ada");
+    expect(builder.build({ ...turn, id: "t5" }, "dm")).toBe(prompt);
   });
 });
 
