@@ -2,13 +2,14 @@
  * A thin wrapper on the openai SDK: one streaming chat call that assembles the assistant message,
  * with retries (p-retry: exponential backoff with jitter, Retry-After honoured) and fallback models.
  */
-import OpenAI from "openai";
+import { StringDecoder } from "node:string_decoder";
+import { createParser } from "eventsource-parser";
+import OpenAI, { APIConnectionError, APIError } from "openai";
 import type {
   ChatCompletionChunk,
   ChatCompletionContentPart,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import type { Stream } from "openai/streaming";
 import pRetry, { AbortError as RetryAbort } from "p-retry";
 import type { HeraldConfig } from "../gateway/config.js";
 import type { ModelError } from "../gateway/errors.js";
@@ -91,31 +92,34 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
     try {
       // The SDK's chat.completions.create posts the same request; a body already in JSON skips the
       // SDK's stringify of the tool schemas on every call (they are most of the body and never change).
-      const stream = await sdk.post<Stream<ChatCompletionChunk>>("/chat/completions", {
-        body: requestBody(model, request),
-        headers: { "content-type": "application/json" },
-        stream: true,
-        signal: controller.signal,
-      });
+      // The SDK sends it and turns a failed status into its APIError; the answer's events are read
+      // here (see readChunks), which costs less than half the CPU of the SDK's Stream.
+      const response = await sdk
+        .post("/chat/completions", {
+          body: requestBody(model, request),
+          headers: { "content-type": "application/json" },
+          stream: true,
+          signal: controller.signal,
+        })
+        .asResponse();
       let content = "";
       let finishReason: string | undefined;
       const usage = { promptTokens: 0, completionTokens: 0 };
       const calls: { id: string; name: string; arguments: string }[] = [];
-      for await (const chunk of stream) {
-        armIdle();
+      await readChunks(response, armIdle, (chunk) => {
         if (chunk.usage) {
           usage.promptTokens = chunk.usage.prompt_tokens;
           usage.completionTokens = chunk.usage.completion_tokens;
         }
-        const choice = chunk.choices[0];
-        if (!choice) continue;
-        const text = choice.delta.content;
+        const choice = chunk.choices?.[0];
+        if (!choice) return;
+        const text = choice.delta?.content;
         if (text) {
           content += text;
           emitted.any = true;
           request.onTextDelta?.(text);
         }
-        for (const part of choice.delta.tool_calls ?? []) {
+        for (const part of choice.delta?.tool_calls ?? []) {
           const slot = calls[part.index] ?? { id: "", name: "", arguments: "" };
           calls[part.index] = slot;
           if (part.id) slot.id = part.id;
@@ -123,8 +127,7 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
           if (part.function?.arguments) slot.arguments += part.function.arguments;
         }
         if (choice.finish_reason) finishReason = choice.finish_reason;
-      }
-      // The SDK ends the iteration quietly on abort; the answer is then incomplete.
+      });
       if (outer?.aborted) throw cancelledError(outer.reason);
       if (timedOut) throw new OpenAI.APIConnectionTimeoutError();
       const toolCalls: ToolCall[] = calls
@@ -222,6 +225,47 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
       throw lastError ?? new Error("no model configured");
     },
   };
+}
+
+/**
+ * Reads a streamed chat completion: server-sent events (eventsource-parser), each `data:` a JSON chunk,
+ * until the body ends. `[DONE]` is skipped; a chunk carrying `error` (a failure mid-answer) throws the
+ * SDK's APIError, as the SDK's own Stream does. `onBytes` runs per network read (the idle timer).
+ * On a throw the connection is closed, so a half-read answer never holds a pooled socket.
+ */
+async function readChunks(
+  response: Response,
+  onBytes: () => void,
+  onChunk: (chunk: ChatCompletionChunk) => void,
+): Promise<void> {
+  if (!response.body) throw new APIConnectionError({ message: "the answer had no body" });
+  let failure: unknown;
+  const parser = createParser({
+    onEvent(event) {
+      if (failure !== undefined || event.data.startsWith("[DONE]")) return;
+      try {
+        const chunk = JSON.parse(event.data) as ChatCompletionChunk & { error?: unknown };
+        if (chunk?.error) throw new APIError(undefined, chunk.error as object, undefined, response.headers);
+        onChunk(chunk);
+      } catch (err) {
+        failure = err;
+      }
+    },
+  });
+  // Bytes as they arrive split anywhere, even inside a character: the decoder keeps the partial one.
+  const text = new StringDecoder("utf8");
+  try {
+    for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
+      onBytes();
+      parser.feed(text.write(bytes as Buffer));
+      if (failure !== undefined) throw failure;
+    }
+    parser.feed(text.end());
+    if (failure !== undefined) throw failure;
+  } catch (err) {
+    await response.body.cancel().catch(() => {});
+    throw err;
+  }
 }
 
 /** Each tool schema's JSON, made once (a schema object is never changed after it is built). */

@@ -61,10 +61,9 @@ export function createNodeFetch(options: { maxSockets?: number; ca?: string | Bu
       );
       req.on("error", (err) => reject(init.signal?.aborted ? abortError(init.signal) : err));
       if (typeof body === "string") {
-        // One encode with its length known: Node's own path for a string body cost ~10 % more CPU.
-        const bytes = Buffer.from(body);
-        req.setHeader("content-length", bytes.length);
-        req.end(bytes);
+        // The length up front: one write, no chunked encoding (and no Buffer copy of the body kept).
+        req.setHeader("content-length", Buffer.byteLength(body));
+        req.end(body);
       } else req.end(body ?? undefined);
     });
   };

@@ -265,6 +265,49 @@ describe("runTurn", () => {
     expect(llm.requests).toHaveLength(4);
   });
 
+  it("reads an answer whose bytes split anywhere: inside a character, between CR and LF, around comments", async () => {
+    const chunk = (delta: object, extra: object = {}) =>
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "main", choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\r\n\r\n`;
+    const arrow = Buffer.from("→"); // three bytes on the wire
+    const second = chunk({ content: "Grüße → Welt" });
+    const cut = second.indexOf("→");
+    const done = `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "main", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\r\n\r\n`;
+    const usage = `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "main", choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } })}\n\n`;
+    llm.script({
+      sse: [
+        ": keep-alive\r\n\r\n",
+        `${chunk({ role: "assistant", content: "" })}\r`,
+        `\n${second.slice(0, cut)}`,
+        arrow.subarray(0, 1),
+        Buffer.concat([arrow.subarray(1), Buffer.from(second.slice(cut + 1))]),
+        ": still here\n\n",
+        done,
+        usage,
+        "data: [DONE]\n\n",
+      ],
+    });
+    const deltas: string[] = [];
+    const deps = makeDeps({ progress: (e) => e.type === "text-delta" && deltas.push(e.text) });
+    const result = ok(await runTurn(makeJob({ streamText: true }), deps));
+    expect(result.reply.text).toBe("Grüße → Welt");
+    expect(deltas.join("")).toBe("Grüße → Welt");
+    expect(result.usage).toMatchObject({ promptTokens: 12, completionTokens: 5, modelCalls: 1 });
+  });
+
+  it("retries an answer the model server broke off with an error event before any text", async () => {
+    llm.script(
+      { sse: ['data: {"error":{"message":"The server is overloaded.","type":"server_error"}}\n\n'] },
+      { text: "second try" },
+    );
+    expect(ok(await runTurn(makeJob(), makeDeps())).reply.text).toBe("second try");
+    expect(llm.requests).toHaveLength(2);
+
+    llm.setDefault(() => ({ sse: ['data: {"error":{"message":"The server is overloaded."}}\n\n'] }));
+    const failed = await runTurn(makeJob(), makeDeps({ config: { maxRetries: 1 } }));
+    expect(failed).toMatchObject({ kind: "failed", retryable: true });
+    expect(failed.kind === "failed" && failed.userMessage).toContain("The server is overloaded.");
+  });
+
   it("times out a stream that stops sending half-way, without a retry (its text was already shown)", async () => {
     llm.script({ text: "a long answer that stalls", chunkDelayMs: 60_000 });
     const started = performance.now();

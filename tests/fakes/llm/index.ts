@@ -130,6 +130,17 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       return;
     }
 
+    if (step.sse) {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      res.socket?.setNoDelay(true);
+      for (const [i, piece] of step.sse.entries()) {
+        if (i > 0 && !(await wait(step.chunkDelayMs ?? 5, gone.signal))) return;
+        res.write(piece);
+      }
+      res.end();
+      return;
+    }
+
     const id = `chatcmpl-${++counter}`;
     const model = request.model;
     const text = step.text ?? "";

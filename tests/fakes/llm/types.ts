@@ -45,16 +45,34 @@ export interface FakeLlmToolCall {
 /** One scripted answer. */
 export type FakeLlmStep = FakeLlmStepOptions &
   (
-    | { text: string; toolCalls?: undefined; error?: undefined; disconnect?: undefined }
-    | { toolCalls: FakeLlmToolCall[]; text?: string; error?: undefined; disconnect?: undefined }
+    | { text: string; toolCalls?: undefined; error?: undefined; disconnect?: undefined; sse?: undefined }
+    | {
+        toolCalls: FakeLlmToolCall[];
+        text?: string;
+        error?: undefined;
+        disconnect?: undefined;
+        sse?: undefined;
+      }
     | {
         error: { status: number; message?: string; retryAfterSeconds?: number };
         text?: undefined;
         toolCalls?: undefined;
         disconnect?: undefined;
+        sse?: undefined;
       }
     /** Drops the connection without an answer (a connection error for the client). */
-    | { disconnect: true; text?: undefined; toolCalls?: undefined; error?: undefined }
+    | { disconnect: true; text?: undefined; toolCalls?: undefined; error?: undefined; sse?: undefined }
+    /**
+     * A 200 event stream written exactly as given, one write per piece (`chunkDelayMs` apart, default
+     * 5 ms, so each arrives as its own read): for how a client copes with bytes split anywhere.
+     */
+    | {
+        sse: (string | Uint8Array)[];
+        text?: undefined;
+        toolCalls?: undefined;
+        error?: undefined;
+        disconnect?: undefined;
+      }
   );
 
 /** Builds a step from the request (scripted function steps and the default handler). */
