@@ -78,17 +78,10 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
   /** One streaming attempt against one model. */
   async function attempt(model: string, request: StreamChatRequest, emitted: { any: boolean }) {
     const outer = request.signal;
-    const controller = new AbortController();
-    const onOuterAbort = () => controller.abort(outer?.reason);
-    outer?.addEventListener("abort", onOuterAbort, { once: true });
-    // Idle timeout: a stream that stops sending for timeoutMs is a timeout (the SDK's covers headers only).
+    // The SDK's timeout covers the wait for the answer's headers; from then on an idle timer does: a
+    // stream that stops sending for timeoutMs is a timeout. One timer, restarted by each read.
     let timedOut = false;
-    const idle = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, config.timeoutMs);
-    // Each chunk restarts the same timer (no new timer object per chunk).
-    const armIdle = () => void idle.refresh();
+    let idle: NodeJS.Timeout | undefined;
     try {
       // The SDK's chat.completions.create posts the same request; a body already in JSON skips the
       // SDK's stringify of the tool schemas on every call (they are most of the body and never change).
@@ -99,9 +92,15 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
           body: requestBody(model, request),
           headers: { "content-type": "application/json" },
           stream: true,
-          signal: controller.signal,
+          signal: outer ?? null,
         })
         .asResponse();
+      const timer = setTimeout(() => {
+        timedOut = true;
+        void response.body?.cancel();
+      }, config.timeoutMs);
+      idle = timer;
+      const armIdle = () => void timer.refresh();
       let content = "";
       let finishReason: string | undefined;
       const usage = { promptTokens: 0, completionTokens: 0 };
@@ -158,7 +157,6 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
       throw err;
     } finally {
       clearTimeout(idle);
-      outer?.removeEventListener("abort", onOuterAbort);
     }
   }
 
