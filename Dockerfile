@@ -14,8 +14,11 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 # API_SERVER_HOST=0.0.0.0 (with API_SERVER_KEY) is set for the gateway in docker-compose.yml only.
+# MALLOC_ARENA_MAX: glibc keeps a malloc arena per thread that ever allocated (V8's compiler threads
+# do); two are plenty for one event loop and save ~5 MB of RSS under load.
 ENV NODE_ENV=production \
-    HERALD_HOME=/data
+    HERALD_HOME=/data \
+    MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
@@ -28,6 +31,7 @@ RUN chmod +x dist/gateway/cli.js \
 USER node
 VOLUME ["/data"]
 EXPOSE 8642
-# `herald gateway` by default; the worker service runs `herald worker`.
-ENTRYPOINT ["herald"]
+# `herald gateway` by default; the worker service runs `herald worker`. The heap flags are npm start's
+# (see the README's "Running on a small machine").
+ENTRYPOINT ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "/app/dist/gateway/cli.js"]
 CMD ["gateway"]

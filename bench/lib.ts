@@ -45,18 +45,18 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-/** The Node flags of `npm run start:lean` (package.json), the gateway's low-memory profile. */
-export function leanFlags(root: string): string[] {
+/** The Node flags `npm start` runs the gateway with (package.json's start script). */
+export function startFlags(root: string): string[] {
   const scripts = (
     JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
       scripts: Record<string, string>;
     }
   ).scripts;
-  return (scripts["start:lean"] ?? "").split(/\s+/).filter((arg) => arg.startsWith("--"));
+  return (scripts["start"] ?? "").split(/\s+/).filter((arg) => arg.startsWith("--"));
 }
 
 /**
- * Spawns `herald gateway` from dist/ (as `npm start` runs it, or with `nodeFlags`) with `env` and waits
+ * Spawns `herald gateway` from dist/ with `nodeFlags` (none: V8's defaults) and `env`, and waits
  * until /health answers.
  */
 export async function spawnGateway(
@@ -159,8 +159,9 @@ export function postTurn(url: string, text: string, sessionId: string): Promise<
 }
 
 /** CPU seconds (user + system) a process has used so far. */
-export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+export function cpuSeconds(pid: number, thread?: number): number {
+  const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
+  const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 

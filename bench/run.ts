@@ -5,7 +5,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
-import { leanFlags, writeSection } from "./lib.js";
+import { startFlags, writeSection } from "./lib.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 
@@ -16,16 +16,20 @@ const run = (name: string) => wanted.size === 0 || wanted.has(name);
 
 const scenarios: Record<string, () => Promise<void>> = {
   api: async () => {
-    const [result, lean] = await benchApi({
+    const [result, defaults] = await benchApi({
       root,
       sessions: 200,
       turnsPerSession: 25,
       sequentialTurns: 500,
-      variants: [{ name: "npm start" }, { name: "npm run start:lean", nodeFlags: leanFlags(root) }],
+      rounds: 5,
+      variants: [
+        { name: "npm start", nodeFlags: startFlags(root) },
+        { name: "V8 defaults", nodeFlags: [] },
+      ],
     });
-    if (!result || !lean) throw new Error("the api scenario returned no figures");
-    console.log(JSON.stringify({ api: result, apiLean: lean }));
-    writeSection(file, "api", apiMarkdown(result, lean, "npm run bench", leanFlags(root)));
+    if (!result || !defaults) throw new Error("the api scenario returned no figures");
+    console.log(JSON.stringify({ api: result, apiV8Defaults: defaults }));
+    writeSection(file, "api", apiMarkdown(result, defaults, "npm run bench", startFlags(root)));
   },
   telegram: async () => {
     const opts = { chats: 100, turnsPerChat: 3 };
