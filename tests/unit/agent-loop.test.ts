@@ -266,23 +266,24 @@ describe("runTurn", () => {
   });
 
   it("reads an answer whose bytes split anywhere: inside a character, between CR and LF, around comments", async () => {
-    const chunk = (delta: object, extra: object = {}) =>
-      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "main", choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\r\n\r\n`;
+    const event = (body: object, end = "\r\n\r\n") =>
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "main", ...body })}${end}`;
+    const delta = (d: object, finish: string | null = null) =>
+      event({ choices: [{ index: 0, delta: d, finish_reason: finish }] });
     const arrow = Buffer.from("→"); // three bytes on the wire
-    const second = chunk({ content: "Grüße → Welt" });
+    const second = delta({ content: "Grüße → Welt" });
     const cut = second.indexOf("→");
-    const done = `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "main", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\r\n\r\n`;
-    const usage = `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "main", choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } })}\n\n`;
+    const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 };
     llm.script({
       sse: [
         ": keep-alive\r\n\r\n",
-        `${chunk({ role: "assistant", content: "" })}\r`,
+        `${delta({ role: "assistant", content: "" })}\r`,
         `\n${second.slice(0, cut)}`,
         arrow.subarray(0, 1),
         Buffer.concat([arrow.subarray(1), Buffer.from(second.slice(cut + 1))]),
         ": still here\n\n",
-        done,
-        usage,
+        delta({}, "stop"),
+        event({ choices: [], usage }, "\n\n"),
         "data: [DONE]\n\n",
       ],
     });
