@@ -70,11 +70,7 @@ export class PromptBuilder {
     return prompt;
   };
 
-  /** The session's snapshot sections, taken now if this is the session's first turn built. */
-  snapshot(turn: TurnRecord): string[] {
-    return this.#snapshot(turn).sections;
-  }
-
+  /** The session's snapshot, its sections taken now if this is the session's first turn built. */
   #snapshot(turn: TurnRecord): Snapshot {
     const { snapshots, logger } = this.#options;
     const recent = this.#recent.get(turn.sessionKey);
