@@ -8,11 +8,11 @@
  * non-Latin text run denser) but needs no tokenizer per model; the 75% threshold leaves room for the error.
  */
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
-import { isAbortError } from "../gateway/errors.js";
-import type { Logger } from "../gateway/logger.js";
-import type { ChatMessage } from "../sessions/types.js";
+import { isAbortError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { Compaction } from "../core/turn.js";
+import type { ChatMessage } from "../core/types.js";
 import type { ModelClient, ModelMessage } from "./model-client.js";
-import type { Compaction } from "./types.js";
 
 /** Compress when the estimate exceeds this share of the context. */
 export const COMPRESS_AT_RATIO = 0.75;

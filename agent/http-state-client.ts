@@ -4,8 +4,8 @@
  * `HERALD_GATEWAY_KEY`. The members come from the method table in `state-methods.ts`, so the client and
  * the gateway's state API never drift apart.
  */
-import { HeraldError, type HeraldErrorCode } from "../gateway/errors.js";
-import type { Logger } from "../gateway/logger.js";
+import { HeraldError, type HeraldErrorCode } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
 import {
   STATE_API_PATH,
   type StateApiErrorBody,

@@ -5,10 +5,9 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import type { ChatCompletionContentPart } from "openai/resources/chat/completions";
-import type { InboundAttachment } from "../gateway/types.js";
-import type { ChatMessage } from "../sessions/types.js";
+import type { TurnInput } from "../core/turn.js";
+import type { ChatMessage, InboundAttachment } from "../core/types.js";
 import type { ModelMessage } from "./model-client.js";
-import type { TurnInput } from "./types.js";
 
 /** `[attached file: report.pdf, application/pdf, /home/…/cache/report.pdf]` */
 export function attachmentNote(a: InboundAttachment): string {

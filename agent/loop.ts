@@ -3,15 +3,16 @@
  * Text streams out as progress; the tool calls of one response run in parallel; the loop ends when the
  * model answers without tool calls or the step cap is reached.
  */
-import { describeError, HeraldError, isAbortError } from "../gateway/errors.js";
-import { type Logger, lazyChild } from "../gateway/logger.js";
-import type { ChatMessage, ToolCall } from "../sessions/types.js";
+import { describeError, HeraldError, isAbortError } from "../core/errors.js";
+import { type Logger, lazyChild } from "../core/logger.js";
+import type { TurnJob, TurnProgress, TurnResult, TurnUsage } from "../core/turn.js";
+import type { ChatMessage, ToolCall } from "../core/types.js";
 import { compressIfNeeded, repairToolPairs } from "./compression.js";
 import { buildUserMessage } from "./input.js";
 import type { ModelClient, ModelMessage } from "./model-client.js";
 import { cancelledError } from "./model-errors.js";
 import { type ToolRegistry, toOpenAITools } from "./tool-registry.js";
-import type { StateClient, Tool, ToolOutput, TurnJob, TurnProgress, TurnResult, TurnUsage } from "./types.js";
+import type { StateClient, Tool, ToolOutput } from "./types.js";
 
 /** What a turn runs with. */
 export interface TurnDeps {

@@ -11,9 +11,9 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import pRetry, { AbortError as RetryAbort } from "p-retry";
-import type { HeraldConfig } from "../gateway/config.js";
-import type { ModelError } from "../gateway/errors.js";
-import type { ChatMessage, ToolCall } from "../sessions/types.js";
+import type { HeraldConfig } from "../app/config.js";
+import type { ModelError } from "../core/errors.js";
+import type { ChatMessage, ToolCall } from "../core/types.js";
 import { type AttemptFailure, cancelledError, classifyFailure, toModelError } from "./model-errors.js";
 import { createNodeFetch } from "./node-fetch.js";
 

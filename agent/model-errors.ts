@@ -3,7 +3,7 @@
  * failures are worth another try.
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai";
-import { HeraldError, ModelError } from "../gateway/errors.js";
+import { HeraldError, ModelError } from "../core/errors.js";
 
 /** How one attempt failed. `retry`: the same request may succeed later (429, 5xx, network, timeout). */
 export interface AttemptFailure {

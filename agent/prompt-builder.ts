@@ -5,9 +5,9 @@
  * and a memory write shows up from the next session on. Snapshots live in a key-value store keyed by
  * session key, so a restart mid-session keeps them and there is at most one per chat.
  */
-import { describeError } from "../gateway/errors.js";
-import type { Logger } from "../gateway/logger.js";
-import type { ChatType, KeyValueStore } from "../gateway/types.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { ChatType, KeyValueStore } from "../core/types.js";
 import type { TurnRecord } from "../sessions/types.js";
 import { buildSystemPrompt, compactAscii, describeNow } from "./prompt.js";
 

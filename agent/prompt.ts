@@ -3,7 +3,7 @@
  * deterministic: the same inputs give the same bytes (providers cache identical prompt prefixes), and
  * the time is stated to the hour only so the prompt stays the same for an hour.
  */
-import type { ChatType, PlatformName } from "../gateway/types.js";
+import type { ChatType, PlatformName } from "../core/types.js";
 
 export const DEFAULT_PERSONA =
   "You are Herald, a helpful assistant that talks with people in their chat apps. Be direct and concise, say so when you are unsure, and use your tools when they help rather than guessing.";

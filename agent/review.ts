@@ -7,13 +7,14 @@
 import { randomUUID } from "node:crypto";
 import { appendFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { describeError, isAbortError } from "../gateway/errors.js";
-import type { Logger } from "../gateway/logger.js";
-import type { ChatMessage } from "../sessions/types.js";
+import { describeError, isAbortError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { TurnOrigin, TurnResult } from "../core/turn.js";
+import type { ChatMessage } from "../core/types.js";
 import { runTurn, summarizeArguments } from "./loop.js";
 import type { ModelClient } from "./model-client.js";
 import type { ToolRegistry } from "./tool-registry.js";
-import type { StateClient, TurnOrigin, TurnResult } from "./types.js";
+import type { StateClient } from "./types.js";
 
 export interface ReviewConfig {
   /** A turn with at least this many tool calls is reviewed. @defaultValue 5 */

@@ -4,8 +4,8 @@
  */
 import type { ChatCompletionFunctionTool } from "openai/resources/chat/completions";
 import { z } from "zod";
-import { describeError, isAbortError } from "../gateway/errors.js";
-import type { ToolCall } from "../sessions/types.js";
+import { describeError, isAbortError } from "../core/errors.js";
+import type { ToolCall } from "../core/types.js";
 import type { Tool, ToolContext, ToolOutput } from "./types.js";
 
 /** A tool result longer than this is cut (the model's context is not a log file). */

@@ -2,10 +2,10 @@
  * The job handler both queue backends run: a `TurnJob` in, a `TurnResult` out, via `runTurn`.
  */
 
-import { describeError, isAbortError } from "../gateway/errors.js";
-import { lazyChild } from "../gateway/logger.js";
+import { describeError, isAbortError } from "../core/errors.js";
+import { lazyChild } from "../core/logger.js";
+import type { JobHandler } from "../core/turn.js";
 import { runTurn, type TurnDeps } from "./loop.js";
-import type { JobHandler } from "./types.js";
 
 /** What the handler shares across turns; the queue supplies each turn's signal and progress. */
 export type TurnHandlerDeps = Omit<TurnDeps, "signal" | "progress">;

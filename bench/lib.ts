@@ -67,7 +67,7 @@ export async function spawnGateway(
   const homeDir = mkdtempSync(join(tmpdir(), "herald-bench-"));
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, [...nodeFlags, join(root, "dist/gateway/cli.js"), "gateway"], {
+  const child = spawn(process.execPath, [...nodeFlags, join(root, "dist/app/cli.js"), "gateway"], {
     env: {
       ...process.env,
       HERALD_HOME: homeDir,

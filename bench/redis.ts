@@ -159,12 +159,7 @@ async function runMode(
       const home = mkdtempSync(join(tmpdir(), "herald-bench-worker-"));
       const child = spawn(
         process.execPath,
-        [
-          join(options.root, "dist/gateway/cli.js"),
-          "worker",
-          "--concurrency",
-          String(options.workerConcurrency),
-        ],
+        [join(options.root, "dist/app/cli.js"), "worker", "--concurrency", String(options.workerConcurrency)],
         {
           env: {
             ...process.env,

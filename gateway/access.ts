@@ -3,9 +3,10 @@
  * allowlist (`GATEWAY_ALLOWED_USERS`, `<P>_ALLOWED_USERS`), or by an approved pairing code. Unknown users
  * in DMs get a pairing code; in groups they are ignored silently.
  */
+
+import type { HeraldConfig } from "../app/config.js";
+import type { InboundMessage } from "../core/types.js";
 import type { PairingStore } from "../sessions/types.js";
-import type { HeraldConfig } from "./config.js";
-import type { InboundMessage } from "./types.js";
 
 /** Platforms whose callers are authenticated before the runner sees them (API key; the local terminal). */
 const PRE_AUTHENTICATED = new Set(["api", "cli", "cron"]);

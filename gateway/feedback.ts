@@ -3,10 +3,10 @@
  * as one status message edited in place (throttled) and deleted when the reply is out. Feedback is
  * best-effort: a failure here is logged at debug and never affects the turn.
  */
-import { formatChat } from "./chat.js";
-import { describeError } from "./errors.js";
-import type { Logger } from "./logger.js";
-import type { ChatRef, PlatformAdapter } from "./types.js";
+import { formatChat } from "../core/chat.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { ChatRef, PlatformAdapter } from "../core/types.js";
 
 export interface FeedbackOptions {
   /** @defaultValue 4000 (Telegram's typing lasts 5 s) */

@@ -4,8 +4,8 @@
  * retention are deleted at start and every few hours. Sessions and their messages are the user's and
  * are never pruned here (`herald sessions prune` does that on request).
  */
-import { describeError } from "./errors.js";
-import type { Logger } from "./logger.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
 import type { RunnerState } from "./runner.js";
 
 export interface MaintenanceOptions {

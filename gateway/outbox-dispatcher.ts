@@ -3,11 +3,12 @@
  * with backoff (or the platform's retry-after) until the platform confirms. An item leaves the outbox
  * only when delivered, or after `maxAttempts` as failed (logged, kept for inspection).
  */
+
+import { formatChat } from "../core/chat.js";
+import { describeError, PlatformError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { PlatformAdapter } from "../core/types.js";
 import type { Outbox, OutboxItem } from "../sessions/types.js";
-import { formatChat } from "./chat.js";
-import { describeError, PlatformError } from "./errors.js";
-import type { Logger } from "./logger.js";
-import type { PlatformAdapter } from "./types.js";
 
 export interface OutboxDispatcherOptions {
   outbox: Outbox;

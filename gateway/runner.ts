@@ -5,11 +5,23 @@
  * point leaves state that `start()` finishes: open turns run again, undelivered replies go out, once.
  */
 import { createHash } from "node:crypto";
-import type { JobQueue, QueueEvent, TurnJob, TurnResult } from "../agent/types.js";
+import type { HeraldConfig } from "../app/config.js";
+import { formatChat, sessionKey } from "../core/chat.js";
+import { parseCommand } from "../core/commands.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { JobQueue, QueueEvent, TurnJob, TurnResult } from "../core/turn.js";
 import type {
   ChatMessage,
-  InboundLedger,
+  ChatRef,
+  InboundMessage,
+  InboundOutcome,
   KeyValueStore,
+  OutboundMessage,
+  PlatformAdapter,
+} from "../core/types.js";
+import type {
+  InboundLedger,
   Outbox,
   OutboxItem,
   PairingStore,
@@ -18,15 +30,10 @@ import type {
   TurnRecord,
 } from "../sessions/types.js";
 import { AccessPolicy, pairingText } from "./access.js";
-import { formatChat, sessionKey } from "./chat.js";
-import { CommandRegistry, parseCommand } from "./commands.js";
-import type { HeraldConfig } from "./config.js";
-import { describeError } from "./errors.js";
+import { CommandRegistry } from "./commands.js";
 import { TurnFeedback } from "./feedback.js";
-import type { Logger } from "./logger.js";
 import { OutboxDispatcher } from "./outbox-dispatcher.js";
 import { registerCoreCommands } from "./runner-commands.js";
-import type { ChatRef, InboundMessage, InboundOutcome, OutboundMessage, PlatformAdapter } from "./types.js";
 
 /** The durable state the runner works on (`SqliteState` implements it). */
 export interface RunnerState {

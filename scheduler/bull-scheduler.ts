@@ -6,8 +6,8 @@
  */
 import { type Job, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
-import { describeError } from "../gateway/errors.js";
-import type { Logger } from "../gateway/logger.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
 import { nextOccurrence } from "./schedule.js";
 import type { ScheduledJob, Scheduler, TickHandler } from "./types.js";
 

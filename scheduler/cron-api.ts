@@ -3,7 +3,7 @@
  * changes only the jobs it created on its platform; every change is followed by `changed()`, which
  * tells the scheduler and starts queued runs.
  */
-import { HeraldError } from "../gateway/errors.js";
+import { HeraldError } from "../core/errors.js";
 import { buildSpec, jobView, newJobId } from "./jobs.js";
 import { nextOccurrence } from "./schedule.js";
 import type { SqliteCronStore } from "./sqlite-cron-store.js";

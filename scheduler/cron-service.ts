@@ -9,13 +9,13 @@
  * crash finds the turn instead of adding one; the runner resumes open turns at start.
  */
 
-import type { TurnResult } from "../agent/types.js";
-import { formatChat, sessionKey } from "../gateway/chat.js";
-import { CONFIG_PLATFORMS, type HeraldConfig } from "../gateway/config.js";
-import { describeError } from "../gateway/errors.js";
-import type { Logger } from "../gateway/logger.js";
+import { CONFIG_PLATFORMS, type HeraldConfig } from "../app/config.js";
+import { formatChat, sessionKey } from "../core/chat.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { TurnResult } from "../core/turn.js";
+import type { ChatRef, PlatformAdapter } from "../core/types.js";
 import type { GatewayRunner } from "../gateway/runner.js";
-import type { ChatRef, PlatformAdapter } from "../gateway/types.js";
 import type { OutboxItem, TurnRecord } from "../sessions/types.js";
 import { createCronApi } from "./cron-api.js";
 import type { HomeChannels } from "./home-channels.js";

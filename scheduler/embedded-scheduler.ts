@@ -2,8 +2,8 @@
  * The in-process scheduler: one timer armed for the soonest tick. It keeps only what it was told
  * (`upsert`), so exactly-once is the tick handler's job (the cron service claims ticks in SQLite).
  */
-import { describeError } from "../gateway/errors.js";
-import type { Logger } from "../gateway/logger.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
 import { nextOccurrence } from "./schedule.js";
 import type { ScheduledJob, Scheduler, TickHandler } from "./types.js";
 

@@ -2,10 +2,11 @@
  * Home channels: per platform, the chat that a job delivering to `<platform>` reports to. `/sethome` in a
  * chat makes it the home channel of its platform; `<P>_HOME_CHANNEL` is the default until then.
  */
-import { formatChat, parseChat } from "../gateway/chat.js";
-import type { HeraldConfig } from "../gateway/config.js";
+
+import type { HeraldConfig } from "../app/config.js";
+import { formatChat, parseChat } from "../core/chat.js";
+import type { ChatRef, KeyValueStore } from "../core/types.js";
 import type { GatewayRunner } from "../gateway/runner.js";
-import type { ChatRef, KeyValueStore } from "../gateway/types.js";
 
 /** The kv namespace holding `platform → chat string`. */
 export const HOME_CHANNELS_NAMESPACE = "home-channels";

@@ -3,8 +3,8 @@
  * in-process timer) and the cron service around it, with `/sethome` registered on the runner.
  */
 import type Database from "better-sqlite3";
-import type { HeraldConfig } from "../gateway/config.js";
-import type { Logger } from "../gateway/logger.js";
+import type { HeraldConfig } from "../app/config.js";
+import type { Logger } from "../core/logger.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import { CronService, type CronServiceOptions } from "./cron-service.js";
 import { EmbeddedScheduler } from "./embedded-scheduler.js";

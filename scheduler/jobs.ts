@@ -3,9 +3,9 @@
  * and the CLI alike, plus the views and text lines both show.
  */
 import { randomBytes } from "node:crypto";
-import { formatChat } from "../gateway/chat.js";
-import { HeraldError } from "../gateway/errors.js";
-import type { ChatRef } from "../gateway/types.js";
+import { formatChat } from "../core/chat.js";
+import { HeraldError } from "../core/errors.js";
+import type { ChatRef } from "../core/types.js";
 import { describeSchedule, formatDuration, formatTime, parseSchedule } from "./schedule.js";
 import { parseTargets } from "./targets.js";
 import type { CronJob, CronJobInput, CronJobSpec, CronJobView, CronRun, MissedRunPolicy } from "./types.js";

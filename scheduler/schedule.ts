@@ -3,7 +3,7 @@
  * DST); intervals and one-shots are plain arithmetic. Every function here is pure.
  */
 import { Cron } from "croner";
-import { HeraldError } from "../gateway/errors.js";
+import { HeraldError } from "../core/errors.js";
 import type { MissedRunPolicy, Schedule } from "./types.js";
 
 /** The shortest interval a schedule may have. */

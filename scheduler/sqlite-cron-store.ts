@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { HeraldError } from "../gateway/errors.js";
+import { HeraldError } from "../core/errors.js";
 import { migrate } from "../sessions/migrations.js";
 import type { CronJob, CronJobSpec, CronRun, CronRunStatus } from "./types.js";
 

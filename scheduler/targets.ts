@@ -3,9 +3,9 @@
  * not sent), `<platform>` (that platform's home channel), `<platform>:<chat>[:<thread>]`,
  * `email:<address>`, and comma lists of these. Parsed when a job is saved, resolved when it runs.
  */
-import { formatChat, parseChat } from "../gateway/chat.js";
-import { HeraldError } from "../gateway/errors.js";
-import type { ChatRef } from "../gateway/types.js";
+import { formatChat, parseChat } from "../core/chat.js";
+import { HeraldError } from "../core/errors.js";
+import type { ChatRef } from "../core/types.js";
 
 const PLATFORM_NAME = /^[a-z][a-z0-9_-]*$/;
 const EMAIL_ADDRESS = /^[^@\s:,]+@[^@\s:,]+$/;

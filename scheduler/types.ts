@@ -4,7 +4,7 @@
  * through. A tick is only a wake-up: the cron service claims the job's due tick in SQLite before a run
  * starts, so a tick delivered twice (restart, two processes) still runs once.
  */
-import type { ChatRef } from "../gateway/types.js";
+import type { ChatRef } from "../core/types.js";
 
 /** When a job fires. Times are epoch ms. */
 export type Schedule =

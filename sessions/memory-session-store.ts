@@ -1,18 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { sessionKey } from "../gateway/chat.js";
-import { HeraldError } from "../gateway/errors.js";
+import { sessionKey } from "../core/chat.js";
+import { HeraldError } from "../core/errors.js";
+import type { ChatMessage, GroupSessionMode, SessionKeyParts } from "../core/types.js";
 import { compactionSummary } from "./compaction.js";
 import { staleReason } from "./reset-policy.js";
 import { queryTerms, textSnippet } from "./search-query.js";
 import type {
-  ChatMessage,
-  GroupSessionMode,
   OpenedSession,
   ResetPolicy,
   SearchHit,
   SearchOptions,
   Session,
-  SessionKeyParts,
   SessionStore,
   StoredMessage,
 } from "./types.js";

@@ -4,7 +4,7 @@
  * old schema intact. Never edit a released migration: append a new one.
  */
 import type Database from "better-sqlite3";
-import { HeraldError } from "../gateway/errors.js";
+import { HeraldError } from "../core/errors.js";
 
 /** One schema step. `version` is the `user_version` the database has after it ran. */
 export interface Migration {

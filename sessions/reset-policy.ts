@@ -3,7 +3,7 @@
  * clock; the daily boundary is a wall-clock hour in a named time zone, computed with `Intl` so it stays
  * right across daylight-saving changes.
  */
-import { HeraldError } from "../gateway/errors.js";
+import { HeraldError } from "../core/errors.js";
 import type { ResetPolicy } from "./types.js";
 
 /** The policy used when the config says nothing: reset after a day of silence or at 04:00 local time. */

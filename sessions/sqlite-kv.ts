@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { KeyValueStore } from "./types.js";
+import type { KeyValueStore } from "../core/types.js";
 
 /** The `kv` table; `namespace(name)` gives one adapter's view of it. */
 export class SqliteKv {

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { InboundMessage } from "../gateway/types.js";
+import type { InboundMessage } from "../core/types.js";
 import type { InboundLedger } from "./types.js";
 
 /**

@@ -3,7 +3,8 @@
  * `sessions/`.
  */
 import type Database from "better-sqlite3";
-import type { ChatMessage, Session, StoredMessage, ToolCall } from "./types.js";
+import type { ChatMessage, ToolCall } from "../core/types.js";
+import type { Session, StoredMessage } from "./types.js";
 
 /** A row of `sessions`. */
 export interface SessionRow {

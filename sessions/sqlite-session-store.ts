@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type Database from "better-sqlite3";
-import { sessionKey } from "../gateway/chat.js";
-import { HeraldError } from "../gateway/errors.js";
+import { sessionKey } from "../core/chat.js";
+import { HeraldError } from "../core/errors.js";
+import type { ChatMessage, GroupSessionMode, SessionKeyParts } from "../core/types.js";
 import { compactionSummary } from "./compaction.js";
 import { HistoryCache } from "./history-cache.js";
 import { staleReason } from "./reset-policy.js";
@@ -15,14 +16,11 @@ import {
   toStored,
 } from "./sqlite-session-sql.js";
 import type {
-  ChatMessage,
-  GroupSessionMode,
   OpenedSession,
   ResetPolicy,
   SearchHit,
   SearchOptions,
   Session,
-  SessionKeyParts,
   SessionStore,
   StoredMessage,
 } from "./types.js";

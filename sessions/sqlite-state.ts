@@ -1,7 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { HeraldError } from "../gateway/errors.js";
+import { HeraldError } from "../core/errors.js";
+import type { GroupSessionMode, KeyValueStore } from "../core/types.js";
 import { migrate } from "./migrations.js";
 import { SqliteKv } from "./sqlite-kv.js";
 import { SqliteLedger } from "./sqlite-ledger.js";
@@ -9,7 +10,6 @@ import { SqliteOutbox } from "./sqlite-outbox.js";
 import { SqlitePairing } from "./sqlite-pairing.js";
 import { SqliteSessionStore } from "./sqlite-session-store.js";
 import { SqliteTurnJournal } from "./sqlite-turn-journal.js";
-import type { GroupSessionMode, KeyValueStore } from "./types.js";
 
 /** Options of `SqliteState.open`. */
 export interface SqliteStateOptions {

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { ChatRef, InboundMessage } from "../gateway/types.js";
+import type { ChatRef, InboundMessage } from "../core/types.js";
 import type { TurnJournal, TurnRecord, TurnSource, TurnStatus } from "./types.js";
 
 interface TurnRow {

@@ -2,21 +2,14 @@
  * Contracts of durable state: sessions and their messages, the inbound ledger, the turn journal, the
  * outbox, pairing and adapter key-value state. `SqliteState` implements them all on one SQLite file.
  */
-import type { ChatRef, ChatType, InboundMessage, KeyValueStore, OutboundMessage } from "../gateway/types.js";
-
-/** One tool call the model asked for (OpenAI shape). */
-export interface ToolCall {
-  id: string;
-  type: "function";
-  function: { name: string; arguments: string };
-}
-
-/** A conversation message as the model sees it (OpenAI chat-completions shape, text content). */
-export type ChatMessage =
-  | { role: "system"; content: string }
-  | { role: "user"; content: string; name?: string | undefined }
-  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] | undefined }
-  | { role: "tool"; content: string; tool_call_id: string };
+import type {
+  ChatMessage,
+  ChatRef,
+  ChatType,
+  InboundMessage,
+  OutboundMessage,
+  SessionKeyParts,
+} from "../core/types.js";
 
 /** A message as stored: the chat message plus its place in the session. */
 export interface StoredMessage {
@@ -27,9 +20,6 @@ export interface StoredMessage {
   turnId?: string | undefined;
 }
 
-/** How sessions in groups are keyed. `per_user`: each sender has their own; `shared`: one per chat. */
-export type GroupSessionMode = "per_user" | "shared";
-
 /** When a session ends by itself. */
 export interface ResetPolicy {
   mode: "idle" | "daily" | "both" | "none";
@@ -39,13 +29,6 @@ export interface ResetPolicy {
   atHour: number;
   /** IANA time zone of `atHour`. @defaultValue the process's zone */
   timezone?: string | undefined;
-}
-
-/** What identifies a session's owner; `sessionKey()` turns it into the key string. */
-export interface SessionKeyParts {
-  chat: ChatRef;
-  chatType: ChatType;
-  userId: string;
 }
 
 export interface Session {
@@ -239,5 +222,3 @@ export interface PairingStore {
   isApproved(platform: string, userId: string): boolean;
   approved(): { platform: string; userId: string; approvedAt: number }[];
 }
-
-export type { KeyValueStore };

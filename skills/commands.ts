@@ -2,9 +2,11 @@
  * Skills in chat: `/skills` lists them, and `/<skill-name> args` runs a turn with that skill loaded
  * (the command returns a `turnInput`, which the runner uses as the turn's input).
  */
-import type { CommandRegistry, CommandResult } from "../gateway/commands.js";
-import { describeError } from "../gateway/errors.js";
-import type { Logger } from "../gateway/logger.js";
+
+import type { CommandResult } from "../core/commands.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { CommandRegistry } from "../gateway/commands.js";
 import { fitsPlatform } from "./loader.js";
 import { skillTurnInput } from "./prompt.js";
 import type { FileSkillStore } from "./store.js";

@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: installs what the suite needs when it is missing (npm
-# packages; redis-server and Dovecot from the OS packages), then runs every test once.
+# packages; redis-server, Dovecot, bubblewrap, OpenSSH, ripgrep, ffmpeg and espeak-ng from the OS
+# packages), then runs every test once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+# The agent's tools and their tests: the command sandbox, an sshd for the ssh backend, ripgrep for
+# search_files, ffmpeg and espeak-ng for audio.
+command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+[ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
+command -v rg >/dev/null 2>&1 || need_apt+=(ripgrep)
+command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)
+command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
 { { command -v dovecot >/dev/null 2>&1 || [ -x /usr/sbin/dovecot ]; } && [ -x /usr/lib/dovecot/lmtp ] && [ -x /usr/lib/dovecot/imap ]; } || need_apt+=(dovecot-imapd dovecot-lmtpd)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing OS packages: ${need_apt[*]}"

@@ -7,8 +7,8 @@
 import { randomUUID, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { v7 as uuidv7 } from "uuid";
-import { HeraldError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
+import { HeraldError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
 import type {
   AdapterTurnEvent,
   ChatRef,
@@ -17,7 +17,7 @@ import type {
   OutboundMessage,
   PlatformAdapter,
   SendResult,
-} from "../../gateway/types.js";
+} from "../../core/types.js";
 import { chatRequestSchema, contentText, readJsonBody } from "./parse.js";
 
 export interface ApiAdapterConfig {

@@ -1,7 +1,7 @@
 /** Parsing of OpenAI-compatible request bodies. */
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
-import { HeraldError } from "../../gateway/errors.js";
+import { HeraldError } from "../../core/errors.js";
 
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 

@@ -11,7 +11,7 @@ import type {
   OutboundMessage,
   PlatformAdapter,
   SendResult,
-} from "../../gateway/types.js";
+} from "../../core/types.js";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 

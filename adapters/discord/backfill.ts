@@ -6,8 +6,8 @@
  * channel history and passes it through the normal pipeline. The gateway's inbound ledger drops what
  * it already had.
  */
-import type { Logger } from "../../gateway/logger.js";
-import type { KeyValueStore } from "../../gateway/types.js";
+import type { Logger } from "../../core/logger.js";
+import type { KeyValueStore } from "../../core/types.js";
 
 const KEY = "backfill.cursors";
 const DISCORD_EPOCH_MS = 1_420_070_400_000n;

@@ -7,8 +7,8 @@
  */
 import { createHash } from "node:crypto";
 import { type ChatInputCommandInteraction, type REST, Routes } from "discord.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { InboundMessage, InboundOutcome, KeyValueStore } from "../../gateway/types.js";
+import type { Logger } from "../../core/logger.js";
+import type { InboundMessage, InboundOutcome, KeyValueStore } from "../../core/types.js";
 
 /** The commands offered in Discord's `/` menu (descriptions ≤ 100 characters). */
 export const NATIVE_COMMANDS = [

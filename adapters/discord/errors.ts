@@ -3,7 +3,7 @@
  * failures → messages that name the fix (the token, the developer portal's intent switch).
  */
 import { DiscordAPIError, DiscordjsErrorCodes, HTTPError, RateLimitError } from "discord.js";
-import { PlatformError } from "../../gateway/errors.js";
+import { PlatformError } from "../../core/errors.js";
 
 /** discord.js's own error codes we branch on (from `DiscordjsErrorCodes`). */
 const TOKEN_INVALID: string = DiscordjsErrorCodes.TokenInvalid;

@@ -6,7 +6,7 @@
  * Fenced code is never touched.
  */
 import { createHash } from "node:crypto";
-import type { OutboundFile } from "../../gateway/types.js";
+import type { OutboundFile } from "../../core/types.js";
 import { alignTable } from "../shared/markdown.js";
 import { splitMarkdown } from "../shared/split.js";
 import { DISCORD_MAX_CHARS, DISCORD_MAX_FILES } from "./types.js";

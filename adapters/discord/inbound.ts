@@ -4,8 +4,8 @@
  * times when recording fails). Every fault is logged here; nothing escapes to discord.js.
  */
 import type { Message } from "discord.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { InboundHandler, InboundMessage, InboundOutcome } from "../../gateway/types.js";
+import type { Logger } from "../../core/logger.js";
+import type { InboundHandler, InboundMessage, InboundOutcome } from "../../core/types.js";
 import type { BackfillCursors } from "./backfill.js";
 import { downloadAttachments } from "./media.js";
 import { parseMessage } from "./parse.js";

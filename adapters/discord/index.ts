@@ -5,9 +5,9 @@
  * Message Content intent is off; later faults are logged and reported by `status()`.
  */
 import { Client, Events, GatewayIntentBits, Options, Partials, type RateLimitData } from "discord.js";
-import type { HeraldConfig } from "../../gateway/config.js";
-import { ConfigError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
+import type { HeraldConfig } from "../../app/config.js";
+import { ConfigError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
 import type {
   AdapterDeps,
   AdapterStatus,
@@ -17,7 +17,7 @@ import type {
   PlatformAdapter,
   SendOptions,
   SendResult,
-} from "../../gateway/types.js";
+} from "../../core/types.js";
 import { BackfillCursors } from "./backfill.js";
 import { DiscordCommands } from "./commands.js";
 import { apiCode, INTENT_FIX, loginError, TOKEN_FIX } from "./errors.js";

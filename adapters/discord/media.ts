@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { Attachment, Message } from "discord.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { InboundAttachment } from "../../gateway/types.js";
+import type { Logger } from "../../core/logger.js";
+import type { InboundAttachment } from "../../core/types.js";
 import {
   attachmentKindOf,
   FileTooLargeError,

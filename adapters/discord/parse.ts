@@ -5,7 +5,7 @@
  * own mention removed and other mentions made readable. Attachments are downloaded elsewhere.
  */
 import type { Message } from "discord.js";
-import type { ChatRef, InboundMessage } from "../../gateway/types.js";
+import type { ChatRef, InboundMessage } from "../../core/types.js";
 import type { SkipReason } from "./types.js";
 
 export interface ParseContext {

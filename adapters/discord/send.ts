@@ -7,8 +7,8 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { type RawFile, type REST, Routes } from "discord.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { ChatRef, OutboundFile, OutboundMessage, SendOptions, SendResult } from "../../gateway/types.js";
+import type { Logger } from "../../core/logger.js";
+import type { ChatRef, OutboundFile, OutboundMessage, SendOptions, SendResult } from "../../core/types.js";
 import type { DiscordCommands } from "./commands.js";
 import { apiCode, restError } from "./errors.js";
 import { chunkNonce, formatChunks, planParts } from "./format.js";

@@ -9,9 +9,9 @@
  * messages are what is left to handle: they become a backlog worked off before newer mail.
  */
 import { ImapFlow } from "imapflow";
-import { PlatformError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { AdapterStatus, KeyValueStore } from "../../gateway/types.js";
+import { PlatformError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { AdapterStatus, KeyValueStore } from "../../core/types.js";
 import type { EmailAdapterConfig, MailHandler } from "./types.js";
 
 const KEY_VALIDITY = "imap:uidvalidity";

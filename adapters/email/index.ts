@@ -9,9 +9,9 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type Mail from "nodemailer/lib/mailer/index.js";
-import type { HeraldConfig } from "../../gateway/config.js";
-import { ConfigError, PlatformError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
+import type { HeraldConfig } from "../../app/config.js";
+import { ConfigError, PlatformError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
 import type {
   AdapterDeps,
   AdapterStatus,
@@ -21,7 +21,7 @@ import type {
   PlatformAdapter,
   SendOptions,
   SendResult,
-} from "../../gateway/types.js";
+} from "../../core/types.js";
 import { renderHtml, renderText } from "./format.js";
 import { ImapInbox } from "./imap-inbox.js";
 import { parseMail } from "./parse.js";

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Attachment, simpleParser } from "mailparser";
-import type { InboundAttachment, InboundMessage } from "../../gateway/types.js";
+import type { InboundAttachment, InboundMessage } from "../../core/types.js";
 import { attachmentKindOf, megabytes } from "../shared/media.js";
 import { type AutomatedReason, automatedReason, headerMap } from "./automated.js";
 import { htmlToText, stripQuoted } from "./quote.js";

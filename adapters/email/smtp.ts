@@ -4,7 +4,7 @@
  */
 import nodemailer from "nodemailer";
 import type Mail from "nodemailer/lib/mailer/index.js";
-import { PlatformError } from "../../gateway/errors.js";
+import { PlatformError } from "../../core/errors.js";
 import type { EmailAdapterConfig } from "./types.js";
 
 /** What the adapter needs of a mail transport. */

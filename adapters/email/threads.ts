@@ -4,7 +4,7 @@
  * key-value store, so a reply found through `In-Reply-To`/`References` lands in the same session; a
  * normalised subject from the same sender is the last resort for clients that drop those headers.
  */
-import type { KeyValueStore } from "../../gateway/types.js";
+import type { KeyValueStore } from "../../core/types.js";
 import { hasReplyPrefix, normalizeSubject } from "./quote.js";
 import type { ThreadMeta } from "./types.js";
 

@@ -1,7 +1,8 @@
 /** The Matrix adapter's config, built from the gateway's `HeraldConfig`. */
-import type { HeraldConfig } from "../../gateway/config.js";
-import { ConfigError } from "../../gateway/errors.js";
-import type { AdapterDeps } from "../../gateway/types.js";
+
+import type { HeraldConfig } from "../../app/config.js";
+import { ConfigError } from "../../core/errors.js";
+import type { AdapterDeps } from "../../core/types.js";
 import type { MatrixAdapterConfig } from "./types.js";
 
 /**

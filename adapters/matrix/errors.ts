@@ -3,7 +3,7 @@
  * server errors and dropped connections are retryable, refusals (403, 404, bad token) are not.
  */
 import { ConnectionError, HTTPError, MatrixError } from "matrix-js-sdk";
-import { PlatformError } from "../../gateway/errors.js";
+import { PlatformError } from "../../core/errors.js";
 
 /** The homeserver's status code and Matrix error code, when `err` came from an HTTP answer. */
 export function httpFacts(err: unknown): { status?: number | undefined; errcode?: string | undefined } {

@@ -6,7 +6,7 @@
  */
 import { Marked } from "marked";
 import sanitizeHtml from "sanitize-html";
-import type { ChatRef } from "../../gateway/types.js";
+import type { ChatRef } from "../../core/types.js";
 import { splitMarkdown } from "../shared/split.js";
 
 /** Matrix's recommended default for a chunk. @defaultValue 4000 characters */

@@ -6,9 +6,9 @@
  * `chat = { platform: "matrix", chatId: <room id>, threadId: <thread root event id> }`.
  */
 import { ClientEvent, createClient, HttpApiEvent, type MatrixClient, SyncState } from "matrix-js-sdk";
-import type { HeraldConfig } from "../../gateway/config.js";
-import { PlatformError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
+import type { HeraldConfig } from "../../app/config.js";
+import { PlatformError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
 import type {
   AdapterDeps,
   AdapterStatus,
@@ -18,7 +18,7 @@ import type {
   PlatformAdapter,
   SendOptions,
   SendResult,
-} from "../../gateway/types.js";
+} from "../../core/types.js";
 import { MatrixApi, txnIdFor, unrefRequestTimeouts } from "./api.js";
 import { matrixConfigFrom } from "./config.js";
 import { chunkMarkdown, editContent, relationFor, textContent } from "./format.js";

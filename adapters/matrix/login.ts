@@ -4,9 +4,9 @@
  * litter the account's device list and, with encryption, lose its keys).
  */
 import { createClient, type MatrixClient } from "matrix-js-sdk";
-import { PlatformError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { KeyValueStore } from "../../gateway/types.js";
+import { PlatformError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { KeyValueStore } from "../../core/types.js";
 import { httpFacts, toPlatformError } from "./errors.js";
 import type { BotIdentity, MatrixAdapterConfig, StoredCredentials } from "./types.js";
 

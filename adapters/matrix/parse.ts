@@ -3,7 +3,7 @@
  * adapter supplies the room facts (DM or not, display names, who sent the event a reply points at).
  */
 import { z } from "zod";
-import type { InboundAttachment, InboundMessage } from "../../gateway/types.js";
+import type { InboundAttachment, InboundMessage } from "../../core/types.js";
 import type { RoomFacts } from "./types.js";
 
 /** The parts of an event the adapter reads; everything else is ignored. */

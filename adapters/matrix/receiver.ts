@@ -13,8 +13,8 @@ import {
   RoomEvent,
   SyncState,
 } from "matrix-js-sdk";
-import type { Logger } from "../../gateway/logger.js";
-import type { InboundHandler, KeyValueStore } from "../../gateway/types.js";
+import type { Logger } from "../../core/logger.js";
+import type { InboundHandler, KeyValueStore } from "../../core/types.js";
 import type { MatrixApi } from "./api.js";
 import { describeMatrixError } from "./errors.js";
 import { downloadMedia } from "./media.js";

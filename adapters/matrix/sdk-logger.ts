@@ -4,7 +4,7 @@
  * with anything token-like scrubbed.
  */
 import { type Logger as SdkLogger, logger as sdkRootLogger } from "matrix-js-sdk/lib/logger.js";
-import type { Logger } from "../../gateway/logger.js";
+import type { Logger } from "../../core/logger.js";
 
 const SECRET = /(access_token=|Bearer\s+)[^\s&"']+/gi;
 

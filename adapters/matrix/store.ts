@@ -9,8 +9,8 @@
  */
 import { type ISyncResponse, MemoryStore, SyncAccumulator } from "matrix-js-sdk";
 import type { ISavedSync } from "matrix-js-sdk/lib/store/index.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { KeyValueStore } from "../../gateway/types.js";
+import type { Logger } from "../../core/logger.js";
+import type { KeyValueStore } from "../../core/types.js";
 
 const KEY = "sync";
 

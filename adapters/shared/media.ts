@@ -8,8 +8,8 @@ import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { HeraldError } from "../../gateway/errors.js";
-import type { InboundAttachment } from "../../gateway/types.js";
+import { HeraldError } from "../../core/errors.js";
+import type { InboundAttachment } from "../../core/types.js";
 
 /** A file passed the media size cap (`maxBytes`) while it was being saved. */
 export class FileTooLargeError extends HeraldError {

@@ -4,7 +4,7 @@
  * says what is wrong and how to fix it.
  */
 import type { webApi } from "@slack/bolt";
-import { PlatformError } from "../../gateway/errors.js";
+import { PlatformError } from "../../core/errors.js";
 
 type WebClient = webApi.WebClient;
 

@@ -3,8 +3,8 @@
  * header (when present) tells which scopes the token has. Without chat:write Herald cannot reply at
  * all, so start fails; other missing scopes only cost a feature and are logged.
  */
-import { PlatformError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
+import { PlatformError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
 import type { SlackApi } from "./api.js";
 import type { SlackIdentity } from "./types.js";
 

@@ -2,8 +2,8 @@
  * Cached look-up of a sender's display name (`users.info`) for events that carry no `user_profile`.
  * Best-effort: a failure (missing users:read scope, rate limit) gives undefined and is logged once.
  */
-import { describeError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
+import { describeError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
 import type { SlackApi } from "./api.js";
 
 interface UserInfo {

@@ -6,10 +6,10 @@
  * and removes the reaction when the reply to it is sent, or when `sendTyping` has stopped coming for a
  * while (a turn that ended without a reply: cancelled, failed quietly). Best-effort: never throws.
  */
-import { formatChat } from "../../gateway/chat.js";
-import { describeError, type PlatformError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { ChatRef } from "../../gateway/types.js";
+import { formatChat } from "../../core/chat.js";
+import { describeError, type PlatformError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { ChatRef } from "../../core/types.js";
 import type { SlackApi } from "./api.js";
 
 interface ChatState {

@@ -5,9 +5,9 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { describeError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { InboundAttachment } from "../../gateway/types.js";
+import { describeError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { InboundAttachment } from "../../core/types.js";
 import { attachmentKindOf, megabytes, safeFileName } from "../shared/media.js";
 import type { SlackFile } from "./types.js";
 

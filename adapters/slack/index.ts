@@ -7,9 +7,9 @@
  */
 import { basename } from "node:path";
 import { App, webApi } from "@slack/bolt";
-import type { HeraldConfig } from "../../gateway/config.js";
-import { ConfigError, describeError, PlatformError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
+import type { HeraldConfig } from "../../app/config.js";
+import { ConfigError, describeError, PlatformError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
 import type {
   AdapterDeps,
   AdapterStatus,
@@ -20,7 +20,7 @@ import type {
   PlatformAdapter,
   SendOptions,
   SendResult,
-} from "../../gateway/types.js";
+} from "../../core/types.js";
 import { SlackApi } from "./api.js";
 import { authenticate } from "./auth.js";
 import { SlackDirectory } from "./directory.js";

@@ -7,7 +7,7 @@
  * `threadId` only when the user wrote inside a thread. `messageId` is `channel:ts`, the same for the
  * `message` and `app_mention` copies of one message and for Slack's retries, so the ledger keeps one.
  */
-import type { ChatRef, ChatType, InboundMessage } from "../../gateway/types.js";
+import type { ChatRef, ChatType, InboundMessage } from "../../core/types.js";
 import {
   type SlackFile,
   type SlackIdentity,

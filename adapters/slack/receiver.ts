@@ -9,8 +9,8 @@
  */
 import type { App, Receiver, ReceiverEvent } from "@slack/bolt";
 import { verifySlackRequest } from "@slack/bolt";
-import { describeError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
+import { describeError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
 
 /** An event body as Slack sent it, before bolt reads it. */
 export type EventBody = Record<string, unknown>;

@@ -5,7 +5,7 @@
  * warnings and SDK info as debug.
  */
 import { LogLevel, type Logger as SlackLogger } from "@slack/bolt";
-import type { Logger } from "../../gateway/logger.js";
+import type { Logger } from "../../core/logger.js";
 
 const TOKEN = /\bx(?:ox[abprs]|app)-[A-Za-z0-9-]+/g;
 

@@ -7,9 +7,9 @@
  */
 import type { App, Receiver, Logger as SlackLogger } from "@slack/bolt";
 import { SocketModeClient } from "@slack/socket-mode";
-import { describeError, PlatformError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { AdapterStatus } from "../../gateway/types.js";
+import { describeError, PlatformError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { AdapterStatus } from "../../core/types.js";
 import { toPlatformError } from "./api.js";
 import { dispatchEvent, type EventBody } from "./receiver.js";
 

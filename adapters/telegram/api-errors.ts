@@ -4,8 +4,8 @@
  * fix; no token ever reaches them (grammY's own messages carry only the method name).
  */
 import { GrammyError, HttpError } from "grammy";
-import { describeError, PlatformError } from "../../gateway/errors.js";
-import type { AdapterStatus } from "../../gateway/types.js";
+import { describeError, PlatformError } from "../../core/errors.js";
+import type { AdapterStatus } from "../../core/types.js";
 
 /** The Bot API's answer code, or undefined for a network failure. */
 export function errorCode(err: unknown): number | undefined {

@@ -5,9 +5,9 @@
  */
 import { createHash } from "node:crypto";
 import { Bot, webhookCallback } from "grammy";
-import type { HeraldConfig } from "../../gateway/config.js";
-import { ConfigError, describeError, PlatformError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
+import type { HeraldConfig } from "../../app/config.js";
+import { ConfigError, describeError, PlatformError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
 import type {
   AdapterDeps,
   AdapterStatus,
@@ -17,7 +17,7 @@ import type {
   PlatformAdapter,
   SendOptions,
   SendResult,
-} from "../../gateway/types.js";
+} from "../../core/types.js";
 import { BAD_TOKEN_MESSAGE, errorCode, toPlatformError } from "./api-errors.js";
 import { downloadAttachments } from "./media.js";
 import { telegramMessage, toInbound } from "./parse.js";

@@ -8,9 +8,9 @@ import { copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
 import { extname, isAbsolute, join } from "node:path";
 import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
-import { describeError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { InboundAttachment, OutboundFile } from "../../gateway/types.js";
+import { describeError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { InboundAttachment, OutboundFile } from "../../core/types.js";
 import { FileTooLargeError, writeCapped } from "../shared/media.js";
 import type { TelegramFileRef, TelegramMessage } from "./parse.js";
 

@@ -4,7 +4,7 @@
  * Payloads are validated with zod; a malformed one is reported, never thrown past the adapter.
  */
 import { z } from "zod";
-import type { InboundMessage } from "../../gateway/types.js";
+import type { InboundMessage } from "../../core/types.js";
 import type { BotIdentity } from "./types.js";
 
 const user = z.looseObject({

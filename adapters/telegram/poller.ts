@@ -9,9 +9,9 @@
  * `@grammyjs/runner` fetches the next batch (and so confirms the last one) while handlers still run, which
  * loses the updates in flight when the process dies. Hence this loop.
  */
-import { describeError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { AdapterStatus } from "../../gateway/types.js";
+import { describeError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { AdapterStatus } from "../../core/types.js";
 import { classifyPollError } from "./api-errors.js";
 
 /** The updates the adapter asks for; others are never delivered. */

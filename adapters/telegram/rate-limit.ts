@@ -5,7 +5,7 @@
  * per-chat chain), never a sleep in an update handler; a wait longer than `maxWaitMs` is not taken but
  * returned as a retryable PlatformError with `retryAfterMs`, so the outbox reschedules.
  */
-import { PlatformError } from "../../gateway/errors.js";
+import { PlatformError } from "../../core/errors.js";
 import { isGroupChatId } from "./parse.js";
 import type { TelegramRateLimits } from "./types.js";
 

@@ -6,8 +6,8 @@
  */
 import { stat } from "node:fs/promises";
 import { type Api, InputFile } from "grammy";
-import type { Logger } from "../../gateway/logger.js";
-import type { ChatRef, OutboundFile, OutboundMessage, SendOptions, SendResult } from "../../gateway/types.js";
+import type { Logger } from "../../core/logger.js";
+import type { ChatRef, OutboundFile, OutboundMessage, SendOptions, SendResult } from "../../core/types.js";
 import { errorCode, isMarkupError, isNoop, retryAfterMs, toPlatformError } from "./api-errors.js";
 import { formatChunks, TELEGRAM_MAX_CAPTION_CHARS, type TelegramChunk } from "./format.js";
 import { outboundKind } from "./media.js";

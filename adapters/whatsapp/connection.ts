@@ -6,8 +6,8 @@
  * ignored (Baileys destroys a closed socket's emitter; each attempt registers fresh handlers).
  */
 import type { BaileysEventMap } from "@whiskeysockets/baileys";
-import { PlatformError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
+import { PlatformError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
 import type { FileAuthState } from "./auth-state.js";
 import type {
   BackoffOptions,

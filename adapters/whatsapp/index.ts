@@ -11,9 +11,9 @@
  */
 import { join } from "node:path";
 import { isJidGroup, isLidUser, isPnUser, jidNormalizedUser, type proto } from "@whiskeysockets/baileys";
-import type { HeraldConfig } from "../../gateway/config.js";
-import { describeError, PlatformError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
+import type { HeraldConfig } from "../../app/config.js";
+import { describeError, PlatformError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
 import type {
   AdapterDeps,
   AdapterStatus,
@@ -23,7 +23,7 @@ import type {
   PlatformAdapter,
   SendOptions,
   SendResult,
-} from "../../gateway/types.js";
+} from "../../core/types.js";
 import { type FileAuthState, openFileAuthState } from "./auth-state.js";
 import { WhatsAppConnection } from "./connection.js";
 import { formatChunks } from "./format.js";

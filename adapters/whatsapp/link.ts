@@ -4,7 +4,7 @@
  * 8-character pairing code typed on the phone (`--phone`). Unlinking logs the device out on WhatsApp's
  * side, then deletes the credentials; without a connection it still deletes them and says so.
  */
-import type { Logger } from "../../gateway/logger.js";
+import type { Logger } from "../../core/logger.js";
 import { deleteAuthDir, type FileAuthState, hasLinkedCreds, openFileAuthState } from "./auth-state.js";
 import { type ConnectionOptions, WhatsAppConnection } from "./connection.js";
 import { baileysLogger, createBaileysSocket } from "./socket.js";

@@ -6,9 +6,9 @@
 import { mkdir, unlink } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import { type AnyMessageContent, downloadMediaMessage } from "@whiskeysockets/baileys";
-import { describeError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { InboundAttachment, OutboundFile } from "../../gateway/types.js";
+import { describeError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { InboundAttachment, OutboundFile } from "../../core/types.js";
 import { FileTooLargeError, safeFileName, writeCapped } from "../shared/media.js";
 import type { MediaRef } from "./parse.js";
 import type { WAMessage } from "./types.js";

@@ -18,7 +18,7 @@ import {
   type proto,
   toNumber,
 } from "@whiskeysockets/baileys";
-import type { InboundAttachment, InboundMessage } from "../../gateway/types.js";
+import type { InboundAttachment, InboundMessage } from "../../core/types.js";
 import type { WAMessage, WAMessageKey } from "./types.js";
 
 /** Who "me" is: the linked account's phone-number JID and LID, without device suffix. */

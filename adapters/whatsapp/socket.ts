@@ -9,8 +9,8 @@ import {
   type UserFacingSocketConfig,
 } from "@whiskeysockets/baileys";
 import qrcode from "qrcode-terminal";
-import { describeError, PlatformError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
+import { describeError, PlatformError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
 import { closeStatusCode } from "./connection.js";
 import type { WhatsAppSocket, WhatsAppSocketFactory } from "./types.js";
 

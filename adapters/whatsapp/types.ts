@@ -10,7 +10,7 @@ import type {
   WAMessageKey,
   WASocket,
 } from "@whiskeysockets/baileys";
-import type { Logger } from "../../gateway/logger.js";
+import type { Logger } from "../../core/logger.js";
 
 /** What the adapter needs from Herald's config (`whatsapp` section and `media.maxBytes`). */
 export interface WhatsAppAdapterConfig {

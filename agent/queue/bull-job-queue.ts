@@ -1,8 +1,8 @@
 import { DelayedError, type Job, Queue, QueueEvents, UnrecoverableError, Worker } from "bullmq";
 import { Redis } from "ioredis";
-import { describeError, HeraldError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { JobHandler, JobQueue, QueueEvent, TurnJob, TurnProgress, TurnResult } from "../types.js";
+import { describeError, HeraldError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { JobHandler, JobQueue, QueueEvent, TurnJob, TurnProgress, TurnResult } from "../../core/turn.js";
 import { fromBullId, QUEUE_NAME, RedisNames, toBullId } from "./bull-names.js";
 import { type OrderingScripts, orderingScripts } from "./bull-scripts.js";
 

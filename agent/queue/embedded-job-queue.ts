@@ -1,6 +1,6 @@
-import { describeError, HeraldError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { JobHandler, JobQueue, QueueEvent, TurnJob, TurnProgress, TurnResult } from "../types.js";
+import { describeError, HeraldError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { JobHandler, JobQueue, QueueEvent, TurnJob, TurnProgress, TurnResult } from "../../core/turn.js";
 import {
   DEFAULT_ATTEMPTS,
   DEFAULT_BACKOFF_MS,

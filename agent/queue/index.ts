@@ -1,6 +1,6 @@
-import type { HeraldConfig } from "../../gateway/config.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { JobQueue } from "../types.js";
+import type { HeraldConfig } from "../../app/config.js";
+import type { Logger } from "../../core/logger.js";
+import type { JobQueue } from "../../core/turn.js";
 import { EmbeddedJobQueue } from "./embedded-job-queue.js";
 
 export {

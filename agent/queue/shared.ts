@@ -2,9 +2,9 @@
  * Small pieces both queue backends share: the retry decision, the listener fan-out and a bounded
  * memory of finished jobs.
  */
-import { describeError } from "../../gateway/errors.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { QueueEvent } from "../types.js";
+import { describeError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { QueueEvent } from "../../core/turn.js";
 
 /** Retry policy defaults shared by both backends. */
 export const DEFAULT_ATTEMPTS = 3;

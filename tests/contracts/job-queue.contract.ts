@@ -4,8 +4,8 @@
  * to run after everything enqueued before it.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { JobHandler, JobQueue, QueueEvent, TurnJob, TurnResult } from "../../agent/types.js";
-import { HeraldError } from "../../gateway/errors.js";
+import { HeraldError } from "../../core/errors.js";
+import type { JobHandler, JobQueue, QueueEvent, TurnJob, TurnResult } from "../../core/turn.js";
 
 /** Builds a fresh queue for one case. Retries must back off briefly (tens of ms) and try at least 3 times. */
 export type MakeQueue = () => Promise<JobQueue>;

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll } from "vitest";
 import { BullJobQueue } from "../../agent/queue/bull-job-queue.js";
 import { EmbeddedJobQueue } from "../../agent/queue/embedded-job-queue.js";
-import { silentLogger } from "../../gateway/logger.js";
+import { silentLogger } from "../../core/logger.js";
 import { type PrivateRedis, startRedis } from "../helpers/redis.js";
 import { jobQueueContract } from "./job-queue.contract.js";
 

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { silentLogger } from "../../gateway/logger.js";
+import { silentLogger } from "../../core/logger.js";
 import { BullScheduler } from "../../scheduler/bull-scheduler.js";
 import { EmbeddedScheduler } from "../../scheduler/embedded-scheduler.js";
 import type { Tick } from "../../scheduler/types.js";

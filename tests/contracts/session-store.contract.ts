@@ -3,7 +3,8 @@
  * test file, once per implementation; `makeStore` returns a fresh, empty store each time.
  */
 import { describe, expect, it } from "vitest";
-import type { ChatMessage, ResetPolicy, SessionKeyParts, SessionStore } from "../../sessions/types.js";
+import type { ChatMessage, SessionKeyParts } from "../../core/types.js";
+import type { ResetPolicy, SessionStore } from "../../sessions/types.js";
 
 const T0 = Date.UTC(2024, 0, 10, 12, 0, 0);
 const MINUTE = 60_000;

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
 
 const root = join(import.meta.dirname, "..", "..");
-const cli = join(root, "gateway", "cli.ts");
+const cli = join(root, "app", "cli.ts");
 
 let llm: FakeLlm | undefined;
 let home: string | undefined;

@@ -3,7 +3,7 @@
  * the interaction) and auto-threads (a mention in a channel answered in a new thread).
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { InboundMessage } from "../../gateway/types.js";
+import type { InboundMessage } from "../../core/types.js";
 import { type DiscordEnv, IDS, recorder, startDiscordEnv } from "./discord-env.js";
 
 let env: DiscordEnv | undefined;

@@ -11,8 +11,8 @@ import {
   type DiscordAdapter,
   type DiscordAdapterConfig,
 } from "../../adapters/discord/index.js";
-import { silentLogger } from "../../gateway/logger.js";
-import type { InboundMessage, InboundOutcome, KeyValueStore } from "../../gateway/types.js";
+import { silentLogger } from "../../core/logger.js";
+import type { InboundMessage, InboundOutcome, KeyValueStore } from "../../core/types.js";
 import { type FakeDiscord, type FakeDiscordOptions, startFakeDiscord } from "../fakes/discord/index.js";
 
 export { IDS } from "../fakes/discord/index.js";

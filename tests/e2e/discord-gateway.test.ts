@@ -3,8 +3,8 @@
  * disconnect with nothing lost or doubled, start-up errors that name the fix, status reporting.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { PlatformError } from "../../gateway/errors.js";
-import type { InboundMessage } from "../../gateway/types.js";
+import { PlatformError } from "../../core/errors.js";
+import type { InboundMessage } from "../../core/types.js";
 import { type DiscordEnv, IDS, recorder, startDiscordEnv } from "./discord-env.js";
 
 let env: DiscordEnv | undefined;

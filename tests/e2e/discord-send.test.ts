@@ -6,8 +6,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openFenceAtEnd } from "../../adapters/shared/split.js";
-import { PlatformError } from "../../gateway/errors.js";
-import type { ChatRef } from "../../gateway/types.js";
+import { PlatformError } from "../../core/errors.js";
+import type { ChatRef } from "../../core/types.js";
 import { type DiscordEnv, IDS, startDiscordEnv } from "./discord-env.js";
 
 let env: DiscordEnv | undefined;

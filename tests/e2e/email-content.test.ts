@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmailAdapter } from "../../adapters/email/index.js";
-import type { InboundMessage } from "../../gateway/types.js";
+import type { InboundMessage } from "../../core/types.js";
 import { type EmailEnv, FakeGateway, memoryKv, newAdapter, startEmailEnv } from "./email-env.js";
 
 const FIXTURES: Record<string, { file: string; messageId: string }> = {

@@ -14,8 +14,8 @@ import {
   type EmailAdapter,
   type EmailAdapterConfig,
 } from "../../adapters/email/index.js";
-import { createLogger, silentLogger } from "../../gateway/logger.js";
-import type { AdapterDeps, InboundHandler, InboundMessage, KeyValueStore } from "../../gateway/types.js";
+import { createLogger, silentLogger } from "../../core/logger.js";
+import type { AdapterDeps, InboundHandler, InboundMessage, KeyValueStore } from "../../core/types.js";
 import { type SmtpSink, startSmtpSink } from "../fakes/email/smtp-sink.js";
 import { type Dovecot, startDovecot } from "../helpers/dovecot.js";
 

@@ -3,7 +3,7 @@
  * new threads, SMTP refusals as PlatformErrors, start-up errors that name the setting to fix.
  */
 import { describe, expect, it } from "vitest";
-import { PlatformError } from "../../gateway/errors.js";
+import { PlatformError } from "../../core/errors.js";
 import { freePort } from "../helpers/net.js";
 import { ALICE, emailEnvPerFile, FakeGateway, memoryKv, newAdapter } from "./email-env.js";
 

@@ -142,7 +142,7 @@ describe("skills", () => {
       {
         toolCalls: [
           { name: "skill_view", arguments: { name: "web-research", file: "references/checklist.md" } },
-          { name: "skill_view", arguments: { name: "web-research", file: "../../../gateway/config.ts" } },
+          { name: "skill_view", arguments: { name: "web-research", file: "../../../app/config.ts" } },
         ],
       },
       { text: "done" },

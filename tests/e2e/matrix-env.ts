@@ -10,8 +10,8 @@ import {
   type MatrixAdapter,
   type MatrixAdapterConfig,
 } from "../../adapters/matrix/index.js";
-import { silentLogger } from "../../gateway/logger.js";
-import type { InboundMessage, InboundOutcome, KeyValueStore } from "../../gateway/types.js";
+import { silentLogger } from "../../core/logger.js";
+import type { InboundMessage, InboundOutcome, KeyValueStore } from "../../core/types.js";
 import { type FakeHomeserver, startFakeHomeserver } from "../fakes/matrix/index.js";
 
 export const ALICE = "@alice:localhost";

@@ -5,8 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMatrixAdapter } from "../../adapters/matrix/index.js";
-import { silentLogger } from "../../gateway/logger.js";
-import type { InboundMessage } from "../../gateway/types.js";
+import { silentLogger } from "../../core/logger.js";
+import type { InboundMessage } from "../../core/types.js";
 import { ALICE, type MatrixEnv, startMatrixEnv } from "./matrix-env.js";
 
 let env: MatrixEnv;

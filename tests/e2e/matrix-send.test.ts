@@ -5,8 +5,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PlatformError } from "../../gateway/errors.js";
-import type { ChatRef } from "../../gateway/types.js";
+import { PlatformError } from "../../core/errors.js";
+import type { ChatRef } from "../../core/types.js";
 import { ALICE, type MatrixEnv, startMatrixEnv } from "./matrix-env.js";
 
 let env: MatrixEnv;

@@ -3,7 +3,7 @@
  * homeserver, a recording stand-in for the gateway.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PlatformError } from "../../gateway/errors.js";
+import { PlatformError } from "../../core/errors.js";
 import { ALICE, BOB, fixture, MALLORY, type MatrixEnv, startMatrixEnv } from "./matrix-env.js";
 
 let env: MatrixEnv;

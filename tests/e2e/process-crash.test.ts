@@ -11,7 +11,7 @@ import { SqliteState } from "../../sessions/sqlite-state.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
 
 const root = join(import.meta.dirname, "..", "..");
-const cli = join(root, "gateway", "cli.ts");
+const cli = join(root, "app", "cli.ts");
 // One process (no tsx wrapper in between), so SIGKILL reaches the gateway itself.
 const nodeArgs = ["--import", "tsx", cli, "gateway"];
 

@@ -10,14 +10,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BullJobQueue } from "../../agent/queue/bull-job-queue.js";
-import type { QueueEvent, TurnJob } from "../../agent/types.js";
-import { silentLogger } from "../../gateway/logger.js";
+import { silentLogger } from "../../core/logger.js";
+import type { QueueEvent, TurnJob } from "../../core/turn.js";
 import { type FakeLlm, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
 import { type PrivateRedis, startRedis } from "../helpers/redis.js";
 
-const cli = join(import.meta.dirname, "..", "..", "gateway", "cli.ts");
+const cli = join(import.meta.dirname, "..", "..", "app", "cli.ts");
 
 let redis: PrivateRedis;
 let llm: FakeLlm | undefined;

@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { BullJobQueue } from "../../agent/queue/bull-job-queue.js";
-import { silentLogger } from "../../gateway/logger.js";
+import { silentLogger } from "../../core/logger.js";
 import { type FakeLlm, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";

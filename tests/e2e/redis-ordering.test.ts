@@ -5,8 +5,8 @@
  */
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { BullJobQueue } from "../../agent/queue/bull-job-queue.js";
-import type { QueueEvent, TurnJob } from "../../agent/types.js";
-import { silentLogger } from "../../gateway/logger.js";
+import { silentLogger } from "../../core/logger.js";
+import type { QueueEvent, TurnJob } from "../../core/turn.js";
 import { type FakeLlm, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
 import { type PrivateRedis, startRedis } from "../helpers/redis.js";

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { silentLogger } from "../../gateway/logger.js";
+import { silentLogger } from "../../core/logger.js";
 import { BullScheduler } from "../../scheduler/bull-scheduler.js";
 import type { CronJobSpec } from "../../scheduler/types.js";
 import { FakeChatAdapter } from "../fakes/chat/index.js";

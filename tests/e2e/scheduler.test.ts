@@ -6,9 +6,9 @@
 import { join } from "node:path";
 import { Command } from "commander";
 import { afterEach, describe, expect, it } from "vitest";
-import { registerCronCommands } from "../../gateway/cli-cron.js";
-import { loadConfig } from "../../gateway/config.js";
-import { PlatformError } from "../../gateway/errors.js";
+import { registerCronCommands } from "../../app/cli-cron.js";
+import { loadConfig } from "../../app/config.js";
+import { PlatformError } from "../../core/errors.js";
 import type { CronService } from "../../scheduler/cron-service.js";
 import { SqliteCronStore } from "../../scheduler/sqlite-cron-store.js";
 import type { CronCaller, CronJobInput, CronJobView, CronRun } from "../../scheduler/types.js";

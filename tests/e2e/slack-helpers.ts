@@ -11,8 +11,8 @@ import {
   type SlackAdapter,
   type SlackAdapterConfig,
 } from "../../adapters/slack/index.js";
-import { createLogger, type Logger } from "../../gateway/logger.js";
-import type { InboundHandler, InboundMessage, InboundOutcome, KeyValueStore } from "../../gateway/types.js";
+import { createLogger, type Logger } from "../../core/logger.js";
+import type { InboundHandler, InboundMessage, InboundOutcome, KeyValueStore } from "../../core/types.js";
 import type { FakeSlack } from "../fakes/slack/index.js";
 
 export const SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5";

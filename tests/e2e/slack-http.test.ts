@@ -3,7 +3,7 @@
  * (bolt inside) through `handleWebhook`, and its Web API calls reach the fake Slack.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { sessionKey } from "../../gateway/chat.js";
+import { sessionKey } from "../../core/chat.js";
 import {
   eventCallback,
   type FakeSlack,

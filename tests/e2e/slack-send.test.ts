@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openFenceAtEnd } from "../../adapters/shared/split.js";
-import { PlatformError } from "../../gateway/errors.js";
+import { PlatformError } from "../../core/errors.js";
 import { type FakeSlack, loadFixture, signedRequest, startFakeSlack } from "../fakes/slack/index.js";
 import { type RunningAdapter, SIGNING_SECRET, startSlackAdapter } from "./slack-helpers.js";
 

@@ -4,7 +4,7 @@
  * Slack asks it to or the connection drops.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PlatformError } from "../../gateway/errors.js";
+import { PlatformError } from "../../core/errors.js";
 import { type FakeSlack, loadFixture, startFakeSlack } from "../fakes/slack/index.js";
 import { captureLogger, type RunningAdapter, startSlackAdapter } from "./slack-helpers.js";
 

@@ -2,11 +2,11 @@
  * No loss, no duplicates: an update is confirmed to Telegram only after the gateway recorded it; repeats
  * are processed once; a crash at any point yields exactly one reply. The gateway's part (its inbound
  * ledger, replying once per recorded message) is played by `miniGateway`, which follows the contract in
- * gateway/types.ts: record durably, then resolve; reply later.
+ * core/types.ts: record durably, then resolve; reply later.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { TelegramAdapter } from "../../adapters/telegram/index.js";
-import type { InboundMessage, InboundOutcome } from "../../gateway/types.js";
+import type { InboundMessage, InboundOutcome } from "../../core/types.js";
 import { type TelegramRig, telegramRig } from "./telegram-helpers.js";
 
 let rig: TelegramRig;

@@ -3,7 +3,7 @@
  * is reported with what to do, a network outage or a 5xx/429 from the API is ridden out with backoff.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { PlatformError } from "../../gateway/errors.js";
+import { PlatformError } from "../../core/errors.js";
 import { type TelegramRig, telegramRig } from "./telegram-helpers.js";
 
 let rig: TelegramRig;

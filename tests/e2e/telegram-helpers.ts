@@ -14,8 +14,8 @@ import {
   type TelegramAdapter,
   type TelegramAdapterConfig,
 } from "../../adapters/telegram/index.js";
-import { createLogger } from "../../gateway/logger.js";
-import type { InboundHandler, InboundMessage, InboundOutcome, KeyValueStore } from "../../gateway/types.js";
+import { createLogger } from "../../core/logger.js";
+import type { InboundHandler, InboundMessage, InboundOutcome, KeyValueStore } from "../../core/types.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import type { PlatformPerTest } from "../helpers/per-test.js";
 

@@ -4,8 +4,8 @@
  * message, typing.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { PlatformError } from "../../gateway/errors.js";
-import type { ChatRef } from "../../gateway/types.js";
+import { PlatformError } from "../../core/errors.js";
+import type { ChatRef } from "../../core/types.js";
 import { type TelegramRig, telegramRig } from "./telegram-helpers.js";
 
 let rig: TelegramRig;

@@ -3,7 +3,7 @@
  * in which chat, forum topics, replies landing where the user wrote.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { InboundMessage } from "../../gateway/types.js";
+import type { InboundMessage } from "../../core/types.js";
 import { fixture, type TelegramRig, telegramRig } from "./telegram-helpers.js";
 
 const GROUP = -1001234567890;

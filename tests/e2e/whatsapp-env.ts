@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { createWhatsAppAdapter, type WhatsAppAdapter } from "../../adapters/whatsapp/index.js";
 import type { Timers, WhatsAppAdapterOptions } from "../../adapters/whatsapp/types.js";
-import { loadConfig } from "../../gateway/config.js";
-import type { Logger } from "../../gateway/logger.js";
-import type { AdapterDeps, InboundMessage, InboundOutcome, KeyValueStore } from "../../gateway/types.js";
+import { loadConfig } from "../../app/config.js";
+import type { Logger } from "../../core/logger.js";
+import type { AdapterDeps, InboundMessage, InboundOutcome, KeyValueStore } from "../../core/types.js";
 import { FakeWhatsApp, seedLinkedCreds } from "../fakes/whatsapp/index.js";
 
 export class MemoryKv implements KeyValueStore {

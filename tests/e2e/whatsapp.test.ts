@@ -5,7 +5,7 @@
 import { readFileSync, statSync } from "node:fs";
 import type { WAMessage } from "@whiskeysockets/baileys";
 import { afterEach, describe, expect, it } from "vitest";
-import { PlatformError } from "../../gateway/errors.js";
+import { PlatformError } from "../../core/errors.js";
 import { fixture, withId, withText } from "../fakes/whatsapp/index.js";
 import { type FakeMediaServer, startFakeMediaServer } from "../fakes/whatsapp/media-server.js";
 import { type EnvOptions, type WhatsAppEnv, whatsAppEnv } from "./whatsapp-env.js";

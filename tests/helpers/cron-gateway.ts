@@ -5,11 +5,11 @@
  */
 import { join } from "node:path";
 import { EmbeddedJobQueue } from "../../agent/queue/embedded-job-queue.js";
-import type { TurnJob } from "../../agent/types.js";
-import { loadConfig } from "../../gateway/config.js";
-import { silentLogger } from "../../gateway/logger.js";
+import { loadConfig } from "../../app/config.js";
+import { silentLogger } from "../../core/logger.js";
+import type { TurnJob } from "../../core/turn.js";
+import type { PlatformAdapter } from "../../core/types.js";
 import { GatewayRunner } from "../../gateway/runner.js";
-import type { PlatformAdapter } from "../../gateway/types.js";
 import { CronService } from "../../scheduler/cron-service.js";
 import { EmbeddedScheduler } from "../../scheduler/embedded-scheduler.js";
 import { HOME_CHANNELS_NAMESPACE, HomeChannels } from "../../scheduler/home-channels.js";

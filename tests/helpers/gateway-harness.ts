@@ -6,10 +6,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../gateway/config.js";
-import { silentLogger } from "../../gateway/logger.js";
-import { type Gateway, startGateway } from "../../gateway/main.js";
-import type { PlatformAdapter } from "../../gateway/types.js";
+import { loadConfig } from "../../app/config.js";
+import { type Gateway, startGateway } from "../../app/gateway-main.js";
+import { silentLogger } from "../../core/logger.js";
+import type { PlatformAdapter } from "../../core/types.js";
 import type { SqliteState } from "../../sessions/sqlite-state.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
 

@@ -1,6 +1,6 @@
 /**
  * Real `herald gateway` and `herald worker` processes on a private Redis, as an operator runs them when
- * scaling out: each is `node --import tsx gateway/cli.ts <command>` (one process, so SIGKILL reaches
+ * scaling out: each is `node --import tsx app/cli.ts <command>` (one process, so SIGKILL reaches
  * it), configured by env only. Each cluster has its own queue prefix, gateway key and HERALD_HOME, and
  * `stop()` kills every process it started and removes its folders.
  */
@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { SqliteState } from "../../sessions/sqlite-state.js";
 import { freePort } from "./net.js";
 
-const cli = join(import.meta.dirname, "..", "..", "gateway", "cli.ts");
+const cli = join(import.meta.dirname, "..", "..", "app", "cli.ts");
 
 /** One spawned process. */
 export interface HeraldProcess {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../app/config.js";
 import { AccessPolicy } from "../../gateway/access.js";
-import { loadConfig } from "../../gateway/config.js";
 import { SqliteState } from "../../sessions/sqlite-state.js";
 
 function policy(env: Record<string, string>) {

@@ -10,12 +10,14 @@ import { createModelClient, type ModelClientConfig } from "../../agent/model-cli
 import { buildSystemPrompt } from "../../agent/prompt.js";
 import { defineTool, ToolRegistry, toOpenAITools } from "../../agent/tool-registry.js";
 import { sessionSearchTool } from "../../agent/tools/session-search.js";
-import type { StateClient, TurnJob, TurnProgress, TurnResult } from "../../agent/types.js";
+import type { StateClient } from "../../agent/types.js";
 import { createTurnHandler } from "../../agent/worker.js";
-import { isAbortError } from "../../gateway/errors.js";
-import { silentLogger } from "../../gateway/logger.js";
+import { isAbortError } from "../../core/errors.js";
+import { silentLogger } from "../../core/logger.js";
+import type { TurnJob, TurnProgress, TurnResult } from "../../core/turn.js";
+import type { ChatMessage } from "../../core/types.js";
 import { MemorySessionStore } from "../../sessions/memory-session-store.js";
-import type { ChatMessage, TurnRecord } from "../../sessions/types.js";
+import type { TurnRecord } from "../../sessions/types.js";
 import { type FakeLlm, type FakeLlmMessage, messageText, startFakeLlm } from "../fakes/llm/index.js";
 
 let llm: FakeLlm;

@@ -6,8 +6,8 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BullJobQueue, fromBullId, toBullId } from "../../agent/queue/bull-job-queue.js";
-import type { JobQueue, QueueEvent } from "../../agent/types.js";
-import { silentLogger } from "../../gateway/logger.js";
+import { silentLogger } from "../../core/logger.js";
+import type { JobQueue, QueueEvent } from "../../core/turn.js";
 import { deferred, okResult, record, turnJob } from "../contracts/job-queue.contract.js";
 import { type PrivateRedis, startRedis } from "../helpers/redis.js";
 
@@ -191,7 +191,7 @@ describe("BullJobQueue", () => {
 /** A consumer in its own process whose handler never returns, as a worker that hangs until killed. */
 function spawnWorker(prefix: string) {
   const queueModule = new URL("../../agent/queue/bull-job-queue.ts", import.meta.url).pathname;
-  const loggerModule = new URL("../../gateway/logger.ts", import.meta.url).pathname;
+  const loggerModule = new URL("../../core/logger.ts", import.meta.url).pathname;
   const script = `
     import { BullJobQueue } from ${JSON.stringify(queueModule)};
     import { silentLogger } from ${JSON.stringify(loggerModule)};

@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../../gateway/config.js";
-import { ConfigError } from "../../gateway/errors.js";
+import { loadConfig } from "../../app/config.js";
+import { ConfigError } from "../../core/errors.js";
 
 let home: string | undefined;
 afterEach(() => {

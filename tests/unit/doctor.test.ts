@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { printDoctor, runDoctor } from "../../gateway/doctor.js";
+import { printDoctor, runDoctor } from "../../app/doctor.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
 
 let llm: FakeLlm | undefined;

@@ -15,7 +15,7 @@ const HEAP_FLAGS = "--max-semi-space-size=4 --heap-growing-percent=50";
 
 describe("start scripts", () => {
   it("start runs the gateway after a build, with the heap flags the benchmark measures", () => {
-    expect(scripts["start"]).toBe(`node ${HEAP_FLAGS} dist/gateway/cli.js gateway`);
+    expect(scripts["start"]).toBe(`node ${HEAP_FLAGS} dist/app/cli.js gateway`);
     expect(scripts["prestart"]).toBe("npm run build --silent");
   });
 
@@ -25,7 +25,7 @@ describe("start scripts", () => {
     expect(JSON.parse(entrypoint ?? "null")).toEqual([
       "node",
       ...HEAP_FLAGS.split(" "),
-      "/app/dist/gateway/cli.js",
+      "/app/dist/app/cli.js",
     ]);
   });
 });

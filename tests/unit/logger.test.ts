@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger, lazyChild } from "../../gateway/logger.js";
+import { createLogger, lazyChild } from "../../core/logger.js";
 
 function capture() {
   const lines: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { silentLogger } from "../../gateway/logger.js";
+import { silentLogger } from "../../core/logger.js";
 import { pruneState } from "../../gateway/maintenance.js";
 import { SqliteState } from "../../sessions/sqlite-state.js";
 

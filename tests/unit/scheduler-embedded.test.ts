@@ -3,7 +3,7 @@
  * once per occurrence, and after a pause in time (downtime) one tick, not a burst.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { silentLogger } from "../../gateway/logger.js";
+import { silentLogger } from "../../core/logger.js";
 import { EmbeddedScheduler } from "../../scheduler/embedded-scheduler.js";
 import { nextOccurrence } from "../../scheduler/schedule.js";
 import type { Schedule, Tick } from "../../scheduler/types.js";

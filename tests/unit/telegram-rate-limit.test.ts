@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS, SendBudget } from "../../adapters/telegram/rate-limit.js";
-import { PlatformError } from "../../gateway/errors.js";
+import { PlatformError } from "../../core/errors.js";
 
 function clock() {
   let now = 1_000_000;

@@ -12,7 +12,7 @@ import type {
   PlatformAdapter,
   SendOptions,
   SendResult,
-} from "../../../gateway/types.js";
+} from "../../../core/types.js";
 
 export interface SentMessage {
   chat: ChatRef;

@@ -4,9 +4,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { describeError } from "./errors.js";
-import type { Logger } from "./logger.js";
-import type { PlatformAdapter } from "./types.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { PlatformAdapter } from "../core/types.js";
 
 /** Serves a path prefix with Node's own request/response (the API server, for streaming). */
 export interface NodeRoute {

@@ -1,5 +1,5 @@
 /** The one error boundary of every `herald` subcommand. */
-import { ConfigError, describeError } from "./errors.js";
+import { ConfigError, describeError } from "../core/errors.js";
 
 export interface CliActionOptions {
   /**

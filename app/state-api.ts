@@ -8,9 +8,9 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { isStateMethod, STATE_API_PATH, splitStateMethod, stateMethods } from "../agent/state-methods.js";
 import type { StateClient } from "../agent/types.js";
-import { describeError, HeraldError } from "./errors.js";
+import { describeError, HeraldError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
 import type { SimpleResponse, SimpleRoute } from "./http-server.js";
-import type { Logger } from "./logger.js";
 
 /** Options of {@link createStateApiRoute}. */
 export interface StateApiOptions {

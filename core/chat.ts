@@ -2,8 +2,7 @@
  * Chat strings and session keys. A chat is `platform:chatId[:threadId]`; a session key adds the chat
  * type and, in groups with per-user sessions, the sender. The session key is also the ordering key.
  */
-import type { GroupSessionMode, SessionKeyParts } from "../sessions/types.js";
-import type { ChatRef } from "./types.js";
+import type { ChatRef, GroupSessionMode, SessionKeyParts } from "./types.js";
 
 /**
  * Platforms whose chat ids themselves contain colons. Matrix room ids look like `!abc:server.org`

@@ -2,8 +2,9 @@
  * The adapters the gateway can start, one entry per platform. Each entry imports its adapter lazily,
  * so an unconfigured platform's SDK is never loaded (cold start stays fast).
  */
+
+import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
 import type { HeraldConfig } from "./config.js";
-import type { AdapterDeps, PlatformAdapter } from "./types.js";
 
 /** Builds one platform's adapter from the whole config. Throws ConfigError for a bad section. */
 export type AdapterFactory = (config: HeraldConfig, deps: AdapterDeps) => Promise<PlatformAdapter>;

@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { ConfigError } from "./errors.js";
+import { ConfigError } from "../core/errors.js";
 
 const list = z.array(z.string()).default([]);
 const optionalString = z.string().min(1).optional();

@@ -4,6 +4,7 @@
  */
 import { join } from "node:path";
 import type { Command } from "commander";
+import { ConfigError, describeError, HeraldError } from "../core/errors.js";
 import { configuredHomeChannel, HOME_CHANNELS_NAMESPACE, HomeChannels } from "../scheduler/home-channels.js";
 import { buildSpec, formatJobLine, formatRunLine, jobView, newJobId } from "../scheduler/jobs.js";
 import { nextOccurrence } from "../scheduler/schedule.js";
@@ -11,7 +12,6 @@ import { SqliteCronStore } from "../scheduler/sqlite-cron-store.js";
 import type { MissedRunPolicy } from "../scheduler/types.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { CONFIG_PLATFORMS, type HeraldConfig, loadConfig } from "./config.js";
-import { ConfigError, describeError, HeraldError } from "./errors.js";
 
 /** What the cron commands use besides their arguments (tests pass their own). */
 export interface CronCliDeps {

@@ -5,9 +5,9 @@
  */
 import { join } from "node:path";
 import type { Command } from "commander";
+import { createLogger } from "../core/logger.js";
 import { cliAction } from "./cli-action.js";
 import { loadConfig } from "./config.js";
-import { createLogger } from "./logger.js";
 
 /** Baileys leaves sockets and timers behind: end the process when the command is done, 0 on success. */
 const run = <A extends unknown[]>(fn: (...args: A) => Promise<void>) =>

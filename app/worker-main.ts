@@ -11,9 +11,9 @@ import { createModelClient } from "../agent/model-client.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { createToolRegistry } from "../agent/tools/index.js";
 import { createTurnHandler } from "../agent/worker.js";
+import { ConfigError, describeError, HeraldError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
 import type { HeraldConfig } from "./config.js";
-import { ConfigError, describeError, HeraldError } from "./errors.js";
-import type { Logger } from "./logger.js";
 
 /** Options of {@link runWorker}. */
 export interface WorkerOptions {

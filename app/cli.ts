@@ -6,15 +6,15 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
+import { parseChat } from "../core/chat.js";
+import { ConfigError } from "../core/errors.js";
+import { createLogger } from "../core/logger.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
-import { parseChat } from "./chat.js";
 import { cliAction } from "./cli-action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
 import { printDoctor, runDoctor } from "./doctor.js";
-import { ConfigError } from "./errors.js";
-import { createLogger } from "./logger.js";
 
-// Run from source (gateway/cli.ts) or from the build (dist/gateway/cli.js): package.json is one or two up.
+// Run from source (app/cli.ts) or from the build (dist/app/cli.js): package.json is one or two up.
 const pkgUrl = [
   new URL("../package.json", import.meta.url),
   new URL("../../package.json", import.meta.url),
@@ -50,7 +50,7 @@ program
       const startedAt = performance.now();
       const cfg = config();
       const logger = createLogger({ level: cfg.logLevel });
-      const { startGateway } = await import("./main.js");
+      const { startGateway } = await import("./gateway-main.js");
       const gateway = await startGateway(cfg, { logger });
       logger.info(
         { readyMs: Math.round(performance.now() - startedAt), url: gateway.http?.url },
@@ -105,7 +105,7 @@ program
         queue: { ...base.queue, redisUrl: undefined },
       };
       const logger = createLogger({ level: process.env["HERALD_LOG_LEVEL"] ?? "warn" });
-      const { startGateway } = await import("./main.js");
+      const { startGateway } = await import("./gateway-main.js");
       const { createCliAdapter } = await import("../adapters/cli/index.js");
       const cli = createCliAdapter();
       const gateway = await startGateway(cfg, { logger, extraAdapters: [cli], localOnly: true });

@@ -4,9 +4,9 @@
  */
 import { join } from "node:path";
 import OpenAI from "openai";
+import { ConfigError, describeError } from "../core/errors.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { configuredPlatforms, type HeraldConfig, isLoopbackHost, loadConfig } from "./config.js";
-import { ConfigError, describeError } from "./errors.js";
 
 export interface DoctorLine {
   ok: boolean;

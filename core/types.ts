@@ -30,6 +30,30 @@ export interface ChatRef {
 /** `dm`: one user and the bot. `group`: anything with more people (channels, rooms, groups). */
 export type ChatType = "dm" | "group";
 
+/** One tool call the model asked for (OpenAI shape). */
+export interface ToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/** A conversation message as the model sees it (OpenAI chat-completions shape, text content). */
+export type ChatMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string; name?: string | undefined }
+  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] | undefined }
+  | { role: "tool"; content: string; tool_call_id: string };
+
+/** How sessions in groups are keyed. `per_user`: each sender has their own; `shared`: one per chat. */
+export type GroupSessionMode = "per_user" | "shared";
+
+/** What identifies a session's owner; `sessionKey()` turns it into the key string. */
+export interface SessionKeyParts {
+  chat: ChatRef;
+  chatType: ChatType;
+  userId: string;
+}
+
 /** A file that came in with a message, already downloaded to `path` (under `HERALD_HOME/cache`). */
 export interface InboundAttachment {
   kind: "image" | "audio" | "voice" | "video" | "document";

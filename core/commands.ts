@@ -1,0 +1,51 @@
+/**
+ * Slash command contracts. A command is answered by the gateway itself, never by the model, and
+ * bypasses a busy session. Features declare their own (`/sethome`, `/skills`) against these types.
+ */
+import type { InboundMessage } from "./types.js";
+
+/** A parsed `/name args` at the start of a message. */
+export interface ParsedCommand {
+  name: string;
+  args: string;
+}
+
+/**
+ * Parses a leading slash command. `/New@herald_bot  x` → `{ name: "new", args: "x" }`.
+ * Returns undefined for text that is not a command (including `/` alone and paths like `/etc/hosts`).
+ */
+export function parseCommand(text: string): ParsedCommand | undefined {
+  const m = /^\/([a-zA-Z][\w-]{0,63})(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(text.trim());
+  if (!m) return undefined;
+  return { name: m[1]!.toLowerCase(), args: (m[2] ?? "").trim() };
+}
+
+/** What a command handler can see and do. */
+export interface CommandContext {
+  message: InboundMessage;
+  args: string;
+  sessionKey: string;
+  now: number;
+}
+
+/**
+ * What a command answers: the reply text (Markdown), a reply plus an effect to run after the inbound
+ * transaction commits, or `turnInput`: run a turn with this text as its input instead of the message's
+ * (`/<skill-name> args` loads the skill this way).
+ */
+export type CommandResult =
+  | string
+  | { reply: string; after?: () => void }
+  | { turnInput: string; after?: () => void };
+
+/**
+ * A command. `run` returns a `CommandResult`, or undefined to fall through to the model (for commands
+ * that only sometimes apply). It runs inside the inbound transaction: state changes it makes commit
+ * with the ledger entry. It must not throw for user mistakes: return a message saying the fix.
+ */
+export interface Command {
+  description: string;
+  /** Hidden commands work but are not listed by /help. */
+  hidden?: boolean;
+  run(ctx: CommandContext): CommandResult | undefined;
+}
