@@ -10,7 +10,7 @@
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import { isAbortError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { Compaction } from "../core/turn.js";
+import type { Compaction, HistoryItem } from "../core/turn.js";
 import type { ChatMessage } from "../core/types.js";
 import type { ModelClient, ModelMessage } from "./model-client.js";
 
@@ -53,12 +53,15 @@ export function estimateTokens(messages: readonly ModelMessage[]): number {
   return messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
 }
 
-/** Where the cuts go. `replacedCount` counts `history` messages after the leading system messages. */
+/**
+ * Where the cuts go. `leading` are the leading system messages (an earlier compaction's summary among
+ * them); the summary replaces leading, head and middle, so it covers everything up to the middle's end.
+ */
 export interface CompressionPlan {
-  leading: ChatMessage[];
-  head: ChatMessage[];
-  middle: ChatMessage[];
-  tail: ChatMessage[];
+  leading: HistoryItem[];
+  head: HistoryItem[];
+  middle: HistoryItem[];
+  tail: HistoryItem[];
 }
 
 /**
@@ -66,33 +69,34 @@ export interface CompressionPlan {
  * undefined when there is nothing worth summarising.
  */
 export function planCompression(
-  history: readonly ChatMessage[],
+  history: readonly HistoryItem[],
   contextTokens: number,
 ): CompressionPlan | undefined {
   let lead = 0;
-  while (history[lead]?.role === "system") lead++;
+  while (history[lead]?.message.role === "system") lead++;
   const leading = history.slice(0, lead);
   const rest = history.slice(lead);
+  const messages = rest.map((h) => h.message);
 
   // Head: the first exchange, up to and including the first assistant answer without tool calls.
-  let headEnd = rest.findIndex((m) => m.role === "assistant" && !m.tool_calls?.length) + 1;
+  let headEnd = messages.findIndex((m) => m.role === "assistant" && !m.tool_calls?.length) + 1;
   const headBudget = contextTokens * HEAD_RATIO;
-  if (headEnd <= 0 || estimateTokens(rest.slice(0, headEnd)) > headBudget) {
-    headEnd = rest[0]?.role === "user" && estimateMessageTokens(rest[0]) <= headBudget ? 1 : 0;
+  if (headEnd <= 0 || estimateTokens(messages.slice(0, headEnd)) > headBudget) {
+    headEnd = messages[0]?.role === "user" && estimateMessageTokens(messages[0]) <= headBudget ? 1 : 0;
   }
 
   // Tail: the newest messages within the tail budget.
   const tailBudget = contextTokens * TAIL_RATIO;
-  let tailStart = rest.length;
+  let tailStart = messages.length;
   let tailTokens = 0;
   while (tailStart > headEnd) {
-    const tokens = estimateMessageTokens(rest[tailStart - 1]!);
+    const tokens = estimateMessageTokens(messages[tailStart - 1]!);
     if (tailTokens + tokens > tailBudget) break;
     tailTokens += tokens;
     tailStart--;
   }
   // Never start the tail with tool results: their tool-calls message would be summarised away.
-  while (rest[tailStart]?.role === "tool") tailStart++;
+  while (messages[tailStart]?.role === "tool") tailStart++;
 
   const middle = rest.slice(headEnd, tailStart);
   if (middle.length === 0) return undefined;
@@ -101,7 +105,7 @@ export function planCompression(
 
 export interface CompressOptions {
   systemPrompt: string;
-  history: ChatMessage[];
+  history: HistoryItem[];
   /** This turn's user message as sent to the model. */
   input: ModelMessage;
   tools?: ChatCompletionTool[] | undefined;
@@ -113,7 +117,7 @@ export interface CompressOptions {
 }
 
 export interface CompressResult {
-  /** The history to send (unchanged when no compression was needed). */
+  /** The history to send (the stored one when no compression was needed). */
   history: ChatMessage[];
   /** Set when a summary replaced messages; the gateway persists it. */
   compaction?: Compaction | undefined;
@@ -146,16 +150,21 @@ function toolsChars(tools: readonly object[]): number {
 export async function compressIfNeeded(options: CompressOptions): Promise<CompressResult> {
   const { history, client, logger } = options;
   const contextTokens = client.config.contextTokens;
+  const stored = history.map((h) => h.message);
   const total =
     Math.ceil(options.systemPrompt.length / 4) +
-    estimateTokens(history) +
+    estimateTokens(stored) +
     estimateMessageTokens(options.input) +
     Math.ceil(toolsChars(options.tools ?? []) / 4);
-  if (total <= contextTokens * COMPRESS_AT_RATIO) return { history };
+  if (total <= contextTokens * COMPRESS_AT_RATIO) return { history: stored };
   const plan = planCompression(history, contextTokens);
-  if (!plan) return { history };
+  if (!plan) return { history: stored };
 
-  const replaced = [...plan.head, ...plan.middle];
+  // The summary replaces everything up to the middle's last message, earlier summaries included, so its
+  // input is all of that: what an earlier compaction summarised is carried into the new summary.
+  const replaced = [...plan.leading, ...plan.head, ...plan.middle].map((h) => h.message);
+  const uptoSeq = plan.middle[plan.middle.length - 1]!.seq;
+  const verbatim = (items: HistoryItem[]) => items.map((h) => h.message);
   const transcript = renderTranscript(replaced, Math.floor(contextTokens * 0.5 * 4));
   try {
     const result = await client.streamChat({
@@ -173,8 +182,13 @@ export async function compressIfNeeded(options: CompressOptions): Promise<Compre
       "context compressed",
     );
     return {
-      history: [...plan.leading, ...plan.head, summaryMessage(summary), ...plan.tail],
-      compaction: { replacedCount: replaced.length, summary },
+      history: [
+        ...verbatim(plan.leading),
+        ...verbatim(plan.head),
+        summaryMessage(summary),
+        ...verbatim(plan.tail),
+      ],
+      compaction: { uptoSeq, summary },
       usage: result.usage,
     };
   } catch (err) {
@@ -187,7 +201,7 @@ export async function compressIfNeeded(options: CompressOptions): Promise<Compre
       role: "user",
       content: `[${plan.middle.length} earlier messages of this conversation were left out to fit the model's context.]`,
     };
-    return { history: [...plan.leading, ...plan.head, note, ...plan.tail] };
+    return { history: [...verbatim(plan.leading), ...verbatim(plan.head), note, ...verbatim(plan.tail)] };
   }
 }
 

@@ -11,17 +11,24 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import pRetry, { AbortError as RetryAbort } from "p-retry";
-import type { HeraldConfig } from "../app/config.js";
 import type { ModelError } from "../core/errors.js";
 import type { ChatMessage, ToolCall } from "../core/types.js";
 import { type AttemptFailure, cancelledError, classifyFailure, toModelError } from "./model-errors.js";
 import { createNodeFetch } from "./node-fetch.js";
 
 /** What the client needs of the `model` config section, plus retry timing (tests shorten it). */
-export type ModelClientConfig = Pick<
-  HeraldConfig["model"],
-  "baseUrl" | "name" | "fallbacks" | "contextTokens" | "maxIterations" | "timeoutMs" | "maxRetries" | "vision"
-> & {
+export interface ModelClientConfig {
+  baseUrl: string;
+  name: string;
+  /** Models tried in order when the main one fails after its retries (same endpoint). */
+  fallbacks: string[];
+  /** The model's context window in tokens; compression starts near it. */
+  contextTokens: number;
+  maxIterations: number;
+  timeoutMs: number;
+  maxRetries: number;
+  /** Whether the model accepts image input. */
+  vision: boolean;
   apiKey?: string | undefined;
   /** First retry delay; doubles each retry, times a random 1–2 (jitter). @defaultValue 1000 */
   retryBaseDelayMs?: number | undefined;
@@ -29,7 +36,7 @@ export type ModelClientConfig = Pick<
   retryMaxDelayMs?: number | undefined;
   /** A Retry-After longer than this is not waited for: the attempt fails at once. @defaultValue 60_000 */
   maxRetryAfterMs?: number | undefined;
-};
+}
 
 /** A message as sent to the model: a stored `ChatMessage`, or a user message with image parts. */
 export type ModelMessage = ChatMessage | { role: "user"; content: ChatCompletionContentPart[] };

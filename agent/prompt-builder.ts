@@ -7,8 +7,8 @@
  */
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import type { TurnRecord } from "../core/turn.js";
 import type { ChatType, KeyValueStore } from "../core/types.js";
-import type { TurnRecord } from "../sessions/types.js";
 import { buildSystemPrompt, compactAscii, describeNow } from "./prompt.js";
 
 export interface PromptBuilderOptions {
@@ -16,6 +16,8 @@ export interface PromptBuilderOptions {
   persona?: string | undefined;
   /** IANA zone the date is stated in. */
   timezone: string;
+  /** Each platform's prompt hint (from its module), by platform name. */
+  hints?: Readonly<Record<string, string>> | undefined;
   /** Where snapshots are kept (the runner state's `kv("prompt-snapshots")`). */
   snapshots: KeyValueStore;
   /**
@@ -60,6 +62,7 @@ export class PromptBuilder {
     const prompt = buildSystemPrompt({
       persona: this.#persona,
       platform: turn.chat.platform,
+      platformHint: this.#options.hints?.[turn.chat.platform],
       chatType,
       userName,
       now: turn.createdAt,

@@ -8,15 +8,11 @@ import type { ChatType, PlatformName } from "../core/types.js";
 export const DEFAULT_PERSONA =
   "You are Herald, a helpful assistant that talks with people in their chat apps. Be direct and concise, say so when you are unsure, and use your tools when they help rather than guessing.";
 
-/** How each platform shows a reply. Unknown platforms get a neutral Markdown hint. */
-const PLATFORM_HINTS: Record<string, string> = {
-  telegram:
-    "You are replying in Telegram; Markdown is rendered (bold, italic, code, links). Keep replies short.",
-  discord: "You are replying in Discord; Markdown is rendered. Long replies are split into several messages.",
-  slack: "You are replying in Slack; Markdown is converted to Slack formatting. Avoid tables.",
-  whatsapp: "You are replying in WhatsApp; only bold, italic and code render. Avoid headings and tables.",
-  matrix: "You are replying in Matrix; Markdown is rendered.",
-  email: "You are replying by email; write a complete, self-contained answer in Markdown, no signature.",
+/**
+ * How the gateway's own channels show a reply. Platforms bring their hint in their module (passed as
+ * `platformHint`); anything else gets a neutral Markdown hint.
+ */
+const CHANNEL_HINTS: Record<string, string> = {
   api: "You are replying through an API; answer in Markdown.",
   cli: "You are replying in a terminal; Markdown is shown as plain text, so keep formatting light.",
   cron: "This is a scheduled task; your reply is delivered to a chat as a report, so make it stand alone.",
@@ -26,6 +22,8 @@ export interface SystemPromptOptions {
   /** Replaces the default persona. */
   persona?: string | undefined;
   platform: PlatformName;
+  /** How replies render on this platform (its module's `promptHint`). */
+  platformHint?: string | undefined;
   chatType: ChatType;
   userName?: string | undefined;
   /** Epoch ms. */
@@ -51,7 +49,8 @@ export function compactAscii(text: string): string {
 /** Builds the system prompt; the same inputs give the same text. */
 export function buildSystemPrompt(options: SystemPromptOptions): string {
   const { platform, chatType, userName } = options;
-  const hint = PLATFORM_HINTS[platform] ?? `You are replying in ${platform}; answer in Markdown.`;
+  const hint =
+    options.platformHint ?? CHANNEL_HINTS[platform] ?? `You are replying in ${platform}; answer in Markdown.`;
   const who =
     chatType === "group"
       ? `This is a group chat with several people${userName ? `; the message is from ${userName}` : ""}. Address the person who asked.`

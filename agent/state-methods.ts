@@ -6,9 +6,9 @@
  * fit the member's parameters, fails the type check.
  */
 import { z } from "zod";
+import type { MemoryStateApi } from "../memory/types.js";
 import type { CronStateApi } from "../scheduler/types.js";
 import type { SkillsStateApi } from "../skills/types.js";
-import type { MemoryStateApi } from "./memory/types.js";
 import type { StateClient } from "./types.js";
 
 const chatRef = z.strictObject({

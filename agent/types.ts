@@ -6,10 +6,10 @@ import type { z } from "zod";
 import type { Logger } from "../core/logger.js";
 import type { TurnOrigin } from "../core/turn.js";
 import type { ChatMessage } from "../core/types.js";
+import type { MemoryStateApi } from "../memory/types.js";
 import type { CronStateApi } from "../scheduler/types.js";
 import type { SearchHit, SearchOptions } from "../sessions/types.js";
 import type { SkillsStateApi } from "../skills/types.js";
-import type { MemoryStateApi } from "./memory/types.js";
 
 /**
  * What tools need of shared state. In-process on the embedded default; over the gateway's

@@ -5,13 +5,14 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ConfigError, describeError, HeraldError } from "../core/errors.js";
-import { configuredHomeChannel, HOME_CHANNELS_NAMESPACE, HomeChannels } from "../scheduler/home-channels.js";
+import { HOME_CHANNELS_NAMESPACE, HomeChannels } from "../scheduler/home-channels.js";
 import { buildSpec, formatJobLine, formatRunLine, jobView, newJobId } from "../scheduler/jobs.js";
 import { nextOccurrence } from "../scheduler/schedule.js";
 import { SqliteCronStore } from "../scheduler/sqlite-cron-store.js";
 import type { MissedRunPolicy } from "../scheduler/types.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
-import { CONFIG_PLATFORMS, type HeraldConfig, loadConfig } from "./config.js";
+import { type HeraldConfig, loadConfig } from "./config.js";
+import { chatParser, platformModules } from "./platforms.js";
 
 /** What the cron commands use besides their arguments (tests pass their own). */
 export interface CronCliDeps {
@@ -96,7 +97,11 @@ export function registerCronCommands(program: Command, deps: CronCliDeps = {}): 
             timeoutMinutes: opts.timeout,
             missedRuns: opts.missed,
           },
-          { timezone: cfg.timezone, now, knownPlatforms: new Set([...CONFIG_PLATFORMS, "api"]) },
+          {
+            timezone: cfg.timezone,
+            now,
+            knownPlatforms: new Set([...platformModules.map((m) => m.name), "api"]),
+          },
         );
         const job = store.insertJob(newJobId(), spec, nextOccurrence(spec.schedule, now), now);
         for (const note of homeChannelNotes(cfg, spec.deliver)) err(`${note}\n`);
@@ -157,7 +162,11 @@ function homeChannelNotes(cfg: HeraldConfig, deliver: readonly string[]): string
   if (platforms.length === 0) return [];
   const state = SqliteState.open(join(cfg.homeDir, "state.db"));
   try {
-    const homes = new HomeChannels(state.kv(HOME_CHANNELS_NAMESPACE), (p) => configuredHomeChannel(cfg, p));
+    const homes = new HomeChannels(
+      state.kv(HOME_CHANNELS_NAMESPACE),
+      (p) => cfg.platforms[p]?.homeChannel,
+      chatParser,
+    );
     return platforms
       .filter((p) => !homes.get(p))
       .map(

@@ -6,9 +6,9 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { curateSkills } from "../skills/curator.js";
+import { formatIssues } from "../skills/issues.js";
 import { bundledSkillsDir } from "../skills/loader.js";
 import { FileSkillStore } from "../skills/store.js";
-import { formatIssues } from "../skills/tools.js";
 import { cliAction } from "./cli-action.js";
 import { loadConfig } from "./config.js";
 

@@ -6,13 +6,13 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
-import { parseChat } from "../core/chat.js";
 import { ConfigError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { cliAction } from "./cli-action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
 import { printDoctor, runDoctor } from "./doctor.js";
+import { chatParser } from "./platforms.js";
 
 // Run from source (app/cli.ts) or from the build (dist/app/cli.js): package.json is one or two up.
 const pkgUrl = [
@@ -227,7 +227,7 @@ pairing
     action((value: string) => {
       const state = openState(config());
       try {
-        const direct = value.includes(":") ? parseChat(value) : undefined;
+        const direct = value.includes(":") ? chatParser(value) : undefined;
         if (direct) {
           state.pairing.allow(direct.platform, direct.chatId);
           process.stdout.write(`Approved ${direct.platform}:${direct.chatId}.\n`);
@@ -249,7 +249,7 @@ pairing
   .description("revoke platform:userId")
   .action(
     action((value: string) => {
-      const who = parseChat(value);
+      const who = chatParser(value);
       if (!who) throw new Error("Give the user as platform:userId, e.g. telegram:12345.");
       const state = openState(config());
       const removed = state.pairing.revoke(who.platform, who.chatId);

@@ -10,19 +10,14 @@ import { parse as parseDotenv } from "dotenv";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
+import type { EnvKind, PlatformCommonConfig, PlatformModule } from "../core/platform.js";
+import { platformModules } from "./platforms.js";
 
 const list = z.array(z.string()).default([]);
 const optionalString = z.string().min(1).optional();
 
-const platformBase = {
-  allowedUsers: list,
-  homeChannel: optionalString,
-  requireMention: z.boolean().default(true),
-  /** Toolsets enabled on this platform; absent: the global default. */
-  toolsets: z.array(z.string()).optional(),
-};
-
-const schema = z.strictObject({
+/** The sections that are not platforms; each platform module adds its own. */
+const coreShape = {
   /** IANA zone for daily resets and cron. @defaultValue the process's zone */
   timezone: z.string().default(Intl.DateTimeFormat().resolvedOptions().timeZone),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -130,69 +125,21 @@ const schema = z.strictObject({
         .default(20 * 1024 * 1024),
     })
     .prefault({}),
-  telegram: z
-    .strictObject({
-      ...platformBase,
-      botToken: optionalString,
-      apiRoot: z.url().default("https://api.telegram.org"),
-      webhookUrl: z.url().optional(),
-      webhookSecret: optionalString,
-    })
-    .prefault({}),
-  discord: z
-    .strictObject({
-      ...platformBase,
-      botToken: optionalString,
-      apiUrl: z.url().default("https://discord.com/api"),
-      autoThread: z.boolean().default(false),
-      allowBots: z.boolean().default(false),
-    })
-    .prefault({}),
-  slack: z
-    .strictObject({
-      ...platformBase,
-      botToken: optionalString,
-      appToken: optionalString,
-      signingSecret: optionalString,
-      apiUrl: z.url().default("https://slack.com/api/"),
-    })
-    .prefault({}),
-  email: z
-    .strictObject({
-      ...platformBase,
-      address: optionalString,
-      password: optionalString,
-      imapHost: optionalString,
-      imapPort: z.number().int().positive().default(993),
-      smtpHost: optionalString,
-      smtpPort: z.number().int().positive().default(587),
-      tls: z.boolean().default(true),
-      pollIntervalMs: z.number().int().positive().default(60_000),
-    })
-    .prefault({}),
-  matrix: z
-    .strictObject({
-      ...platformBase,
-      homeserver: z.url().optional(),
-      accessToken: optionalString,
-      userId: optionalString,
-      password: optionalString,
-    })
-    .prefault({}),
-  whatsapp: z
-    .strictObject({
-      ...platformBase,
-      enabled: z.boolean().default(false),
-      /** Answer in the account owner's "message yourself" chat. */
-      selfChat: z.boolean().default(false),
-    })
-    .prefault({}),
+};
+
+const schema = z.strictObject({
+  ...coreShape,
+  ...Object.fromEntries(platformModules.map((m) => [m.name, m.schema])),
 });
 
 /** The whole typed configuration plus where it came from. */
-export type HeraldConfig = z.infer<typeof schema> & { homeDir: string };
+export type HeraldConfig = z.infer<z.ZodObject<typeof coreShape>> & {
+  homeDir: string;
+  /** Each platform module's section, by platform name, parsed by the module's schema. */
+  platforms: Record<string, PlatformCommonConfig>;
+};
 
-type Kind = "string" | "int" | "bool" | "list" | "url";
+type Kind = EnvKind;
 
 /** Environment variables and the config path each sets. Every env name has a config.yaml equivalent. */
 const ENV: Record<string, [path: string, kind: Kind]> = {
@@ -233,37 +180,13 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_GROUP_SESSIONS: ["sessions.group_sessions", "string"],
   HERALD_BUSY_POLICY: ["sessions.busy_policy", "string"],
   HERALD_MEDIA_MAX_BYTES: ["media.max_bytes", "int"],
-  TELEGRAM_BOT_TOKEN: ["telegram.bot_token", "string"],
-  TELEGRAM_API_ROOT: ["telegram.api_root", "url"],
-  TELEGRAM_WEBHOOK_URL: ["telegram.webhook_url", "url"],
-  TELEGRAM_WEBHOOK_SECRET: ["telegram.webhook_secret", "string"],
-  DISCORD_BOT_TOKEN: ["discord.bot_token", "string"],
-  DISCORD_API_URL: ["discord.api_url", "url"],
-  DISCORD_AUTO_THREAD: ["discord.auto_thread", "bool"],
-  DISCORD_ALLOW_BOTS: ["discord.allow_bots", "bool"],
-  SLACK_BOT_TOKEN: ["slack.bot_token", "string"],
-  SLACK_APP_TOKEN: ["slack.app_token", "string"],
-  SLACK_SIGNING_SECRET: ["slack.signing_secret", "string"],
-  SLACK_API_URL: ["slack.api_url", "url"],
-  EMAIL_ADDRESS: ["email.address", "string"],
-  EMAIL_PASSWORD: ["email.password", "string"],
-  EMAIL_IMAP_HOST: ["email.imap_host", "string"],
-  EMAIL_IMAP_PORT: ["email.imap_port", "int"],
-  EMAIL_SMTP_HOST: ["email.smtp_host", "string"],
-  EMAIL_SMTP_PORT: ["email.smtp_port", "int"],
-  EMAIL_TLS: ["email.tls", "bool"],
-  EMAIL_POLL_INTERVAL_MS: ["email.poll_interval_ms", "int"],
-  MATRIX_HOMESERVER: ["matrix.homeserver", "url"],
-  MATRIX_ACCESS_TOKEN: ["matrix.access_token", "string"],
-  MATRIX_USER_ID: ["matrix.user_id", "string"],
-  MATRIX_PASSWORD: ["matrix.password", "string"],
-  WHATSAPP_ENABLED: ["whatsapp.enabled", "bool"],
-  WHATSAPP_SELF_CHAT: ["whatsapp.self_chat", "bool"],
 };
 
-/** Platforms with the per-platform variables `<P>_ALLOWED_USERS`, `<P>_HOME_CHANNEL`, `<P>_REQUIRE_MENTION`. */
-export const CONFIG_PLATFORMS = ["telegram", "discord", "slack", "email", "matrix", "whatsapp"] as const;
-for (const p of CONFIG_PLATFORMS) {
+// Each platform's own variables, and the ones every platform has: `<P>_ALLOWED_USERS`, `<P>_HOME_CHANNEL`,
+// `<P>_REQUIRE_MENTION`, `<P>_TOOLSETS`.
+for (const module of platformModules) {
+  const p = module.name;
+  for (const [name, [key, kind]] of Object.entries(module.env)) ENV[name] = [`${p}.${key}`, kind];
   const P = p.toUpperCase();
   ENV[`${P}_ALLOWED_USERS`] = [`${p}.allowed_users`, "list"];
   ENV[`${P}_HOME_CHANNEL`] = [`${p}.home_channel`, "string"];
@@ -404,7 +327,15 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
       `${keyName} is invalid: ${issue.message}. Fix: correct the value.`,
     );
   }
-  const config = { ...result.data, homeDir };
+  const data: Record<string, unknown> = { ...result.data };
+  const platforms: Record<string, PlatformCommonConfig> = {};
+  for (const module of platformModules) {
+    const section = data[module.name] as PlatformCommonConfig;
+    delete data[module.name];
+    module.validate?.(section);
+    platforms[module.name] = section;
+  }
+  const config = { ...(data as z.infer<z.ZodObject<typeof coreShape>>), homeDir, platforms };
   validateCrossFields(config);
   return config;
 }
@@ -432,29 +363,6 @@ function validateCrossFields(config: HeraldConfig): void {
       `HERALD_TIMEZONE (config.yaml: timezone) '${config.timezone}' is not a known time zone. Fix: use an IANA name such as Europe/Berlin.`,
     );
   }
-  const slack = config.slack;
-  if (slack.botToken && !slack.appToken && !slack.signingSecret) {
-    throw new ConfigError(
-      "SLACK_SIGNING_SECRET",
-      "SLACK_BOT_TOKEN is set but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP events) is. Fix: set one of them from your Slack app's settings.",
-    );
-  }
-  const email = config.email;
-  if (email.address && (!email.imapHost || !email.smtpHost || !email.password)) {
-    const missing = !email.password
-      ? "EMAIL_PASSWORD"
-      : !email.imapHost
-        ? "EMAIL_IMAP_HOST"
-        : "EMAIL_SMTP_HOST";
-    throw new ConfigError(missing, `EMAIL_ADDRESS is set but ${missing} is not. Fix: set ${missing}.`);
-  }
-  const matrix = config.matrix;
-  if (matrix.homeserver && !matrix.accessToken && !(matrix.userId && matrix.password)) {
-    throw new ConfigError(
-      "MATRIX_ACCESS_TOKEN",
-      "MATRIX_HOMESERVER is set but neither MATRIX_ACCESS_TOKEN nor MATRIX_USER_ID + MATRIX_PASSWORD is. Fix: set one of them.",
-    );
-  }
   if (config.queue.redisUrl && !/^rediss?:\/\//.test(config.queue.redisUrl)) {
     throw new ConfigError(
       "REDIS_URL",
@@ -463,16 +371,20 @@ function validateCrossFields(config: HeraldConfig): void {
   }
 }
 
-/** Platforms whose credentials are configured (the adapters the gateway starts). */
-export function configuredPlatforms(config: HeraldConfig): string[] {
-  const out: string[] = [];
-  if (config.telegram.botToken) out.push("telegram");
-  if (config.discord.botToken) out.push("discord");
-  if (config.slack.botToken) out.push("slack");
-  if (config.email.address) out.push("email");
-  if (config.matrix.homeserver) out.push("matrix");
-  if (config.whatsapp.enabled) out.push("whatsapp");
-  return out;
+/** The modules of the platforms whose credentials are configured (the adapters the gateway starts). */
+export function configuredPlatforms(config: HeraldConfig): PlatformModule[] {
+  return platformModules.filter((m) => {
+    const section = config.platforms[m.name];
+    return section !== undefined && m.isConfigured(section);
+  });
+}
+
+/** A platform's section, typed by its module (the loader parsed it with that module's schema). */
+export function sectionOf<C extends PlatformCommonConfig>(
+  config: HeraldConfig,
+  module: PlatformModule<C>,
+): C {
+  return config.platforms[module.name] as C;
 }
 
 /** Every env variable Herald reads, with its config.yaml path (README table, `doctor`). */

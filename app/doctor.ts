@@ -42,9 +42,11 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   const platforms = configuredPlatforms(config);
   lines.push({
     ok: true,
-    text: `platforms: ${platforms.length ? platforms.join(", ") : "none (API server only)"}`,
+    text: `platforms: ${platforms.length ? platforms.map((m) => m.name).join(", ") : "none (API server only)"}`,
   });
-  const lists = platforms.filter((p) => (config[p as "telegram"].allowedUsers ?? []).length > 0);
+  const lists = platforms
+    .filter((m) => (config.platforms[m.name]?.allowedUsers ?? []).length > 0)
+    .map((m) => m.name);
   if (config.access.allowAllUsers) {
     lines.push({ ok: true, text: "access: everyone (GATEWAY_ALLOW_ALL_USERS=true)" });
   } else if (!config.access.allowedUsers.length && !lists.length && platforms.length) {

@@ -8,23 +8,24 @@ import { join } from "node:path";
 import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
 import { createModelClient } from "../agent/model-client.js";
 import { createJobQueue } from "../agent/queue/index.js";
-import { createToolRegistry } from "../agent/tools/index.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
-import type { PlatformAdapter } from "../core/types.js";
+import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
 import { startMaintenance } from "../gateway/maintenance.js";
 import { GatewayRunner } from "../gateway/runner.js";
-import { type CronService, createCronService } from "../scheduler/index.js";
+import type { CronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
-import { configuredPlatforms, type HeraldConfig } from "./config.js";
+import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
+import { createCronService } from "./cron.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
-import { adapterFactories } from "./platforms.js";
+import { userIdNormalisers } from "./platforms.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
+import { createToolRegistry } from "./tools.js";
 
 export interface GatewayOptions {
   logger: Logger;
@@ -77,7 +78,19 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   });
   const queue = await createJobQueue(config, logger.child({ component: "queue" }));
   const learning = createLearning(config, state, logger, { retryBaseDelayMs: options.retryBaseDelayMs });
-  const runner = new GatewayRunner({ config, state, queue, logger, systemPrompt: learning.systemPrompt });
+  const runner = new GatewayRunner({
+    config,
+    state,
+    queue,
+    logger,
+    userIds: userIdNormalisers,
+    modelName: config.model.name,
+    context: (turn, chatType) => ({
+      history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
+      systemPrompt: learning.systemPrompt(turn, chatType),
+      toolsets: config.platforms[turn.chat.platform]?.toolsets ?? config.agent.toolsets,
+    }),
+  });
   learning.attach(runner);
 
   const cron = createCronService(config, runner, state.database, logger);
@@ -102,22 +115,19 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const adapters: PlatformAdapter[] = [...(api ? [api] : []), ...(options.extraAdapters ?? [])];
   const failed = new Map<string, string>();
   if (!options.localOnly) {
-    for (const platform of configuredPlatforms(config)) {
-      const factory = adapterFactories[platform];
-      if (!factory) {
-        failed.set(platform, "this build has no adapter for it yet");
-        logger.warn({ platform }, "platform configured but not available in this build");
-        continue;
-      }
+    for (const module of configuredPlatforms(config)) {
+      const platform = module.name;
       try {
-        const deps = {
+        const deps: AdapterDeps = {
           logger: logger.child({ adapter: platform }),
           homeDir: config.homeDir,
           cacheDir,
           kv: state.kv(platform),
+          mediaMaxBytes: config.media.maxBytes,
           isAllowed: (userId: string) => runner.access.isAllowed(platform, userId),
+          isAddressed: (message) => runner.isAddressed(message),
         };
-        adapters.push(await factory(config, deps));
+        adapters.push(await module.create(sectionOf(config, module), deps));
       } catch (err) {
         failed.set(platform, describeError(err));
         logger.error({ platform, error: describeError(err) }, "adapter could not be created");

@@ -5,27 +5,28 @@
  * curator.
  */
 import { join } from "node:path";
-import { FileMemoryStore } from "../agent/memory/store.js";
 import { createModelClient } from "../agent/model-client.js";
 import { PromptBuilder } from "../agent/prompt-builder.js";
 import { LearningReviewer } from "../agent/review.js";
-import { createToolRegistry } from "../agent/tools/index.js";
-import { memoryTool } from "../agent/tools/memory.js";
 import type { StateClient } from "../agent/types.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { TurnOrigin } from "../core/turn.js";
+import type { TurnOrigin, TurnRecord } from "../core/turn.js";
 import type { ChatType } from "../core/types.js";
-import type { GatewayRunner, RunnerState } from "../gateway/runner.js";
-import type { TurnRecord } from "../sessions/types.js";
-import { registerSkillCommands } from "../skills/commands.js";
+import type { GatewayRunner } from "../gateway/runner.js";
+import type { RunnerState } from "../gateway/types.js";
+import { FileMemoryStore } from "../memory/store.js";
+import { skillCommands } from "../skills/commands.js";
 import { curateSkills } from "../skills/curator.js";
 import { bundledSkillsDir } from "../skills/loader.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { FileSkillStore } from "../skills/store.js";
-import { skillsTools } from "../skills/tools.js";
+import { memoryTool } from "../tools/memory/index.js";
+import { skillsTools } from "../tools/skills/index.js";
 import type { HeraldConfig } from "./config.js";
+import { platformHints } from "./platforms.js";
 import { createLocalStateClient } from "./state-client.js";
+import { createToolRegistry } from "./tools.js";
 
 const HOUR_MS = 3_600_000;
 const WEEK_MS = 7 * 24 * HOUR_MS;
@@ -71,6 +72,7 @@ export function createLearning(
   });
   const prompts = new PromptBuilder({
     persona: config.agent.persona,
+    hints: platformHints,
     timezone: config.timezone,
     snapshots: state.kv("prompt-snapshots"),
     logger: log,
@@ -136,7 +138,7 @@ export function createLearning(
     stateApis,
     systemPrompt: prompts.build,
     attach(runner) {
-      registerSkillCommands(runner.commands, skills, log);
+      runner.commands.add(skillCommands(skills, log));
       if (reviewer) {
         runner.turnFinished.add((turn, result) =>
           guard("learning review trigger", () => {

@@ -1,26 +1,42 @@
 /**
- * The adapters the gateway can start, one entry per platform. Each entry imports its adapter lazily,
- * so an unconfigured platform's SDK is never loaded (cold start stays fast).
+ * The platforms this build knows, one module each. Adding a platform is its folder under `adapters/`
+ * plus one line here: config, env names, access, the adapter registry, chat ids and prompt hints are all
+ * built from this list. Each module loads its SDK only when its adapter is created.
  */
+import { discordPlatform } from "../adapters/discord/module.js";
+import { emailPlatform } from "../adapters/email/module.js";
+import { matrixPlatform } from "../adapters/matrix/module.js";
+import { slackPlatform } from "../adapters/slack/module.js";
+import { telegramPlatform } from "../adapters/telegram/module.js";
+import { whatsappPlatform } from "../adapters/whatsapp/module.js";
+import { parseChat } from "../core/chat.js";
+import type { ChatIdSplitter, PlatformModule } from "../core/platform.js";
+import type { ChatRef } from "../core/types.js";
 
-import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
-import type { HeraldConfig } from "./config.js";
+/** Every platform module, in the order `herald doctor` and `/health` list them. */
+export const platformModules: readonly PlatformModule[] = [
+  telegramPlatform,
+  discordPlatform,
+  slackPlatform,
+  emailPlatform,
+  matrixPlatform,
+  whatsappPlatform,
+];
 
-/** Builds one platform's adapter from the whole config. Throws ConfigError for a bad section. */
-export type AdapterFactory = (config: HeraldConfig, deps: AdapterDeps) => Promise<PlatformAdapter>;
+/** Chat-id splitters of the platforms that have one, for `parseChat`. */
+export const chatIdSplitters: Readonly<Record<string, ChatIdSplitter>> = Object.fromEntries(
+  platformModules.flatMap((m) => (m.splitChatId ? [[m.name, m.splitChatId]] : [])),
+);
 
-/** Platform name → factory. Add one line per adapter. */
-export const adapterFactories: Record<string, AdapterFactory> = {
-  discord: async (config, deps) =>
-    (await import("../adapters/discord/index.js")).createDiscordAdapterFromConfig(config, deps),
-  email: async (config, deps) =>
-    (await import("../adapters/email/index.js")).createEmailAdapterFromConfig(config, deps),
-  matrix: async (config, deps) =>
-    (await import("../adapters/matrix/index.js")).createMatrixAdapterFromConfig(config, deps),
-  slack: async (config, deps) =>
-    (await import("../adapters/slack/index.js")).createSlackAdapterFromConfig(config, deps),
-  telegram: async (config, deps) =>
-    (await import("../adapters/telegram/index.js")).createTelegramAdapterFromConfig(config, deps),
-  whatsapp: async (config, deps) =>
-    (await import("../adapters/whatsapp/index.js")).createWhatsAppAdapter(config, deps),
-};
+/** Parses a chat string with every platform's chat-id rules. */
+export const chatParser = (value: string): ChatRef | undefined => parseChat(value, chatIdSplitters);
+
+/** How each platform's user ids compare in allowlists. */
+export const userIdNormalisers: Readonly<Record<string, (id: string) => string>> = Object.fromEntries(
+  platformModules.flatMap((m) => (m.normaliseUserId ? [[m.name, m.normaliseUserId]] : [])),
+);
+
+/** Each platform's prompt hint, by name. */
+export const platformHints: Readonly<Record<string, string>> = Object.fromEntries(
+  platformModules.map((m) => [m.name, m.promptHint]),
+);

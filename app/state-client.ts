@@ -3,7 +3,7 @@
  * SqliteState (the embedded default). Remote workers use the HTTP implementation instead.
  */
 import type { StateClient } from "../agent/types.js";
-import type { RunnerState } from "../gateway/runner.js";
+import type { RunnerState } from "../gateway/types.js";
 
 /** Builds the in-process StateClient over the gateway's state, plus optional members (`cron`). */
 export function createLocalStateClient(

@@ -9,11 +9,11 @@ import { join } from "node:path";
 import { createHttpStateClient, probeGateway } from "../agent/http-state-client.js";
 import { createModelClient } from "../agent/model-client.js";
 import { createJobQueue } from "../agent/queue/index.js";
-import { createToolRegistry } from "../agent/tools/index.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { HeraldConfig } from "./config.js";
+import { createToolRegistry } from "./tools.js";
 
 /** Options of {@link runWorker}. */
 export interface WorkerOptions {

@@ -2,16 +2,8 @@
  * Chat strings and session keys. A chat is `platform:chatId[:threadId]`; a session key adds the chat
  * type and, in groups with per-user sessions, the sender. The session key is also the ordering key.
  */
+import type { ChatIdSplitter } from "./platform.js";
 import type { ChatRef, GroupSessionMode, SessionKeyParts } from "./types.js";
-
-/**
- * Platforms whose chat ids themselves contain colons. Matrix room ids look like `!abc:server.org`
- * (the server part may carry a port), so the thread, an event id, is recognised by its `$` prefix.
- */
-function splitMatrix(rest: string): { chatId: string; threadId?: string } {
-  const at = rest.indexOf(":$");
-  return at < 0 ? { chatId: rest } : { chatId: rest.slice(0, at), threadId: rest.slice(at + 1) };
-}
 
 /** `telegram:123:45` from `{ platform: "telegram", chatId: "123", threadId: "45" }`. */
 export function formatChat(chat: ChatRef): string {
@@ -21,17 +13,22 @@ export function formatChat(chat: ChatRef): string {
 }
 
 /**
- * Parses a chat string. Returns undefined when it has no `platform:` prefix or no chat id.
- * Email addresses and WhatsApp JIDs have no colon; Matrix room ids are handled specially.
+ * Parses a chat string. Returns undefined when it has no `platform:` prefix or no chat id. The thread
+ * starts at the second colon, unless the platform's module splits its own ids (`splitters`: Matrix room
+ * ids hold colons).
  */
-export function parseChat(value: string): ChatRef | undefined {
+export function parseChat(
+  value: string,
+  splitters: Readonly<Record<string, ChatIdSplitter | undefined>> = {},
+): ChatRef | undefined {
   const colon = value.indexOf(":");
   if (colon <= 0) return undefined;
   const platform = value.slice(0, colon);
   const rest = value.slice(colon + 1);
   if (!rest) return undefined;
-  if (platform === "matrix") {
-    const { chatId, threadId } = splitMatrix(rest);
+  const split = splitters[platform];
+  if (split) {
+    const { chatId, threadId } = split(rest);
     return threadId ? { platform, chatId, threadId } : { platform, chatId };
   }
   const second = rest.indexOf(":");

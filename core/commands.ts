@@ -49,3 +49,15 @@ export interface Command {
   hidden?: boolean;
   run(ctx: CommandContext): CommandResult | undefined;
 }
+
+/**
+ * Answers a command name no registered command claims (`/<skill-name>`), or returns undefined to let
+ * the next resolver try. Resolvers are asked in the order they were added; the first answer wins.
+ */
+export type CommandResolver = (name: string, ctx: CommandContext) => CommandResult | undefined;
+
+/** What a feature adds to the gateway's commands: named commands and resolvers for other names. */
+export interface CommandModule {
+  commands?: Readonly<Record<string, Command>> | undefined;
+  resolvers?: readonly CommandResolver[] | undefined;
+}

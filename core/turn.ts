@@ -2,7 +2,7 @@
  * The turn contracts between the gateway and the workers: who a turn is for, the job a worker runs,
  * the result it returns, its progress, and the queue between them.
  */
-import type { ChatMessage, ChatRef, ChatType, InboundAttachment } from "./types.js";
+import type { ChatMessage, ChatRef, ChatType, InboundAttachment, InboundMessage } from "./types.js";
 
 /** Who and where a turn runs for; tools see this, never the adapter. */
 export interface TurnOrigin {
@@ -25,8 +25,8 @@ export interface TurnJob {
   kind: "turn";
   turnId: string;
   origin: TurnOrigin;
-  /** The session's messages before this turn (already compacted where it was). */
-  history: ChatMessage[];
+  /** The session's messages before this turn (already compacted where it was), with their seqs. */
+  history: HistoryItem[];
   input: TurnInput;
   /** System prompt pieces the gateway assembled (persona, platform hints, memory snapshot, skills index). */
   systemPrompt: string;
@@ -40,11 +40,17 @@ export interface TurnJob {
   createdAt: number;
 }
 
-/** A compaction the worker did: messages up to `uptoSeq` of history are replaced by `summary`. */
+/** A compaction the worker did: every history message with `seq <= uptoSeq` is replaced by `summary`. */
 export interface Compaction {
-  /** Number of leading history messages (after any system message) that the summary replaces. */
-  replacedCount: number;
+  /** The seq of the last history message the summary covers (earlier summaries included). */
+  uptoSeq: number;
   summary: string;
+}
+
+/** A message of a session's history with its place in the session (`seq`, as the store numbers it). */
+export interface HistoryItem {
+  seq: number;
+  message: ChatMessage;
 }
 
 export interface TurnUsage {
@@ -114,4 +120,84 @@ export interface JobQueue {
   /** Jobs waiting and running now (for /health and /metrics). */
   stats(): Promise<{ waiting: number; active: number; workers: number }>;
   close(): Promise<void>;
+}
+
+/** The reply text that means "deliver nothing" (a scheduled job with nothing to report). */
+export const SILENT_REPLY = "[SILENT]";
+
+/** Whether a reply delivers nothing: `[SILENT]`, or no text and no files. */
+export function isSilent(reply: { text: string; files?: readonly unknown[] | undefined }): boolean {
+  const text = reply.text.trim();
+  return text === SILENT_REPLY || (!text && !reply.files?.length);
+}
+
+export type TurnStatus = "pending" | "running" | "done" | "cancelled" | "failed";
+
+/** What starts a turn: a chat message or a scheduled job. */
+export type TurnSource = "chat" | "cron" | "api";
+
+/** A scheduled job's run, as its turn carries it. */
+export interface CronTurnOrigin {
+  jobId: string;
+  runId: string;
+  /** Where the reply goes, each with the target as the job wrote it (`telegram`, `origin`…). */
+  targets: { chat: ChatRef; spec: string }[];
+  /** The subject line where the platform has one (email): the job's name. */
+  subject?: string | undefined;
+}
+
+/** What a turn may run with instead of its platform's defaults. */
+export interface TurnOptions {
+  toolsets?: string[] | undefined;
+  model?: string | undefined;
+}
+
+/** A turn as the journal keeps it. */
+export interface TurnRecord {
+  id: string;
+  sessionId: string;
+  sessionKey: string;
+  chat: ChatRef;
+  userId: string;
+  status: TurnStatus;
+  source: TurnSource;
+  /** The user's text (already including any skill or command expansion). */
+  input: string;
+  /** The inbound message this turn answers (null for cron runs). */
+  inbound?: InboundMessage | undefined;
+  /** Set for a scheduled job's run: which job and run, and where its reply goes. */
+  cron?: CronTurnOrigin | undefined;
+  /** Overrides of this turn (a cron job's toolsets and model). */
+  options?: TurnOptions | undefined;
+  attempts: number;
+  createdAt: number;
+  startedAt?: number | undefined;
+  finishedAt?: number | undefined;
+  error?: string | undefined;
+}
+
+/** A turn to create outside the inbound path (a scheduled job's run). */
+export type NewTurn = Omit<TurnRecord, "status" | "attempts" | "createdAt">;
+
+/**
+ * What commands and the scheduler may do to turns and sessions: the gateway's narrow port. Each call is
+ * durable with the caller's transaction if one is open (a command's), else on its own; what it sets off
+ * (enqueueing, cancelling a running job, delivering) runs after that commit.
+ */
+export interface TurnControl {
+  /** Creates a turn and starts it as soon as its session is free. Idempotent by turn id. */
+  submit(turn: NewTurn): TurnRecord;
+  /**
+   * Cancels every open turn of a session key. With `keepInput` the user's text of each cancelled turn
+   * stays in the session, so the next turn still sees it. Returns how many were cancelled.
+   */
+  cancel(sessionKey: string, reason: string, options?: { keepInput?: boolean }): number;
+  /** Ends the active session of a key (its open turns cancelled); false when it had none. */
+  reset(sessionKey: string): boolean;
+  /** Sends a notice to a chat through the durable outbox. */
+  notify(chat: ChatRef, text: string): void;
+  /** Open (running or waiting) turns of a session key, oldest first. */
+  openTurns(sessionKey: string): TurnRecord[];
+  /** Whether the platform's adapter is running here (so a delivery to it can work). */
+  isRunning(platform: string): boolean;
 }

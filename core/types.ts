@@ -223,4 +223,15 @@ export interface AdapterDeps {
    * strangers). Messages themselves are still authorised by the gateway.
    */
   isAllowed?: ((userId: string) => boolean) | undefined;
+  /**
+   * Whether the gateway will answer this message, by the one mention-gating rule (a group message
+   * nobody addressed to the bot is ignored unless the platform's require-mention is off or the thread
+   * is engaged). Adapters use it to skip work for ignored chatter (downloading its files). Unset: yes.
+   */
+  isAddressed?: ((message: InboundMessage) => boolean) | undefined;
+  /** Inbound files larger than this are not downloaded. @defaultValue DEFAULT_MEDIA_MAX_BYTES */
+  mediaMaxBytes?: number | undefined;
 }
+
+/** The media size cap when none is configured (`HERALD_MEDIA_MAX_BYTES`): 20 MiB. */
+export const DEFAULT_MEDIA_MAX_BYTES = 20 * 1024 * 1024;

@@ -6,7 +6,7 @@
  */
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { RunnerState } from "./runner.js";
+import type { RunnerState } from "./types.js";
 
 export interface MaintenanceOptions {
   state: RunnerState;

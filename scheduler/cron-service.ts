@@ -9,14 +9,12 @@
  * crash finds the turn instead of adding one; the runner resumes open turns at start.
  */
 
-import { CONFIG_PLATFORMS, type HeraldConfig } from "../app/config.js";
-import { formatChat, sessionKey } from "../core/chat.js";
+import { formatChat, parseChat, sessionKey } from "../core/chat.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { TurnResult } from "../core/turn.js";
-import type { ChatRef, PlatformAdapter } from "../core/types.js";
-import type { GatewayRunner } from "../gateway/runner.js";
-import type { OutboxItem, TurnRecord } from "../sessions/types.js";
+import { isSilent, type TurnControl, type TurnRecord, type TurnResult } from "../core/turn.js";
+import type { ChatRef } from "../core/types.js";
+import type { OutboxItem, SessionStore, TurnJournal } from "../sessions/types.js";
 import { createCronApi } from "./cron-api.js";
 import type { HomeChannels } from "./home-channels.js";
 import { formatDuration, latestOccurrence, nextOccurrence, periodAt, runsWhenLate } from "./schedule.js";
@@ -28,9 +26,24 @@ import type { CronJob, CronRun, CronStateApi, Scheduler, Tick } from "./types.js
 export interface CronServiceOptions {
   store: SqliteCronStore;
   scheduler: Scheduler;
-  runner: GatewayRunner;
+  /** The gateway's turn port: runs are submitted, cancelled and reported through it. */
+  control: TurnControl;
+  /** The gateway's sessions (each run opens a fresh one) and turn journal. */
+  sessions: Pick<SessionStore, "open" | "load" | "reset">;
+  turns: Pick<TurnJournal, "get">;
+  /** Resolves once the gateway's writes so far are committed. */
+  committed: () => Promise<void>;
+  /** The gateway's listener sets: the service follows its runs' turns and deliveries through them. */
+  listeners: CronListeners;
   homes: HomeChannels;
-  config: Pick<HeraldConfig, "timezone" | "agent">;
+  /** IANA zone of schedules. */
+  timezone: string;
+  /** Toolsets of jobs that name none (the cron toolset itself is left out). */
+  defaultToolsets: readonly string[];
+  /** Platform names a target may name: every platform module's, and any adapter running besides. */
+  platforms: () => Iterable<string>;
+  /** Parses a chat string with the platforms' chat-id rules. @defaultValue `parseChat` */
+  parseChat?: (value: string) => ChatRef | undefined;
   logger: Logger;
   /** @defaultValue Date.now */
   now?: () => number;
@@ -45,13 +58,11 @@ export interface CronServiceOptions {
 const MAX_OUTPUT_CHARS = 4_000;
 const DAY_MS = 86_400_000;
 
-/** Delivers nothing: the chat of cron turns themselves (`cron:<jobId>`), whose error replies go here. */
-const cronSink: PlatformAdapter = {
-  platform: "cron",
-  start: async () => undefined,
-  stop: async () => undefined,
-  send: async () => ({ messageIds: [] }),
-};
+/** The gateway's listener sets a cron service follows. Listeners must not throw. */
+export interface CronListeners {
+  turnFinished: Set<(turn: TurnRecord, result: TurnResult) => void>;
+  deliverySettled: Set<(item: OutboxItem, outcome: "delivered" | "failed") => void>;
+}
 
 /** Ticks skipped after `failures` failed runs in a row: 0, 1, 3, 7… at most a day's worth. */
 export function skipTicksAfter(failures: number, periodMs: number): number {
@@ -63,7 +74,8 @@ export function skipTicksAfter(failures: number, periodMs: number): number {
 export class CronService {
   /** The `StateClient.cron` member the `cronjob` tool uses. */
   readonly api: CronStateApi;
-  readonly #o: Required<Omit<CronServiceOptions, "logger">>;
+  readonly #o: Required<Omit<CronServiceOptions, "logger" | "parseChat">>;
+  readonly #parseChat: (value: string) => ChatRef | undefined;
   readonly #log: Logger;
   /** What the scheduler was told per job (schedule, paused, done), to tell it only changes. */
   readonly #told = new Map<string, string>();
@@ -84,18 +96,17 @@ export class CronService {
       pollIntervalMs: 3_000,
       ...options,
     };
+    this.#parseChat = options.parseChat ?? ((value) => parseChat(value));
     this.#log = options.logger.child({ component: "cron" });
     this.api = createCronApi({
       store: options.store,
-      timezone: options.config.timezone,
+      timezone: options.timezone,
       now: () => this.#now(),
       knownPlatforms: () => this.#knownPlatforms(),
       changed: () => this.sync(),
     });
-    const { runner } = options;
-    runner.addAdapter(cronSink);
-    runner.turnFinished.add(this.#turnListener);
-    runner.deliverySettled.add(this.#deliveryListener);
+    options.listeners.turnFinished.add(this.#turnListener);
+    options.listeners.deliverySettled.add(this.#deliveryListener);
   }
 
   readonly #turnListener = (turn: TurnRecord, result: TurnResult): void => {
@@ -129,8 +140,8 @@ export class CronService {
     if (this.#stopped) return;
     this.#stopped = true;
     // Runs that finish from now on are settled by the next start's recovery.
-    this.#o.runner.turnFinished.delete(this.#turnListener);
-    this.#o.runner.deliverySettled.delete(this.#deliveryListener);
+    this.#o.listeners.turnFinished.delete(this.#turnListener);
+    this.#o.listeners.deliverySettled.delete(this.#deliveryListener);
     if (this.#poll) clearInterval(this.#poll);
     for (const timer of this.#timeouts.values()) clearTimeout(timer);
     this.#timeouts.clear();
@@ -158,7 +169,7 @@ export class CronService {
     }
     this.#pump(now);
     // What this tick wrote (runs queued, turns started) is in the file before it returns.
-    await this.#o.runner.state.committed();
+    await this.#o.committed();
   }
 
   /** Tells the scheduler about jobs added, changed or removed (by anyone), and starts queued runs. */
@@ -241,20 +252,16 @@ export class CronService {
 
   /** Opens the run's fresh session and submits its turn, unless a turn of this run exists already. */
   #submit(job: CronJob, run: CronRun, key: string, now: number): void {
-    const { runner } = this.#o;
-    if (runner.state.turns.get(run.id)) return;
+    const { control, turns, sessions } = this.#o;
+    if (turns.get(run.id)) return;
     const targets = resolveTargets(job.deliver, job.origin, this.#targetEnv());
     for (const { spec, reason } of targets.unreachable) this.#reportUnreachable(job, spec, reason);
     const parts = sessionPartsOf(job, run);
-    const session = runner.state.sessions.open(
-      parts,
-      { mode: "none", idleMinutes: 1440, atHour: 4 },
-      now,
-    ).session;
+    const session = sessions.open(parts, { mode: "none", idleMinutes: 1440, atHour: 4 }, now).session;
     const skills = job.skills?.length
       ? `Use the skill${job.skills.length > 1 ? "s" : ""} ${job.skills.join(", ")}.\n\n`
       : "";
-    runner.submitTurn({
+    control.submit({
       id: run.id,
       sessionId: session.id,
       sessionKey: key,
@@ -262,15 +269,10 @@ export class CronService {
       userId: parts.userId,
       source: "cron",
       input: `${skills}${job.prompt}`,
-      extra: {
-        deliverTo: targets.chats.map((t) => t.chat),
-        targetSpecs: Object.fromEntries(targets.chats.map((t) => [formatChat(t.chat), t.spec])),
-        subject: job.name,
-        toolsets: job.toolsets ?? this.#o.config.agent.toolsets.filter((t) => t !== "cron"),
+      cron: { jobId: job.id, runId: run.id, targets: targets.chats, subject: job.name },
+      options: {
+        toolsets: job.toolsets ?? this.#o.defaultToolsets.filter((t) => t !== "cron"),
         model: job.model,
-        skills: job.skills,
-        cronJobId: job.id,
-        runId: run.id,
       },
     });
     this.#log.info({ jobId: job.id, runId: run.id, targets: targets.chats.length }, "cron run started");
@@ -278,8 +280,8 @@ export class CronService {
 
   /** A run left `running` by a previous process: resubmit, wait for the runner to resume it, or settle it. */
   #recover(run: CronRun, now: number): void {
-    const { runner, store } = this.#o;
-    const turn = runner.state.turns.get(run.id);
+    const { store, turns, sessions } = this.#o;
+    const turn = turns.get(run.id);
     const job = store.getJob(run.jobId);
     if (!turn) {
       if (!job) store.finishRun(run.id, { status: "cancelled", error: "the job was removed" }, now);
@@ -290,25 +292,24 @@ export class CronService {
       return;
     }
     if (turn.status === "done") {
-      const last = runner.state.sessions
+      const last = sessions
         .load(turn.sessionId)
         .filter((m) => m.turnId === turn.id && m.message.role === "assistant")
         .at(-1);
       const text = typeof last?.message.content === "string" ? last.message.content.trim() : "";
-      this.#finish(run.id, { status: text === "[SILENT]" || !text ? "silent" : "ok", output: text }, now);
+      this.#finish(run.id, { status: isSilent({ text }) ? "silent" : "ok", output: text }, now);
     } else {
       this.#finish(run.id, { status: turn.status, error: turn.error }, now);
     }
   }
 
   #onTurnFinished(turn: TurnRecord, result: TurnResult): void {
-    const runId = turn.extra?.["runId"];
-    if (turn.source !== "cron" || typeof runId !== "string") return;
+    if (!turn.cron) return;
+    const { runId } = turn.cron;
     const now = this.#now();
     if (result.kind === "ok") {
       const text = result.reply.text.trim();
-      const silent = text === "[SILENT]" || (!text && !result.reply.files?.length);
-      this.#finish(runId, { status: silent ? "silent" : "ok", output: text }, now);
+      this.#finish(runId, { status: isSilent(result.reply) ? "silent" : "ok", output: text }, now);
     } else {
       this.#finish(runId, { status: "failed", error: result.error, userMessage: result.userMessage }, now);
     }
@@ -320,7 +321,7 @@ export class CronService {
     outcome: { status: FinalRunStatus; output?: string; error?: string | undefined; userMessage?: string },
     now: number,
   ): void {
-    const { store, runner } = this.#o;
+    const { store, sessions } = this.#o;
     const run = store.getRun(runId);
     const output =
       outcome.output && outcome.output.length > MAX_OUTPUT_CHARS
@@ -330,7 +331,7 @@ export class CronService {
       return;
     clearTimeout(this.#timeouts.get(runId));
     this.#timeouts.delete(runId);
-    if (run.sessionKey) runner.state.sessions.reset(run.sessionKey, "manual");
+    if (run.sessionKey) sessions.reset(run.sessionKey, "manual");
     const job = store.getJob(run.jobId);
     const log = this.#log.child({ jobId: run.jobId, runId, status: outcome.status });
     if (job && (outcome.status === "ok" || outcome.status === "silent")) store.recordSuccess(job.id);
@@ -382,13 +383,9 @@ export class CronService {
 
   /** Cancels a run past its time limit (its turn is cancelled: no reply is delivered). */
   #expire(runId: string, now: number): void {
-    const { store, runner } = this.#o;
-    const run = store.getRun(runId);
+    const run = this.#o.store.getRun(runId);
     if (run?.status !== "running" || !run.sessionKey) return;
-    const key = run.sessionKey;
-    const effects: (() => void)[] = [];
-    runner.state.transaction(() => runner.cancelTurns(key, "the run time limit was reached", effects, false));
-    runner.afterCommit(effects);
+    this.#o.control.cancel(run.sessionKey, "the run time limit was reached");
     this.#finish(
       runId,
       { status: "timeout", error: `stopped after ${formatDuration(this.#limitOf(run))}, its time limit` },
@@ -406,13 +403,11 @@ export class CronService {
     // Most deliveries are chat replies: a key lookup in the (small) runs table rules them out before the
     // turn's whole record is read.
     if (!this.#o.store.getRun(turnId)) return;
-    const turn = this.#o.runner.state.turns.get(turnId);
-    const jobId = turn?.extra?.["cronJobId"];
-    if (turn?.source !== "cron" || typeof jobId !== "string") return;
-    const job = this.#o.store.getJob(jobId);
+    const cron = this.#o.turns.get(turnId)?.cron;
+    if (!cron) return;
+    const job = this.#o.store.getJob(cron.jobId);
     if (!job) return;
-    const specs = (turn.extra?.["targetSpecs"] ?? {}) as Record<string, string>;
-    const spec = specs[formatChat(chat)] ?? formatChat(chat);
+    const spec = cron.targets.find((t) => formatChat(t.chat) === formatChat(chat))?.spec ?? formatChat(chat);
     if (outcome === "delivered") this.#o.store.markTargetReported(job.id, spec, false);
     else
       this.#reportUnreachable(
@@ -430,7 +425,7 @@ export class CronService {
     }
     this.#log.warn({ jobId: job.id, target: spec, reason }, "cron target unreachable");
     const text = `⚠️ Scheduled job "${job.name}" (${job.id}) can't deliver to ${spec}: ${reason}. I'll mention this once; the job keeps running.`;
-    if (job.origin && spec !== "origin") this.#send([job.origin], text, this.#now());
+    if (job.origin && spec !== "origin") this.#send([job.origin], text);
   }
 
   /** Sends a notice about a job to its origin, or to its targets when it has none (made on the CLI). */
@@ -439,28 +434,26 @@ export class CronService {
       ? [job.origin]
       : resolveTargets(job.deliver, undefined, this.#targetEnv()).chats.map((t) => t.chat);
     if (chats.length === 0) this.#log.warn({ jobId: job.id }, "no chat to report to; see herald cron list");
-    this.#send(chats, text, now);
+    this.#send(chats, text);
   }
 
-  #send(chats: ChatRef[], text: string, now: number): void {
-    const { runner } = this.#o;
+  #send(chats: ChatRef[], text: string): void {
     for (const chat of chats) {
-      if (!this.#targetEnv().isRunning(chat.platform)) continue;
-      const item = runner.state.outbox.add(chat, { text, kind: "notice" }, undefined, now);
-      runner.outbox.deliver(item);
+      if (this.#targetEnv().isRunning(chat.platform)) this.#o.control.notify(chat, text);
     }
   }
 
   #targetEnv(): TargetEnvironment {
-    const { runner, homes } = this.#o;
+    const { control, homes } = this.#o;
     return {
       homeChannel: (platform) => homes.get(platform),
-      isRunning: (platform) => platform !== "cron" && runner.adapters.has(platform),
+      isRunning: (platform) => platform !== "cron" && control.isRunning(platform),
+      parseChat: this.#parseChat,
     };
   }
 
   #knownPlatforms(): Set<string> {
-    const names = new Set<string>([...CONFIG_PLATFORMS, ...this.#o.runner.adapters.keys()]);
+    const names = new Set([...this.#o.platforms(), "api"]);
     names.delete("cron");
     return names;
   }

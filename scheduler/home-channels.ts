@@ -3,10 +3,9 @@
  * chat makes it the home channel of its platform; `<P>_HOME_CHANNEL` is the default until then.
  */
 
-import type { HeraldConfig } from "../app/config.js";
 import { formatChat, parseChat } from "../core/chat.js";
+import type { CommandModule } from "../core/commands.js";
 import type { ChatRef, KeyValueStore } from "../core/types.js";
-import type { GatewayRunner } from "../gateway/runner.js";
 
 /** The kv namespace holding `platform → chat string`. */
 export const HOME_CHANNELS_NAMESPACE = "home-channels";
@@ -17,15 +16,17 @@ export class HomeChannels {
     private readonly kv: KeyValueStore,
     /** The configured default of a platform (`<P>_HOME_CHANNEL`): a chat id, or a whole chat string. */
     private readonly defaults: (platform: string) => string | undefined = () => undefined,
+    /** Parses a chat string with the platforms' chat-id rules. */
+    private readonly parse: (value: string) => ChatRef | undefined = (value) => parseChat(value),
   ) {}
 
   /** The home channel of `platform`: the one set with /sethome, else the configured one. */
   get(platform: string): ChatRef | undefined {
     const stored = this.kv.get(platform);
-    if (stored) return parseChat(stored);
+    if (stored) return this.parse(stored);
     const configured = this.defaults(platform)?.trim();
     if (!configured) return undefined;
-    return parseChat(configured.startsWith(`${platform}:`) ? configured : `${platform}:${configured}`);
+    return this.parse(configured.startsWith(`${platform}:`) ? configured : `${platform}:${configured}`);
   }
 
   /** Makes `chat` its platform's home channel. */
@@ -34,20 +35,18 @@ export class HomeChannels {
   }
 }
 
-/** The configured home channel of a platform (`config.<platform>.homeChannel`). */
-export function configuredHomeChannel(config: HeraldConfig, platform: string): string | undefined {
-  const section = (config as unknown as Record<string, { homeChannel?: string } | undefined>)[platform];
-  return section?.homeChannel;
-}
-
-/** Registers `/sethome` on a runner: the chat it is sent in becomes its platform's home channel. */
-export function registerSetHomeCommand(runner: GatewayRunner, homes: HomeChannels): void {
-  runner.commands.register("sethome", {
-    description: "make this chat the home channel for scheduled reports",
-    run: ({ message }) => {
-      homes.set(message.chat);
-      const p = message.platform;
-      return `🏠 This chat is now the ${p} home channel: scheduled jobs that deliver to "${p}" report here.`;
+/** `/sethome`: the chat it is sent in becomes its platform's home channel. */
+export function setHomeCommand(homes: HomeChannels): CommandModule {
+  return {
+    commands: {
+      sethome: {
+        description: "make this chat the home channel for scheduled reports",
+        run: ({ message }) => {
+          homes.set(message.chat);
+          const p = message.platform;
+          return `🏠 This chat is now the ${p} home channel: scheduled jobs that deliver to "${p}" report here.`;
+        },
+      },
     },
-  });
+  };
 }

@@ -1,28 +1,21 @@
 /**
  * Builds the scheduler the configuration asks for (BullMQ job schedulers with `REDIS_URL`, else the
- * in-process timer) and the cron service around it, with `/sethome` registered on the runner.
+ * in-process timer). The composition root builds the cron service around it.
  */
-import type Database from "better-sqlite3";
-import type { HeraldConfig } from "../app/config.js";
 import type { Logger } from "../core/logger.js";
-import type { GatewayRunner } from "../gateway/runner.js";
-import { CronService, type CronServiceOptions } from "./cron-service.js";
 import { EmbeddedScheduler } from "./embedded-scheduler.js";
-import {
-  configuredHomeChannel,
-  HOME_CHANNELS_NAMESPACE,
-  HomeChannels,
-  registerSetHomeCommand,
-} from "./home-channels.js";
-import { SqliteCronStore } from "./sqlite-cron-store.js";
 import type { Scheduler } from "./types.js";
 
-export { CronService } from "./cron-service.js";
+export { CronService, type CronServiceOptions } from "./cron-service.js";
+export { HOME_CHANNELS_NAMESPACE, HomeChannels, setHomeCommand } from "./home-channels.js";
 export { SqliteCronStore } from "./sqlite-cron-store.js";
 export type * from "./types.js";
 
 /** The configured scheduler: `BullScheduler` when `queue.redisUrl` is set, else `EmbeddedScheduler`. */
-export function createScheduler(config: Pick<HeraldConfig, "queue">, logger: Logger): Scheduler {
+export function createScheduler(
+  config: { queue: { redisUrl?: string | undefined; prefix: string } },
+  logger: Logger,
+): Scheduler {
   const { redisUrl, prefix } = config.queue;
   return redisUrl
     ? lazyBullScheduler({ logger, connection: redisUrl, prefix })
@@ -48,37 +41,4 @@ function lazyBullScheduler(options: { logger: Logger; connection: string; prefix
       if (loaded) await (await loaded).stop();
     },
   };
-}
-
-/** Tuning the composition root may pass through. */
-export type CronTuning = Pick<
-  CronServiceOptions,
-  "maxParallelRuns" | "runTimeoutMs" | "pollIntervalMs" | "now"
->;
-
-/**
- * Builds the cron service of a gateway on `HERALD_HOME/state.db`, through `connection` (the gateway's
- * state connection, so cron writes join its commit batches): call it before `runner.start()` (it adds its
- * listeners and `/sethome`), `start()` the service after, `stop()` it before the runner.
- */
-export function createCronService(
-  config: HeraldConfig,
-  runner: GatewayRunner,
-  connection: Database.Database,
-  logger: Logger,
-  tuning: CronTuning = {},
-): CronService {
-  const homes = new HomeChannels(runner.state.kv(HOME_CHANNELS_NAMESPACE), (p) =>
-    configuredHomeChannel(config, p),
-  );
-  registerSetHomeCommand(runner, homes);
-  return new CronService({
-    store: SqliteCronStore.on(connection),
-    scheduler: createScheduler(config, logger),
-    runner,
-    homes,
-    config,
-    logger,
-    ...tuning,
-  });
 }

@@ -23,6 +23,8 @@ export interface ParseTargetsOptions {
   hasOrigin: boolean;
   /** When given, platform names outside it are refused (catches typos like "telegarm"). */
   knownPlatforms?: ReadonlySet<string> | undefined;
+  /** Parses a chat string with the platforms' chat-id rules. @defaultValue `parseChat` */
+  parseChat?: ((value: string) => ChatRef | undefined) | undefined;
 }
 
 /**
@@ -59,7 +61,7 @@ function parseTarget(spec: string, options: ParseTargetsOptions): string {
     checkPlatform(lower, options);
     return lower;
   }
-  const chat = parseChat(spec);
+  const chat = options.parseChat ? options.parseChat(spec) : parseChat(spec);
   if (!chat || !PLATFORM_NAME.test(chat.platform))
     throw invalid(`"${spec}" is not a delivery target. ${FORMS}`);
   if (chat.platform === "email" && !EMAIL_ADDRESS.test(chat.chatId)) {
@@ -82,6 +84,8 @@ export interface TargetEnvironment {
   homeChannel(platform: string): ChatRef | undefined;
   /** Whether an adapter for the platform is running (can deliver now). */
   isRunning(platform: string): boolean;
+  /** Parses a chat string with the platforms' chat-id rules. @defaultValue `parseChat` */
+  parseChat?: ((value: string) => ChatRef | undefined) | undefined;
 }
 
 /** Targets of one run: the chats to deliver to, and the targets that can't be reached, with why. */
@@ -120,7 +124,7 @@ export function resolveTargets(
         continue;
       }
     } else {
-      chat = parseChat(spec);
+      chat = env.parseChat ? env.parseChat(spec) : parseChat(spec);
       if (!chat) {
         result.unreachable.push({ spec, reason: `"${spec}" is not a chat` });
         continue;

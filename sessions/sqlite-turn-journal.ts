@@ -1,6 +1,8 @@
 import type Database from "better-sqlite3";
+import { formatChat } from "../core/chat.js";
+import type { CronTurnOrigin, TurnOptions, TurnRecord, TurnSource, TurnStatus } from "../core/turn.js";
 import type { ChatRef, InboundMessage } from "../core/types.js";
-import type { TurnJournal, TurnRecord, TurnSource, TurnStatus } from "./types.js";
+import type { TurnJournal } from "./types.js";
 
 interface TurnRow {
   id: string;
@@ -34,11 +36,41 @@ function toTurn(row: TurnRow): TurnRecord {
     createdAt: row.created_at,
   };
   if (row.inbound !== null) turn.inbound = JSON.parse(row.inbound) as InboundMessage;
-  if (row.extra !== null) turn.extra = JSON.parse(row.extra) as Record<string, unknown>;
+  if (row.extra !== null) Object.assign(turn, readExtra(JSON.parse(row.extra) as Record<string, unknown>));
   if (row.started_at !== null) turn.startedAt = row.started_at;
   if (row.finished_at !== null) turn.finishedAt = row.finished_at;
   if (row.error !== null) turn.error = row.error;
   return turn;
+}
+
+/**
+ * The `extra` column: `{ cron, options }`, or, in rows written before turns were typed, the flat bag
+ * (`deliverTo`, `targetSpecs`, `subject`, `toolsets`, `model`, `cronJobId`, `runId`).
+ */
+function readExtra(extra: Record<string, unknown>): Pick<TurnRecord, "cron" | "options"> {
+  if ("cron" in extra || "options" in extra) {
+    const out: Pick<TurnRecord, "cron" | "options"> = {};
+    if (extra["cron"]) out.cron = extra["cron"] as CronTurnOrigin;
+    if (extra["options"]) out.options = extra["options"] as TurnOptions;
+    return out;
+  }
+  const out: Pick<TurnRecord, "cron" | "options"> = {};
+  const toolsets = extra["toolsets"] as string[] | undefined;
+  const model = extra["model"] as string | undefined;
+  if (toolsets || model) out.options = { toolsets, model };
+  const jobId = extra["cronJobId"];
+  const runId = extra["runId"];
+  if (typeof jobId === "string" && typeof runId === "string") {
+    const specs = (extra["targetSpecs"] ?? {}) as Record<string, string>;
+    const chats = (extra["deliverTo"] ?? []) as ChatRef[];
+    out.cron = {
+      jobId,
+      runId,
+      targets: chats.map((chat) => ({ chat, spec: specs[formatChat(chat)] ?? formatChat(chat) })),
+      subject: extra["subject"] as string | undefined,
+    };
+  }
+  return out;
 }
 
 /**
@@ -93,7 +125,7 @@ export class SqliteTurnJournal implements TurnJournal {
       source: turn.source,
       input: turn.input,
       inbound: turn.inbound === undefined ? null : JSON.stringify(turn.inbound),
-      extra: turn.extra === undefined ? null : JSON.stringify(turn.extra),
+      extra: turn.cron || turn.options ? JSON.stringify({ cron: turn.cron, options: turn.options }) : null,
       now,
     });
     // Built here rather than read back: this runs on every turn's hot path.

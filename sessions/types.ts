@@ -2,6 +2,7 @@
  * Contracts of durable state: sessions and their messages, the inbound ledger, the turn journal, the
  * outbox, pairing and adapter key-value state. `SqliteState` implements them all on one SQLite file.
  */
+import type { TurnRecord, TurnStatus } from "../core/turn.js";
 import type {
   ChatMessage,
   ChatRef,
@@ -108,33 +109,6 @@ export interface InboundLedger {
   unhandled(): InboundMessage[];
   /** Forgets handled entries older than `beforeMs`. */
   prune(beforeMs: number): number;
-}
-
-export type TurnStatus = "pending" | "running" | "done" | "cancelled" | "failed";
-
-/** What starts a turn: a chat message or a scheduled job. */
-export type TurnSource = "chat" | "cron" | "api";
-
-/** A turn as the journal keeps it. */
-export interface TurnRecord {
-  id: string;
-  sessionId: string;
-  sessionKey: string;
-  chat: ChatRef;
-  userId: string;
-  status: TurnStatus;
-  source: TurnSource;
-  /** The user's text (already including any skill or command expansion). */
-  input: string;
-  /** The inbound message this turn answers (null for cron runs). */
-  inbound?: InboundMessage | undefined;
-  /** Extra job facts (cron job id, delivery targets, model override), JSON-serialisable. */
-  extra?: Record<string, unknown> | undefined;
-  attempts: number;
-  createdAt: number;
-  startedAt?: number | undefined;
-  finishedAt?: number | undefined;
-  error?: string | undefined;
 }
 
 /** The turn journal: which turns exist and where they are, so a crash never loses or doubles one. */

@@ -6,7 +6,7 @@
  */
 import { existsSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
-import { checkContent } from "../agent/memory/guard.js";
+import { checkContent } from "../memory/guard.js";
 import { parseSkillMarkdown, SKILL_NAME, SUPPORT_DIRS } from "./loader.js";
 
 /** Cap of a SKILL.md in characters (it is loaded whole into a turn). */

@@ -5,7 +5,6 @@
  * Message Content intent is off; later faults are logged and reported by `status()`.
  */
 import { Client, Events, GatewayIntentBits, Options, Partials, type RateLimitData } from "discord.js";
-import type { HeraldConfig } from "../../app/config.js";
 import { ConfigError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type {
@@ -274,12 +273,4 @@ export function createDiscordAdapter(config: DiscordAdapterConfig, deps: Adapter
     backfillWindowMs: config.backfillWindowMs ?? 12 * 3_600_000,
   };
   return new DiscordAdapter(resolved, deps);
-}
-
-/** The adapter registry's entry: the `discord` section of the config plus the media size cap. */
-export async function createDiscordAdapterFromConfig(
-  config: HeraldConfig,
-  deps: AdapterDeps,
-): Promise<PlatformAdapter> {
-  return createDiscordAdapter({ ...config.discord, mediaMaxBytes: config.media.maxBytes }, deps);
 }

@@ -9,7 +9,6 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type Mail from "nodemailer/lib/mailer/index.js";
-import type { HeraldConfig } from "../../app/config.js";
 import { ConfigError, PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type {
@@ -22,10 +21,12 @@ import type {
   SendOptions,
   SendResult,
 } from "../../core/types.js";
+import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
 import { renderHtml, renderText } from "./format.js";
 import { ImapInbox } from "./imap-inbox.js";
 import { parseMail } from "./parse.js";
 import { replySubject } from "./quote.js";
+import type { EmailSection } from "./section.js";
 import { createSmtpTransport, type MailTransport } from "./smtp.js";
 import { replyReferences, ThreadStore } from "./threads.js";
 import type { EmailAdapterConfig, FetchedMail, MailOutcome, ThreadMeta } from "./types.js";
@@ -62,7 +63,7 @@ export class EmailAdapter implements PlatformAdapter {
     if (this.allowed.size === 0 && !this.config.allowAllUsers) {
       this.log.warn(
         {},
-        "EMAIL_ALLOWED_USERS is empty: every mail is ignored (default deny); set EMAIL_ALLOWED_USERS=you@example.com",
+        "EMAIL_ALLOWED_USERS is empty: only senders admitted by GATEWAY_ALLOWED_USERS (email:<address>), GATEWAY_ALLOW_ALL_USERS or a pairing approval are answered; set EMAIL_ALLOWED_USERS=you@example.com",
       );
     }
     const transport = this.transport ?? createSmtpTransport(this.config);
@@ -205,50 +206,32 @@ export function createEmailAdapter(config: EmailAdapterConfig, deps: AdapterDeps
 }
 
 /**
- * The adapter config from the gateway's config: the `email` section, plus `GATEWAY_ALLOWED_USERS` /
- * `GATEWAY_ALLOW_ALL_USERS` (the sender allowlist) and the media size cap.
+ * The adapter config from the `email:` section and the media size cap. Senders are admitted by
+ * EMAIL_ALLOWED_USERS or by the gateway's own access decision (`deps.isAllowed`: the global allowlist,
+ * GATEWAY_ALLOW_ALL_USERS, pairing approvals).
  * @throws ConfigError when the section lacks the address, password or hosts.
  */
 export function emailConfigFrom(
-  config: HeraldConfig,
-  deps: Pick<AdapterDeps, "cacheDir">,
+  section: EmailSection,
+  deps: Pick<AdapterDeps, "cacheDir" | "mediaMaxBytes">,
 ): EmailAdapterConfig {
-  const email = config.email;
-  if (!email.address || !email.password || !email.imapHost || !email.smtpHost) {
+  if (!section.address || !section.password || !section.imapHost || !section.smtpHost) {
     throw new ConfigError(
       "EMAIL_ADDRESS",
       "Email needs EMAIL_ADDRESS, EMAIL_PASSWORD, EMAIL_IMAP_HOST and EMAIL_SMTP_HOST: set all four.",
     );
   }
   return {
-    address: email.address,
-    password: email.password,
-    imapHost: email.imapHost,
-    imapPort: email.imapPort,
-    smtpHost: email.smtpHost,
-    smtpPort: email.smtpPort,
-    tls: email.tls,
-    allowedUsers: [...email.allowedUsers, ...globalEmailEntries(config.access.allowedUsers)],
-    allowAllUsers: config.access.allowAllUsers,
-    pollIntervalMs: email.pollIntervalMs,
-    maxAttachmentBytes: config.media.maxBytes,
+    address: section.address,
+    password: section.password,
+    imapHost: section.imapHost,
+    imapPort: section.imapPort,
+    smtpHost: section.smtpHost,
+    smtpPort: section.smtpPort,
+    tls: section.tls,
+    allowedUsers: section.allowedUsers,
+    pollIntervalMs: section.pollIntervalMs,
+    maxAttachmentBytes: deps.mediaMaxBytes ?? DEFAULT_MEDIA_MAX_BYTES,
     cacheDir: deps.cacheDir,
   };
-}
-
-/** Addresses in `GATEWAY_ALLOWED_USERS`: bare ones and `email:<address>`; other platforms' entries are not ours. */
-function globalEmailEntries(entries: string[]): string[] {
-  return entries.flatMap((entry) => {
-    const colon = entry.indexOf(":");
-    if (colon < 0) return entry.includes("@") ? [entry] : [];
-    return entry.slice(0, colon) === "email" ? [entry.slice(colon + 1)] : [];
-  });
-}
-
-/** The registry's entry point: config section + deps → adapter. */
-export async function createEmailAdapterFromConfig(
-  config: HeraldConfig,
-  deps: AdapterDeps,
-): Promise<EmailAdapter> {
-  return createEmailAdapter(emailConfigFrom(config, deps), deps);
 }

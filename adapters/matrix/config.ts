@@ -1,42 +1,37 @@
-/** The Matrix adapter's config, built from the gateway's `HeraldConfig`. */
-
-import type { HeraldConfig } from "../../app/config.js";
+/** The Matrix adapter's config, built from the `matrix:` section. */
 import { ConfigError } from "../../core/errors.js";
-import type { AdapterDeps } from "../../core/types.js";
+import { type AdapterDeps, DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
+import type { MatrixSection } from "./section.js";
 import type { MatrixAdapterConfig } from "./types.js";
 
 /**
- * The adapter config from the gateway's config: the `matrix` section plus the invite allowlist
- * (`MATRIX_ALLOWED_USERS`, `matrix:`-prefixed `GATEWAY_ALLOWED_USERS`, `GATEWAY_ALLOW_ALL_USERS`).
+ * The adapter config from the `matrix:` section and the media size cap. Invites are accepted from
+ * MATRIX_ALLOWED_USERS and from whoever the gateway's own access decision admits (`deps.isAllowed`: the
+ * global allowlist, GATEWAY_ALLOW_ALL_USERS, pairing approvals).
  * @throws ConfigError when the homeserver or the credentials are missing.
  */
 export function matrixConfigFrom(
-  config: HeraldConfig,
-  deps: Pick<AdapterDeps, "cacheDir">,
+  section: MatrixSection,
+  deps: Pick<AdapterDeps, "cacheDir" | "mediaMaxBytes">,
 ): MatrixAdapterConfig {
-  const m = config.matrix;
-  if (!m.homeserver)
+  if (!section.homeserver)
     throw new ConfigError(
       "MATRIX_HOMESERVER",
       "MATRIX_HOMESERVER is not set. Fix: set it to your homeserver's URL.",
     );
-  if (!m.accessToken && !(m.userId && m.password)) {
+  if (!section.accessToken && !(section.userId && section.password)) {
     throw new ConfigError(
       "MATRIX_ACCESS_TOKEN",
       "Matrix needs MATRIX_ACCESS_TOKEN or MATRIX_USER_ID + MATRIX_PASSWORD. Fix: set one of them.",
     );
   }
-  const fromGateway = config.access.allowedUsers
-    .filter((u) => u.startsWith("matrix:"))
-    .map((u) => u.slice("matrix:".length));
   return {
-    homeserver: m.homeserver.replace(/\/+$/, ""),
-    accessToken: m.accessToken,
-    userId: m.userId,
-    password: m.password,
-    allowedUsers: [...m.allowedUsers, ...fromGateway],
-    allowAllUsers: config.access.allowAllUsers,
-    maxAttachmentBytes: config.media.maxBytes,
+    homeserver: section.homeserver.replace(/\/+$/, ""),
+    accessToken: section.accessToken,
+    userId: section.userId,
+    password: section.password,
+    allowedUsers: section.allowedUsers,
+    maxAttachmentBytes: deps.mediaMaxBytes ?? DEFAULT_MEDIA_MAX_BYTES,
     cacheDir: deps.cacheDir,
   };
 }

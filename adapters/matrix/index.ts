@@ -6,7 +6,6 @@
  * `chat = { platform: "matrix", chatId: <room id>, threadId: <thread root event id> }`.
  */
 import { ClientEvent, createClient, HttpApiEvent, type MatrixClient, SyncState } from "matrix-js-sdk";
-import type { HeraldConfig } from "../../app/config.js";
 import { PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type {
@@ -296,12 +295,4 @@ export class MatrixAdapter implements PlatformAdapter {
 /** Builds the Matrix adapter. */
 export function createMatrixAdapter(config: MatrixAdapterConfig, deps: AdapterDeps): MatrixAdapter {
   return new MatrixAdapter(config, deps);
-}
-
-/** The registry's entry point: config + deps → adapter. */
-export async function createMatrixAdapterFromConfig(
-  config: HeraldConfig,
-  deps: AdapterDeps,
-): Promise<MatrixAdapter> {
-  return createMatrixAdapter(matrixConfigFrom(config, deps), deps);
 }

@@ -7,7 +7,6 @@
  */
 import { basename } from "node:path";
 import { App, webApi } from "@slack/bolt";
-import type { HeraldConfig } from "../../app/config.js";
 import { ConfigError, describeError, PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type {
@@ -265,29 +264,6 @@ export class SlackAdapter implements PlatformAdapter {
     }
     this.log.debug({ messageId: message.messageId, outcome }, "slack message delivered to the gateway");
   }
-}
-
-/** The adapter config from Herald's config (`slack` section and `media.maxBytes`). */
-export function slackAdapterConfig(config: HeraldConfig): SlackAdapterConfig {
-  const s = config.slack;
-  return {
-    botToken: s.botToken ?? "",
-    appToken: s.appToken,
-    signingSecret: s.signingSecret,
-    apiUrl: s.apiUrl,
-    maxFileBytes: config.media.maxBytes,
-  };
-}
-
-/**
- * Builds the Slack adapter from Herald's whole config (the registry's entry point).
- * @throws ConfigError when a token is missing or of the wrong kind.
- */
-export async function createSlackAdapterFromConfig(
-  config: HeraldConfig,
-  deps: AdapterDeps,
-): Promise<SlackAdapter> {
-  return createSlackAdapter(slackAdapterConfig(config), deps);
 }
 
 /**

@@ -5,7 +5,6 @@
  */
 import { createHash } from "node:crypto";
 import { Bot, webhookCallback } from "grammy";
-import type { HeraldConfig } from "../../app/config.js";
 import { ConfigError, describeError, PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type {
@@ -23,6 +22,7 @@ import { downloadAttachments } from "./media.js";
 import { telegramMessage, toInbound } from "./parse.js";
 import { ALLOWED_UPDATES, NotRecordedError, UpdatePoller } from "./poller.js";
 import { DEFAULT_LIMITS, SendBudget } from "./rate-limit.js";
+import type { TelegramSection } from "./section.js";
 import { TelegramSender } from "./sender.js";
 import type { BotIdentity, TelegramAdapterConfig } from "./types.js";
 
@@ -240,9 +240,8 @@ export class TelegramAdapter implements PlatformAdapter {
     }
     const inbound = toInbound(parsed.data, identity);
     if (!inbound) return;
-    const addressed =
-      inbound.mentioned || inbound.chat.threadId !== undefined || this.config.requireMention === false;
-    if (addressed) {
+    // Files of group messages the gateway will not answer are not worth downloading.
+    if (this.deps.isAddressed?.(inbound) ?? true) {
       const { attachments, notes } = await downloadAttachments(parsed.data, {
         getFile: (fileId) => this.bot.api.getFile(fileId),
         fileUrl: (path) => `${this.apiRoot}/file/bot${this.config.botToken}/${path}`,
@@ -266,35 +265,19 @@ export function createTelegramAdapter(config: TelegramAdapterConfig, deps: Adapt
   return new TelegramAdapter(config, deps);
 }
 
-/** The registry's factory: the adapter from Herald's whole config. @throws ConfigError (see `telegramConfigFrom`). */
-export async function createTelegramAdapterFromConfig(
-  config: HeraldConfig,
-  deps: AdapterDeps,
-): Promise<TelegramAdapter> {
-  return createTelegramAdapter(telegramConfigFrom(config), deps);
-}
-
-/** The adapter's config from Herald's. @throws ConfigError when TELEGRAM_BOT_TOKEN is missing. */
-export function telegramConfigFrom(config: HeraldConfig): TelegramAdapterConfig {
-  const t = config.telegram;
-  if (!t.botToken) {
+/** The adapter's config from the `telegram:` section. @throws ConfigError when TELEGRAM_BOT_TOKEN is missing. */
+export function telegramConfigFrom(section: TelegramSection, deps: AdapterDeps): TelegramAdapterConfig {
+  if (!section.botToken) {
     throw new ConfigError(
       "TELEGRAM_BOT_TOKEN",
       "TELEGRAM_BOT_TOKEN is not set. Fix: create a bot with @BotFather and set its token.",
     );
   }
-  if (t.webhookSecret && !/^[A-Za-z0-9_-]{1,256}$/.test(t.webhookSecret)) {
-    throw new ConfigError(
-      "TELEGRAM_WEBHOOK_SECRET",
-      "TELEGRAM_WEBHOOK_SECRET may only contain A-Z, a-z, 0-9, _ and - (1 to 256 characters). Fix: choose another secret.",
-    );
-  }
   return {
-    botToken: t.botToken,
-    apiRoot: t.apiRoot,
-    webhookUrl: t.webhookUrl,
-    webhookSecret: t.webhookSecret,
-    requireMention: t.requireMention,
-    mediaMaxBytes: config.media.maxBytes,
+    botToken: section.botToken,
+    apiRoot: section.apiRoot,
+    webhookUrl: section.webhookUrl,
+    webhookSecret: section.webhookSecret,
+    mediaMaxBytes: deps.mediaMaxBytes,
   };
 }

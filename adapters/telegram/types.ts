@@ -30,11 +30,6 @@ export interface TelegramAdapterConfig {
    * `X-Telegram-Bot-Api-Secret-Token`. @defaultValue derived from the bot token (stable across restarts)
    */
   webhookSecret?: string | undefined;
-  /**
-   * `TELEGRAM_REQUIRE_MENTION`. The gateway does the gating; the adapter uses it only to skip downloading
-   * files of group messages nobody addressed to the bot. @defaultValue true
-   */
-  requireMention?: boolean | undefined;
   /** Inbound files larger than this are not downloaded. @defaultValue 20 MiB */
   mediaMaxBytes?: number | undefined;
   /** Long-poll timeout of `getUpdates`, in seconds. @defaultValue 30 */

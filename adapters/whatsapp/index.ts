@@ -11,7 +11,6 @@
  */
 import { join } from "node:path";
 import { isJidGroup, isLidUser, isPnUser, jidNormalizedUser, type proto } from "@whiskeysockets/baileys";
-import type { HeraldConfig } from "../../app/config.js";
 import { describeError, PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type {
@@ -24,11 +23,13 @@ import type {
   SendOptions,
   SendResult,
 } from "../../core/types.js";
+import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
 import { type FileAuthState, openFileAuthState } from "./auth-state.js";
 import { WhatsAppConnection } from "./connection.js";
 import { formatChunks } from "./format.js";
 import { downloadMedia, fileContent } from "./media.js";
 import { type Me, parseMessage } from "./parse.js";
+import type { WhatsAppSection } from "./section.js";
 import {
   baileysLogger,
   createBaileysSocket,
@@ -278,8 +279,8 @@ export class WhatsAppAdapter implements PlatformAdapter {
       }
       const { inbound } = parsed;
       // Unaddressed group chatter is dropped by the gateway: don't fetch its photos and videos.
-      const unaddressed = inbound.chatType === "group" && !inbound.mentioned && this.config.requireMention;
-      if (parsed.media && !unaddressed) {
+      const addressed = this.deps.isAddressed?.(inbound) ?? true;
+      if (parsed.media && addressed) {
         const got = await downloadMedia(msg, parsed.media, {
           cacheDir: this.deps.cacheDir,
           maxBytes: this.config.maxMediaBytes,
@@ -303,24 +304,26 @@ export class WhatsAppAdapter implements PlatformAdapter {
   }
 }
 
-/** The adapter config from Herald's config (`whatsapp` section, `media.maxBytes`, `HERALD_HOME`). */
-export function whatsAppAdapterConfig(config: HeraldConfig, homeDir = config.homeDir): WhatsAppAdapterConfig {
+/** The adapter config from the `whatsapp:` section, the media size cap and `HERALD_HOME`. */
+export function whatsAppAdapterConfig(
+  section: WhatsAppSection,
+  deps: Pick<AdapterDeps, "homeDir" | "mediaMaxBytes">,
+): WhatsAppAdapterConfig {
   return {
-    selfChat: config.whatsapp.selfChat,
-    requireMention: config.whatsapp.requireMention,
-    maxMediaBytes: config.media.maxBytes,
-    authDir: join(homeDir, "whatsapp"),
+    selfChat: section.selfChat,
+    maxMediaBytes: deps.mediaMaxBytes ?? DEFAULT_MEDIA_MAX_BYTES,
+    authDir: join(deps.homeDir, "whatsapp"),
   };
 }
 
 /**
- * Builds the WhatsApp adapter. The registry passes only `config` and `deps` (the real `makeWASocket`);
- * tests pass `{ socketFactory }` with a fake socket.
+ * Builds the WhatsApp adapter. The platform module passes only the section and `deps` (the real
+ * `makeWASocket`); tests pass `{ socketFactory }` with a fake socket.
  */
 export function createWhatsAppAdapter(
-  config: HeraldConfig,
+  section: WhatsAppSection,
   deps: AdapterDeps,
   options: WhatsAppAdapterOptions = {},
 ): WhatsAppAdapter {
-  return new WhatsAppAdapter(whatsAppAdapterConfig(config, deps.homeDir), deps, options);
+  return new WhatsAppAdapter(whatsAppAdapterConfig(section, deps), deps, options);
 }

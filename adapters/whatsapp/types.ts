@@ -16,8 +16,6 @@ import type { Logger } from "../../core/logger.js";
 export interface WhatsAppAdapterConfig {
   /** Answer in the account owner's "message yourself" chat. @defaultValue false */
   selfChat: boolean;
-  /** Groups answer only when addressed (`WHATSAPP_REQUIRE_MENTION`); media of other messages is not fetched. */
-  requireMention: boolean;
   /** Inbound media larger than this is left out (the agent gets a note instead). */
   maxMediaBytes: number;
   /** Where credentials and Signal keys live: `HERALD_HOME/whatsapp`. */

@@ -1,4 +1,3 @@
-import type { HeraldConfig } from "../../app/config.js";
 import type { Logger } from "../../core/logger.js";
 import type { JobQueue } from "../../core/turn.js";
 import { EmbeddedJobQueue } from "./embedded-job-queue.js";
@@ -15,7 +14,12 @@ export {
  * bullmq and ioredis cost memory and start-up time the embedded default never needs. The caller owns
  * the queue and must `close()` it.
  */
-export async function createJobQueue(config: Pick<HeraldConfig, "queue">, logger: Logger): Promise<JobQueue> {
+/** What the queue needs of the `queue` config section. */
+export interface JobQueueConfig {
+  queue: { redisUrl?: string | undefined; prefix: string; lockDurationMs: number };
+}
+
+export async function createJobQueue(config: JobQueueConfig, logger: Logger): Promise<JobQueue> {
   const { redisUrl, prefix, lockDurationMs } = config.queue;
   if (!redisUrl) return new EmbeddedJobQueue({ logger });
   const { BullJobQueue } = await import("./bull-job-queue.js");

@@ -160,7 +160,7 @@ describe("skills", () => {
     const [checklist, outside] = toolResults(h.llm.requests[1]);
     expect(checklist).toContain("# Research checklist");
     expect(outside).toMatch(
-      /^error: refused: '\.\.\/\.\.\/\.\.\/gateway\/config\.ts' leaves the skill's folder/,
+      /^error: refused: '\.\.\/\.\.\/\.\.\/app\/config\.ts' leaves the skill's folder/,
     );
   });
 

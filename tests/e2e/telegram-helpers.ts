@@ -2,6 +2,7 @@
  * Shared setup of the Telegram adapter tests: the fake Bot API, the real adapter pointed at it, a handler
  * that records what the gateway would receive, and a log sink to assert on.
  */
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -17,6 +18,7 @@ import {
 import { createLogger } from "../../core/logger.js";
 import type { InboundHandler, InboundMessage, InboundOutcome, KeyValueStore } from "../../core/types.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
+import { gatewayIsAddressed } from "../helpers/addressed.js";
 import type { PlatformPerTest } from "../helpers/per-test.js";
 
 export interface LogLine {
@@ -72,7 +74,7 @@ export async function telegramRig(config: Partial<TelegramAdapterConfig> = {}): 
         ...config,
         ...extra,
       },
-      { logger, homeDir, cacheDir, kv },
+      { logger, homeDir, cacheDir, kv, isAddressed: gatewayIsAddressed },
     );
     adapters.push(adapter);
     return adapter;

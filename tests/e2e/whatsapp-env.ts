@@ -3,16 +3,19 @@
  * the test can read, manual timers (to see and fire the scheduled reconnect), and a recording stand-in
  * for the gateway's inbound handler.
  */
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { createWhatsAppAdapter, type WhatsAppAdapter } from "../../adapters/whatsapp/index.js";
+import { whatsappPlatform } from "../../adapters/whatsapp/module.js";
 import type { Timers, WhatsAppAdapterOptions } from "../../adapters/whatsapp/types.js";
-import { loadConfig } from "../../app/config.js";
+import { loadConfig, sectionOf } from "../../app/config.js";
 import type { Logger } from "../../core/logger.js";
 import type { AdapterDeps, InboundMessage, InboundOutcome, KeyValueStore } from "../../core/types.js";
 import { FakeWhatsApp, seedLinkedCreds } from "../fakes/whatsapp/index.js";
+import { gatewayIsAddressed } from "../helpers/addressed.js";
 
 export class MemoryKv implements KeyValueStore {
   private readonly map = new Map<string, string>();
@@ -89,8 +92,15 @@ export async function whatsAppEnv(opts: EnvOptions = {}): Promise<WhatsAppEnv> {
   const { logger, lines } = captureLogger();
   const fake = new FakeWhatsApp();
   const qrs: string[] = [];
-  const deps: AdapterDeps = { logger, homeDir: home, cacheDir: join(home, "cache"), kv: new MemoryKv() };
-  const adapter = createWhatsAppAdapter(config, deps, {
+  const deps: AdapterDeps = {
+    logger,
+    homeDir: home,
+    cacheDir: join(home, "cache"),
+    kv: new MemoryKv(),
+    mediaMaxBytes: config.media.maxBytes,
+    isAddressed: gatewayIsAddressed,
+  };
+  const adapter = createWhatsAppAdapter(sectionOf(config, whatsappPlatform), deps, {
     socketFactory: fake.factory,
     onQr: (qr) => qrs.push(qr),
     ...opts.options,

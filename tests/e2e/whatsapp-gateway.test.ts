@@ -9,7 +9,8 @@ import { join } from "node:path";
 import type { WAMessage } from "@whiskeysockets/baileys";
 import { afterEach, describe, expect, it } from "vitest";
 import { createWhatsAppAdapter, type WhatsAppAdapter } from "../../adapters/whatsapp/index.js";
-import { loadConfig } from "../../app/config.js";
+import { whatsappPlatform } from "../../adapters/whatsapp/module.js";
+import { loadConfig, sectionOf } from "../../app/config.js";
 import { silentLogger } from "../../core/logger.js";
 import { FakeWhatsApp, fixture, seedLinkedCreds, withId, withText } from "../fakes/whatsapp/index.js";
 import { type Harness, startHarness } from "../helpers/gateway-harness.js";
@@ -44,7 +45,7 @@ async function start(options: { linked?: boolean; env?: Record<string, string> }
     env,
     adapters: () => {
       adapter = createWhatsAppAdapter(
-        loadConfig({ env }),
+        sectionOf(loadConfig({ env }), whatsappPlatform),
         { logger: silentLogger(), homeDir: dir, cacheDir: join(dir, "cache"), kv: new MemoryKv() },
         { socketFactory: fake.factory, onQr: (qr) => qrs.push(qr), backoff: { baseMs: 20, maxMs: 200 } },
       );

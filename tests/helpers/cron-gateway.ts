@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { EmbeddedJobQueue } from "../../agent/queue/embedded-job-queue.js";
 import { loadConfig } from "../../app/config.js";
+import { platformModules } from "../../app/platforms.js";
 import { silentLogger } from "../../core/logger.js";
 import type { TurnJob } from "../../core/turn.js";
 import type { PlatformAdapter } from "../../core/types.js";
@@ -62,9 +63,15 @@ export async function startCronGateway(options: CronGatewayOptions): Promise<Cro
   const service = new CronService({
     store,
     scheduler: options.scheduler ?? new EmbeddedScheduler({ logger }),
-    runner,
+    control: runner.control,
+    sessions: state.sessions,
+    turns: state.turns,
+    committed: () => state.committed(),
+    listeners: runner,
     homes: new HomeChannels(state.kv(HOME_CHANNELS_NAMESPACE)),
-    config,
+    timezone: config.timezone,
+    defaultToolsets: config.agent.toolsets,
+    platforms: () => [...platformModules.map((m) => m.name), ...runner.adapters.keys()],
     logger,
   });
   runner.start();

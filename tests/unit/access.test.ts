@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../app/config.js";
+import { userIdNormalisers } from "../../app/platforms.js";
 import { AccessPolicy } from "../../gateway/access.js";
 import { SqliteState } from "../../sessions/sqlite-state.js";
 
@@ -10,6 +11,7 @@ function policy(env: Record<string, string>) {
     access: new AccessPolicy(
       loadConfig({ env: { HERALD_HOME: "/nonexistent-herald", ...env } }),
       state.pairing,
+      userIdNormalisers,
     ),
   };
 }

@@ -4,20 +4,20 @@ import { join } from "node:path";
 import v8 from "node:v8";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { telegramPlatform } from "../../adapters/telegram/module.js";
 import { compressIfNeeded, planCompression, SUMMARY_PREFIX } from "../../agent/compression.js";
 import { runTurn, type TurnDeps } from "../../agent/loop.js";
 import { createModelClient, type ModelClientConfig } from "../../agent/model-client.js";
 import { buildSystemPrompt } from "../../agent/prompt.js";
 import { defineTool, ToolRegistry, toOpenAITools } from "../../agent/tool-registry.js";
-import { sessionSearchTool } from "../../agent/tools/session-search.js";
 import type { StateClient } from "../../agent/types.js";
 import { createTurnHandler } from "../../agent/worker.js";
 import { isAbortError } from "../../core/errors.js";
 import { silentLogger } from "../../core/logger.js";
-import type { TurnJob, TurnProgress, TurnResult } from "../../core/turn.js";
+import type { HistoryItem, TurnJob, TurnProgress, TurnRecord, TurnResult } from "../../core/turn.js";
 import type { ChatMessage } from "../../core/types.js";
 import { MemorySessionStore } from "../../sessions/memory-session-store.js";
-import type { TurnRecord } from "../../sessions/types.js";
+import { sessionSearchTool } from "../../tools/session-search/index.js";
 import { type FakeLlm, type FakeLlmMessage, messageText, startFakeLlm } from "../fakes/llm/index.js";
 
 let llm: FakeLlm;
@@ -46,6 +46,11 @@ function modelConfig(overrides: Partial<ModelClientConfig> = {}): ModelClientCon
     retryMaxDelayMs: 10,
     ...overrides,
   };
+}
+
+/** Messages as a session's history, numbered from 1 as the store numbers them. */
+function items(messages: readonly ChatMessage[]): HistoryItem[] {
+  return messages.map((message, i) => ({ seq: i + 1, message }));
 }
 
 function makeJob(overrides: Partial<TurnJob> = {}): TurnJob {
@@ -407,10 +412,10 @@ describe("compression", () => {
   ];
 
   it("keeps head and tail, moving the cut so no tool result loses its call", () => {
-    const plan = planCompression(history, 1000);
-    expect(plan?.head.map((m) => m.content)).toEqual(["first question", "first answer"]);
-    expect(plan?.tail).toEqual([{ role: "assistant", content: "both checked" }]);
-    expect(plan?.middle.map((m) => m.role)).toEqual([
+    const plan = planCompression(items(history), 1000);
+    expect(plan?.head.map((h) => h.message.content)).toEqual(["first question", "first answer"]);
+    expect(plan?.tail.map((h) => h.message)).toEqual([{ role: "assistant", content: "both checked" }]);
+    expect(plan?.middle.map((h) => h.message.role)).toEqual([
       "user",
       "assistant",
       "user",
@@ -428,7 +433,7 @@ describe("compression", () => {
     }));
     const result = ok(
       await runTurn(
-        makeJob({ history, input: { text: "and now?" } }),
+        makeJob({ history: items(history), input: { text: "and now?" } }),
         makeDeps({ config: { contextTokens: 1000 } }),
       ),
     );
@@ -451,7 +456,7 @@ describe("compression", () => {
     for (const [i, m] of sent.entries()) expect(messageText(m).startsWith(starts[i]!)).toBe(true);
     expect(messageText(sent[3])).toContain("SUMMARY: the user asked about middle things");
     expect(result.compaction).toEqual({
-      replacedCount: 8,
+      uptoSeq: 8,
       summary: "SUMMARY: the user asked about middle things",
     });
     expect(result.usage.modelCalls).toBe(2);
@@ -464,7 +469,7 @@ describe("compression", () => {
     const long: ChatMessage[] = [...history.slice(0, 4), ...history.slice(0, 4), ...history.slice(4)];
     const out = await compressIfNeeded({
       systemPrompt: "",
-      history: long,
+      history: items(long),
       input: { role: "user", content: "next" },
       client: createModelClient(modelConfig({ contextTokens: 1800 })),
       signal: new AbortController().signal,
@@ -498,7 +503,7 @@ describe("history repair", () => {
       },
       { role: "user", content: "again" },
     ];
-    await runTurn(makeJob({ history }), makeDeps());
+    await runTurn(makeJob({ history: items(history) }), makeDeps());
     const sent = llm.requests[0]!.messages;
     expect(sent.map((m) => [m.role, messageText(m)])).toEqual([
       ["system", "You are a test assistant."],
@@ -562,6 +567,7 @@ describe("tools and prompt", () => {
   it("builds the same system prompt for the same inputs, with platform hints and the date", () => {
     const options = {
       platform: "telegram",
+      platformHint: telegramPlatform.promptHint,
       chatType: "group" as const,
       userName: "Ada",
       now: Date.UTC(2024, 5, 4, 12, 30),
@@ -578,7 +584,7 @@ describe("tools and prompt", () => {
 
 describe("request size", () => {
   it("keeps tool schemas and the default persona ASCII, so an ASCII conversation's request body stays one byte per character", async () => {
-    const { createToolRegistry } = await import("../../agent/tools/index.js");
+    const { createToolRegistry } = await import("../../app/tools.js");
     const { toOpenAITools } = await import("../../agent/tool-registry.js");
     const { DEFAULT_PERSONA } = await import("../../agent/prompt.js");
     const registry = createToolRegistry();

@@ -50,7 +50,7 @@ describe("loadConfig", () => {
     const config = loadConfig({ env: { HERALD_HOME: dir, API_SERVER_PORT: "9100" } });
     expect(config.model.name).toBe("from-dotenv");
     expect(config.model.contextTokens).toBe(32000);
-    expect(config.telegram.requireMention).toBe(false);
+    expect(config.platforms["telegram"]?.requireMention).toBe(false);
     expect(config.apiServer.port).toBe(9100);
   });
 

@@ -105,7 +105,7 @@ describe("turn journal", () => {
     source: "chat" as const,
     input: "hello",
     inbound: inbound(`m-${id}`),
-    extra: { model: "small" },
+    options: { model: "small" },
   });
 
   it("moves pending → running → done once, and a second result is stale", () => {
@@ -113,7 +113,7 @@ describe("turn journal", () => {
     const created = state.turns.create(turn("t1"), T0);
     expect(created).toMatchObject({ id: "t1", status: "pending", attempts: 0, createdAt: T0 });
     expect(created.inbound).toEqual(inbound("m-t1"));
-    expect(created.extra).toEqual({ model: "small" });
+    expect(created.options).toEqual({ model: "small" });
     expect(state.turns.markRunning("t1", T0 + 1)).toBe(true);
     expect(state.turns.markRunning("t1", T0 + 2)).toBe(false);
     expect(state.turns.get("t1")).toMatchObject({ status: "running", attempts: 1, startedAt: T0 + 1 });

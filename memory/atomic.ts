@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, open, rename, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { HeraldError } from "../../core/errors.js";
+import { HeraldError } from "../core/errors.js";
 
 /** Writes `data` to `path` through a temp file and a rename; creates the folder. */
 export async function writeFileAtomic(path: string, data: string): Promise<void> {

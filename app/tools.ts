@@ -2,12 +2,13 @@
  * The built-in tools, registered in one explicit list. Toolsets: "core" (`session_search`), "cron"
  * (`cronjob`), "memory" (`memory`), "skills" (`skills_list`, `skill_view`, `skill_manage`).
  */
-import { skillsTools } from "../../skills/tools.js";
-import { ToolRegistry } from "../tool-registry.js";
-import type { Tool } from "../types.js";
-import { cronjobTool } from "./cronjob.js";
-import { memoryTool } from "./memory.js";
-import { sessionSearchTool } from "./session-search.js";
+
+import { ToolRegistry } from "../agent/tool-registry.js";
+import type { Tool } from "../agent/types.js";
+import { cronjobTool } from "../tools/cron/index.js";
+import { memoryTool } from "../tools/memory/index.js";
+import { sessionSearchTool } from "../tools/session-search/index.js";
+import { skillsTools } from "../tools/skills/index.js";
 
 /** Every built-in tool. Later features (send_message) add theirs here. */
 export const builtinTools: readonly Tool[] = [sessionSearchTool, cronjobTool, memoryTool, ...skillsTools];

@@ -3,8 +3,8 @@
  * user on the same platform, the current session left out; a chat never sees another user's sessions.
  */
 import { z } from "zod";
+import { defineTool } from "../../agent/tool-registry.js";
 import type { SearchHit } from "../../sessions/types.js";
-import { defineTool } from "../tool-registry.js";
 
 const parameters = z.object({
   query: z.string().trim().min(1).describe("Words to look for in earlier conversations."),

@@ -4,9 +4,10 @@
  * worked into a reusable skill, or improves one, with the previous version kept for rollback.
  */
 import { z } from "zod";
-import { defineTool } from "../agent/tool-registry.js";
-import type { ToolContext, ToolOutput } from "../agent/types.js";
-import type { SkillIssue, SkillResult, SkillsStateApi } from "./types.js";
+import { defineTool } from "../../agent/tool-registry.js";
+import type { ToolContext, ToolOutput } from "../../agent/types.js";
+import { formatIssues } from "../../skills/issues.js";
+import type { SkillResult, SkillsStateApi } from "../../skills/types.js";
 
 function api(ctx: ToolContext): SkillsStateApi | undefined {
   return ctx.state.skills;
@@ -110,13 +111,3 @@ export const skillManageTool = defineTool({
 
 /** The skills tools, in the order the model sees them. */
 export const skillsTools = [skillsListTool, skillViewTool, skillManageTool];
-
-/** `Skipped 1 broken skill:` and one line per problem (file, field, message). */
-export function formatIssues(issues: readonly SkillIssue[]): string[] {
-  if (issues.length === 0) return [];
-  const files = new Set(issues.map((i) => i.file)).size;
-  return [
-    `Skipped ${files} broken skill${files === 1 ? "" : "s"}:`,
-    ...issues.map((i) => `- ${i.file}: ${i.field} ${i.message}`),
-  ];
-}

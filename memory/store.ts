@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Logger } from "../../core/logger.js";
+import type { Logger } from "../core/logger.js";
 import { withFileLock, writeFileAtomic } from "./atomic.js";
 import { checkContent } from "./guard.js";
 import type { MemoryStateApi, MemoryTarget, MemoryView, MemoryWriteResult } from "./types.js";

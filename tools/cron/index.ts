@@ -4,9 +4,9 @@
  * the job's runs report to this chat unless told otherwise. A user sees and changes only their own jobs.
  */
 import { z } from "zod";
+import { defineTool } from "../../agent/tool-registry.js";
 import { formatDuration, formatTime } from "../../scheduler/schedule.js";
 import type { CronCaller, CronJobInput, CronJobView } from "../../scheduler/types.js";
-import { defineTool } from "../tool-registry.js";
 
 const parameters = z.object({
   action: z

@@ -4,8 +4,8 @@
  * both as they were when the session started; a write shows up there from the next session on.
  */
 import { z } from "zod";
-import type { MemoryView } from "../memory/types.js";
-import { defineTool } from "../tool-registry.js";
+import { defineTool } from "../../agent/tool-registry.js";
+import type { MemoryView } from "../../memory/types.js";
 
 const parameters = z.object({
   action: z

@@ -1,0 +1,33 @@
+/** Email as a platform module: its config section, env names and lazily built adapter. */
+import { ConfigError } from "../../core/errors.js";
+import { definePlatform } from "../../core/platform.js";
+import { emailSchema } from "./section.js";
+
+/** The email platform (IMAP in, SMTP out). */
+export const emailPlatform = definePlatform({
+  name: "email",
+  schema: emailSchema,
+  env: {
+    EMAIL_ADDRESS: ["address", "string"],
+    EMAIL_PASSWORD: ["password", "string"],
+    EMAIL_IMAP_HOST: ["imap_host", "string"],
+    EMAIL_IMAP_PORT: ["imap_port", "int"],
+    EMAIL_SMTP_HOST: ["smtp_host", "string"],
+    EMAIL_SMTP_PORT: ["smtp_port", "int"],
+    EMAIL_TLS: ["tls", "bool"],
+    EMAIL_POLL_INTERVAL_MS: ["poll_interval_ms", "int"],
+  },
+  isConfigured: (c) => Boolean(c.address),
+  validate(c) {
+    if (c.address && (!c.imapHost || !c.smtpHost || !c.password)) {
+      const missing = !c.password ? "EMAIL_PASSWORD" : !c.imapHost ? "EMAIL_IMAP_HOST" : "EMAIL_SMTP_HOST";
+      throw new ConfigError(missing, `EMAIL_ADDRESS is set but ${missing} is not. Fix: set ${missing}.`);
+    }
+  },
+  async create(c, deps) {
+    const { createEmailAdapter, emailConfigFrom } = await import("./index.js");
+    return createEmailAdapter(emailConfigFrom(c, deps), deps);
+  },
+  normaliseUserId: (id) => id.trim().toLowerCase(),
+  promptHint: "You are replying by email; write a complete, self-contained answer in Markdown, no signature.",
+});

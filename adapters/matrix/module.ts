@@ -1,0 +1,36 @@
+/** Matrix as a platform module: its config section, env names, chat ids and lazily built adapter. */
+import { ConfigError } from "../../core/errors.js";
+import { definePlatform } from "../../core/platform.js";
+import { matrixSchema } from "./section.js";
+
+/** The Matrix platform. */
+export const matrixPlatform = definePlatform({
+  name: "matrix",
+  schema: matrixSchema,
+  env: {
+    MATRIX_HOMESERVER: ["homeserver", "url"],
+    MATRIX_ACCESS_TOKEN: ["access_token", "string"],
+    MATRIX_USER_ID: ["user_id", "string"],
+    MATRIX_PASSWORD: ["password", "string"],
+  },
+  isConfigured: (c) => Boolean(c.homeserver),
+  validate(c) {
+    if (c.homeserver && !c.accessToken && !(c.userId && c.password)) {
+      throw new ConfigError(
+        "MATRIX_ACCESS_TOKEN",
+        "MATRIX_HOMESERVER is set but neither MATRIX_ACCESS_TOKEN nor MATRIX_USER_ID + MATRIX_PASSWORD is. Fix: set one of them.",
+      );
+    }
+  },
+  async create(c, deps) {
+    const { createMatrixAdapter, matrixConfigFrom } = await import("./index.js");
+    return createMatrixAdapter(matrixConfigFrom(c, deps), deps);
+  },
+  // Room ids hold colons (`!abc:server.org`, the server part may carry a port); a thread is an event id,
+  // recognised by the `$` that starts it: `matrix:!room:server:$event`.
+  splitChatId(rest) {
+    const at = rest.indexOf(":$");
+    return at < 0 ? { chatId: rest } : { chatId: rest.slice(0, at), threadId: rest.slice(at + 1) };
+  },
+  promptHint: "You are replying in Matrix; Markdown is rendered.",
+});

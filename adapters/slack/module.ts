@@ -1,0 +1,39 @@
+/** Slack as a platform module: its config section, env names and lazily built adapter. */
+import { ConfigError } from "../../core/errors.js";
+import { definePlatform } from "../../core/platform.js";
+import { slackSchema } from "./section.js";
+
+/** The Slack platform. */
+export const slackPlatform = definePlatform({
+  name: "slack",
+  schema: slackSchema,
+  env: {
+    SLACK_BOT_TOKEN: ["bot_token", "string"],
+    SLACK_APP_TOKEN: ["app_token", "string"],
+    SLACK_SIGNING_SECRET: ["signing_secret", "string"],
+    SLACK_API_URL: ["api_url", "url"],
+  },
+  isConfigured: (c) => Boolean(c.botToken),
+  validate(c) {
+    if (c.botToken && !c.appToken && !c.signingSecret) {
+      throw new ConfigError(
+        "SLACK_SIGNING_SECRET",
+        "SLACK_BOT_TOKEN is set but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP events) is. Fix: set one of them from your Slack app's settings.",
+      );
+    }
+  },
+  async create(c, deps) {
+    const { createSlackAdapter } = await import("./index.js");
+    return createSlackAdapter(
+      {
+        botToken: c.botToken ?? "",
+        appToken: c.appToken,
+        signingSecret: c.signingSecret,
+        apiUrl: c.apiUrl,
+        maxFileBytes: deps.mediaMaxBytes,
+      },
+      deps,
+    );
+  },
+  promptHint: "You are replying in Slack; Markdown is converted to Slack formatting. Avoid tables.",
+});

@@ -1,0 +1,31 @@
+/** Telegram as a platform module: its config section, env names and lazily built adapter. */
+import { ConfigError } from "../../core/errors.js";
+import { definePlatform } from "../../core/platform.js";
+import { telegramSchema } from "./section.js";
+
+/** The Telegram platform. */
+export const telegramPlatform = definePlatform({
+  name: "telegram",
+  schema: telegramSchema,
+  env: {
+    TELEGRAM_BOT_TOKEN: ["bot_token", "string"],
+    TELEGRAM_API_ROOT: ["api_root", "url"],
+    TELEGRAM_WEBHOOK_URL: ["webhook_url", "url"],
+    TELEGRAM_WEBHOOK_SECRET: ["webhook_secret", "string"],
+  },
+  isConfigured: (c) => Boolean(c.botToken),
+  validate(c) {
+    if (c.webhookSecret && !/^[A-Za-z0-9_-]{1,256}$/.test(c.webhookSecret)) {
+      throw new ConfigError(
+        "TELEGRAM_WEBHOOK_SECRET",
+        "TELEGRAM_WEBHOOK_SECRET may only contain A-Z, a-z, 0-9, _ and - (1 to 256 characters). Fix: choose another secret.",
+      );
+    }
+  },
+  async create(c, deps) {
+    const { createTelegramAdapter, telegramConfigFrom } = await import("./index.js");
+    return createTelegramAdapter(telegramConfigFrom(c, deps), deps);
+  },
+  promptHint:
+    "You are replying in Telegram; Markdown is rendered (bold, italic, code, links). Keep replies short.",
+});

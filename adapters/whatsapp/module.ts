@@ -1,0 +1,20 @@
+/** WhatsApp as a platform module: its config section, env names and lazily built adapter. */
+import { definePlatform } from "../../core/platform.js";
+import { whatsappSchema } from "./section.js";
+
+/** The WhatsApp platform (a linked device through Baileys). */
+export const whatsappPlatform = definePlatform({
+  name: "whatsapp",
+  schema: whatsappSchema,
+  env: {
+    WHATSAPP_ENABLED: ["enabled", "bool"],
+    WHATSAPP_SELF_CHAT: ["self_chat", "bool"],
+  },
+  isConfigured: (c) => c.enabled,
+  async create(c, deps) {
+    const { createWhatsAppAdapter } = await import("./index.js");
+    return createWhatsAppAdapter(c, deps);
+  },
+  normaliseUserId: (id) => id.trim().replace(/^\+/, "").replace(/@.*$/, ""),
+  promptHint: "You are replying in WhatsApp; only bold, italic and code render. Avoid headings and tables.",
+});

@@ -1,0 +1,77 @@
+/**
+ * The platform module contract: everything the gateway knows of a platform comes from its module (its
+ * config section and env names, whether it is configured, how its adapter is built, how its user and
+ * chat ids read, how replies render there). The composition root lists the modules; config, access,
+ * the adapter registry and the prompt hints are built from that list.
+ */
+import { z } from "zod";
+import type { AdapterDeps, PlatformAdapter } from "./types.js";
+
+/** How an environment variable's text becomes a config value. */
+export type EnvKind = "string" | "int" | "bool" | "list" | "url";
+
+/** The settings every platform section has (`<platform>:` in config.yaml, `<P>_…` in the environment). */
+export interface PlatformCommonConfig {
+  /** User ids admitted on this platform (bare ids). */
+  allowedUsers: string[];
+  /** Where scheduled reports go by default (`/sethome` overrides it). */
+  homeChannel?: string | undefined;
+  /** In groups, answer only when addressed. @defaultValue true */
+  requireMention: boolean;
+  /** Toolsets enabled here; absent: the global default. */
+  toolsets?: string[] | undefined;
+}
+
+/** The zod shape of {@link PlatformCommonConfig}; platform sections extend it. */
+export const platformCommonShape = {
+  allowedUsers: z.array(z.string()).default([]),
+  homeChannel: z.string().min(1).optional(),
+  requireMention: z.boolean().default(true),
+  toolsets: z.array(z.string()).optional(),
+};
+
+/**
+ * A platform's config section: the common settings plus `shape`, unknown keys refused, every key
+ * optional or defaulted (an unconfigured platform parses from nothing).
+ */
+export function platformSection<S extends z.ZodRawShape>(shape: S) {
+  // `{}` parses for every section (each key is optional or defaulted); zod cannot see that through `S`.
+  return z.strictObject({ ...platformCommonShape, ...shape }).prefault({} as never);
+}
+
+/** Splits what follows `platform:` in a chat string into chat and thread. */
+export type ChatIdSplitter = (rest: string) => { chatId: string; threadId?: string };
+
+/** One platform. `C` is its parsed config section. */
+export interface PlatformModule<C extends PlatformCommonConfig = PlatformCommonConfig> {
+  /** As in chat strings, config sections and env prefixes (`telegram`, `TELEGRAM_…`). */
+  readonly name: string;
+  /** Its config.yaml section (keys camelCase once loaded), built with {@link platformSection}. */
+  readonly schema: z.ZodType<C>;
+  /**
+   * Env names and the section key each sets (snake_case, as written in config.yaml), besides the common
+   * `<P>_ALLOWED_USERS`, `<P>_HOME_CHANNEL`, `<P>_REQUIRE_MENTION` and `<P>_TOOLSETS`.
+   */
+  readonly env: Readonly<Record<string, readonly [key: string, kind: EnvKind]>>;
+  /** Whether the section holds what starting it needs (the gateway starts configured platforms). */
+  isConfigured(config: C): boolean;
+  /** Cross-field checks at load time. @throws ConfigError naming the key and the fix. */
+  validate?(config: C): void;
+  /** Builds the adapter, loading the platform's SDK only now. @throws ConfigError for a bad section. */
+  create(config: C, deps: AdapterDeps): Promise<PlatformAdapter>;
+  /** A user id as allowlists compare it (emails lowercased, phone numbers without `+`). */
+  normaliseUserId?(id: string): string;
+  /** For platforms whose chat ids hold colons (Matrix room ids): where the thread starts. */
+  splitChatId?: ChatIdSplitter | undefined;
+  /** How replies render here, for the system prompt. */
+  readonly promptHint: string;
+}
+
+/**
+ * Declares a platform module with its section type inferred from the schema. A module of any section
+ * type fits the module list: its section-taking members are methods (checked bivariantly), and the
+ * config loader parses each section with the module's own schema, so a module only ever receives its own.
+ */
+export function definePlatform<C extends PlatformCommonConfig>(module: PlatformModule<C>): PlatformModule<C> {
+  return module;
+}

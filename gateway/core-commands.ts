@@ -1,0 +1,64 @@
+/**
+ * The gateway's own slash commands: /new (/reset), /stop, /status, /help, /start. They run inside the
+ * inbound transaction, bypass a busy session, and reach turns only through the `TurnControl` port.
+ */
+import type { CommandModule } from "../core/commands.js";
+import type { TurnControl } from "../core/turn.js";
+import type { SessionStore } from "../sessions/types.js";
+import type { CommandRegistry } from "./commands.js";
+
+export interface CoreCommandsOptions {
+  control: TurnControl;
+  sessions: Pick<SessionStore, "list">;
+  /** For /help. */
+  commands: Pick<CommandRegistry, "helpText">;
+  /** The model /status names. */
+  modelName?: string | undefined;
+}
+
+/** The core commands. */
+export function coreCommands(options: CoreCommandsOptions): CommandModule {
+  const { control } = options;
+  const newSession = {
+    description: "start a new session (the old one stays searchable)",
+    run: ({ sessionKey }: { sessionKey: string }) => {
+      control.reset(sessionKey);
+      return "✨ New session started. What's next?";
+    },
+  };
+  return {
+    commands: {
+      new: newSession,
+      reset: { ...newSession, hidden: true },
+      stop: {
+        description: "stop what I'm working on",
+        run: ({ sessionKey }) =>
+          control.cancel(sessionKey, "stopped by the user", { keepInput: true })
+            ? "⏹ Stopped."
+            : "Nothing is running.",
+      },
+      status: {
+        description: "show this session and what's running",
+        run: ({ sessionKey, message }) => {
+          const open = control.openTurns(sessionKey);
+          const running = open.filter((t) => t.status === "running").length;
+          const session = options.sessions
+            .list({ keyPrefix: sessionKey, activeOnly: true, limit: 5 })
+            .find((s) => s.key === sessionKey);
+          return [
+            `Session: ${session ? `${session.id} (${session.messageCount} messages, since ${new Date(session.createdAt).toISOString()})` : "none yet"}`,
+            `Model: ${options.modelName ?? "default"}`,
+            `Running: ${running ? "yes" : "no"}${open.length > running ? `, ${open.length - running} waiting` : ""}`,
+            `Platform: ${message.platform}`,
+          ].join("\n");
+        },
+      },
+      help: { description: "list commands", run: () => options.commands.helpText() },
+      start: {
+        description: "greeting",
+        hidden: true,
+        run: () => "Hi! I'm Herald, your assistant. Just write to me. /help lists commands.",
+      },
+    },
+  };
+}

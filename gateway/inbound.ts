@@ -1,0 +1,208 @@
+/**
+ * The inbound path as a pipeline of small synchronous steps: dedupe → gate → authorize → command →
+ * admit input → open session → busy policy → create turn. Each step reads the message and what earlier
+ * steps decided, and either ends the pipeline with an outcome or passes on. The steps run inside the
+ * inbound transaction; what must wait for its commit goes into `ctx.effects`. They see state only
+ * through the narrow ports of {@link InboundDeps}, so each is testable alone with plain objects.
+ */
+
+import type { CommandContext, CommandResult } from "../core/commands.js";
+import { parseCommand } from "../core/commands.js";
+import type { Logger } from "../core/logger.js";
+import type { NewTurn, TurnRecord } from "../core/turn.js";
+import type { ChatMessage, InboundMessage, InboundOutcome, OutboundMessage } from "../core/types.js";
+import type {
+  InboundLedger,
+  OpenedSession,
+  PairingStore,
+  SessionStore,
+  TurnJournal,
+} from "../sessions/types.js";
+import { type AccessDecision, pairingText } from "./access.js";
+import type { Effect, EndedSession, RunnerSettings } from "./types.js";
+
+/** What the steps may read and do. */
+export interface InboundDeps {
+  settings: Pick<RunnerSettings, "timezone" | "sessions" | "platforms">;
+  ledger: Pick<InboundLedger, "record">;
+  /** Threads where the bot already answered, by session key. */
+  engaged: { get(sessionKey: string): string | undefined };
+  access: { decide(message: InboundMessage): AccessDecision };
+  pairing: Pick<PairingStore, "issue">;
+  commands: { resolve(name: string, ctx: CommandContext): CommandResult | undefined };
+  sessions: Pick<SessionStore, "open" | "append">;
+  turns: Pick<TurnJournal, "get" | "create">;
+  /** Queues a reply to `message` in the outbox; its delivery goes into `effects`. */
+  reply(message: InboundMessage, text: string, kind: OutboundMessage["kind"], effects: Effect[]): void;
+  /** Cancels the open turns of a key (see `TurnControl.cancel`); side effects into `effects`. */
+  cancel(sessionKey: string, reason: string, effects: Effect[], keepInput: boolean): number;
+  /** Tells the `sessionEnded` listeners (call it as an effect). */
+  sessionEnded(session: EndedSession): void;
+  /** Starts the next turn of a key if none runs (the one just created needs no read back). */
+  claim(sessionKey: string, effects: Effect[], created: TurnRecord): void;
+  /** The turn id of an inbound message (deterministic: a redelivery maps to the same turn). */
+  turnId(message: InboundMessage): string;
+  log: Logger;
+}
+
+/** What the steps share while deciding one message. */
+export interface InboundContext {
+  message: InboundMessage;
+  sessionKey: string;
+  now: number;
+  /** The turn's input: the message's text, or what a command turned it into. */
+  input: string;
+  opened?: OpenedSession | undefined;
+  /** The message is in the inbound ledger (recorded by `dedupe`, or replayed from it). */
+  recorded: boolean;
+  effects: Effect[];
+}
+
+/** One step: an outcome ends the pipeline, undefined passes on. */
+export type InboundStep = (ctx: InboundContext, deps: InboundDeps) => InboundOutcome | undefined;
+
+/** A message already recorded (replayed at start) is not recorded again. */
+export const dedupe: InboundStep = (ctx, deps) => {
+  if (!deps.ledger.record(ctx.message, ctx.now)) return "duplicate";
+  ctx.recorded = true;
+  return undefined;
+};
+
+/**
+ * The one mention-gating rule: in groups the bot answers when addressed, when the platform's
+ * require-mention is off, or in a thread where it already answered.
+ */
+export function isAddressed(
+  message: InboundMessage,
+  sessionKey: string,
+  deps: { settings: Pick<RunnerSettings, "platforms">; engaged: InboundDeps["engaged"] },
+): boolean {
+  if (message.chatType !== "group" || message.mentioned) return true;
+  if (deps.settings.platforms[message.platform]?.requireMention === false) return true;
+  return message.chat.threadId !== undefined && deps.engaged.get(sessionKey) !== undefined;
+}
+
+export const gate: InboundStep = ({ message, sessionKey }, deps) =>
+  isAddressed(message, sessionKey, deps) ? undefined : "ignored";
+
+export const authorize: InboundStep = ({ message, now, effects }, deps) => {
+  const access = deps.access.decide(message);
+  if (access === "allowed") return undefined;
+  if (access === "denied") return "unauthorized";
+  const issued = deps.pairing.issue(
+    {
+      platform: message.platform,
+      userId: message.sender.id,
+      userName: message.sender.name,
+      chatId: message.chat.chatId,
+    },
+    now,
+  );
+  if ("limited" in issued) return "unauthorized";
+  deps.reply(message, pairingText(issued.code, issued.expiresAt, now), "notice", effects);
+  deps.log.info({ platform: message.platform, userId: message.sender.id }, "pairing code issued");
+  return "pairing";
+};
+
+export const command: InboundStep = (ctx, deps) => {
+  const parsed = parseCommand(ctx.message.text);
+  if (!parsed) return undefined;
+  const result = deps.commands.resolve(parsed.name, {
+    message: ctx.message,
+    args: parsed.args,
+    sessionKey: ctx.sessionKey,
+    now: ctx.now,
+  });
+  if (result === undefined) return undefined;
+  if (typeof result === "object" && "turnInput" in result) {
+    // A command that starts a turn (`/<skill> args`): its text is the turn's input.
+    ctx.input = result.turnInput;
+    if (result.after) ctx.effects.push(result.after);
+    return undefined;
+  }
+  const { reply, after } = typeof result === "string" ? { reply: result, after: undefined } : result;
+  deps.reply(ctx.message, reply, "reply", ctx.effects);
+  if (after) ctx.effects.push(after);
+  return "command";
+};
+
+/** Nothing to answer: no text and no files. */
+export const admitInput: InboundStep = ({ input, message }) =>
+  input.trim() || message.attachments?.length ? undefined : "ignored";
+
+export const openSession: InboundStep = (ctx, deps) => {
+  const { message, now, sessionKey } = ctx;
+  const { reset } = deps.settings.sessions;
+  const opened = deps.sessions.open(
+    { chat: message.chat, chatType: message.chatType, userId: message.sender.id },
+    { ...reset, timezone: deps.settings.timezone },
+    now,
+  );
+  ctx.opened = opened;
+  if (opened.autoReset) {
+    const why = opened.autoReset.reason === "idle" ? "after a quiet spell" : "for the new day";
+    const text = `_Started a fresh session ${why}. Earlier chats stay searchable._`;
+    deps.reply(message, text, "notice", ctx.effects);
+    const ended = {
+      id: opened.autoReset.previousSessionId,
+      key: sessionKey,
+      reason: opened.autoReset.reason,
+    };
+    ctx.effects.push(() => deps.sessionEnded(ended));
+  }
+  if (message.context?.length && opened.session.messageCount === 0) {
+    deps.sessions.append(opened.session.id, message.context as ChatMessage[], { now });
+  }
+  return undefined;
+};
+
+/** A newer message interrupts the session's running turn (the API's requests queue instead). */
+export const busyPolicy: InboundStep = ({ message, sessionKey, effects }, deps) => {
+  const policy = message.platform === "api" ? "queue" : deps.settings.sessions.busyPolicy;
+  if (policy === "interrupt") deps.cancel(sessionKey, "interrupted by a newer message", effects, true);
+  return undefined;
+};
+
+export const createTurn: InboundStep = (ctx, deps) => {
+  const { message, sessionKey, opened } = ctx;
+  if (!opened) throw new Error("createTurn runs after openSession");
+  const id = deps.turnId(message);
+  if (deps.turns.get(id)) return "duplicate";
+  const turn: NewTurn = {
+    id,
+    sessionId: opened.session.id,
+    sessionKey,
+    chat: message.chat,
+    userId: message.sender.id,
+    source: message.platform === "api" ? "api" : "chat",
+    input: ctx.input,
+    inbound: message,
+  };
+  deps.claim(sessionKey, ctx.effects, deps.turns.create(turn, ctx.now));
+  return "accepted";
+};
+
+/** The steps in order. */
+export const inboundSteps: readonly InboundStep[] = [
+  dedupe,
+  gate,
+  authorize,
+  command,
+  admitInput,
+  openSession,
+  busyPolicy,
+  createTurn,
+];
+
+/** Runs `steps` until one decides; a message every step passed is accepted. */
+export function decideInbound(
+  ctx: InboundContext,
+  deps: InboundDeps,
+  steps: readonly InboundStep[] = inboundSteps,
+): InboundOutcome {
+  for (const step of steps) {
+    const outcome = step(ctx, deps);
+    if (outcome !== undefined) return outcome;
+  }
+  return "accepted";
+}

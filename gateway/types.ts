@@ -1,0 +1,70 @@
+/**
+ * Contracts of the gateway's own parts: the durable state the runner works on, the settings it reads,
+ * and the port through which a turn's job gets its history, prompt and toolsets.
+ */
+import type { PlatformCommonConfig } from "../core/platform.js";
+import type { HistoryItem, TurnRecord } from "../core/turn.js";
+import type { ChatType, GroupSessionMode, KeyValueStore } from "../core/types.js";
+import type {
+  InboundLedger,
+  Outbox,
+  PairingStore,
+  ResetPolicy,
+  SessionStore,
+  TurnJournal,
+} from "../sessions/types.js";
+
+/** The durable state the runner works on (`SqliteState` implements it). */
+export interface RunnerState {
+  sessions: SessionStore;
+  ledger: InboundLedger;
+  turns: TurnJournal;
+  outbox: Outbox;
+  pairing: PairingStore;
+  kv(namespace: string): KeyValueStore;
+  transaction<T>(fn: () => T): T;
+  /** Runs `effect` once what was written so far is committed (with group commit, at the batch's end). */
+  afterCommit(effect: () => void): void;
+  /** Resolves once what was written so far is committed. */
+  committed(): Promise<void>;
+}
+
+/** What the runner reads of the configuration (`HeraldConfig` has this shape). */
+export interface RunnerSettings {
+  /** IANA zone of daily resets. */
+  timezone: string;
+  sessions: {
+    reset: Omit<ResetPolicy, "timezone">;
+    groupSessions: GroupSessionMode;
+    busyPolicy: "interrupt" | "queue";
+  };
+  model: { maxIterations: number };
+  /** The default toolsets (a platform's `toolsets` overrides them). */
+  agent: { toolsets: string[] };
+  access: { allowedUsers: string[]; allowAllUsers: boolean };
+  /** Each platform's common settings, by platform name. */
+  platforms: Readonly<Record<string, PlatformCommonConfig>>;
+}
+
+/** What a turn's job is built with besides the turn itself. */
+export interface TurnContext {
+  history: HistoryItem[];
+  systemPrompt: string;
+  toolsets: string[];
+}
+
+/**
+ * Builds a turn's context when it starts (inside the runner's transaction: synchronous). The gateway's
+ * composition root implements it (session history, prompt snapshot, platform toolsets).
+ */
+export type TurnContextSource = (turn: TurnRecord, chatType: ChatType) => TurnContext;
+
+/** A session that just ended: by /new (`manual`) or by the reset policy. */
+export interface EndedSession {
+  id: string;
+  key: string;
+  reason: "manual" | "idle" | "daily";
+}
+
+/** Something to do once the writes before it are committed (enqueue, cancel, deliver). */
+export type Effect = () => void;
