@@ -54,6 +54,9 @@ export async function startSshd(): Promise<PrivateSshd> {
       "MaxSessions 64",
       "MaxStartups 64",
       "LogLevel ERROR",
+      // bash sources ~/.bashrc for commands run by sshd unless SHLVL says it is nested; this machine's
+      // root .bashrc runs `pyenv init` (~1.3 s), which would dominate every test command.
+      "SetEnv SHLVL=1",
       "",
     ].join("\n"),
   );
