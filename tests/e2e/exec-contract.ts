@@ -51,7 +51,10 @@ export function tempWorkspace(key = "telegram:123@contract"): Workspace & { clea
  * Registers the contract cases for one backend. `make` builds the backend for the test's workspace
  * (called once in beforeAll); the backend is prepared for it and closed afterwards.
  */
-export function describeBackendContract(label: string, make: (ws: Workspace) => Promise<ExecutionBackend>): void {
+export function describeBackendContract(
+  label: string,
+  make: (ws: Workspace) => Promise<ExecutionBackend>,
+): void {
   describe(`ExecutionBackend contract: ${label}`, () => {
     let backend: ExecutionBackend;
     let ws: ReturnType<typeof tempWorkspace>;
@@ -90,7 +93,9 @@ export function describeBackendContract(label: string, make: (ws: Workspace) => 
     });
 
     it("runs in the workspace; a file written there appears on the host", async () => {
-      const result = await runCommand(backend, ws, { command: "mkdir -p sub && echo hello > sub/f.txt && pwd" });
+      const result = await runCommand(backend, ws, {
+        command: "mkdir -p sub && echo hello > sub/f.txt && pwd",
+      });
       expect(result.exitCode).toBe(0);
       expect(readFileSync(join(ws.dir, "sub", "f.txt"), "utf8")).toBe("hello\n");
       const inSub = await runCommand(backend, ws, { command: "cat f.txt", workdir: "sub" });

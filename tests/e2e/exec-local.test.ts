@@ -59,7 +59,9 @@ describe("LocalBackend", () => {
   it("reports a missing shell as exit code 127", async () => {
     const ws = tempWorkspace();
     try {
-      const result = await runCommand(new LocalBackend({ shell: "/nonexistent/sh" }), ws, { command: "true" });
+      const result = await runCommand(new LocalBackend({ shell: "/nonexistent/sh" }), ws, {
+        command: "true",
+      });
       expect(result.exitCode).toBe(127);
       expect(result.stderr).toContain("cannot start /nonexistent/sh");
     } finally {

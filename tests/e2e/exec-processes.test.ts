@@ -1,6 +1,9 @@
+import { existsSync, utimesSync } from "node:fs";
+import { dirname } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LocalBackend } from "../../exec/local.js";
 import { type ProcessInfo, ProcessRegistry } from "../../exec/processes.js";
+import { WorkspaceManager } from "../../exec/workspaces.js";
 import { processesWithArg, tempWorkspace, uniqueSleep, until } from "./exec-contract.js";
 
 describe("ProcessRegistry", () => {
@@ -86,6 +89,17 @@ describe("ProcessRegistry", () => {
     expect(registry.isBusy(`${ws.dir}-other`)).toBe(false);
     await registry.kill("s1", p.id);
     expect(registry.isBusy(ws.dir)).toBe(false);
+  });
+
+  it("workspace pruning skips a workspace where a process runs", async () => {
+    const manager = new WorkspaceManager({ rootDir: dirname(ws.dir) });
+    const longAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(ws.dir, longAgo, longAgo);
+    const p = registry.start("s1", ws, { command: "sleep 30" });
+    expect(await manager.prune(60_000, (dir) => registry.isBusy(dir))).toEqual([]);
+    expect(existsSync(ws.dir)).toBe(true);
+    await registry.kill("s1", p.id);
+    expect(await manager.prune(60_000, (dir) => registry.isBusy(dir))).toEqual([ws.dir]);
   });
 
   it("pages the log by offset and limit and caps it as a ring, reporting what was dropped", async () => {

@@ -5,7 +5,13 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCommand } from "../../exec/run.js";
 import { SandboxBackend } from "../../exec/sandbox.js";
-import { describeBackendContract, processesWithArg, tempWorkspace, uniqueSleep, until } from "./exec-contract.js";
+import {
+  describeBackendContract,
+  processesWithArg,
+  tempWorkspace,
+  uniqueSleep,
+  until,
+} from "./exec-contract.js";
 
 describeBackendContract("sandbox (bubblewrap)", async () => new SandboxBackend());
 
@@ -48,7 +54,9 @@ describe("SandboxBackend", () => {
   });
 
   it("hides secrets of /etc (shadow) even though /etc is readable", async () => {
-    const result = await runCommand(backend, ws, { command: "cat /etc/shadow; echo rc=$?; head -c 4 /etc/passwd" });
+    const result = await runCommand(backend, ws, {
+      command: "cat /etc/shadow; echo rc=$?; head -c 4 /etc/passwd",
+    });
     expect(result.stdout).not.toMatch(/^root:/m);
     expect(result.stdout).toMatch(/rc=1\nroot$/);
   });

@@ -6,7 +6,13 @@ import { runCommand } from "../../exec/run.js";
 import { SshBackend } from "../../exec/ssh.js";
 import type { Workspace } from "../../exec/types.js";
 import { type PrivateSshd, startSshd } from "../helpers/sshd.js";
-import { describeBackendContract, processesWithArg, tempWorkspace, uniqueSleep, until } from "./exec-contract.js";
+import {
+  describeBackendContract,
+  processesWithArg,
+  tempWorkspace,
+  uniqueSleep,
+  until,
+} from "./exec-contract.js";
 
 let sshd: PrivateSshd;
 beforeAll(async () => {
@@ -62,7 +68,8 @@ describe("SshBackend", () => {
       expect(sockets).toHaveLength(1);
       const before = await masterPid();
       expect(before).toMatch(/^\d+$/);
-      for (let i = 0; i < 3; i++) expect((await runCommand(backend, ws, { command: "echo ok" })).stdout).toBe("ok\n");
+      for (let i = 0; i < 3; i++)
+        expect((await runCommand(backend, ws, { command: "echo ok" })).stdout).toBe("ok\n");
       expect(await masterPid()).toBe(before);
       await backend.close();
       expect(await masterPid()).toBe("none");
@@ -103,7 +110,10 @@ describe("SshBackend", () => {
     });
     try {
       const availability = await backend.checkAvailable();
-      expect(availability).toMatchObject({ available: false, missing: expect.stringMatching(/Permission denied/) });
+      expect(availability).toMatchObject({
+        available: false,
+        missing: expect.stringMatching(/Permission denied/),
+      });
       expect(availability.available === false && availability.fix).toMatch(/authorized_keys/);
     } finally {
       await backend.close();

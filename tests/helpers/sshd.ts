@@ -60,7 +60,9 @@ export async function startSshd(): Promise<PrivateSshd> {
       "",
     ].join("\n"),
   );
-  const child: ChildProcess = spawn(SSHD, ["-D", "-e", "-f", config], { stdio: ["ignore", "ignore", "pipe"] });
+  const child: ChildProcess = spawn(SSHD, ["-D", "-e", "-f", config], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
