@@ -32,7 +32,7 @@ function isWithin(root: string, target: string): boolean {
  * Resolves `path` (relative to the workspace, or absolute) to an absolute host path inside
  * `workspaceDir`, following symlinks: the longest existing prefix is resolved with realpath and the
  * rest appended, so a path to a file not yet created works. Throws `HeraldError` ("invalid_input")
- * for anything outside the workspace.
+ * for anything outside the workspace, ("not_found") when the workspace itself does not exist.
  */
 export function resolveInside(
   workspaceDir: string,

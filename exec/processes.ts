@@ -52,6 +52,8 @@ export interface ProcessRegistryOptions {
   readonly maxLogChars?: number;
   /** Time between SIGTERM and SIGKILL on kill. @defaultValue 2_000 */
   readonly killGraceMs?: number;
+  /** Processes one owner may have running at once; `start` refuses more. @defaultValue 16 */
+  readonly maxRunningPerOwner?: number;
   /** Exited processes kept per owner for `list`/`log`; older ones are forgotten. @defaultValue 20 */
   readonly keepExitedPerOwner?: number;
   /**
@@ -84,6 +86,7 @@ export class ProcessRegistry {
   private readonly maxLogChars: number;
   private readonly killGraceMs: number;
   private readonly keepExited: number;
+  private readonly maxRunning: number;
   private readonly onExit: ProcessRegistryOptions["onExit"];
   private readonly log: Logger;
 
@@ -92,12 +95,23 @@ export class ProcessRegistry {
     this.maxLogChars = options.maxLogChars ?? 200_000;
     this.killGraceMs = options.killGraceMs ?? 2_000;
     this.keepExited = options.keepExitedPerOwner ?? 20;
+    this.maxRunning = options.maxRunningPerOwner ?? 16;
     this.onExit = options.onExit;
     this.log = options.logger ?? silentLogger();
   }
 
-  /** Starts `request.command` in the background and returns at once. Throws what `backend.spawn` throws. */
+  /**
+   * Starts `request.command` in the background and returns at once. Throws `HeraldError`
+   * ("invalid_input") when the owner already runs `maxRunningPerOwner`, and what `backend.spawn` throws.
+   */
   start(ownerKey: string, workspace: Workspace, request: SpawnRequest): ProcessInfo {
+    const running = this.list(ownerKey).filter((p) => p.status === "running").length;
+    if (running >= this.maxRunning) {
+      throw new HeraldError(
+        `this session already runs ${running} background processes (the limit): kill one before starting another`,
+        { code: "invalid_input" },
+      );
+    }
     const proc = this.backend.spawn(workspace, request);
     const id = `p_${randomBytes(4).toString("hex")}`;
     const log = new RingLog(this.maxLogChars);
