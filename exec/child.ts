@@ -17,10 +17,11 @@ export interface SpawnGroupOptions {
   /** The complete environment of the program: nothing of `process.env` is added. */
   readonly env: Readonly<Record<string, string>>;
   /**
-   * Called by `kill()` before the local process group is signalled (e.g. to kill a remote group).
-   * Must not throw; errors are its own to report.
+   * Kills the command where it really runs (a remote host, a container), for a local program that is
+   * only a client (ssh, docker exec). `kill()` signals the local group once it settles, or at once for
+   * SIGKILL. Must not reject; failures are its own to report.
    */
-  readonly beforeKill?: (signal: NodeJS.Signals) => void;
+  readonly remoteKill?: (signal: NodeJS.Signals) => Promise<void>;
 }
 
 /**
@@ -38,13 +39,13 @@ export function spawnGroup(
     detached: true,
     stdio: ["pipe", "pipe", "pipe"],
   });
-  return wrapChild(child, file, options.beforeKill);
+  return wrapChild(child, file, options.remoteKill);
 }
 
 function wrapChild(
   child: ChildProcess,
   file: string,
-  beforeKill: ((signal: NodeJS.Signals) => void) | undefined,
+  remoteKill: ((signal: NodeJS.Signals) => Promise<void>) | undefined,
 ): SpawnedProcess {
   const stdout = new PassThrough({ encoding: "utf8" });
   const stderr = new PassThrough({ encoding: "utf8" });
@@ -111,8 +112,11 @@ function wrapChild(
       child.stdin?.end();
     },
     kill(signal = "SIGTERM") {
-      beforeKill?.(signal);
-      killGroup(child.pid, signal);
+      if (!remoteKill) return killGroup(child.pid, signal);
+      const remote = remoteKill(signal).catch(() => {});
+      // The client ends by itself once the remote command is gone; SIGKILL does not wait for that.
+      if (signal === "SIGKILL") killGroup(child.pid, signal);
+      else void remote.then(() => killGroup(child.pid, signal));
     },
   };
 }

@@ -37,6 +37,8 @@ export interface DockerBackendOptions {
   readonly containerPrefix?: string;
   /** Remove the containers this backend started on `close()`. @defaultValue true */
   readonly removeOnClose?: boolean;
+  /** On a kill, time the container's process group gets after SIGTERM before SIGKILL, ms. @defaultValue 2_000 */
+  readonly killGraceMs?: number;
   /** @defaultValue "docker" */
   readonly dockerPath?: string;
   readonly logger?: Logger;
@@ -51,8 +53,11 @@ export class DockerBackend implements ExecutionBackend {
   private readonly prefix: string;
   private readonly removeOnClose: boolean;
   private readonly dockerPath: string;
+  private readonly killGraceMs: number;
   private readonly log: Logger;
   private readonly started = new Set<string>();
+  /** Kills in flight: `close()` lets them finish before it removes containers. */
+  private readonly pendingKills = new Set<Promise<unknown>>();
 
   constructor(options: DockerBackendOptions = {}) {
     this.image = options.image ?? "debian:bookworm-slim";
@@ -61,6 +66,7 @@ export class DockerBackend implements ExecutionBackend {
     this.prefix = options.containerPrefix ?? "herald-ws-";
     this.removeOnClose = options.removeOnClose ?? true;
     this.dockerPath = options.dockerPath ?? "docker";
+    this.killGraceMs = options.killGraceMs ?? 2_000;
     this.log = options.logger ?? silentLogger();
   }
 
@@ -175,15 +181,24 @@ export class DockerBackend implements ExecutionBackend {
     });
     return spawnGroup(this.dockerPath, ["exec", "-i", name, "/bin/sh", "-c", script], {
       env: dockerClientEnv(),
-      beforeKill: (sig) => {
-        this.docker(["exec", name, "/bin/sh", "-c", remoteKillScript(pidFile, sig)]).catch((err: unknown) =>
-          this.log.warn({ err, container: name }, "container kill failed"),
-        );
+      remoteKill: (sig) => {
+        const kill = this.docker([
+          "exec",
+          name,
+          "/bin/sh",
+          "-c",
+          remoteKillScript(pidFile, sig, this.killGraceMs),
+        ])
+          .catch((err: unknown) => this.log.warn({ err, container: name }, "container kill failed"))
+          .finally(() => this.pendingKills.delete(kill));
+        this.pendingKills.add(kill);
+        return kill.then(() => {});
       },
     });
   }
 
   async close(): Promise<void> {
+    await Promise.all([...this.pendingKills]);
     if (!this.removeOnClose) return;
     const names = [...this.started];
     this.started.clear();

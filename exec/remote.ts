@@ -59,14 +59,30 @@ export function remoteRunScript(input: RemoteRunInput): string {
 
 /**
  * A `/bin/sh` script that signals the process group recorded in `pidFile`, waiting up to 2 s for the
- * file (a kill right after the start may come before the command wrote it).
+ * file (a kill right after the start may come before the command wrote it). With `escalateAfterMs`
+ * it sends SIGKILL when the group outlives that grace. It removes the pid file once the group got
+ * SIGKILL or is gone (the killed command cannot do it itself).
  */
-export function remoteKillScript(pidFile: string, signal: NodeJS.Signals): string {
+export function remoteKillScript(pidFile: string, signal: NodeJS.Signals, escalateAfterMs?: number): string {
   const f = shellQuote(pidFile);
   const sig = signal.replace(/^SIG/, "");
-  return [
+  const lines = [
     `i=0; while [ ! -s ${f} ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done`,
-    `[ -s ${f} ] && kill -s ${sig} -- -"$(cat ${f})" 2>/dev/null`,
-    `true`,
-  ].join("\n");
+    `[ -s ${f} ] || exit 0`,
+    `pg=$(cat ${f})`,
+    `kill -s ${sig} -- -"$pg" 2>/dev/null`,
+  ];
+  if (escalateAfterMs !== undefined && sig !== "KILL") {
+    const ticks = Math.max(1, Math.ceil(escalateAfterMs / 100));
+    lines.push(
+      `i=0; while kill -0 -- -"$pg" 2>/dev/null && [ $i -lt ${ticks} ]; do sleep 0.1; i=$((i+1)); done`,
+      `kill -s KILL -- -"$pg" 2>/dev/null; rm -f ${f}`,
+    );
+  } else if (sig === "KILL") {
+    lines.push(`rm -f ${f}`);
+  } else {
+    lines.push(`kill -0 -- -"$pg" 2>/dev/null || rm -f ${f}`);
+  }
+  lines.push("exit 0");
+  return lines.join("\n");
 }

@@ -41,6 +41,8 @@ export interface SshBackendOptions {
   readonly controlPersistS?: number;
   /** @defaultValue 10 */
   readonly connectTimeoutS?: number;
+  /** On a kill, time the remote group gets after SIGTERM before SIGKILL, ms. @defaultValue 2_000 */
+  readonly killGraceMs?: number;
   /** @defaultValue "ssh" */
   readonly sshPath?: string;
   readonly logger?: Logger;
@@ -52,12 +54,16 @@ export class SshBackend implements ExecutionBackend {
   private readonly options: SshBackendOptions;
   private readonly remoteRoot: string;
   private readonly sshPath: string;
+  private readonly killGraceMs: number;
   private readonly log: Logger;
+  /** Remote kills in flight: `close()` lets them finish before it closes the control connection. */
+  private readonly pendingKills = new Set<Promise<unknown>>();
 
   constructor(options: SshBackendOptions) {
     this.options = options;
     this.remoteRoot = (options.remoteRoot ?? "herald-workspaces").replace(/\/+$/, "");
     this.sshPath = options.sshPath ?? "ssh";
+    this.killGraceMs = options.killGraceMs ?? 2_000;
     this.log = options.logger ?? silentLogger();
   }
 
@@ -183,15 +189,18 @@ export class SshBackend implements ExecutionBackend {
     const remote = `exec /bin/sh -c ${shellQuote(script)}`;
     return spawnGroup(this.sshPath, [...this.sshArgs(), this.options.host, remote], {
       env: sshEnv(this.options.stateDir),
-      beforeKill: (sig) => {
-        this.exec(remoteKillScript(pidFile, sig)).catch((err: unknown) =>
-          this.log.warn({ err, host: this.options.host }, "remote kill failed"),
-        );
+      remoteKill: (sig) => {
+        const kill = this.exec(remoteKillScript(pidFile, sig, this.killGraceMs))
+          .catch((err: unknown) => this.log.warn({ err, host: this.options.host }, "remote kill failed"))
+          .finally(() => this.pendingKills.delete(kill));
+        this.pendingKills.add(kill);
+        return kill.then(() => {});
       },
     });
   }
 
   async close(): Promise<void> {
+    await Promise.all([...this.pendingKills]);
     await new Promise<void>((resolve) => {
       execFile(
         this.sshPath,

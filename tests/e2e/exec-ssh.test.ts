@@ -31,6 +31,7 @@ function backendFor(ws: Workspace, stateName: string): SshBackend {
     identityFile: sshd.identityFile,
     stateDir: join(sshd.dir, stateName),
     remoteRoot: dirname(ws.dir),
+    killGraceMs: 500,
   });
 }
 
@@ -97,6 +98,28 @@ describe("SshBackend", () => {
       await backend.close();
       ws.cleanup();
     }
+  });
+
+  it("escalates to SIGKILL on the remote host when the command ignores SIGTERM, and cleans its pid file", async () => {
+    const ws = tempWorkspace();
+    const backend = backendFor(ws, "e");
+    const pidFilesBefore = readdirSync("/tmp").filter((name) => /^herald-[0-9a-f]+\.pid$/.test(name));
+    try {
+      await backend.prepare(ws);
+      const marker = uniqueSleep();
+      const result = await runCommand(backend, ws, {
+        command: `trap '' TERM; sleep ${marker}`,
+        timeoutMs: 800,
+        killGraceMs: 5_000,
+      });
+      expect(result.timedOut).toBe(true);
+      expect(await until(() => processesWithArg(marker).length === 0)).toBe(true);
+    } finally {
+      await backend.close();
+      ws.cleanup();
+    }
+    const pidFilesAfter = readdirSync("/tmp").filter((name) => /^herald-[0-9a-f]+\.pid$/.test(name));
+    expect(pidFilesAfter.filter((name) => !pidFilesBefore.includes(name))).toEqual([]);
   });
 
   it("reports a refused key with the fix", async () => {

@@ -75,6 +75,22 @@ describe.each([
     await killer.exited;
     expect(await until(() => processesWithArg(marker).length === 0)).toBe(true);
     await proc.exited;
+    expect(existsSync(pidFile)).toBe(false);
+  });
+
+  it("escalates to SIGKILL after the grace when the command ignores SIGTERM", async () => {
+    const marker = uniqueSleep();
+    const pidFile = join(dir, "e.pid");
+    const command = `trap '' TERM; sleep ${marker}`;
+    const proc = run(
+      remoteRunScript({ pidFile, root: dir, cwd: dir, env: {}, command, newSession }),
+      detached,
+    );
+    expect(await until(() => processesWithArg(marker).length === 1)).toBe(true);
+    await run(remoteKillScript(pidFile, "SIGTERM", 300), false).exited;
+    expect(await until(() => processesWithArg(marker).length === 0)).toBe(true);
+    expect(existsSync(pidFile)).toBe(false);
+    await proc.exited;
   });
 
   it("refuses an environment variable name that env(1) would misread", () => {
