@@ -54,6 +54,7 @@ function wrapChild(
   // A write to a command that closed its stdin raises EPIPE on the pipe; `write()` reports it instead.
   child.stdin?.on("error", () => {});
   let exitedFlag = false;
+  let leaderExited = false;
 
   const exited = new Promise<ExitStatus>((resolve) => {
     let settled = false;
@@ -70,6 +71,7 @@ function wrapChild(
       finish({ exitCode: 127, signal: null });
     });
     child.once("exit", (code, signal) => {
+      leaderExited = true;
       const status = { exitCode: code, signal };
       const timer = setTimeout(() => {
         // A background grandchild still holds the pipes: stop reading them so the caller is not stuck.
@@ -112,7 +114,8 @@ function wrapChild(
       child.stdin?.end();
     },
     kill(signal = "SIGTERM") {
-      if (!remoteKill) return killGroup(child.pid, signal);
+      // Once the client exited, the remote command finished with it: only local leftovers remain.
+      if (!remoteKill || leaderExited) return killGroup(child.pid, signal);
       const remote = remoteKill(signal).catch(() => {});
       // The client ends by itself once the remote command is gone; SIGKILL does not wait for that.
       if (signal === "SIGKILL") killGroup(child.pid, signal);

@@ -11,8 +11,28 @@ import { SandboxBackend } from "./sandbox.js";
 import { SshBackend } from "./ssh.js";
 import type { BackendName, ExecutionBackend } from "./types.js";
 
+export { createDockerBackend, DockerBackend, type DockerBackendOptions } from "./docker.js";
+export { createLocalBackend, LocalBackend, type LocalBackendOptions } from "./local.js";
+export {
+  type LogPage,
+  type PollResult,
+  type ProcessInfo,
+  ProcessRegistry,
+  type ProcessRegistryOptions,
+} from "./processes.js";
+export { type RunOptions, type RunResult, runCommand, terminate } from "./run.js";
+export { bwrapArgs, createSandboxBackend, SandboxBackend, type SandboxBackendOptions } from "./sandbox.js";
+export { createSshBackend, SshBackend, type SshBackendOptions } from "./ssh.js";
 export type * from "./types.js";
-export { DEFAULT_LIMITS } from "./types.js";
+export { DEFAULT_LIMITS, DEFAULT_PATH } from "./types.js";
+export {
+  createWorkspaceManager,
+  resolveInside,
+  WorkspaceManager,
+  type WorkspaceManagerOptions,
+  type WorkspaceOwner,
+  workspaceDirName,
+} from "./workspaces.js";
 
 const positiveInt = z.number().int().positive();
 

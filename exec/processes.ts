@@ -130,6 +130,7 @@ export class ProcessRegistry {
       exitCode: null,
       signal: null,
       done: proc.exited.then((status) => {
+        proc.kill("SIGKILL"); // children it left in its group; see runCommand
         entry.endedAt = Date.now();
         entry.exitCode = status.exitCode;
         entry.signal = status.signal;

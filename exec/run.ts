@@ -50,7 +50,8 @@ export async function terminate(proc: SpawnedProcess, graceMs: number): Promise<
 }
 
 /**
- * Runs `options.command` in `workspace` through `backend` and waits for it. Never throws for a failing
+ * Runs `options.command` in `workspace` through `backend` and waits for it; children it leaves running
+ * in its process group are killed when it exits. Never throws for a failing
  * command (look at `exitCode`); throws `HeraldError` ("turn_cancelled") when `options.signal` aborts,
  * after the process group was killed, and whatever `backend.spawn` throws for a bad `workdir`.
  */
@@ -88,6 +89,9 @@ export async function runCommand(
   signal?.addEventListener("abort", onAbort, { once: true });
   try {
     const status = await proc.exited;
+    // A foreground command's background children (`server &`) would outlive it unseen: long-lived
+    // programs belong in the ProcessRegistry, so leftovers in the group are killed.
+    proc.kill("SIGKILL");
     if (signal?.aborted) throw cancelled(signal);
     return {
       exitCode: status.exitCode,

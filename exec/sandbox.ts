@@ -9,7 +9,7 @@
  * the sandbox alone, not every process of the gateway's user.
  */
 import { execFile } from "node:child_process";
-import { constants, existsSync, lstatSync, readlinkSync } from "node:fs";
+import { constants, existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { access, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -48,6 +48,20 @@ export interface SandboxBackendOptions {
   readonly networkAllowed?: boolean;
   /** @defaultValue DEFAULT_LIMITS */
   readonly limits?: Partial<ExecLimits>;
+}
+
+/**
+ * With the network allowed, /etc/resolv.conf must resolve: on systemd-resolved hosts it links to a file
+ * under /run, which the sandbox does not mount, so that one file is bound at its own path.
+ */
+function resolverArgs(): string[] {
+  try {
+    if (!lstatSync("/etc/resolv.conf").isSymbolicLink()) return [];
+    const target = realpathSync("/etc/resolv.conf");
+    return target.startsWith("/etc/") || target.startsWith("/usr/") ? [] : ["--ro-bind", target, target];
+  } catch {
+    return []; // No resolver configured: names will not resolve, as on the host.
+  }
 }
 
 /** The system part of the sandbox: /usr read-only and the merged-usr links (or binds) as on the host. */
@@ -94,6 +108,7 @@ export function bwrapArgs(input: {
     "--hostname",
     "herald-sandbox",
     ...systemArgs(),
+    ...(input.networkAllowed ? resolverArgs() : []),
     "--tmpfs",
     "/tmp",
     "--proc",

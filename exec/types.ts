@@ -57,8 +57,9 @@ export interface SpawnedProcess {
   /** Closes the command's stdin (EOF). Idempotent. */
   closeStdin(): void;
   /**
-   * Sends `signal` to the WHOLE process group of the command (children included). Never throws;
-   * a process that already exited is left alone. @defaultValue "SIGTERM"
+   * Sends `signal` to the WHOLE process group of the command (children included). Never throws.
+   * After the command exited it still reaches children it left running in its group (a remote
+   * backend then only signals its local client). @defaultValue "SIGTERM"
    */
   kill(signal?: NodeJS.Signals): void;
   /** Settles once the process exited and its output streams ended. Never rejects. */

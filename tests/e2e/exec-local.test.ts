@@ -2,7 +2,13 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { LocalBackend } from "../../exec/local.js";
 import { runCommand } from "../../exec/run.js";
-import { describeBackendContract, tempWorkspace, until } from "./exec-contract.js";
+import {
+  describeBackendContract,
+  processesWithArg,
+  tempWorkspace,
+  uniqueSleep,
+  until,
+} from "./exec-contract.js";
 
 describeBackendContract("local", async () => new LocalBackend());
 
@@ -35,6 +41,18 @@ describe("LocalBackend", () => {
       expect(result.timedOut).toBe(true);
       expect(result.signal).toBe("SIGTERM");
       expect(await until(() => pids.every((pid) => !alive(pid)))).toBe(true);
+    } finally {
+      ws.cleanup();
+    }
+  });
+
+  it("kills background children a foreground command leaves behind when it exits", async () => {
+    const ws = tempWorkspace();
+    try {
+      const marker = uniqueSleep();
+      const result = await runCommand(new LocalBackend(), ws, { command: `sleep ${marker} & echo started` });
+      expect(result).toMatchObject({ exitCode: 0, stdout: "started\n", timedOut: false });
+      expect(await until(() => processesWithArg(marker).length === 0)).toBe(true);
     } finally {
       ws.cleanup();
     }
