@@ -19,7 +19,7 @@ describe("SandboxBackend", () => {
   const ws = tempWorkspace("slack:T1:U2@sandbox");
   let server: Server;
   let port = 0;
-  const backend = new SandboxBackend({ limits: { maxProcesses: 64, memoryBytes: 256 * 1024 * 1024 } });
+  const backend = new SandboxBackend({ limits: { maxProcesses: 64, memoryBytes: 160 * 1024 * 1024 } });
 
   beforeAll(async () => {
     await backend.prepare(ws);
