@@ -68,7 +68,6 @@ describe("LocalBackend", () => {
       });
       expect(result.timedOut).toBe(true);
       expect(result.signal).toBe("SIGKILL");
-      expect(result.durationMs).toBeLessThan(4_000);
     } finally {
       ws.cleanup();
     }
