@@ -1,0 +1,71 @@
+/**
+ * `LocalBackend`: commands run on the gateway's host, as the gateway's user, in the workspace
+ * directory. No confinement beyond the process group and a minimal environment: use it only where the
+ * agent is trusted with the host (a personal machine), otherwise `SandboxBackend`.
+ */
+import { mkdir } from "node:fs/promises";
+import { HeraldError } from "../core/errors.js";
+import { spawnGroup } from "./child.js";
+import { resolveInside } from "./paths.js";
+import {
+  type Availability,
+  DEFAULT_PATH,
+  type ExecutionBackend,
+  type SpawnedProcess,
+  type SpawnRequest,
+  type Workspace,
+} from "./types.js";
+
+/** Options of `LocalBackend`. */
+export interface LocalBackendOptions {
+  /** The shell. @defaultValue "/bin/sh" */
+  readonly shell?: string;
+}
+
+/** The minimal environment of a host command: PATH, HOME (the workspace), LANG, plus `extra`. */
+export function minimalEnv(
+  home: string,
+  extra: Readonly<Record<string, string>> = {},
+): Record<string, string> {
+  return { PATH: DEFAULT_PATH, HOME: home, LANG: "C.UTF-8", ...extra };
+}
+
+/** Runs commands on the host in a detached process group, so a kill reaches every child. */
+export class LocalBackend implements ExecutionBackend {
+  readonly name = "local" as const;
+  private readonly shell: string;
+
+  constructor(options: LocalBackendOptions = {}) {
+    this.shell = options.shell ?? "/bin/sh";
+  }
+
+  async checkAvailable(): Promise<Availability> {
+    return { available: true };
+  }
+
+  async prepare(workspace: Workspace): Promise<void> {
+    try {
+      await mkdir(workspace.dir, { recursive: true });
+    } catch (err) {
+      throw new HeraldError(
+        `cannot create the workspace ${workspace.dir}: ${(err as Error).message}; check that HERALD_HOME is writable`,
+        { code: "tool_error", cause: err },
+      );
+    }
+  }
+
+  spawn(workspace: Workspace, request: SpawnRequest): SpawnedProcess {
+    const cwd = resolveInside(workspace.dir, request.workdir ?? ".");
+    return spawnGroup(this.shell, ["-c", request.command], {
+      cwd,
+      env: minimalEnv(workspace.dir, request.env),
+    });
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Builds a `LocalBackend`. */
+export function createLocalBackend(options: LocalBackendOptions = {}): LocalBackend {
+  return new LocalBackend(options);
+}

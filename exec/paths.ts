@@ -1,0 +1,76 @@
+/**
+ * Keeping paths inside a workspace. The file tools and every backend's `workdir` go through here, so
+ * `../`, absolute paths elsewhere and symlinks pointing out of the workspace are refused in one place.
+ */
+import { existsSync, realpathSync } from "node:fs";
+import { isAbsolute, join, posix, relative, resolve, sep } from "node:path";
+import { HeraldError } from "../core/errors.js";
+
+/** Options of `resolveInside`. */
+export interface ResolveInsideOptions {
+  /**
+   * The path at which commands see the workspace (the sandbox's `/workspace`): an absolute path under
+   * it is mapped onto the workspace directory.
+   */
+  readonly virtualRoot?: string;
+}
+
+function outside(path: string, workspaceDir: string): HeraldError {
+  return new HeraldError(
+    `the path "${path}" is outside the workspace ${workspaceDir}: use a path relative to the workspace ` +
+      `or an absolute path inside it (symlinks pointing out of the workspace are refused too)`,
+    { code: "invalid_input" },
+  );
+}
+
+function isWithin(root: string, target: string): boolean {
+  const rel = relative(root, target);
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
+}
+
+/**
+ * Resolves `path` (relative to the workspace, or absolute) to an absolute host path inside
+ * `workspaceDir`, following symlinks: the longest existing prefix is resolved with realpath and the
+ * rest appended, so a path to a file not yet created works. Throws `HeraldError` ("invalid_input")
+ * for anything outside the workspace, ("not_found") when the workspace itself does not exist.
+ */
+export function resolveInside(
+  workspaceDir: string,
+  path: string,
+  options: ResolveInsideOptions = {},
+): string {
+  const root = realpathSync(workspaceDir);
+  let candidate = path;
+  const virtualRoot = options.virtualRoot;
+  if (virtualRoot && (path === virtualRoot || path.startsWith(`${virtualRoot}/`))) {
+    candidate = join(root, path.slice(virtualRoot.length));
+  }
+  const lexical = isAbsolute(candidate) ? resolve(candidate) : resolve(root, candidate);
+  // An absolute path given through the unresolved workspace path (e.g. /tmp → /private/tmp) counts too.
+  const lexicalRoot = isWithin(root, lexical) ? root : resolve(workspaceDir);
+  if (!isWithin(lexicalRoot, lexical)) throw outside(path, workspaceDir);
+
+  let existing = lexical;
+  const rest: string[] = [];
+  while (!existsSync(existing)) {
+    const parent = resolve(existing, "..");
+    if (parent === existing) break;
+    rest.unshift(existing.slice(parent.length).replace(/^\//, ""));
+    existing = parent;
+  }
+  const real = join(realpathSync(existing), ...rest);
+  if (!isWithin(root, real)) throw outside(path, workspaceDir);
+  return real;
+}
+
+/**
+ * The absolute working directory for `workdir` under `root` in a filesystem we cannot inspect (a remote
+ * host, a container): checked lexically only, so `..` escapes are refused but symlinks are not followed.
+ */
+export function remoteWorkdir(root: string, workdir: string | undefined): string {
+  if (!workdir) return root;
+  const target = posix.isAbsolute(workdir) ? posix.normalize(workdir) : posix.join(root, workdir);
+  const rel = posix.relative(root, target);
+  if (rel === ".." || rel.startsWith("../") || posix.isAbsolute(rel)) throw outside(workdir, root);
+  return target;
+}

@@ -1,0 +1,122 @@
+import { existsSync, readFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCommand } from "../../exec/run.js";
+import { SandboxBackend } from "../../exec/sandbox.js";
+import {
+  describeBackendContract,
+  processesWithArg,
+  tempWorkspace,
+  uniqueSleep,
+  until,
+} from "./exec-contract.js";
+
+describeBackendContract("sandbox (bubblewrap)", async () => new SandboxBackend());
+
+describe("SandboxBackend", () => {
+  const ws = tempWorkspace("slack:T1:U2@sandbox");
+  let server: Server;
+  let port = 0;
+  const backend = new SandboxBackend({ limits: { maxProcesses: 64, memoryBytes: 160 * 1024 * 1024 } });
+
+  beforeAll(async () => {
+    await backend.prepare(ws);
+    server = createServer((socket) => socket.end("hello from the host\n"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const address = server.address();
+    port = typeof address === "object" && address ? address.port : 0;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    ws.cleanup();
+  });
+
+  it("refuses writes outside the workspace: /usr, /etc and the host's home are not writable", async () => {
+    const hostHome = join(homedir(), `herald-sandbox-escape-${process.pid}`);
+    const result = await runCommand(backend, ws, {
+      command: `touch /usr/x; echo usr=$?; touch /etc/x; echo etc=$?; touch ${hostHome}; echo home=$?`,
+    });
+    expect(result.stdout).toMatch(/usr=1/);
+    expect(result.stdout).toMatch(/etc=1/);
+    expect(result.stdout).toMatch(/home=1/);
+    expect(existsSync("/usr/x") || existsSync("/etc/x") || existsSync(hostHome)).toBe(false);
+  });
+
+  it("sees the workspace at /workspace, writable, with the file on the host; /tmp is private", async () => {
+    const result = await runCommand(backend, ws, {
+      command: "pwd; echo inside > made-in-sandbox.txt; echo t > /tmp/private-tmp; ls /tmp",
+    });
+    expect(result.stdout.split("\n")[0]).toBe("/workspace");
+    expect(readFileSync(join(ws.dir, "made-in-sandbox.txt"), "utf8")).toBe("inside\n");
+    expect(existsSync("/tmp/private-tmp")).toBe(false);
+  });
+
+  it("hides secrets of /etc (shadow) even though /etc is readable", async () => {
+    const result = await runCommand(backend, ws, {
+      command: "cat /etc/shadow; echo rc=$?; head -c 4 /etc/passwd",
+    });
+    expect(result.stdout).not.toMatch(/^root:/m);
+    expect(result.stdout).toMatch(/rc=1\nroot$/);
+  });
+
+  const connect = (p: number) =>
+    `python3 -c "import socket; s=socket.create_connection(('127.0.0.1', ${p}), 2); print(s.recv(100).decode().strip())"`;
+
+  it("has no network by default: a TCP server on the host's 127.0.0.1 is unreachable", async () => {
+    const result = await runCommand(backend, ws, { command: connect(port) });
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toMatch(/ConnectionRefused|Network is unreachable|refused/);
+  });
+
+  it("reaches the network when allowed", async () => {
+    const open = new SandboxBackend({ networkAllowed: true });
+    const result = await runCommand(open, ws, { command: connect(port) });
+    expect(result.stdout.trim()).toBe("hello from the host");
+  });
+
+  it("contains a fork bomb with the process limit; the test process stays healthy", async () => {
+    const result = await runCommand(backend, ws, {
+      command: "bomb() { bomb | bomb & }; bomb; sleep 1; echo survived",
+      timeoutMs: 4_000,
+      killGraceMs: 200,
+    });
+    expect(result.timedOut || result.exitCode !== null).toBe(true);
+    const after = await runCommand(backend, ws, { command: "echo healthy" });
+    expect(after.stdout).toBe("healthy\n");
+  });
+
+  it("contains a memory hog with the address-space limit", async () => {
+    const result = await runCommand(backend, ws, {
+      command: [
+        "python3 -c 'x = bytearray(2 * 1024**3); print(len(x))'; echo big=$?",
+        "python3 -c 'x = []\nwhile True: x.append(bytearray(16 * 1024**2))'; echo grow=$?",
+      ].join("; "),
+      timeoutMs: 10_000,
+    });
+    expect(result.stderr).toContain("MemoryError");
+    expect(result.stdout).toMatch(/big=1\ngrow=1/);
+    expect(process.memoryUsage().rss).toBeLessThan(1024 * 1024 * 1024);
+  });
+
+  it("kills a hung command at its timeout together with its process group", async () => {
+    const marker = uniqueSleep();
+    const result = await runCommand(backend, ws, {
+      command: `(sleep ${marker} &) ; sleep ${marker}`,
+      timeoutMs: 800,
+      killGraceMs: 300,
+    });
+    expect(result.timedOut).toBe(true);
+    expect(await until(() => processesWithArg(marker).length === 0)).toBe(true);
+  });
+
+  it("reports a missing bwrap with the fix", async () => {
+    const missing = new SandboxBackend({ bwrapPath: "/nonexistent/bwrap" });
+    expect(await missing.checkAvailable()).toEqual({
+      available: false,
+      missing: "bubblewrap (bwrap) is not installed at /nonexistent/bwrap",
+      fix: expect.stringContaining("apt-get install bubblewrap"),
+    });
+  });
+});

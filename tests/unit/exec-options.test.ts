@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../core/errors.js";
+import { DockerBackend } from "../../exec/docker.js";
+import { createExecutionBackend, parseExecOptions } from "../../exec/index.js";
+import { LocalBackend } from "../../exec/local.js";
+import { SandboxBackend } from "../../exec/sandbox.js";
+import { SshBackend } from "../../exec/ssh.js";
+
+describe("createExecutionBackend", () => {
+  it("builds each backend by name, sandbox by default", () => {
+    expect(createExecutionBackend({})).toBeInstanceOf(SandboxBackend);
+    expect(createExecutionBackend({ backend: "local" })).toBeInstanceOf(LocalBackend);
+    expect(createExecutionBackend({ backend: "docker", docker: { image: "alpine:3" } })).toBeInstanceOf(
+      DockerBackend,
+    );
+    const ssh = createExecutionBackend({
+      backend: "ssh",
+      ssh: { host: "h", user: "u", identityFile: "/k", stateDir: "/s" },
+    });
+    expect(ssh).toBeInstanceOf(SshBackend);
+  });
+
+  it("names the bad option and the fix", () => {
+    expect(() => parseExecOptions({ backend: "podman" })).toThrow(ConfigError);
+    expect(() => parseExecOptions({ backend: "podman" })).toThrow(
+      /exec\.backend .*"local", "sandbox", "ssh", "docker"/,
+    );
+    expect(() => parseExecOptions({ backend: "ssh" })).toThrow(/exec\.ssh is missing/);
+    expect(() => parseExecOptions({ limits: { maxProcesses: -1 } })).toThrow(
+      expect.objectContaining({ key: "exec.limits.maxProcesses" }),
+    );
+    expect(() => parseExecOptions({ backend: "ssh", ssh: { host: "h" } })).toThrow(/exec\.ssh\.user/);
+  });
+});
