@@ -23,10 +23,9 @@ export interface RunResult {
 
 const STDERR_TAIL_CHARS = 2_000;
 
-/** The fix for a missing tool, as doctor and every error say it. */
+/** The fix for a missing ffmpeg or ffprobe (the Debian package `ffmpeg` ships both), as doctor says it. */
 export function installHint(command: string): string {
-  const pkg = command.endsWith("ffprobe") ? "ffmpeg (it ships ffprobe)" : command;
-  return `${command} is not installed or not on PATH: apt-get install ${pkg.replace(/^.*\//, "")}`;
+  return `${command} is not installed or not on PATH: apt-get install ffmpeg`;
 }
 
 /**
