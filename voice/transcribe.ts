@@ -11,6 +11,7 @@ import { z } from "zod";
 import { HeraldError, ModelError } from "../core/errors.js";
 import { probeAudio } from "./convert.js";
 import { postSpeech } from "./http.js";
+import { oggOpusDurationS } from "./ogg.js";
 import { splitAudio, toSpeechOpus } from "./segment.js";
 import { type SendableFormat, sniffFile } from "./sniff.js";
 import type { AudioInfo, AudioTools, SpeechEndpoint, TranscribeCallOptions, Transcript } from "./types.js";
@@ -60,8 +61,10 @@ export async function transcribe(
   const maxBytes = options.maxBytes ?? 25_000_000;
   const tool = { ...options, timeoutMs: options.toolTimeoutMs ?? 300_000, signal };
   const [{ size }, sendable] = await Promise.all([stat(inputPath), sniffFile(inputPath)]);
-  const info = await probeOrNothing(inputPath, tool, sendable);
-  const durationS = info?.durationS;
+  // An Ogg/Opus voice note's duration is read in process; anything else is probed with ffprobe.
+  const oggS = sendable?.ext === "ogg" ? await oggOpusDurationS(inputPath) : undefined;
+  const info = oggS === undefined ? await probeOrNothing(inputPath, tool, sendable) : undefined;
+  const durationS = oggS ?? info?.durationS;
   const capS = options.maxTotalDurationS ?? 7_200;
   if (durationS !== undefined && durationS > capS)
     throw new HeraldError(
@@ -76,7 +79,8 @@ export async function transcribe(
     const text = await transcribeOne({ path: inputPath, format: sendable }, options, call, call.prompt);
     return { text, durationS, chunks: 1 };
   }
-  if (!info)
+  // No probe and no Ogg duration: ffprobe is missing, so ffmpeg (same package) is too.
+  if (!info && oggS === undefined)
     throw new HeraldError(
       `${inputPath} needs converting or splitting before upload, which needs ffmpeg: apt-get install ffmpeg`,
       { code: "config_missing" },

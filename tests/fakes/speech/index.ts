@@ -152,7 +152,7 @@ export async function startFakeSpeech(options: { apiKey?: string } = {}): Promis
     };
     const args = codec[format];
     if (!args) return sendError(res, 400, `response_format ${format} is not supported by the fake`);
-    const out = join(workDir, `tts-${id}.${format}`);
+    const out = join(workDir, `tts-${id}-out.${format}`);
     await ffmpeg(["-i", wav, ...args, out]);
     const audio = await readFile(out);
     const { durationS } = await ffprobe(out);
