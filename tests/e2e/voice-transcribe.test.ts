@@ -82,6 +82,16 @@ describe("transcribe", () => {
     expect(fake.log.map((l) => l.status)).toEqual([429, 200]);
   });
 
+  it("times out a hanging attempt and retries it", async () => {
+    fake = await startFakeSpeech();
+    fake.stall(5_000);
+    const startedAt = performance.now();
+    const options = { baseUrl: fake.baseUrl, model: "m", timeoutMs: 1_500, retryBaseDelayMs: 10 };
+    expect((await transcribe(note, options)).text).toBe("hello from herald");
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(1_490);
+    expect(fake.transcriptions).toHaveLength(1);
+  });
+
   it("gives up after 3 attempts with a retryable error", async () => {
     fake = await startFakeSpeech();
     fake.fail({ status: 503, times: 5 });

@@ -60,6 +60,8 @@ export interface FakeSpeech {
   log: { path: string; status: number; serverMs: number }[];
   /** Queues error answers for the next requests (either endpoint). */
   fail(failure: FakeFailure): void;
+  /** The next request is answered only after `delayMs` (a provider that hangs; the client times out). */
+  stall(delayMs: number): void;
   /** Sets how transcripts are made. @defaultValue "hello from herald" for every request */
   onTranscribe(handler: TranscriptHandler): void;
   close(): Promise<void>;
@@ -162,8 +164,11 @@ export async function startFakeSpeech(options: { apiKey?: string } = {}): Promis
     send(res, 200, audio, { "content-type": mime });
   }
 
-  const server = createServer((req, res) => {
+  const stalls: number[] = [];
+  const server = createServer(async (req, res) => {
     const startedAt = performance.now();
+    const stallMs = stalls.shift();
+    if (stallMs !== undefined) await new Promise((resolve) => setTimeout(resolve, stallMs));
     res.on("finish", () =>
       log.push({ path: req.url ?? "", status: res.statusCode, serverMs: performance.now() - startedAt }),
     );
@@ -208,6 +213,9 @@ export async function startFakeSpeech(options: { apiKey?: string } = {}): Promis
         message: failure.message ?? `scripted ${failure.status}`,
         retryAfterS: failure.retryAfterS,
       });
+    },
+    stall(delayMs) {
+      stalls.push(delayMs);
     },
     onTranscribe(handler) {
       transcript = handler;
