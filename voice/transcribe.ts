@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { HeraldError, ModelError } from "../core/errors.js";
+import { describeError, HeraldError, ModelError } from "../core/errors.js";
 import { probeAudio } from "./convert.js";
 import { postSpeech } from "./http.js";
 import { oggOpusDurationS } from "./ogg.js";
@@ -60,7 +60,14 @@ export async function transcribe(
   const { signal } = call;
   const maxBytes = options.maxBytes ?? 25_000_000;
   const tool = { ...options, timeoutMs: options.toolTimeoutMs ?? 300_000, signal };
-  const [{ size }, sendable] = await Promise.all([stat(inputPath), sniffFile(inputPath)]);
+  const [{ size }, sendable] = await Promise.all([stat(inputPath), sniffFile(inputPath)]).catch(
+    (err: unknown) => {
+      throw new HeraldError(`cannot read the audio file ${inputPath}: ${describeError(err)}`, {
+        code: "invalid_input",
+        cause: err,
+      });
+    },
+  );
   // An Ogg/Opus voice note's duration is read in process; anything else is probed with ffprobe.
   const oggS = sendable?.ext === "ogg" ? await oggOpusDurationS(inputPath) : undefined;
   const info = oggS === undefined ? await probeOrNothing(inputPath, tool, sendable) : undefined;

@@ -1,5 +1,5 @@
 /** Transcription over the wire against the fake OpenAI-compatible speech server, with real audio. */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -154,6 +154,19 @@ describe("transcribe", () => {
     expect((err as Error).message).toBe(
       "the audio is 25.0 min long; Herald transcribes at most 20.0 min (raise voice.stt.maxTotalDurationS to allow longer audio)",
     );
+    expect(fake.log).toHaveLength(0);
+  });
+
+  it("says which file it cannot read, and that a text file is not audio, without uploading", async () => {
+    fake = await startFakeSpeech();
+    const options = { baseUrl: fake.baseUrl, model: "m" };
+    await expect(transcribe(join(dir, "missing.ogg"), options)).rejects.toMatchObject({
+      code: "invalid_input",
+      message: expect.stringContaining("cannot read the audio file"),
+    });
+    const text = join(dir, "notes.txt");
+    await writeFile(text, "not audio at all");
+    await expect(transcribe(text, options)).rejects.toMatchObject({ code: "invalid_input" });
     expect(fake.log).toHaveLength(0);
   });
 
