@@ -159,9 +159,7 @@ describe("skills", () => {
 
     const [checklist, outside] = toolResults(h.llm.requests[1]);
     expect(checklist).toContain("# Research checklist");
-    expect(outside).toMatch(
-      /^error: refused: '\.\.\/\.\.\/\.\.\/app\/config\.ts' leaves the skill's folder/,
-    );
+    expect(outside).toMatch(/^error: refused: '\.\.\/\.\.\/\.\.\/app\/config\.ts' leaves the skill's folder/);
   });
 
   it("skill_manage: a created skill is listed the next turn, patched, rolled back, and in the next session's prompt", async () => {
