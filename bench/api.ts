@@ -24,8 +24,11 @@ export interface ApiBenchOptions {
   sequentialTurns: number;
   /** Load rounds per variant (the median is reported). @defaultValue 3 */
   rounds?: number;
-  /** Node flags of each variant's gateway; none: V8's defaults. */
-  variants: { name: string; nodeFlags?: string[] | undefined }[];
+  /**
+   * Node flags of each variant's gateway (none: V8's defaults), and the CLI it runs (another build of
+   * Herald, to measure a change before and after in one run). @defaultValue `<root>/dist/app/cli.js`
+   */
+  variants: { name: string; nodeFlags?: string[] | undefined; entry?: string | undefined }[];
 }
 
 export interface ApiBenchResult {
@@ -69,8 +72,8 @@ export async function benchApi(options: ApiBenchOptions): Promise<ApiBenchResult
     // The floor: the same streaming call the agent makes, straight to the fake model.
     const floor = await measureFloor(llm.url, options.sequentialTurns);
     const env = { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "bench", HERALD_MODEL: "fake-model" };
-    for (const { name, nodeFlags } of options.variants) {
-      const gw = await spawnGateway(env, options.root, nodeFlags);
+    for (const { name, nodeFlags, entry } of options.variants) {
+      const gw = await spawnGateway(env, options.root, nodeFlags, entry);
       variants.push({ name, gw, sequential: [], load: [], rounds: [] });
       for (let i = 0; i < 50; i++) await postTurn(gw.url, `warm ${i}`, "warmup");
     }
@@ -147,57 +150,51 @@ export async function benchApi(options: ApiBenchOptions): Promise<ApiBenchResult
   }
 }
 
-export function apiMarkdown(r: ApiBenchResult, v8: ApiBenchResult, command: string, flags: string[]): string {
-  const row = (label: string, a: string | number, b: string | number, target = "") =>
-    `| ${label} | ${a} | ${b} | ${target} |`;
+export function apiMarkdown(
+  r: ApiBenchResult,
+  v8: ApiBenchResult,
+  command: string,
+  flags: string[],
+  before?: ApiBenchResult,
+): string {
+  const columns = [r, v8, ...(before ? [before] : [])];
+  const row = (label: string, cell: (x: ApiBenchResult, i: number) => string, target = "") =>
+    `| ${label} | ${columns.map(cell).join(" | ")} | ${target} |`;
+  const bold = (text: string, i: number) => (i === 0 ? `**${text}**` : text);
+  const beforeText = before
+    ? " A third column runs the build before the change being measured (`HERALD_BENCH_BEFORE`), with npm start's flags, in the same rounds."
+    : "";
   return `## API server, embedded queue
 
 Command: \`${command}\` — ${machineLine()}. The gateway runs as its own process, as \`npm start\` runs it
 (\`node ${flags.join(" ")}\`); beside it the same gateway with V8's default heap sizing. The bench
-process runs the HTTP clients and the fake model, which answers at once. The two gateways take their
-load rounds in alternating order, so the machine's noise weighs on both.
+process runs the HTTP clients and the fake model, which answers at once. The gateways take their
+load rounds in alternating order, so the machine's noise weighs on all.${beforeText}
 
-| figure | npm start | V8 defaults | target |
-|---|---|---|---|
+| figure | npm start | V8 defaults | ${before ? "before (npm start) | " : ""}target |
+|---|---|---|${before ? "---|" : ""}---|
 ${[
-  row(
-    "cold start to ready (spawn → /health answers)",
-    `${r.coldStartMs} ms`,
-    `${v8.coldStartMs} ms`,
-    "≤ 1,000 ms",
-  ),
+  row("cold start to ready (spawn → /health answers)", (x) => `${x.coldStartMs} ms`, "≤ 1,000 ms"),
   row(
     "raw fake-model round trip, streaming (the floor) p50 / p99",
-    `${r.floorP50Ms} / ${r.floorP99Ms} ms`,
-    `${v8.floorP50Ms} / ${v8.floorP99Ms} ms`,
+    (x) => `${x.floorP50Ms} / ${x.floorP99Ms} ms`,
   ),
-  row(
-    "turn through the gateway, one at a time, p50 / p99",
-    `${r.turnP50Ms} / ${r.turnP99Ms} ms`,
-    `${v8.turnP50Ms} / ${v8.turnP99Ms} ms`,
-  ),
+  row("turn through the gateway, one at a time, p50 / p99", (x) => `${x.turnP50Ms} / ${x.turnP99Ms} ms`),
   row(
     "**gateway overhead per turn** p50 / p99 (turn − floor)",
-    `**${r.overheadP50Ms} / ${r.overheadP99Ms} ms**`,
-    `${v8.overheadP50Ms} / ${v8.overheadP99Ms} ms`,
+    (x, i) => bold(`${x.overheadP50Ms} / ${x.overheadP99Ms} ms`, i),
     "≤ 5 / ≤ 25 ms",
   ),
   row(
     `**throughput**, ${r.sessions} sessions at once, ${r.turns} turns a round, median of ${r.turnsPerSecondRange.length} rounds (range)`,
-    `**${r.turnsPerSecond} turns/s** (${r.turnsPerSecondRange.join("–")})`,
-    `${v8.turnsPerSecond} turns/s (${v8.turnsPerSecondRange.join("–")})`,
+    (x, i) => `${bold(`${x.turnsPerSecond} turns/s`, i)} (${x.turnsPerSecondRange.join("–")})`,
     "≥ 1,000",
   ),
-  row(
-    "turn latency under that load p50 / p99",
-    `${r.loadP50Ms} / ${r.loadP99Ms} ms`,
-    `${v8.loadP50Ms} / ${v8.loadP99Ms} ms`,
-  ),
-  row("**gateway peak RSS** (VmHWM)", `**${r.peakRssMb} MB**`, `${v8.peakRssMb} MB`, "≤ 150 MB"),
+  row("turn latency under that load p50 / p99", (x) => `${x.loadP50Ms} / ${x.loadP99Ms} ms`),
+  row("**gateway peak RSS** (VmHWM)", (x, i) => bold(`${x.peakRssMb} MB`, i), "≤ 150 MB"),
   row(
     "CPU per turn under load: gateway (its main thread) / bench process (clients + fake model)",
-    `${r.gatewayCpuMsPerTurn} (${r.mainThreadCpuMsPerTurn}) / ${r.benchCpuMsPerTurn} ms`,
-    `${v8.gatewayCpuMsPerTurn} (${v8.mainThreadCpuMsPerTurn}) / ${v8.benchCpuMsPerTurn} ms`,
+    (x) => `${x.gatewayCpuMsPerTurn} (${x.mainThreadCpuMsPerTurn}) / ${x.benchCpuMsPerTurn} ms`,
   ),
 ].join("\n")}
 

@@ -63,11 +63,12 @@ export async function spawnGateway(
   env: Record<string, string>,
   root: string,
   nodeFlags: string[] = [],
+  entry: string = join(root, "dist/app/cli.js"),
 ): Promise<GatewayProcess> {
   const homeDir = mkdtempSync(join(tmpdir(), "herald-bench-"));
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, [...nodeFlags, join(root, "dist/app/cli.js"), "gateway"], {
+  const child = spawn(process.execPath, [...nodeFlags, entry, "gateway"], {
     env: {
       ...process.env,
       HERALD_HOME: homeDir,

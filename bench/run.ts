@@ -16,7 +16,8 @@ const run = (name: string) => wanted.size === 0 || wanted.has(name);
 
 const scenarios: Record<string, () => Promise<void>> = {
   api: async () => {
-    const [result, defaults] = await benchApi({
+    const before = process.env["HERALD_BENCH_BEFORE"];
+    const [result, defaults, earlier] = await benchApi({
       root,
       sessions: 200,
       turnsPerSession: 25,
@@ -25,11 +26,13 @@ const scenarios: Record<string, () => Promise<void>> = {
       variants: [
         { name: "npm start", nodeFlags: startFlags(root) },
         { name: "V8 defaults", nodeFlags: [] },
+        // HERALD_BENCH_BEFORE=<another build's cli.js>: that build as npm start runs it, in the same rounds.
+        ...(before ? [{ name: "before", nodeFlags: startFlags(root), entry: before }] : []),
       ],
     });
     if (!result || !defaults) throw new Error("the api scenario returned no figures");
-    console.log(JSON.stringify({ api: result, apiV8Defaults: defaults }));
-    writeSection(file, "api", apiMarkdown(result, defaults, "npm run bench", startFlags(root)));
+    console.log(JSON.stringify({ api: result, apiV8Defaults: defaults, before: earlier }));
+    writeSection(file, "api", apiMarkdown(result, defaults, "npm run bench", startFlags(root), earlier));
   },
   telegram: async () => {
     const opts = { chats: 100, turnsPerChat: 3 };
