@@ -11,6 +11,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
 import type { EnvKind, PlatformCommonConfig, PlatformModule } from "../core/platform.js";
+import { execOptionsSchema } from "../exec/index.js";
 import { platformModules } from "./platforms.js";
 
 const list = z.array(z.string()).default([]);
@@ -41,7 +42,18 @@ const coreShape = {
     .strictObject({
       /** Extra system prompt text (persona). */
       persona: optionalString,
-      toolsets: z.array(z.string()).default(["core", "cron", "memory", "skills"]),
+      toolsets: z.array(z.string()).default(["core", "cron", "memory", "skills", "terminal"]),
+    })
+    .prefault({}),
+  /** Where the agent's commands run (the terminal tools), and its workspaces. */
+  exec: execOptionsSchema
+    .extend({
+      /** One workspace per session (default) or per user. */
+      workspaceScope: z.enum(["session", "user"]).default("session"),
+      /** The longest foreground timeout a terminal call may ask for, in seconds. */
+      maxTimeoutS: z.number().int().positive().default(600),
+      /** Give groups the terminal tools too (DMs of allowed users have them by default). */
+      groups: z.boolean().default(false),
     })
     .prefault({}),
   /** MEMORY.md and USER.md budgets in characters. */
@@ -153,6 +165,11 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_MAX_ITERATIONS: ["model.max_iterations", "int"],
   HERALD_MODEL_VISION: ["model.vision", "bool"],
   HERALD_TOOLSETS: ["agent.toolsets", "list"],
+  HERALD_EXEC_BACKEND: ["exec.backend", "string"],
+  HERALD_EXEC_NETWORK: ["exec.network_allowed", "bool"],
+  HERALD_EXEC_GROUPS: ["exec.groups", "bool"],
+  HERALD_EXEC_WORKSPACE_SCOPE: ["exec.workspace_scope", "string"],
+  HERALD_EXEC_MAX_TIMEOUT_S: ["exec.max_timeout_s", "int"],
   HERALD_MEMORY_CHARS: ["memory.memory_chars", "int"],
   HERALD_USER_CHARS: ["memory.user_chars", "int"],
   HERALD_LEARNING_ENABLED: ["learning.enabled", "bool"],

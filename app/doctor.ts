@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import OpenAI from "openai";
 import { ConfigError, describeError } from "../core/errors.js";
+import { createExecutionBackend } from "../exec/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { configuredPlatforms, type HeraldConfig, isLoopbackHost, loadConfig } from "./config.js";
 
@@ -73,6 +74,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   }
   lines.push(await checkModel(config));
   lines.push(checkState(config));
+  lines.push(await checkExec(config));
   if (config.queue.redisUrl) lines.push(...(await checkRedis(config)));
   return lines;
 }
@@ -188,4 +190,35 @@ export function printDoctor(lines: DoctorLine[], out: NodeJS.WritableStream = pr
   const problems = lines.filter((l) => !l.ok).length;
   out.write(problems ? `\n${problems} problem(s) found.\n` : "\nAll checks passed.\n");
   return problems ? 1 : 0;
+}
+
+/** The terminal tools' execution backend: available here, or what is missing and how to add it. */
+async function checkExec(config: HeraldConfig): Promise<DoctorLine> {
+  const { workspaceScope: _scope, maxTimeoutS: _max, groups: _groups, ...options } = config.exec;
+  try {
+    const backend = createExecutionBackend(options);
+    const availability = await backend.checkAvailable();
+    await backend.close();
+    if (availability.available) {
+      const where =
+        backend.name === "local"
+          ? "on this host, unsandboxed (exec.backend: local)"
+          : `in the ${backend.name} backend`;
+      return {
+        ok: true,
+        text: `terminal tools: commands run ${where}${options.networkAllowed ? ", with network" : ", no network"}`,
+      };
+    }
+    return {
+      ok: false,
+      text: `terminal tools are off: ${availability.missing}`,
+      fix: availability.fix,
+    };
+  } catch (err) {
+    return {
+      ok: false,
+      text: `terminal tools are off: ${describeError(err)}`,
+      fix: "correct the exec section of config.yaml",
+    };
+  }
 }

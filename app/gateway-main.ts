@@ -25,7 +25,7 @@ import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from ".
 import { userIdNormalisers } from "./platforms.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
-import { createToolRegistry } from "./tools.js";
+import { createAgentTools } from "./tools.js";
 
 export interface GatewayOptions {
   logger: Logger;
@@ -88,7 +88,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     context: (turn, chatType) => ({
       history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
       systemPrompt: learning.systemPrompt(turn, chatType),
-      toolsets: config.platforms[turn.chat.platform]?.toolsets ?? config.agent.toolsets,
+      toolsets: toolsetsFor(config, turn.chat.platform, chatType),
     }),
   });
   learning.attach(runner);
@@ -98,10 +98,13 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const localState = createLocalStateClient(state, { cron: cron.api, ...learning.stateApis });
   const metrics = createGatewayMetrics(runner, queue);
   // With REDIS_URL, `herald worker` processes run the turns and reach state over the state API.
-  if (!redis) {
+  const tools = redis ? undefined : await createAgentTools(config, logger.child({ component: "tools" }));
+  if (tools) {
+    // A session's background processes end with it.
+    runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
     const handler = createTurnHandler({
       model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
-      tools: createToolRegistry(),
+      tools: tools.registry,
       state: localState,
       logger: logger.child({ component: "agent" }),
       homeDir: config.homeDir,
@@ -208,7 +211,17 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       await learning.stop();
       await runner.stop();
       await queue.close();
+      await tools?.close();
       state.close();
     },
   };
+}
+
+/**
+ * The toolsets of a turn: its platform's, else the default; groups lose the terminal tools unless the
+ * owner gave them (`exec.groups`).
+ */
+export function toolsetsFor(config: HeraldConfig, platform: string, chatType: "dm" | "group"): string[] {
+  const toolsets = config.platforms[platform]?.toolsets ?? config.agent.toolsets;
+  return chatType === "group" && !config.exec.groups ? toolsets.filter((t) => t !== "terminal") : toolsets;
 }

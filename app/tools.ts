@@ -1,19 +1,93 @@
 /**
- * The built-in tools, registered in one explicit list. Toolsets: "core" (`session_search`), "cron"
- * (`cronjob`), "memory" (`memory`), "skills" (`skills_list`, `skill_view`, `skill_manage`).
+ * The agent's tools, in one explicit list: each tool (or toolset) lives in its own folder under
+ * `tools/`; this file registers them. Toolsets: "core" (`session_search`), "cron" (`cronjob`), "memory"
+ * (`memory`), "skills" (`skills_list`, `skill_view`, `skill_manage`), "terminal" (`terminal`, `process`;
+ * only where the configured execution backend is available).
  */
-
+import { join } from "node:path";
 import { ToolRegistry } from "../agent/tool-registry.js";
 import type { Tool } from "../agent/types.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import {
+  createExecutionBackend,
+  type ExecutionBackend,
+  ProcessRegistry,
+  WorkspaceManager,
+} from "../exec/index.js";
 import { cronjobTool } from "../tools/cron/index.js";
 import { memoryTool } from "../tools/memory/index.js";
 import { sessionSearchTool } from "../tools/session-search/index.js";
 import { skillsTools } from "../tools/skills/index.js";
+import { terminalTools } from "../tools/terminal/index.js";
+import type { HeraldConfig } from "./config.js";
 
-/** Every built-in tool. Later features (send_message) add theirs here. */
+/** The tools that need nothing but their context. Later features add theirs here. */
 export const builtinTools: readonly Tool[] = [sessionSearchTool, cronjobTool, memoryTool, ...skillsTools];
 
 /** A registry holding `tools`. @defaultValue tools: builtinTools */
 export function createToolRegistry(tools: readonly Tool[] = builtinTools): ToolRegistry {
   return new ToolRegistry().register(...tools);
+}
+
+/** The agent's tools of one process (gateway or worker), with what they hold open. */
+export interface AgentTools {
+  registry: ToolRegistry;
+  /** Background processes of the terminal tools; undefined when they are off. */
+  processes: ProcessRegistry | undefined;
+  workspaces: WorkspaceManager;
+  /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
+  unavailable: { toolset: string; missing: string; fix: string }[];
+  /** Kills background processes and closes the backend. */
+  close(): Promise<void>;
+}
+
+/**
+ * Every tool this process can offer. The terminal tools come only where the configured backend is
+ * available: a missing bubblewrap turns them off (and says how to install it), never falls back to
+ * running commands on the host.
+ */
+export async function createAgentTools(config: HeraldConfig, logger: Logger): Promise<AgentTools> {
+  const tools: Tool[] = [...builtinTools];
+  const unavailable: AgentTools["unavailable"] = [];
+  const workspaces = new WorkspaceManager({
+    rootDir: join(config.homeDir, "workspaces"),
+    scope: config.exec.workspaceScope,
+    logger,
+  });
+  let backend: ExecutionBackend | undefined;
+  let processes: ProcessRegistry | undefined;
+  try {
+    const { workspaceScope: _scope, maxTimeoutS, groups: _groups, ...options } = config.exec;
+    const candidate = createExecutionBackend(options, logger);
+    const availability = await candidate.checkAvailable();
+    if (availability.available) {
+      backend = candidate;
+      processes = new ProcessRegistry({ backend, logger });
+      tools.push(...terminalTools({ backend, workspaces, processes, maxTimeoutS }));
+      if (backend.name === "local")
+        logger.warn({}, "terminal tools run commands on this host, unsandboxed (exec.backend: local)");
+    } else {
+      await candidate.close();
+      unavailable.push({ toolset: "terminal", missing: availability.missing, fix: availability.fix });
+      logger.warn({ missing: availability.missing, fix: availability.fix }, "terminal tools are off");
+    }
+  } catch (err) {
+    unavailable.push({
+      toolset: "terminal",
+      missing: describeError(err),
+      fix: "correct the exec section of config.yaml",
+    });
+    logger.warn({ error: describeError(err) }, "terminal tools are off");
+  }
+  return {
+    registry: createToolRegistry(tools),
+    processes,
+    workspaces,
+    unavailable,
+    async close() {
+      await processes?.closeAll();
+      await backend?.close();
+    },
+  };
 }

@@ -13,7 +13,7 @@ import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { HeraldConfig } from "./config.js";
-import { createToolRegistry } from "./tools.js";
+import { createAgentTools } from "./tools.js";
 
 /** Options of {@link runWorker}. */
 export interface WorkerOptions {
@@ -74,9 +74,11 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
   }
 
   const queue = await createJobQueue(config, logger.child({ component: "queue" }));
+  // Tools run where the worker is: commands in this machine's workspaces (HERALD_HOME/workspaces).
+  const tools = await createAgentTools(config, logger.child({ component: "tools" }));
   const handler = createTurnHandler({
     model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
-    tools: createToolRegistry(),
+    tools: tools.registry,
     state: createHttpStateClient(client),
     logger: logger.child({ component: "agent" }),
     homeDir: config.homeDir,
@@ -86,6 +88,7 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
     await queue.consume(handler, { concurrency });
   } catch (err) {
     await queue.close();
+    await tools.close();
     throw err;
   }
   logger.info({ concurrency, prefix: config.queue.prefix }, "worker consuming turns");
@@ -93,7 +96,7 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
   let stopping: Promise<void> | undefined;
   return {
     stop() {
-      stopping ??= queue.close();
+      stopping ??= queue.close().then(() => tools.close());
       return stopping;
     },
   };

@@ -1,0 +1,183 @@
+/**
+ * `terminal` and `process` (toolset "terminal"): shell commands in the session's workspace, through the
+ * configured execution backend (a bubblewrap sandbox by default). Foreground commands wait up to their
+ * timeout and return exit code, output (a head and the tail kept, the rest counted) and duration;
+ * background commands return a process id at once, and `process` follows them. Processes belong to the
+ * session: they outlive the turn, and the session's reset kills them.
+ */
+import { z } from "zod";
+import { defineTool } from "../../agent/tool-registry.js";
+import type { Tool, ToolContext } from "../../agent/types.js";
+import type {
+  ExecutionBackend,
+  ProcessInfo,
+  ProcessRegistry,
+  RunResult,
+  Workspace,
+  WorkspaceManager,
+} from "../../exec/index.js";
+import { runCommand } from "../../exec/index.js";
+
+/** What the terminal tools run with (built once by the composition root). */
+export interface TerminalToolsDeps {
+  backend: ExecutionBackend;
+  workspaces: WorkspaceManager;
+  processes: ProcessRegistry;
+  /** The longest foreground timeout a call may ask for, in seconds. @defaultValue 600 */
+  maxTimeoutS?: number | undefined;
+  /** Characters kept of each of stdout and stderr. @defaultValue 20_000 */
+  maxOutputChars?: number | undefined;
+}
+
+const DEFAULT_TIMEOUT_S = 120;
+
+/** The session's workspace, made ready for the backend. */
+async function workspaceOf(deps: TerminalToolsDeps, ctx: ToolContext): Promise<Workspace> {
+  const workspace = await deps.workspaces.ensure({
+    sessionKey: ctx.origin.sessionKey,
+    userKey: userKey(ctx),
+  });
+  await deps.backend.prepare(workspace, ctx.signal);
+  return workspace;
+}
+
+function userKey(ctx: ToolContext): string {
+  return `${ctx.origin.chat.platform}:user:${ctx.origin.userId}`;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
+
+/** A foreground run as the model reads it. */
+export function formatRun(result: RunResult): string {
+  const status = result.timedOut
+    ? `timed out after ${seconds(result.durationMs)} (the command and its children were killed)`
+    : result.exitCode === null
+      ? `ended by ${result.signal ?? "a signal"} after ${seconds(result.durationMs)}`
+      : `exit code ${result.exitCode} after ${seconds(result.durationMs)}`;
+  const parts = [status];
+  if (result.stdout) parts.push(`stdout:\n${result.stdout}`);
+  if (result.stderr) parts.push(`stderr:\n${result.stderr}`);
+  if (!result.stdout && !result.stderr) parts.push("(no output)");
+  if (result.droppedChars > 0)
+    parts.push(
+      `[${result.droppedChars} characters of output were dropped from the middle; the start and the end are shown]`,
+    );
+  return parts.join("\n");
+}
+
+function describeProcess(p: ProcessInfo): string {
+  const state =
+    p.status === "running"
+      ? `running for ${seconds(p.runtimeMs)}`
+      : `exited (${p.exitCode === null ? `signal ${p.signal}` : `code ${p.exitCode}`}) after ${seconds(p.runtimeMs)}`;
+  return `${p.id}: ${state} — ${p.command}`;
+}
+
+/** `terminal` and `process`, bound to `deps`. */
+export function terminalTools(deps: TerminalToolsDeps): Tool[] {
+  const maxTimeoutS = deps.maxTimeoutS ?? 600;
+  const terminal = defineTool({
+    name: "terminal",
+    description: `Run a shell command (sh -c) in this conversation's workspace, ${deps.backend.name === "local" ? "on the host" : `isolated (${deps.backend.name})`}. Returns exit code, stdout, stderr and duration; long output keeps its start and end. Set background: true for servers and long jobs: you get a process id at once and follow it with the process tool.`,
+    parameters: z.object({
+      command: z.string().min(1).describe("The command line."),
+      timeout_s: z
+        .number()
+        .positive()
+        .max(maxTimeoutS)
+        .optional()
+        .describe(
+          `Seconds to wait before killing it (default ${DEFAULT_TIMEOUT_S}, at most ${maxTimeoutS}).`,
+        ),
+      workdir: z
+        .string()
+        .optional()
+        .describe("Directory inside the workspace to run in (default: its root)."),
+      background: z.boolean().optional().describe("Start it and return its process id at once."),
+    }),
+    toolset: "terminal",
+    async execute(args, ctx) {
+      const workspace = await workspaceOf(deps, ctx);
+      ctx.progress(`$ ${args.command}`);
+      if (args.background) {
+        const info = deps.processes.start(ctx.origin.sessionKey, workspace, {
+          command: args.command,
+          workdir: args.workdir,
+        });
+        return `started in the background as ${info.id}. Follow it with the process tool (poll for new output, wait, kill).`;
+      }
+      const result = await runCommand(deps.backend, workspace, {
+        command: args.command,
+        workdir: args.workdir,
+        timeoutMs: (args.timeout_s ?? DEFAULT_TIMEOUT_S) * 1000,
+        maxOutputChars: deps.maxOutputChars ?? 20_000,
+        signal: ctx.signal,
+      });
+      return { content: formatRun(result), isError: result.timedOut || result.exitCode !== 0 };
+    },
+  });
+
+  const processTool = defineTool({
+    name: "process",
+    description:
+      "Follow this conversation's background processes: list; poll (new output since the last poll); log (whole output, paged by offset/limit); wait (until it exits or timeout_s); kill (its whole process group); write (send text to its stdin).",
+    parameters: z.object({
+      action: z.enum(["list", "poll", "log", "wait", "kill", "write"]),
+      id: z.string().optional().describe("The process id (all actions but list)."),
+      timeout_s: z
+        .number()
+        .positive()
+        .max(maxTimeoutS)
+        .optional()
+        .describe("wait: seconds to wait (default 30)."),
+      offset: z.number().int().min(0).optional().describe("log: first character to show (default 0)."),
+      limit: z
+        .number()
+        .int()
+        .positive()
+        .max(50_000)
+        .optional()
+        .describe("log: characters to show (default 20000)."),
+      data: z.string().optional().describe("write: the text to send (add \\n for a line)."),
+      end: z.boolean().optional().describe("write: close stdin after the text."),
+    }),
+    toolset: "terminal",
+    async execute(args, ctx) {
+      const owner = ctx.origin.sessionKey;
+      if (args.action === "list") {
+        const all = deps.processes.list(owner);
+        return all.length
+          ? all.map(describeProcess).join("\n")
+          : "No background processes in this conversation.";
+      }
+      const id = args.id;
+      if (!id)
+        return { content: `error: process ${args.action} needs an id (see process list).`, isError: true };
+      switch (args.action) {
+        case "poll": {
+          const { info, output, droppedChars } = deps.processes.poll(owner, id);
+          const dropped = droppedChars ? `\n[${droppedChars} characters were lost before this poll]` : "";
+          return `${describeProcess(info)}\n${output || "(no new output)"}${dropped}`;
+        }
+        case "log": {
+          const page = deps.processes.readLog(owner, id, args.offset ?? 0, args.limit ?? 20_000);
+          const more = page.nextOffset < page.totalChars ? `; read on with offset ${page.nextOffset}` : "";
+          const lost = page.firstKeptOffset > 0 ? `; the first ${page.firstKeptOffset} were dropped` : "";
+          return `${page.text}\n[characters ${page.offset}–${page.nextOffset} of ${page.totalChars}${lost}${more}]`;
+        }
+        case "wait":
+          return describeProcess(
+            await deps.processes.wait(owner, id, (args.timeout_s ?? 30) * 1000, ctx.signal),
+          );
+        case "kill":
+          return describeProcess(await deps.processes.kill(owner, id));
+        case "write":
+          await deps.processes.write(owner, id, args.data ?? "", args.end ?? false);
+          return `wrote ${(args.data ?? "").length} characters to ${id}${args.end ? " and closed its stdin" : ""}.`;
+      }
+    },
+  });
+  return [terminal, processTool];
+}
