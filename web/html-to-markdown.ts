@@ -1,11 +1,14 @@
 /**
  * HTML → Markdown for the agent: linkedom parses, Mozilla Readability picks the article, turndown writes
- * Markdown. When Readability finds no article, the whole body (minus scripts, navigation and forms) is
- * converted instead.
+ * Markdown. When the page does not look like an article (Readability's own `isProbablyReaderable`: a
+ * link hub, a status table, a search result list) or Readability finds nothing, the whole body minus
+ * scripts, navigation, header, footer and forms is converted instead: Readability on such pages keeps
+ * one fragment and loses the rest.
  */
-import { Readability } from "@mozilla/readability";
+import { isProbablyReaderable, Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
 import TurndownService from "turndown";
+import { addTableRules } from "./markdown-tables.js";
 
 /** Elements that are never content: dropped before the body fallback and by turndown. */
 const NOT_CONTENT = [
@@ -34,6 +37,7 @@ function turndown(): TurndownService {
     emDelimiter: "_",
     linkStyle: "inlined",
   });
+  addTableRules(service);
   const dropped = new Set<string>([...NOT_CONTENT, "nav"]);
   service.remove((node) => dropped.has(node.nodeName.toLowerCase()));
   // An inline image is a data: URI of kilobytes of base64 that tells the model nothing: keep its alt text.
@@ -86,7 +90,7 @@ function tidy(markdown: string): string {
 export function htmlToMarkdown(html: string, baseUrl: string): { title: string; markdown: string } {
   const document = parse(html, baseUrl);
   const pageTitle = document.title?.trim() ?? "";
-  const article = new Readability(document, { keepClasses: false }).parse();
+  const article = isProbablyReaderable(document) ? new Readability(document).parse() : null;
   if (article?.content && article.textContent?.trim()) {
     const markdown = tidy(turndown().turndown(article.content));
     if (markdown) return { title: article.title?.trim() || pageTitle, markdown };

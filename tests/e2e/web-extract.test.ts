@@ -103,6 +103,8 @@ describe("the default policy refuses non-public targets before connecting", () =
     ["localhost (resolved by the system resolver)", () => `http://localhost:${web.port}/article`],
     ["[::ffff:127.0.0.1]", () => `http://[::ffff:127.0.0.1]:${web.port}/article`],
     ["0.0.0.0", () => `http://0.0.0.0:${web.port}/article`],
+    ["2130706433 (127.0.0.1 as one number)", () => `http://2130706433:${web.port}/article`],
+    ["0x7f.1 (127.0.0.1 in hex shorthand)", () => `http://0x7f.1:${web.port}/article`],
   ])("%s", async (_label, url) => {
     const before = web.paths.length;
     const started = Date.now();
@@ -262,12 +264,16 @@ describe("extractPage", () => {
     expect(web.userAgents.at(-1)).toMatch(/^Mozilla\/5\.0 .*Chrome\/\d+/);
   });
 
-  it("falls back to the whole body when Readability finds no article", async () => {
+  it("converts the whole body, minus chrome, when the page is not an article", async () => {
     const page = await extractPage(`${web.url}/hub`, open);
     expect(page.title).toBe("Status");
-    expect(page.markdown).toContain("HUB-BODY-MARKER all systems operational");
-    expect(page.markdown).toContain(`[history](${web.url}/status/history)`);
-    expect(page.markdown).not.toContain("HUB-SCRIPT-MARKER");
+    expect(page.markdown).toContain("HUB-BODY-MARKER Updated 2 minutes ago.");
+    expect(page.markdown).toContain("| Component | State |\n| --- | --- |\n| [API](");
+    expect(page.markdown).toContain(`| [Search index](${web.url}/status/search-index) | Degraded |`);
+    expect(page.markdown).toContain(`| [Billing](${web.url}/status/billing) | Operational |\n\n`);
+    expect(page.markdown).toContain(`[Incident history](${web.url}/status/history)`);
+    for (const chrome of ["HUB-SCRIPT-MARKER", "Subscribe for $1", "NEWSLETTER-FOOTER-MARKER"])
+      expect(page.markdown).not.toContain(chrome);
   });
 
   it("cuts at maxChars and says so", async () => {

@@ -63,11 +63,19 @@ ${FOOTER}
 </body></html>`;
 }
 
-/** A page with no article for Readability to find: a link hub with a single short line. */
+/** A page that is not an article (a status board: a table and short lines), inside the same chrome. */
 export function hubPage(): string {
-  return `<!DOCTYPE html><html><head><title>Status</title></head><body>
-<div><span>HUB-BODY-MARKER all systems operational</span> · <a href="/status/history">history</a></div>
-<script>console.log("HUB-SCRIPT-MARKER")</script></body></html>`;
+  const rows = ["API", "Dashboard", "Webhooks", "Search index", "Billing"]
+    .map(
+      (name, i) =>
+        `<tr><td><a href="/status/${name.toLowerCase().replace(" ", "-")}">${name}</a></td><td>${i === 3 ? "Degraded" : "Operational"}</td></tr>`,
+    )
+    .join("");
+  return `<!DOCTYPE html><html><head><title>Status</title></head><body>${NAV}
+<main><h1>System status</h1><p>HUB-BODY-MARKER Updated 2 minutes ago.</p>
+<table><thead><tr><th>Component</th><th>State</th></tr></thead><tbody>${rows}</tbody></table>
+<p><a href="/status/history">Incident history</a></p></main>
+<script>console.log("HUB-SCRIPT-MARKER")</script>${FOOTER}</body></html>`;
 }
 
 /** A long article, `paragraphs` paragraphs long, for the maxChars cap. */
