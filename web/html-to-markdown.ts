@@ -69,9 +69,17 @@ function absolutize(document: Document, baseUrl: string): void {
   }
 }
 
+/**
+ * Script and style bodies and comments, removed before parsing: they are dropped anyway, and on pages
+ * heavy with inline scripts they are a fifth or more of the parse time. The first closing tag ends a
+ * script, as in the HTML tokenizer.
+ */
+const NEVER_PARSED =
+  /<script\b[^>]*>[\s\S]*?<\/script\s*>|<style\b[^>]*>[\s\S]*?<\/style\s*>|<!--[\s\S]*?-->/gi;
+
 function parse(html: string, baseUrl: string): Document {
   // linkedom's Document implements the DOM interfaces Readability and turndown use; its own types differ.
-  const { document } = parseHTML(html) as unknown as { document: Document };
+  const { document } = parseHTML(html.replace(NEVER_PARSED, "")) as unknown as { document: Document };
   absolutize(document, baseUrl);
   return document;
 }
