@@ -1,6 +1,6 @@
 /** `extractPage`: a URL → the Markdown an agent reads, through `safeFetch`. */
 import { WebError } from "./errors.js";
-import { htmlToMarkdown } from "./html-to-markdown.js";
+import { inlineHtmlConverter } from "./html-converter.js";
 import { safeFetch } from "./safe-fetch.js";
 import type { ExtractedPage, ExtractOptions } from "./types.js";
 
@@ -64,7 +64,8 @@ export async function extractPage(url: string, options: ExtractOptions = {}): Pr
     markdown = await options.extractPdf(page.bytes, options.signal);
     title = fileName(page.url);
   } else if (page.contentType === "text/html" || page.contentType === "application/xhtml+xml") {
-    const html = htmlToMarkdown(page.text ?? "", page.url);
+    const convert = options.convertHtml ?? inlineHtmlConverter;
+    const html = await convert(page.text ?? "", page.url, options.signal);
     title = html.title || page.url;
     markdown = html.markdown;
   } else if (page.contentType === "application/json" || page.contentType.endsWith("+json")) {

@@ -5,6 +5,11 @@
 export { blockedReason } from "./address.js";
 export { WebError, type WebErrorReason } from "./errors.js";
 export { extractPage, truncateMarkdown } from "./extract.js";
+export {
+  createWorkerHtmlConverter,
+  inlineHtmlConverter,
+  type WorkerHtmlConverter,
+} from "./html-converter.js";
 export { htmlToMarkdown } from "./html-to-markdown.js";
 export { systemLookup } from "./resolve.js";
 export { DEFAULT_USER_AGENT, isReadableType, safeFetch } from "./safe-fetch.js";

@@ -59,8 +59,23 @@ export interface SafeFetchResult {
   redirects: string[];
 }
 
+/**
+ * Converts a page's HTML to `{ title, markdown }`; `baseUrl` resolves relative links. Rejects with a
+ * `WebError` of reason `aborted` when `signal` fires; other rejections are conversion failures.
+ */
+export type HtmlConverter = (
+  html: string,
+  baseUrl: string,
+  signal?: AbortSignal,
+) => Promise<{ title: string; markdown: string }>;
+
 /** Options of `extractPage`: the fetch options plus the output limits. */
 export interface ExtractOptions extends SafeFetchOptions {
+  /**
+   * Runs HTML → Markdown. Pass `createWorkerHtmlConverter().convert` to keep a large page from blocking
+   * the event loop. @defaultValue `inlineHtmlConverter` (in the calling thread)
+   */
+  convertHtml?: HtmlConverter;
   /** Longest Markdown returned; longer pages are cut and say so. @defaultValue 40_000 */
   maxChars?: number;
   /**

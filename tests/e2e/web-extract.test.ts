@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAbortError } from "../../core/errors.js";
 import {
   blockedReason,
+  createWorkerHtmlConverter,
   extractPage,
   type HostLookup,
   type SafeFetchOptions,
@@ -317,5 +318,35 @@ describe("extractPage", () => {
       markdown: "Hello PDF",
       contentType: "application/pdf",
     });
+  });
+});
+
+describe("createWorkerHtmlConverter", () => {
+  const converter = createWorkerHtmlConverter();
+  afterAll(() => converter.close());
+
+  it("gives extractPage the same Markdown as the inline converter, off the main thread", async () => {
+    const inline = await extractPage(`${web.url}/article`, open);
+    const threaded = await extractPage(`${web.url}/article`, { ...open, convertHtml: converter.convert });
+    expect(threaded).toEqual(inline);
+  });
+
+  it("cancels a conversion mid-page, and the next one still works", async () => {
+    const paragraphs = Array.from(
+      { length: 20_000 },
+      (_, i) => `<p>Paragraph ${i} of a page too long to convert quickly.</p>`,
+    );
+    const big = `<html><body><article>${paragraphs.join("")}</article></body></html>`;
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(), 50);
+    const err = await refusal(converter.convert(big, "http://big.test/", controller.signal));
+    expect(err.reason).toBe("aborted");
+    expect(Date.now() - started).toBeLessThan(1_000);
+    const after = await converter.convert(
+      "<html><body><p>Still <b>here</b>.</p></body></html>",
+      "http://x.test/",
+    );
+    expect(after.markdown).toBe("Still **here**.");
   });
 });
