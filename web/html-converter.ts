@@ -1,6 +1,6 @@
 /**
  * Where HTML → Markdown runs. In the calling thread it blocks the event loop for the whole conversion
- * (about a second per 2 MB page on a loaded 2-CPU host; see the module report), which a gateway serving
+ * (about a second for a 2 MB page on a 2-CPU host), which a gateway serving
  * other chats cannot afford; `createWorkerHtmlConverter` runs it on a worker thread instead and can
  * cancel it mid-page.
  */
