@@ -1,0 +1,17 @@
+/**
+ * The web module: a guarded fetch for agent tools (`safeFetch`), page extraction to Markdown
+ * (`extractPage`) and web search providers (`createWebSearchProvider`). Imports only the kernel.
+ */
+export { blockedReason } from "./address.js";
+export { WebError, type WebErrorReason } from "./errors.js";
+export { extractPage, truncateMarkdown } from "./extract.js";
+export {
+  createWorkerHtmlConverter,
+  inlineHtmlConverter,
+  type WorkerHtmlConverter,
+} from "./html-converter.js";
+export { htmlToMarkdown } from "./html-to-markdown.js";
+export { systemLookup } from "./resolve.js";
+export { DEFAULT_USER_AGENT, isReadableType, safeFetch } from "./safe-fetch.js";
+export * from "./search/index.js";
+export type * from "./types.js";
