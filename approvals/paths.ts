@@ -8,10 +8,15 @@ export type PathPlace = "inside" | "root" | "outside" | "unknown";
  * Places a path argument. With a workspace, relative paths are read from it (commands run there);
  * without one, absolute paths, `~` and paths climbing out with `..` are outside. `$HOME/…` and `~…` are
  * always outside; any other leading variable or substitution is `unknown` (it may be empty: `rm -rf $X/`).
+ * @param cwd where an earlier `cd` moved (`CommandView.cwd`); relative paths are read from it.
  */
-export function placeOf(path: string, workspaceDir?: string): PathPlace {
+export function placeOf(path: string, workspaceDir?: string, cwd?: string): PathPlace {
   if (path.startsWith("~") || /^\$(HOME\b|\{HOME\})/.test(path)) return "outside";
   if (path.startsWith("$") || path.startsWith("`")) return "unknown";
+  if (cwd !== undefined && !path.startsWith("/")) {
+    if (cwd === "?") return "unknown";
+    return placeOf(posix.join(cwd, path), workspaceDir);
+  }
   const workspace = workspaceDir ? posix.resolve("/", workspaceDir) : undefined;
   if (path.startsWith("/")) {
     const abs = posix.resolve(path);
@@ -54,6 +59,12 @@ export function isSystemPath(path: string): boolean {
   if (abs === "/") return true;
   const under = (dir: string) => abs === dir || abs.startsWith(`${dir}/`);
   return SYSTEM_DIRS.some(under) && !NOT_SYSTEM.some(under);
+}
+
+/** `path` read from `cwd` (see `CommandView.cwd`) when it is relative and `cwd` is known. */
+export function fromCwd(path: string, cwd?: string): string {
+  if (cwd === undefined || cwd === "?" || path.startsWith("/") || /^[~$`]/.test(path)) return path;
+  return posix.join(cwd, path);
 }
 
 const HARMLESS_DEVICES =

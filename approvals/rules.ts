@@ -3,7 +3,7 @@
  * specific rules come before `privilege-escalation` (`sudo rm -rf /` is reported as the delete).
  */
 import { hasFlag, operandsOf, optionsOf, writeTargets } from "./args.js";
-import { isDangerousDevice, isSystemPath, placeOf } from "./paths.js";
+import { fromCwd, isDangerousDevice, isSystemPath, placeOf } from "./paths.js";
 import type { Script } from "./shell-parse.js";
 import type { DangerRule, RuleContext } from "./types.js";
 import { allViews, type CommandView, commandName } from "./views.js";
@@ -23,7 +23,7 @@ function deletesOutside(view: CommandView, ctx: RuleContext): boolean {
   if (view.name === "rm") {
     if (view.args.includes("--no-preserve-root")) return true;
     if (!hasFlag(view.args, "r", "--recursive") && !hasFlag(view.args, "R")) return false;
-    return operandsOf(view.args).some((p) => placeOf(p, ctx.workspaceDir) !== "inside");
+    return operandsOf(view.args).some((p) => placeOf(p, ctx.workspaceDir, view.cwd) !== "inside");
   }
   if (view.name === "find" && view.args.includes("-delete")) {
     const starts: string[] = [];
@@ -31,7 +31,7 @@ function deletesOutside(view: CommandView, ctx: RuleContext): boolean {
       if (a.startsWith("-") || a === "(" || a === "!") break;
       starts.push(a);
     }
-    return starts.some((p) => ["outside", "unknown"].includes(placeOf(p, ctx.workspaceDir)));
+    return starts.some((p) => ["outside", "unknown"].includes(placeOf(p, ctx.workspaceDir, view.cwd)));
   }
   return false;
 }
@@ -94,7 +94,8 @@ function dropsSql(view: CommandView): boolean {
     ),
     ...view.upstream.flatMap((u) => [...u.args, ...u.redirects.flatMap((r) => (r.body ? [r.body] : []))]),
   ];
-  return texts.some((t) => DESTRUCTIVE_SQL.test(t));
+  // `-e"DROP …"` arrives as one word: look past an attached short option.
+  return texts.some((t) => DESTRUCTIVE_SQL.test(t.replace(/^-[a-zA-Z]/, "")));
 }
 
 function changesPowerState(view: CommandView): boolean {
@@ -134,9 +135,11 @@ function changesPermissions(view: CommandView, ctx: RuleContext): boolean {
   if (!/^(chmod|chown|chgrp)$/.test(view.name)) return false;
   const ops = operandsOf(view.args);
   const targets = view.args.some((a) => a.startsWith("--reference")) ? ops : ops.slice(1);
-  if (targets.some(isSystemPath)) return true;
+  if (targets.some((p) => isSystemPath(fromCwd(p, view.cwd)))) return true;
   const recursive = hasFlag(view.args, "R", "--recursive");
-  return recursive && targets.some((p) => ["outside", "unknown"].includes(placeOf(p, ctx.workspaceDir)));
+  return (
+    recursive && targets.some((p) => ["outside", "unknown"].includes(placeOf(p, ctx.workspaceDir, view.cwd)))
+  );
 }
 
 const GIT_GLOBAL_WITH_ARG = new Set(["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"]);
@@ -182,7 +185,7 @@ export const RULES: readonly DangerRule[] = [
     id: "block-device-write",
     description:
       "writes straight to a disk or memory device (dd of=/dev/sda, > /dev/nvme0n1, shred /dev/sdb)",
-    match: (view) => writeTargets(view).some(isDangerousDevice),
+    match: (view) => writeTargets(view).some((p) => isDangerousDevice(fromCwd(p, view.cwd))),
   },
   {
     id: "network-pipe-to-shell",
@@ -231,7 +234,7 @@ export const RULES: readonly DangerRule[] = [
     id: "system-path-write",
     description:
       "writes, moves or deletes files under /, /etc, /usr, /bin, /boot, /var and other system paths",
-    match: (view) => writeTargets(view).some(isSystemPath),
+    match: (view) => writeTargets(view).some((p) => isSystemPath(fromCwd(p, view.cwd))),
   },
   {
     id: "git-push-rewrite",

@@ -4,6 +4,7 @@
  * (`/bin/rm` → `rm`). Strings a command runs as shell code (`sh -c`, `eval`, `su -c`, `env -S`, `watch`,
  * `find -exec`) and every substitution are returned as nested scripts, checked like the top level.
  */
+import { posix } from "node:path";
 import {
   parseShell,
   type Redirect,
@@ -25,6 +26,11 @@ export interface CommandView {
   redirects: Redirect[];
   /** Every view of the commands before this one in its pipeline (what feeds its stdin). */
   upstream: CommandView[];
+  /**
+   * Where an earlier `cd` of the same command line moved: an absolute path, a path relative to the
+   * starting directory, or `?` when unknowable (`cd`, `cd ~`, `cd $X`). Undefined: no `cd` before.
+   */
+  cwd?: string;
 }
 
 interface WrapperSpec {
@@ -67,6 +73,7 @@ const WRAPPERS: Record<string, WrapperSpec> = {
   nohup: {},
   time: {},
   unbuffer: {},
+  busybox: {},
   nice: { withArg: ["-n", "--adjustment"] },
   ionice: { withArg: ["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"] },
   chrt: { positional: 1 },
@@ -226,11 +233,13 @@ function findExec(args: Word[]): Script[] {
 /**
  * Every view of one simple command, and the scripts nested in it.
  * @param upstream the views of the commands before it in its pipeline
+ * @param cwd where an earlier `cd` moved (see `CommandView.cwd`)
  * @throws ShellParseError from nested code too deep to parse
  */
 export function viewsOf(
   cmd: SimpleCommand,
   upstream: CommandView[],
+  cwd?: string,
 ): { views: CommandView[]; nested: Script[] } {
   const views: CommandView[] = [];
   const nested: Script[] = [];
@@ -245,6 +254,7 @@ export function viewsOf(
       words: rest,
       redirects: cmd.redirects,
       upstream,
+      ...(cwd !== undefined ? { cwd } : {}),
     };
     views.push(view);
     nested.push(...codeInArgs(view.name, rest));
@@ -254,16 +264,36 @@ export function viewsOf(
   return { views, nested };
 }
 
-/** Views of every command in a script and, recursively, in the code nested in it. */
-export function allViews(script: Script, out: CommandView[] = [], depth = 0): CommandView[] {
+/** The directory after `cd TARGET` from `cwd` (see `CommandView.cwd`). */
+function changeDirectory(cwd: string | undefined, args: string[]): string {
+  const target = args.find((a) => !a.startsWith("-") || a === "-");
+  if (target === undefined || target === "-" || /^[~$`]/.test(target)) return "?";
+  if (target.startsWith("/")) return posix.normalize(target);
+  if (cwd === "?") return "?";
+  return posix.join(cwd ?? ".", target);
+}
+
+/**
+ * Views of every command in a script and, recursively, in the code nested in it, in order. A `cd` or
+ * `pushd` changes the `cwd` of the views after it (subshells are not told apart: erring towards asking).
+ * @throws ShellParseError past 16 levels of nested code
+ */
+export function allViews(
+  script: Script,
+  out: CommandView[] = [],
+  depth = 0,
+  state: { cwd?: string } = {},
+): CommandView[] {
   if (depth > 16) throw new ShellParseError("command nested too deeply to check");
   for (const pipeline of script.pipelines) {
     const upstream: CommandView[] = [];
     for (const cmd of pipeline) {
-      const { views, nested } = viewsOf(cmd, [...upstream]);
+      const { views, nested } = viewsOf(cmd, [...upstream], state.cwd);
       out.push(...views);
       upstream.push(...views);
-      for (const sub of nested) allViews(sub, out, depth + 1);
+      for (const sub of nested) allViews(sub, out, depth + 1, state);
+      const cd = views.find((v) => v.name === "cd" || v.name === "pushd");
+      if (cd) state.cwd = changeDirectory(state.cwd, cd.args);
     }
   }
   return out;

@@ -11,17 +11,32 @@ function clip(line: string): string {
   return text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} …` : text;
 }
 
-/** 1-based line of character `index`. */
-export function lineOf(text: string, index: number): number {
+/** 1-based line of each of `indices` (ascending character positions) in `text`, in one pass. */
+export function linesOf(text: string, indices: number[]): number[] {
+  const out: number[] = [];
   let line = 1;
-  for (let i = text.indexOf("\n"); i >= 0 && i < index; i = text.indexOf("\n", i + 1)) line++;
-  return line;
+  let pos = 0;
+  for (const index of indices) {
+    for (let nl = text.indexOf("\n", pos); nl >= 0 && nl < index; nl = text.indexOf("\n", nl + 1)) {
+      line++;
+      pos = nl + 1;
+    }
+    out.push(line);
+  }
+  return out;
+}
+
+interface Group {
+  /** Character range of the whole lines the group's matches touch. */
+  start: number;
+  end: number;
+  indices: number[];
 }
 
 /**
  * Hunks for replacing `oldText` by `newText` at each of `indices` in `original` (ascending, not
- * overlapping): `@@ -a,b +c,d @@`, two lines of context, `-` old lines and `+` new lines. At most five
- * hunks and about 4,000 characters; the rest is counted, not shown.
+ * overlapping): `@@ -a,b +c,d @@`, two lines of context, `-` old lines and `+` new lines; matches whose
+ * hunks would touch share one. At most five hunks and about 4,000 characters; the rest is counted.
  */
 export function replacementSnippet(
   original: string,
@@ -30,30 +45,45 @@ export function replacementSnippet(
   newText: string,
 ): string {
   const lines = original.split("\n");
+  if (original.endsWith("\n")) lines.pop();
+  const groups: Group[] = [];
+  for (const index of indices) {
+    const start = original.lastIndexOf("\n", index - 1) + 1;
+    const nl = original.indexOf("\n", index + oldText.length);
+    const end = nl < 0 ? original.length : nl;
+    const prev = groups[groups.length - 1];
+    const gapLines = prev ? original.slice(prev.end, start).split("\n").length - 1 : Number.POSITIVE_INFINITY;
+    if (prev && gapLines <= 2 * CONTEXT_LINES + 1) {
+      prev.end = Math.max(prev.end, end);
+      prev.indices.push(index);
+    } else groups.push({ start, end, indices: [index] });
+  }
+  const firstLines = linesOf(
+    original,
+    groups.map((g) => g.start),
+  );
   const hunks: string[] = [];
   let delta = 0;
-  for (const [k, index] of indices.entries()) {
-    const lineStart = original.lastIndexOf("\n", index - 1) + 1;
-    const endNl = original.indexOf("\n", index + oldText.length);
-    const lineEnd = endNl < 0 ? original.length : endNl;
-    const before = original.slice(lineStart, lineEnd).split("\n");
-    const after = (
-      original.slice(lineStart, index) +
-      newText +
-      original.slice(index + oldText.length, lineEnd)
-    ).split("\n");
-    const first = lineOf(original, lineStart);
+  for (const [k, group] of groups.entries()) {
+    const region = original.slice(group.start, group.end);
+    let replaced = "";
+    let last = group.start;
+    for (const index of group.indices) {
+      replaced += original.slice(last, index) + newText;
+      last = index + oldText.length;
+    }
+    replaced += original.slice(last, group.end);
+    const before = region.split("\n");
+    const after = replaced.split("\n");
+    const first = firstLines[k] ?? 1;
     if (k < MAX_HUNKS) {
       const ctxFrom = Math.max(1, first - CONTEXT_LINES);
-      const last = first + before.length - 1;
-      const ctxTo = Math.min(lines.length, last + CONTEXT_LINES);
+      const lastLine = first + before.length - 1;
       const head = lines.slice(ctxFrom - 1, first - 1);
-      const tail = lines.slice(last, ctxTo);
-      const oldCount = head.length + before.length + tail.length;
-      const newCount = head.length + after.length + tail.length;
+      const tail = lines.slice(lastLine, Math.min(lines.length, lastLine + CONTEXT_LINES));
       hunks.push(
         [
-          `@@ -${ctxFrom},${oldCount} +${ctxFrom + delta},${newCount} @@`,
+          `@@ -${ctxFrom},${head.length + before.length + tail.length} +${ctxFrom + delta},${head.length + after.length + tail.length} @@`,
           ...head.map((l) => ` ${clip(l)}`),
           ...before.map((l) => `-${clip(l)}`),
           ...after.map((l) => `+${clip(l)}`),
@@ -66,7 +96,7 @@ export function replacementSnippet(
   let snippet = hunks.join("\n");
   if (snippet.length > MAX_SNIPPET_CHARS)
     snippet = `${snippet.slice(0, MAX_SNIPPET_CHARS)}\n… diff cut: ${formatCount(snippet.length - MAX_SNIPPET_CHARS)} more characters`;
-  if (indices.length > MAX_HUNKS)
-    snippet += `\n… ${formatCount(indices.length - MAX_HUNKS)} more replacements not shown`;
+  if (groups.length > MAX_HUNKS)
+    snippet += `\n… ${formatCount(groups.length - MAX_HUNKS)} more hunks not shown`;
   return snippet;
 }

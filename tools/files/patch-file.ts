@@ -3,7 +3,7 @@ import { HeraldError } from "../../core/errors.js";
 import { formatBytes, isBinary } from "../../documents/index.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { displayPath, formatCount, statPath } from "./common.js";
-import { lineOf, replacementSnippet } from "./diff.js";
+import { linesOf, replacementSnippet } from "./diff.js";
 import { type PatchFileArgs, parseArgs, patchFileArgsSchema } from "./schemas.js";
 import type { FileScope, FileToolOptions } from "./types.js";
 
@@ -21,15 +21,17 @@ function occurrences(haystack: string, needle: string): number[] {
 function whitespaceInsensitiveLines(text: string, needle: string): number[] {
   const squeezedNeedle = needle.replace(/\s+/g, "");
   if (squeezedNeedle === "") return [];
-  let squeezed = "";
+  const parts: string[] = [];
   const origin: number[] = [];
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i] as string;
-    if (/\s/.test(c)) continue;
-    squeezed += c;
-    origin.push(i);
+  for (const m of text.matchAll(/\S+/g)) {
+    parts.push(m[0]);
+    for (let j = 0; j < m[0].length; j++) origin.push(m.index + j);
   }
-  return occurrences(squeezed, squeezedNeedle).map((i) => lineOf(text, origin[i] ?? 0));
+  const squeezed = parts.join("");
+  return linesOf(
+    text,
+    occurrences(squeezed, squeezedNeedle).map((i) => origin[i] ?? 0),
+  );
 }
 
 function listLines(lines: number[]): string {
@@ -93,7 +95,7 @@ export async function patchFile(
     throw new HeraldError(`old_string was not found in ${shown}${hint}`, { code: "invalid_input" });
   }
   if (found.length > 1 && !parsed.replace_all) {
-    const lines = found.map((i) => lineOf(original, i));
+    const lines = linesOf(original, found);
     throw new HeraldError(
       `old_string occurs ${found.length} times in ${shown} (lines ${listLines(lines)}); add surrounding lines to make it unique, or set replace_all to replace every one`,
       { code: "invalid_input" },
@@ -108,7 +110,7 @@ export async function patchFile(
   updated += original.slice(last);
   options.signal?.throwIfAborted();
   await writeFileAtomic(abs, updated, info.mode & 0o7777);
-  const firstLine = lineOf(original, found[0] ?? 0);
+  const [firstLine] = linesOf(original, found.slice(0, 1));
   const what =
     found.length === 1 ? `1 replacement at line ${firstLine}` : `${formatCount(found.length)} replacements`;
   return `Patched ${shown}: ${what}\n${replacementSnippet(original, found, oldText, newText)}`;

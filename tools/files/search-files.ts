@@ -112,14 +112,15 @@ export async function searchFiles(
     .join("\n");
   const total = `${outcome.complete ? "" : "more than "}${formatCount(hits.length)}`;
   const files = new Set(hits.map((h) => h.path)).size;
+  const plural = (n: number, word: string) => `${word}${n === 1 ? "" : "s"}`;
   const unit =
     mode === "names"
-      ? "files"
-      : `matching lines in ${formatCount(files)}${outcome.complete ? "" : "+"} files`;
+      ? plural(hits.length, "file")
+      : `matching ${plural(hits.length, "line")} in ${formatCount(files)}${outcome.complete ? "" : "+"} ${plural(files, "file")}`;
   const hidden = hits.length - shown.length;
   const footer =
     hidden > 0 || !outcome.complete
       ? `(${total} ${unit}; ${outcome.complete ? formatCount(hidden) : "many"} more not shown: narrow the pattern, path or glob)`
-      : `(${total} ${mode === "names" ? "files" : unit})`;
+      : `(${total} ${unit})`;
   return capOutput(`${body}\n${footer}`, maxOutputChars);
 }
