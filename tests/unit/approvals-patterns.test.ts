@@ -37,7 +37,9 @@ const MUST_MATCH: [string, string][] = [
   ["/usr/bin/RM -rf /", "recursive-delete-outside-workspace"],
   ["rm   -rf    /", "recursive-delete-outside-workspace"],
   ["rm\t-rf\t/", "recursive-delete-outside-workspace"],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's ${IFS}, not a template
   ["rm${IFS}-rf${IFS}/", "recursive-delete-outside-workspace"],
+  ["rm$IFS-rf$IFS/", "recursive-delete-outside-workspace"],
   ["env rm -rf /", "recursive-delete-outside-workspace"],
   ["env -i FOO=bar rm -rf /", "recursive-delete-outside-workspace"],
   ["command rm -rf /", "recursive-delete-outside-workspace"],
