@@ -123,6 +123,7 @@ export async function extractDocument(
   options: ExtractOptions = {},
 ): Promise<ExtractedDocument> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  options.signal?.throwIfAborted();
   const info = await stat(path).catch((err: unknown) => {
     throw new HeraldError(`${path} does not exist or cannot be read`, { code: "not_found", cause: err });
   });
