@@ -26,8 +26,8 @@ export function linesOf(text: string, indices: number[]): number[] {
   return out;
 }
 
-interface Group {
-  /** Character range of the whole lines the group's matches touch. */
+/** The whole lines one or more overlapping matches touch. */
+interface Block {
   start: number;
   end: number;
   indices: number[];
@@ -35,8 +35,9 @@ interface Group {
 
 /**
  * Hunks for replacing `oldText` by `newText` at each of `indices` in `original` (ascending, not
- * overlapping): `@@ -a,b +c,d @@`, two lines of context, `-` old lines and `+` new lines; matches whose
- * hunks would touch share one. At most five hunks and about 4,000 characters; the rest is counted.
+ * overlapping): `@@ -a,b +c,d @@`, two lines of context, `-` old lines and `+` new lines; changes close
+ * enough to share context share a hunk. At most five hunks and about 4,000 characters; the rest is
+ * counted, not shown.
  */
 export function replacementSnippet(
   original: string,
@@ -46,57 +47,68 @@ export function replacementSnippet(
 ): string {
   const lines = original.split("\n");
   if (original.endsWith("\n")) lines.pop();
-  const groups: Group[] = [];
+  const blocks: Block[] = [];
   for (const index of indices) {
     const start = original.lastIndexOf("\n", index - 1) + 1;
     const nl = original.indexOf("\n", index + oldText.length);
     const end = nl < 0 ? original.length : nl;
-    const prev = groups[groups.length - 1];
-    const gapLines = prev ? original.slice(prev.end, start).split("\n").length - 1 : Number.POSITIVE_INFINITY;
-    if (prev && gapLines <= 2 * CONTEXT_LINES + 1) {
+    const prev = blocks[blocks.length - 1];
+    if (prev && start <= prev.end) {
       prev.end = Math.max(prev.end, end);
       prev.indices.push(index);
-    } else groups.push({ start, end, indices: [index] });
+    } else blocks.push({ start, end, indices: [index] });
   }
   const firstLines = linesOf(
     original,
-    groups.map((g) => g.start),
+    blocks.map((b) => b.start),
   );
-  const hunks: string[] = [];
-  let delta = 0;
-  for (const [k, group] of groups.entries()) {
-    const region = original.slice(group.start, group.end);
+  const rendered = blocks.map((block, k) => {
     let replaced = "";
-    let last = group.start;
-    for (const index of group.indices) {
+    let last = block.start;
+    for (const index of block.indices) {
       replaced += original.slice(last, index) + newText;
       last = index + oldText.length;
     }
-    replaced += original.slice(last, group.end);
-    const before = region.split("\n");
-    const after = replaced.split("\n");
+    replaced += original.slice(last, block.end);
+    const before = original.slice(block.start, block.end).split("\n");
     const first = firstLines[k] ?? 1;
-    if (k < MAX_HUNKS) {
-      const ctxFrom = Math.max(1, first - CONTEXT_LINES);
-      const lastLine = first + before.length - 1;
-      const head = lines.slice(ctxFrom - 1, first - 1);
-      const tail = lines.slice(lastLine, Math.min(lines.length, lastLine + CONTEXT_LINES));
-      hunks.push(
-        [
-          `@@ -${ctxFrom},${head.length + before.length + tail.length} +${ctxFrom + delta},${head.length + after.length + tail.length} @@`,
-          ...head.map((l) => ` ${clip(l)}`),
-          ...before.map((l) => `-${clip(l)}`),
-          ...after.map((l) => `+${clip(l)}`),
-          ...tail.map((l) => ` ${clip(l)}`),
-        ].join("\n"),
-      );
+    return { first, last: first + before.length - 1, before, after: replaced.split("\n") };
+  });
+  // Blocks whose context would touch share a hunk.
+  const hunkGroups: (typeof rendered)[] = [];
+  for (const block of rendered) {
+    const group = hunkGroups[hunkGroups.length - 1];
+    const prev = group?.[group.length - 1];
+    if (group && prev && block.first - prev.last <= 2 * CONTEXT_LINES + 1) group.push(block);
+    else hunkGroups.push([block]);
+  }
+  const hunks: string[] = [];
+  let delta = 0;
+  for (const [k, group] of hunkGroups.entries()) {
+    const head = group[0] as (typeof rendered)[number];
+    const tailBlock = group[group.length - 1] as (typeof rendered)[number];
+    const ctxFrom = Math.max(1, head.first - CONTEXT_LINES);
+    const ctxTo = Math.min(lines.length, tailBlock.last + CONTEXT_LINES);
+    const body: string[] = [];
+    let oldCount = 0;
+    let newCount = 0;
+    let line = ctxFrom;
+    for (const block of group) {
+      for (; line < block.first; line++, oldCount++, newCount++) body.push(` ${clip(lines[line - 1] ?? "")}`);
+      body.push(...block.before.map((l) => `-${clip(l)}`), ...block.after.map((l) => `+${clip(l)}`));
+      oldCount += block.before.length;
+      newCount += block.after.length;
+      line = block.last + 1;
     }
-    delta += after.length - before.length;
+    for (; line <= ctxTo; line++, oldCount++, newCount++) body.push(` ${clip(lines[line - 1] ?? "")}`);
+    if (k < MAX_HUNKS)
+      hunks.push([`@@ -${ctxFrom},${oldCount} +${ctxFrom + delta},${newCount} @@`, ...body].join("\n"));
+    delta += newCount - oldCount;
   }
   let snippet = hunks.join("\n");
   if (snippet.length > MAX_SNIPPET_CHARS)
     snippet = `${snippet.slice(0, MAX_SNIPPET_CHARS)}\n… diff cut: ${formatCount(snippet.length - MAX_SNIPPET_CHARS)} more characters`;
-  if (groups.length > MAX_HUNKS)
-    snippet += `\n… ${formatCount(groups.length - MAX_HUNKS)} more hunks not shown`;
+  if (hunkGroups.length > MAX_HUNKS)
+    snippet += `\n… ${formatCount(hunkGroups.length - MAX_HUNKS)} more hunks not shown`;
   return snippet;
 }
