@@ -42,6 +42,8 @@ export class ShellParseError extends Error {
   }
 }
 
+import { decodeAnsiC } from "./ansi-c.js";
+
 const MAX_DEPTH = 32;
 const IFS = /^\$(\{IFS\}|IFS(?![A-Za-z0-9_]))/;
 const REDIRECT_OPS = ["<<<", "<<-", "<<", "<&", "<>", "<", ">>", ">|", ">&", ">"];
@@ -211,38 +213,9 @@ class Parser {
   }
 
   private readAnsiC(): void {
-    const s = this.src;
-    const escapes: Record<string, string> = {
-      n: "\n",
-      t: "\t",
-      r: "\r",
-      "\\": "\\",
-      "'": "'",
-      '"': '"',
-      a: "\x07",
-      e: "\x1b",
-    };
-    let j = this.i + 2;
-    let text = "";
-    while (j < s.length && s[j] !== "'") {
-      if (s[j] === "\\") {
-        const e = s[j + 1] ?? "";
-        const hex = /^x([0-9a-fA-F]{1,2})/.exec(s.slice(j + 1, j + 4));
-        const oct = /^([0-7]{1,3})/.exec(s.slice(j + 1, j + 4));
-        if (hex?.[1]) {
-          text += String.fromCharCode(Number.parseInt(hex[1], 16));
-          j += 2 + hex[1].length;
-        } else if (oct?.[1]) {
-          text += String.fromCharCode(Number.parseInt(oct[1], 8));
-          j += 1 + oct[1].length;
-        } else {
-          text += escapes[e] ?? `\\${e}`;
-          j += 2;
-        }
-      } else text += s[j++];
-    }
+    const { text, end } = decodeAnsiC(this.src, this.i + 2);
     this.append(text);
-    this.i = j + 1;
+    this.i = end;
   }
 
   private readAngle(): void {

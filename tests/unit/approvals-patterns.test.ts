@@ -32,6 +32,7 @@ const MUST_MATCH: [string, string][] = [
   ["'rm' -rf /", "recursive-delete-outside-workspace"],
   ['"rm" -rf /', "recursive-delete-outside-workspace"],
   ["r''m -rf /", "recursive-delete-outside-workspace"],
+  ["$'\\x72m' -rf /", "recursive-delete-outside-workspace"],
   ["\\rm -rf /", "recursive-delete-outside-workspace"],
   ["/bin/rm -rf /", "recursive-delete-outside-workspace"],
   ["/usr/bin/RM -rf /", "recursive-delete-outside-workspace"],
