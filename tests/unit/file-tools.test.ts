@@ -140,6 +140,17 @@ describe("readFile", () => {
     expect(await readFile(scope, { path: "doc/scan.pdf" })).toContain("this PDF has no text layer (a scan?)");
   });
 
+  it("stops when the signal fires", async () => {
+    const controller = new AbortController();
+    controller.abort(new Error("turn cancelled"));
+    await expect(readFile(scope, { path: "big.txt" }, { signal: controller.signal })).rejects.toThrow(
+      "turn cancelled",
+    );
+    await expect(
+      searchFiles(scope, { pattern: "x", content: true }, { signal: controller.signal, useRipgrep: false }),
+    ).rejects.toThrow("turn cancelled");
+  });
+
   it("explains directories, missing files and empty files", async () => {
     await mkdir(join(root, "dir"), { recursive: true });
     await expect(readFile(scope, { path: "dir" })).rejects.toThrow(/is a directory; use search_files/);
@@ -241,6 +252,24 @@ describe("patchFile", () => {
       ].join("\n"),
     );
     expect((await readText(join(root, "math.js"), "utf8")).match(/\(x, y\)/g)).toHaveLength(2);
+  });
+
+  it("gives distant changes their own hunks and counts the hunks it does not show", async () => {
+    await put(
+      "spread.txt",
+      Array.from({ length: 80 }, (_, i) => (i % 10 === 0 ? `mark ${i}` : `line ${i}`)).join("\n"),
+    );
+    const out = await patchFile(scope, {
+      path: "spread.txt",
+      old_string: "mark",
+      new_string: "MARK",
+      replace_all: true,
+    });
+    expect(out).toMatch(
+      /^Patched spread\.txt: 8 replacements\n@@ -1,3 \+1,3 @@\n-mark 0\n\+MARK 0\n line 1\n line 2\n@@ -9,5 \+9,5 @@/,
+    );
+    expect(out.match(/^@@/gm)).toHaveLength(5);
+    expect(out).toMatch(/… 3 more hunks not shown$/);
   });
 
   it("matches LF text in a CRLF file and keeps CRLF", async () => {

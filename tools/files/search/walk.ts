@@ -8,7 +8,7 @@ import type { SearchHit, SearchOutcome, SearchRequest } from "./types.js";
 
 /** Files larger than this are skipped by the content search (ripgrep streams them; we read them whole). */
 const MAX_CONTENT_BYTES = 50 * 1024 * 1024;
-const READ_CONCURRENCY = 16;
+const READ_CONCURRENCY = 32;
 
 function toRel(root: string, abs: string): string {
   return relative(root, abs).split(sep).join("/");
@@ -69,6 +69,7 @@ async function searchContent(req: SearchRequest, files: string[]): Promise<Searc
       code: "invalid_input",
     });
   }
+  const quick = new RegExp(regex.source, `${regex.flags}m`);
   const hits: SearchHit[] = [];
   const grep = async (abs: string): Promise<SearchHit[]> => {
     const info = await stat(abs).catch(() => undefined);
@@ -76,9 +77,13 @@ async function searchContent(req: SearchRequest, files: string[]): Promise<Searc
     const bytes = await readFile(abs).catch(() => undefined);
     // ripgrep's binary rule: a NUL byte means binary, and binaries are skipped.
     if (!bytes || bytes.subarray(0, 64 * 1024).includes(0)) return [];
+    const text = bytes.toString("utf8");
+    // Most files do not match: one multiline test of the whole text rules them out without splitting.
+    // It can only over-match (`\s` may span a line break), and the line-by-line test below decides.
+    if (!quick.test(text)) return [];
     const rel = toRel(req.root, abs);
     const found: SearchHit[] = [];
-    const lines = bytes.toString("utf8").split("\n");
+    const lines = text.split("\n");
     if (lines[lines.length - 1] === "") lines.pop();
     lines.forEach((line, k) => {
       if (regex.test(line)) found.push({ path: rel, line: k + 1, text: line.replace(/\r$/, "") });
