@@ -1,5 +1,5 @@
 /** Argument helpers the rules share: options, operands and the files a command writes. */
-import type { CommandView } from "./views.js";
+import type { CommandView } from "./types.js";
 
 /** Words before `--` that start with `-` (options and their clusters). */
 export function optionsOf(args: string[]): string[] {

@@ -1,7 +1,7 @@
 import { RULES, UNPARSEABLE_RULE } from "./rules.js";
 import { parseShell, ShellParseError } from "./shell-parse.js";
-import type { CommandClassification, DangerRule, MatchedRule, RuleContext } from "./types.js";
-import { allViews, type CommandView } from "./views.js";
+import type { CommandClassification, CommandView, DangerRule, MatchedRule, RuleContext } from "./types.js";
+import { allViews } from "./views.js";
 
 function matched(rule: DangerRule): CommandClassification {
   return { dangerous: true, rule: { id: rule.id, description: rule.description } };

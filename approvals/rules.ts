@@ -5,8 +5,8 @@
 import { hasFlag, operandsOf, optionsOf, writeTargets } from "./args.js";
 import { fromCwd, isDangerousDevice, isSystemPath, placeOf } from "./paths.js";
 import type { Script } from "./shell-parse.js";
-import type { DangerRule, RuleContext } from "./types.js";
-import { allViews, type CommandView, commandName } from "./views.js";
+import type { CommandView, DangerRule, RuleContext } from "./types.js";
+import { allViews, commandName } from "./views.js";
 
 const FETCHERS = /^(curl|wget|fetch|http|https|xh|aria2c|nc|ncat|netcat|socat|lwp-request|ftp|tftp)$/;
 const INTERPRETERS =
@@ -73,7 +73,8 @@ function pipesNetworkToShell(view: CommandView): boolean {
   const runsCode = INTERPRETERS.test(view.name) || ["source", ".", "eval"].includes(view.name);
   if (!runsCode) return false;
   if (view.words.some((w) => w.subs.some(scriptFetches))) return true;
-  if (view.redirects.some((r) => r.op === "<" && r.target.subs.some(scriptFetches))) return true;
+  if (view.redirects.some((r) => (r.op === "<" || r.op === "<<<") && r.target.subs.some(scriptFetches)))
+    return true;
   return (
     INTERPRETERS.test(view.name) &&
     readsProgramFromStdin(view) &&

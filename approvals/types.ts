@@ -1,4 +1,23 @@
-import type { CommandView } from "./views.js";
+import type { Redirect, Word } from "./shell-parse.js";
+
+/** One way of reading a simple command: its command name and the words after it. */
+export interface CommandView {
+  /** Base name of the command word, lowercased: `/usr/bin/SUDO` → `sudo`. */
+  name: string;
+  /** The words after the command word, as text. */
+  args: string[];
+  /** The same words with their substitutions. */
+  words: Word[];
+  /** Redirections of the simple command (shared by the wrappers and what they wrap). */
+  redirects: Redirect[];
+  /** Every view of the commands before this one in its pipeline (what feeds its stdin). */
+  upstream: CommandView[];
+  /**
+   * Where an earlier `cd` of the same command line moved: an absolute path, a path relative to the
+   * starting directory, or `?` when unknowable (`cd`, `cd ~`, `cd $X`). Undefined: no `cd` before.
+   */
+  cwd?: string;
+}
 
 /** What the rules know besides the command. */
 export interface RuleContext {

@@ -5,33 +5,9 @@
  * `find -exec`) and every substitution are returned as nested scripts, checked like the top level.
  */
 import { posix } from "node:path";
-import {
-  parseShell,
-  type Redirect,
-  type Script,
-  ShellParseError,
-  type SimpleCommand,
-  type Word,
-} from "./shell-parse.js";
-
-/** One way of reading a simple command: its command name and the words after it. */
-export interface CommandView {
-  /** Base name of the command word, lowercased: `/usr/bin/SUDO` → `sudo`. */
-  name: string;
-  /** The words after the command word, as text. */
-  args: string[];
-  /** The same words with their substitutions. */
-  words: Word[];
-  /** Redirections of the simple command (shared by the wrappers and what they wrap). */
-  redirects: Redirect[];
-  /** Every view of the commands before this one in its pipeline (what feeds its stdin). */
-  upstream: CommandView[];
-  /**
-   * Where an earlier `cd` of the same command line moved: an absolute path, a path relative to the
-   * starting directory, or `?` when unknowable (`cd`, `cd ~`, `cd $X`). Undefined: no `cd` before.
-   */
-  cwd?: string;
-}
+import { codeInArgs, codeOnStdin } from "./nested-code.js";
+import { type Script, ShellParseError, type SimpleCommand, type Word } from "./shell-parse.js";
+import type { CommandView } from "./types.js";
 
 interface WrapperSpec {
   /** Options that take the next word as their value. */
@@ -100,21 +76,6 @@ const WRAPPERS: Record<string, WrapperSpec> = {
   },
 };
 
-/** Shells whose `-c` string is shell code. */
-export const SHELLS = new Set([
-  "sh",
-  "bash",
-  "zsh",
-  "dash",
-  "ksh",
-  "mksh",
-  "ash",
-  "fish",
-  "csh",
-  "tcsh",
-  "busybox",
-]);
-
 const RESERVED = new Set([
   "{",
   "}",
@@ -165,71 +126,6 @@ function unwrap(name: string, words: Word[]): Word[] | undefined {
   return k < words.length ? words.slice(k) : undefined;
 }
 
-function textScript(text: string): Script {
-  return parseShell(text);
-}
-
-/** Shell code a command runs from its arguments (`bash -c CODE`, `eval ARGS`, `find -exec CMD ;`). */
-function codeInArgs(name: string, args: Word[]): Script[] {
-  const texts = args.map((w) => w.text);
-  if (SHELLS.has(name)) {
-    let sawC = false;
-    for (const t of texts) {
-      if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(t)) sawC = true;
-      else if (/^[-+]/.test(t) && t !== "-") continue;
-      else return sawC ? [textScript(t)] : [];
-    }
-    return [];
-  }
-  if (name === "eval") return [textScript(texts.join(" "))];
-  if (name === "su" || name === "runuser") {
-    const k = texts.findIndex((t) => t === "-c" || t === "--command");
-    const attached = texts.find((t) => t.startsWith("--command="));
-    if (attached) return [textScript(attached.slice("--command=".length))];
-    const code = k >= 0 ? texts[k + 1] : undefined;
-    return code === undefined ? [] : [textScript(code)];
-  }
-  if (name === "env") {
-    const k = texts.findIndex((t) => t === "-S" || t === "--split-string");
-    const attached = texts.find((t) => t.startsWith("--split-string="));
-    if (attached) return [textScript(attached.slice("--split-string=".length))];
-    const code = k >= 0 ? texts.slice(k + 1).join(" ") : undefined;
-    return code === undefined ? [] : [textScript(code)];
-  }
-  if (name === "watch") {
-    let k = 0;
-    while (k < texts.length && texts[k]?.startsWith("-"))
-      k += /^-(n|d|-interval)$/.test(texts[k] ?? "") ? 2 : 1;
-    return k < texts.length ? [textScript(texts.slice(k).join(" "))] : [];
-  }
-  if (name === "find") return findExec(args);
-  return [];
-}
-
-/** `find START… -exec CMD {} ;` → CMD with `{}` read as START/{} (so `find / -exec rm` deletes under `/`). */
-function findExec(args: Word[]): Script[] {
-  const starts: string[] = [];
-  for (const w of args) {
-    if (w.text.startsWith("-") || w.text === "(" || w.text === "!") break;
-    starts.push(w.text);
-  }
-  const start = starts[0] ?? ".";
-  const scripts: Script[] = [];
-  for (let k = 0; k < args.length; k++) {
-    if (!/^-(exec|execdir|ok|okdir)$/.test(args[k]?.text ?? "")) continue;
-    const words: Word[] = [];
-    for (k++; k < args.length && args[k]?.text !== ";" && args[k]?.text !== "+"; k++) {
-      const w = args[k] as Word;
-      words.push(
-        w.text.includes("{}") ? { ...w, text: w.text.replace("{}", `${start.replace(/\/$/, "")}/{}`) } : w,
-      );
-    }
-    const cmd: SimpleCommand = { words, redirects: [] };
-    if (words.length > 0) scripts.push({ pipelines: [[cmd]] });
-  }
-  return scripts;
-}
-
 /**
  * Every view of one simple command, and the scripts nested in it.
  * @param upstream the views of the commands before it in its pipeline
@@ -257,10 +153,20 @@ export function viewsOf(
       ...(cwd !== undefined ? { cwd } : {}),
     };
     views.push(view);
-    nested.push(...codeInArgs(view.name, rest));
+    nested.push(...codeInArgs(view.name, rest), ...codeOnStdin(view));
     words = unwrap(view.name, rest);
     if (words) words = stripLeading(words);
   }
+  // `> /etc/passwd` alone still writes: a view with no command name keeps its redirections.
+  if (views.length === 0 && cmd.redirects.length > 0)
+    views.push({
+      name: "",
+      args: [],
+      words: [],
+      redirects: cmd.redirects,
+      upstream,
+      ...(cwd !== undefined ? { cwd } : {}),
+    });
   return { views, nested };
 }
 
