@@ -1,5 +1,6 @@
 /** Text out of documents: PDF, DOCX and text-like files, with a clear refusal for everything else. */
 export {
+  bomEncoding,
   extensionOf,
   guessBinaryType,
   isBinary,

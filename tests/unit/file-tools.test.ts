@@ -119,6 +119,19 @@ describe("readFile", () => {
     expect(capped).toMatch(/stopped at 10,000 characters of output; next page: offset=7\)$/);
   });
 
+  it("decodes UTF-16 text with a byte-order mark", async () => {
+    await put(
+      "utf16.txt",
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("héllo\r\nwörld\r\n", "utf16le")]),
+    );
+    expect(await readFile(scope, { path: "utf16.txt" })).toBe(
+      "     1\théllo\n     2\twörld\n(2 lines, whole file)",
+    );
+    await expect(
+      patchFile(scope, { path: "utf16.txt", old_string: "héllo", new_string: "x" }),
+    ).rejects.toThrow(/UTF-16/);
+  });
+
   it("refuses binaries with their size and a type guess", async () => {
     await put("image.txt", TINY_PNG);
     await expect(readFile(scope, { path: "image.txt" })).rejects.toThrow(

@@ -31,6 +31,13 @@ function numbered(n: number, line: string, maxLineChars: number): string {
   return `${String(n).padStart(6)}\t${text}`;
 }
 
+/** Lines of an in-memory text as readline yields a file's: a final line break ends the last line. */
+export function splitLines(text: string): string[] {
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
 /** Reads all `lines` (to count them) and numbers those of the page. */
 export async function pageLines(
   lines: AsyncIterable<string> | Iterable<string>,

@@ -1,6 +1,6 @@
 import { readFile as readBytes } from "node:fs/promises";
 import { HeraldError } from "../../core/errors.js";
-import { formatBytes, isBinary } from "../../documents/index.js";
+import { bomEncoding, formatBytes, isBinary } from "../../documents/index.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { displayPath, formatCount, statPath } from "./common.js";
 import { linesOf, replacementSnippet } from "./diff.js";
@@ -68,6 +68,13 @@ export async function patchFile(
   const bytes = await readBytes(abs, { signal: options.signal });
   if (isBinary(bytes))
     throw new HeraldError(`${shown} is a binary file; patch_file edits text only`, { code: "invalid_input" });
+  if (bomEncoding(bytes)?.startsWith("utf-16"))
+    throw new HeraldError(
+      `${shown} is UTF-16 text; patch_file edits UTF-8 files only (rewrite it with write_file)`,
+      {
+        code: "invalid_input",
+      },
+    );
   const original = bytes.toString("utf8");
 
   let oldText = parsed.old_string;

@@ -1,10 +1,17 @@
 import { createReadStream } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, readFile as readBytes } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { HeraldError } from "../../core/errors.js";
-import { extractDocument, formatBytes, SNIFF_BYTES, sniffDocument } from "../../documents/index.js";
+import {
+  bomEncoding,
+  decodeText,
+  extractDocument,
+  formatBytes,
+  SNIFF_BYTES,
+  sniffDocument,
+} from "../../documents/index.js";
 import { displayPath, formatCount, statPath } from "./common.js";
-import { pageFooter, pageLines } from "./pager.js";
+import { pageFooter, pageLines, splitLines } from "./pager.js";
 import { parseArgs, type ReadFileArgs, readFileArgsSchema } from "./schemas.js";
 import type { FileScope, FileToolOptions } from "./types.js";
 
@@ -17,6 +24,8 @@ export interface ReadFileOptions extends FileToolOptions {
   /** Characters of numbered output per call; the page stops early past it. @defaultValue 100_000 */
   maxOutputChars?: number;
 }
+
+const MAX_UTF16_BYTES = 20 * 1024 * 1024;
 
 async function readHead(abs: string): Promise<Uint8Array> {
   const handle = await open(abs, "r");
@@ -53,7 +62,8 @@ export async function readFile(
       code: "invalid_input",
     });
   signal?.throwIfAborted();
-  const sniff = sniffDocument(await readHead(abs), { fileName: abs });
+  const head = await readHead(abs);
+  const sniff = sniffDocument(head, { fileName: abs });
   if (sniff.type === "binary")
     throw new HeraldError(
       `${shown} is a binary file (${sniff.typeGuess ?? "unknown type"}, ${formatBytes(info.size)}); read_file shows text only`,
@@ -74,7 +84,17 @@ export async function readFile(
     const pages = doc.pages !== undefined ? `, ${formatCount(doc.pages)} pages` : "";
     if (doc.noTextLayer) return `${shown} (${doc.kind.toUpperCase()}${pages}): ${doc.notice}`;
     header = `${shown} (${doc.kind.toUpperCase()}${pages}; extracted text${doc.truncated ? ", cut" : ""}${doc.notice ? `; ${doc.notice}` : ""})\n`;
-    lines = doc.text.split("\n");
+    lines = splitLines(doc.text);
+  } else if (bomEncoding(head)?.startsWith("utf-16")) {
+    // readline decodes UTF-8 only; UTF-16 files (rare, Windows exports) are small enough to decode whole.
+    if (info.size > MAX_UTF16_BYTES)
+      throw new HeraldError(
+        `${shown} is UTF-16 text of ${formatBytes(info.size)}; read_file decodes UTF-16 up to ${formatBytes(MAX_UTF16_BYTES)}`,
+        {
+          code: "invalid_input",
+        },
+      );
+    lines = splitLines(decodeText(await readBytes(abs, { signal })));
   } else {
     if (info.size === 0) return `${shown} is empty (0 bytes)`;
     lines = createInterface({
