@@ -253,5 +253,5 @@ export const RULES: readonly DangerRule[] = [
 /** The rule reported when a command cannot be parsed far enough to be checked. */
 export const UNPARSEABLE_RULE: DangerRule = {
   id: "unparseable-command",
-  description: "nested too deeply to check automatically; read it before approving",
+  description: "too deeply nested or too long to check automatically; read it before approving",
 };

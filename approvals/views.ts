@@ -76,6 +76,9 @@ const WRAPPERS: Record<string, WrapperSpec> = {
   },
 };
 
+const MAX_PIPELINE = 500;
+const MAX_VIEWS = 50_000;
+
 const RESERVED = new Set([
   "{",
   "}",
@@ -182,7 +185,7 @@ function changeDirectory(cwd: string | undefined, args: string[]): string {
 /**
  * Views of every command in a script and, recursively, in the code nested in it, in order. A `cd` or
  * `pushd` changes the `cwd` of the views after it (subshells are not told apart: erring towards asking).
- * @throws ShellParseError past 16 levels of nested code
+ * @throws ShellParseError past 16 levels of nested code, 500 commands in a pipeline or 50,000 commands
  */
 export function allViews(
   script: Script,
@@ -192,6 +195,9 @@ export function allViews(
 ): CommandView[] {
   if (depth > 16) throw new ShellParseError("command nested too deeply to check");
   for (const pipeline of script.pipelines) {
+    // Each command gets a copy of what feeds it: bound the quadratic cost, failing closed.
+    if (pipeline.length > MAX_PIPELINE) throw new ShellParseError("pipeline too long to check");
+    if (out.length > MAX_VIEWS) throw new ShellParseError("command line too long to check");
     const upstream: CommandView[] = [];
     for (const cmd of pipeline) {
       const { views, nested } = viewsOf(cmd, [...upstream], state.cwd);

@@ -270,6 +270,13 @@ describe("classifyCommand", () => {
     expect(classifyCommand(nested)).toMatchObject({ dangerous: true, rule: { id: "unparseable-command" } });
   });
 
+  it("fails closed, and fast, on a pipeline too long to check", () => {
+    const started = performance.now();
+    expect(classifyCommand(`cat x${" | grep y".repeat(5000)}`)).toMatchObject({ rule: { id: "unparseable-command" } });
+    expect(classifyCommand(`cat x${" | grep y".repeat(100)}`)).toEqual({ dangerous: false });
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
   it("gives each rule a stable key for /approve always", () => {
     const result = classifyCommand("sudo id");
     if (!result.dangerous) throw new Error("expected a match");
