@@ -149,6 +149,10 @@ describe("readFile", () => {
     expect(paged).toMatch(/next page: offset=2\)$/);
     await put("doc/letter.docx", await makeDocx(["Hello from Word"]));
     expect(await readFile(scope, { path: "doc/letter.docx" })).toContain("     1\tHello from Word");
+    await put("doc/broken.pdf", "%PDF-1.4\nnot really\n");
+    await expect(readFile(scope, { path: "doc/broken.pdf" })).rejects.toThrow(
+      /^doc\/broken\.pdf looks like a PDF file but could not be read/,
+    );
     await put("doc/scan.pdf", makePdf([[]]));
     expect(await readFile(scope, { path: "doc/scan.pdf" })).toContain("this PDF has no text layer (a scan?)");
   });

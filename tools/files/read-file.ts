@@ -5,7 +5,7 @@ import { HeraldError } from "../../core/errors.js";
 import {
   bomEncoding,
   decodeText,
-  extractDocument,
+  extractDocumentFromBuffer,
   formatBytes,
   SNIFF_BYTES,
   sniffDocument,
@@ -26,6 +26,7 @@ export interface ReadFileOptions extends FileToolOptions {
 }
 
 const MAX_UTF16_BYTES = 20 * 1024 * 1024;
+const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
 
 async function readHead(abs: string): Promise<Uint8Array> {
   const handle = await open(abs, "r");
@@ -80,7 +81,16 @@ export async function readFile(
   let header = "";
   let lines: AsyncIterable<string> | Iterable<string>;
   if (sniff.kind === "pdf" || sniff.kind === "docx") {
-    const doc = await extractDocument(abs, { signal });
+    if (info.size > MAX_DOCUMENT_BYTES)
+      throw new HeraldError(
+        `${shown} is a ${formatBytes(info.size)} ${sniff.kind.toUpperCase()}, over the ${formatBytes(MAX_DOCUMENT_BYTES)} read_file extracts`,
+        { code: "invalid_input" },
+      );
+    // From bytes, so refusals name the file as the model knows it (workspace-relative).
+    const doc = await extractDocumentFromBuffer(await readBytes(abs, { signal }), {
+      fileName: shown,
+      signal,
+    });
     const pages = doc.pages !== undefined ? `, ${formatCount(doc.pages)} pages` : "";
     if (doc.noTextLayer) return `${shown} (${doc.kind.toUpperCase()}${pages}): ${doc.notice}`;
     header = `${shown} (${doc.kind.toUpperCase()}${pages}; extracted text${doc.truncated ? ", cut" : ""}${doc.notice ? `; ${doc.notice}` : ""})\n`;
