@@ -179,6 +179,10 @@ export function sniffDocument(
   if (isDocxZip(head)) return { type: "document", kind: "docx" };
   const ext = extensionOf(hints.fileName);
   const mime = hints.mimeType?.split(";")[0]?.trim().toLowerCase() ?? "";
+  // `word/document.xml` may sit past the sniffed head (after big images): a ZIP named or typed as DOCX
+  // goes to the converter, which says whether it is one.
+  if (startsWith(head, 0x50, 0x4b, 0x03, 0x04) && (ext === "docx" || MIME_KINDS[mime] === "docx"))
+    return { type: "document", kind: "docx" };
   const office = UNSUPPORTED_OFFICE[ext];
   if (office && (isBinary(head) || ext === "rtf")) return { type: "unsupported", description: office };
   if (isBinary(head)) return { type: "binary", typeGuess: guessBinaryType(head) };

@@ -158,5 +158,11 @@ describe("isBinary", () => {
       type: "document",
       kind: "docx",
     });
+    const zipHead = Buffer.concat([Buffer.from("PK\x03\x04"), Buffer.alloc(100, 7), Buffer.from([0])]);
+    expect(sniffDocument(zipHead, { fileName: "big.docx" })).toEqual({ type: "document", kind: "docx" });
+    expect(sniffDocument(zipHead, { fileName: "a.zip" })).toEqual({
+      type: "binary",
+      typeGuess: "ZIP archive",
+    });
   });
 });
