@@ -272,7 +272,9 @@ describe("classifyCommand", () => {
 
   it("fails closed, and fast, on a pipeline too long to check", () => {
     const started = performance.now();
-    expect(classifyCommand(`cat x${" | grep y".repeat(5000)}`)).toMatchObject({ rule: { id: "unparseable-command" } });
+    expect(classifyCommand(`cat x${" | grep y".repeat(5000)}`)).toMatchObject({
+      rule: { id: "unparseable-command" },
+    });
     expect(classifyCommand(`cat x${" | grep y".repeat(100)}`)).toEqual({ dangerous: false });
     expect(performance.now() - started).toBeLessThan(5000);
   });
