@@ -1,0 +1,4 @@
+/** Which shell commands need a person's approval: a table of rules over a shell-aware split. */
+export { classifyCommand, patternKey } from "./classify.js";
+export { RULES, UNPARSEABLE_RULE } from "./rules.js";
+export type { CommandClassification, CommandView, DangerRule, MatchedRule, RuleContext } from "./types.js";

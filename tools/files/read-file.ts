@@ -1,0 +1,125 @@
+import { createReadStream } from "node:fs";
+import { open, readFile as readBytes } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import { HeraldError } from "../../core/errors.js";
+import {
+  bomEncoding,
+  decodeText,
+  extractDocumentFromBuffer,
+  formatBytes,
+  SNIFF_BYTES,
+  sniffDocument,
+} from "../../documents/index.js";
+import { displayPath, formatCount, statPath } from "./common.js";
+import { pageFooter, pageLines, splitLines } from "./pager.js";
+import { parseArgs, type ReadFileArgs, readFileArgsSchema } from "./schemas.js";
+import type { FileScope, FileToolOptions } from "./types.js";
+
+/** Page and output limits of `readFile`. */
+export interface ReadFileOptions extends FileToolOptions {
+  /** Lines per page when the model gives no `limit`. @defaultValue 2000 */
+  defaultLimit?: number;
+  /** Characters kept of each line. @defaultValue 2000 */
+  maxLineChars?: number;
+  /** Characters of numbered output per call; the page stops early past it. @defaultValue 100_000 */
+  maxOutputChars?: number;
+}
+
+const MAX_UTF16_BYTES = 20 * 1024 * 1024;
+const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
+
+async function readHead(abs: string): Promise<Uint8Array> {
+  const handle = await open(abs, "r");
+  try {
+    const buffer = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Reads a file for the model, `cat -n` style: each line numbered (right-aligned, then a tab), at most
+ * `limit` lines from `offset`, long lines cut with a marker, and a last line giving the total and the
+ * offset of the next page. PDF and DOCX files are shown as their extracted text, paged the same way.
+ * @throws ToolArgsError for bad arguments; HeraldError `not_found` (missing file), `invalid_input`
+ *   (a directory, a binary file, an offset past the end), or what `scope.resolve` throws.
+ */
+export async function readFile(
+  scope: FileScope,
+  args: ReadFileArgs,
+  options: ReadFileOptions = {},
+): Promise<string> {
+  const parsed = parseArgs(readFileArgsSchema, args, "read_file");
+  const { defaultLimit = 2000, maxLineChars = 2000, maxOutputChars = 100_000, signal } = options;
+  const offset = parsed.offset ?? 1;
+  const limits = { offset, limit: parsed.limit ?? defaultLimit, maxLineChars, maxOutputChars };
+  const abs = scope.resolve(parsed.path);
+  const shown = displayPath(scope, abs);
+  const info = await statPath(abs, shown, "; search_files finds files by name");
+  if (info.isDirectory())
+    throw new HeraldError(`${shown} is a directory; use search_files to list its files`, {
+      code: "invalid_input",
+    });
+  signal?.throwIfAborted();
+  const head = await readHead(abs);
+  const sniff = sniffDocument(head, { fileName: abs });
+  if (sniff.type === "binary")
+    throw new HeraldError(
+      `${shown} is a binary file (${sniff.typeGuess ?? "unknown type"}, ${formatBytes(info.size)}); read_file shows text only`,
+      { code: "invalid_input" },
+    );
+  if (sniff.type === "unsupported")
+    throw new HeraldError(
+      `${shown} is ${sniff.description}, which read_file cannot show; convert it to PDF, DOCX or text`,
+      {
+        code: "invalid_input",
+      },
+    );
+
+  let header = "";
+  let lines: AsyncIterable<string> | Iterable<string>;
+  if (sniff.kind === "pdf" || sniff.kind === "docx") {
+    if (info.size > MAX_DOCUMENT_BYTES)
+      throw new HeraldError(
+        `${shown} is a ${formatBytes(info.size)} ${sniff.kind.toUpperCase()}, over the ${formatBytes(MAX_DOCUMENT_BYTES)} read_file extracts`,
+        { code: "invalid_input" },
+      );
+    // From bytes, so refusals name the file as the model knows it (workspace-relative).
+    const doc = await extractDocumentFromBuffer(await readBytes(abs, { signal }), {
+      fileName: shown,
+      signal,
+    });
+    const pages = doc.pages !== undefined ? `, ${formatCount(doc.pages)} pages` : "";
+    if (doc.noTextLayer) return `${shown} (${doc.kind.toUpperCase()}${pages}): ${doc.notice}`;
+    header = `${shown} (${doc.kind.toUpperCase()}${pages}; extracted text${doc.truncated ? ", cut" : ""}${doc.notice ? `; ${doc.notice}` : ""})\n`;
+    lines = splitLines(doc.text);
+  } else if (bomEncoding(head)?.startsWith("utf-16")) {
+    // readline decodes UTF-8 only; UTF-16 files (rare, Windows exports) are small enough to decode whole.
+    if (info.size > MAX_UTF16_BYTES)
+      throw new HeraldError(
+        `${shown} is UTF-16 text of ${formatBytes(info.size)}; read_file decodes UTF-16 up to ${formatBytes(MAX_UTF16_BYTES)}`,
+        {
+          code: "invalid_input",
+        },
+      );
+    lines = splitLines(decodeText(await readBytes(abs, { signal })));
+  } else {
+    if (info.size === 0) return `${shown} is empty (0 bytes)`;
+    lines = createInterface({
+      input: createReadStream(abs, { encoding: "utf8", signal }),
+      crlfDelay: Number.POSITIVE_INFINITY,
+    });
+  }
+  const page = await pageLines(lines, limits, signal);
+  if (page.totalLines === 0) return `${header}${shown} has no text`;
+  if (offset > page.totalLines)
+    throw new HeraldError(
+      `offset ${offset} is past the end: ${shown} has ${formatCount(page.totalLines)} lines`,
+      {
+        code: "invalid_input",
+      },
+    );
+  return `${header}${page.body}\n${pageFooter(page, offset, maxOutputChars)}`;
+}
