@@ -42,7 +42,7 @@ const coreShape = {
     .strictObject({
       /** Extra system prompt text (persona). */
       persona: optionalString,
-      toolsets: z.array(z.string()).default(["core", "cron", "memory", "skills", "terminal"]),
+      toolsets: z.array(z.string()).default(["core", "cron", "memory", "skills", "terminal", "files"]),
     })
     .prefault({}),
   /** Where the agent's commands run (the terminal tools), and its workspaces. */

@@ -223,5 +223,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
  */
 export function toolsetsFor(config: HeraldConfig, platform: string, chatType: "dm" | "group"): string[] {
   const toolsets = config.platforms[platform]?.toolsets ?? config.agent.toolsets;
-  return chatType === "group" && !config.exec.groups ? toolsets.filter((t) => t !== "terminal") : toolsets;
+  return chatType === "group" && !config.exec.groups
+    ? toolsets.filter((t) => t !== "terminal" && t !== "files")
+    : toolsets;
 }

@@ -2,7 +2,8 @@
  * The agent's tools, in one explicit list: each tool (or toolset) lives in its own folder under
  * `tools/`; this file registers them. Toolsets: "core" (`session_search`), "cron" (`cronjob`), "memory"
  * (`memory`), "skills" (`skills_list`, `skill_view`, `skill_manage`), "terminal" (`terminal`, `process`;
- * only where the configured execution backend is available).
+ * only where the configured execution backend is available), "files" (`read_file`, `write_file`,
+ * `patch`, `search_files`, in the same workspaces).
  */
 import { join } from "node:path";
 import { ToolRegistry } from "../agent/tool-registry.js";
@@ -19,6 +20,7 @@ import { cronjobTool } from "../tools/cron/index.js";
 import { memoryTool } from "../tools/memory/index.js";
 import { sessionSearchTool } from "../tools/session-search/index.js";
 import { skillsTools } from "../tools/skills/index.js";
+import { fileTools } from "../tools/files/tools.js";
 import { terminalTools } from "../tools/terminal/index.js";
 import type { HeraldConfig } from "./config.js";
 
@@ -65,6 +67,8 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
       backend = candidate;
       processes = new ProcessRegistry({ backend, logger });
       tools.push(...terminalTools({ backend, workspaces, processes, maxTimeoutS }));
+      // Commands in the sandbox see the workspace at /workspace: the file tools take those paths too.
+      tools.push(...fileTools({ workspaces, virtualRoot: backend.name === "sandbox" ? "/workspace" : undefined }));
       if (backend.name === "local")
         logger.warn({}, "terminal tools run commands on this host, unsandboxed (exec.backend: local)");
     } else {
