@@ -17,10 +17,10 @@ import {
   WorkspaceManager,
 } from "../exec/index.js";
 import { cronjobTool } from "../tools/cron/index.js";
+import { fileTools } from "../tools/files/tools.js";
 import { memoryTool } from "../tools/memory/index.js";
 import { sessionSearchTool } from "../tools/session-search/index.js";
 import { skillsTools } from "../tools/skills/index.js";
-import { fileTools } from "../tools/files/tools.js";
 import { terminalTools } from "../tools/terminal/index.js";
 import type { HeraldConfig } from "./config.js";
 
@@ -68,7 +68,9 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
       processes = new ProcessRegistry({ backend, logger });
       tools.push(...terminalTools({ backend, workspaces, processes, maxTimeoutS }));
       // Commands in the sandbox see the workspace at /workspace: the file tools take those paths too.
-      tools.push(...fileTools({ workspaces, virtualRoot: backend.name === "sandbox" ? "/workspace" : undefined }));
+      tools.push(
+        ...fileTools({ workspaces, virtualRoot: backend.name === "sandbox" ? "/workspace" : undefined }),
+      );
       if (backend.name === "local")
         logger.warn({}, "terminal tools run commands on this host, unsandboxed (exec.backend: local)");
     } else {
