@@ -54,6 +54,8 @@ const coreShape = {
       maxTimeoutS: z.number().int().positive().default(600),
       /** Give groups the terminal tools too (DMs of allowed users have them by default). */
       groups: z.boolean().default(false),
+      /** Dangerous commands: `deny` refuses them; `off` runs them (logged loudly at start). */
+      dangerousCommands: z.enum(["deny", "off"]).default("deny"),
     })
     .prefault({}),
   /** MEMORY.md and USER.md budgets in characters. */
@@ -170,6 +172,7 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_EXEC_GROUPS: ["exec.groups", "bool"],
   HERALD_EXEC_WORKSPACE_SCOPE: ["exec.workspace_scope", "string"],
   HERALD_EXEC_MAX_TIMEOUT_S: ["exec.max_timeout_s", "int"],
+  HERALD_EXEC_DANGEROUS_COMMANDS: ["exec.dangerous_commands", "string"],
   HERALD_MEMORY_CHARS: ["memory.memory_chars", "int"],
   HERALD_USER_CHARS: ["memory.user_chars", "int"],
   HERALD_LEARNING_ENABLED: ["learning.enabled", "bool"],

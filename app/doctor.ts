@@ -194,7 +194,13 @@ export function printDoctor(lines: DoctorLine[], out: NodeJS.WritableStream = pr
 
 /** The terminal tools' execution backend: available here, or what is missing and how to add it. */
 async function checkExec(config: HeraldConfig): Promise<DoctorLine> {
-  const { workspaceScope: _scope, maxTimeoutS: _max, groups: _groups, ...options } = config.exec;
+  const {
+    workspaceScope: _scope,
+    maxTimeoutS: _max,
+    groups: _groups,
+    dangerousCommands: _d,
+    ...options
+  } = config.exec;
   try {
     const backend = createExecutionBackend(options);
     const availability = await backend.checkAvailable();

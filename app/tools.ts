@@ -60,17 +60,33 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   let backend: ExecutionBackend | undefined;
   let processes: ProcessRegistry | undefined;
   try {
-    const { workspaceScope: _scope, maxTimeoutS, groups: _groups, ...options } = config.exec;
+    const {
+      workspaceScope: _scope,
+      maxTimeoutS,
+      groups: _groups,
+      dangerousCommands,
+      ...options
+    } = config.exec;
     const candidate = createExecutionBackend(options, logger);
     const availability = await candidate.checkAvailable();
     if (availability.available) {
       backend = candidate;
       processes = new ProcessRegistry({ backend, logger });
-      tools.push(...terminalTools({ backend, workspaces, processes, maxTimeoutS }));
       // Commands in the sandbox see the workspace at /workspace: the file tools take those paths too.
+      const virtualRoot = backend.name === "sandbox" ? "/workspace" : undefined;
       tools.push(
-        ...fileTools({ workspaces, virtualRoot: backend.name === "sandbox" ? "/workspace" : undefined }),
+        ...terminalTools({
+          backend,
+          workspaces,
+          processes,
+          maxTimeoutS,
+          dangerous: dangerousCommands,
+          virtualRoot,
+        }),
       );
+      if (dangerousCommands === "off")
+        logger.warn({}, "dangerous commands run without approval (exec.dangerous_commands: off)");
+      tools.push(...fileTools({ workspaces, virtualRoot }));
       if (backend.name === "local")
         logger.warn({}, "terminal tools run commands on this host, unsandboxed (exec.backend: local)");
     } else {

@@ -38,7 +38,8 @@ async function ask(
 
 describe("terminal tools (sandbox backend)", () => {
   it("runs a command in the session's workspace; the system stays read-only and the network off", async () => {
-    harness = await startHarness();
+    // The sandbox itself holds even with the dangerous-command check off.
+    harness = await startHarness({ env: { HERALD_EXEC_DANGEROUS_COMMANDS: "off" } });
     harness.llm.script(
       {
         toolCalls: [
@@ -95,6 +96,25 @@ describe("terminal tools (sandbox backend)", () => {
     );
     const second = await ask(harness, "start a long one and stop it", first.sessionId);
     expect(second.reply).toMatch(/exited \((signal SIG(TERM|KILL)|code \d+)\)/);
+  });
+
+  it("refuses a dangerous command without running any of it, and says why", async () => {
+    harness = await startHarness();
+    harness.llm.script(
+      { toolCalls: [{ name: "terminal", arguments: { command: "touch ran.txt; sudo apt-get install -y cowsay" } }] },
+      { toolCalls: [{ name: "terminal", arguments: { command: "ls -a" } }] },
+      (req) => ({
+        text: req.messages
+          .filter((m) => m.role === "tool")
+          .map((m) => String(m.content ?? ""))
+          .join("\n---\n"),
+      }),
+    );
+    const { reply } = await ask(harness, "clean up the system");
+    const [refused, listing] = reply.split("\n---\n");
+    expect(refused).toMatch(/^error: refused without running it: .*rule privilege-escalation/);
+    expect(listing).toContain("exit code 0");
+    expect(listing).not.toContain("ran.txt");
   });
 
   it("kills a command at its timeout, with its children", async () => {

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { defineTool } from "../../agent/tool-registry.js";
 import type { Tool, ToolContext } from "../../agent/types.js";
+import { classifyCommand } from "../../approvals/index.js";
 import type {
   ExecutionBackend,
   ProcessInfo,
@@ -27,6 +28,14 @@ export interface TerminalToolsDeps {
   maxTimeoutS?: number | undefined;
   /** Characters kept of each of stdout and stderr. @defaultValue 20_000 */
   maxOutputChars?: number | undefined;
+  /**
+   * What happens to a dangerous command (approvals/: recursive deletes outside the workspace, sudo,
+   * disk tools, pipes from the network into a shell…): `deny` refuses it, `off` runs it (the owner's
+   * choice, logged at start). Asking the user in the chat (`manual`) is not built yet. @defaultValue "deny"
+   */
+  dangerous?: "deny" | "off" | undefined;
+  /** The workspace's path as commands see it, for the rules about paths outside it. */
+  virtualRoot?: string | undefined;
 }
 
 const DEFAULT_TIMEOUT_S = 120;
@@ -100,6 +109,16 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
     toolset: "terminal",
     async execute(args, ctx) {
       const workspace = await workspaceOf(deps, ctx);
+      if ((deps.dangerous ?? "deny") === "deny") {
+        const verdict = classifyCommand(args.command, { workspaceDir: deps.virtualRoot ?? workspace.dir });
+        if (verdict.dangerous) {
+          ctx.logger.warn({ rule: verdict.rule.id }, "dangerous command refused");
+          return {
+            content: `error: refused without running it: ${verdict.rule.description} (rule ${verdict.rule.id}). Commands like this need the owner's approval, which this gateway does not grant (exec.dangerous_commands: deny). Tell the user what you wanted to run and why, or find a way that stays inside the workspace.`,
+            isError: true,
+          };
+        }
+      }
       ctx.progress(`$ ${args.command}`);
       if (args.background) {
         const info = deps.processes.start(ctx.origin.sessionKey, workspace, {
