@@ -42,7 +42,7 @@ const coreShape = {
     .strictObject({
       /** Extra system prompt text (persona). */
       persona: optionalString,
-      toolsets: z.array(z.string()).default(["core", "cron", "memory", "skills", "terminal", "files"]),
+      toolsets: z.array(z.string()).default(["core", "cron", "memory", "skills", "terminal", "files", "web"]),
     })
     .prefault({}),
   /** Where the agent's commands run (the terminal tools), and its workspaces. */
@@ -56,6 +56,15 @@ const coreShape = {
       groups: z.boolean().default(false),
       /** Dangerous commands: `deny` refuses them; `off` runs them (logged loudly at start). */
       dangerousCommands: z.enum(["deny", "off"]).default("deny"),
+    })
+    .prefault({}),
+  /** The web tools: a search provider, and whether fetches may reach private addresses. */
+  web: z
+    .strictObject({
+      /** `{ provider: searxng | brave | tavily, base_url, api_key }`; checked when the tools are built. */
+      search: z.record(z.string(), z.unknown()).optional(),
+      /** Let web_extract reach private, loopback and link-local addresses (SSRF guard off). */
+      allowPrivate: z.boolean().default(false),
     })
     .prefault({}),
   /** MEMORY.md and USER.md budgets in characters. */
@@ -173,6 +182,10 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_EXEC_WORKSPACE_SCOPE: ["exec.workspace_scope", "string"],
   HERALD_EXEC_MAX_TIMEOUT_S: ["exec.max_timeout_s", "int"],
   HERALD_EXEC_DANGEROUS_COMMANDS: ["exec.dangerous_commands", "string"],
+  HERALD_WEB_SEARCH_PROVIDER: ["web.search.provider", "string"],
+  HERALD_WEB_SEARCH_URL: ["web.search.base_url", "url"],
+  HERALD_WEB_SEARCH_KEY: ["web.search.api_key", "string"],
+  HERALD_WEB_ALLOW_PRIVATE: ["web.allow_private", "bool"],
   HERALD_MEMORY_CHARS: ["memory.memory_chars", "int"],
   HERALD_USER_CHARS: ["memory.user_chars", "int"],
   HERALD_LEARNING_ENABLED: ["learning.enabled", "bool"],

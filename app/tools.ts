@@ -22,6 +22,8 @@ import { memoryTool } from "../tools/memory/index.js";
 import { sessionSearchTool } from "../tools/session-search/index.js";
 import { skillsTools } from "../tools/skills/index.js";
 import { terminalTools } from "../tools/terminal/index.js";
+import { webTools } from "../tools/web/index.js";
+import { createWebSearchProvider, createWorkerHtmlConverter } from "../web/index.js";
 import type { HeraldConfig } from "./config.js";
 
 /** The tools that need nothing but their context. Later features add theirs here. */
@@ -102,6 +104,8 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     });
     logger.warn({ error: describeError(err) }, "terminal tools are off");
   }
+  const web = webToolsOf(config, logger, unavailable);
+  tools.push(...web.tools);
   return {
     registry: createToolRegistry(tools),
     processes,
@@ -110,6 +114,37 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     async close() {
       await processes?.closeAll();
       await backend?.close();
+      await web.close();
     },
+  };
+}
+
+/** The web tools: search when a provider is configured, extraction always (HTML converted off-thread). */
+function webToolsOf(
+  config: HeraldConfig,
+  logger: Logger,
+  unavailable: AgentTools["unavailable"],
+): { tools: Tool[]; close(): Promise<void> } {
+  let search: ReturnType<typeof createWebSearchProvider>;
+  try {
+    search = createWebSearchProvider(config.web.search, { configKey: "web.search" });
+  } catch (err) {
+    unavailable.push({
+      toolset: "web",
+      missing: `web_search: ${describeError(err)}`,
+      fix: "correct web.search in config.yaml",
+    });
+    logger.warn({ error: describeError(err) }, "web search is off");
+  }
+  if (!search)
+    unavailable.push({
+      toolset: "web",
+      missing: "web_search: no search provider configured",
+      fix: "set HERALD_WEB_SEARCH_PROVIDER=searxng and HERALD_WEB_SEARCH_URL=<your SearXNG> (or brave / tavily with HERALD_WEB_SEARCH_KEY)",
+    });
+  const converter = createWorkerHtmlConverter();
+  return {
+    tools: webTools({ search, allowPrivate: config.web.allowPrivate, convertHtml: converter.convert }),
+    close: () => converter.close(),
   };
 }

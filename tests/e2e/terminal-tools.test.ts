@@ -101,7 +101,11 @@ describe("terminal tools (sandbox backend)", () => {
   it("refuses a dangerous command without running any of it, and says why", async () => {
     harness = await startHarness();
     harness.llm.script(
-      { toolCalls: [{ name: "terminal", arguments: { command: "touch ran.txt; sudo apt-get install -y cowsay" } }] },
+      {
+        toolCalls: [
+          { name: "terminal", arguments: { command: "touch ran.txt; sudo apt-get install -y cowsay" } },
+        ],
+      },
       { toolCalls: [{ name: "terminal", arguments: { command: "ls -a" } }] },
       (req) => ({
         text: req.messages
