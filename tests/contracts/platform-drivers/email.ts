@@ -33,6 +33,7 @@ export const emailDriver: PlatformDriver = {
   },
   async setup() {
     const e = current();
+    // A fresh mailbox per case: startEmailEnv has 12, and says so when a new case needs more.
     const bot = e.nextBot();
     const adapter = newAdapter(e, bot, memoryKv());
     return {
