@@ -31,6 +31,8 @@ export interface SmtpSink {
   waitFor(count: number, timeoutMs?: number): Promise<CapturedMail[]>;
   /** Refuses the next `times` messages at DATA with `code` (e.g. 451 temporary, 550 permanent). */
   failNext(code: number, times?: number): void;
+  /** Refuses the next `times` AUTH attempts with 535, whatever the password (a revoked app password). */
+  refuseNextLogin(times?: number): void;
   close(): Promise<void>;
 }
 
@@ -39,6 +41,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
   const messages: CapturedMail[] = [];
   const waiters = new Set<() => void>();
   const failures: number[] = [];
+  let refusedLogins = 0;
 
   const server = new SMTPServer({
     authOptional: true,
@@ -48,6 +51,11 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     // Connections still open at close() are cut after this long instead of the default 30 s.
     closeTimeout: 1000,
     onAuth(auth, _session, callback) {
+      if (refusedLogins > 0) {
+        refusedLogins -= 1;
+        callback(Object.assign(new Error("Invalid username or password"), { responseCode: 535 }));
+        return;
+      }
       const expected = options.logins?.[auth.username ?? ""];
       if (expected !== undefined && expected === auth.password) {
         callback(null, { user: auth.username });
@@ -114,6 +122,9 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     },
     failNext(code, times = 1) {
       for (let i = 0; i < times; i++) failures.push(code);
+    },
+    refuseNextLogin(times = 1) {
+      refusedLogins += times;
     },
     close() {
       return new Promise((resolve) => server.close(() => resolve()));

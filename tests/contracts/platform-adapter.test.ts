@@ -1,0 +1,22 @@
+/**
+ * Runs the PlatformAdapter contract against every platform's real adapter, each pointed at its fake
+ * server (email: a real Dovecot and an in-process SMTP server; WhatsApp: Baileys' socket boundary).
+ */
+import { platformAdapterContract } from "./platform-adapter.contract.js";
+import { discordDriver } from "./platform-drivers/discord.js";
+import { emailDriver } from "./platform-drivers/email.js";
+import { matrixDriver } from "./platform-drivers/matrix.js";
+import { slackDriver } from "./platform-drivers/slack.js";
+import { telegramDriver } from "./platform-drivers/telegram.js";
+import { whatsappDriver } from "./platform-drivers/whatsapp.js";
+
+for (const driver of [
+  telegramDriver,
+  discordDriver,
+  slackDriver,
+  matrixDriver,
+  emailDriver,
+  whatsappDriver,
+]) {
+  platformAdapterContract(driver);
+}
