@@ -50,6 +50,7 @@ export class DiscordAdapter implements PlatformAdapter {
   private conn: Connection | undefined;
   private current: AdapterStatus = { state: "stopped" };
   private started = false;
+  private starting: Promise<void> | undefined;
   private lastCloseCode: number | undefined;
   private readonly log: Logger;
 
@@ -60,8 +61,16 @@ export class DiscordAdapter implements PlatformAdapter {
     this.log = deps.logger.child({ platform: "discord" });
   }
 
-  async start(onMessage: InboundHandler): Promise<void> {
-    if (this.started) return;
+  start(onMessage: InboundHandler): Promise<void> {
+    if (this.started) return Promise.resolve();
+    // A second start while the first is logging in waits for that one instead of logging in again.
+    this.starting ??= this.connect(onMessage).finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async connect(onMessage: InboundHandler): Promise<void> {
     const { client, inbound, commands } = this.connection();
     this.current = { state: "starting" };
     this.lastCloseCode = undefined;

@@ -146,6 +146,15 @@ export function platformAdapterContract(driver: PlatformDriver): void {
       if (adapter.status) expect(adapter.status().state).toBe("stopped");
     });
 
+    it("start: two overlapping starts both settle on one connection", async () => {
+      const { adapter, chat, ready, delivered } = await rig();
+      await Promise.all([adapter.start(accept), adapter.start(accept)]);
+      await ready?.();
+      await adapter.send(chat, message(SHORT));
+      expect(await delivered()).toHaveLength(1);
+      await adapter.stop();
+    });
+
     it("send: a short message is one message with one id, and the platform shows its text", async () => {
       const { adapter, chat, delivered } = await started();
       const confirmed: number[] = [];
