@@ -23,7 +23,8 @@ import { sessionSearchTool } from "../tools/session-search/index.js";
 import { skillsTools } from "../tools/skills/index.js";
 import { terminalTools } from "../tools/terminal/index.js";
 import { webTools } from "../tools/web/index.js";
-import { createWebSearchProvider, createWorkerHtmlConverter } from "../web/index.js";
+import { createWorkerHtmlConverter } from "../web/html-converter.js";
+import { createWebSearchProvider } from "../web/search/index.js";
 import type { HeraldConfig } from "./config.js";
 
 /** The tools that need nothing but their context. Later features add theirs here. */

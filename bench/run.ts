@@ -8,6 +8,7 @@ import { apiMarkdown, benchApi } from "./api.js";
 import { startFlags, writeSection } from "./lib.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
+import { benchTools, toolsMarkdown } from "./tools.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const file = join(root, "BENCHMARKS.md");
@@ -40,6 +41,17 @@ const scenarios: Record<string, () => Promise<void>> = {
     const lifted = await benchTelegram({ ...opts, telegramLimits: false });
     console.log(JSON.stringify({ telegram: { limited, lifted } }));
     writeSection(file, "telegram", telegramMarkdown(limited, lifted, opts, "npm run bench"));
+  },
+  tools: async () => {
+    const opts = {
+      root,
+      backends: ["local", "sandbox"] as ("local" | "sandbox")[],
+      turns: 100,
+      busySessions: 20,
+    };
+    const result = await benchTools(opts);
+    console.log(JSON.stringify({ tools: result }));
+    writeSection(file, "tools", toolsMarkdown(result, opts, "npm run bench -- tools"));
   },
   redis: async () => {
     const opts = {

@@ -13,6 +13,7 @@ import type {
   ChatRef,
   InboundMessage,
   InboundOutcome,
+  KeyValueStore,
   OutboundMessage,
   PlatformAdapter,
 } from "../core/types.js";
@@ -107,7 +108,22 @@ export class GatewayRunner {
       logger: this.log,
       now: this.now,
     });
-    this.inbound = {
+    this.inbound = this.inboundDeps(engaged);
+    this.control = this.createControl();
+    this.commands.add(
+      coreCommands({
+        control: this.control,
+        sessions: state.sessions,
+        commands: this.commands,
+        modelName: options.modelName,
+      }),
+    );
+  }
+
+  /** The inbound steps' ports, on this runner's state. */
+  private inboundDeps(engaged: KeyValueStore): InboundDeps {
+    const { state, config } = this.options;
+    return {
       settings: config,
       ledger: state.ledger,
       engaged,
@@ -123,15 +139,6 @@ export class GatewayRunner {
       turnId: (message) => turnIdFor(message.platform, message.messageId),
       log: this.log,
     };
-    this.control = this.createControl();
-    this.commands.add(
-      coreCommands({
-        control: this.control,
-        sessions: state.sessions,
-        commands: this.commands,
-        modelName: options.modelName,
-      }),
-    );
   }
 
   get state(): RunnerState {

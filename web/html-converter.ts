@@ -8,12 +8,15 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { WebError } from "./errors.js";
-import { htmlToMarkdown } from "./html-to-markdown.js";
 import type { HtmlConverter } from "./types.js";
 
-/** Converts in the calling thread (the default of `extractPage`: no thread to start or stop). */
+/**
+ * Converts in the calling thread (the default of `extractPage`: no thread to start or stop). The
+ * readability, DOM and Markdown libraries load on the first page (~350 ms that start-up never pays).
+ */
 export const inlineHtmlConverter: HtmlConverter = async (html, baseUrl, signal) => {
   if (signal?.aborted) throw new WebError("aborted", baseUrl, `the conversion of ${baseUrl} was cancelled`);
+  const { htmlToMarkdown } = await import("./html-to-markdown.js");
   return htmlToMarkdown(html, baseUrl);
 };
 

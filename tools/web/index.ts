@@ -8,12 +8,11 @@ import { z } from "zod";
 import { defineTool } from "../../agent/tool-registry.js";
 import type { Tool } from "../../agent/types.js";
 import { extractDocumentFromBuffer } from "../../documents/index.js";
-import {
-  type AllowPrivate,
-  extractPage,
-  type HtmlConverter,
-  type WebSearchProvider,
-} from "../../web/index.js";
+// The web folder's parts, not its index: the index also exports the HTML converter, whose libraries
+// would then load at start-up.
+import { extractPage } from "../../web/extract.js";
+import type { WebSearchProvider } from "../../web/search/types.js";
+import type { AllowPrivate, HtmlConverter } from "../../web/types.js";
 
 /** What the web tools run with. */
 export interface WebToolsDeps {
