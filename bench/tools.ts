@@ -3,6 +3,11 @@
  * `npm start` runs it): a turn whose model asks for `terminal {command: "true"}` and then answers, minus
  * the same turn with no tool call; and the reply latency of other chats while 20 sessions run commands.
  */
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createExecutionBackend, runCommand } from "../exec/index.js";
 import type { FakeLlmRequest } from "../tests/fakes/llm/index.js";
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
 import { machineLine, percentile, postTurn, round, spawnGateway, startFlags } from "./lib.js";
@@ -24,12 +29,16 @@ export interface ToolsBenchResult {
   toolP99Ms: number;
   overheadP50Ms: number;
   overheadP99Ms: number;
+  /** `true` through the backend directly (no gateway, no model): the process floor. */
+  directP50Ms: number;
   idleOtherP50Ms: number;
   busyOtherP50Ms: number;
   busyOtherP99Ms: number;
 }
 
 const TOOL_MARK = "run-true";
+/** The bare spawn floor of the last run, for the text. */
+let spawnFloorMs = 0;
 const BUSY_MARK = "run-busy";
 
 /** The fake model: a marked message asks for a command, its tool result gets a short answer. */
@@ -50,7 +59,36 @@ async function timed(fn: () => Promise<void>): Promise<number> {
   return performance.now() - started;
 }
 
+/** p50 of a bare `sh -c true` spawned from Node, and of `true` through each backend directly. */
+async function floors(
+  backends: readonly ("local" | "sandbox")[],
+  count: number,
+): Promise<{ spawnP50Ms: number; direct: Map<string, number> }> {
+  const bare: number[] = [];
+  for (let i = 0; i < count; i++)
+    bare.push(
+      await timed(
+        () => new Promise<void>((resolve) => spawn("/bin/sh", ["-c", "true"]).once("exit", () => resolve())),
+      ),
+    );
+  const direct = new Map<string, number>();
+  const dir = mkdtempSync(join(tmpdir(), "herald-bench-ws-"));
+  for (const name of backends) {
+    const backend = createExecutionBackend({ backend: name });
+    const ws = { key: "bench", dir };
+    await backend.prepare(ws);
+    const times: number[] = [];
+    for (let i = 0; i < count; i++)
+      times.push(await timed(async () => void (await runCommand(backend, ws, { command: "true" }))));
+    direct.set(name, round(percentile(times, 50)));
+    await backend.close();
+  }
+  return { spawnP50Ms: round(percentile(bare, 50)), direct };
+}
+
 export async function benchTools(options: ToolsBenchOptions): Promise<ToolsBenchResult[]> {
+  const floor = await floors(options.backends, 50);
+  spawnFloorMs = floor.spawnP50Ms;
   const llm = await startFakeLlm({ keepRequests: false });
   llm.setDefault(model);
   const results: ToolsBenchResult[] = [];
@@ -100,6 +138,7 @@ export async function benchTools(options: ToolsBenchOptions): Promise<ToolsBench
           toolP99Ms: p(tool, 99),
           overheadP50Ms: round(percentile(tool, 50) - percentile(plain, 50)),
           overheadP99Ms: round(percentile(tool, 99) - percentile(plain, 99)),
+          directP50Ms: floor.direct.get(backend) ?? 0,
           idleOtherP50Ms: p(idleOther, 50),
           busyOtherP50Ms: p(busyOther, 50),
           busyOtherP99Ms: p(busyOther, 99),
@@ -121,7 +160,7 @@ export function toolsMarkdown(
 ): string {
   const rows = results.map(
     (r) =>
-      `| ${r.backend} | ${r.plainP50Ms} / ${r.plainP99Ms} ms | ${r.toolP50Ms} / ${r.toolP99Ms} ms | **${r.overheadP50Ms}** / ${r.overheadP99Ms} ms | ${r.idleOtherP50Ms} ms | ${r.busyOtherP50Ms} / ${r.busyOtherP99Ms} ms (${round(r.busyOtherP50Ms / r.idleOtherP50Ms)}×) |`,
+      `| ${r.backend} | ${r.plainP50Ms} / ${r.plainP99Ms} ms | ${r.toolP50Ms} / ${r.toolP99Ms} ms | **${r.overheadP50Ms}** / ${r.overheadP99Ms} ms | ${r.directP50Ms} ms | **${round(r.overheadP50Ms - r.directP50Ms)} ms** | ${r.idleOtherP50Ms} ms | ${r.busyOtherP50Ms} / ${r.busyOtherP99Ms} ms (${round(r.busyOtherP50Ms / r.idleOtherP50Ms)}× p50) |`,
   );
   const floor = results.find((r) => r.backend === "local");
   const sandbox = results.find((r) => r.backend === "sandbox");
@@ -133,12 +172,13 @@ fake model asks for \`terminal {command: "true"}\` and then answers. ${options.t
 ${options.turns} without, interleaved. Then 50 turns of other chats alone, and 50 while ${options.busySessions} sessions
 each run three commands of about a second.
 
-| backend | turn without a tool p50 / p99 | turn with \`true\` p50 / p99 | tool call overhead p50 / p99 | other chats, idle p50 | other chats while ${options.busySessions} sessions run commands p50 / p99 |
-|---|---|---|---|---|---|
+| backend | turn without a tool p50 / p99 | turn with \`true\` p50 / p99 | tool call overhead p50 / p99 | \`true\` through the backend alone p50 | overhead beyond that (model round trip + loop) p50 | other chats, idle p50 | other chats while ${options.busySessions} sessions run commands p50 / p99 |
+|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 
 Targets: \`local\` ≤ 5 ms p50, \`sandbox\` ≤ 15 ms p50 over \`local\`${gap === undefined ? "" : ` (here ${gap} ms)`}; other chats within 2× of idle.
-Starting any process is the floor here: on this host a bare \`sh -c true\` from Node takes tens of ms and bare
-\`bwrap … true\` about 100 ms, so the backends' overheads are mostly the host's process and namespace
-set-up, not Herald's.`;
+Starting any process is the floor: on this host, in this run, a bare \`sh -c true\` spawned from Node takes
+${spawnFloorMs} ms (p50), so most of \`local\`'s overhead is the host's process start; the sandbox adds its
+namespace set-up (bubblewrap) on top. The tool call also costs a second model round trip (the answer
+after the tool result), which the column "beyond that" includes.`;
 }
