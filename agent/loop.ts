@@ -146,6 +146,12 @@ async function loop(
       turnMessages.push(tool);
       files.push(...(output.files ?? []));
     });
+    const stop = outputs.find((o) => o.stopTurn)?.stopTurn;
+    if (stop) {
+      if (job.streamText) emit({ type: "text-delta", turnId: job.turnId, text: stop });
+      turnMessages.push({ role: "assistant", content: stop });
+      return finish(stop);
+    }
   }
 
   log.warn({ maxIterations }, "turn hit the step cap");

@@ -6,6 +6,7 @@
  * fit the member's parameters, fails the type check.
  */
 import { z } from "zod";
+import type { ApprovalsStateApi } from "../approvals/requests.js";
 import type { MemoryStateApi } from "../memory/types.js";
 import type { CronStateApi } from "../scheduler/types.js";
 import type { SkillsStateApi } from "../skills/types.js";
@@ -65,7 +66,8 @@ export type StateMethodName =
   | "searchSessions"
   | Paths<"cron", CronStateApi>
   | Paths<"memory", MemoryStateApi>
-  | Paths<"skills", SkillsStateApi>;
+  | Paths<"skills", SkillsStateApi>
+  | Paths<"approvals", ApprovalsStateApi>;
 
 /** The parameters of the method at `path`. */
 type ArgsOf<P extends StateMethodName> = P extends "searchSessions"
@@ -76,7 +78,9 @@ type ArgsOf<P extends StateMethodName> = P extends "searchSessions"
       ? Parameters<MemoryStateApi[M]>
       : P extends `skills.${infer M extends keyof SkillsStateApi}`
         ? Parameters<SkillsStateApi[M]>
-        : never;
+        : P extends `approvals.${infer M extends keyof ApprovalsStateApi}`
+          ? Parameters<ApprovalsStateApi[M]>
+          : never;
 
 /**
  * Argument schemas by method path. To add a member (say `sendMessage` on a new `messaging` extension):
@@ -100,6 +104,18 @@ export const stateMethods = {
     z.strictObject({ file: z.string().optional(), countUse: z.boolean().optional() }).optional(),
   ]),
   "skills.manage": z.tuple([skillManage]),
+  "approvals.check": z.tuple([z.string(), z.string(), z.string()]),
+  "approvals.request": z.tuple([
+    z.strictObject({
+      sessionKey: z.string(),
+      sessionId: z.string(),
+      chat: chatRef,
+      userId: z.string(),
+      command: z.string(),
+      ruleId: z.string(),
+      ruleDescription: z.string(),
+    }),
+  ]),
 } satisfies { [P in StateMethodName]: z.ZodType<ArgsOf<P>> };
 
 /** Whether `name` is a method of the table (an untrusted path from a request). */

@@ -3,6 +3,7 @@
  * queue between the gateway and the workers that run turns.
  */
 import type { z } from "zod";
+import type { ApprovalsStateApi } from "../approvals/requests.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnOrigin } from "../core/turn.js";
 import type { ChatMessage } from "../core/types.js";
@@ -23,6 +24,8 @@ export interface StateClient {
   memory?: MemoryStateApi | undefined;
   /** Skills (the `skills_list`, `skill_view`, `skill_manage` tools). */
   skills?: SkillsStateApi | undefined;
+  /** Approval requests of dangerous commands (the `terminal` tool). */
+  approvals?: ApprovalsStateApi | undefined;
   /** Later: send_message. Optional so the contract grows without breaking. */
   [extension: string]: unknown;
 }
@@ -44,6 +47,11 @@ export interface ToolOutput {
   content: string;
   files?: { path: string; fileName?: string; mimeType?: string }[] | undefined;
   isError?: boolean | undefined;
+  /**
+   * Ends the turn after this step with this text as the reply (the tool asked the user something, e.g.
+   * an approval, and the answer starts the next turn): no slot is held while the user thinks.
+   */
+  stopTurn?: string | undefined;
 }
 
 /**

@@ -54,8 +54,13 @@ const coreShape = {
       maxTimeoutS: z.number().int().positive().default(600),
       /** Give groups the terminal tools too (DMs of allowed users have them by default). */
       groups: z.boolean().default(false),
-      /** Dangerous commands: `deny` refuses them; `off` runs them (logged loudly at start). */
-      dangerousCommands: z.enum(["deny", "off"]).default("deny"),
+      /**
+       * Dangerous commands: `manual` asks the user in the chat (/approve, /deny), `deny` refuses them,
+       * `off` runs them (logged loudly at start).
+       */
+      dangerousCommands: z.enum(["manual", "deny", "off"]).default("manual"),
+      /** How long an approval request waits for the user's answer, in seconds. */
+      approvalTimeoutS: z.number().int().positive().default(300),
     })
     .prefault({}),
   /** The web tools: a search provider, and whether fetches may reach private addresses. */
@@ -182,6 +187,7 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_EXEC_WORKSPACE_SCOPE: ["exec.workspace_scope", "string"],
   HERALD_EXEC_MAX_TIMEOUT_S: ["exec.max_timeout_s", "int"],
   HERALD_EXEC_DANGEROUS_COMMANDS: ["exec.dangerous_commands", "string"],
+  HERALD_EXEC_APPROVAL_TIMEOUT_S: ["exec.approval_timeout_s", "int"],
   HERALD_WEB_SEARCH_PROVIDER: ["web.search.provider", "string"],
   HERALD_WEB_SEARCH_URL: ["web.search.base_url", "url"],
   HERALD_WEB_SEARCH_KEY: ["web.search.api_key", "string"],
@@ -423,4 +429,10 @@ export function sectionOf<C extends PlatformCommonConfig>(
 /** Every env variable Herald reads, with its config.yaml path (README table, `doctor`). */
 export function envTable(): { env: string; path: string; secret: boolean }[] {
   return Object.entries(ENV).map(([env, [path]]) => ({ env, path, secret: SECRET_ENV.has(env) }));
+}
+
+/** The execution backend's own options out of the `exec` section (the rest is the tools' settings). */
+export function execBackendOptions(config: HeraldConfig) {
+  const { backend, limits, networkAllowed, sandbox, ssh, docker } = config.exec;
+  return { backend, limits, networkAllowed, sandbox, ssh, docker };
 }

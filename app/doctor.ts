@@ -7,7 +7,13 @@ import OpenAI from "openai";
 import { ConfigError, describeError } from "../core/errors.js";
 import { createExecutionBackend } from "../exec/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
-import { configuredPlatforms, type HeraldConfig, isLoopbackHost, loadConfig } from "./config.js";
+import {
+  configuredPlatforms,
+  execBackendOptions,
+  type HeraldConfig,
+  isLoopbackHost,
+  loadConfig,
+} from "./config.js";
 
 export interface DoctorLine {
   ok: boolean;
@@ -194,13 +200,7 @@ export function printDoctor(lines: DoctorLine[], out: NodeJS.WritableStream = pr
 
 /** The terminal tools' execution backend: available here, or what is missing and how to add it. */
 async function checkExec(config: HeraldConfig): Promise<DoctorLine> {
-  const {
-    workspaceScope: _scope,
-    maxTimeoutS: _max,
-    groups: _groups,
-    dangerousCommands: _d,
-    ...options
-  } = config.exec;
+  const options = execBackendOptions(config);
   try {
     const backend = createExecutionBackend(options);
     const availability = await backend.checkAvailable();

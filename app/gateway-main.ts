@@ -17,6 +17,7 @@ import { startMaintenance } from "../gateway/maintenance.js";
 import { GatewayRunner } from "../gateway/runner.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
+import { createApprovals } from "./approvals.js";
 import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
@@ -95,7 +96,12 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
 
   const cron = createCronService(config, runner, state.database, logger);
 
-  const localState = createLocalStateClient(state, { cron: cron.api, ...learning.stateApis });
+  const approvals = createApprovals(runner, config.exec.approvalTimeoutS * 1000, logger);
+  const localState = createLocalStateClient(state, {
+    cron: cron.api,
+    approvals: approvals.stateApi,
+    ...learning.stateApis,
+  });
   const metrics = createGatewayMetrics(runner, queue);
   // With REDIS_URL, `herald worker` processes run the turns and reach state over the state API.
   const tools = redis ? undefined : await createAgentTools(config, logger.child({ component: "tools" }));
@@ -139,6 +145,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   }
   for (const adapter of adapters) runner.addAdapter(adapter);
   runner.start();
+  if (!options.localOnly) approvals.start();
   const stopMaintenance = startMaintenance({ state, logger: logger.child({ component: "maintenance" }) });
 
   const started = new Map<string, PlatformAdapter>();
@@ -204,6 +211,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       if (stopped) return;
       stopped = true;
       stopWatching?.();
+      approvals.stop();
       stopMaintenance();
       await http?.close();
       await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));

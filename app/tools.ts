@@ -25,7 +25,7 @@ import { terminalTools } from "../tools/terminal/index.js";
 import { webTools } from "../tools/web/index.js";
 import { createWorkerHtmlConverter } from "../web/html-converter.js";
 import { createWebSearchProvider } from "../web/search/index.js";
-import type { HeraldConfig } from "./config.js";
+import { execBackendOptions, type HeraldConfig } from "./config.js";
 
 /** The tools that need nothing but their context. Later features add theirs here. */
 export const builtinTools: readonly Tool[] = [sessionSearchTool, cronjobTool, memoryTool, ...skillsTools];
@@ -63,13 +63,8 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   let backend: ExecutionBackend | undefined;
   let processes: ProcessRegistry | undefined;
   try {
-    const {
-      workspaceScope: _scope,
-      maxTimeoutS,
-      groups: _groups,
-      dangerousCommands,
-      ...options
-    } = config.exec;
+    const options = execBackendOptions(config);
+    const { maxTimeoutS, dangerousCommands } = config.exec;
     const candidate = createExecutionBackend(options, logger);
     const availability = await candidate.checkAvailable();
     if (availability.available) {

@@ -1,4 +1,12 @@
 /** Which shell commands need a person's approval: a table of rules over a shell-aware split. */
 export { classifyCommand, patternKey } from "./classify.js";
+export { approvalCommands } from "./commands.js";
+export {
+  type ApprovalRequest,
+  ApprovalStore,
+  type ApprovalsStateApi,
+  approvalPrompt,
+  type PendingApproval,
+} from "./requests.js";
 export { RULES, UNPARSEABLE_RULE } from "./rules.js";
 export type { CommandClassification, CommandView, DangerRule, MatchedRule, RuleContext } from "./types.js";

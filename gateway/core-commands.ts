@@ -14,6 +14,8 @@ export interface CoreCommandsOptions {
   commands: Pick<CommandRegistry, "helpText">;
   /** The model /status names. */
   modelName?: string | undefined;
+  /** What else /stop stops in a session (a pending approval); returns how many things it stopped. */
+  onStop?: ((sessionKey: string) => number) | undefined;
 }
 
 /** The core commands. */
@@ -32,10 +34,12 @@ export function coreCommands(options: CoreCommandsOptions): CommandModule {
       reset: { ...newSession, hidden: true },
       stop: {
         description: "stop what I'm working on",
-        run: ({ sessionKey }) =>
-          control.cancel(sessionKey, "stopped by the user", { keepInput: true })
-            ? "⏹ Stopped."
-            : "Nothing is running.",
+        run: ({ sessionKey }) => {
+          const stopped =
+            control.cancel(sessionKey, "stopped by the user", { keepInput: true }) +
+            (options.onStop?.(sessionKey) ?? 0);
+          return stopped ? "⏹ Stopped." : "Nothing is running.";
+        },
       },
       status: {
         description: "show this session and what's running",

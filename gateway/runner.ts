@@ -70,6 +70,11 @@ export class GatewayRunner {
   readonly turnFinished = new Set<(turn: TurnRecord, result: TurnResult) => void>();
   /** Told after a session ended by /new or the reset policy (the learning review). Must not throw. */
   readonly sessionEnded = new Set<(session: EndedSession) => void>();
+  /**
+   * Asked on /stop besides cancelling the session's turns (a pending approval request); each returns
+   * how many things it stopped. Runs inside the inbound transaction. Must not throw.
+   */
+  readonly stopped = new Set<(sessionKey: string) => number>();
   /** Told when an outbox item was delivered or failed for good (cron delivery reports). Must not throw. */
   readonly deliverySettled = new Set<(item: OutboxItem, outcome: "delivered" | "failed") => void>();
   private readonly turns: TurnCoordinator;
@@ -112,6 +117,7 @@ export class GatewayRunner {
     this.control = this.createControl();
     this.commands.add(
       coreCommands({
+        onStop: (key) => [...this.stopped].reduce((n, listener) => n + listener(key), 0),
         control: this.control,
         sessions: state.sessions,
         commands: this.commands,

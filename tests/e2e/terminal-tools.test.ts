@@ -98,8 +98,8 @@ describe("terminal tools (sandbox backend)", () => {
     expect(second.reply).toMatch(/exited \((signal SIG(TERM|KILL)|code \d+)\)/);
   });
 
-  it("refuses a dangerous command without running any of it, and says why", async () => {
-    harness = await startHarness();
+  it("with dangerous commands set to deny, refuses one without running any of it, and says why", async () => {
+    harness = await startHarness({ env: { HERALD_EXEC_DANGEROUS_COMMANDS: "deny" } });
     harness.llm.script(
       {
         toolCalls: [

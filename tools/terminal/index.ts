@@ -7,8 +7,8 @@
  */
 import { z } from "zod";
 import { defineTool } from "../../agent/tool-registry.js";
-import type { Tool, ToolContext } from "../../agent/types.js";
-import { classifyCommand } from "../../approvals/index.js";
+import type { Tool, ToolContext, ToolOutput } from "../../agent/types.js";
+import { approvalPrompt, classifyCommand } from "../../approvals/index.js";
 import type {
   ExecutionBackend,
   ProcessInfo,
@@ -30,10 +30,11 @@ export interface TerminalToolsDeps {
   maxOutputChars?: number | undefined;
   /**
    * What happens to a dangerous command (approvals/: recursive deletes outside the workspace, sudo,
-   * disk tools, pipes from the network into a shell…): `deny` refuses it, `off` runs it (the owner's
-   * choice, logged at start). Asking the user in the chat (`manual`) is not built yet. @defaultValue "deny"
+   * disk tools, pipes from the network into a shell…): `manual` asks the user in the chat and ends the
+   * turn (their `/approve` starts the next one), `deny` refuses it, `off` runs it (the owner's choice,
+   * logged at start). @defaultValue "manual"
    */
-  dangerous?: "deny" | "off" | undefined;
+  dangerous?: "manual" | "deny" | "off" | undefined;
   /** The workspace's path as commands see it, for the rules about paths outside it. */
   virtualRoot?: string | undefined;
 }
@@ -84,6 +85,50 @@ function describeProcess(p: ProcessInfo): string {
   return `${p.id}: ${state} — ${p.command}`;
 }
 
+/**
+ * A dangerous command: refused (`deny`, or no approvals reachable), run (approved once for exactly this
+ * command, or its rule for the session), or held for the user's answer, ending the turn.
+ */
+async function holdDangerous(
+  mode: "manual" | "deny",
+  command: string,
+  rule: { id: string; description: string },
+  ctx: ToolContext,
+): Promise<ToolOutput | undefined> {
+  const approvals = ctx.state.approvals;
+  if (mode === "manual" && approvals) {
+    if (await approvals.check(ctx.origin.sessionKey, command, rule.id)) {
+      ctx.logger.info({ rule: rule.id }, "dangerous command runs with the user's approval");
+      return undefined;
+    }
+    const request = {
+      sessionKey: ctx.origin.sessionKey,
+      sessionId: ctx.origin.sessionId,
+      chat: ctx.origin.chat,
+      userId: ctx.origin.userId,
+      command,
+      ruleId: rule.id,
+      ruleDescription: rule.description,
+    };
+    const { expiresAt } = await approvals.request(request);
+    ctx.logger.info({ rule: rule.id }, "dangerous command waits for approval");
+    return {
+      content: `not run yet: ${rule.description} (rule ${rule.id}) needs the user's approval. They were asked; their answer starts your next turn.`,
+      stopTurn: approvalPrompt({
+        command,
+        ruleDescription: rule.description,
+        createdAt: Date.now(),
+        expiresAt,
+      }),
+    };
+  }
+  ctx.logger.warn({ rule: rule.id }, "dangerous command refused");
+  return {
+    content: `error: refused without running it: ${rule.description} (rule ${rule.id}). Commands like this need the owner's approval, which this gateway does not grant (exec.dangerous_commands: deny). Tell the user what you wanted to run and why, or find a way that stays inside the workspace.`,
+    isError: true,
+  };
+}
+
 /** `terminal` and `process`, bound to `deps`. */
 export function terminalTools(deps: TerminalToolsDeps): Tool[] {
   const maxTimeoutS = deps.maxTimeoutS ?? 600;
@@ -109,14 +154,12 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
     toolset: "terminal",
     async execute(args, ctx) {
       const workspace = await workspaceOf(deps, ctx);
-      if ((deps.dangerous ?? "deny") === "deny") {
+      const mode = deps.dangerous ?? "manual";
+      if (mode !== "off") {
         const verdict = classifyCommand(args.command, { workspaceDir: deps.virtualRoot ?? workspace.dir });
         if (verdict.dangerous) {
-          ctx.logger.warn({ rule: verdict.rule.id }, "dangerous command refused");
-          return {
-            content: `error: refused without running it: ${verdict.rule.description} (rule ${verdict.rule.id}). Commands like this need the owner's approval, which this gateway does not grant (exec.dangerous_commands: deny). Tell the user what you wanted to run and why, or find a way that stays inside the workspace.`,
-            isError: true,
-          };
+          const held = await holdDangerous(mode, args.command, verdict.rule, ctx);
+          if (held) return held;
         }
       }
       ctx.progress(`$ ${args.command}`);

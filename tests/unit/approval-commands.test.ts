@@ -1,0 +1,69 @@
+/** `/approve` and `/deny` on a plain key-value store: who may answer, once-only approvals, lapsed requests. */
+import { describe, expect, it } from "vitest";
+import { ApprovalStore, approvalCommands } from "../../approvals/index.js";
+import type { CommandContext, CommandResult } from "../../core/commands.js";
+import type { InboundMessage, KeyValueStore } from "../../core/types.js";
+
+function kv(): KeyValueStore {
+  const map = new Map<string, string>();
+  return { get: (k) => map.get(k), set: (k, v) => void map.set(k, v), delete: (k) => void map.delete(k) };
+}
+
+const KEY = "telegram:group:-100";
+let clock = 1_000;
+const now = () => clock;
+
+function setup() {
+  const store = new ApprovalStore(kv(), 60_000, now);
+  store.request({
+    sessionKey: KEY,
+    sessionId: "s1",
+    chat: { platform: "telegram", chatId: "-100" },
+    userId: "alice",
+    command: "sudo reboot",
+    ruleId: "privilege-escalation",
+    ruleDescription: "runs as another user",
+  });
+  const commands = approvalCommands(store, now).commands!;
+  const run = (name: string, sender: string, args = ""): CommandResult | undefined => {
+    const message = { sender: { id: sender }, chatType: "group" } as InboundMessage;
+    const ctx: CommandContext = { message, args, sessionKey: KEY, now: clock };
+    return commands[name]!.run(ctx);
+  };
+  return { store, run };
+}
+
+describe("approval commands", () => {
+  it.each([
+    ["approve", "bob"],
+    ["deny", "bob"],
+  ])("/%s from someone else in a group is refused and keeps the request", (name, sender) => {
+    const { store, run } = setup();
+    expect(run(name, sender)).toBe("Only the person who asked can answer this request.");
+    expect(store.pending(KEY)?.command).toBe("sudo reboot");
+  });
+
+  it("/approve from the requester starts a turn with the command, which may then run once", () => {
+    const { store, run } = setup();
+    expect(run("approve", "alice")).toMatchObject({ turnInput: expect.stringContaining("sudo reboot") });
+    expect(store.check(KEY, "sudo reboot", "privilege-escalation")).toBe(true);
+    expect(store.check(KEY, "sudo reboot", "privilege-escalation")).toBe(false);
+    expect(store.check(KEY, "sudo halt", "privilege-escalation")).toBe(false);
+  });
+
+  it("/approve always grants the rule for the session", () => {
+    const { store, run } = setup();
+    run("approve", "alice", "always");
+    expect(store.check(KEY, "sudo ls", "privilege-escalation")).toBe(true);
+    expect(store.check(KEY, "sudo ls", "privilege-escalation")).toBe(true);
+    expect(store.check(KEY, "rm -rf /", "recursive-delete-outside-workspace")).toBe(false);
+  });
+
+  it("a lapsed request cannot be approved", () => {
+    const { store, run } = setup();
+    clock += 60_001;
+    expect(run("approve", "alice")).toMatch(/lapsed; nothing was run/);
+    expect(store.pending(KEY)).toBeUndefined();
+    expect(store.check(KEY, "sudo reboot", "privilege-escalation")).toBe(false);
+  });
+});
