@@ -206,3 +206,17 @@ export function decideInbound(
   }
   return "accepted";
 }
+
+/** Whether an adapter handed over something shaped like an `InboundMessage` (a malformed one is skipped). */
+export function isWellFormed(message: InboundMessage): boolean {
+  return (
+    typeof message === "object" &&
+    message !== null &&
+    typeof message.platform === "string" &&
+    typeof message.messageId === "string" &&
+    message.messageId.length > 0 &&
+    typeof message.chat?.chatId === "string" &&
+    typeof message.sender?.id === "string" &&
+    typeof message.text === "string"
+  );
+}

@@ -27,9 +27,10 @@ import {
   type InboundDeps,
   inboundSteps,
   isAddressed,
+  isWellFormed,
 } from "./inbound.js";
 import { OutboxDispatcher } from "./outbox-dispatcher.js";
-import { TurnCoordinator } from "./turns.js";
+import { defaultContext, TurnCoordinator } from "./turns.js";
 import type { Effect, EndedSession, RunnerSettings, RunnerState, TurnContextSource } from "./types.js";
 import { UnitOfWork } from "./work.js";
 
@@ -277,26 +278,4 @@ export class GatewayRunner {
       isRunning: (platform) => this.adapters.has(platform),
     };
   }
-}
-
-/** The context when the composition root gives none: the stored history, a generic prompt. */
-function defaultContext(state: RunnerState, config: RunnerSettings): TurnContextSource {
-  return (turn) => ({
-    history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
-    systemPrompt: "You are Herald, a helpful assistant.",
-    toolsets: config.platforms[turn.chat.platform]?.toolsets ?? config.agent.toolsets,
-  });
-}
-
-function isWellFormed(message: InboundMessage): boolean {
-  return (
-    typeof message === "object" &&
-    message !== null &&
-    typeof message.platform === "string" &&
-    typeof message.messageId === "string" &&
-    message.messageId.length > 0 &&
-    typeof message.chat?.chatId === "string" &&
-    typeof message.sender?.id === "string" &&
-    typeof message.text === "string"
-  );
 }

@@ -230,3 +230,12 @@ export class TurnCoordinator {
     this.o.logger.warn({ error: describeError(err) }, msg);
   }
 }
+
+/** The context when the composition root gives none: the stored history, a generic prompt. */
+export function defaultContext(state: RunnerState, config: RunnerSettings): TurnContextSource {
+  return (turn) => ({
+    history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
+    systemPrompt: "You are Herald, a helpful assistant.",
+    toolsets: config.platforms[turn.chat.platform]?.toolsets ?? config.agent.toolsets,
+  });
+}
