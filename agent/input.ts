@@ -1,37 +1,76 @@
 /**
- * Turns a turn's input (text plus attachments) into the user message: the stored form (text with a
- * note per file) and the form sent to the model (image parts when the model has vision).
+ * Turns a turn's input (text plus attachments) into the user message: the stored form (text, a note per
+ * file, and the text of small documents) and the form sent to the model (image parts when the model has
+ * vision). Each file is named by the path the model can open it at (its workspace copy, where the
+ * composition root staged one).
  */
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import type { ChatCompletionContentPart } from "openai/resources/chat/completions";
 import type { TurnInput } from "../core/turn.js";
 import type { ChatMessage, InboundAttachment } from "../core/types.js";
+import { extractDocument } from "../documents/index.js";
 import type { ModelMessage } from "./model-client.js";
 
-/** `[attached file: report.pdf, application/pdf, /home/…/cache/report.pdf]` */
-export function attachmentNote(a: InboundAttachment): string {
+/** Options of {@link buildUserMessage}. */
+export interface UserMessageOptions {
+  /** Whether the model accepts images (they go inline as image parts). */
+  vision: boolean;
+  /** Where the model finds an attachment. @defaultValue its own path */
+  pathFor?: ((attachment: InboundAttachment) => string) | undefined;
+  /** Documents with at most this much text go inline; longer ones are left to `read_file`. @defaultValue 12_000 */
+  inlineDocumentChars?: number | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** `[attached file: report.pdf, application/pdf, /workspace/attachments/report.pdf]` */
+export function attachmentNote(a: InboundAttachment, path: string = a.path): string {
   const name = a.fileName ?? basename(a.path);
-  return `[attached ${a.kind === "image" ? "image" : "file"}: ${name}, ${a.mimeType ?? a.kind}, ${a.path}]`;
+  return `[attached ${a.kind === "image" ? "image" : "file"}: ${name}, ${a.mimeType ?? a.kind}, ${path}]`;
 }
 
 /**
- * The user message in both forms. The stored message never holds file bytes (only notes); with
- * `vision`, images are sent as base64 data URLs. An image that cannot be read is sent as its note.
+ * The text a document attachment adds to the message: all of it when short, a pointer to `read_file`
+ * when long, a notice for a PDF without a text layer; nothing for files that are not documents.
+ */
+async function documentText(a: InboundAttachment, path: string, options: UserMessageOptions): Promise<string> {
+  if (a.kind !== "document") return "";
+  const name = a.fileName ?? basename(a.path);
+  const inline = options.inlineDocumentChars ?? 12_000;
+  try {
+    const doc = await extractDocument(a.path, { mimeType: a.mimeType, maxChars: inline, signal: options.signal });
+    if (doc.noTextLayer) return `[${name}: ${doc.notice ?? "no text could be read from it"}]`;
+    if (!doc.truncated) return `[text of ${name} (${doc.kind}):]\n${doc.text}\n[end of ${name}]`;
+    return `[${name} holds ${doc.totalChars} characters of text, too long to include: read it with read_file ${path}]`;
+  } catch {
+    // Not a document we can read (a binary, an archive): the note says where the file is.
+    return "";
+  }
+}
+
+/**
+ * The user message in both forms. The stored message never holds file bytes (notes and document text
+ * only); with `vision`, images are sent as base64 data URLs. An image that cannot be read is sent as its
+ * note.
  */
 export async function buildUserMessage(
   input: TurnInput,
-  vision: boolean,
+  options: UserMessageOptions,
 ): Promise<{ stored: ChatMessage; forModel: ModelMessage }> {
   const attachments = input.attachments ?? [];
-  const notes = attachments.map(attachmentNote);
+  const pathFor = options.pathFor ?? ((a: InboundAttachment) => a.path);
+  const notes = await Promise.all(
+    attachments.map(async (a) =>
+      [attachmentNote(a, pathFor(a)), await documentText(a, pathFor(a), options)].filter(Boolean).join("\n"),
+    ),
+  );
   const storedText = [input.text, ...notes].filter(Boolean).join("\n");
   const stored: ChatMessage = { role: "user", content: storedText };
-  const images = vision ? attachments.filter((a) => a.kind === "image") : [];
+  const images = options.vision ? attachments.filter((a) => a.kind === "image") : [];
   if (images.length === 0) return { stored, forModel: stored };
 
   const imageParts: ChatCompletionContentPart[] = [];
-  const textNotes: string[] = attachments.filter((a) => !images.includes(a)).map(attachmentNote);
+  const textNotes: string[] = attachments.flatMap((a, i) => (images.includes(a) ? [] : [notes[i]!]));
   for (const image of images) {
     try {
       const bytes = await readFile(image.path);
@@ -41,7 +80,7 @@ export async function buildUserMessage(
         image_url: { url: `data:${mime};base64,${bytes.toString("base64")}` },
       });
     } catch (err) {
-      textNotes.push(`${attachmentNote(image)} (could not be read: ${(err as Error).message})`);
+      textNotes.push(`${attachmentNote(image, pathFor(image))} (could not be read: ${(err as Error).message})`);
     }
   }
   const text = [input.text, ...textNotes].filter(Boolean).join("\n");

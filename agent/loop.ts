@@ -26,6 +26,12 @@ export interface TurnDeps {
   signal: AbortSignal;
   /** Receives progress events. Should not throw (a throw is logged and ignored). */
   progress(event: TurnProgress): void;
+  /**
+   * Makes the turn's attachments reachable from the tools (copies them into the session's workspace)
+   * and says where the model finds each: original path → path for the model. May throw: the turn then
+   * names the original paths.
+   */
+  stageAttachments?: ((job: TurnJob) => Promise<ReadonlyMap<string, string>>) | undefined;
 }
 
 type Files = NonNullable<ToolOutput["files"]>;
@@ -48,7 +54,18 @@ export async function runTurn(job: TurnJob, deps: TurnDeps): Promise<TurnResult>
       log.warn({ err: describeError(err) }, "progress listener threw");
     }
   };
-  const { stored: userMessage, forModel } = await buildUserMessage(job.input, deps.model.config.vision);
+  let staged: ReadonlyMap<string, string> | undefined;
+  if (job.input.attachments?.length && deps.stageAttachments) {
+    staged = await deps.stageAttachments(job).catch((err: unknown) => {
+      log.warn({ err: describeError(err) }, "attachments not copied into the workspace");
+      return undefined;
+    });
+  }
+  const { stored: userMessage, forModel } = await buildUserMessage(job.input, {
+    vision: deps.model.config.vision,
+    pathFor: staged ? (a) => staged.get(a.path) ?? a.path : undefined,
+    signal: deps.signal,
+  });
   try {
     return await loop(job, deps, log, emit, userMessage, forModel);
   } catch (err) {

@@ -26,7 +26,6 @@ import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from ".
 import { userIdNormalisers } from "./platforms.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
-import { createAgentTools } from "./tools.js";
 
 export interface GatewayOptions {
   logger: Logger;
@@ -104,18 +103,27 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   });
   const metrics = createGatewayMetrics(runner, queue);
   // With REDIS_URL, `herald worker` processes run the turns and reach state over the state API.
-  const tools = redis ? undefined : await createAgentTools(config, logger.child({ component: "tools" }));
+  // The tools (and the backend check behind them) load while the rest starts: a turn waits for them,
+  // /health does not.
+  const tools = redis
+    ? undefined
+    : import("./tools.js").then((m) => m.createAgentTools(config, logger.child({ component: "tools" })));
   if (tools) {
     // A session's background processes end with it.
-    runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
-    const handler = createTurnHandler({
-      model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
-      tools: tools.registry,
-      state: localState,
-      logger: logger.child({ component: "agent" }),
-      homeDir: config.homeDir,
+    runner.sessionEnded.add((ended) => void tools.then((t) => t.processes?.killAll(ended.key)));
+    const handler = tools.then((t) =>
+      createTurnHandler({
+        model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
+        tools: t.registry,
+        stageAttachments: t.stageAttachments,
+        state: localState,
+        logger: logger.child({ component: "agent" }),
+        homeDir: config.homeDir,
+      }),
+    );
+    await queue.consume(async (job, ctx) => (await handler)(job, ctx), {
+      concurrency: config.queue.concurrency,
     });
-    await queue.consume(handler, { concurrency: config.queue.concurrency });
   }
 
   const api = config.apiServer.enabled
@@ -219,7 +227,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       await learning.stop();
       await runner.stop();
       await queue.close();
-      await tools?.close();
+      await (await tools)?.close();
       state.close();
     },
   };

@@ -5,11 +5,14 @@
  * only where the configured execution backend is available), "files" (`read_file`, `write_file`,
  * `patch`, `search_files`, in the same workspaces).
  */
-import { join } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { copyFile, mkdir } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { ToolRegistry } from "../agent/tool-registry.js";
 import type { Tool } from "../agent/types.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import type { TurnJob } from "../core/turn.js";
 import {
   createExecutionBackend,
   type ExecutionBackend,
@@ -41,6 +44,11 @@ export interface AgentTools {
   /** Background processes of the terminal tools; undefined when they are off. */
   processes: ProcessRegistry | undefined;
   workspaces: WorkspaceManager;
+  /**
+   * Copies a turn's attachments into its workspace (`attachments/`) so the file tools and commands reach
+   * them; returns where the model finds each. Undefined when the file tools are off.
+   */
+  stageAttachments: ((job: TurnJob) => Promise<ReadonlyMap<string, string>>) | undefined;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: { toolset: string; missing: string; fix: string }[];
   /** Kills background processes and closes the backend. */
@@ -61,6 +69,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     logger,
   });
   let backend: ExecutionBackend | undefined;
+  let stageAttachments: AgentTools["stageAttachments"];
   let processes: ProcessRegistry | undefined;
   try {
     const options = execBackendOptions(config);
@@ -85,6 +94,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
       if (dangerousCommands === "off")
         logger.warn({}, "dangerous commands run without approval (exec.dangerous_commands: off)");
       tools.push(...fileTools({ workspaces, virtualRoot }));
+      stageAttachments = (job) => copyAttachments(workspaces, job, virtualRoot);
       if (backend.name === "local")
         logger.warn({}, "terminal tools run commands on this host, unsandboxed (exec.backend: local)");
     } else {
@@ -106,6 +116,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     registry: createToolRegistry(tools),
     processes,
     workspaces,
+    stageAttachments,
     unavailable,
     async close() {
       await processes?.closeAll();
@@ -143,4 +154,30 @@ function webToolsOf(
     tools: webTools({ search, allowPrivate: config.web.allowPrivate, convertHtml: converter.convert }),
     close: () => converter.close(),
   };
+}
+
+/** Copies `job`'s attachments into `<workspace>/attachments/` (names kept, other files of a name numbered). */
+async function copyAttachments(
+  workspaces: WorkspaceManager,
+  job: TurnJob,
+  virtualRoot: string | undefined,
+): Promise<ReadonlyMap<string, string>> {
+  const workspace = await workspaces.ensure({
+    sessionKey: job.origin.sessionKey,
+    userKey: `${job.origin.chat.platform}:user:${job.origin.userId}`,
+  });
+  const dir = join(workspace.dir, "attachments");
+  await mkdir(dir, { recursive: true });
+  const paths = new Map<string, string>();
+  for (const attachment of job.input.attachments ?? []) {
+    const name = basename(attachment.fileName ?? attachment.path).replace(/[^\w.+-]+/g, "_") || "file";
+    const size = statSync(attachment.path).size;
+    // The same file again (a turn run a second time) keeps its copy; another file of that name is numbered.
+    let target = name;
+    for (let n = 2; existsSync(join(dir, target)) && statSync(join(dir, target)).size !== size; n++)
+      target = `${n}-${name}`;
+    await copyFile(attachment.path, join(dir, target));
+    paths.set(attachment.path, join(virtualRoot ?? workspace.dir, "attachments", target));
+  }
+  return paths;
 }

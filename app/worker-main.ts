@@ -79,6 +79,7 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
   const handler = createTurnHandler({
     model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
     tools: tools.registry,
+    stageAttachments: tools.stageAttachments,
     state: createHttpStateClient(client),
     logger: logger.child({ component: "agent" }),
     homeDir: config.homeDir,

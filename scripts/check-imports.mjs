@@ -26,7 +26,7 @@ const ALLOWED = {
   "adapters/shared": ["core"],
   "adapters/*": ["core", "adapters/shared"],
   scheduler: ["core", "sessions"],
-  agent: ["core", "sessions", "memory", "skills", "scheduler", "approvals"],
+  agent: ["core", "sessions", "memory", "skills", "scheduler", "approvals", "documents"],
   tools: [
     "core",
     "agent",
