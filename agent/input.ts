@@ -33,12 +33,20 @@ export function attachmentNote(a: InboundAttachment, path: string = a.path): str
  * The text a document attachment adds to the message: all of it when short, a pointer to `read_file`
  * when long, a notice for a PDF without a text layer; nothing for files that are not documents.
  */
-async function documentText(a: InboundAttachment, path: string, options: UserMessageOptions): Promise<string> {
+async function documentText(
+  a: InboundAttachment,
+  path: string,
+  options: UserMessageOptions,
+): Promise<string> {
   if (a.kind !== "document") return "";
   const name = a.fileName ?? basename(a.path);
   const inline = options.inlineDocumentChars ?? 12_000;
   try {
-    const doc = await extractDocument(a.path, { mimeType: a.mimeType, maxChars: inline, signal: options.signal });
+    const doc = await extractDocument(a.path, {
+      mimeType: a.mimeType,
+      maxChars: inline,
+      signal: options.signal,
+    });
     if (doc.noTextLayer) return `[${name}: ${doc.notice ?? "no text could be read from it"}]`;
     if (!doc.truncated) return `[text of ${name} (${doc.kind}):]\n${doc.text}\n[end of ${name}]`;
     return `[${name} holds ${doc.totalChars} characters of text, too long to include: read it with read_file ${path}]`;
@@ -80,7 +88,9 @@ export async function buildUserMessage(
         image_url: { url: `data:${mime};base64,${bytes.toString("base64")}` },
       });
     } catch (err) {
-      textNotes.push(`${attachmentNote(image, pathFor(image))} (could not be read: ${(err as Error).message})`);
+      textNotes.push(
+        `${attachmentNote(image, pathFor(image))} (could not be read: ${(err as Error).message})`,
+      );
     }
   }
   const text = [input.text, ...textNotes].filter(Boolean).join("\n");
