@@ -75,7 +75,7 @@ describe("telegram through the gateway: faults", () => {
     expect(health.adapters["telegram"]?.state).toBe("failed");
   });
 
-  it("passes a photo to the model as an image (vision) and a document as a file note", async () => {
+  it("passes a photo to the model as an image (vision) and a document as a file note at its workspace path", async () => {
     const { fake, h } = await start({ HERALD_MODEL_VISION: "true" });
     const photo = fake.addFile(Buffer.from("JPEGDATA"), "photos/p.jpg");
     const update = await fixture("private-photo");
@@ -101,7 +101,7 @@ describe("telegram through the gateway: faults", () => {
     fake.pushUpdate(docUpdate);
     await botReplies(fake, 111, 2);
     expect(JSON.stringify(h.llm.requests[1]!.messages.at(-1))).toMatch(
-      /Summarise please.*\[attached file: notes\.pdf, application\/pdf, .*cache\/telegram\//,
+      /Summarise please.*\[attached file: notes\.pdf, application\/pdf, \/workspace\/attachments\/notes\.pdf\]/,
     );
   });
 
