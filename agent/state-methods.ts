@@ -10,7 +10,7 @@ import type { ApprovalsStateApi } from "../approvals/requests.js";
 import type { MemoryStateApi } from "../memory/types.js";
 import type { CronStateApi } from "../scheduler/types.js";
 import type { SkillsStateApi } from "../skills/types.js";
-import type { StateClient } from "./types.js";
+import type { ChatStateApi, StateClient } from "./types.js";
 
 const chatRef = z.strictObject({
   platform: z.string().min(1),
@@ -67,7 +67,8 @@ export type StateMethodName =
   | Paths<"cron", CronStateApi>
   | Paths<"memory", MemoryStateApi>
   | Paths<"skills", SkillsStateApi>
-  | Paths<"approvals", ApprovalsStateApi>;
+  | Paths<"approvals", ApprovalsStateApi>
+  | Paths<"chat", ChatStateApi>;
 
 /** The parameters of the method at `path`. */
 type ArgsOf<P extends StateMethodName> = P extends "searchSessions"
@@ -80,7 +81,9 @@ type ArgsOf<P extends StateMethodName> = P extends "searchSessions"
         ? Parameters<SkillsStateApi[M]>
         : P extends `approvals.${infer M extends keyof ApprovalsStateApi}`
           ? Parameters<ApprovalsStateApi[M]>
-          : never;
+          : P extends `chat.${infer M extends keyof ChatStateApi}`
+            ? Parameters<ChatStateApi[M]>
+            : never;
 
 /**
  * Argument schemas by method path. To add a member (say `sendMessage` on a new `messaging` extension):
@@ -104,6 +107,7 @@ export const stateMethods = {
     z.strictObject({ file: z.string().optional(), countUse: z.boolean().optional() }).optional(),
   ]),
   "skills.manage": z.tuple([skillManage]),
+  "chat.notify": z.tuple([chatRef, z.string().min(1).max(4000)]),
   "approvals.check": z.tuple([z.string(), z.string(), z.string()]),
   "approvals.request": z.tuple([
     z.strictObject({

@@ -6,7 +6,7 @@ import type { z } from "zod";
 import type { ApprovalsStateApi } from "../approvals/requests.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnOrigin } from "../core/turn.js";
-import type { ChatMessage } from "../core/types.js";
+import type { ChatMessage, ChatRef } from "../core/types.js";
 import type { MemoryStateApi } from "../memory/types.js";
 import type { CronStateApi } from "../scheduler/types.js";
 import type { SearchHit, SearchOptions } from "../sessions/types.js";
@@ -26,8 +26,16 @@ export interface StateClient {
   skills?: SkillsStateApi | undefined;
   /** Approval requests of dangerous commands (the `terminal` tool). */
   approvals?: ApprovalsStateApi | undefined;
+  /** Notices to a chat outside a turn's reply (a background process finished). */
+  chat?: ChatStateApi | undefined;
   /** Later: send_message. Optional so the contract grows without breaking. */
   [extension: string]: unknown;
+}
+
+/** What tools may send to a chat besides the turn's reply. */
+export interface ChatStateApi {
+  /** Sends a notice to `chat` through the gateway's durable outbox. */
+  notify(chat: ChatRef, text: string): Promise<void>;
 }
 
 /** What a tool gets besides its arguments. */

@@ -99,6 +99,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const localState = createLocalStateClient(state, {
     cron: cron.api,
     approvals: approvals.stateApi,
+    chat: { notify: async (chat, text) => runner.control.notify(chat, text) },
     ...learning.stateApis,
   });
   const metrics = createGatewayMetrics(runner, queue);

@@ -16,6 +16,7 @@ import type { TurnJob } from "../core/turn.js";
 import {
   createExecutionBackend,
   type ExecutionBackend,
+  type ProcessInfo,
   ProcessRegistry,
   WorkspaceManager,
 } from "../exec/index.js";
@@ -78,7 +79,15 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     const availability = await candidate.checkAvailable();
     if (availability.available) {
       backend = candidate;
-      processes = new ProcessRegistry({ backend, logger });
+      const exitNotices = new Map<string, (info: ProcessInfo) => void>();
+      processes = new ProcessRegistry({
+        backend,
+        logger,
+        onExit: (info) => {
+          exitNotices.get(info.id)?.(info);
+          exitNotices.delete(info.id);
+        },
+      });
       // Commands in the sandbox see the workspace at /workspace: the file tools take those paths too.
       const virtualRoot = backend.name === "sandbox" ? "/workspace" : undefined;
       tools.push(
@@ -89,6 +98,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
           maxTimeoutS,
           dangerous: dangerousCommands,
           virtualRoot,
+          exitNotices,
         }),
       );
       if (dangerousCommands === "off")

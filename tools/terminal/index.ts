@@ -37,6 +37,11 @@ export interface TerminalToolsDeps {
   dangerous?: "manual" | "deny" | "off" | undefined;
   /** The workspace's path as commands see it, for the rules about paths outside it. */
   virtualRoot?: string | undefined;
+  /**
+   * What to do when a background process exits, by process id: the tool adds an entry for a process
+   * started with `notify_on_exit`; the registry's `onExit` calls and removes it.
+   */
+  exitNotices?: Map<string, (info: ProcessInfo) => void> | undefined;
 }
 
 const DEFAULT_TIMEOUT_S = 120;
@@ -150,6 +155,10 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
         .optional()
         .describe("Directory inside the workspace to run in (default: its root)."),
       background: z.boolean().optional().describe("Start it and return its process id at once."),
+      notify_on_exit: z
+        .boolean()
+        .optional()
+        .describe("background: tell the chat when it finishes (for long jobs nobody is polling)."),
     }),
     toolset: "terminal",
     async execute(args, ctx) {
@@ -168,7 +177,21 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
           command: args.command,
           workdir: args.workdir,
         });
-        return `started in the background as ${info.id}. Follow it with the process tool (poll for new output, wait, kill).`;
+        const chat = ctx.state.chat;
+        if (args.notify_on_exit && chat && deps.exitNotices) {
+          const where = ctx.origin.chat;
+          deps.exitNotices.set(info.id, (done) => {
+            const how =
+              done.exitCode === null ? `ended by ${done.signal ?? "a signal"}` : `exit code ${done.exitCode}`;
+            void chat
+              .notify(
+                where,
+                `${done.exitCode === 0 ? "✅" : "⚠️"} Background process ${done.id} finished (${how}): \`${done.command}\``,
+              )
+              .catch((err: unknown) => ctx.logger.warn({ err: String(err) }, "exit notice not sent"));
+          });
+        }
+        return `started in the background as ${info.id}. Follow it with the process tool (poll for new output, wait, kill)${args.notify_on_exit ? "; the chat is told when it finishes" : ""}.`;
       }
       const result = await runCommand(deps.backend, workspace, {
         command: args.command,
