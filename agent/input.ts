@@ -20,6 +20,8 @@ export interface UserMessageOptions {
   pathFor?: ((attachment: InboundAttachment) => string) | undefined;
   /** Documents with at most this much text go inline; longer ones are left to `read_file`. @defaultValue 12_000 */
   inlineDocumentChars?: number | undefined;
+  /** Speech to text for voice notes and audio files; without it they stay file notes. */
+  transcribe?: ((attachment: InboundAttachment, signal?: AbortSignal) => Promise<string>) | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -27,6 +29,20 @@ export interface UserMessageOptions {
 export function attachmentNote(a: InboundAttachment, path: string = a.path): string {
   const name = a.fileName ?? basename(a.path);
   return `[attached ${a.kind === "image" ? "image" : "file"}: ${name}, ${a.mimeType ?? a.kind}, ${path}]`;
+}
+
+/** A voice note's or audio file's transcript, marked as such; a failure says so (the agent tells the user). */
+async function transcriptText(a: InboundAttachment, options: UserMessageOptions): Promise<string> {
+  if ((a.kind !== "voice" && a.kind !== "audio") || !options.transcribe) return "";
+  try {
+    const text = (await options.transcribe(a, options.signal)).trim();
+    return text
+      ? `[${a.kind === "voice" ? "voice note" : "audio"}, transcribed:] ${text}`
+      : `[the ${a.kind} holds no speech]`;
+  } catch (err) {
+    if (options.signal?.aborted) throw err;
+    return `[the ${a.kind === "voice" ? "voice note" : "audio"} could not be transcribed: ${(err as Error).message}]`;
+  }
 }
 
 /**
@@ -69,7 +85,13 @@ export async function buildUserMessage(
   const pathFor = options.pathFor ?? ((a: InboundAttachment) => a.path);
   const notes = await Promise.all(
     attachments.map(async (a) =>
-      [attachmentNote(a, pathFor(a)), await documentText(a, pathFor(a), options)].filter(Boolean).join("\n"),
+      [
+        attachmentNote(a, pathFor(a)),
+        await documentText(a, pathFor(a), options),
+        await transcriptText(a, options),
+      ]
+        .filter(Boolean)
+        .join("\n"),
     ),
   );
   const storedText = [input.text, ...notes].filter(Boolean).join("\n");

@@ -6,7 +6,7 @@
 import { describeError, HeraldError, isAbortError } from "../core/errors.js";
 import { type Logger, lazyChild } from "../core/logger.js";
 import type { TurnJob, TurnProgress, TurnResult, TurnUsage } from "../core/turn.js";
-import type { ChatMessage, ToolCall } from "../core/types.js";
+import type { ChatMessage, InboundAttachment, ToolCall } from "../core/types.js";
 import { compressIfNeeded, repairToolPairs } from "./compression.js";
 import { buildUserMessage } from "./input.js";
 import type { ModelClient, ModelMessage } from "./model-client.js";
@@ -32,6 +32,8 @@ export interface TurnDeps {
    * names the original paths.
    */
   stageAttachments?: ((job: TurnJob) => Promise<ReadonlyMap<string, string>>) | undefined;
+  /** Speech to text for voice notes and audio attachments (before the first model call). */
+  transcribe?: ((attachment: InboundAttachment, signal?: AbortSignal) => Promise<string>) | undefined;
 }
 
 type Files = NonNullable<ToolOutput["files"]>;
@@ -64,6 +66,7 @@ export async function runTurn(job: TurnJob, deps: TurnDeps): Promise<TurnResult>
   const { stored: userMessage, forModel } = await buildUserMessage(job.input, {
     vision: deps.model.config.vision,
     pathFor: staged ? (a) => staged.get(a.path) ?? a.path : undefined,
+    transcribe: deps.transcribe,
     signal: deps.signal,
   });
   try {

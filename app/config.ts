@@ -72,6 +72,13 @@ const coreShape = {
       allowPrivate: z.boolean().default(false),
     })
     .prefault({}),
+  /** Speech: `stt` (voice notes in) and `tts` (replies out), OpenAI-compatible endpoints; checked when built. */
+  voice: z
+    .strictObject({
+      stt: z.record(z.string(), z.unknown()).optional(),
+      tts: z.record(z.string(), z.unknown()).optional(),
+    })
+    .prefault({}),
   /** MEMORY.md and USER.md budgets in characters. */
   memory: z
     .strictObject({
@@ -192,6 +199,9 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_WEB_SEARCH_URL: ["web.search.base_url", "url"],
   HERALD_WEB_SEARCH_KEY: ["web.search.api_key", "string"],
   HERALD_WEB_ALLOW_PRIVATE: ["web.allow_private", "bool"],
+  HERALD_STT_URL: ["voice.stt.base_url", "url"],
+  HERALD_STT_KEY: ["voice.stt.api_key", "string"],
+  HERALD_STT_MODEL: ["voice.stt.model", "string"],
   HERALD_MEMORY_CHARS: ["memory.memory_chars", "int"],
   HERALD_USER_CHARS: ["memory.user_chars", "int"],
   HERALD_LEARNING_ENABLED: ["learning.enabled", "bool"],

@@ -117,6 +117,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
         model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
         tools: t.registry,
         stageAttachments: t.stageAttachments,
+        transcribe: t.transcribe,
         state: localState,
         logger: logger.child({ component: "agent" }),
         homeDir: config.homeDir,

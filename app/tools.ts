@@ -13,6 +13,7 @@ import type { Tool } from "../agent/types.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnJob } from "../core/turn.js";
+import type { InboundAttachment } from "../core/types.js";
 import {
   createExecutionBackend,
   type ExecutionBackend,
@@ -27,6 +28,7 @@ import { sessionSearchTool } from "../tools/session-search/index.js";
 import { skillsTools } from "../tools/skills/index.js";
 import { terminalTools } from "../tools/terminal/index.js";
 import { webTools } from "../tools/web/index.js";
+import { createVoice } from "../voice/index.js";
 import { createWorkerHtmlConverter } from "../web/html-converter.js";
 import { createWebSearchProvider } from "../web/search/index.js";
 import { execBackendOptions, type HeraldConfig } from "./config.js";
@@ -50,6 +52,8 @@ export interface AgentTools {
    * them; returns where the model finds each. Undefined when the file tools are off.
    */
   stageAttachments: ((job: TurnJob) => Promise<ReadonlyMap<string, string>>) | undefined;
+  /** Speech to text for voice notes, when `voice.stt` is configured. */
+  transcribe: ((attachment: InboundAttachment, signal?: AbortSignal) => Promise<string>) | undefined;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: { toolset: string; missing: string; fix: string }[];
   /** Kills background processes and closes the backend. */
@@ -127,6 +131,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     processes,
     workspaces,
     stageAttachments,
+    transcribe: transcriberOf(config, logger, unavailable),
     unavailable,
     async close() {
       await processes?.closeAll();
@@ -190,4 +195,27 @@ async function copyAttachments(
     paths.set(attachment.path, join(virtualRoot ?? workspace.dir, "attachments", target));
   }
   return paths;
+}
+
+/** Transcription of voice notes before the turn, when `voice.stt` is set; a bad section is reported. */
+function transcriberOf(
+  config: HeraldConfig,
+  logger: Logger,
+  unavailable: AgentTools["unavailable"],
+): AgentTools["transcribe"] {
+  if (!config.voice.stt) return undefined;
+  try {
+    const voice = createVoice({ stt: config.voice.stt }, { logger, keyPrefix: "voice" });
+    const transcribe = voice.transcribe;
+    if (!transcribe) return undefined;
+    return async (attachment, signal) => (await transcribe(attachment.path, { signal })).text;
+  } catch (err) {
+    unavailable.push({
+      toolset: "voice",
+      missing: describeError(err),
+      fix: "correct voice.stt (HERALD_STT_URL, HERALD_STT_MODEL)",
+    });
+    logger.warn({ error: describeError(err) }, "voice notes will not be transcribed");
+    return undefined;
+  }
 }

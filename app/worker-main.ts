@@ -80,6 +80,7 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
     model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
     tools: tools.registry,
     stageAttachments: tools.stageAttachments,
+    transcribe: tools.transcribe,
     state: createHttpStateClient(client),
     logger: logger.child({ component: "agent" }),
     homeDir: config.homeDir,
