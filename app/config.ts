@@ -61,6 +61,8 @@ const coreShape = {
       dangerousCommands: z.enum(["manual", "deny", "off"]).default("manual"),
       /** How long an approval request waits for the user's answer, in seconds. */
       approvalTimeoutS: z.number().int().positive().default(300),
+      /** Workspaces unused for this many days are deleted (never while a process runs there). */
+      workspaceRetentionDays: z.number().int().positive().default(30),
     })
     .prefault({}),
   /** The web tools: a search provider, and whether fetches may reach private addresses. */
@@ -195,6 +197,7 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_EXEC_MAX_TIMEOUT_S: ["exec.max_timeout_s", "int"],
   HERALD_EXEC_DANGEROUS_COMMANDS: ["exec.dangerous_commands", "string"],
   HERALD_EXEC_APPROVAL_TIMEOUT_S: ["exec.approval_timeout_s", "int"],
+  HERALD_EXEC_WORKSPACE_RETENTION_DAYS: ["exec.workspace_retention_days", "int"],
   HERALD_WEB_SEARCH_PROVIDER: ["web.search.provider", "string"],
   HERALD_WEB_SEARCH_URL: ["web.search.base_url", "url"],
   HERALD_WEB_SEARCH_KEY: ["web.search.api_key", "string"],

@@ -110,8 +110,9 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     ? undefined
     : import("./tools.js").then((m) => m.createAgentTools(config, logger.child({ component: "tools" })));
   if (tools) {
-    // A session's background processes end with it.
+    // A session's background processes end with it; old workspaces are pruned (not with `herald chat`).
     runner.sessionEnded.add((ended) => void tools.then((t) => t.processes?.killAll(ended.key)));
+    if (!options.localOnly) void tools.then((t) => t.startHousekeeping());
     const handler = tools.then((t) =>
       createTurnHandler({
         model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
