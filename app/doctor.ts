@@ -7,6 +7,9 @@ import OpenAI from "openai";
 import { ConfigError, describeError } from "../core/errors.js";
 import { createExecutionBackend } from "../exec/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
+import { ffmpegAvailable } from "../voice/convert.js";
+import { createVoice } from "../voice/index.js";
+import { createWebSearchProvider } from "../web/search/index.js";
 import {
   configuredPlatforms,
   execBackendOptions,
@@ -81,6 +84,8 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   lines.push(await checkModel(config));
   lines.push(checkState(config));
   lines.push(await checkExec(config));
+  lines.push(checkWebSearch(config));
+  lines.push(...(await checkVoice(config)));
   if (config.queue.redisUrl) lines.push(...(await checkRedis(config)));
   return lines;
 }
@@ -227,4 +232,50 @@ async function checkExec(config: HeraldConfig): Promise<DoctorLine> {
       fix: "correct the exec section of config.yaml",
     };
   }
+}
+
+/** Web search: which provider, or how to add one (web_extract works without). */
+function checkWebSearch(config: HeraldConfig): DoctorLine {
+  try {
+    const provider = createWebSearchProvider(config.web.search, { configKey: "web.search" });
+    if (provider) return { ok: true, text: `web search: ${provider.name}` };
+    return {
+      ok: true,
+      text: "web search: off (web_extract still reads pages)",
+      fix: "set HERALD_WEB_SEARCH_PROVIDER=searxng and HERALD_WEB_SEARCH_URL=<your SearXNG>, or brave / tavily with HERALD_WEB_SEARCH_KEY",
+    };
+  } catch (err) {
+    return { ok: false, text: `web search: ${describeError(err)}`, fix: "correct web.search in config.yaml" };
+  }
+}
+
+/** Voice notes: the speech-to-text endpoint, and ffmpeg for long or unusual audio. */
+async function checkVoice(config: HeraldConfig): Promise<DoctorLine[]> {
+  if (!config.voice.stt) {
+    return [
+      {
+        ok: true,
+        text: "voice notes: not transcribed (they reach the agent as files)",
+        fix: "set HERALD_STT_URL and HERALD_STT_MODEL (an OpenAI-compatible /v1, e.g. Groq or a self-hosted Whisper)",
+      },
+    ];
+  }
+  try {
+    createVoice({ stt: config.voice.stt });
+  } catch (err) {
+    return [
+      { ok: false, text: `voice notes: ${describeError(err)}`, fix: "correct voice.stt in config.yaml" },
+    ];
+  }
+  const ffmpeg = await ffmpegAvailable();
+  return [
+    { ok: true, text: "voice notes: transcribed before the turn" },
+    ffmpeg.ok
+      ? { ok: true, text: `ffmpeg: ${ffmpeg.version}` }
+      : {
+          ok: false,
+          text: `ffmpeg: ${ffmpeg.message}`,
+          fix: "apt-get install ffmpeg (long and unusual audio need it)",
+        },
+  ];
 }
