@@ -104,8 +104,9 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   });
   const metrics = createGatewayMetrics(runner, queue);
   // With REDIS_URL, `herald worker` processes run the turns and reach state over the state API.
-  // The tools (and the backend check behind them) load while the rest starts: a turn waits for them,
-  // /health does not.
+  // The tools load (and their backend is checked) before the adapters start. Loading them alongside the
+  // adapters saved ~130 ms of cold start but let a Matrix adapter stopped during that window leave an
+  // unhandled fetch abort behind (tests/e2e/matrix-gateway.test.ts, "killed mid-turn").
   const tools = redis
     ? undefined
     : import("./tools.js").then((m) => m.createAgentTools(config, logger.child({ component: "tools" })));
@@ -124,6 +125,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
         homeDir: config.homeDir,
       }),
     );
+    await handler;
     await queue.consume(async (job, ctx) => (await handler)(job, ctx), {
       concurrency: config.queue.concurrency,
     });
