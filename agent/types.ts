@@ -6,7 +6,7 @@ import type { z } from "zod";
 import type { ApprovalsStateApi } from "../approvals/requests.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnOrigin } from "../core/turn.js";
-import type { ChatMessage, ChatRef } from "../core/types.js";
+import type { ChatRef } from "../core/types.js";
 import type { MemoryStateApi } from "../memory/types.js";
 import type { CronStateApi } from "../scheduler/types.js";
 import type { SearchHit, SearchOptions } from "../sessions/types.js";

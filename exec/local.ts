@@ -3,8 +3,6 @@
  * directory. No confinement beyond the process group and a minimal environment: use it only where the
  * agent is trusted with the host (a personal machine), otherwise `SandboxBackend`.
  */
-import { mkdir } from "node:fs/promises";
-import { HeraldError } from "../core/errors.js";
 import { spawnGroup } from "./child.js";
 import { resolveInside } from "./paths.js";
 import {
@@ -15,6 +13,7 @@ import {
   type SpawnRequest,
   type Workspace,
 } from "./types.js";
+import { makeWorkspaceDir } from "./workspaces.js";
 
 /** Options of `LocalBackend`. */
 export interface LocalBackendOptions {
@@ -44,14 +43,7 @@ export class LocalBackend implements ExecutionBackend {
   }
 
   async prepare(workspace: Workspace): Promise<void> {
-    try {
-      await mkdir(workspace.dir, { recursive: true });
-    } catch (err) {
-      throw new HeraldError(
-        `cannot create the workspace ${workspace.dir}: ${(err as Error).message}; check that HERALD_HOME is writable`,
-        { code: "tool_error", cause: err },
-      );
-    }
+    await makeWorkspaceDir(workspace.dir);
   }
 
   spawn(workspace: Workspace, request: SpawnRequest): SpawnedProcess {

@@ -10,10 +10,9 @@
  */
 import { execFile } from "node:child_process";
 import { constants, existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
-import { access, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { access, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { HeraldError } from "../core/errors.js";
 import { spawnGroup } from "./child.js";
 import { resolveInside } from "./paths.js";
 import {
@@ -26,6 +25,7 @@ import {
   type SpawnRequest,
   type Workspace,
 } from "./types.js";
+import { makeWorkspaceDir } from "./workspaces.js";
 
 /** Where commands see their workspace. */
 export const SANDBOX_WORKSPACE = "/workspace";
@@ -196,14 +196,7 @@ export class SandboxBackend implements ExecutionBackend {
   }
 
   async prepare(workspace: Workspace): Promise<void> {
-    try {
-      await mkdir(workspace.dir, { recursive: true });
-    } catch (err) {
-      throw new HeraldError(
-        `cannot create the workspace ${workspace.dir}: ${(err as Error).message}; check that HERALD_HOME is writable`,
-        { code: "tool_error", cause: err },
-      );
-    }
+    await makeWorkspaceDir(workspace.dir);
   }
 
   spawn(workspace: Workspace, request: SpawnRequest): SpawnedProcess {

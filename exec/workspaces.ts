@@ -41,6 +41,25 @@ export function workspaceDirName(key: string): string {
   return readable ? `${readable}-${hash}` : hash;
 }
 
+/**
+ * Creates a workspace directory (owner-only) if it is missing; with `touch`, marks it used now (pruning
+ * counts age from the last use). @throws HeraldError `tool_error` naming the directory and the fix.
+ */
+export async function makeWorkspaceDir(dir: string, options: { touch?: boolean } = {}): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (options.touch) {
+      const now = new Date();
+      await utimes(dir, now, now);
+    }
+  } catch (err) {
+    throw new HeraldError(
+      `cannot create the workspace ${dir}: ${(err as Error).message}; check that HERALD_HOME is writable`,
+      { code: "tool_error", cause: err },
+    );
+  }
+}
+
 /** Creates, finds and prunes workspaces under one root. */
 export class WorkspaceManager {
   readonly rootDir: string;
@@ -62,16 +81,7 @@ export class WorkspaceManager {
   /** Creates the workspace if needed and marks it used now (pruning counts age from the last use). */
   async ensure(owner: WorkspaceOwner): Promise<Workspace> {
     const workspace = this.workspaceFor(owner);
-    try {
-      await mkdir(workspace.dir, { recursive: true, mode: 0o700 });
-      const now = new Date();
-      await utimes(workspace.dir, now, now);
-    } catch (err) {
-      throw new HeraldError(
-        `cannot create the workspace ${workspace.dir}: ${(err as Error).message}; check that HERALD_HOME is writable`,
-        { code: "tool_error", cause: err },
-      );
-    }
+    await makeWorkspaceDir(workspace.dir, { touch: true });
     return workspace;
   }
 

@@ -344,7 +344,6 @@ export class CronService {
         this.#notify(
           job,
           `⚠️ Scheduled job "${job.name}" (${job.id}) failed: ${why}\nIt stays scheduled and backs off while it keeps failing; I won't report further failures until it has worked again.`,
-          now,
         );
       }
     } else {
@@ -429,7 +428,7 @@ export class CronService {
   }
 
   /** Sends a notice about a job to its origin, or to its targets when it has none (made on the CLI). */
-  #notify(job: CronJob, text: string, now: number): void {
+  #notify(job: CronJob, text: string): void {
     const chats = job.origin
       ? [job.origin]
       : resolveTargets(job.deliver, undefined, this.#targetEnv()).chats.map((t) => t.chat);

@@ -19,7 +19,6 @@ import type {
   SendResult,
 } from "../../core/types.js";
 import { MatrixApi, txnIdFor, unrefRequestTimeouts } from "./api.js";
-import { matrixConfigFrom } from "./config.js";
 import { chunkMarkdown, editContent, relationFor, textContent } from "./format.js";
 import { resolveIdentity } from "./login.js";
 import { uploadFile } from "./media.js";

@@ -26,11 +26,10 @@ describe("terminal tools on Telegram", () => {
       { text: "started the build; I'll tell you when it's done" },
     );
     fake.pushUpdate(await fixture("private-text"));
+    // The answer, not the progress line (which names the command too): only then is the turn over.
     await vi.waitFor(
-      async () => expect((await botReplies(fake, 111, 1)).join("\n")).toContain("from-the-sandbox"),
-      {
-        timeout: 15_000,
-      },
+      async () => expect((await botReplies(fake, 111, 1)).join("\n")).toMatch(/ran: [\s\S]*from-the-sandbox/),
+      { timeout: 15_000 },
     );
     fake.userSends({ chatId: 111, fromId: 111, text: "now build it in the background" });
     await vi.waitFor(
