@@ -26,6 +26,7 @@ import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from ".
 import { userIdNormalisers } from "./platforms.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
+import { createAgentTools } from "./tools.js";
 
 export interface GatewayOptions {
   logger: Logger;
@@ -103,32 +104,24 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     ...learning.stateApis,
   });
   const metrics = createGatewayMetrics(runner, queue);
-  // With REDIS_URL, `herald worker` processes run the turns and reach state over the state API.
-  // The tools load (and their backend is checked) before the adapters start. Loading them alongside the
-  // adapters saved ~130 ms of cold start but let a Matrix adapter stopped during that window leave an
-  // unhandled fetch abort behind (tests/e2e/matrix-gateway.test.ts, "killed mid-turn").
-  const tools = redis
-    ? undefined
-    : import("./tools.js").then((m) => m.createAgentTools(config, logger.child({ component: "tools" })));
+  // With REDIS_URL, `herald worker` processes run the turns and reach state over the state API. The
+  // tools are ready before the adapters start: loading them alongside let a Matrix adapter stopped in
+  // that window leave an unhandled fetch abort behind.
+  const tools = redis ? undefined : await createAgentTools(config, logger.child({ component: "tools" }));
   if (tools) {
     // A session's background processes end with it; old workspaces are pruned (not with `herald chat`).
-    runner.sessionEnded.add((ended) => void tools.then((t) => t.processes?.killAll(ended.key)));
-    if (!options.localOnly) void tools.then((t) => t.startHousekeeping());
-    const handler = tools.then((t) =>
-      createTurnHandler({
-        model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
-        tools: t.registry,
-        stageAttachments: t.stageAttachments,
-        transcribe: t.transcribe,
-        state: localState,
-        logger: logger.child({ component: "agent" }),
-        homeDir: config.homeDir,
-      }),
-    );
-    await handler;
-    await queue.consume(async (job, ctx) => (await handler)(job, ctx), {
-      concurrency: config.queue.concurrency,
+    runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
+    if (!options.localOnly) tools.startHousekeeping();
+    const handler = createTurnHandler({
+      model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
+      tools: tools.registry,
+      stageAttachments: tools.stageAttachments,
+      transcribe: tools.transcribe,
+      state: localState,
+      logger: logger.child({ component: "agent" }),
+      homeDir: config.homeDir,
     });
+    await queue.consume(handler, { concurrency: config.queue.concurrency });
   }
 
   const api = config.apiServer.enabled
@@ -232,7 +225,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       await learning.stop();
       await runner.stop();
       await queue.close();
-      await (await tools)?.close();
+      await tools?.close();
       state.close();
     },
   };
