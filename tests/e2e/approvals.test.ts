@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { workspaceDirName } from "../../exec/index.js";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
-import { type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 
 // `chattr` is on the rule table; in the sandbox it changes nothing.
 const COMMAND = "chattr -i nothing 2>/dev/null; echo approved-run >> proof.txt; cat proof.txt";
@@ -29,15 +29,11 @@ function wantsCommand(request: FakeLlmRequest) {
   return { toolCalls: [{ name: "terminal", arguments: { command: COMMAND } }] };
 }
 
+/** One message in session `sessionId`; the reply's text (every call here expects a 200). */
 async function say(h: Harness, text: string, sessionId: string): Promise<string> {
-  const res = await fetch(`${h.apiUrl}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-herald-session-id": sessionId },
-    body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: text }] }),
-  });
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as { choices: { message: { content: string } }[] };
-  return body.choices[0]!.message.content;
+  const reply = await chat(h, text, { sessionId });
+  expect(reply.status).toBe(200);
+  return reply.text;
 }
 
 const proof = (h: Harness, sessionId: string) =>

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
-import { type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 
 const FACT = /FACT-\d+/g;
 
@@ -38,19 +38,9 @@ describe("compaction", () => {
     for (let i = 1; i <= 24; i++) {
       const fact = `FACT-${i}`;
       sent.push(fact);
-      const res = await fetch(`${h.apiUrl}/v1/chat/completions`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          ...(sessionId ? { "x-herald-session-id": sessionId } : {}),
-        },
-        body: JSON.stringify({
-          model: "herald",
-          messages: [{ role: "user", content: `Remember ${fact}. ${"padding ".repeat(120)}` }],
-        }),
-      });
-      expect(res.status).toBe(200);
-      sessionId ??= res.headers.get("x-herald-session-id") ?? undefined;
+      const reply = await chat(h, `Remember ${fact}. ${"padding ".repeat(120)}`, { sessionId });
+      expect(reply.status).toBe(200);
+      sessionId ??= reply.sessionId ?? undefined;
     }
     expect(sessionId).toBeDefined();
 

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { workspaceDirName } from "../../exec/index.js";
 import type { FakeLlmRequest } from "../fakes/llm/index.js";
 import { makePdf } from "../helpers/document-fixtures.js";
-import { type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -20,14 +20,9 @@ const toolResults = (request: FakeLlmRequest) =>
   request.messages.filter((m) => m.role === "tool").map((m) => String(m.content ?? ""));
 
 async function ask(h: Harness, text: string, sessionId: string): Promise<string> {
-  const res = await fetch(`${h.apiUrl}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-herald-session-id": sessionId },
-    body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: text }] }),
-  });
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as { choices: { message: { content: string } }[] };
-  return body.choices[0]!.message.content;
+  const reply = await chat(h, text, { sessionId });
+  expect(reply.status).toBe(200);
+  return reply.text;
 }
 
 describe("file tools", () => {

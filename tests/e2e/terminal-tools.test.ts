@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { FakeLlmRequest } from "../fakes/llm/index.js";
-import { type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -23,17 +23,9 @@ async function ask(
   text: string,
   sessionId?: string,
 ): Promise<{ reply: string; sessionId: string }> {
-  const res = await fetch(`${h.apiUrl}/v1/chat/completions`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      ...(sessionId ? { "x-herald-session-id": sessionId } : {}),
-    },
-    body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: text }] }),
-  });
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as { choices: { message: { content: string } }[] };
-  return { reply: body.choices[0]!.message.content, sessionId: res.headers.get("x-herald-session-id") ?? "" };
+  const answer = await chat(h, text, { sessionId });
+  expect(answer.status).toBe(200);
+  return { reply: answer.text, sessionId: answer.sessionId ?? "" };
 }
 
 describe("terminal tools (sandbox backend)", () => {

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { FakeLlmRequest } from "../fakes/llm/index.js";
 import { type FakeServer, startFakeSearxng } from "../fakes/search/index.js";
 import { type FakeWeb, startFakeWeb } from "../fakes/web/index.js";
-import { type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 
 let harness: Harness | undefined;
 let searxng: FakeServer | undefined;
@@ -22,12 +22,7 @@ const toolResults = (request: FakeLlmRequest) =>
   request.messages.filter((m) => m.role === "tool").map((m) => String(m.content ?? ""));
 
 async function ask(h: Harness, text: string): Promise<void> {
-  const res = await fetch(`${h.apiUrl}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: text }] }),
-  });
-  expect(res.status).toBe(200);
+  expect((await chat(h, text)).status).toBe(200);
 }
 
 describe("web tools", () => {
