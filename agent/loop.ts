@@ -199,6 +199,10 @@ async function runTool(
     callId: call.id,
     name,
     summary: summarizeArguments(call.function.arguments),
+    label: labelOf(
+      tools.find((t) => t.name === name),
+      call.function.arguments,
+    ),
   });
   let output: ToolOutput;
   try {
@@ -218,6 +222,17 @@ async function runTool(
   const durationMs = Math.round(performance.now() - startedAt);
   emit({ type: "tool-end", turnId, callId: call.id, name, ok: !output.isError, durationMs });
   return output;
+}
+
+/** The tool's own progress line for a call, or undefined (no label, arguments unreadable, a throw). */
+function labelOf(tool: Tool | undefined, raw: string): string | undefined {
+  if (!tool?.label) return undefined;
+  try {
+    const line = tool.label(raw.trim() ? JSON.parse(raw) : {});
+    return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A short human line for a tool call's arguments: `query: "deploy notes", limit: 3`. */

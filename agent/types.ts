@@ -72,5 +72,11 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
   parameters: P;
   /** The toolset this tool belongs to (toolsets are enabled per platform). */
   toolset: string;
+  /**
+   * How the chat's progress line names a call (`$ npm test`, `read_file src/x.ts`). Gets the arguments
+   * as the model sent them (not yet validated); may throw (the generic line is shown instead).
+   * @defaultValue `⚙️ <name>: <arguments>`
+   */
+  label?(args: z.infer<P>): string;
   execute(args: z.infer<P>, ctx: ToolContext): Promise<ToolOutput | string>;
 }

@@ -85,7 +85,15 @@ export type TurnResult =
 /** Progress a running turn reports. */
 export type TurnProgress =
   | { type: "text-delta"; turnId: string; text: string }
-  | { type: "tool-start"; turnId: string; callId: string; name: string; summary: string }
+  | {
+      type: "tool-start";
+      turnId: string;
+      callId: string;
+      name: string;
+      summary: string;
+      /** The tool's own progress line for this call, when it has one. */
+      label?: string | undefined;
+    }
   | { type: "tool-end"; turnId: string; callId: string; name: string; ok: boolean; durationMs: number }
   | { type: "status"; turnId: string; text: string };
 

@@ -157,7 +157,7 @@ export class TurnCoordinator {
         if (!active) return;
         const p = event.progress;
         if (p.type === "tool-start")
-          active.feedback?.toolLine(`⚙️ ${p.name}${p.summary ? `: ${p.summary}` : ""}`);
+          active.feedback?.toolLine(p.label ?? `⚙️ ${p.name}${p.summary ? `: ${p.summary}` : ""}`);
         else if (p.type === "text-delta" && active.turn.inbound) {
           const { turn } = active;
           const replyToId = turn.inbound?.messageId ?? "";

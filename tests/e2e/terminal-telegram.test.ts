@@ -1,5 +1,5 @@
 /**
- * The terminal tools as a Telegram user meets them: progress shown while a command runs, the answer in
+ * The terminal tools as a Telegram user meets them: `$ <command>` shown while it runs, the answer in
  * the chat, and a background job that tells the chat when it finishes (notify_on_exit).
  */
 import { describe, expect, it, vi } from "vitest";
@@ -31,6 +31,9 @@ describe("terminal tools on Telegram", () => {
       async () => expect((await botReplies(fake, 111, 1)).join("\n")).toMatch(/ran: [\s\S]*from-the-sandbox/),
       { timeout: 15_000 },
     );
+    // The progress line said what ran, as a shell prompt would.
+    const sent = fake.callsTo("sendMessage", 111).map((c) => String(c.params["text"] ?? ""));
+    expect(sent.some((t) => t.includes("$ echo from-the-sandbox"))).toBe(true);
     fake.userSends({ chatId: 111, fromId: 111, text: "now build it in the background" });
     await vi.waitFor(
       async () => {

@@ -46,6 +46,7 @@ export function fileTools(deps: FileToolsDeps): Tool[] {
         limit: z.number().int().min(1).max(10_000).optional().describe("Lines to show (default 2000)."),
       }),
       toolset: "files",
+      label: (args) => `read_file ${args.path}`,
       execute: async (args, ctx) => readFile(await scopeOf(deps, ctx), args, { signal: ctx.signal }),
     }),
     defineTool({
@@ -53,6 +54,7 @@ export function fileTools(deps: FileToolsDeps): Tool[] {
       description: `Create or overwrite a file in the workspace (atomically; parent folders are created). ${where}`,
       parameters: z.object({ path: z.string().min(1), content: z.string() }),
       toolset: "files",
+      label: (args) => `write_file ${args.path}`,
       execute: async (args, ctx) => writeFile(await scopeOf(deps, ctx), args, { signal: ctx.signal }),
     }),
     defineTool({
@@ -65,6 +67,7 @@ export function fileTools(deps: FileToolsDeps): Tool[] {
         replace_all: z.boolean().optional(),
       }),
       toolset: "files",
+      label: (args) => `patch ${args.path}`,
       execute: async (args, ctx) => patchFile(await scopeOf(deps, ctx), args, { signal: ctx.signal }),
     }),
     defineTool({
@@ -78,6 +81,7 @@ export function fileTools(deps: FileToolsDeps): Tool[] {
         limit: z.number().int().min(1).max(1000).optional(),
       }),
       toolset: "files",
+      label: (args) => `search_files ${args.pattern}${args.path ? ` in ${args.path}` : ""}`,
       execute: async (args, ctx) => searchFiles(await scopeOf(deps, ctx), args, { signal: ctx.signal }),
     }),
   ];

@@ -161,6 +161,7 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
         .describe("background: tell the chat when it finishes (for long jobs nobody is polling)."),
     }),
     toolset: "terminal",
+    label: (args) => `$ ${args.command}${args.background ? " &" : ""}`,
     async execute(args, ctx) {
       const workspace = await workspaceOf(deps, ctx);
       const mode = deps.dangerous ?? "manual";
@@ -171,7 +172,6 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
           if (held) return held;
         }
       }
-      ctx.progress(`$ ${args.command}`);
       if (args.background) {
         const info = deps.processes.start(ctx.origin.sessionKey, workspace, {
           command: args.command,
@@ -229,6 +229,7 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
       end: z.boolean().optional().describe("write: close stdin after the text."),
     }),
     toolset: "terminal",
+    label: (args) => `process ${args.action}${args.id ? ` ${args.id}` : ""}`,
     async execute(args, ctx) {
       const owner = ctx.origin.sessionKey;
       if (args.action === "list") {

@@ -38,8 +38,8 @@ export function webTools(deps: WebToolsDeps): Tool[] {
           limit: z.number().int().min(1).max(20).optional().describe("Results to return (default 5)."),
         }),
         toolset: "web",
+        label: (args) => `🔎 ${args.query}`,
         async execute(args, ctx) {
-          ctx.progress(`🔎 ${args.query}`);
           const results = await search.search(args.query, { limit: args.limit ?? 5, signal: ctx.signal });
           if (results.length === 0) return `No results for "${args.query}".`;
           return results.map((r, i) => `${i + 1}. ${r.title}\n   ${r.url}\n   ${r.snippet}`).join("\n");
@@ -63,8 +63,8 @@ export function webTools(deps: WebToolsDeps): Tool[] {
           .describe("Cap on the text (default 40000)."),
       }),
       toolset: "web",
+      label: (args) => `🌐 ${args.url}`,
       async execute(args, ctx) {
-        ctx.progress(`🌐 ${args.url}`);
         const page = await extractPage(args.url, {
           signal: ctx.signal,
           maxChars: args.max_chars,
