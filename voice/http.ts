@@ -3,7 +3,9 @@
  * 401/403 name the config key; 408, 429, 5xx, timeouts and network errors are retried with backoff
  * (retry-after honoured), at most `maxAttempts` attempts.
  */
+
 import { ModelError } from "../core/errors.js";
+import { sleep } from "../core/sleep.js";
 import type { SpeechEndpoint } from "./types.js";
 
 /** One request: `body()` is called per attempt (a FormData or string is rebuilt, never reused). */
@@ -24,21 +26,6 @@ export function parseRetryAfterMs(value: string | null, nowMs = Date.now()): num
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** The provider's own words from an error body (`{"error":{"message"}}` or text), shortened. */

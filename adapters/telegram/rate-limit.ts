@@ -5,7 +5,9 @@
  * per-chat chain), never a sleep in an update handler; a wait longer than `maxWaitMs` is not taken but
  * returned as a retryable PlatformError with `retryAfterMs`, so the outbox reschedules.
  */
+
 import { PlatformError } from "../../core/errors.js";
+import { sleep } from "../../core/sleep.js";
 import { isGroupChatId } from "./parse.js";
 import type { TelegramRateLimits } from "./types.js";
 
@@ -94,7 +96,7 @@ export class SendBudget {
       throw rateLimited(chatId, Math.max(wait, 1));
     }
     this.reserve(chatId, kind);
-    if (wait > 0) await delay(wait, signal);
+    if (wait > 0) await sleep(wait, signal);
   }
 
   /** Takes a slot only if one is free now (typing: skipped rather than delayed). */
@@ -127,19 +129,4 @@ export function rateLimited(chatId: string, retryAfterMs: number, cause?: unknow
     `Telegram rate limit for chat ${chatId}: retry in ${Math.ceil(retryAfterMs / 1000)} s`,
     { code: "platform_rate_limited", retryable: true, retryAfterMs, cause },
   );
-}
-
-function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
