@@ -3,7 +3,7 @@
  * Text streams out as progress; the tool calls of one response run in parallel; the loop ends when the
  * model answers without tool calls or the step cap is reached.
  */
-import { describeError, HeraldError, isAbortError } from "../core/errors.js";
+import { describeError, HeraldError, isAbortError, ModelError } from "../core/errors.js";
 import { type Logger, lazyChild } from "../core/logger.js";
 import type { TurnJob, TurnProgress, TurnResult, TurnUsage } from "../core/turn.js";
 import type { ChatMessage, InboundAttachment, ToolCall } from "../core/types.js";
@@ -85,6 +85,8 @@ export async function runTurn(job: TurnJob, deps: TurnDeps): Promise<TurnResult>
         : "Something went wrong on my side while answering; the details are in the gateway log. Please try again.",
       error: describeError(err),
       retryable: known ? err.retryable : false,
+      code: known ? err.code : undefined,
+      retryAfterMs: err instanceof ModelError ? err.retryAfterMs : undefined,
       messages: [userMessage],
     };
   }

@@ -11,8 +11,9 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import pRetry, { AbortError as RetryAbort } from "p-retry";
-import type { ModelError } from "../core/errors.js";
+import { ModelError } from "../core/errors.js";
 import type { ChatMessage, ToolCall } from "../core/types.js";
+import { modelConfigProblem } from "./model-config.js";
 import { type AttemptFailure, cancelledError, classifyFailure, toModelError } from "./model-errors.js";
 import { createNodeFetch } from "./node-fetch.js";
 
@@ -170,6 +171,9 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
   return {
     config,
     async streamChat(request) {
+      // Nothing to retry when nothing is configured: say so at once (a fresh install's first turn).
+      const missing = modelConfigProblem(config);
+      if (missing) throw new ModelError(missing, { code: "config_missing", retryable: false });
       const signal = request.signal;
       const models = [request.model ?? config.name, ...config.fallbacks.filter((m) => m !== request.model)];
       const unique = [...new Set(models)];

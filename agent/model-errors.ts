@@ -84,7 +84,7 @@ export function toModelError(failure: AttemptFailure, ctx: FailureContext): Mode
     case "timeout":
       return new ModelError(
         `The model endpoint did not answer within ${seconds(ctx.timeoutMs)} s after ${tries}${which}; try again in a minute.`,
-        { ...base, code: "model_unavailable", retryable: true },
+        { ...base, code: "model_timeout", retryable: true },
       );
     case "connection":
       return new ModelError(

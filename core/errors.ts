@@ -12,6 +12,7 @@ export type HeraldErrorCode =
   | "model_error"
   | "model_rate_limited"
   | "model_unavailable"
+  | "model_timeout"
   | "tool_error"
   | "tool_invalid_args"
   | "turn_cancelled"

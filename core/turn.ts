@@ -2,6 +2,7 @@
  * The turn contracts between the gateway and the workers: who a turn is for, the job a worker runs,
  * the result it returns, its progress, and the queue between them.
  */
+import type { HeraldErrorCode } from "./errors.js";
 import type { ChatMessage, ChatRef, ChatType, InboundAttachment, InboundMessage } from "./types.js";
 
 /** Who and where a turn runs for; tools see this, never the adapter. */
@@ -78,6 +79,10 @@ export type TurnResult =
       userMessage: string;
       error: string;
       retryable: boolean;
+      /** The failure's `HeraldError` code when it had one (the API server answers an HTTP status by it). */
+      code?: HeraldErrorCode | undefined;
+      /** How long the model endpoint asked to wait (its Retry-After), when it said. */
+      retryAfterMs?: number | undefined;
       /** Messages to keep anyway (the user's message), so context is not lost. */
       messages: ChatMessage[];
     };

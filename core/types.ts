@@ -124,6 +124,11 @@ export interface OutboundMessage {
   inboundMeta?: Record<string, string> | undefined;
   /** Subject line for platforms that have one (email). */
   subject?: string | undefined;
+  /**
+   * On `kind: "error"`: the failure's `HeraldError` code and the model's Retry-After, so an adapter with
+   * statuses (the API server) can answer 429/502/503/504 instead of a message.
+   */
+  failure?: { code?: string | undefined; retryAfterMs?: number | undefined } | undefined;
 }
 
 /** Options for one `send`. */

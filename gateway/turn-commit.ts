@@ -57,6 +57,7 @@ export function recordResult(
     const message = {
       text: result.userMessage,
       kind: "error" as const,
+      failure: { code: result.code, retryAfterMs: result.retryAfterMs },
       replyToId,
       inboundMeta: turn.inbound?.meta,
     };

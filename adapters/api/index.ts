@@ -106,6 +106,11 @@ export class ApiAdapter implements PlatformAdapter {
       return { messageIds: [id] };
     }
     this.pending.delete(id);
+    if (message.kind === "error") {
+      const { status, type, code, retry } = failureStatus(message.failure?.code);
+      this.fail(p, status, message.text, type, code, message.failure?.retryAfterMs, retry);
+      return { messageIds: [id] };
+    }
     const text = [...p.notices, message.text].join("\n\n");
     if (p.stream) {
       if (!p.streamed) writeChunk(p, { content: text });
@@ -165,10 +170,16 @@ export class ApiAdapter implements PlatformAdapter {
     const parsed = chatRequestSchema.safeParse(body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
+      const param = fieldName(issue?.path ?? []);
       writeJson(
         res,
         400,
-        errorBody(`Invalid request: ${issue?.path.join(".")} ${issue?.message}.`, "invalid_request_error"),
+        errorBody(
+          `Invalid request: '${param || "body"}': ${issue?.message ?? "invalid"}.`,
+          "invalid_request_error",
+          "invalid_request_error",
+          param || null,
+        ),
       );
       return;
     }
@@ -189,7 +200,16 @@ export class ApiAdapter implements PlatformAdapter {
     const messages = parsed.data.messages;
     const last = messages[messages.length - 1]!;
     if (last.role !== "user") {
-      writeJson(res, 400, errorBody("The last message must have role 'user'.", "invalid_request_error"));
+      writeJson(
+        res,
+        400,
+        errorBody(
+          `The last message must have role 'user' (messages[${messages.length - 1}].role is '${last.role}').`,
+          "invalid_request_error",
+          "invalid_request_error",
+          `messages[${messages.length - 1}].role`,
+        ),
+      );
       return;
     }
     const messageId = uuidv7();
@@ -222,14 +242,8 @@ export class ApiAdapter implements PlatformAdapter {
       streamed: false,
     };
     res.setHeader("X-Herald-Session-Id", sessionId);
-    if (stream) {
-      res.writeHead(200, {
-        "content-type": "text/event-stream",
-        "cache-control": "no-cache",
-        connection: "keep-alive",
-      });
-      writeChunk(pending, { role: "assistant", content: "" });
-    }
+    // A stream's 200 and first chunk wait for the first text: a turn that fails before it answers a
+    // real HTTP status, which client libraries raise as their own error type.
     this.pending.set(messageId, pending);
     res.on("close", () => {
       if (!res.writableFinished) this.pending.delete(messageId);
@@ -252,30 +266,105 @@ export class ApiAdapter implements PlatformAdapter {
     }
   }
 
-  private fail(p: Pending, status: number, message: string, type: string): void {
+  /**
+   * Ends a request with an error: an HTTP status and OpenAI's `{error}` body, or, on a stream whose 200
+   * is already out, OpenAI's convention of one `data: {"error": …}` event and then the end of the stream.
+   */
+  private fail(
+    p: Pending,
+    status: number,
+    message: string,
+    type: string,
+    code: string = type,
+    retryAfterMs?: number,
+    retry = RETRYABLE_STATUS.has(status),
+  ): void {
     if (p.res.writableEnded) return;
-    if (p.stream) {
-      p.res.write(`data: ${JSON.stringify(errorBody(message, type))}\n\n`);
-      p.res.end("data: [DONE]\n\n");
-    } else {
-      writeJson(p.res, status, errorBody(message, type));
+    if (p.stream && p.res.headersSent) {
+      p.res.end(`data: ${JSON.stringify(errorBody(message, type, code))}\n\n`);
+      return;
     }
+    const headers: Record<string, string> = {};
+    if (retryAfterMs !== undefined) {
+      headers["retry-after"] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
+      headers["retry-after-ms"] = String(Math.round(retryAfterMs));
+    }
+    // The openai SDK (and those built on it) reads this before retrying on its own.
+    if (!retry) headers["x-should-retry"] = "false";
+    writeJson(p.res, status, errorBody(message, type, code), headers);
   }
 }
 
-function errorBody(message: string, type: string) {
-  return { error: { message, type, code: type } };
+const RETRYABLE_STATUS = new Set([429, 503, 504]);
+
+/**
+ * The HTTP status a failed turn answers, by its error code: rate limited → 429, model timeout → 504,
+ * model unreachable or not configured → 503, the model endpoint refused the request → 502, the rest 500.
+ */
+export function failureStatus(code: string | undefined): {
+  status: number;
+  type: string;
+  code: string;
+  retry: boolean;
+} {
+  switch (code) {
+    case "model_rate_limited":
+      return { status: 429, type: "rate_limit_error", code: "rate_limit_exceeded", retry: true };
+    case "model_timeout":
+      return { status: 504, type: "server_error", code: "model_timeout", retry: true };
+    case "model_unavailable":
+      return { status: 503, type: "server_error", code: "model_unavailable", retry: true };
+    case "config_missing":
+      return { status: 503, type: "server_error", code: "model_not_configured", retry: false };
+    case "model_error":
+      return { status: 502, type: "server_error", code: "model_error", retry: false };
+    default:
+      return { status: 500, type: "server_error", code: code ?? "turn_failed", retry: false };
+  }
 }
 
-function writeJson(res: ServerResponse, status: number, body: unknown): void {
+/** `messages[0].role` for the path `["messages", 0, "role"]`. */
+function fieldName(path: PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i ? "." : ""}${String(p)}`)).join("");
+}
+
+function errorBody(message: string, type: string, code: string = type, param: string | null = null) {
+  return { error: { message, type, param, code } };
+}
+
+function writeJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.writableEnded) return;
   const data = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(data) });
+  res.writeHead(status, {
+    ...headers,
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(data),
+  });
   res.end(data);
 }
 
 function writeChunk(p: Pending, delta: Record<string, string>, finish: string | null = null): void {
   if (p.res.writableEnded) return;
+  if (!p.res.headersSent) {
+    p.res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+    });
+    const first = {
+      id: p.id,
+      object: "chat.completion.chunk",
+      created: p.created,
+      model: "herald",
+      choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }],
+    };
+    p.res.write(`data: ${JSON.stringify(first)}\n\n`);
+  }
   const chunk = {
     id: p.id,
     object: "chat.completion.chunk",

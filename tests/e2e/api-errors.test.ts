@@ -1,0 +1,50 @@
+/**
+ * The API server's error statuses that need their own gateway: a model that times out (504), and a
+ * fresh install with no model configured (503 at once, saying what to set).
+ */
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.stop();
+  harness = undefined;
+});
+
+describe("API server errors", () => {
+  it("answers 504 when the model does not answer in time", async () => {
+    harness = await startHarness({ configYaml: "model:\n  timeout_ms: 200\n  max_retries: 0\n" });
+    harness.llm.script({ text: "too late", delayMs: 3000 });
+    const reply = await chat(harness, "hi");
+    expect(reply.status).toBe(504);
+    expect(reply.body).toMatchObject({
+      error: {
+        type: "server_error",
+        code: "model_timeout",
+        message: expect.stringMatching(/did not answer within 0.2 s/),
+      },
+    });
+  });
+
+  it("answers at once with 503 and what to set when no model is configured", async () => {
+    // A clean install: no OPENAI_BASE_URL (OpenAI's default) and no OPENAI_API_KEY.
+    harness = await startHarness({ env: { OPENAI_BASE_URL: "", OPENAI_API_KEY: "" } });
+    const client = new OpenAI({
+      baseURL: `${harness.apiUrl}/v1`,
+      apiKey: "unused",
+      maxRetries: 0,
+      timeout: 3000,
+    });
+    const err = (await client.chat.completions
+      .create({ model: "herald", messages: [{ role: "user", content: "hi" }] })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    // Not a client timeout (3 s): the gateway answered without trying to reach a model.
+    expect(err).toBeInstanceOf(OpenAI.InternalServerError);
+    expect(err.status).toBe(503);
+    expect(err.code).toBe("model_not_configured");
+    expect(err.message).toMatch(/No model is configured.*herald setup.*OPENAI_API_KEY/);
+    expect(err.headers?.get("x-should-retry")).toBe("false");
+    expect(harness.llm.requests).toHaveLength(0);
+  });
+});
