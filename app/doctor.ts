@@ -4,6 +4,7 @@
  */
 import { join } from "node:path";
 import OpenAI from "openai";
+import { modelConfigProblem } from "../agent/model-config.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import { createExecutionBackend } from "../exec/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
@@ -35,9 +36,11 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
     return [{ ok: false, text: `configuration: ${describeError(err)}`, fix: `correct ${key}` }];
   }
   lines.push({ ok: true, text: `HERALD_HOME: ${config.homeDir}` });
+  const modelProblem = modelConfigProblem(config.model);
   lines.push({
-    ok: true,
-    text: `model: ${config.model.name} at ${config.model.baseUrl}${config.model.fallbacks.length ? ` (fallbacks: ${config.model.fallbacks.join(", ")})` : ""}`,
+    ok: !modelProblem,
+    text: `model: ${config.model.name} at ${config.model.baseUrl}${config.model.fallbacks.length ? ` (fallbacks: ${config.model.fallbacks.join(", ")})` : ""}${config.model.apiKey ? ", key set" : ", no key"}`,
+    ...(modelProblem ? { fix: modelProblem } : {}),
   });
   lines.push({
     ok: true,
@@ -81,7 +84,8 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
       fix: "set API_SERVER_KEY",
     });
   }
-  lines.push(await checkModel(config));
+  // Without a model there is nothing to ask (and no wait for a request that cannot succeed).
+  if (!modelProblem) lines.push(await checkModel(config));
   lines.push(checkState(config));
   lines.push(await checkExec(config));
   lines.push(checkWebSearch(config));

@@ -7,6 +7,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
 import { createModelClient } from "../agent/model-client.js";
+import { modelConfigProblem } from "../agent/model-config.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError } from "../core/errors.js";
@@ -66,6 +67,10 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       "REDIS_URL is set, so turns run on `herald worker` processes, which reach the gateway's state API with HERALD_GATEWAY_KEY; it is not set. Fix: set HERALD_GATEWAY_KEY to a long random string on the gateway and on every worker.",
     );
   }
+  const modelProblem = modelConfigProblem(config.model);
+  // One warning at start, not one per failed turn: a fresh install says what to set before anyone writes.
+  if (modelProblem)
+    logger.warn({ problem: modelProblem }, "no usable model configured: turns will fail until it is");
   const cacheDir = join(config.homeDir, "cache");
   for (const dir of [config.homeDir, cacheDir, join(config.homeDir, "logs")])
     mkdirSync(dir, { recursive: true });

@@ -2,8 +2,14 @@
  * The API server's error statuses that need their own gateway: a model that times out (504), and a
  * fresh install with no model configured (503 at once, saying what to set).
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../app/config.js";
+import { startGateway } from "../../app/gateway-main.js";
+import { createLogger } from "../../core/logger.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 
 let harness: Harness | undefined;
@@ -46,5 +52,23 @@ describe("API server errors", () => {
     expect(err.message).toMatch(/No model is configured.*herald setup.*OPENAI_API_KEY/);
     expect(err.headers?.get("x-should-retry")).toBe("false");
     expect(harness.llm.requests).toHaveLength(0);
+  });
+
+  it("warns once at start when no model is configured", async () => {
+    const home = mkdtempSync(join(tmpdir(), "herald-nomodel-"));
+    let logged = "";
+    const destination = { write: (line: string) => void (logged += line) };
+    const gateway = await startGateway(loadConfig({ env: { HERALD_HOME: home, API_SERVER_PORT: "0" } }), {
+      logger: createLogger({ level: "info", destination }),
+    });
+    await gateway.stop();
+    rmSync(home, { recursive: true, force: true });
+    const warnings = logged
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { level: number; msg: string; problem?: string })
+      .filter((l) => l.level === 40 && /model/.test(l.msg));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.problem).toMatch(/OPENAI_API_KEY is not set.*herald setup/);
   });
 });

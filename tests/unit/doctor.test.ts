@@ -70,4 +70,26 @@ describe("herald doctor", () => {
     expect(code).toBe(1);
     expect(out).toContain("API_SERVER_PORT");
   });
+
+  it("marks the model ✗ with what to set when no model is configured", async () => {
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    const { out, code } = text(await runDoctor({ HERALD_HOME: home }));
+    expect(code).toBe(1);
+    expect(out).toMatch(
+      /✗ model: gpt-4o-mini at https:\/\/api\.openai\.com\/v1, no key\s+fix: No model is configured/,
+    );
+    expect(out).toContain("herald setup");
+    // No request to a model that cannot answer.
+    expect(out).not.toContain("model endpoint");
+  });
+
+  it("accepts a local endpoint without a key", async () => {
+    llm = await startFakeLlm();
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    const { out } = text(
+      await runDoctor({ HERALD_HOME: home, OPENAI_BASE_URL: llm.url, HERALD_MODEL: "fake-model" }),
+    );
+    expect(out).toMatch(/✓ model: fake-model at http:\/\/127\.0\.0\.1:\d+\/v1, no key/);
+    expect(out).toContain("✓ model endpoint answered a request");
+  });
 });
