@@ -57,7 +57,11 @@ describe("API server errors", () => {
   it("warns once at start when no model is configured", async () => {
     const home = mkdtempSync(join(tmpdir(), "herald-nomodel-"));
     let logged = "";
-    const destination = { write: (line: string) => void (logged += line) };
+    const destination = {
+      write: (line: string) => {
+        logged += line;
+      },
+    };
     const gateway = await startGateway(loadConfig({ env: { HERALD_HOME: home, API_SERVER_PORT: "0" } }), {
       logger: createLogger({ level: "info", destination }),
     });
