@@ -12,6 +12,7 @@ import { SqliteState } from "../sessions/sqlite-state.js";
 import { cliAction } from "./cli-action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
 import { printDoctor, runDoctor } from "./doctor.js";
+import { createProcessLogger } from "./logging.js";
 import { chatParser } from "./platforms.js";
 
 // Run from source (app/cli.ts) or from the build (dist/app/cli.js): package.json is one or two up.
@@ -23,6 +24,18 @@ const pkg = JSON.parse(readFileSync(pkgUrl, "utf8")) as { version: string };
 
 function config(): HeraldConfig {
   return loadConfig();
+}
+
+/** stdout (pretty on a terminal) plus the rotated file `HERALD_HOME/logs/<fileName>`. */
+function processLogger(cfg: HeraldConfig, fileName: string) {
+  return createProcessLogger({
+    level: cfg.logLevel,
+    format: cfg.logFormat,
+    logsDir: join(cfg.homeDir, "logs"),
+    fileName,
+    maxBytes: cfg.logMaxBytes,
+    files: cfg.logFiles,
+  });
 }
 
 function openState(cfg: HeraldConfig): SqliteState {
@@ -49,7 +62,7 @@ program
     action(async () => {
       const startedAt = performance.now();
       const cfg = config();
-      const logger = createLogger({ level: cfg.logLevel });
+      const { logger } = processLogger(cfg, "herald.log");
       const { startGateway } = await import("./gateway-main.js");
       const gateway = await startGateway(cfg, { logger });
       logger.info(
@@ -79,7 +92,7 @@ program
           "--concurrency must be a whole number above 0. Fix: e.g. --concurrency 4.",
         );
       }
-      const logger = createLogger({ level: cfg.logLevel });
+      const { logger } = processLogger(cfg, "worker.log");
       const { runWorker } = await import("./worker-main.js");
       const worker = await runWorker(cfg, { logger, concurrency: opts.concurrency });
       const shutdown = async (signal: string) => {
@@ -270,4 +283,5 @@ program
 (await import("./cli-whatsapp.js")).registerWhatsAppCommands(program);
 (await import("./cli-skills.js")).registerSkillsCommands(program);
 (await import("./cli-cron.js")).registerCronCommands(program);
+(await import("./cli-logs.js")).registerLogsCommand(program);
 await program.parseAsync(process.argv);

@@ -22,6 +22,16 @@ const coreShape = {
   /** IANA zone for daily resets and cron. @defaultValue the process's zone */
   timezone: z.string().default(Intl.DateTimeFormat().resolvedOptions().timeZone),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** stdout's log lines: `auto` is pretty on a terminal and JSON otherwise. */
+  logFormat: z.enum(["auto", "pretty", "json"]).default("auto"),
+  /** `HERALD_HOME/logs/herald.log` is rotated past this size. */
+  logMaxBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
+  /** Rotated log files kept (`herald.log.1` …); 0 writes no log file. */
+  logFiles: z.number().int().min(0).default(5),
   model: z
     .strictObject({
       baseUrl: z.url().default("https://api.openai.com/v1"),
@@ -182,6 +192,9 @@ type Kind = EnvKind;
 const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_TIMEZONE: ["timezone", "string"],
   HERALD_LOG_LEVEL: ["log_level", "string"],
+  HERALD_LOG_FORMAT: ["log_format", "string"],
+  HERALD_LOG_MAX_BYTES: ["log_max_bytes", "int"],
+  HERALD_LOG_FILES: ["log_files", "int"],
   OPENAI_BASE_URL: ["model.base_url", "url"],
   OPENAI_API_KEY: ["model.api_key", "string"],
   HERALD_MODEL: ["model.name", "string"],
