@@ -284,4 +284,5 @@ program
 (await import("./cli-skills.js")).registerSkillsCommands(program);
 (await import("./cli-cron.js")).registerCronCommands(program);
 (await import("./cli-logs.js")).registerLogsCommand(program);
+(await import("./cli-service.js")).registerServiceCommands(program);
 await program.parseAsync(process.argv);
