@@ -18,6 +18,7 @@ import { GatewayRunner } from "../gateway/runner.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { createApprovals } from "./approvals.js";
+import { createSessionCompressor } from "./compress.js";
 import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
@@ -86,6 +87,9 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     logger,
     userIds: userIdNormalisers,
     modelName: config.model.name,
+    compress: createSessionCompressor(config, state, logger.child({ component: "compress" }), {
+      retryBaseDelayMs: options.retryBaseDelayMs,
+    }),
     context: (turn, chatType) => ({
       history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
       systemPrompt: learning.systemPrompt(turn, chatType),

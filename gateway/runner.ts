@@ -31,6 +31,7 @@ import {
   isWellFormed,
 } from "./inbound.js";
 import { OutboxDispatcher } from "./outbox-dispatcher.js";
+import { type CompressSession, sessionCommands } from "./session-commands.js";
 import { defaultContext, TurnCoordinator } from "./turns.js";
 import type { Effect, EndedSession, RunnerSettings, RunnerState, TurnContextSource } from "./types.js";
 import { UnitOfWork } from "./work.js";
@@ -49,6 +50,8 @@ export interface GatewayRunnerOptions {
   userIds?: UserIdNormalisers | undefined;
   /** The model named by `/status`. */
   modelName?: string | undefined;
+  /** `/compress`'s compressor (a model call); without it /compress says it is unavailable. */
+  compress?: CompressSession | undefined;
   now?: () => number;
 }
 
@@ -124,6 +127,15 @@ export class GatewayRunner {
         sessions: state.sessions,
         commands: this.commands,
         modelName: options.modelName,
+      }),
+    );
+    this.commands.add(
+      sessionCommands({
+        control: this.control,
+        sessions: state.sessions,
+        sessionEnded: (ended) => this.endedSession(ended),
+        compress: options.compress,
+        now: this.now,
       }),
     );
   }
