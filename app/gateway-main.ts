@@ -24,6 +24,7 @@ import { createCronService } from "./cron.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
+import { createPersona } from "./persona.js";
 import { userIdNormalisers } from "./platforms.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
@@ -79,7 +80,11 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     onEffectError: (err) => logger.error({ error: describeError(err) }, "an effect after commit failed"),
   });
   const queue = await createJobQueue(config, logger.child({ component: "queue" }));
-  const learning = createLearning(config, state, logger, { retryBaseDelayMs: options.retryBaseDelayMs });
+  const persona = createPersona(config, state, logger);
+  const learning = createLearning(config, state, logger, {
+    retryBaseDelayMs: options.retryBaseDelayMs,
+    persona,
+  });
   const runner = new GatewayRunner({
     config,
     state,
@@ -97,6 +102,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     }),
   });
   learning.attach(runner);
+  runner.commands.add(persona.commands(learning.refreshPrompt));
 
   const cron = createCronService(config, runner, state.database, logger);
 
