@@ -258,3 +258,65 @@ export function repairToolPairs(messages: readonly ChatMessage[]): ChatMessage[]
   }
   return out;
 }
+
+/** `compressNow` summarises at least this many messages, or nothing. */
+const MIN_REPLACED = 4;
+
+export interface CompressNowOptions {
+  history: HistoryItem[];
+  client: ModelClient;
+  /** Model for the summary call. @defaultValue the client's configured model */
+  model?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface CompressNowResult {
+  compaction: Compaction;
+  /** Estimated tokens of the history before and after (the summary plus what stays verbatim). */
+  beforeTokens: number;
+  afterTokens: number;
+  /** Messages the summary replaced (earlier summaries included). */
+  replaced: number;
+  usage: { promptTokens: number; completionTokens: number };
+}
+
+/**
+ * Compacts `history` now, whatever its size (`/compress`): the cuts are planned as if the context were
+ * the history's own size, so about the newest 30% stays verbatim and the rest is summarised.
+ * @returns undefined when there is too little to summarise (fewer than 4 messages, or a summary no
+ * shorter than what it would replace).
+ * @throws when the summary call fails or returns nothing (nothing is compacted then).
+ */
+export async function compressNow(options: CompressNowOptions): Promise<CompressNowResult | undefined> {
+  const { history, client } = options;
+  const beforeTokens = estimateTokens(history.map((h) => h.message));
+  const plan = planCompression(history, Math.min(client.config.contextTokens, beforeTokens));
+  if (!plan) return undefined;
+  const replaced = [...plan.leading, ...plan.head, ...plan.middle].map((h) => h.message);
+  // A summary of a message or two is no shorter than they are.
+  if (replaced.length < MIN_REPLACED) return undefined;
+  const transcript = renderTranscript(replaced, Math.floor(client.config.contextTokens * 0.5 * 4));
+  const result = await client.streamChat({
+    model: options.model,
+    messages: [
+      { role: "system", content: "You write faithful, compact summaries of conversations." },
+      { role: "user", content: `${SUMMARY_INSTRUCTION}\n\n<conversation>\n${transcript}\n</conversation>` },
+    ],
+    signal: options.signal,
+  });
+  const summary = (result.message.content ?? "").trim();
+  if (!summary) throw new Error("the model returned an empty summary");
+  const uptoSeq = plan.middle[plan.middle.length - 1]!.seq;
+  // What the next turn's history is: the summary as a system message, then the tail (load() shows it so).
+  const afterTokens =
+    estimateMessageTokens({ role: "system", content: `Summary of the earlier conversation:\n${summary}` }) +
+    estimateTokens(plan.tail.map((h) => h.message));
+  if (afterTokens >= beforeTokens) return undefined;
+  return {
+    compaction: { uptoSeq, summary },
+    beforeTokens,
+    afterTokens,
+    replaced: replaced.length,
+    usage: result.usage,
+  };
+}

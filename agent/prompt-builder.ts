@@ -25,12 +25,19 @@ export interface PromptBuilderOptions {
    * transaction. May throw: the error is logged and the session gets no extra sections.
    */
   sections(turn: TurnRecord): string[];
+  /**
+   * The session's identity text (SOUL.md or the chat's personality), taken with the sections and
+   * replacing `persona` for the whole session; undefined keeps `persona`. Same contract as `sections`.
+   */
+  identity?: ((turn: TurnRecord) => string | undefined) | undefined;
   logger: Logger;
 }
 
 interface Snapshot {
   sessionId: string;
   sections: string[];
+  /** The identity taken for the session, when it replaces the configured persona. */
+  persona?: string | undefined;
   /** The prompt last built from it (memory only), and what else it was built from. */
   built?: { key: string; prompt: string } | undefined;
 }
@@ -60,7 +67,7 @@ export class PromptBuilder {
     const key = `${turn.chat.platform}\u0000${chatType}\u0000${userName ?? ""}\u0000${describeNow(turn.createdAt, this.#options.timezone)}`;
     if (snapshot.built?.key === key) return snapshot.built.prompt;
     const prompt = buildSystemPrompt({
-      persona: this.#persona,
+      persona: snapshot.persona ?? this.#persona,
       platform: turn.chat.platform,
       platformHint: this.#options.hints?.[turn.chat.platform],
       chatType,
@@ -72,6 +79,15 @@ export class PromptBuilder {
     snapshot.built = { key, prompt };
     return prompt;
   };
+
+  /**
+   * Drops the snapshot of `sessionKey`: its next turn takes a new one (after /personality). Runs inside
+   * the caller's transaction.
+   */
+  refresh(sessionKey: string): void {
+    this.#recent.delete(sessionKey);
+    this.#options.snapshots.delete(sessionKey);
+  }
 
   /** The session's snapshot, its sections taken now if this is the session's first turn built. */
   #snapshot(turn: TurnRecord): Snapshot {
@@ -87,6 +103,12 @@ export class PromptBuilder {
       logger.warn({ sessionId: turn.sessionId, error: describeError(err) }, "prompt sections failed");
     }
     const snapshot: Snapshot = { sessionId: turn.sessionId, sections };
+    try {
+      const identity = this.#options.identity?.(turn);
+      if (identity) snapshot.persona = compactAscii(identity);
+    } catch (err) {
+      logger.warn({ sessionId: turn.sessionId, error: describeError(err) }, "prompt identity failed");
+    }
     snapshots.set(turn.sessionKey, JSON.stringify(snapshot));
     return this.#remember(turn.sessionKey, snapshot);
   }

@@ -148,6 +148,8 @@ const coreShape = {
     .strictObject({
       allowedUsers: list,
       allowAllUsers: z.boolean().default(false),
+      /** Who may run owner-only commands (`platform:id`, or a bare id); API and terminal callers are owners. */
+      owners: list,
     })
     .prefault({}),
   sessions: z
@@ -239,6 +241,7 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   API_SERVER_KEY: ["api_server.key", "string"],
   GATEWAY_ALLOWED_USERS: ["access.allowed_users", "list"],
   GATEWAY_ALLOW_ALL_USERS: ["access.allow_all_users", "bool"],
+  GATEWAY_OWNERS: ["access.owners", "list"],
   HERALD_RESET_MODE: ["sessions.reset.mode", "string"],
   HERALD_RESET_IDLE_MINUTES: ["sessions.reset.idle_minutes", "int"],
   HERALD_RESET_AT_HOUR: ["sessions.reset.at_hour", "int"],

@@ -19,11 +19,13 @@ import { GatewayRunner } from "../gateway/runner.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { createApprovals } from "./approvals.js";
+import { createSessionCompressor } from "./compress.js";
 import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
+import { createPersona } from "./persona.js";
 import { userIdNormalisers } from "./platforms.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
@@ -83,7 +85,11 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     onEffectError: (err) => logger.error({ error: describeError(err) }, "an effect after commit failed"),
   });
   const queue = await createJobQueue(config, logger.child({ component: "queue" }));
-  const learning = createLearning(config, state, logger, { retryBaseDelayMs: options.retryBaseDelayMs });
+  const persona = createPersona(config, state, logger);
+  const learning = createLearning(config, state, logger, {
+    retryBaseDelayMs: options.retryBaseDelayMs,
+    persona,
+  });
   const runner = new GatewayRunner({
     config,
     state,
@@ -91,6 +97,9 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     logger,
     userIds: userIdNormalisers,
     modelName: config.model.name,
+    compress: createSessionCompressor(config, state, logger.child({ component: "compress" }), {
+      retryBaseDelayMs: options.retryBaseDelayMs,
+    }),
     context: (turn, chatType) => ({
       history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
       systemPrompt: learning.systemPrompt(turn, chatType),
@@ -98,6 +107,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     }),
   });
   learning.attach(runner);
+  runner.commands.add(persona.commands(learning.refreshPrompt));
 
   const cron = createCronService(config, runner, state.database, logger);
 

@@ -24,6 +24,7 @@ import { FileSkillStore } from "../skills/store.js";
 import { memoryTool } from "../tools/memory/index.js";
 import { skillsTools } from "../tools/skills/index.js";
 import type { HeraldConfig } from "./config.js";
+import type { Persona } from "./persona.js";
 import { platformHints } from "./platforms.js";
 import { createLocalStateClient } from "./state-client.js";
 import { createToolRegistry } from "./tools.js";
@@ -40,6 +41,8 @@ export interface Learning {
   stateApis: Pick<StateClient, "memory" | "skills">;
   /** The runner's `systemPrompt` option: memory and the skills index as of the session's start. */
   systemPrompt: (turn: TurnRecord, chatType: ChatType) => string;
+  /** Drops a session's prompt snapshot: its next turn takes a new one (/personality). */
+  refreshPrompt: (sessionKey: string) => void;
   /** Registers `/skills`, `/<skill>` and the review triggers on the runner. Call once. */
   attach(runner: GatewayRunner): void;
   /** Stops the review and the curator schedule (before the state closes). */
@@ -49,6 +52,8 @@ export interface Learning {
 export interface LearningOptions {
   /** Overrides the review model client's retry timing (tests). */
   retryBaseDelayMs?: number | undefined;
+  /** SOUL.md, the chat's personality and AGENTS.md, snapshotted with memory (app/persona.ts). */
+  persona?: Pick<Persona, "identity" | "sections"> | undefined;
 }
 
 /** Builds the stores, the prompt builder and (when enabled) the reviewer. */
@@ -78,8 +83,13 @@ export function createLearning(
     logger: log,
     sections: (turn) => {
       const index = skillsPromptSection(skills.catalog().skills, turn.chat.platform);
-      return [...memory.promptSections(), ...(index ? [index] : [])];
+      return [
+        ...(options.persona?.sections(turn) ?? []),
+        ...memory.promptSections(),
+        ...(index ? [index] : []),
+      ];
     },
+    identity: options.persona?.identity,
   });
   const stateApis = { memory, skills };
   const reviewer = config.learning.enabled
@@ -137,6 +147,7 @@ export function createLearning(
     reviewer,
     stateApis,
     systemPrompt: prompts.build,
+    refreshPrompt: (sessionKey) => prompts.refresh(sessionKey),
     attach(runner) {
       runner.commands.add(skillCommands(skills, log));
       if (reviewer) {

@@ -57,7 +57,10 @@ export function coreCommands(options: CoreCommandsOptions): CommandModule {
           ].join("\n");
         },
       },
-      help: { description: "list commands", run: () => options.commands.helpText() },
+      help: {
+        description: "list the commands you can run here",
+        run: ({ isOwner }) => options.commands.helpText({ isOwner }),
+      },
       start: {
         description: "greeting",
         hidden: true,

@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { sessionKey } from "../core/chat.js";
+import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue, NewTurn, TurnControl, TurnJob, TurnRecord, TurnResult } from "../core/turn.js";
 import type {
@@ -30,6 +31,7 @@ import {
   isWellFormed,
 } from "./inbound.js";
 import { OutboxDispatcher } from "./outbox-dispatcher.js";
+import { type CompressSession, sessionCommands } from "./session-commands.js";
 import { defaultContext, TurnCoordinator } from "./turns.js";
 import type { Effect, EndedSession, RunnerSettings, RunnerState, TurnContextSource } from "./types.js";
 import { UnitOfWork } from "./work.js";
@@ -48,6 +50,8 @@ export interface GatewayRunnerOptions {
   userIds?: UserIdNormalisers | undefined;
   /** The model named by `/status`. */
   modelName?: string | undefined;
+  /** `/compress`'s compressor (a model call); without it /compress says it is unavailable. */
+  compress?: CompressSession | undefined;
   now?: () => number;
 }
 
@@ -125,6 +129,15 @@ export class GatewayRunner {
         modelName: options.modelName,
       }),
     );
+    this.commands.add(
+      sessionCommands({
+        control: this.control,
+        sessions: state.sessions,
+        sessionEnded: (ended) => this.endedSession(ended),
+        compress: options.compress,
+        now: this.now,
+      }),
+    );
   }
 
   /** The inbound steps' ports, on this runner's state. */
@@ -142,6 +155,7 @@ export class GatewayRunner {
       reply: (message, text, kind, effects) => this.reply(message, text, kind, effects),
       cancel: (key, reason, effects, keepInput) => this.turns.cancel(key, reason, effects, keepInput),
       sessionEnded: (ended) => this.endedSession(ended),
+      answerLater: (message, answer) => this.answerLater(message, answer),
       claim: (key, effects, created) => this.turns.claimNext(key, effects, created),
       turnId: (message) => turnIdFor(message.platform, message.messageId),
       log: this.log,
@@ -233,6 +247,21 @@ export class GatewayRunner {
       recorded,
       effects,
     };
+  }
+
+  /** Runs a command's deferred answer; its text (or a failure notice) becomes the reply to `message`. */
+  private answerLater(message: InboundMessage, answer: () => Promise<string>): void {
+    const settle = (text: string) => this.work.run((effects) => this.reply(message, text, "reply", effects));
+    let pending: Promise<string>;
+    try {
+      pending = answer();
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    pending.then(settle, (err: unknown) => {
+      this.log.error({ error: describeError(err) }, "a command's deferred answer failed");
+      settle("That didn't work; the details are in the gateway log.");
+    });
   }
 
   /** Queues a reply to `message` in the outbox (inside the current transaction), delivered after commit. */

@@ -41,7 +41,8 @@ export interface RunnerSettings {
   model: { maxIterations: number };
   /** The default toolsets (a platform's `toolsets` overrides them). */
   agent: { toolsets: string[] };
-  access: { allowedUsers: string[]; allowAllUsers: boolean };
+  /** `owners` (`platform:id` or bare ids) may run owner-only commands. */
+  access: { allowedUsers: string[]; allowAllUsers: boolean; owners?: string[] | undefined };
   /** Each platform's common settings, by platform name. */
   platforms: Readonly<Record<string, PlatformCommonConfig>>;
 }

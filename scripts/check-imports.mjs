@@ -21,6 +21,7 @@ const ALLOWED = {
   documents: ["core"],
   web: ["core", "documents"],
   voice: ["core"],
+  persona: ["core"],
   sessions: ["core"],
   skills: ["core", "memory"],
   "adapters/shared": ["core"],

@@ -90,6 +90,19 @@ export interface SessionStore {
   search(query: string, options?: SearchOptions): SearchHit[];
   /** Replaces messages with seq ≤ `uptoSeq` by a summary in the loaded view (they stay searchable). */
   compact(sessionId: string, uptoSeq: number, summary: string): void;
+  /**
+   * Deletes the messages with `seq >= fromSeq` (and any compaction reaching into them): `/undo`,
+   * `/retry`. Returns how many messages it deleted.
+   */
+  truncate(sessionId: string, fromSeq: number): number;
+  /** Sets the session's title (`/title`); the first user message is its title until then. */
+  setTitle(sessionId: string, title: string): void;
+  /**
+   * Makes an ended session the active one of its key again (`/resume`), ending the key's current
+   * session (`manual`) first; its activity time becomes `now`, so the reset policy starts afresh.
+   * Returns the resumed session and the one it replaced, or undefined for an unknown session.
+   */
+  resume(sessionId: string, now?: number): { session: Session; replaced?: Session | undefined } | undefined;
   /** Sessions, newest activity first. */
   list(options?: { limit?: number; activeOnly?: boolean; keyPrefix?: string }): Session[];
   /** Deletes ended sessions whose last activity is older than `beforeMs`; returns how many. */
