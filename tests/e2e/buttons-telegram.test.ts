@@ -104,4 +104,30 @@ describe("buttons on Telegram", () => {
       { timeout: 15_000 },
     );
   });
+
+  it("clarify with choices shows an inline keyboard; the click is the answer the model sees next", async () => {
+    const { fake, h } = await startTelegramGateway(running);
+    const long = `the long way round, ${"through every village on the coast ".repeat(3)}`.trim();
+    h.llm.script(
+      { toolCalls: [{ name: "clarify", arguments: { question: "Which route?", choices: ["Fast", long] } }] },
+      (request) => ({ text: `going with: ${messageText(request.messages.at(-1))}` }),
+    );
+    fake.userSends({ chatId: 111, fromId: 111, text: "plan my trip" });
+    const prompt = await promptIn(fake, 111);
+    expect(prompt.text).toBe("Which route?");
+    expect(keyboardOf(prompt)!.map((row) => row.map((b) => b.text))).toEqual([["Fast"], [long.slice(0, 64)]]);
+
+    fake.userClicks({ chatId: 111, messageId: prompt.message_id, label: long.slice(0, 64) });
+    await vi.waitFor(
+      async () => expect((await botReplies(fake, 111, 2)).at(-1)).toBe(`going with: ${long}`),
+      { timeout: 15_000 },
+    );
+    // The next turn had the question in context, right before the answer.
+    const next = h.llm.requests.at(-1)!.messages;
+    expect(messageText(next.at(-2))).toBe("Which route?");
+    expect(next.at(-2)?.role).toBe("assistant");
+    const marked = fake.messages(111).find((m) => m.message_id === prompt.message_id)!;
+    expect(marked.text).toBe(`Which route?\n\n✓ ${long.slice(0, 64)}`);
+    expect(keyboardOf(marked)).toBeUndefined();
+  });
 });
