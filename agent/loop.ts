@@ -132,11 +132,11 @@ async function loop(
   const turnMessages: ChatMessage[] = [userMessage];
   const files: Files = [];
   let modelUsed = modelName;
-  const finish = (text: string): TurnResult => ({
+  const finish = (text: string, buttons?: ToolOutput["buttons"]): TurnResult => ({
     kind: "ok",
     turnId: job.turnId,
     messages: turnMessages,
-    reply: { text, ...(files.length > 0 ? { files } : {}) },
+    reply: { text, ...(files.length > 0 ? { files } : {}), ...(buttons?.length ? { buttons } : {}) },
     compaction: compressed.compaction,
     usage,
     model: modelUsed,
@@ -168,11 +168,12 @@ async function loop(
       turnMessages.push(tool);
       files.push(...(output.files ?? []));
     });
-    const stop = outputs.find((o) => o.stopTurn)?.stopTurn;
+    const stopper = outputs.find((o) => o.stopTurn);
+    const stop = stopper?.stopTurn;
     if (stop) {
       if (job.streamText) emit({ type: "text-delta", turnId: job.turnId, text: stop });
       turnMessages.push({ role: "assistant", content: stop });
-      return finish(stop);
+      return finish(stop, stopper.buttons);
     }
   }
 

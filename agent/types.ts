@@ -6,7 +6,7 @@ import type { z } from "zod";
 import type { ApprovalsStateApi } from "../approvals/requests.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnOrigin } from "../core/turn.js";
-import type { ChatRef } from "../core/types.js";
+import type { ChatRef, OutboundButton } from "../core/types.js";
 import type { MemoryStateApi } from "../memory/types.js";
 import type { CronStateApi } from "../scheduler/types.js";
 import type { SearchHit, SearchOptions } from "../sessions/types.js";
@@ -60,6 +60,11 @@ export interface ToolOutput {
    * an approval, and the answer starts the next turn): no slot is held while the user thinks.
    */
   stopTurn?: string | undefined;
+  /**
+   * Buttons under the `stopTurn` text (an approval's Approve / Deny, a question's choices); a click
+   * comes back as the user's next message with the button's `data`. Ignored without `stopTurn`.
+   */
+  buttons?: OutboundButton[][] | undefined;
 }
 
 /**

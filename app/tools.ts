@@ -21,6 +21,7 @@ import {
   ProcessRegistry,
   WorkspaceManager,
 } from "../exec/index.js";
+import { clarifyTool } from "../tools/clarify/index.js";
 import { cronjobTool } from "../tools/cron/index.js";
 import { fileTools } from "../tools/files/tools.js";
 import { memoryTool } from "../tools/memory/index.js";
@@ -34,7 +35,13 @@ import { createWebSearchProvider } from "../web/search/index.js";
 import { execBackendOptions, type HeraldConfig } from "./config.js";
 
 /** The tools that need nothing but their context. Later features add theirs here. */
-export const builtinTools: readonly Tool[] = [sessionSearchTool, cronjobTool, memoryTool, ...skillsTools];
+export const builtinTools: readonly Tool[] = [
+  sessionSearchTool,
+  cronjobTool,
+  memoryTool,
+  ...skillsTools,
+  clarifyTool,
+];
 
 /** A registry holding `tools`. @defaultValue tools: builtinTools */
 export function createToolRegistry(tools: readonly Tool[] = builtinTools): ToolRegistry {

@@ -3,7 +3,14 @@
  * the result it returns, its progress, and the queue between them.
  */
 import type { HeraldErrorCode } from "./errors.js";
-import type { ChatMessage, ChatRef, ChatType, InboundAttachment, InboundMessage } from "./types.js";
+import type {
+  ChatMessage,
+  ChatRef,
+  ChatType,
+  InboundAttachment,
+  InboundMessage,
+  OutboundButton,
+} from "./types.js";
 
 /** Who and where a turn runs for; tools see this, never the adapter. */
 export interface TurnOrigin {
@@ -67,7 +74,12 @@ export type TurnResult =
       kind: "ok";
       turnId: string;
       messages: ChatMessage[];
-      reply: { text: string; files?: { path: string; fileName?: string; mimeType?: string }[] | undefined };
+      reply: {
+        text: string;
+        files?: { path: string; fileName?: string; mimeType?: string }[] | undefined;
+        /** Buttons under the reply (a tool asked the user something: `ToolOutput.buttons`). */
+        buttons?: OutboundButton[][] | undefined;
+      };
       compaction?: Compaction | undefined;
       usage: TurnUsage;
       model: string;
@@ -207,8 +219,8 @@ export interface TurnControl {
   cancel(sessionKey: string, reason: string, options?: { keepInput?: boolean }): number;
   /** Ends the active session of a key (its open turns cancelled); false when it had none. */
   reset(sessionKey: string): boolean;
-  /** Sends a notice to a chat through the durable outbox. */
-  notify(chat: ChatRef, text: string): void;
+  /** Sends a notice to a chat through the durable outbox (with buttons under it, when given). */
+  notify(chat: ChatRef, text: string, options?: { buttons?: OutboundButton[][] | undefined }): void;
   /** Open (running or waiting) turns of a session key, oldest first. */
   openTurns(sessionKey: string): TurnRecord[];
   /** Whether the platform's adapter is running here (so a delivery to it can work). */

@@ -107,6 +107,15 @@ export interface OutboundFile {
   caption?: string | undefined;
 }
 
+/**
+ * One button under a message. `label` is what the user sees; `data` is what a click sends back, as a
+ * message of the clicking user with this text (a command line like `/approve`, or a choice's text).
+ */
+export interface OutboundButton {
+  label: string;
+  data: string;
+}
+
 /** One reply or notice to deliver. `text` is Markdown; the adapter renders its platform's dialect. */
 export interface OutboundMessage {
   text: string;
@@ -129,6 +138,13 @@ export interface OutboundMessage {
    * statuses (the API server) can answer 429/502/503/504 instead of a message.
    */
   failure?: { code?: string | undefined; retryAfterMs?: number | undefined } | undefined;
+  /**
+   * Rows of buttons under the message (an approval's Approve / Deny, a question's choices). Adapters
+   * that show them say so with `PlatformAdapter.sendsButtons`; for the others the gateway appends a
+   * plain-text fallback (`buttonsFallback`) before `send`. Kept with the outbox item, so a retried or
+   * post-restart delivery still has them.
+   */
+  buttons?: OutboundButton[][] | undefined;
 }
 
 /** Options for one `send`. */
@@ -199,6 +215,11 @@ export interface PlatformAdapter {
   onTurnEvent?(chat: ChatRef, event: AdapterTurnEvent): void;
   /** Whether the adapter is really receiving now (for /health). */
   status?(): AdapterStatus;
+  /**
+   * The adapter renders `OutboundMessage.buttons` (and a click comes back as an `InboundMessage` from
+   * the clicking user whose text is the button's `data`). Unset: the gateway sends the text fallback.
+   */
+  readonly sendsButtons?: boolean | undefined;
 }
 
 export interface AdapterStatus {

@@ -11,7 +11,6 @@ import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue, NewTurn, TurnControl, TurnJob, TurnRecord, TurnResult } from "../core/turn.js";
 import type {
-  ChatRef,
   InboundMessage,
   InboundOutcome,
   KeyValueStore,
@@ -298,9 +297,10 @@ export class GatewayRunner {
           if (ended) effects.push(() => this.endedSession({ id: ended.id, key, reason: "manual" }));
           return ended !== undefined;
         }),
-      notify: (chat: ChatRef, text: string) =>
+      notify: (chat, text, options) =>
         this.work.run((effects) => {
-          const item = state.outbox.add(chat, { text, kind: "notice" }, undefined, this.now());
+          const message = { text, kind: "notice" as const, buttons: options?.buttons };
+          const item = state.outbox.add(chat, message, undefined, this.now());
           effects.push(() => this.outbox.deliver(item));
         }),
       openTurns: (key) => state.turns.openTurns(key),

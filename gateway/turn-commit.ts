@@ -44,6 +44,7 @@ export function recordResult(
           replyToId: same ? replyToId : undefined,
           inboundMeta: same ? turn.inbound?.meta : undefined,
           subject: turn.cron?.subject,
+          buttons: result.reply.buttons,
         };
         items.push(state.outbox.add(target, message, turn.id, now));
       }

@@ -35,6 +35,20 @@ interface Pending {
   created: number;
   notices: string[];
   streamed: boolean;
+  /** The end of the text streamed so far (what the reply's text may still add to: a buttons fallback). */
+  streamedTail: string;
+}
+
+/**
+ * What `text` adds to a stream that ended with `streamedTail`: the part after the longest paragraph
+ * prefix of `text` the stream already showed (a question streamed, then its choices appended).
+ */
+function unstreamedPart(text: string, streamedTail: string): string {
+  if (streamedTail.endsWith(text)) return "";
+  for (let at = text.lastIndexOf("\n\n"); at > 0; at = text.lastIndexOf("\n\n", at - 1)) {
+    if (streamedTail.endsWith(text.slice(0, at))) return text.slice(at);
+  }
+  return "";
 }
 
 const SESSION_HEADER = "x-herald-session-id";
@@ -114,6 +128,10 @@ export class ApiAdapter implements PlatformAdapter {
     const text = [...p.notices, message.text].join("\n\n");
     if (p.stream) {
       if (!p.streamed) writeChunk(p, { content: text });
+      else {
+        const rest = unstreamedPart(message.text, p.streamedTail);
+        if (rest) writeChunk(p, { content: rest });
+      }
       writeChunk(p, {}, "stop");
       p.res.end("data: [DONE]\n\n");
     } else {
@@ -136,6 +154,7 @@ export class ApiAdapter implements PlatformAdapter {
       if (!p.streamed && p.notices.length) writeChunk(p, { content: `${p.notices.join("\n\n")}\n\n` });
       if (!p.streamed) p.notices = [];
       p.streamed = true;
+      p.streamedTail = (p.streamedTail + event.text).slice(-8192);
       writeChunk(p, { content: event.text });
     } else if (event.type === "ended" && event.status === "cancelled") {
       this.pending.delete(event.replyToId);
@@ -240,6 +259,7 @@ export class ApiAdapter implements PlatformAdapter {
       created: Math.floor(Date.now() / 1000),
       notices: [],
       streamed: false,
+      streamedTail: "",
     };
     res.setHeader("X-Herald-Session-Id", sessionId);
     // A stream's 200 and first chunk wait for the first text: a turn that fails before it answers a
