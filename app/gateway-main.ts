@@ -24,6 +24,7 @@ import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
 import { userIdNormalisers } from "./platforms.js";
+import { attachSenses } from "./senses.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
 import { createAgentTools } from "./tools.js";
@@ -90,8 +91,10 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
       systemPrompt: learning.systemPrompt(turn, chatType),
       toolsets: toolsetsFor(config, turn.chat.platform, chatType),
+      voiceReply: senses.voiceReplyOf(turn),
     }),
   });
+  const senses = attachSenses(config, runner);
   learning.attach(runner);
 
   const cron = createCronService(config, runner, state.database, logger);
@@ -100,7 +103,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const localState = createLocalStateClient(state, {
     cron: cron.api,
     approvals: approvals.stateApi,
-    chat: { notify: async (chat, text) => runner.control.notify(chat, text) },
+    chat: { notify: async (chat, text) => runner.control.notify(chat, text), send: senses.send },
     ...learning.stateApis,
   });
   const metrics = createGatewayMetrics(runner, queue);
@@ -117,6 +120,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       tools: tools.registry,
       stageAttachments: tools.stageAttachments,
       transcribe: tools.transcribe,
+      speakReply: tools.speakReply,
       state: localState,
       logger: logger.child({ component: "agent" }),
       homeDir: config.homeDir,

@@ -37,6 +37,11 @@ export interface TurnJob {
   maxIterations?: number | undefined;
   /** Send the reply's text as it streams (`text-delta` progress): someone shows it as it is written. */
   streamText?: boolean | undefined;
+  /**
+   * The chat asked for spoken replies (`/voice on`: `also`, `/voice only`: `only`): the worker adds the
+   * reply as a voice note, and with `only` sends no text.
+   */
+  voiceReply?: "also" | "only" | undefined;
   createdAt: number;
 }
 
@@ -66,7 +71,10 @@ export type TurnResult =
       kind: "ok";
       turnId: string;
       messages: ChatMessage[];
-      reply: { text: string; files?: { path: string; fileName?: string; mimeType?: string }[] | undefined };
+      reply: {
+        text: string;
+        files?: { path: string; fileName?: string; mimeType?: string; voice?: boolean }[] | undefined;
+      };
       compaction?: Compaction | undefined;
       usage: TurnUsage;
       model: string;
