@@ -53,7 +53,9 @@ describe("voice replies", () => {
     const upload = Object.values(voice.files)[0]!;
     expectOggOpus(upload.content);
     // Text first, then the voice note: one outbox item, delivered in order.
-    const order = fake.calls.filter((c) => ["sendMessage", "sendVoice"].includes(c.method)).map((c) => c.method);
+    const order = fake.calls
+      .filter((c) => ["sendMessage", "sendVoice"].includes(c.method))
+      .map((c) => c.method);
     expect(order.slice(-2)).toEqual(["sendMessage", "sendVoice"]);
   });
 
@@ -91,8 +93,9 @@ describe("voice replies", () => {
     );
     const res = await chat(h, "say good morning to me");
     expect(res.text).toBe("Here is your greeting.");
-    const message = (res.body as { choices: { message: { herald_files?: { path: string; mime_type: string }[] } }[] })
-      .choices[0]!.message;
+    const message = (
+      res.body as { choices: { message: { herald_files?: { path: string; mime_type: string }[] } }[] }
+    ).choices[0]!.message;
     const file = message.herald_files?.[0];
     expect(file?.mime_type).toBe("audio/mpeg");
     expect(speech.speeches[0]).toMatchObject({ input: "Good morning, Ada.", responseFormat: "mp3" });
