@@ -13,6 +13,7 @@ import type { ModelClient, ModelMessage } from "./model-client.js";
 import { cancelledError } from "./model-errors.js";
 import { type ToolRegistry, toOpenAITools } from "./tool-registry.js";
 import type { StateClient, Tool, ToolOutput } from "./types.js";
+import type { SpeakReply } from "./voice-reply.js";
 
 /** What a turn runs with. */
 export interface TurnDeps {
@@ -34,6 +35,8 @@ export interface TurnDeps {
   stageAttachments?: ((job: TurnJob) => Promise<ReadonlyMap<string, string>>) | undefined;
   /** Speech to text for voice notes and audio attachments (before the first model call). */
   transcribe?: ((attachment: InboundAttachment, signal?: AbortSignal) => Promise<string>) | undefined;
+  /** Text to speech for chats with voice replies on (`job.voiceReply`); see `agent/voice-reply.ts`. */
+  speakReply?: SpeakReply | undefined;
 }
 
 type Files = NonNullable<ToolOutput["files"]>;
@@ -212,6 +215,8 @@ async function runTool(
     output = await deps.tools.run(call, tools, {
       signal: deps.signal,
       origin: job.origin,
+      turnId,
+      callId: call.id,
       state: deps.state,
       logger: lazyChild(log, { tool: name }),
       homeDir: deps.homeDir,

@@ -108,6 +108,24 @@ export const stateMethods = {
   ]),
   "skills.manage": z.tuple([skillManage]),
   "chat.notify": z.tuple([chatRef, z.string().min(1).max(4000)]),
+  "chat.send": z.tuple([
+    caller,
+    z.string().min(1).max(500),
+    z.strictObject({
+      text: z.string().max(20_000),
+      files: z
+        .array(
+          z.strictObject({
+            path: z.string().min(1),
+            fileName: z.string().optional(),
+            mimeType: z.string().optional(),
+          }),
+        )
+        .max(10)
+        .optional(),
+    }),
+    z.string().min(1).max(300),
+  ]),
   "approvals.check": z.tuple([z.string(), z.string(), z.string()]),
   "approvals.request": z.tuple([
     z.strictObject({

@@ -36,12 +36,44 @@ export interface StateClient {
 export interface ChatStateApi {
   /** Sends a notice to `chat` through the gateway's durable outbox. */
   notify(chat: ChatRef, text: string): Promise<void>;
+  /**
+   * Sends a message (text and files) for the `send_message` tool through the outbox, once per `key`:
+   * a second call with the same key (the turn ran again) sends nothing and says `duplicate`. `target` is
+   * `origin`, `<platform>` (its home channel), `<platform>:<chat>[:<thread>]` or `email:<address>`;
+   * another chat than the caller's own only for the owner. Rejects with `unauthorized` for others,
+   * `invalid_input` for a target that is not one or cannot be reached.
+   */
+  send(caller: MessageCaller, target: string, message: ToolMessage, key: string): Promise<SendOutcome>;
+}
+
+/** Who asks to send: the turn's chat and user. */
+export interface MessageCaller {
+  chat: ChatRef;
+  userId: string;
+}
+
+/** What `send_message` sends: Markdown text and files on the gateway's disk. */
+export interface ToolMessage {
+  text: string;
+  files?: { path: string; fileName?: string; mimeType?: string }[] | undefined;
+}
+
+/** Where a message went, and whether an earlier call with the same key had sent it already. */
+export interface SendOutcome {
+  to: string;
+  duplicate: boolean;
 }
 
 /** What a tool gets besides its arguments. */
 export interface ToolContext {
   signal: AbortSignal;
   origin: TurnOrigin;
+  /**
+   * The turn and the model's id of this call: together a key that stays the same when a turn is run
+   * again with the same calls (after a crash), for effects that must happen once (`send_message`).
+   */
+  turnId?: string | undefined;
+  callId?: string | undefined;
   state: StateClient;
   logger: Logger;
   /** `HERALD_HOME`. */
@@ -53,7 +85,7 @@ export interface ToolContext {
 /** A tool's answer. Plain text for the model; `files` are sent to the user with the reply. */
 export interface ToolOutput {
   content: string;
-  files?: { path: string; fileName?: string; mimeType?: string }[] | undefined;
+  files?: { path: string; fileName?: string; mimeType?: string; voice?: boolean }[] | undefined;
   isError?: boolean | undefined;
   /**
    * Ends the turn after this step with this text as the reply (the tool asked the user something, e.g.

@@ -52,7 +52,20 @@ const coreShape = {
     .strictObject({
       /** Extra system prompt text (persona). */
       persona: optionalString,
-      toolsets: z.array(z.string()).default(["core", "cron", "memory", "skills", "terminal", "files", "web"]),
+      toolsets: z
+        .array(z.string())
+        .default([
+          "core",
+          "cron",
+          "memory",
+          "skills",
+          "terminal",
+          "files",
+          "web",
+          "voice",
+          "vision",
+          "messaging",
+        ]),
     })
     .prefault({}),
   /** Where the agent's commands run (the terminal tools), and its workspaces. */
@@ -91,6 +104,18 @@ const coreShape = {
       tts: z.record(z.string(), z.unknown()).optional(),
     })
     .prefault({}),
+  /**
+   * The auxiliary vision model of `vision_analyze` (OpenAI-compatible chat completions with images).
+   * Unset: the tool says how to configure it.
+   */
+  vision: z
+    .strictObject({
+      baseUrl: z.url({ protocol: /^https?$/ }),
+      apiKey: optionalString,
+      model: z.string().min(1),
+      timeoutMs: z.number().int().positive().optional(),
+    })
+    .optional(),
   /** MEMORY.md and USER.md budgets in characters. */
   memory: z
     .strictObject({
@@ -220,6 +245,13 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_STT_URL: ["voice.stt.base_url", "url"],
   HERALD_STT_KEY: ["voice.stt.api_key", "string"],
   HERALD_STT_MODEL: ["voice.stt.model", "string"],
+  HERALD_TTS_URL: ["voice.tts.base_url", "url"],
+  HERALD_TTS_KEY: ["voice.tts.api_key", "string"],
+  HERALD_TTS_MODEL: ["voice.tts.model", "string"],
+  HERALD_TTS_VOICE: ["voice.tts.voice", "string"],
+  HERALD_VISION_URL: ["vision.base_url", "url"],
+  HERALD_VISION_KEY: ["vision.api_key", "string"],
+  HERALD_VISION_MODEL: ["vision.model", "string"],
   HERALD_MEMORY_CHARS: ["memory.memory_chars", "int"],
   HERALD_USER_CHARS: ["memory.user_chars", "int"],
   HERALD_LEARNING_ENABLED: ["learning.enabled", "bool"],

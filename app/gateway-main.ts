@@ -27,6 +27,7 @@ import { createLearning, type Learning } from "./learning.js";
 import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
 import { createPersona } from "./persona.js";
 import { userIdNormalisers } from "./platforms.js";
+import { attachSenses } from "./senses.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
 import { createAgentTools } from "./tools.js";
@@ -104,8 +105,10 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
       systemPrompt: learning.systemPrompt(turn, chatType),
       toolsets: toolsetsFor(config, turn.chat.platform, chatType),
+      voiceReply: senses.voiceReplyOf(turn),
     }),
   });
+  const senses = attachSenses(config, runner);
   learning.attach(runner);
   runner.commands.add(persona.commands(learning.refreshPrompt));
 
@@ -115,7 +118,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const localState = createLocalStateClient(state, {
     cron: cron.api,
     approvals: approvals.stateApi,
-    chat: { notify: async (chat, text) => runner.control.notify(chat, text) },
+    chat: { notify: async (chat, text) => runner.control.notify(chat, text), send: senses.send },
     ...learning.stateApis,
   });
   const metrics = createGatewayMetrics(runner, queue);
@@ -132,6 +135,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       tools: tools.registry,
       stageAttachments: tools.stageAttachments,
       transcribe: tools.transcribe,
+      speakReply: tools.speakReply,
       state: localState,
       logger: logger.child({ component: "agent" }),
       homeDir: config.homeDir,

@@ -10,6 +10,7 @@ import { copyFile, mkdir } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { ToolRegistry } from "../agent/tool-registry.js";
 import type { Tool } from "../agent/types.js";
+import type { SpeakReply } from "../agent/voice-reply.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnJob } from "../core/turn.js";
@@ -33,6 +34,7 @@ import { createVoice } from "../voice/index.js";
 import { createWorkerHtmlConverter } from "../web/html-converter.js";
 import { createWebSearchProvider } from "../web/search/index.js";
 import { execBackendOptions, type HeraldConfig } from "./config.js";
+import { sensesTools } from "./senses-tools.js";
 
 /** The tools that need nothing but their context. Later features add theirs here. */
 export const builtinTools: readonly Tool[] = [
@@ -61,6 +63,8 @@ export interface AgentTools {
   stageAttachments: ((job: TurnJob) => Promise<ReadonlyMap<string, string>>) | undefined;
   /** Speech to text for voice notes, when `voice.stt` is configured. */
   transcribe: ((attachment: InboundAttachment, signal?: AbortSignal) => Promise<string>) | undefined;
+  /** Spoken replies for chats with `/voice on`, when `voice.tts` is configured. */
+  speakReply: SpeakReply | undefined;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: { toolset: string; missing: string; fix: string }[];
   /**
@@ -139,12 +143,16 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   }
   const web = webToolsOf(config, logger, unavailable);
   tools.push(...web.tools);
+  const virtualRoot = backend?.name === "sandbox" ? "/workspace" : undefined;
+  const senses = sensesTools(config, logger, unavailable, { manager: workspaces, virtualRoot });
+  tools.push(...senses.tools);
   return {
     registry: createToolRegistry(tools),
     processes,
     workspaces,
     stageAttachments,
     transcribe: transcriberOf(config, logger, unavailable),
+    speakReply: senses.speakReply,
     unavailable,
     startHousekeeping() {
       const prune = () =>

@@ -81,6 +81,7 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
     tools: tools.registry,
     stageAttachments: tools.stageAttachments,
     transcribe: tools.transcribe,
+    speakReply: tools.speakReply,
     state: createHttpStateClient(client),
     logger: logger.child({ component: "agent" }),
     homeDir: config.homeDir,

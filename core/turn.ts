@@ -45,6 +45,11 @@ export interface TurnJob {
   maxIterations?: number | undefined;
   /** Send the reply's text as it streams (`text-delta` progress): someone shows it as it is written. */
   streamText?: boolean | undefined;
+  /**
+   * The chat asked for spoken replies (`/voice on`: `also`, `/voice only`: `only`): the worker adds the
+   * reply as a voice note, and with `only` sends no text.
+   */
+  voiceReply?: "also" | "only" | undefined;
   createdAt: number;
 }
 
@@ -76,7 +81,7 @@ export type TurnResult =
       messages: ChatMessage[];
       reply: {
         text: string;
-        files?: { path: string; fileName?: string; mimeType?: string }[] | undefined;
+        files?: { path: string; fileName?: string; mimeType?: string; voice?: boolean }[] | undefined;
         /** Buttons under the reply (a tool asked the user something: `ToolOutput.buttons`). */
         buttons?: OutboundButton[][] | undefined;
       };

@@ -105,6 +105,11 @@ export interface OutboundFile {
   mimeType?: string | undefined;
   /** A caption or alt text when the platform supports one. */
   caption?: string | undefined;
+  /**
+   * A spoken reply: sent as the platform's voice note where it has one (Telegram sendVoice, WhatsApp
+   * PTT; the file is then Ogg/Opus), as an audio file elsewhere.
+   */
+  voice?: boolean | undefined;
 }
 
 /**

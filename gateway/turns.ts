@@ -97,6 +97,7 @@ export class TurnCoordinator {
       model: turn.options?.model,
       maxIterations: this.o.settings.model.maxIterations,
       streamText: turn.inbound?.streamReply === true,
+      ...(context.voiceReply ? { voiceReply: context.voiceReply } : {}),
       createdAt: turn.createdAt,
     };
   }

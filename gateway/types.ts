@@ -52,6 +52,8 @@ export interface TurnContext {
   history: HistoryItem[];
   systemPrompt: string;
   toolsets: string[];
+  /** The chat's voice-reply mode (`/voice`), when it has one. */
+  voiceReply?: "also" | "only" | undefined;
 }
 
 /**

@@ -140,7 +140,13 @@ export class ApiAdapter implements PlatformAdapter {
         object: "chat.completion",
         created: p.created,
         model: "herald",
-        choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: text, ...filesOf(message) },
+            finish_reason: "stop",
+          },
+        ],
         usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
       });
     }
@@ -398,4 +404,22 @@ function writeChunk(p: Pending, delta: Record<string, string>, finish: string | 
 /** Builds the API adapter. */
 export function createApiAdapter(config: ApiAdapterConfig, deps: { logger: Logger }): ApiAdapter {
   return new ApiAdapter(config, deps.logger.child({ adapter: "api" }));
+}
+
+/**
+ * Files of a reply (a spoken answer, a chart) as an extension of the message, `herald_files`: paths on
+ * the gateway's disk, for clients on the same machine or volume. OpenAI clients ignore the field.
+ */
+function filesOf(message: OutboundMessage): {
+  herald_files?: { path: string; name: string; mime_type?: string; voice?: boolean }[];
+} {
+  if (!message.files?.length) return {};
+  return {
+    herald_files: message.files.map((f) => ({
+      path: f.path,
+      name: f.fileName ?? f.path.split("/").pop() ?? "file",
+      ...(f.mimeType ? { mime_type: f.mimeType } : {}),
+      ...(f.voice ? { voice: true } : {}),
+    })),
+  };
 }

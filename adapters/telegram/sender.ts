@@ -225,6 +225,16 @@ export class TelegramSender {
       return String(sent.message_id);
     }
     const caption = file.caption ? { caption: truncate(file.caption, TELEGRAM_MAX_CAPTION_CHARS) } : {};
+    if (file.voice) {
+      // A spoken reply (Ogg/Opus) plays as a voice note; Telegram shows anything else as a file.
+      const sent = await this.api.sendVoice(
+        chat.chatId,
+        new InputFile(file.path, fileName),
+        { ...place, ...caption },
+        asSignal(signal),
+      );
+      return String(sent.message_id);
+    }
     if ((await outboundKind(file)) === "photo") {
       try {
         const sent = await this.api.sendPhoto(

@@ -158,7 +158,7 @@ function deleteMessage(store: FakeStore, params: Record<string, unknown>): Metho
 
 function sendFile(
   store: FakeStore,
-  kind: "photo" | "document",
+  kind: "photo" | "document" | "voice",
   params: Record<string, unknown>,
   files: Record<string, FakeUpload>,
 ): MethodResult {
@@ -189,14 +189,24 @@ function sendFile(
             },
           ],
         }
-      : {
-          document: {
-            file_id: stored.file_id,
-            file_unique_id: stored.file_unique_id,
-            file_size: stored.file_size,
-            file_name: upload.fileName,
-          },
-        };
+      : kind === "voice"
+        ? {
+            voice: {
+              file_id: stored.file_id,
+              file_unique_id: stored.file_unique_id,
+              file_size: stored.file_size,
+              duration: Number(params["duration"] ?? 0),
+              mime_type: "audio/ogg",
+            },
+          }
+        : {
+            document: {
+              file_id: stored.file_id,
+              file_unique_id: stored.file_unique_id,
+              file_size: stored.file_size,
+              file_name: upload.fileName,
+            },
+          };
   const message = store.add(String(params["chat_id"]), {
     ...fields,
     ...media,
@@ -238,6 +248,8 @@ export function callMethod(
       return sendFile(store, "photo", params, files);
     case "sendDocument":
       return sendFile(store, "document", params, files);
+    case "sendVoice":
+      return sendFile(store, "voice", params, files);
     case "getFile": {
       const file = store.files.get(String(params["file_id"]));
       if (!file) return bad("invalid file_id");
