@@ -12,7 +12,7 @@ import { buildUserMessage } from "./input.js";
 import type { ModelClient, ModelMessage } from "./model-client.js";
 import { cancelledError } from "./model-errors.js";
 import { type ToolRegistry, toOpenAITools } from "./tool-registry.js";
-import type { StateClient, Tool, ToolOutput } from "./types.js";
+import type { StateClient, Tool, ToolOutput, TurnHooks } from "./types.js";
 import type { SpeakReply } from "./voice-reply.js";
 
 /** What a turn runs with. */
@@ -37,6 +37,8 @@ export interface TurnDeps {
   transcribe?: ((attachment: InboundAttachment, signal?: AbortSignal) => Promise<string>) | undefined;
   /** Text to speech for chats with voice replies on (`job.voiceReply`); see `agent/voice-reply.ts`. */
   speakReply?: SpeakReply | undefined;
+  /** Plugins' filters around tool calls and before the reply. @defaultValue none */
+  hooks?: TurnHooks | undefined;
 }
 
 type Files = NonNullable<ToolOutput["files"]>;
@@ -73,7 +75,8 @@ export async function runTurn(job: TurnJob, deps: TurnDeps): Promise<TurnResult>
     signal: deps.signal,
   });
   try {
-    return await loop(job, deps, log, emit, userMessage, forModel);
+    const result = await loop(job, deps, log, emit, userMessage, forModel);
+    return deps.hooks ? await rewriteReply(result, job, deps.hooks) : result;
   } catch (err) {
     if (deps.signal.aborted || isAbortError(err))
       throw isAbortError(err) ? err : cancelledError(deps.signal.reason);
@@ -211,25 +214,55 @@ async function runTool(
     ),
   });
   let output: ToolOutput;
+  const blocked = await deps.hooks?.beforeToolCall(name, parseOrRaw(call.function.arguments), job.origin);
   try {
-    output = await deps.tools.run(call, tools, {
-      signal: deps.signal,
-      origin: job.origin,
-      turnId,
-      callId: call.id,
-      state: deps.state,
-      logger: lazyChild(log, { tool: name }),
-      homeDir: deps.homeDir,
-      progress: (line) => emit({ type: "status", turnId, text: line }),
-    });
+    if (blocked) output = { content: `error: ${blocked}`, isError: true };
+    else
+      output = await deps.tools.run(call, tools, {
+        signal: deps.signal,
+        origin: job.origin,
+        turnId,
+        callId: call.id,
+        state: deps.state,
+        logger: lazyChild(log, { tool: name }),
+        homeDir: deps.homeDir,
+        progress: (line) => emit({ type: "status", turnId, text: line }),
+      });
   } catch (err) {
     if (deps.signal.aborted || isAbortError(err)) throw err;
     log.error({ tool: name, err: describeError(err) }, "tool boundary caught an error");
     output = { content: `error: ${name} failed: ${describeError(err)}`, isError: true };
   }
+  if (deps.hooks && !blocked) {
+    const result = { content: output.content, isError: output.isError ?? false };
+    const args = parseOrRaw(call.function.arguments);
+    output = { ...output, content: await deps.hooks.afterToolCall(name, args, result, job.origin) };
+  }
   const durationMs = Math.round(performance.now() - startedAt);
   emit({ type: "tool-end", turnId, callId: call.id, name, ok: !output.isError, durationMs });
   return output;
+}
+
+/** The reply of an `ok` turn after the `beforeReply` hooks; the stored final message follows it. */
+async function rewriteReply(result: TurnResult, job: TurnJob, hooks: TurnHooks): Promise<TurnResult> {
+  if (result.kind !== "ok") return result;
+  const text = await hooks.beforeReply(result.reply.text, job.origin);
+  if (text === result.reply.text) return result;
+  const last = result.messages.at(-1);
+  const messages =
+    last?.role === "assistant" && last.content === result.reply.text
+      ? [...result.messages.slice(0, -1), { ...last, content: text }]
+      : result.messages;
+  return { ...result, messages, reply: { ...result.reply, text } };
+}
+
+/** A call's arguments as JSON when they parse, else the raw string (for hooks). */
+function parseOrRaw(raw: string): unknown {
+  try {
+    return raw.trim() ? JSON.parse(raw) : {};
+  } catch {
+    return raw;
+  }
 }
 
 /** The tool's own progress line for a call, or undefined (no label, arguments unreadable, a throw). */

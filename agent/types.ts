@@ -117,3 +117,21 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
   label?(args: z.infer<P>): string;
   execute(args: z.infer<P>, ctx: ToolContext): Promise<ToolOutput | string>;
 }
+
+/**
+ * Filters the loop calls around tools and before the reply (plugins' hooks). Implementations contain
+ * their own errors and time limits: no member throws.
+ */
+export interface TurnHooks {
+  /** A reason to refuse the call (the model reads it as the tool's error), or undefined to run it. */
+  beforeToolCall(tool: string, args: unknown, origin: TurnOrigin): Promise<string | undefined>;
+  /** The result text the model reads (the same text when nothing rewrote it). */
+  afterToolCall(
+    tool: string,
+    args: unknown,
+    result: { content: string; isError: boolean },
+    origin: TurnOrigin,
+  ): Promise<string>;
+  /** The reply as it is stored and sent. */
+  beforeReply(text: string, origin: TurnOrigin): Promise<string>;
+}

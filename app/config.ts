@@ -12,6 +12,7 @@ import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
 import type { EnvKind, PlatformCommonConfig, PlatformModule } from "../core/platform.js";
 import { execOptionsSchema } from "../exec/index.js";
+import { CAPABILITIES } from "../plugins/sdk.js";
 import { platformModules } from "./platforms.js";
 
 const list = z.array(z.string()).default([]);
@@ -190,6 +191,34 @@ const coreShape = {
       busyPolicy: z.enum(["interrupt", "queue"]).default("interrupt"),
     })
     .prefault({}),
+  /** Plugins in `HERALD_HOME/plugins/<name>/` (see README, "Writing a plugin"). */
+  plugins: z
+    .strictObject({
+      /** Load plugins at all. */
+      enabled: z.boolean().default(true),
+      /** The plugins folder. @defaultValue HERALD_HOME/plugins */
+      dir: optionalString,
+      /** How long one hook may take before it counts as no change. */
+      hookTimeoutMs: z.number().int().positive().default(2000),
+      /** What plugins may do by chat type (granted only when the plugin also declares it). */
+      capabilities: z
+        .strictObject({
+          dm: z.array(z.enum(CAPABILITIES)).default([...CAPABILITIES]),
+          group: z.array(z.enum(CAPABILITIES)).default(["network", "state"]),
+          /** Per platform overrides: `{ telegram: { group: [...] } }`. */
+          platforms: z
+            .record(
+              z.string(),
+              z.strictObject({
+                dm: z.array(z.enum(CAPABILITIES)).optional(),
+                group: z.array(z.enum(CAPABILITIES)).optional(),
+              }),
+            )
+            .default({}),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   media: z
     .strictObject({
       maxBytes: z
@@ -280,6 +309,11 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_GROUP_SESSIONS: ["sessions.group_sessions", "string"],
   HERALD_BUSY_POLICY: ["sessions.busy_policy", "string"],
   HERALD_MEDIA_MAX_BYTES: ["media.max_bytes", "int"],
+  HERALD_PLUGINS_ENABLED: ["plugins.enabled", "bool"],
+  HERALD_PLUGINS_DIR: ["plugins.dir", "string"],
+  HERALD_PLUGINS_HOOK_TIMEOUT_MS: ["plugins.hook_timeout_ms", "int"],
+  HERALD_PLUGINS_DM_CAPABILITIES: ["plugins.capabilities.dm", "list"],
+  HERALD_PLUGINS_GROUP_CAPABILITIES: ["plugins.capabilities.group", "list"],
 };
 
 // Each platform's own variables, and the ones every platform has: `<P>_ALLOWED_USERS`, `<P>_HOME_CHANNEL`,

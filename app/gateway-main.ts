@@ -27,6 +27,7 @@ import { createLearning, type Learning } from "./learning.js";
 import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
 import { createPersona } from "./persona.js";
 import { userIdNormalisers } from "./platforms.js";
+import { attachPlugins, createPlugins, type Plugins } from "./plugins.js";
 import { attachSenses } from "./senses.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
@@ -53,6 +54,8 @@ export interface Gateway {
   cron: CronService;
   /** Memory, skills and the background learning review. */
   learning: Learning;
+  /** Plugins and their hooks (`/reload-plugins` reloads them). */
+  plugins: Plugins;
   /** Adapters that started, by platform. */
   adapters: ReadonlyMap<string, PlatformAdapter>;
   /** Platforms that failed to start, with the reason. */
@@ -91,7 +94,13 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     retryBaseDelayMs: options.retryBaseDelayMs,
     persona,
   });
+  // Loaded below, once the tools exist; the runner asks through this port.
+  let plugins: Plugins | undefined;
   const runner = new GatewayRunner({
+    inboundHook: {
+      active: () => plugins?.hooks.has("inbound") ?? false,
+      run: async (message) => (plugins ? plugins.hooks.inbound(message) : message),
+    },
     config,
     state,
     queue,
@@ -126,13 +135,16 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   // tools are ready before the adapters start: loading them alongside let a Matrix adapter stopped in
   // that window leave an unhandled fetch abort behind.
   const tools = redis ? undefined : await createAgentTools(config, logger.child({ component: "tools" }));
+  plugins = await createPlugins(config, logger, tools);
+  attachPlugins(runner, plugins, logger);
   if (tools) {
     // A session's background processes end with it; old workspaces are pruned (not with `herald chat`).
     runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
     if (!options.localOnly) tools.startHousekeeping();
     const handler = createTurnHandler({
       model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
-      tools: tools.registry,
+      tools: plugins.registry(tools.registry),
+      hooks: plugins.hooks,
       stageAttachments: tools.stageAttachments,
       transcribe: tools.transcribe,
       speakReply: tools.speakReply,
@@ -230,6 +242,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     http,
     cron,
     learning,
+    plugins,
     adapters: started,
     failed,
     async stop() {

@@ -56,6 +56,8 @@ export interface AgentTools {
   /** Background processes of the terminal tools; undefined when they are off. */
   processes: ProcessRegistry | undefined;
   workspaces: WorkspaceManager;
+  /** The execution backend, when available here (plugins with `exec` run their commands on it). */
+  backend?: ExecutionBackend | undefined;
   /**
    * Copies a turn's attachments into its workspace (`attachments/`) so the file tools and commands reach
    * them; returns where the model finds each. Undefined when the file tools are off.
@@ -150,6 +152,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     registry: createToolRegistry(tools),
     processes,
     workspaces,
+    backend,
     stageAttachments,
     transcribe: transcriberOf(config, logger, unavailable),
     speakReply: senses.speakReply,

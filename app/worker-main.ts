@@ -13,6 +13,7 @@ import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { HeraldConfig } from "./config.js";
+import { createPlugins } from "./plugins.js";
 import { createAgentTools } from "./tools.js";
 
 /** Options of {@link runWorker}. */
@@ -76,9 +77,12 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
   const queue = await createJobQueue(config, logger.child({ component: "queue" }));
   // Tools run where the worker is: commands in this machine's workspaces (HERALD_HOME/workspaces).
   const tools = await createAgentTools(config, logger.child({ component: "tools" }));
+  // Plugins' tools and tool hooks run where the turns run (loaded at start; restart to reload).
+  const plugins = await createPlugins(config, logger, tools);
   const handler = createTurnHandler({
     model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
-    tools: tools.registry,
+    tools: plugins.registry(tools.registry),
+    hooks: plugins.hooks,
     stageAttachments: tools.stageAttachments,
     transcribe: tools.transcribe,
     speakReply: tools.speakReply,

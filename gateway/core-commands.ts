@@ -16,6 +16,8 @@ export interface CoreCommandsOptions {
   modelName?: string | undefined;
   /** What else /stop stops in a session (a pending approval); returns how many things it stopped. */
   onStop?: ((sessionKey: string) => number) | undefined;
+  /** More lines for /status (loaded plugins). */
+  statusLines?: (() => string[]) | undefined;
 }
 
 /** The core commands. */
@@ -54,6 +56,7 @@ export function coreCommands(options: CoreCommandsOptions): CommandModule {
             `Model: ${options.modelName ?? "default"}`,
             `Running: ${running ? "yes" : "no"}${open.length > running ? `, ${open.length - running} waiting` : ""}`,
             `Platform: ${message.platform}`,
+            ...(options.statusLines?.() ?? []),
           ].join("\n");
         },
       },

@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { sessionKey } from "../core/chat.js";
+import { parseCommand } from "../core/commands.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue, NewTurn, TurnControl, TurnJob, TurnRecord, TurnResult } from "../core/turn.js";
@@ -32,7 +33,14 @@ import {
 import { OutboxDispatcher } from "./outbox-dispatcher.js";
 import { type CompressSession, sessionCommands } from "./session-commands.js";
 import { defaultContext, TurnCoordinator } from "./turns.js";
-import type { Effect, EndedSession, RunnerSettings, RunnerState, TurnContextSource } from "./types.js";
+import type {
+  Effect,
+  EndedSession,
+  InboundHook,
+  RunnerSettings,
+  RunnerState,
+  TurnContextSource,
+} from "./types.js";
 import { UnitOfWork } from "./work.js";
 
 export interface GatewayRunnerOptions {
@@ -51,6 +59,8 @@ export interface GatewayRunnerOptions {
   modelName?: string | undefined;
   /** `/compress`'s compressor (a model call); without it /compress says it is unavailable. */
   compress?: CompressSession | undefined;
+  /** Plugins' inbound hooks: may drop or rewrite a message of an allowed user. @defaultValue none */
+  inboundHook?: InboundHook | undefined;
   now?: () => number;
 }
 
@@ -81,6 +91,8 @@ export class GatewayRunner {
   readonly stopped = new Set<(sessionKey: string) => number>();
   /** Told when an outbox item was delivered or failed for good (cron delivery reports). Must not throw. */
   readonly deliverySettled = new Set<(item: OutboxItem, outcome: "delivered" | "failed") => void>();
+  /** Extra lines of `/status` (loaded plugins). Must not throw. */
+  readonly statusLines = new Set<() => string>();
   private readonly turns: TurnCoordinator;
   private readonly work: UnitOfWork;
   private readonly inbound: InboundDeps;
@@ -126,6 +138,7 @@ export class GatewayRunner {
         sessions: state.sessions,
         commands: this.commands,
         modelName: options.modelName,
+        statusLines: () => [...this.statusLines].map((line) => line()),
       }),
     );
     this.commands.add(
@@ -200,14 +213,16 @@ export class GatewayRunner {
   }
 
   /** The InboundHandler adapters call. Resolves once the message is recorded and decided, durably. */
-  readonly handleInbound = async (message: InboundMessage): Promise<InboundOutcome> => {
-    if (!isWellFormed(message)) {
+  readonly handleInbound = async (received: InboundMessage): Promise<InboundOutcome> => {
+    if (!isWellFormed(received)) {
       this.log.warn(
-        { platform: (message as Partial<InboundMessage>)?.platform },
+        { platform: (received as Partial<InboundMessage>)?.platform },
         "malformed inbound message skipped",
       );
       return "malformed";
     }
+    const message = this.options.inboundHook?.active() ? await this.hooked(received) : received;
+    if (!message) return "ignored";
     const { state } = this.options;
     const outcome = this.work.run((effects) => {
       const ctx = this.contextOf(message, effects, false);
@@ -218,6 +233,13 @@ export class GatewayRunner {
     await state.committed();
     return outcome;
   };
+
+  /** The message after the inbound hook; only allowed users' non-command messages reach it. */
+  private async hooked(message: InboundMessage): Promise<InboundMessage | undefined> {
+    const hook = this.options.inboundHook;
+    if (!hook || parseCommand(message.text) || this.access.decide(message) !== "allowed") return message;
+    return hook.run(message);
+  }
 
   /** Whether the gateway would answer `message` by the mention-gating rule (adapters skip other work). */
   isAddressed(message: InboundMessage): boolean {

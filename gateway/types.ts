@@ -4,7 +4,7 @@
  */
 import type { PlatformCommonConfig } from "../core/platform.js";
 import type { HistoryItem, TurnRecord } from "../core/turn.js";
-import type { ChatType, GroupSessionMode, KeyValueStore } from "../core/types.js";
+import type { ChatType, GroupSessionMode, InboundMessage, KeyValueStore } from "../core/types.js";
 import type {
   InboundLedger,
   Outbox,
@@ -71,3 +71,13 @@ export interface EndedSession {
 
 /** Something to do once the writes before it are committed (enqueue, cancel, deliver). */
 export type Effect = () => void;
+
+/**
+ * Sees an inbound message from an allowed user (not a slash command) before the gateway decides on it
+ * (plugins' inbound hooks). `run` resolves with the message to go on with (perhaps rewritten), or
+ * undefined to drop it; it must not throw. `active()` false skips it (no hooks loaded).
+ */
+export interface InboundHook {
+  active(): boolean;
+  run(message: InboundMessage): Promise<InboundMessage | undefined>;
+}

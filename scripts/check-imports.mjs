@@ -42,6 +42,9 @@ const ALLOWED = {
     "voice",
   ],
   gateway: ["core", "sessions"],
+  hooks: ["core"],
+  plugins: ["core", "agent", "hooks"],
+  "mcp-server": ["core"],
   app: ["*"],
 };
 
