@@ -380,6 +380,7 @@ export class McpConnection implements McpServerHandle {
         name: t.name,
         description: t.description ?? t.title ?? t.name,
         inputSchema: t.inputSchema as Record<string, unknown>,
+        readOnly: t.annotations?.readOnlyHint === true,
       }));
   }
 

@@ -51,6 +51,8 @@ export interface McpToolInfo {
   description: string;
   /** The server's JSON Schema of the arguments. */
   inputSchema: Record<string, unknown>;
+  /** The server says the tool changes nothing (`annotations.readOnlyHint`). */
+  readOnly: boolean;
 }
 
 /** Where a server's connection is. */

@@ -98,6 +98,7 @@ describe("MCP client", () => {
 
   it("gives a stdio server only the safe base and its configured env, never Herald's keys", async () => {
     const h = await start(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: config.yaml's own ${NAME} reference
       everything("everything", '    env:\n      GREETING: hello\n      FROM_DOTENV: "${MCP_TEST_VALUE}"\n'),
       { OPENAI_API_KEY: "sk-herald-secret-key", MCP_TEST_VALUE: "passed-through" },
     );
