@@ -115,6 +115,12 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
    * @defaultValue `⚙️ <name>: <arguments>`
    */
   label?(args: z.infer<P>): string;
+  /**
+   * The arguments' JSON Schema as the model gets it, when it comes from elsewhere (an MCP server's
+   * tool); `parameters` then only checks the arguments are an object and the tool's owner validates.
+   * @defaultValue converted from `parameters`
+   */
+  jsonSchema?: Record<string, unknown> | undefined;
   execute(args: z.infer<P>, ctx: ToolContext): Promise<ToolOutput | string>;
 }
 

@@ -12,6 +12,7 @@ import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
 import type { EnvKind, PlatformCommonConfig, PlatformModule } from "../core/platform.js";
 import { execOptionsSchema } from "../exec/index.js";
+import { type McpServerConfig, mcpServersSchema, resolveMcpServers } from "../mcp/index.js";
 import { CAPABILITIES } from "../plugins/sdk.js";
 import { platformModules } from "./platforms.js";
 
@@ -232,6 +233,8 @@ const coreShape = {
 
 const schema = z.strictObject({
   ...coreShape,
+  /** MCP servers by name (mcp/config.ts); resolved into `HeraldConfig.mcpServers`. */
+  mcpServers: mcpServersSchema,
   ...Object.fromEntries(platformModules.map((m) => [m.name, m.schema])),
 });
 
@@ -240,6 +243,8 @@ export type HeraldConfig = z.infer<z.ZodObject<typeof coreShape>> & {
   homeDir: string;
   /** Each platform module's section, by platform name, parsed by the module's schema. */
   platforms: Record<string, PlatformCommonConfig>;
+  /** The `mcp_servers:` entries, resolved (a stdio server's whole environment, bearer headers). */
+  mcpServers: McpServerConfig[];
 };
 
 type Kind = EnvKind;
@@ -342,6 +347,25 @@ function camelKeys(value: unknown): unknown {
   return value;
 }
 
+/** `mcp_servers:` with each server's own keys camelised, but not server names, env or header names. */
+function camelMcpServers(section: unknown): unknown {
+  if (!section || typeof section !== "object" || Array.isArray(section)) return section;
+  return Object.fromEntries(
+    Object.entries(section).map(([name, server]) => {
+      if (!server || typeof server !== "object" || Array.isArray(server)) return [name, server];
+      return [
+        name,
+        Object.fromEntries(
+          Object.entries(server).map(([k, v]) => [
+            snakeToCamel(k),
+            k === "env" || k === "headers" ? v : camelKeys(v),
+          ]),
+        ),
+      ];
+    }),
+  );
+}
+
 function coerce(envName: string, raw: string, kind: Kind): unknown {
   const value = raw.trim();
   switch (kind) {
@@ -428,7 +452,10 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     if (parsed != null && (typeof parsed !== "object" || Array.isArray(parsed))) {
       throw new ConfigError("config.yaml", `${yamlPath} must be a mapping of keys (model:, telegram:, ...).`);
     }
-    fileValues = (camelKeys(parsed ?? {}) as Record<string, unknown>) ?? {};
+    // Server names and the names in a server's env and headers are kept as written.
+    const { mcp_servers: mcpSection, ...rest } = (parsed ?? {}) as Record<string, unknown>;
+    fileValues = (camelKeys(rest) as Record<string, unknown>) ?? {};
+    if (mcpSection !== undefined) fileValues["mcpServers"] = camelMcpServers(mcpSection);
   }
 
   const dotenvPath = join(homeDir, ".env");
@@ -461,7 +488,8 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
       `${keyName} is invalid: ${issue.message}. Fix: correct the value.`,
     );
   }
-  const data: Record<string, unknown> = { ...result.data };
+  const { mcpServers: mcpSection, ...parsedData } = result.data;
+  const data: Record<string, unknown> = parsedData;
   const platforms: Record<string, PlatformCommonConfig> = {};
   for (const module of platformModules) {
     const section = data[module.name] as PlatformCommonConfig;
@@ -469,7 +497,8 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     module.validate?.(section);
     platforms[module.name] = section;
   }
-  const config = { ...(data as z.infer<z.ZodObject<typeof coreShape>>), homeDir, platforms };
+  const mcpServers = resolveMcpServers(mcpSection, env);
+  const config = { ...(data as z.infer<z.ZodObject<typeof coreShape>>), homeDir, platforms, mcpServers };
   validateCrossFields(config);
   return config;
 }

@@ -90,6 +90,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   lines.push(await checkExec(config));
   lines.push(checkWebSearch(config));
   lines.push(...(await checkVoice(config)));
+  lines.push(...(await (await import("./cli-mcp.js")).checkMcpServers(config)));
   if (config.queue.redisUrl) lines.push(...(await checkRedis(config)));
   return lines;
 }

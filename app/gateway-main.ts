@@ -16,11 +16,18 @@ import type { JobQueue } from "../core/turn.js";
 import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
 import { startMaintenance } from "../gateway/maintenance.js";
 import { GatewayRunner } from "../gateway/runner.js";
+import {
+  type McpManager,
+  type McpServerConfig,
+  mcpCommands,
+  mcpToolset,
+  serverServes,
+} from "../mcp/index.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { createApprovals } from "./approvals.js";
 import { createSessionCompressor } from "./compress.js";
-import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
+import { configuredPlatforms, type HeraldConfig, loadConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
@@ -56,6 +63,8 @@ export interface Gateway {
   learning: Learning;
   /** Plugins and their hooks (`/reload-plugins` reloads them). */
   plugins: Plugins;
+  /** The MCP servers of this process's tools (undefined on Redis: the workers run them). */
+  mcp: McpManager | undefined;
   /** Adapters that started, by platform. */
   adapters: ReadonlyMap<string, PlatformAdapter>;
   /** Platforms that failed to start, with the reason. */
@@ -113,13 +122,15 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     context: (turn, chatType) => ({
       history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
       systemPrompt: learning.systemPrompt(turn, chatType),
-      toolsets: toolsetsFor(config, turn.chat.platform, chatType),
+      toolsets: toolsetsFor(config, turn.chat.platform, chatType, mcpServers()),
       voiceReply: senses.voiceReplyOf(turn),
     }),
   });
   const senses = attachSenses(config, runner);
   learning.attach(runner);
   runner.commands.add(persona.commands(learning.refreshPrompt));
+  // The MCP servers a turn may get: the running set (after /reload-mcp), else the configured one.
+  let mcpServers = (): readonly McpServerConfig[] => config.mcpServers;
 
   const cron = createCronService(config, runner, state.database, logger);
 
@@ -141,6 +152,16 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     // A session's background processes end with it; old workspaces are pruned (not with `herald chat`).
     runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
     if (!options.localOnly) tools.startHousekeeping();
+    const mcp = tools.mcp;
+    mcpServers = () => mcp.servers().map((s) => s.config);
+    runner.commands.add(
+      mcpCommands({
+        manager: mcp,
+        loadServers: () => loadConfig({ env: { ...process.env, HERALD_HOME: config.homeDir } }).mcpServers,
+        notify: (chat, text) => runner.control.notify(chat, text),
+        logger: logger.child({ component: "mcp" }),
+      }),
+    );
     const handler = createTurnHandler({
       model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
       tools: plugins.registry(tools.registry),
@@ -243,6 +264,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     cron,
     learning,
     plugins,
+    mcp: tools?.mcp,
     adapters: started,
     failed,
     async stop() {
@@ -265,11 +287,20 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
 
 /**
  * The toolsets of a turn: its platform's, else the default; groups lose the terminal tools unless the
- * owner gave them (`exec.groups`).
+ * owner gave them (`exec.groups`). Each MCP server that serves the platform and chat type adds its
+ * toolset (`mcp_<name>`), and then `mcp` (resources and prompts) comes too.
  */
-export function toolsetsFor(config: HeraldConfig, platform: string, chatType: "dm" | "group"): string[] {
+export function toolsetsFor(
+  config: HeraldConfig,
+  platform: string,
+  chatType: "dm" | "group",
+  mcpServers: readonly McpServerConfig[] = config.mcpServers,
+): string[] {
   const toolsets = config.platforms[platform]?.toolsets ?? config.agent.toolsets;
-  return chatType === "group" && !config.exec.groups
-    ? toolsets.filter((t) => t !== "terminal" && t !== "files")
-    : toolsets;
+  const base =
+    chatType === "group" && !config.exec.groups
+      ? toolsets.filter((t) => t !== "terminal" && t !== "files")
+      : toolsets;
+  const mcp = mcpServers.filter((s) => serverServes(s, platform, chatType)).map((s) => mcpToolset(s.name));
+  return mcp.length === 0 ? base : [...new Set([...base, ...mcp, "mcp"])];
 }

@@ -22,9 +22,11 @@ import {
   ProcessRegistry,
   WorkspaceManager,
 } from "../exec/index.js";
+import { McpManager, mcpToolset } from "../mcp/index.js";
 import { clarifyTool } from "../tools/clarify/index.js";
 import { cronjobTool } from "../tools/cron/index.js";
 import { fileTools } from "../tools/files/tools.js";
+import { mcpServerTools, mcpUtilityTools } from "../tools/mcp/index.js";
 import { memoryTool } from "../tools/memory/index.js";
 import { sessionSearchTool } from "../tools/session-search/index.js";
 import { skillsTools } from "../tools/skills/index.js";
@@ -67,6 +69,8 @@ export interface AgentTools {
   transcribe: ((attachment: InboundAttachment, signal?: AbortSignal) => Promise<string>) | undefined;
   /** Spoken replies for chats with `/voice on`, when `voice.tts` is configured. */
   speakReply: SpeakReply | undefined;
+  /** The MCP servers of `mcp_servers:` (connecting in the background; none configured: empty). */
+  mcp: McpManager;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: { toolset: string; missing: string; fix: string }[];
   /**
@@ -148,8 +152,11 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   const virtualRoot = backend?.name === "sandbox" ? "/workspace" : undefined;
   const senses = sensesTools(config, logger, unavailable, { manager: workspaces, virtualRoot });
   tools.push(...senses.tools);
+  const registry = createToolRegistry(tools);
+  const mcp = mcpOf(config, registry, logger);
   return {
-    registry: createToolRegistry(tools),
+    registry,
+    mcp,
     processes,
     workspaces,
     backend,
@@ -168,11 +175,32 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     },
     async close() {
       if (housekeeping) clearInterval(housekeeping);
+      await mcp.stop();
       await processes?.closeAll();
       await backend?.close();
       await web.close();
     },
   };
+}
+
+/**
+ * The MCP servers: their resource/prompt tools now, each server's own tools once it connected (and
+ * again on every change); the servers connect in the background, nothing waits for them.
+ */
+function mcpOf(config: HeraldConfig, registry: ToolRegistry, logger: Logger): McpManager {
+  const log = logger.child({ component: "mcp" });
+  const manager = new McpManager({ servers: config.mcpServers, logger: log });
+  registry.register(...mcpUtilityTools(manager));
+  manager.toolsChanged.add((name) => {
+    const server = manager.get(name);
+    try {
+      registry.replaceToolset(mcpToolset(name), server ? mcpServerTools(server) : []);
+    } catch (err) {
+      log.error({ server: name, error: describeError(err) }, "mcp tools not registered");
+    }
+  });
+  manager.start();
+  return manager;
 }
 
 /** The web tools: search when a provider is configured, extraction always (HTML converted off-thread). */
