@@ -6,7 +6,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
-import { createModelClient } from "../agent/model-client.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError } from "../core/errors.js";
@@ -24,6 +23,7 @@ import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
 import { userIdNormalisers } from "./platforms.js";
+import { attachProviders, createConfiguredModelClient, type SessionModels } from "./providers.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
 import { createAgentTools } from "./tools.js";
@@ -79,17 +79,20 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   });
   const queue = await createJobQueue(config, logger.child({ component: "queue" }));
   const learning = createLearning(config, state, logger, { retryBaseDelayMs: options.retryBaseDelayMs });
+  // Set right after the runner exists, before any turn starts (the context source runs at dispatch).
+  let sessionModels: SessionModels | undefined;
   const runner = new GatewayRunner({
     config,
     state,
     queue,
     logger,
     userIds: userIdNormalisers,
-    modelName: config.model.name,
+    modelName: config.model.default ?? config.model.name,
     context: (turn, chatType) => ({
       history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
       systemPrompt: learning.systemPrompt(turn, chatType),
       toolsets: toolsetsFor(config, turn.chat.platform, chatType),
+      ...sessionModels?.forTurn(turn),
     }),
   });
   learning.attach(runner);
@@ -104,6 +107,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     ...learning.stateApis,
   });
   const metrics = createGatewayMetrics(runner, queue);
+  sessionModels = attachProviders(config, runner, state, metrics, logger);
   // With REDIS_URL, `herald worker` processes run the turns and reach state over the state API. The
   // tools are ready before the adapters start: loading them alongside let a Matrix adapter stopped in
   // that window leave an unhandled fetch abort behind.
@@ -113,7 +117,8 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
     if (!options.localOnly) tools.startHousekeeping();
     const handler = createTurnHandler({
-      model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
+      model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
+      compressionModel: config.auxiliary.compression,
       tools: tools.registry,
       stageAttachments: tools.stageAttachments,
       transcribe: tools.transcribe,
@@ -125,7 +130,10 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   }
 
   const api = config.apiServer.enabled
-    ? createApiAdapter({ key: config.apiServer.key, modelName: config.model.name }, { logger })
+    ? createApiAdapter(
+        { key: config.apiServer.key, modelName: config.model.default ?? config.model.name },
+        { logger },
+      )
     : undefined;
   const adapters: PlatformAdapter[] = [...(api ? [api] : []), ...(options.extraAdapters ?? [])];
   const failed = new Map<string, string>();

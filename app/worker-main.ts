@@ -7,12 +7,12 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createHttpStateClient, probeGateway } from "../agent/http-state-client.js";
-import { createModelClient } from "../agent/model-client.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { HeraldConfig } from "./config.js";
+import { createConfiguredModelClient } from "./providers.js";
 import { createAgentTools } from "./tools.js";
 
 /** Options of {@link runWorker}. */
@@ -77,7 +77,8 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
   // Tools run where the worker is: commands in this machine's workspaces (HERALD_HOME/workspaces).
   const tools = await createAgentTools(config, logger.child({ component: "tools" }));
   const handler = createTurnHandler({
-    model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
+    model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
+    compressionModel: config.auxiliary.compression,
     tools: tools.registry,
     stageAttachments: tools.stageAttachments,
     transcribe: tools.transcribe,

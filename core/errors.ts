@@ -12,6 +12,7 @@ export type HeraldErrorCode =
   | "model_error"
   | "model_rate_limited"
   | "model_unavailable"
+  | "model_context_too_long"
   | "tool_error"
   | "tool_invalid_args"
   | "turn_cancelled"
