@@ -386,7 +386,9 @@ export function requestBody(
   const reasoning = extras.reasoningEffort
     ? `,"reasoning_effort":${JSON.stringify(extras.reasoningEffort)}`
     : "";
-  return `{"model":${JSON.stringify(model)},"messages":${JSON.stringify(messages)}${tools}${reasoning},"stream":true,"stream_options":{"include_usage":true}}`;
+  // Tools before messages: the body's bytes then grow only at the end from one turn to the next (the
+  // tool schemas, the largest part, are the same every turn), as a prompt cache sees the prompt.
+  return `{"model":${JSON.stringify(model)}${tools},"messages":${JSON.stringify(messages)}${reasoning},"stream":true,"stream_options":{"include_usage":true}}`;
 }
 
 const EPHEMERAL = { type: "ephemeral" } as const;

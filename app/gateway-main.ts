@@ -13,7 +13,7 @@ import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
 import { startMaintenance } from "../gateway/maintenance.js";
-import { GatewayRunner } from "../gateway/runner.js";
+import { GatewayRunner, turnIdFor } from "../gateway/runner.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { createApprovals } from "./approvals.js";
@@ -131,7 +131,19 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
 
   const api = config.apiServer.enabled
     ? createApiAdapter(
-        { key: config.apiServer.key, modelName: config.model.default ?? config.model.name },
+        {
+          key: config.apiServer.key,
+          modelName: config.model.default ?? config.model.name,
+          usageOf: (messageId) => {
+            const lines = state.usage.forTurn(turnIdFor("api", messageId));
+            if (lines.length === 0) return undefined;
+            return {
+              promptTokens: lines.reduce((n, l) => n + l.promptTokens, 0),
+              completionTokens: lines.reduce((n, l) => n + l.completionTokens, 0),
+              cachedTokens: lines.reduce((n, l) => n + l.cachedTokens, 0),
+            };
+          },
+        },
         { logger },
       )
     : undefined;

@@ -30,6 +30,7 @@ const line = (r: Row): UsageLine => ({
 export class SqliteUsageLedger implements UsageLedger {
   readonly #insert: Database.Statement;
   readonly #session: Database.Statement;
+  readonly #turn: Database.Statement;
   readonly #byModel: Database.Statement;
   readonly #byUser: Database.Statement;
 
@@ -40,6 +41,10 @@ export class SqliteUsageLedger implements UsageLedger {
     );
     this.#session = db.prepare(
       `SELECT model, ${SUMS} FROM usage WHERE session_id = ? GROUP BY model ORDER BY MIN(created_at), model`,
+    );
+    this.#turn = db.prepare(
+      `SELECT model, prompt_tokens AS prompt, completion_tokens AS completion, cached_tokens AS cached, calls
+         FROM usage WHERE turn_id = ?`,
     );
     this.#byModel = db.prepare(
       `SELECT model, ${SUMS} FROM usage WHERE created_at >= ? GROUP BY model ORDER BY prompt DESC, model`,
@@ -73,6 +78,10 @@ export class SqliteUsageLedger implements UsageLedger {
 
   forSession(sessionId: string): UsageLine[] {
     return (this.#session.all(sessionId) as Row[]).map(line);
+  }
+
+  forTurn(turnId: string): UsageLine[] {
+    return (this.#turn.all(turnId) as Row[]).map(line);
   }
 
   summary(options: { since?: number | undefined; by: "model" | "user" }): UsageLine[] {

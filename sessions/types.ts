@@ -213,6 +213,8 @@ export interface UsageLedger {
   ): void;
   /** One session's usage by model. */
   forSession(sessionId: string): UsageLine[];
+  /** One turn's usage by model (empty when it made no model call or is not finished). */
+  forTurn(turnId: string): UsageLine[];
   /** Everything since `since` (epoch ms; 0: all), by model, or by user and model. */
   summary(options: { since?: number | undefined; by: "model" | "user" }): UsageLine[];
 }

@@ -25,6 +25,18 @@ export interface ApiAdapterConfig {
   key?: string | undefined;
   /** The model name reported by /v1/models besides "herald". */
   modelName: string;
+  /**
+   * The tokens the turn answering inbound message `messageId` used (all its model calls), for the
+   * response's `usage`; undefined for a command's reply. Read when the reply is sent (already committed).
+   */
+  usageOf?: ((messageId: string) => TokenUsage | undefined) | undefined;
+}
+
+/** Tokens of one answer, as the response's `usage` reports them. */
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
 }
 
 /** A request waiting for its reply. */
@@ -35,6 +47,8 @@ interface Pending {
   created: number;
   notices: string[];
   streamed: boolean;
+  /** The client asked for a usage chunk at the end of the stream (`stream_options.include_usage`). */
+  includeUsage: boolean;
 }
 
 const SESSION_HEADER = "x-herald-session-id";
@@ -107,9 +121,21 @@ export class ApiAdapter implements PlatformAdapter {
     }
     this.pending.delete(id);
     const text = [...p.notices, message.text].join("\n\n");
+    const usage = usageBody(this.config.usageOf?.(id));
     if (p.stream) {
       if (!p.streamed) writeChunk(p, { content: text });
       writeChunk(p, {}, "stop");
+      if (p.includeUsage && !p.res.writableEnded) {
+        const chunk = {
+          id: p.id,
+          object: "chat.completion.chunk",
+          created: p.created,
+          model: "herald",
+          choices: [],
+          usage,
+        };
+        p.res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      }
       p.res.end("data: [DONE]\n\n");
     } else {
       writeJson(p.res, 200, {
@@ -118,7 +144,7 @@ export class ApiAdapter implements PlatformAdapter {
         created: p.created,
         model: "herald",
         choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
-        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+        usage,
       });
     }
     return { messageIds: [id] };
@@ -220,6 +246,7 @@ export class ApiAdapter implements PlatformAdapter {
       created: Math.floor(Date.now() / 1000),
       notices: [],
       streamed: false,
+      includeUsage: stream && parsed.data.stream_options?.include_usage === true,
     };
     res.setHeader("X-Herald-Session-Id", sessionId);
     if (stream) {
@@ -261,6 +288,18 @@ export class ApiAdapter implements PlatformAdapter {
       writeJson(p.res, status, errorBody(message, type));
     }
   }
+}
+
+/** The OpenAI `usage` object (zeros when the reply used no model: a command's). */
+function usageBody(usage: TokenUsage | undefined) {
+  const prompt = usage?.promptTokens ?? 0;
+  const completion = usage?.completionTokens ?? 0;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: usage?.cachedTokens ?? 0 },
+  };
 }
 
 function errorBody(message: string, type: string) {
