@@ -156,15 +156,17 @@ function toolsChars(tools: readonly object[]): number {
 export async function compressIfNeeded(options: CompressOptions): Promise<CompressResult> {
   const { history, client, logger } = options;
   const contextModel = options.contextModel ?? options.model ?? client.catalog.defaultModel;
-  // Forced after the model refused the request: plan for a context a third smaller than declared.
-  const contextTokens = Math.floor(client.catalog.contextTokens(contextModel) * (options.force ? 0.66 : 1));
+  const declared = client.catalog.contextTokens(contextModel);
   const stored = history.map((h) => h.message);
   const total =
     Math.ceil(options.systemPrompt.length / 4) +
     estimateTokens(stored) +
     estimateMessageTokens(options.input) +
     Math.ceil(toolsChars(options.tools ?? []) / 4);
-  if (!options.force && total <= contextTokens * COMPRESS_AT_RATIO) return { history: stored };
+  if (!options.force && total <= declared * COMPRESS_AT_RATIO) return { history: stored };
+  // Forced after the model refused the request as too long: its real window is smaller than this
+  // request, whatever config declares, so plan for two thirds of what was sent.
+  const contextTokens = options.force ? Math.floor(Math.min(declared, total) * 0.66) : declared;
   const plan = planCompression(history, contextTokens);
   if (!plan) return { history: stored };
 
