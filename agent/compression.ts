@@ -110,8 +110,12 @@ export interface CompressOptions {
   input: ModelMessage;
   tools?: ChatCompletionTool[] | undefined;
   client: ModelClient;
-  /** Model for the summary call. @defaultValue the client's configured model */
+  /** Model for the summary call (`auxiliary.compression`). @defaultValue the client's default model */
   model?: string | undefined;
+  /** The model the turn runs on, whose context window counts. @defaultValue `model` */
+  contextModel?: string | undefined;
+  /** Compress even below the threshold (the model answered that the context is too long). */
+  force?: boolean | undefined;
   signal: AbortSignal;
   logger: Logger;
 }
@@ -121,7 +125,9 @@ export interface CompressResult {
   history: ChatMessage[];
   /** Set when a summary replaced messages; the gateway persists it. */
   compaction?: Compaction | undefined;
-  usage?: { promptTokens: number; completionTokens: number } | undefined;
+  usage?: { promptTokens: number; completionTokens: number; cachedTokens: number } | undefined;
+  /** The model that wrote the summary. */
+  model?: string | undefined;
 }
 
 /**
@@ -149,14 +155,18 @@ function toolsChars(tools: readonly object[]): number {
 
 export async function compressIfNeeded(options: CompressOptions): Promise<CompressResult> {
   const { history, client, logger } = options;
-  const contextTokens = client.config.contextTokens;
+  const contextModel = options.contextModel ?? options.model ?? client.catalog.defaultModel;
+  const declared = client.catalog.contextTokens(contextModel);
   const stored = history.map((h) => h.message);
   const total =
     Math.ceil(options.systemPrompt.length / 4) +
     estimateTokens(stored) +
     estimateMessageTokens(options.input) +
     Math.ceil(toolsChars(options.tools ?? []) / 4);
-  if (total <= contextTokens * COMPRESS_AT_RATIO) return { history: stored };
+  if (!options.force && total <= declared * COMPRESS_AT_RATIO) return { history: stored };
+  // Forced after the model refused the request as too long: its real window is smaller than this
+  // request, whatever config declares, so plan for two thirds of what was sent.
+  const contextTokens = options.force ? Math.floor(Math.min(declared, total) * 0.66) : declared;
   const plan = planCompression(history, contextTokens);
   if (!plan) return { history: stored };
 
@@ -190,6 +200,7 @@ export async function compressIfNeeded(options: CompressOptions): Promise<Compre
       ],
       compaction: { uptoSeq, summary },
       usage: result.usage,
+      model: result.model,
     };
   } catch (err) {
     if (isAbortError(err) || options.signal.aborted) throw err;

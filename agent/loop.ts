@@ -5,7 +5,14 @@
  */
 import { describeError, HeraldError, isAbortError, ModelError } from "../core/errors.js";
 import { type Logger, lazyChild } from "../core/logger.js";
-import type { TurnJob, TurnProgress, TurnResult, TurnUsage } from "../core/turn.js";
+import type {
+  ModelUsage,
+  ProviderAlert,
+  TurnJob,
+  TurnProgress,
+  TurnResult,
+  TurnUsage,
+} from "../core/turn.js";
 import type { ChatMessage, InboundAttachment, ToolCall } from "../core/types.js";
 import { compressIfNeeded, repairToolPairs } from "./compression.js";
 import { buildUserMessage } from "./input.js";
@@ -39,6 +46,38 @@ export interface TurnDeps {
   speakReply?: SpeakReply | undefined;
   /** Plugins' filters around tool calls and before the reply. @defaultValue none */
   hooks?: TurnHooks | undefined;
+  /** Model for context summaries (`auxiliary.compression`). @defaultValue the turn's model */
+  compressionModel?: string | undefined;
+}
+
+/** What a turn's model calls added up to, and the alerts they raised; filled as the turn runs. */
+interface TurnTally {
+  usage: TurnUsage;
+  alerts: ProviderAlert[];
+}
+
+/** Adds one model call's tokens to the turn's totals and to its model's line. */
+function addUsage(
+  usage: TurnUsage,
+  model: string,
+  u: { promptTokens: number; completionTokens: number; cachedTokens?: number | undefined },
+): void {
+  const cached = u.cachedTokens ?? 0;
+  usage.promptTokens += u.promptTokens;
+  usage.completionTokens += u.completionTokens;
+  usage.cachedTokens = (usage.cachedTokens ?? 0) + cached;
+  usage.modelCalls++;
+  usage.byModel ??= [];
+  const byModel = usage.byModel;
+  let line: ModelUsage | undefined = byModel.find((m) => m.model === model);
+  if (!line) {
+    line = { model, promptTokens: 0, completionTokens: 0, cachedTokens: 0, calls: 0 };
+    byModel.push(line);
+  }
+  line.promptTokens += u.promptTokens;
+  line.completionTokens += u.completionTokens;
+  line.cachedTokens += cached;
+  line.calls++;
 }
 
 type Files = NonNullable<ToolOutput["files"]>;
@@ -69,13 +108,17 @@ export async function runTurn(job: TurnJob, deps: TurnDeps): Promise<TurnResult>
     });
   }
   const { stored: userMessage, forModel } = await buildUserMessage(job.input, {
-    vision: deps.model.config.vision,
+    vision: deps.model.catalog.vision(job.model ?? deps.model.catalog.defaultModel),
     pathFor: staged ? (a) => staged.get(a.path) ?? a.path : undefined,
     transcribe: deps.transcribe,
     signal: deps.signal,
   });
+  const tally: TurnTally = {
+    usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, modelCalls: 0, toolCalls: 0 },
+    alerts: [],
+  };
   try {
-    const result = await loop(job, deps, log, emit, userMessage, forModel);
+    const result = await loop(job, deps, log, emit, userMessage, forModel, tally);
     return deps.hooks ? await rewriteReply(result, job, deps.hooks) : result;
   } catch (err) {
     if (deps.signal.aborted || isAbortError(err))
@@ -94,6 +137,8 @@ export async function runTurn(job: TurnJob, deps: TurnDeps): Promise<TurnResult>
       code: known ? err.code : undefined,
       retryAfterMs: err instanceof ModelError ? err.retryAfterMs : undefined,
       messages: [userMessage],
+      ...(tally.usage.modelCalls ? { usage: tally.usage } : {}),
+      ...(tally.alerts.length ? { alerts: tally.alerts } : {}),
     };
   }
 }
@@ -105,36 +150,36 @@ async function loop(
   emit: (event: TurnProgress) => void,
   userMessage: ChatMessage,
   forModel: ModelMessage,
+  tally: TurnTally,
 ): Promise<TurnResult> {
   const { model: client, signal } = deps;
   const tools = deps.tools.forToolsets(job.toolsets);
   const toolsJson = toOpenAITools(tools);
-  const modelName = job.model ?? client.config.name;
+  const modelName = job.model ?? client.catalog.defaultModel;
   const maxIterations = job.maxIterations ?? client.config.maxIterations ?? DEFAULT_MAX_ITERATIONS;
-  const usage: TurnUsage = { promptTokens: 0, completionTokens: 0, modelCalls: 0, toolCalls: 0 };
-  const addUsage = (u: { promptTokens: number; completionTokens: number }) => {
-    usage.promptTokens += u.promptTokens;
-    usage.completionTokens += u.completionTokens;
-    usage.modelCalls++;
+  const { usage } = tally;
+
+  const compress = async (force: boolean) => {
+    const result = await compressIfNeeded({
+      systemPrompt: job.systemPrompt,
+      history: job.history,
+      input: forModel,
+      tools: toolsJson,
+      client,
+      model: deps.compressionModel ?? modelName,
+      contextModel: modelName,
+      force,
+      signal,
+      logger: log,
+    });
+    if (result.usage) addUsage(usage, result.model ?? modelName, result.usage);
+    return result;
   };
+  let compressed = await compress(false);
 
-  const compressed = await compressIfNeeded({
-    systemPrompt: job.systemPrompt,
-    history: job.history,
-    input: forModel,
-    tools: toolsJson,
-    client,
-    model: modelName,
-    signal,
-    logger: log,
-  });
-  if (compressed.usage) addUsage(compressed.usage);
-
-  const messages: ModelMessage[] = [
-    ...(job.systemPrompt ? [{ role: "system" as const, content: job.systemPrompt }] : []),
-    ...repairToolPairs(compressed.history),
-    forModel,
-  ];
+  const system = job.systemPrompt ? [{ role: "system" as const, content: job.systemPrompt }] : [];
+  let history = repairToolPairs(compressed.history);
+  const messages: ModelMessage[] = [...system, ...history, forModel];
   const turnMessages: ChatMessage[] = [userMessage];
   const files: Files = [];
   let modelUsed = modelName;
@@ -146,19 +191,44 @@ async function loop(
     compaction: compressed.compaction,
     usage,
     model: modelUsed,
+    ...(tally.alerts.length ? { alerts: tally.alerts } : {}),
   });
-
-  for (let step = 1; step <= maxIterations; step++) {
-    const response = await client.streamChat({
+  const call = () =>
+    client.streamChat({
       model: modelName,
       messages,
       tools: toolsJson.length > 0 ? toolsJson : undefined,
       signal,
+      reasoningEffort: job.reasoningEffort,
+      stableCount: system.length + history.length,
+      onAlert: (alert) => tally.alerts.push(alert),
       onTextDelta: job.streamText
         ? (text) => emit({ type: "text-delta", turnId: job.turnId, text })
         : undefined,
     });
-    addUsage(response.usage);
+  let forced = false;
+
+  for (let step = 1; step <= maxIterations; step++) {
+    let response: Awaited<ReturnType<ModelClient["streamChat"]>>;
+    try {
+      response = await call();
+    } catch (err) {
+      // The model says the request does not fit: compress the stored history now and try once more.
+      if (forced || !(err instanceof HeraldError) || err.code !== "model_context_too_long") throw err;
+      forced = true;
+      const again = await compress(true);
+      if (!again.compaction) throw err;
+      log.info(
+        { uptoSeq: again.compaction.uptoSeq },
+        "context too long for the model; compressed and retrying",
+      );
+      compressed = again;
+      const turnSoFar = messages.slice(system.length + history.length + 1);
+      history = repairToolPairs(again.history);
+      messages.splice(0, messages.length, ...system, ...history, forModel, ...turnSoFar);
+      response = await call();
+    }
+    addUsage(usage, response.model, response.usage);
     modelUsed = response.model;
     const assistant: ChatMessage = response.message;
     messages.push(assistant);

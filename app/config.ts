@@ -19,6 +19,38 @@ import { platformModules } from "./platforms.js";
 const list = z.array(z.string()).default([]);
 const optionalString = z.string().min(1).optional();
 
+/** One entry of `providers:` (see providers/types.ts). */
+const providerSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, "letters, digits, '.', '_' or '-' only"),
+  baseUrl: z.url(),
+  /** The environment variable (or HERALD_HOME/.env entry) holding the key; the key never goes in config.yaml. */
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name such as OPENROUTER_API_KEY")
+    .optional(),
+  /** Extra request headers (OpenRouter's HTTP-Referer, X-Title). */
+  headers: z.record(z.string(), z.string()).optional(),
+  models: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1),
+        contextTokens: z.number().int().positive().optional(),
+        /** US dollars per million tokens. */
+        price: z
+          .strictObject({
+            input: z.number().min(0),
+            output: z.number().min(0),
+            cached: z.number().min(0).optional(),
+          })
+          .optional(),
+        reasoning: z.boolean().optional(),
+        vision: z.boolean().optional(),
+        cacheControl: z.boolean().optional(),
+      }),
+    )
+    .min(1, "list at least one model (name, and optionally context_tokens and price)"),
+});
+
 /** The sections that are not platforms; each platform module adds its own. */
 const coreShape = {
   /** IANA zone for daily resets and cron. @defaultValue the process's zone */
@@ -39,7 +71,12 @@ const coreShape = {
       baseUrl: z.url().default("https://api.openai.com/v1"),
       apiKey: optionalString,
       name: z.string().min(1).default("gpt-4o-mini"),
-      /** Models tried in order when the main one fails after its retries (same endpoint). */
+      /**
+       * The default model as `provider/model` (a provider of `providers`), or a bare name. @defaultValue
+       * model.name, or the first provider's first model when only `providers` are configured
+       */
+      default: optionalString,
+      /** Model references tried in order when the main one fails after its retries (any provider). */
       fallbacks: list,
       /** The model's context window in tokens; compression starts near it. */
       contextTokens: z.number().int().positive().default(128_000),
@@ -48,6 +85,17 @@ const coreShape = {
       maxRetries: z.number().int().min(0).default(3),
       /** Whether the model accepts image input. */
       vision: z.boolean().default(false),
+    })
+    .prefault({}),
+  /** Model providers (OpenAI-compatible endpoints), each with its key's env name and its models. */
+  providers: z.array(providerSchema).default([]),
+  /** Models by role, each `provider/model` (or a bare name). @defaultValue the session's model */
+  auxiliary: z
+    .strictObject({
+      /** Writes the summary when a long conversation is compressed. */
+      compression: optionalString,
+      /** Runs the learning review (memory and skills). @defaultValue learning.model */
+      review: optionalString,
     })
     .prefault({}),
   agent: z
@@ -175,7 +223,10 @@ const coreShape = {
     .strictObject({
       allowedUsers: list,
       allowAllUsers: z.boolean().default(false),
-      /** Who may run owner-only commands (`platform:id`, or a bare id); API and terminal callers are owners. */
+      /**
+       * Who runs the owner's commands (`/usage all`) and hears about provider key failures:
+       * `platform:userId` entries. The API server (key holder) and the terminal count as the owner.
+       */
       owners: list,
     })
     .prefault({}),
@@ -260,6 +311,9 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   OPENAI_API_KEY: ["model.api_key", "string"],
   HERALD_MODEL: ["model.name", "string"],
   HERALD_FALLBACK_MODELS: ["model.fallbacks", "list"],
+  HERALD_DEFAULT_MODEL: ["model.default", "string"],
+  HERALD_COMPRESSION_MODEL: ["auxiliary.compression", "string"],
+  HERALD_REVIEW_MODEL: ["auxiliary.review", "string"],
   HERALD_CONTEXT_TOKENS: ["model.context_tokens", "int"],
   HERALD_MAX_ITERATIONS: ["model.max_iterations", "int"],
   HERALD_MODEL_VISION: ["model.vision", "bool"],
@@ -499,9 +553,49 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
   }
   const mcpServers = resolveMcpServers(mcpSection, env);
   const config = { ...(data as z.infer<z.ZodObject<typeof coreShape>>), homeDir, platforms, mcpServers };
+  resolveProviders(config, env, fileValues);
   validateCrossFields(config);
   return config;
 }
+
+/**
+ * Reads each provider's key from its env variable (the environment, then HERALD_HOME/.env) and settles
+ * `model.default`. Provider names must be unique.
+ */
+function resolveProviders(
+  config: HeraldConfig,
+  env: Record<string, string | undefined>,
+  given: Record<string, unknown>,
+): void {
+  const seen = new Set<string>();
+  for (const [i, provider] of config.providers.entries()) {
+    if (seen.has(provider.name)) {
+      throw new ConfigError(
+        `providers.${i}.name`,
+        `config.yaml: providers has two entries named '${provider.name}'. Fix: give each provider its own name.`,
+      );
+    }
+    seen.add(provider.name);
+    const keyEnv = provider.apiKeyEnv;
+    const key = keyEnv ? env[keyEnv]?.trim() : undefined;
+    if (keyEnv && !key) {
+      throw new ConfigError(
+        keyEnv,
+        `Provider '${provider.name}' reads its key from ${keyEnv} (config.yaml: providers.${i}.api_key_env), which is not set. Fix: add ${keyEnv}=<key> to HERALD_HOME/.env or the environment, or remove api_key_env for a server that needs no key.`,
+      );
+    }
+    (provider as { apiKey?: string }).apiKey = key;
+  }
+  const model = given["model"] as Record<string, unknown> | undefined;
+  const first = config.providers[0];
+  if (!config.model.default) {
+    config.model.default =
+      first && model?.["name"] === undefined ? `${first.name}/${first.models[0]!.name}` : config.model.name;
+  }
+}
+
+/** The providers with the key each read from its env variable (set by the loader; never logged). */
+export type ProviderConfig = HeraldConfig["providers"][number] & { apiKey?: string | undefined };
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 

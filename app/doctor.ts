@@ -36,10 +36,10 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
     return [{ ok: false, text: `configuration: ${describeError(err)}`, fix: `correct ${key}` }];
   }
   lines.push({ ok: true, text: `HERALD_HOME: ${config.homeDir}` });
-  const modelProblem = modelConfigProblem(config.model);
+  const modelProblem = config.providers.length ? undefined : modelConfigProblem(config.model);
   lines.push({
     ok: !modelProblem,
-    text: `model: ${config.model.name} at ${config.model.baseUrl}${config.model.fallbacks.length ? ` (fallbacks: ${config.model.fallbacks.join(", ")})` : ""}${config.model.apiKey ? ", key set" : ", no key"}`,
+    text: `model: ${config.providers.length ? `${config.model.default ?? config.model.name} (providers: ${config.providers.map((p) => p.name).join(", ")})` : `${config.model.name} at ${config.model.baseUrl}`}${config.model.fallbacks.length ? ` (fallbacks: ${config.model.fallbacks.join(", ")})` : ""}${config.providers.length ? "" : config.model.apiKey ? ", key set" : ", no key"}`,
     ...(modelProblem ? { fix: modelProblem } : {}),
   });
   lines.push({

@@ -6,7 +6,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
-import { createModelClient } from "../agent/model-client.js";
 import { modelConfigProblem } from "../agent/model-config.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { createTurnHandler } from "../agent/worker.js";
@@ -15,7 +14,7 @@ import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
 import { startMaintenance } from "../gateway/maintenance.js";
-import { GatewayRunner } from "../gateway/runner.js";
+import { GatewayRunner, turnIdFor } from "../gateway/runner.js";
 import {
   type McpManager,
   type McpServerConfig,
@@ -35,6 +34,7 @@ import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from ".
 import { createPersona } from "./persona.js";
 import { userIdNormalisers } from "./platforms.js";
 import { attachPlugins, createPlugins, type Plugins } from "./plugins.js";
+import { attachProviders, createConfiguredModelClient, type SessionModels } from "./providers.js";
 import { attachSenses } from "./senses.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
@@ -82,7 +82,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       "REDIS_URL is set, so turns run on `herald worker` processes, which reach the gateway's state API with HERALD_GATEWAY_KEY; it is not set. Fix: set HERALD_GATEWAY_KEY to a long random string on the gateway and on every worker.",
     );
   }
-  const modelProblem = modelConfigProblem(config.model);
+  const modelProblem = config.providers.length ? undefined : modelConfigProblem(config.model);
   // One warning at start, not one per failed turn: a fresh install says what to set before anyone writes.
   if (modelProblem)
     logger.warn({ problem: modelProblem }, "no usable model configured: turns will fail until it is");
@@ -105,6 +105,8 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   });
   // Loaded below, once the tools exist; the runner asks through this port.
   let plugins: Plugins | undefined;
+  // Set right after the runner exists, before any turn starts (the context source runs at dispatch).
+  let sessionModels: SessionModels | undefined;
   const runner = new GatewayRunner({
     inboundHook: {
       active: () => plugins?.hooks.has("inbound") ?? false,
@@ -115,7 +117,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     queue,
     logger,
     userIds: userIdNormalisers,
-    modelName: config.model.name,
+    modelName: config.model.default ?? config.model.name,
     compress: createSessionCompressor(config, state, logger.child({ component: "compress" }), {
       retryBaseDelayMs: options.retryBaseDelayMs,
     }),
@@ -124,6 +126,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       systemPrompt: learning.systemPrompt(turn, chatType),
       toolsets: toolsetsFor(config, turn.chat.platform, chatType, mcpServers()),
       voiceReply: senses.voiceReplyOf(turn),
+      ...sessionModels?.forTurn(turn),
     }),
   });
   const senses = attachSenses(config, runner);
@@ -142,6 +145,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     ...learning.stateApis,
   });
   const metrics = createGatewayMetrics(runner, queue);
+  sessionModels = attachProviders(config, runner, state, metrics, logger);
   // With REDIS_URL, `herald worker` processes run the turns and reach state over the state API. The
   // tools are ready before the adapters start: loading them alongside let a Matrix adapter stopped in
   // that window leave an unhandled fetch abort behind.
@@ -163,7 +167,8 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       }),
     );
     const handler = createTurnHandler({
-      model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
+      model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
+      compressionModel: config.auxiliary.compression,
       tools: plugins.registry(tools.registry),
       hooks: plugins.hooks,
       stageAttachments: tools.stageAttachments,
@@ -177,7 +182,22 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   }
 
   const api = config.apiServer.enabled
-    ? createApiAdapter({ key: config.apiServer.key, modelName: config.model.name }, { logger })
+    ? createApiAdapter(
+        {
+          key: config.apiServer.key,
+          modelName: config.model.default ?? config.model.name,
+          usageOf: (messageId) => {
+            const lines = state.usage.forTurn(turnIdFor("api", messageId));
+            if (lines.length === 0) return undefined;
+            return {
+              promptTokens: lines.reduce((n, l) => n + l.promptTokens, 0),
+              completionTokens: lines.reduce((n, l) => n + l.completionTokens, 0),
+              cachedTokens: lines.reduce((n, l) => n + l.cachedTokens, 0),
+            };
+          },
+        },
+        { logger },
+      )
     : undefined;
   const adapters: PlatformAdapter[] = [...(api ? [api] : []), ...(options.extraAdapters ?? [])];
   const failed = new Map<string, string>();

@@ -5,7 +5,6 @@
  * curator.
  */
 import { join } from "node:path";
-import { createModelClient } from "../agent/model-client.js";
 import { PromptBuilder } from "../agent/prompt-builder.js";
 import { LearningReviewer } from "../agent/review.js";
 import type { StateClient } from "../agent/types.js";
@@ -26,6 +25,7 @@ import { skillsTools } from "../tools/skills/index.js";
 import type { HeraldConfig } from "./config.js";
 import type { Persona } from "./persona.js";
 import { platformHints } from "./platforms.js";
+import { createConfiguredModelClient } from "./providers.js";
 import { createLocalStateClient } from "./state-client.js";
 import { createToolRegistry } from "./tools.js";
 
@@ -94,8 +94,9 @@ export function createLearning(
   const stateApis = { memory, skills };
   const reviewer = config.learning.enabled
     ? new LearningReviewer({
-        config: config.learning,
-        model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
+        // The review's model by role: auxiliary.review, else learning.model, else the default.
+        config: { ...config.learning, model: config.auxiliary.review ?? config.learning.model },
+        model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
         tools: createToolRegistry([memoryTool, ...skillsTools]),
         state: createLocalStateClient(state, stateApis),
         logger,

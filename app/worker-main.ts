@@ -7,13 +7,13 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createHttpStateClient, probeGateway } from "../agent/http-state-client.js";
-import { createModelClient } from "../agent/model-client.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { HeraldConfig } from "./config.js";
 import { createPlugins } from "./plugins.js";
+import { createConfiguredModelClient } from "./providers.js";
 import { createAgentTools } from "./tools.js";
 
 /** Options of {@link runWorker}. */
@@ -80,7 +80,8 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
   // Plugins' tools and tool hooks run where the turns run (loaded at start; restart to reload).
   const plugins = await createPlugins(config, logger, tools);
   const handler = createTurnHandler({
-    model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
+    model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
+    compressionModel: config.auxiliary.compression,
     tools: plugins.registry(tools.registry),
     hooks: plugins.hooks,
     stageAttachments: tools.stageAttachments,

@@ -13,6 +13,7 @@ export type HeraldErrorCode =
   | "model_rate_limited"
   | "model_unavailable"
   | "model_timeout"
+  | "model_context_too_long"
   | "tool_error"
   | "tool_invalid_args"
   | "turn_cancelled"

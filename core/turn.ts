@@ -50,6 +50,8 @@ export interface TurnJob {
    * reply as a voice note, and with `only` sends no text.
    */
   voiceReply?: "also" | "only" | undefined;
+  /** Reasoning effort the session asked for (`/reasoning`); sent only to models that declare support. */
+  reasoningEffort?: "low" | "medium" | "high" | undefined;
   createdAt: number;
 }
 
@@ -69,8 +71,31 @@ export interface HistoryItem {
 export interface TurnUsage {
   promptTokens: number;
   completionTokens: number;
+  /** Prompt tokens the provider served from its prompt cache (`prompt_tokens_details.cached_tokens`). */
+  cachedTokens?: number | undefined;
   modelCalls: number;
   toolCalls: number;
+  /** The same, per model that answered (`provider/model`), compression and fallbacks included. */
+  byModel?: ModelUsage[] | undefined;
+}
+
+/** Tokens of the calls of one model within a turn. */
+export interface ModelUsage {
+  /** `provider/model`. */
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  calls: number;
+}
+
+/** A provider refused the key (401/403) during a turn: the gateway tells the owner, once. */
+export interface ProviderAlert {
+  provider: string;
+  model: string;
+  status: number;
+  /** What the owner reads: which key to check. */
+  message: string;
 }
 
 /** What a worker returns. `messages` are appended to the session in order (user message first). */
@@ -88,6 +113,8 @@ export type TurnResult =
       compaction?: Compaction | undefined;
       usage: TurnUsage;
       model: string;
+      /** Providers that refused their key on the way (a fallback answered). */
+      alerts?: ProviderAlert[] | undefined;
     }
   | {
       kind: "failed";
@@ -102,6 +129,9 @@ export type TurnResult =
       retryAfterMs?: number | undefined;
       /** Messages to keep anyway (the user's message), so context is not lost. */
       messages: ChatMessage[];
+      /** Tokens the turn's model calls used before it failed. */
+      usage?: TurnUsage | undefined;
+      alerts?: ProviderAlert[] | undefined;
     };
 
 /** Progress a running turn reports. */

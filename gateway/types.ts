@@ -12,6 +12,7 @@ import type {
   ResetPolicy,
   SessionStore,
   TurnJournal,
+  UsageLedger,
 } from "../sessions/types.js";
 
 /** The durable state the runner works on (`SqliteState` implements it). */
@@ -21,6 +22,8 @@ export interface RunnerState {
   turns: TurnJournal;
   outbox: Outbox;
   pairing: PairingStore;
+  /** Token usage per turn and model, written with each result when present. */
+  usage?: UsageLedger | undefined;
   kv(namespace: string): KeyValueStore;
   transaction<T>(fn: () => T): T;
   /** Runs `effect` once what was written so far is committed (with group commit, at the batch's end). */
@@ -54,6 +57,10 @@ export interface TurnContext {
   toolsets: string[];
   /** The chat's voice-reply mode (`/voice`), when it has one. */
   voiceReply?: "also" | "only" | undefined;
+  /** The session's own model (`/model`), unless the turn names one (a cron job's). */
+  model?: string | undefined;
+  /** The session's reasoning effort (`/reasoning`). */
+  reasoningEffort?: "low" | "medium" | "high" | undefined;
 }
 
 /**

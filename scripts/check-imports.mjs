@@ -28,7 +28,8 @@ const ALLOWED = {
   "adapters/shared": ["core"],
   "adapters/*": ["core", "adapters/shared"],
   scheduler: ["core", "sessions"],
-  agent: ["core", "sessions", "memory", "skills", "scheduler", "approvals", "documents"],
+  providers: ["core", "sessions"],
+  agent: ["core", "sessions", "memory", "skills", "scheduler", "approvals", "documents", "providers"],
   tools: [
     "core",
     "agent",

@@ -2,7 +2,7 @@
  * Contracts of durable state: sessions and their messages, the inbound ledger, the turn journal, the
  * outbox, pairing and adapter key-value state. `SqliteState` implements them all on one SQLite file.
  */
-import type { TurnRecord, TurnStatus } from "../core/turn.js";
+import type { ModelUsage, TurnRecord, TurnStatus } from "../core/turn.js";
 import type {
   ChatMessage,
   ChatRef,
@@ -208,4 +208,26 @@ export interface PairingStore {
   revoke(platform: string, userId: string): boolean;
   isApproved(platform: string, userId: string): boolean;
   approved(): { platform: string; userId: string; approvedAt: number }[];
+}
+
+/** Tokens summed over some turns, for one model (and, in `byUser`, one user). */
+export interface UsageLine extends ModelUsage {
+  /** `platform:userId`, in `byUser` lines only. */
+  user?: string | undefined;
+}
+
+/** Token usage per turn and model: written with a turn's result, read by `/usage` and the CLI. */
+export interface UsageLedger {
+  /** Records the lines of one turn (idempotent per turn and model: a redelivered result replaces them). */
+  record(
+    turn: Pick<TurnRecord, "id" | "sessionId" | "userId" | "chat">,
+    lines: readonly ModelUsage[],
+    now: number,
+  ): void;
+  /** One session's usage by model. */
+  forSession(sessionId: string): UsageLine[];
+  /** One turn's usage by model (empty when it made no model call or is not finished). */
+  forTurn(turnId: string): UsageLine[];
+  /** Everything since `since` (epoch ms; 0: all), by model, or by user and model. */
+  summary(options: { since?: number | undefined; by: "model" | "user" }): UsageLine[];
 }

@@ -25,6 +25,18 @@ export interface ApiAdapterConfig {
   key?: string | undefined;
   /** The model name reported by /v1/models besides "herald". */
   modelName: string;
+  /**
+   * The tokens the turn answering inbound message `messageId` used (all its model calls), for the
+   * response's `usage`; undefined for a command's reply. Read when the reply is sent (already committed).
+   */
+  usageOf?: ((messageId: string) => TokenUsage | undefined) | undefined;
+}
+
+/** Tokens of one answer, as the response's `usage` reports them. */
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
 }
 
 /** A request waiting for its reply. */
@@ -35,6 +47,8 @@ interface Pending {
   created: number;
   notices: string[];
   streamed: boolean;
+  /** The client asked for a usage chunk at the end of the stream (`stream_options.include_usage`). */
+  includeUsage: boolean;
   /** The end of the text streamed so far (what the reply's text may still add to: a buttons fallback). */
   streamedTail: string;
 }
@@ -126,6 +140,7 @@ export class ApiAdapter implements PlatformAdapter {
       return { messageIds: [id] };
     }
     const text = [...p.notices, message.text].join("\n\n");
+    const usage = usageBody(this.config.usageOf?.(id));
     if (p.stream) {
       if (!p.streamed) writeChunk(p, { content: text });
       else {
@@ -133,6 +148,17 @@ export class ApiAdapter implements PlatformAdapter {
         if (rest) writeChunk(p, { content: rest });
       }
       writeChunk(p, {}, "stop");
+      if (p.includeUsage && !p.res.writableEnded) {
+        const chunk = {
+          id: p.id,
+          object: "chat.completion.chunk",
+          created: p.created,
+          model: "herald",
+          choices: [],
+          usage,
+        };
+        p.res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      }
       p.res.end("data: [DONE]\n\n");
     } else {
       writeJson(p.res, 200, {
@@ -147,7 +173,7 @@ export class ApiAdapter implements PlatformAdapter {
             finish_reason: "stop",
           },
         ],
-        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+        usage,
       });
     }
     return { messageIds: [id] };
@@ -266,6 +292,7 @@ export class ApiAdapter implements PlatformAdapter {
       notices: [],
       streamed: false,
       streamedTail: "",
+      includeUsage: stream && parsed.data.stream_options?.include_usage === true,
     };
     res.setHeader("X-Herald-Session-Id", sessionId);
     // A stream's 200 and first chunk wait for the first text: a turn that fails before it answers a
@@ -347,6 +374,18 @@ export function failureStatus(code: string | undefined): {
     default:
       return { status: 500, type: "server_error", code: code ?? "turn_failed", retry: false };
   }
+}
+
+/** The OpenAI `usage` object (zeros when the reply used no model: a command's). */
+function usageBody(usage: TokenUsage | undefined) {
+  const prompt = usage?.promptTokens ?? 0;
+  const completion = usage?.completionTokens ?? 0;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: usage?.cachedTokens ?? 0 },
+  };
 }
 
 /** `messages[0].role` for the path `["messages", 0, "role"]`. */
