@@ -20,6 +20,7 @@ import { SqliteState } from "../sessions/sqlite-state.js";
 import { createApprovals } from "./approvals.js";
 import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
+import { createGatewayDashboard } from "./dashboard.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
@@ -150,11 +151,25 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     }
   }
   for (const adapter of adapters) runner.addAdapter(adapter);
+  const started = new Map<string, PlatformAdapter>();
+  const dashboard = options.localOnly
+    ? undefined
+    : createGatewayDashboard({
+        config,
+        state,
+        runner,
+        queue,
+        cron,
+        approvals,
+        learning,
+        adapters: started,
+        failed,
+        logger,
+      });
   runner.start();
   if (!options.localOnly) approvals.start();
   const stopMaintenance = startMaintenance({ state, logger: logger.child({ component: "maintenance" }) });
 
-  const started = new Map<string, PlatformAdapter>();
   await Promise.all(
     adapters.map(async (adapter) => {
       try {
@@ -172,13 +187,14 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   if (!options.localOnly) await cron.start();
 
   const http =
-    options.localOnly || (!api && !redis && ![...started.values()].some((a) => a.handleWebhook))
+    options.localOnly || (!api && !redis && !dashboard && ![...started.values()].some((a) => a.handleWebhook))
       ? undefined
       : await startHttpServer(
           {
             logger,
             adapters: runner.adapters,
             api,
+            nodeRoutes: dashboard ? [dashboard] : [],
             routes: [
               healthRoute({ queue, backend: redis ? "redis" : "embedded", adapters: started, failed }),
               metricsRoute(metrics),
@@ -219,6 +235,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       stopWatching?.();
       approvals.stop();
       stopMaintenance();
+      dashboard?.close();
       await http?.close();
       await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));
       await cron.stop();
