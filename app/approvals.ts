@@ -6,7 +6,13 @@
  * the agent's next `terminal` call of exactly that command through.
  */
 import type { StateClient } from "../agent/types.js";
-import { ApprovalStore, approvalButtons, approvalCommands, approvalPrompt } from "../approvals/index.js";
+import {
+  ApprovalStore,
+  approvalButtons,
+  approvalCommands,
+  approvalPrompt,
+  type PendingApproval,
+} from "../approvals/index.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { GatewayRunner } from "../gateway/runner.js";
@@ -17,6 +23,13 @@ export interface Approvals {
   /** Asks again what a previous process left waiting; starts the lapse timer. Call after `runner.start()`. */
   start(): void;
   stop(): void;
+  /** Every pending request (the dashboard lists them). */
+  pending(): PendingApproval[];
+  /**
+   * Answers a session's pending request as `/approve` (once) or `/deny` in its chat would: the agent's
+   * next turn is told. False when nothing is waiting there (or it lapsed).
+   */
+  answer(sessionKey: string, approve: boolean): boolean;
 }
 
 /** Builds approvals on `runner` (registers its commands and listeners at once). */
@@ -76,6 +89,27 @@ export function createApprovals(runner: GatewayRunner, timeoutMs: number, logger
     },
     stop() {
       if (timer) clearInterval(timer);
+    },
+    pending: () => store.all(),
+    answer(sessionKey, approve) {
+      return state.transaction(() => {
+        const pending = store.pending(sessionKey);
+        if (!pending || pending.expiresAt <= Date.now()) return false;
+        if (approve) store.approve(sessionKey, false);
+        else store.drop(sessionKey);
+        runner.control.submit({
+          id: `td${pending.id.replaceAll("-", "")}`,
+          sessionId: pending.sessionId,
+          sessionKey: pending.sessionKey,
+          chat: pending.chat,
+          userId: pending.userId,
+          source: "chat",
+          input: approve
+            ? `[The owner approved running this command from the dashboard. Run it now with the terminal tool, exactly as written:]\n${pending.command}`
+            : `[The owner denied running this command from the dashboard. Do not run it; say what you will do instead:]\n${pending.command}`,
+        });
+        return true;
+      });
     },
   };
 }

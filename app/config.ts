@@ -219,6 +219,16 @@ const coreShape = {
       key: optionalString,
     })
     .prefault({}),
+  /** The web dashboard at /dashboard on the API server's host and port. */
+  dashboard: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      /** The login password (API_SERVER_KEY logs in too); without either, only loopback is served. */
+      password: z.string().min(12, "must be at least 12 characters").optional(),
+      /** How long a login lasts, in hours. */
+      sessionHours: z.number().positive().max(720).default(12),
+    })
+    .prefault({}),
   access: z
     .strictObject({
       allowedUsers: list,
@@ -359,6 +369,9 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   API_SERVER_HOST: ["api_server.host", "string"],
   API_SERVER_PORT: ["api_server.port", "int"],
   API_SERVER_KEY: ["api_server.key", "string"],
+  DASHBOARD_ENABLED: ["dashboard.enabled", "bool"],
+  DASHBOARD_PASSWORD: ["dashboard.password", "string"],
+  DASHBOARD_SESSION_HOURS: ["dashboard.session_hours", "int"],
   GATEWAY_ALLOWED_USERS: ["access.allowed_users", "list"],
   GATEWAY_ALLOW_ALL_USERS: ["access.allow_all_users", "bool"],
   GATEWAY_OWNERS: ["access.owners", "list"],

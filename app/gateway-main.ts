@@ -28,6 +28,7 @@ import { createApprovals } from "./approvals.js";
 import { createSessionCompressor } from "./compress.js";
 import { configuredPlatforms, type HeraldConfig, loadConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
+import { createGatewayDashboard } from "./dashboard.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
@@ -222,11 +223,25 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     }
   }
   for (const adapter of adapters) runner.addAdapter(adapter);
+  const started = new Map<string, PlatformAdapter>();
+  const dashboard = options.localOnly
+    ? undefined
+    : createGatewayDashboard({
+        config,
+        state,
+        runner,
+        queue,
+        cron,
+        approvals,
+        learning,
+        adapters: started,
+        failed,
+        logger,
+      });
   runner.start();
   if (!options.localOnly) approvals.start();
   const stopMaintenance = startMaintenance({ state, logger: logger.child({ component: "maintenance" }) });
 
-  const started = new Map<string, PlatformAdapter>();
   await Promise.all(
     adapters.map(async (adapter) => {
       try {
@@ -244,13 +259,14 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   if (!options.localOnly) await cron.start();
 
   const http =
-    options.localOnly || (!api && !redis && ![...started.values()].some((a) => a.handleWebhook))
+    options.localOnly || (!api && !redis && !dashboard && ![...started.values()].some((a) => a.handleWebhook))
       ? undefined
       : await startHttpServer(
           {
             logger,
             adapters: runner.adapters,
             api,
+            nodeRoutes: dashboard ? [dashboard] : [],
             routes: [
               healthRoute({ queue, backend: redis ? "redis" : "embedded", adapters: started, failed }),
               metricsRoute(metrics),
@@ -293,6 +309,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       stopWatching?.();
       approvals.stop();
       stopMaintenance();
+      dashboard?.close();
       await http?.close();
       await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));
       await cron.stop();

@@ -48,6 +48,7 @@ const ALLOWED = {
   hooks: ["core"],
   plugins: ["core", "agent", "hooks"],
   "mcp-server": ["core"],
+  dashboard: ["core", "sessions", "scheduler", "memory", "skills"],
   app: ["*"],
 };
 

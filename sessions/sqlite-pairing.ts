@@ -157,6 +157,11 @@ export class SqlitePairing implements PairingStore {
       .immediate();
   }
 
+  /** Drops the pending request of a user without admitting them; false when there was none. */
+  deny(platform: string, userId: string): boolean {
+    return this.#stmt.deleteUser.run(platform, userId).changes > 0;
+  }
+
   /** False when the user was not approved. */
   revoke(platform: string, userId: string): boolean {
     return this.#stmt.revoke.run(platform, userId).changes === 1;

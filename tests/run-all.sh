@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: installs what the suite needs when it is missing (npm
-# packages; redis-server, Dovecot, bubblewrap, OpenSSH, ripgrep, ffmpeg and espeak-ng from the OS
+# packages; redis-server, Dovecot, bubblewrap, OpenSSH, ripgrep, ffmpeg, espeak-ng and chromium from the OS
 # packages), then runs every test once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,8 @@ command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
 command -v rg >/dev/null 2>&1 || need_apt+=(ripgrep)
 command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
+# The dashboard's tests drive a real headless Chromium through puppeteer-core.
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 { { command -v dovecot >/dev/null 2>&1 || [ -x /usr/sbin/dovecot ]; } && [ -x /usr/lib/dovecot/lmtp ] && [ -x /usr/lib/dovecot/imap ]; } || need_apt+=(dovecot-imapd dovecot-lmtpd)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing OS packages: ${need_apt[*]}"

@@ -1,0 +1,157 @@
+/**
+ * The web dashboard wired to the gateway (part of the composition root): its sources are the gateway's
+ * state, runner, queue, cron store and service, approvals, memory and skills; its activity is fed
+ * from the runner's listeners. See `dashboard/` for the pages and the access rules.
+ */
+import type { Logger } from "../core/logger.js";
+import type { JobQueue } from "../core/turn.js";
+import type { PlatformAdapter } from "../core/types.js";
+import { Activity, type CronAdmin, createDashboard, type Dashboard } from "../dashboard/index.js";
+import type { GatewayRunner } from "../gateway/runner.js";
+import { type CronService, SqliteCronStore } from "../scheduler/index.js";
+import { jobView } from "../scheduler/jobs.js";
+import { nextOccurrence } from "../scheduler/schedule.js";
+import type { SqliteState } from "../sessions/sqlite-state.js";
+import type { Approvals } from "./approvals.js";
+import { type HeraldConfig, isLoopbackHost } from "./config.js";
+import type { Learning } from "./learning.js";
+import { queueStats } from "./observability.js";
+
+/** What the gateway hands the dashboard. */
+export interface GatewayDashboardDeps {
+  config: HeraldConfig;
+  state: SqliteState;
+  runner: GatewayRunner;
+  queue: JobQueue;
+  cron: CronService;
+  approvals: Approvals;
+  learning: Learning;
+  adapters: ReadonlyMap<string, PlatformAdapter>;
+  failed: ReadonlyMap<string, string>;
+  logger: Logger;
+}
+
+/**
+ * Builds the dashboard and starts following the runner (call before `runner.start()`). Undefined when
+ * `dashboard.enabled` is off.
+ */
+export function createGatewayDashboard(deps: GatewayDashboardDeps): Dashboard | undefined {
+  const { config, runner, state } = deps;
+  if (!config.dashboard.enabled) return undefined;
+  const activity = new Activity();
+  const startedAt = new Map<string, number>();
+  runner.turnStarted.add((job) => {
+    startedAt.set(job.turnId, Date.now());
+    if (startedAt.size > 10_000) startedAt.delete(startedAt.keys().next().value!);
+    activity.record({
+      type: "turn-started",
+      sessionKey: job.origin.sessionKey,
+      platform: job.origin.chat.platform,
+      at: Date.now(),
+    });
+  });
+  runner.turnFinished.add((turn, result) => {
+    const t0 = startedAt.get(turn.id);
+    startedAt.delete(turn.id);
+    activity.record({
+      type: "turn-finished",
+      sessionKey: turn.sessionKey,
+      sessionId: turn.sessionId,
+      platform: turn.chat.platform,
+      outcome: result.kind,
+      durationMs: t0 === undefined ? undefined : Date.now() - t0,
+      error: result.kind === "failed" ? result.error : undefined,
+      at: Date.now(),
+    });
+  });
+  runner.deliverySettled.add((item, outcome) => {
+    if (outcome === "failed")
+      activity.record({
+        type: "error",
+        source: `delivery to ${item.chat.platform}`,
+        message: item.lastError ?? "the platform did not accept the message",
+        at: Date.now(),
+      });
+  });
+
+  const secrets = [config.dashboard.password, config.apiServer.key].filter((s): s is string => Boolean(s));
+  return createDashboard({
+    activity,
+    logger: deps.logger,
+    access: {
+      secrets,
+      loopbackServer: isLoopbackHost(config.apiServer.host),
+      sessionTtlMs: config.dashboard.sessionHours * 3_600_000,
+    },
+    sources: {
+      sessions: state.sessions,
+      pairing: {
+        pending: () => state.pairing.pending(),
+        approve(platform, userId) {
+          const request = state.pairing.pending().find((r) => r.platform === platform && r.userId === userId);
+          if (!request) return false;
+          state.transaction(() => {
+            state.pairing.allow(platform, userId);
+            runner.control.notify(
+              { platform, chatId: request.chatId },
+              "You're in: the owner approved your access. Send your message again.",
+            );
+          });
+          return true;
+        },
+        deny: (platform, userId) => state.pairing.deny(platform, userId),
+      },
+      resetSession: (key) => runner.control.reset(key),
+      adapters() {
+        const out = [...deps.adapters].map(([platform, adapter]) => ({
+          platform,
+          ...(adapter.status?.() ?? { state: "running" }),
+        }));
+        for (const [platform, detail] of deps.failed) out.push({ platform, state: "failed", detail });
+        return out;
+      },
+      queue: () => queueStats(deps.queue),
+      approvals: {
+        pending: () => deps.approvals.pending(),
+        answer: (key, approve) => deps.approvals.answer(key, approve),
+      },
+      cron: cronAdmin(config, state, deps.cron),
+      memory: deps.learning.stateApis.memory,
+      skills: deps.learning.stateApis.skills,
+    },
+  });
+}
+
+/** Every owner's jobs on the gateway's connection; changes are told to the running service at once. */
+function cronAdmin(config: HeraldConfig, state: SqliteState, service: CronService): CronAdmin {
+  const store = SqliteCronStore.on(state.database);
+  return {
+    list(runsPerJob) {
+      return store.listJobs().map((job) => {
+        const runs = store.runs(job.id, runsPerJob);
+        return { job: jobView(job, runs[0], config.timezone), runs };
+      });
+    },
+    async runNow(id) {
+      if (!store.getJob(id)) return false;
+      const now = Date.now();
+      store.addRun(id, now, "manual", now);
+      await service.sync();
+      return true;
+    },
+    async setPaused(id, paused) {
+      const job = store.getJob(id);
+      if (!job) return false;
+      const now = Date.now();
+      // As the cronjob tool does: resuming starts from now, ticks missed while paused are not runs.
+      store.setPaused(id, paused, paused ? job.nextRunAt : nextOccurrence(job.schedule, now), now);
+      await service.sync();
+      return true;
+    },
+    async remove(id) {
+      const removed = store.deleteJob(id);
+      await service.sync();
+      return removed;
+    },
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * The web dashboard in a real headless Chromium (Debian's `chromium`, driven by puppeteer-core) against
+ * the whole gateway: the API server with the scripted fake model, the Telegram adapter on the fake Bot
+ * API, the cron service. Plain fetches check what a browser would never send: no login, no or a wrong
+ * CSRF token, a form from another site. Screenshots of each page go to docs/screenshots/ for the README.
+ */
+import { existsSync } from "node:fs";
+import { request } from "node:http";
+import { join } from "node:path";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { FakeTelegram } from "../fakes/telegram/index.js";
+import { chat } from "../helpers/gateway-harness.js";
+import { platformPerTest } from "../helpers/per-test.js";
+import { botReplies, startTelegramGateway } from "./telegram-helpers.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const PASSWORD = "correct-horse-battery-staple";
+const SHOTS = join(import.meta.dirname, "..", "..", "docs", "screenshots");
+
+const running = platformPerTest<FakeTelegram>();
+const start = (env: Record<string, string> = {}) =>
+  startTelegramGateway(running, { TELEGRAM_ALLOWED_USERS: "111", DASHBOARD_PASSWORD: PASSWORD, ...env });
+
+let browser: Browser | undefined;
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--headless=new", "--disable-dev-shm-usage", "--disable-gpu"],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** A form POST as a script (not a browser) would send it; no redirects followed. */
+async function post(
+  url: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+/** Logs in with a plain fetch; returns the cookie and the page's CSRF token. */
+async function login(base: string): Promise<{ cookie: string; csrf: string }> {
+  const res = await post(`${base}/dashboard/login`, { password: PASSWORD });
+  expect(res.status).toBe(303);
+  const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
+  const page = await (await fetch(`${base}/dashboard/access`, { headers: { cookie } })).text();
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
+  return { cookie, csrf };
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS, `dashboard-${name}.png`), fullPage: false });
+}
+
+/** Submits the form whose button has accessible name `label` and waits for the page it leads to. */
+async function press(page: Page, label: string): Promise<void> {
+  await Promise.all([page.waitForNavigation(), page.click(`::-p-aria(${label})`)]);
+}
+
+describe("dashboard", () => {
+  it("refuses without a login, without or with a wrong CSRF token, and forms from another site", async () => {
+    const { fake, h } = await start();
+    const base = h.apiUrl;
+    const page = await fetch(`${base}/dashboard/sessions`, { redirect: "manual" });
+    expect(page.status).toBe(303);
+    expect(page.headers.get("location")).toBe("/dashboard/login");
+    expect((await fetch(`${base}/dashboard/events`)).status).toBe(401);
+    expect(
+      (await post(`${base}/dashboard/pairing/approve`, { platform: "telegram", userId: "999" })).status,
+    ).toBe(401);
+    const wrong = await post(`${base}/dashboard/login`, { password: "not-the-password" });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.text()).toContain("Wrong password");
+
+    const ok = await post(`${base}/dashboard/login`, { password: PASSWORD });
+    expect(ok.status).toBe(303);
+    const setCookie = ok.headers.get("set-cookie") ?? "";
+    expect(setCookie).toMatch(/HttpOnly/);
+    expect(setCookie).toMatch(/SameSite=Strict/);
+    expect(setCookie).toMatch(/Max-Age=43200/);
+    const { cookie, csrf } = await login(base);
+
+    // A stranger asks for access; changes without the token change nothing.
+    fake.userSends({ chatId: 999, fromId: 999, text: "hello?" });
+    expect((await botReplies(fake, 999, 1))[0]).toMatch(/pairing code/);
+    const fields = { platform: "telegram", userId: "999" };
+    const missing = await post(`${base}/dashboard/pairing/approve`, fields, { cookie });
+    expect(missing.status).toBe(403);
+    expect(await missing.text()).toContain("CSRF");
+    const forged = await post(
+      `${base}/dashboard/pairing/approve`,
+      { ...fields, _csrf: "x".repeat(43) },
+      { cookie },
+    );
+    expect(forged.status).toBe(403);
+    const otherSite = await post(
+      `${base}/dashboard/pairing/approve`,
+      { ...fields, _csrf: csrf },
+      {
+        cookie,
+        origin: "https://evil.example",
+      },
+    );
+    expect(otherSite.status).toBe(403);
+    expect(h.gateway.runner.access.isAllowed("telegram", "999")).toBe(false);
+
+    // The token of another login does not work either.
+    const other = await login(base);
+    expect(
+      (await post(`${base}/dashboard/pairing/deny`, { ...fields, _csrf: other.csrf }, { cookie })).status,
+    ).toBe(403);
+    const denied = await post(`${base}/dashboard/pairing/deny`, { ...fields, _csrf: csrf }, { cookie });
+    expect(denied.status).toBe(303);
+    expect(h.state.pairing.pending()).toHaveLength(0);
+    expect(h.gateway.runner.access.isAllowed("telegram", "999")).toBe(false);
+
+    // Logged out, the cookie is worth nothing.
+    expect((await post(`${base}/dashboard/logout`, { _csrf: csrf }, { cookie })).status).toBe(303);
+    const after = await fetch(`${base}/dashboard/`, { redirect: "manual", headers: { cookie } });
+    expect(after.status).toBe(303);
+  });
+
+  it("without a password serves only loopback requests that name a loopback host", async () => {
+    const { h } = await start({ DASHBOARD_PASSWORD: "" });
+    const port = Number(new URL(h.apiUrl).port);
+    const get = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: "127.0.0.1", port, path: "/dashboard/", headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    expect(await get(`127.0.0.1:${port}`)).toBe(200);
+    expect(await get(`localhost:${port}`)).toBe(200);
+    // A page of another site that rebinds its name to 127.0.0.1 sends its own name as Host.
+    expect(await get(`evil.example:${port}`)).toBe(403);
+  });
+
+  it("in Chromium: log in, watch a chat turn arrive live, search, approve a pairing, run a cron job, edit memory, log out", async () => {
+    const { fake, h } = await start();
+    const base = h.apiUrl;
+    const page = await browser!.newPage();
+    await page.setViewport({ width: 1100, height: 760 });
+    page.on("dialog", (dialog) => void dialog.accept());
+
+    await page.goto(`${base}/dashboard/`);
+    expect(page.url()).toBe(`${base}/dashboard/login`);
+    await shot(page, "login");
+    await page.type("#password", PASSWORD);
+    await Promise.all([page.waitForNavigation(), page.keyboard.press("Enter")]);
+    expect(page.url()).toBe(`${base}/dashboard/`);
+    expect(await page.$eval("h1", (e) => e.textContent)).toBe("Overview");
+    await page.waitForFunction(() => document.getElementById("live-status")?.textContent === "live");
+
+    // The sessions page updates itself when a turn finishes (SSE), no reload.
+    await page.goto(`${base}/dashboard/sessions`);
+    await page.waitForFunction(() => document.getElementById("live-status")?.textContent === "live");
+    expect(await page.$("#sessions-table")).toBeNull();
+    const marker = await page.evaluate(() => {
+      (window as unknown as { marker: number }).marker = 42;
+      return 42;
+    });
+    const reply = await chat(h, "The secret fruit is pomegranate, remember it");
+    expect(reply.text).toBe("echo: The secret fruit is pomegranate, remember it");
+    await page.waitForSelector("#sessions-table tbody tr");
+    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(marker);
+    expect(await page.$eval("#sessions-table", (e) => e.textContent)).toContain("api:");
+    await shot(page, "sessions");
+
+    // Full-text search, then the transcript.
+    await page.type("#q", "pomegranate");
+    await Promise.all([page.waitForNavigation(), page.keyboard.press("Enter")]);
+    expect(await page.$eval("#search-results mark", (e) => e.textContent?.toLowerCase())).toBe("pomegranate");
+    await shot(page, "search");
+    await Promise.all([page.waitForNavigation(), page.click("#search-results a")]);
+    const transcript = await page.$eval("main", (e) => e.textContent ?? "");
+    expect(transcript).toContain("The secret fruit is pomegranate");
+    expect(transcript).toContain("echo: The secret fruit is pomegranate");
+    await shot(page, "transcript");
+    const exported = await page.evaluate(async () => {
+      const a = [...document.querySelectorAll("a")].find((x) => x.textContent === "Export Markdown")!;
+      return (await fetch(a.href)).text();
+    });
+    expect(exported).toContain("**user**: The secret fruit is pomegranate");
+
+    // A stranger on Telegram asks for access; approving admits them and their next message gets a turn.
+    fake.userSends({ chatId: 999, fromId: 999, text: "hi, can I use this?" });
+    expect((await botReplies(fake, 999, 1))[0]).toMatch(/pairing code/);
+    await page.goto(`${base}/dashboard/access`);
+    expect(await page.$eval("#pairing-table", (e) => e.textContent)).toContain("telegram:999");
+    await shot(page, "access");
+    await press(page, "Approve telegram:999");
+    expect(await page.$eval(".flash", (e) => e.textContent)).toBe("Approved telegram:999.");
+    expect(await page.$("#no-pairing")).not.toBeNull();
+    expect((await botReplies(fake, 999, 2))[1]).toMatch(/approved your access/);
+    fake.userSends({ chatId: 999, fromId: 999, text: "now may I?" });
+    expect((await botReplies(fake, 999, 3))[2]).toBe("echo: now may I?");
+
+    // A cron job: run it now and see its delivery, then pause it.
+    const job = await h.gateway.cron.api.create(
+      { schedule: "every 1d", prompt: "Write the daily digest", deliver: "telegram:111", name: "digest" },
+      { chat: { platform: "telegram", chatId: "111" }, userId: "111" },
+    );
+    await page.goto(`${base}/dashboard/cron`);
+    expect(await page.$eval("#cron-table", (e) => e.textContent)).toContain("digest");
+    await press(page, "Run digest now");
+    expect(await page.$eval(".flash", (e) => e.textContent)).toBe(`Run queued: ${job.id}.`);
+    const delivered = await botReplies(fake, 111, 1);
+    expect(delivered[0]).toContain("Write the daily digest");
+    await vi.waitFor(
+      async () => {
+        await page.reload();
+        expect(await page.$eval(`#job-${job.id} .runs`, (e) => e.textContent)).toMatch(/^ok · manual/);
+      },
+      { timeout: 10_000, interval: 200 },
+    );
+    await press(page, "Pause digest");
+    expect(await page.$eval(`#job-${job.id}`, (e) => e.textContent)).toContain("paused");
+    await shot(page, "cron");
+
+    // Memory: an entry added through the same guard as the memory tool; a secret is refused.
+    await page.goto(`${base}/dashboard/knowledge`);
+    await page.type("#add-user", "Prefers short answers");
+    await press(page, "Add to USER.md");
+    expect(await page.$eval(".flash", (e) => e.getAttribute("role"))).toBe("status");
+    expect(await page.$eval("main", (e) => e.textContent)).toContain("Prefers short answers");
+    await page.type("#add-memory", "the deploy key is sk-abcdefghijklmnopqrstuvwxyz0123456789");
+    await press(page, "Add to MEMORY.md");
+    expect(await page.$eval(".flash", (e) => e.getAttribute("role"))).toBe("alert");
+    expect(await page.$eval("main", (e) => e.textContent)).not.toContain("sk-abcdefghij");
+    await shot(page, "knowledge");
+
+    await page.goto(`${base}/dashboard/`);
+    await shot(page, "overview");
+    expect(await page.$eval("#turns-last-hour", (e) => Number(e.textContent))).toBeGreaterThanOrEqual(3);
+    await page.setViewport({ width: 390, height: 760, isMobile: true });
+    await page.goto(`${base}/dashboard/sessions`);
+    await shot(page, "phone");
+
+    await press(page, "Log out");
+    expect(page.url()).toBe(`${base}/dashboard/login`);
+    await page.goto(`${base}/dashboard/sessions`);
+    expect(page.url()).toBe(`${base}/dashboard/login`);
+    await page.close();
+  });
+});
