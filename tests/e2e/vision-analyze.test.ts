@@ -11,7 +11,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import type { FakeTelegram } from "../fakes/telegram/index.js";
 import { chat } from "../helpers/gateway-harness.js";
@@ -96,7 +96,13 @@ describe("vision_analyze", () => {
       { text: "It is a plain red square." },
     );
     fake.pushUpdate(update);
-    expect(await botReplies(fake, 111, 1)).toContain("It is a plain red square.");
+    // The progress line (👁️ and the image's path) may come first: wait for the answer itself.
+    await vi.waitFor(
+      () => expect(fake.botMessages(111).map((m) => m.text)).toContain("It is a plain red square."),
+      {
+        timeout: 10_000,
+      },
+    );
     expect(v.requests).toHaveLength(1);
     expect(v.requests[0]!.model).toBe("eye-1");
     const sent = sentImage(v.requests[0]!);
