@@ -176,6 +176,32 @@ describe("session commands on Telegram", () => {
     expect((await botReplies(fake, 222, 1))[0]).toContain("/secret — an owner's command");
   });
 
+  it("/compress shows the notice at once, then tokens before and after; the next request has the summary", async () => {
+    const { fake, h } = await startTelegramGateway(running, { HERALD_BUSY_POLICY: "queue" });
+    h.llm.setDefault((request) => {
+      const last = messageText(request.messages.at(-1));
+      if (last.includes("Summarise this conversation"))
+        return { text: `Summary: ${[...new Set(last.match(/FACT-\d+/g))].join(" ")}` };
+      return { text: "ok" };
+    });
+    // Long messages, sent together: the DM's turns queue and run one after another.
+    for (let i = 1; i <= 5; i++)
+      fake.userSends({ chatId: 111, fromId: 111, text: `Remember FACT-${i}. ${"padding ".repeat(60)}` });
+    await botReplies(fake, 111, 5);
+    await h.gateway.runner.outbox.idle();
+    const before = fake.botMessages(111).length;
+    fake.userSends({ chatId: 111, fromId: 111, text: "/compress", extra: command("/compress") });
+    const replies = await botReplies(fake, 111, before + 2);
+    expect(replies[before]).toBe("🗜 Compressing this session…");
+    const [, was, now] = /~(\d+) → ~(\d+) tokens/.exec(replies[before + 1]!) ?? [];
+    expect(Number(was)).toBeGreaterThan(Number(now));
+    fake.userSends({ chatId: 111, fromId: 111, text: "what do you know?" });
+    await botReplies(fake, 111, before + 3);
+    const history = JSON.stringify(h.llm.requests.at(-1)!.messages);
+    expect(history).toContain("Summary: FACT-1");
+    expect(history).not.toContain("Remember FACT-1.");
+  });
+
   it("refuses /retry and /undo while a turn runs, answering at once", async () => {
     const { fake, h } = await startTelegramGateway(running);
     h.llm.script({ text: "slow answer", delayMs: 1500 });
