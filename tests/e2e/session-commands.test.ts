@@ -116,6 +116,31 @@ describe("session commands over the API", () => {
     await llm.close();
   });
 
+  it("/compress commits nothing when /undo changed the session while the summary was written", async () => {
+    const h = await running.startHarness();
+    h.llm.setDefault(() => ({ text: "ok" }));
+    let sessionId: string | undefined;
+    for (let i = 1; i <= 6; i++) {
+      const r = await chat(h, `Remember FACT-${i}. ${"padding ".repeat(60)}`, { sessionId });
+      sessionId ??= r.sessionId ?? undefined;
+    }
+    h.llm.script({ text: "Summary: FACT-1 to FACT-4", delayMs: 800 });
+    const compressing = chat(h, "/compress", { sessionId });
+    await h.llm.waitForRequests(7);
+    // Undoing into what is being summarised (the tail alone would not matter).
+    for (const fact of [6, 5, 4])
+      expect((await chat(h, "/undo", { sessionId })).text).toContain(`“Remember FACT-${fact}.`);
+    expect((await compressing).text).toContain(
+      "The session changed while I was summarising it, so nothing was compressed.",
+    );
+    await chat(h, "what do you know?", { sessionId });
+    const history = JSON.stringify(h.llm.requests.at(-1)!.messages);
+    expect(history).not.toContain("Summary: FACT-1");
+    expect(history).toContain("Remember FACT-1.");
+    expect(history).toContain("Remember FACT-3.");
+    expect(history).not.toContain("Remember FACT-4.");
+  });
+
   it("/whoami names the API caller as owner; /help hides owner-only commands from others", async () => {
     const h = await running.startHarness();
     const say = apiChat(h);
