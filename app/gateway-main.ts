@@ -214,6 +214,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
           mediaMaxBytes: config.media.maxBytes,
           isAllowed: (userId: string) => runner.access.isAllowed(platform, userId),
           isAddressed: (message) => runner.isAddressed(message),
+          commandMenu: () => runner.commands.menu(),
         };
         adapters.push(await module.create(sectionOf(config, module), deps));
       } catch (err) {

@@ -5,6 +5,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
+import { benchCommands, commandsMarkdown } from "./commands.js";
 import { startFlags, writeSection } from "./lib.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
@@ -52,6 +53,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchTools(opts);
     console.log(JSON.stringify({ tools: result }));
     writeSection(file, "tools", toolsMarkdown(result, opts, "npm run bench -- tools"));
+  },
+  commands: async () => {
+    const opts = { otherSessions: 5000, iterations: 100 };
+    const result = await benchCommands(opts);
+    console.log(JSON.stringify({ commands: result }));
+    writeSection(file, "commands", commandsMarkdown(result, opts, "npm run bench -- commands"));
   },
   redis: async () => {
     const opts = {

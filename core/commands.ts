@@ -4,6 +4,8 @@
  */
 import type { InboundMessage } from "./types.js";
 
+export type { CommandMenuEntry } from "./types.js";
+
 /** A parsed `/name args` at the start of a message. */
 export interface ParsedCommand {
   name: string;
@@ -80,10 +82,4 @@ export type CommandResolver = (name: string, ctx: CommandContext) => CommandResu
 export interface CommandModule {
   commands?: Readonly<Record<string, Command>> | undefined;
   resolvers?: readonly CommandResolver[] | undefined;
-}
-
-/** A command as a platform's menu shows it (Telegram's `setMyCommands`, Discord's application commands). */
-export interface CommandMenuEntry {
-  name: string;
-  description: string;
 }

@@ -262,6 +262,17 @@ export interface AdapterDeps {
   isAddressed?: ((message: InboundMessage) => boolean) | undefined;
   /** Inbound files larger than this are not downloaded. @defaultValue DEFAULT_MEDIA_MAX_BYTES */
   mediaMaxBytes?: number | undefined;
+  /**
+   * The gateway's commands everyone may run, for the platform's own command menu (Telegram's
+   * `setMyCommands`, Discord's application commands), asked at start. Unset: the adapter's defaults.
+   */
+  commandMenu?: (() => CommandMenuEntry[]) | undefined;
+}
+
+/** A command as a platform's menu shows it: its name (no slash) and a one-line description. */
+export interface CommandMenuEntry {
+  name: string;
+  description: string;
 }
 
 /** The media size cap when none is configured (`HERALD_MEDIA_MAX_BYTES`): 20 MiB. */

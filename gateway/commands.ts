@@ -2,11 +2,11 @@
 import type {
   Command,
   CommandContext,
-  CommandMenuEntry,
   CommandModule,
   CommandResolver,
   CommandResult,
 } from "../core/commands.js";
+import type { CommandMenuEntry } from "../core/types.js";
 
 /** What decides who sees and runs a command. */
 type Caller = Pick<CommandContext, "isOwner">;

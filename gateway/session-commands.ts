@@ -9,23 +9,21 @@ import type { HistoryItem, TurnControl } from "../core/turn.js";
 import type { Session, SessionStore, StoredMessage } from "../sessions/types.js";
 import type { EndedSession } from "./types.js";
 
-/** What /compress reports. */
-export interface CompressReport {
-  /** Estimated tokens of the history before and after. */
-  beforeTokens: number;
-  afterTokens: number;
-  /** Messages the summary replaced. */
-  replaced: number;
-}
+/**
+ * What /compress did: compressed (estimated tokens of the history before and after, messages the
+ * summary replaced), nothing because the session is `short`, or nothing because the session `changed`
+ * while the summary was written (an /undo, a turn that compacted it).
+ */
+export type CompressReport =
+  | { kind: "compressed"; beforeTokens: number; afterTokens: number; replaced: number }
+  | { kind: "short" }
+  | { kind: "changed" };
 
 /**
- * Compacts a session now (the composition root's compressor: a model call). Resolves with what it did,
- * or undefined when there was too little to summarise. May reject (the user is told it failed).
+ * Compacts a session now (the composition root's compressor: a model call) from `history`, the view
+ * the command saw. May reject (the user is told it failed).
  */
-export type CompressSession = (
-  session: Session,
-  history: HistoryItem[],
-) => Promise<CompressReport | undefined>;
+export type CompressSession = (session: Session, history: HistoryItem[]) => Promise<CompressReport>;
 
 export interface SessionCommandsOptions {
   control: Pick<TurnControl, "openTurns">;
@@ -102,7 +100,9 @@ export function sessionCommands(options: SessionCommandsOptions): CommandModule 
         notice: "🗜 Compressing this session…",
         answer: async () => {
           const report = await compressor(session, history);
-          if (!report) return "Nothing to compress: the session is already short.";
+          if (report.kind === "short") return "Nothing to compress: the session is already short.";
+          if (report.kind === "changed")
+            return "The session changed while I was summarising it, so nothing was compressed. Try /compress again.";
           return `🗜 Compressed ${report.replaced} messages into a summary: ~${report.beforeTokens} → ~${report.afterTokens} tokens of history.`;
         },
       };

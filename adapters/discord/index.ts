@@ -160,7 +160,7 @@ export class DiscordAdapter implements PlatformAdapter {
       makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 50 }),
     });
     client.rest.setToken(config.botToken);
-    const commands = new DiscordCommands(client.rest, deps.kv, this.log);
+    const commands = new DiscordCommands(client.rest, deps.kv, this.log, deps.commandMenu);
     const outbound = new DiscordOutbound(client.rest, {
       logger: this.log,
       editIntervalMs: config.editIntervalMs,

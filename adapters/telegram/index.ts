@@ -20,6 +20,7 @@ import type {
 } from "../../core/types.js";
 import { BAD_TOKEN_MESSAGE, errorCode, toPlatformError } from "./api-errors.js";
 import { callbackQuery, clickToInbound, inlineKeyboard } from "./buttons.js";
+import { telegramMenu } from "./commands.js";
 import { downloadAttachments } from "./media.js";
 import { telegramMessage, toInbound } from "./parse.js";
 import { ALLOWED_UPDATES, NotRecordedError, UpdatePoller } from "./poller.js";
@@ -115,10 +116,30 @@ export class TelegramAdapter implements PlatformAdapter {
     }
     this.started = true;
     this.setState("running");
+    void this.publishCommands();
     this.log.info(
       { username: this.identity.username, mode: this.webhook ? "webhook" : "polling" },
       "telegram adapter started",
     );
+  }
+
+  /**
+   * Sets the bot's command menu from the gateway's commands (`setMyCommands`). A failure is logged:
+   * typed commands work without the menu.
+   */
+  private async publishCommands(): Promise<void> {
+    const entries = this.deps.commandMenu?.();
+    if (!entries) return;
+    try {
+      const commands = telegramMenu(entries);
+      await this.bot.api.setMyCommands(commands);
+      this.log.info({ count: commands.length }, "telegram command menu set");
+    } catch (err) {
+      this.log.warn(
+        { error: describeError(err) },
+        "telegram command menu not set; typed commands still work",
+      );
+    }
   }
 
   async stop(): Promise<void> {

@@ -77,6 +77,18 @@ describe("personality and context files", () => {
     expect(systemOf(h.llm.requests.at(-1))).toMatch(/^You are Quill, a terse archivist\./);
   });
 
+  it("a chat's personality and its session's snapshot survive a restart", async () => {
+    const h = await running.startHarness();
+    writeHome(h, { "SOUL.md": "You are Quill.", "personalities/pirate.md": "You are a pirate." });
+    const say = apiChat(h);
+    await say("/personality pirate");
+    await say("hi");
+    await h.restart();
+    await say("still a pirate?");
+    expect(systemOf(h.llm.requests[1])).toBe(systemOf(h.llm.requests[0]));
+    expect(systemOf(h.llm.requests[1])).toMatch(/^You are a pirate\./);
+  });
+
   it("a chat's personality is its own: another API session keeps SOUL.md", async () => {
     const h = await running.startHarness();
     writeHome(h, { "SOUL.md": "You are Quill.", "personalities/pirate.md": "You are a pirate." });

@@ -116,6 +116,31 @@ describe("session commands over the API", () => {
     await llm.close();
   });
 
+  it("/compress commits nothing when /undo changed the session while the summary was written", async () => {
+    const h = await running.startHarness();
+    h.llm.setDefault(() => ({ text: "ok" }));
+    let sessionId: string | undefined;
+    for (let i = 1; i <= 6; i++) {
+      const r = await chat(h, `Remember FACT-${i}. ${"padding ".repeat(60)}`, { sessionId });
+      sessionId ??= r.sessionId ?? undefined;
+    }
+    h.llm.script({ text: "Summary: FACT-1 to FACT-4", delayMs: 800 });
+    const compressing = chat(h, "/compress", { sessionId });
+    await h.llm.waitForRequests(7);
+    // Undoing into what is being summarised (the tail alone would not matter).
+    for (const fact of [6, 5, 4])
+      expect((await chat(h, "/undo", { sessionId })).text).toContain(`“Remember FACT-${fact}.`);
+    expect((await compressing).text).toContain(
+      "The session changed while I was summarising it, so nothing was compressed.",
+    );
+    await chat(h, "what do you know?", { sessionId });
+    const history = JSON.stringify(h.llm.requests.at(-1)!.messages);
+    expect(history).not.toContain("Summary: FACT-1");
+    expect(history).toContain("Remember FACT-1.");
+    expect(history).toContain("Remember FACT-3.");
+    expect(history).not.toContain("Remember FACT-4.");
+  });
+
   it("/whoami names the API caller as owner; /help hides owner-only commands from others", async () => {
     const h = await running.startHarness();
     const say = apiChat(h);
@@ -174,6 +199,32 @@ describe("session commands on Telegram", () => {
     expect(await send("/secret")).toBe("/secret is for the owner only.");
     fake.userSends({ chatId: 222, fromId: 222, text: "/help", extra: command("/help") });
     expect((await botReplies(fake, 222, 1))[0]).toContain("/secret — an owner's command");
+  });
+
+  it("/compress shows the notice at once, then tokens before and after; the next request has the summary", async () => {
+    const { fake, h } = await startTelegramGateway(running, { HERALD_BUSY_POLICY: "queue" });
+    h.llm.setDefault((request) => {
+      const last = messageText(request.messages.at(-1));
+      if (last.includes("Summarise this conversation"))
+        return { text: `Summary: ${[...new Set(last.match(/FACT-\d+/g))].join(" ")}` };
+      return { text: "ok" };
+    });
+    // Long messages, sent together: the DM's turns queue and run one after another.
+    for (let i = 1; i <= 5; i++)
+      fake.userSends({ chatId: 111, fromId: 111, text: `Remember FACT-${i}. ${"padding ".repeat(60)}` });
+    await botReplies(fake, 111, 5);
+    await h.gateway.runner.outbox.idle();
+    const before = fake.botMessages(111).length;
+    fake.userSends({ chatId: 111, fromId: 111, text: "/compress", extra: command("/compress") });
+    const replies = await botReplies(fake, 111, before + 2);
+    expect(replies[before]).toBe("🗜 Compressing this session…");
+    const [, was, now] = /~(\d+) → ~(\d+) tokens/.exec(replies[before + 1]!) ?? [];
+    expect(Number(was)).toBeGreaterThan(Number(now));
+    fake.userSends({ chatId: 111, fromId: 111, text: "what do you know?" });
+    await botReplies(fake, 111, before + 3);
+    const history = JSON.stringify(h.llm.requests.at(-1)!.messages);
+    expect(history).toContain("Summary: FACT-1");
+    expect(history).not.toContain("Remember FACT-1.");
   });
 
   it("refuses /retry and /undo while a turn runs, answering at once", async () => {

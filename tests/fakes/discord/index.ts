@@ -44,7 +44,8 @@ export interface FakeDiscord {
    */
   createThread(parentId: string, name: string, ownerId?: string, announce?: boolean): Json;
   /** A user runs a native slash command (INTERACTION_CREATE); returns the interaction record. */
-  runCommand(channelId: string, name: string, userId?: string): FakeInteraction;
+  /** A user runs `/name` (with `text` in its text option) from the `/` menu: an INTERACTION_CREATE. */
+  runCommand(channelId: string, name: string, userId?: string, text?: string): FakeInteraction;
   /** Injects a fault for the next matching REST call(s). */
   fail(rule: FaultRule): void;
   /** Bot messages in `channelId` that are not deleted. */
@@ -212,7 +213,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       gateway.dispatch("MESSAGE_CREATE", message);
       return message;
     },
-    runCommand(channelId, name, userId = P.IDS.alice) {
+    runCommand(channelId, name, userId = P.IDS.alice, text) {
       const channel = world.channels.get(channelId);
       if (!channel) throw new Error(`fake discord: unknown channel ${channelId}`);
       const id = P.snowflake();
@@ -229,7 +230,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       world.interactions.set(id, record);
       gateway.dispatch(
         "INTERACTION_CREATE",
-        P.commandInteraction(id, token, name, world.user(userId), channel),
+        P.commandInteraction(id, token, name, world.user(userId), channel, text),
       );
       return record;
     },

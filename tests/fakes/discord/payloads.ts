@@ -168,13 +168,21 @@ export function message(fields: Json): Json {
 }
 
 /** INTERACTION_CREATE for a slash command typed by `user` in `channel` (guild channel, thread or DM). */
-export function commandInteraction(id: string, token: string, name: string, user: Json, channel: Json): Json {
+export function commandInteraction(
+  id: string,
+  token: string,
+  name: string,
+  user: Json,
+  channel: Json,
+  text?: string,
+): Json {
   const base = load("interaction");
+  const options = text === undefined ? {} : { options: [{ type: 3, name: "text", value: text }] };
   const out: Json = {
     ...base,
     id,
     token,
-    data: { ...base["data"], name },
+    data: { ...base["data"], name, ...options },
     channel_id: channel["id"],
     channel: { ...channel },
   };

@@ -231,6 +231,16 @@ export function routes(
       /^\/applications\/(\d+)\/commands$/,
       ({ params, body }) => {
         const list = Array.isArray(body) ? (body as Json[]) : [];
+        // Discord's own checks: names of 1–32 lowercase letters, digits, - and _; 1–100 character descriptions.
+        const invalid = list.find(
+          (c) =>
+            !/^[-_a-z0-9]{1,32}$/.test(String(c["name"])) ||
+            typeof c["description"] !== "string" ||
+            c["description"].length < 1 ||
+            c["description"].length > 100,
+        );
+        if (invalid || list.length > 100)
+          return { status: 400, body: { code: 50035, message: "Invalid Form Body" } };
         world.commands = list.map((c) => ({
           id: P.snowflake(),
           application_id: params[0],

@@ -244,6 +244,21 @@ export function callMethod(
         : bad("query is too old and response timeout expired or query ID is invalid");
     case "sendChatAction":
       return requireChat(params) ?? ok(true);
+    case "setMyCommands": {
+      const commands =
+        typeof params["commands"] === "string" ? JSON.parse(params["commands"]) : params["commands"];
+      if (!Array.isArray(commands)) return bad("commands must be an array");
+      for (const c of commands as { command?: unknown; description?: unknown }[]) {
+        if (typeof c.command !== "string" || !/^[a-z0-9_]{1,32}$/.test(c.command))
+          return bad("BOT_COMMAND_INVALID");
+        if (typeof c.description !== "string" || c.description.length < 1 || c.description.length > 256)
+          return bad("BOT_COMMAND_DESCRIPTION_INVALID");
+      }
+      store.commands = commands as { command: string; description: string }[];
+      return ok(true);
+    }
+    case "getMyCommands":
+      return ok(store.commands);
     case "sendPhoto":
       return sendFile(store, "photo", params, files);
     case "sendDocument":
