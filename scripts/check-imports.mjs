@@ -41,6 +41,7 @@ const ALLOWED = {
     "voice",
   ],
   gateway: ["core", "sessions"],
+  setup: [],
   app: ["*"],
 };
 
