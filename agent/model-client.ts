@@ -82,6 +82,8 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
     timeout: config.timeoutMs,
     fetch: createNodeFetch(),
   });
+  // Nothing to retry when nothing is configured: every turn says so at once (a fresh install).
+  const missing = modelConfigProblem(config);
 
   /** One streaming attempt against one model. */
   async function attempt(model: string, request: StreamChatRequest, emitted: { any: boolean }) {
@@ -171,8 +173,6 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
   return {
     config,
     async streamChat(request) {
-      // Nothing to retry when nothing is configured: say so at once (a fresh install's first turn).
-      const missing = modelConfigProblem(config);
       if (missing) throw new ModelError(missing, { code: "config_missing", retryable: false });
       const signal = request.signal;
       const models = [request.model ?? config.name, ...config.fallbacks.filter((m) => m !== request.model)];
