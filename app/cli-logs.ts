@@ -42,26 +42,45 @@ export async function printLogs(
   let offset = existsSync(path) ? statSync(path).size : 0;
   let inode = existsSync(path) ? statSync(path).ino : 0;
   let partial = "";
+  const emit = (text: string) => {
+    const parts = (partial + text).split("\n");
+    partial = parts.pop() ?? "";
+    for (const line of parts) if (line) show(line);
+  };
   while (!options.signal?.aborted) {
     await new Promise((r) => setTimeout(r, options.pollMs ?? 250));
     if (!existsSync(path)) continue;
     const stat = statSync(path);
-    // Rotated (a new file) or truncated: read the new one from its start.
-    if (stat.ino !== inode || stat.size < offset) {
+    if (stat.ino !== inode) {
+      // Rotated since the last look: finish the file we were reading (now `.k`), then any rotated
+      // after it (`.k-1` … `.1`), then read the new file from its start.
+      const rotated: string[] = [];
+      for (let i = 1; existsSync(`${path}.${i}`); i++) rotated.push(`${path}.${i}`);
+      const k = rotated.findIndex((f) => statSync(f).ino === inode);
+      if (k >= 0) {
+        emit(readFrom(rotated[k]!, offset));
+        for (let i = k - 1; i >= 0; i--) emit(readFrom(rotated[i]!, 0));
+      }
       inode = stat.ino;
       offset = 0;
-      partial = "";
-    }
-    if (stat.size === offset) continue;
-    const fd = openSync(path, "r");
-    const buffer = Buffer.alloc(stat.size - offset);
+    } else if (stat.size < offset) offset = 0; // truncated
+    const text = readFrom(path, offset);
+    offset += Buffer.byteLength(text);
+    emit(text);
+  }
+}
+
+/** The bytes of `file` from `offset` to its end, as text. */
+function readFrom(file: string, offset: number): string {
+  const size = statSync(file).size;
+  if (size <= offset) return "";
+  const fd = openSync(file, "r");
+  try {
+    const buffer = Buffer.alloc(size - offset);
     readSync(fd, buffer, 0, buffer.length, offset);
+    return buffer.toString("utf8");
+  } finally {
     closeSync(fd);
-    offset = stat.size;
-    const text = partial + buffer.toString("utf8");
-    const parts = text.split("\n");
-    partial = parts.pop() ?? "";
-    for (const line of parts) if (line) show(line);
   }
 }
 

@@ -286,4 +286,5 @@ program
 (await import("./cli-logs.js")).registerLogsCommand(program);
 (await import("./cli-service.js")).registerServiceCommands(program);
 (await import("./cli-mcp.js")).registerMcpCommands(program);
+(await import("./cli-setup.js")).registerSetupCommand(program);
 await program.parseAsync(process.argv);

@@ -7,6 +7,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createHttpStateClient, probeGateway } from "../agent/http-state-client.js";
+import { modelConfigProblem } from "../agent/model-config.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError, HeraldError } from "../core/errors.js";
@@ -74,6 +75,9 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
     logger.warn({ gateway: url, err: describeError(err) }, "gateway not reachable yet; tools will retry");
   }
 
+  const modelProblem = config.providers.length ? undefined : modelConfigProblem(config.model);
+  if (modelProblem)
+    logger.warn({ problem: modelProblem }, "no usable model configured: turns will fail until it is");
   const queue = await createJobQueue(config, logger.child({ component: "queue" }));
   // Tools run where the worker is: commands in this machine's workspaces (HERALD_HOME/workspaces).
   const tools = await createAgentTools(config, logger.child({ component: "tools" }));

@@ -49,6 +49,7 @@ const ALLOWED = {
   plugins: ["core", "agent", "hooks"],
   "mcp-server": ["core"],
   dashboard: ["core", "sessions", "scheduler", "memory", "skills"],
+  setup: [],
   app: ["*"],
 };
 

@@ -26,6 +26,12 @@ export interface ApiAdapterConfig {
   /** The model name reported by /v1/models besides "herald". */
   modelName: string;
   /**
+   * A stream with no text yet sends its 200 and first chunk after this long anyway, then an SSE comment
+   * as often, so proxies and clients waiting on a long tool-using turn do not time out. Before it, a
+   * failure is a real HTTP status; after it, an error event. @defaultValue 10_000
+   */
+  streamKeepAliveMs?: number | undefined;
+  /**
    * The tokens the turn answering inbound message `messageId` used (all its model calls), for the
    * response's `usage`; undefined for a command's reply. Read when the reply is sent (already committed).
    */
@@ -298,7 +304,18 @@ export class ApiAdapter implements PlatformAdapter {
     // A stream's 200 and first chunk wait for the first text: a turn that fails before it answers a
     // real HTTP status, which client libraries raise as their own error type.
     this.pending.set(messageId, pending);
+    let keepAlive: NodeJS.Timeout | undefined;
+    if (stream) {
+      const everyMs = this.config.streamKeepAliveMs ?? 10_000;
+      keepAlive = setInterval(() => {
+        if (res.writableEnded) return;
+        if (!res.headersSent) writeChunk(pending, {}, null, true);
+        else res.write(": keep-alive\n\n");
+      }, everyMs);
+      keepAlive.unref();
+    }
     res.on("close", () => {
+      clearInterval(keepAlive);
       if (!res.writableFinished) this.pending.delete(messageId);
     });
     if (!this.onMessage) {
@@ -413,7 +430,13 @@ function writeJson(
   res.end(data);
 }
 
-function writeChunk(p: Pending, delta: Record<string, string>, finish: string | null = null): void {
+/** Writes one chunk (`headersOnly`: just the 200 and the opening role chunk, if not sent yet). */
+function writeChunk(
+  p: Pending,
+  delta: Record<string, string>,
+  finish: string | null = null,
+  headersOnly = false,
+): void {
   if (p.res.writableEnded) return;
   if (!p.res.headersSent) {
     p.res.writeHead(200, {
@@ -430,6 +453,7 @@ function writeChunk(p: Pending, delta: Record<string, string>, finish: string | 
     };
     p.res.write(`data: ${JSON.stringify(first)}\n\n`);
   }
+  if (headersOnly) return;
   const chunk = {
     id: p.id,
     object: "chat.completion.chunk",

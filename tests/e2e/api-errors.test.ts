@@ -3,13 +3,17 @@
  * fresh install with no model configured (503 at once, saying what to set).
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { createApiAdapter } from "../../adapters/api/index.js";
 import { loadConfig } from "../../app/config.js";
 import { startGateway } from "../../app/gateway-main.js";
-import { createLogger } from "../../core/logger.js";
+import { createLogger, silentLogger } from "../../core/logger.js";
+import type { InboundMessage } from "../../core/types.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 
 let harness: Harness | undefined;
@@ -74,5 +78,48 @@ describe("API server errors", () => {
       .filter((l) => l.level === 40 && /model/.test(l.msg));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]?.problem).toMatch(/OPENAI_API_KEY is not set.*herald setup/);
+  });
+});
+
+describe("a long streamed turn", () => {
+  it("opens the stream before the first text, keeps it alive, and ends it with an error event", async () => {
+    const adapter = createApiAdapter({ modelName: "m", streamKeepAliveMs: 100 }, { logger: silentLogger() });
+    const received: InboundMessage[] = [];
+    await adapter.start(async (m) => {
+      received.push(m);
+      return "accepted";
+    });
+    const server = createServer((req, res) => void adapter.handleHttp(req, res, req.url ?? "/"));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "k", maxRetries: 0 });
+      // The turn runs long (tools, say): no text for a while, yet the client has its stream.
+      const stream = await client.chat.completions.create({
+        model: "herald",
+        stream: true,
+        messages: [{ role: "user", content: "a long job" }],
+      });
+      const inbound = received[0]!;
+      await new Promise((r) => setTimeout(r, 350));
+      void adapter.send(inbound.chat, {
+        text: "The model endpoint is not answering (503) after 4 tries; try again in a minute.",
+        kind: "error",
+        failure: { code: "model_unavailable" },
+        replyToId: inbound.messageId,
+        idempotencyKey: "e1",
+      });
+      let text = "";
+      const err = await (async () => {
+        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      })().catch((e: unknown) => e);
+      expect(text).toBe("");
+      expect(err).toBeInstanceOf(OpenAI.APIError);
+      expect((err as Error).message).toMatch(/not answering \(503\)/);
+    } finally {
+      await adapter.stop();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 });

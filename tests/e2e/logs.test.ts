@@ -7,7 +7,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { printLogs } from "../../app/cli-logs.js";
 import { createRotatingFile } from "../../app/log-file.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
 
@@ -144,5 +145,49 @@ describe("the rotating log file", () => {
     for (const name of ["herald.log", "herald.log.1", "herald.log.2", "herald.log.3"])
       expect(readFileSync(join(home, "logs", name)).length).toBeLessThanOrEqual(1000);
     expect(existsSync(`${path}.4`)).toBe(false);
+  });
+});
+
+describe("herald logs -f", () => {
+  it("follows new lines, across a rotation, until stopped", async () => {
+    home = mkdtempSync(join(tmpdir(), "herald-logs-"));
+    const path = join(home, "logs", "herald.log");
+    const file = createRotatingFile({ path, maxBytes: 200, keep: 2 });
+    const line = (n: number) => `${JSON.stringify({ n, pad: "y".repeat(40) })}\n`;
+    file.write(line(0));
+    let out = "";
+    const sink = {
+      write: (s: string) => {
+        out += s;
+        return true;
+      },
+    } as unknown as NodeJS.WritableStream;
+    const controller = new AbortController();
+    const following = printLogs(path, {
+      lines: 1,
+      follow: true,
+      signal: controller.signal,
+      pollMs: 20,
+      out: sink,
+    });
+    const seen = () =>
+      out
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { n: number }).n);
+    // Three lines fill a file: the fourth and seventh rotate it while we follow, one line at a time…
+    for (let n = 1; n <= 8; n++) {
+      file.write(line(n));
+      await vi.waitFor(() => expect(seen().at(-1)).toBe(n), { timeout: 5000 });
+    }
+    // …and two rotations at once between two looks: nothing is lost.
+    for (let n = 9; n <= 14; n++) file.write(line(n));
+    await vi.waitFor(() => expect(seen().at(-1)).toBe(14), { timeout: 5000 });
+    controller.abort();
+    await following;
+    file.close();
+    expect(seen()).toEqual(Array.from({ length: 15 }, (_, i) => i));
+    expect(existsSync(`${path}.1`)).toBe(true);
   });
 });

@@ -16,7 +16,7 @@ import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "..
 import type { FakeTelegram } from "../fakes/telegram/index.js";
 import { chat } from "../helpers/gateway-harness.js";
 import { platformPerTest } from "../helpers/per-test.js";
-import { botReplies, fixture, startTelegramGateway } from "./telegram-helpers.js";
+import { fixture, startTelegramGateway } from "./telegram-helpers.js";
 
 const running = platformPerTest<FakeTelegram>();
 let vision: FakeLlm | undefined;
