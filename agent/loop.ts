@@ -122,9 +122,12 @@ async function loop(
   });
   if (compressed.usage) addUsage(compressed.usage);
 
+  const history = repairToolPairs(compressed.history);
+  const plan = await planNote(history, deps.state, job);
   const messages: ModelMessage[] = [
     ...(job.systemPrompt ? [{ role: "system" as const, content: job.systemPrompt }] : []),
-    ...repairToolPairs(compressed.history),
+    ...history,
+    ...(plan ? [{ role: "system" as const, content: plan }] : []),
     forModel,
   ];
   const turnMessages: ChatMessage[] = [userMessage];
@@ -180,6 +183,26 @@ async function loop(
   if (job.streamText) emit({ type: "text-delta", turnId: job.turnId, text });
   turnMessages.push({ role: "assistant", content: text });
   return finish(text);
+}
+
+/**
+ * The session's plan (`todo`) as a note for the model, when a summary replaced the calls that made it:
+ * the history starts with a summary and holds no `todo` call. Undefined otherwise, or when there is no
+ * plan (or it cannot be read: the turn goes on without it).
+ */
+async function planNote(history: readonly ChatMessage[], state: StateClient, job: TurnJob) {
+  if (!state.todo || history[0]?.role !== "system") return undefined;
+  const used = history.some(
+    (m) => m.role === "assistant" && m.tool_calls?.some((c) => c.function.name === "todo"),
+  );
+  if (used) return undefined;
+  const items = await state.todo.get(job.origin.sessionKey).catch(() => []);
+  if (items.length === 0) return undefined;
+  const lines = items.map((i) => `${i.id}. [${i.status}] ${i.text}`);
+  return [
+    "[Your plan for this conversation (the todo tool keeps it; earlier steps were summarised):]",
+    ...lines,
+  ].join("\n");
 }
 
 /** One tool call with its progress events; never throws except on abort. */

@@ -26,6 +26,7 @@ import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from ".
 import { userIdNormalisers } from "./platforms.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
+import { createTodo } from "./todo.js";
 import { createAgentTools } from "./tools.js";
 
 export interface GatewayOptions {
@@ -101,6 +102,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     cron: cron.api,
     approvals: approvals.stateApi,
     chat: { notify: async (chat, text) => runner.control.notify(chat, text) },
+    todo: createTodo(runner).stateApi,
     ...learning.stateApis,
   });
   const metrics = createGatewayMetrics(runner, queue);
