@@ -132,4 +132,31 @@ describe("buttons on Telegram", () => {
     expect(marked.text).toBe(`Which route?\n\n✓ ${long.slice(0, 64)}`);
     expect(keyboardOf(marked)).toBeUndefined();
   });
+
+  it("a retried delivery and the prompt asked again after a restart keep their buttons", async () => {
+    const { fake, h } = await startTelegramGateway(running, LOCAL);
+    h.llm.setDefault(wantsCommand);
+    // The prompt's first send fails: the outbox retries it, buttons included.
+    fake.fault("sendMessage", { status: 500, when: (params) => params["reply_markup"] !== undefined });
+    fake.userSends({ chatId: 111, fromId: 111, text: "tidy the attributes" });
+    const first = await promptIn(fake, 111);
+    expect(fake.callsTo("sendMessage", 111).filter((c) => c.params["reply_markup"])).toHaveLength(2);
+
+    await h.restart();
+    h.llm.setDefault(wantsCommand);
+    await vi.waitFor(
+      () =>
+        expect(
+          fake.botMessages(111).filter((m) => keyboardOf(m) && m.message_id !== first.message_id),
+        ).toHaveLength(1),
+      { timeout: 15_000 },
+    );
+    const again = fake.botMessages(111).find((m) => keyboardOf(m) && m.message_id !== first.message_id)!;
+    expect(again.text).toContain("Still waiting after a restart");
+    fake.userClicks({ chatId: 111, messageId: again.message_id, label: "✅ Approve" });
+    await vi.waitFor(
+      async () => expect((await botReplies(fake, 111, 3)).at(-1)).toMatch(/tool said:[\s\S]*approved-run/),
+      { timeout: 15_000 },
+    );
+  });
 });
