@@ -48,7 +48,7 @@ async function start(env: Record<string, string> = {}) {
   return { fake, h };
 }
 
-async function post(h: Harness, request: Request): Promise<void> {
+async function post(request: Request): Promise<void> {
   const res = await fetch(request);
   expect(res.status).toBe(200);
 }
@@ -72,7 +72,6 @@ describe("buttons on Slack", () => {
   it("a click (HTTP interactivity) reaches the runner as /approve: it runs once, the prompt is marked", async () => {
     const { fake, h } = await start();
     await post(
-      h,
       signedRequest(
         eventCallback(messageEvent({ channel: "D0ALICE01", ts: "1700000001.000100", text: "tidy" })),
         {
@@ -86,7 +85,7 @@ describe("buttons on Slack", () => {
     expect(buttonLabels(asked)).toEqual(["✅ Approve", "♾️ Always", "❌ Deny"]);
     const payload = blockActionsPayload(structuredClone(asked), "✅ Approve");
 
-    await post(h, signedInteraction(payload, { secret: SIGNING_SECRET, url: url(h) }));
+    await post(signedInteraction(payload, { secret: SIGNING_SECRET, url: url(h) }));
     await vi.waitFor(() => expect(lastText(fake)).toMatch(/tool said:[\s\S]*approved-run/), {
       timeout: 15_000,
     });
@@ -95,7 +94,7 @@ describe("buttons on Slack", () => {
     expect(asked.blocks).toEqual([]);
 
     // The same payload again (Slack redelivers when an ack was lost) is the same message: nothing more.
-    await post(h, signedInteraction(payload, { secret: SIGNING_SECRET, url: url(h) }));
+    await post(signedInteraction(payload, { secret: SIGNING_SECRET, url: url(h) }));
     await h.gateway.runner.outbox.idle();
     expect(h.llm.requests.filter((r) => r.messages.at(-1)?.role === "tool")).toHaveLength(1);
   });
@@ -103,7 +102,6 @@ describe("buttons on Slack", () => {
   it("an unsigned click is refused", async () => {
     const { fake, h } = await start();
     await post(
-      h,
       signedRequest(
         eventCallback(messageEvent({ channel: "D0ALICE01", ts: "1700000001.000100", text: "tidy" })),
         {
@@ -145,6 +143,7 @@ describe("buttons on Slack", () => {
     );
     await new Promise((r) => setTimeout(r, 300));
     expect(buttonLabels(asked)).toHaveLength(3);
+    expect(h.llm.requests.some((r) => r.messages.at(-1)?.role === "tool")).toBe(false);
 
     await fake.pushEvent(blockActionsPayload(structuredClone(asked), "✅ Approve"), { type: "interactive" })
       .acked;
