@@ -159,4 +159,27 @@ describe("buttons on Telegram", () => {
       { timeout: 15_000 },
     );
   });
+
+  it("when the prompt's text cannot be edited, its keyboard is still removed", async () => {
+    const { fake, h } = await startTelegramGateway(running);
+    h.llm.script(
+      {
+        toolCalls: [
+          { name: "clarify", arguments: { question: "Tea or coffee?", choices: ["Tea", "Coffee"] } },
+        ],
+      },
+      (request) => ({ text: `making ${messageText(request.messages.at(-1))}` }),
+    );
+    fake.userSends({ chatId: 111, fromId: 111, text: "a drink please" });
+    const prompt = await promptIn(fake, 111);
+    fake.fault("editMessageText", { status: 400, description: "Bad Request: MESSAGE_TOO_LONG" });
+    fake.userClicks({ chatId: 111, messageId: prompt.message_id, label: "Tea" });
+    await vi.waitFor(async () => expect((await botReplies(fake, 111, 2)).at(-1)).toBe("making Tea"), {
+      timeout: 15_000,
+    });
+    await vi.waitFor(() => expect(fake.callsTo("editMessageReplyMarkup", 111)).toHaveLength(1));
+    const marked = fake.messages(111).find((m) => m.message_id === prompt.message_id)!;
+    expect(marked.text).toBe("Tea or coffee?");
+    expect(keyboardOf(marked)).toBeUndefined();
+  });
 });
