@@ -123,7 +123,7 @@ async function loop(
   if (compressed.usage) addUsage(compressed.usage);
 
   const history = repairToolPairs(compressed.history);
-  const plan = await planNote(history, deps.state, job);
+  const plan = await planNote(history, deps.state, job, log);
   const messages: ModelMessage[] = [
     ...(job.systemPrompt ? [{ role: "system" as const, content: job.systemPrompt }] : []),
     ...history,
@@ -190,13 +190,16 @@ async function loop(
  * the history starts with a summary and holds no `todo` call. Undefined otherwise, or when there is no
  * plan (or it cannot be read: the turn goes on without it).
  */
-async function planNote(history: readonly ChatMessage[], state: StateClient, job: TurnJob) {
+async function planNote(history: readonly ChatMessage[], state: StateClient, job: TurnJob, log: Logger) {
   if (!state.todo || history[0]?.role !== "system") return undefined;
   const used = history.some(
     (m) => m.role === "assistant" && m.tool_calls?.some((c) => c.function.name === "todo"),
   );
   if (used) return undefined;
-  const items = await state.todo.get(job.origin.sessionKey).catch(() => []);
+  const items = await state.todo.get(job.origin.sessionKey).catch((err: unknown) => {
+    log.warn({ err: describeError(err) }, "the plan could not be read; the turn goes on without it");
+    return [];
+  });
   if (items.length === 0) return undefined;
   const lines = items.map((i) => `${i.id}. [${i.status}] ${i.text}`);
   return [
