@@ -17,10 +17,20 @@ const MAX_PER_ROW = 5;
 const MAX_ROWS = 5;
 const SECONDARY = 2;
 
-/** The action rows of `buttons` as the REST API takes them (beyond Discord's 5 × 5, cut). */
+/**
+ * The action rows of `buttons` as the REST API takes them. More rows than Discord's 5 are packed 5
+ * buttons to a row (ten choices fit in two rows); beyond 5 × 5, the rest is cut.
+ */
 export function actionRows(buttons: readonly (readonly OutboundButton[])[], kv: KeyValueStore): object[] {
   const seen = new Set<string>();
-  return buttons
+  const rows = buttons.filter((row) => row.length > 0);
+  const packed =
+    rows.length <= MAX_ROWS
+      ? rows
+      : Array.from({ length: Math.ceil(rows.flat().length / MAX_PER_ROW) }, (_, i) =>
+          rows.flat().slice(i * MAX_PER_ROW, (i + 1) * MAX_PER_ROW),
+        );
+  return packed
     .map((row) =>
       row
         .map((b) => ({ label: b.label.slice(0, 80) || "·", id: encodeButtonData(b.data, kv, MAX_CUSTOM_ID) }))

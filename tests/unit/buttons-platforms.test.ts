@@ -1,5 +1,6 @@
-/** Button data in a platform's callback field: short data as itself, long data by an id kept in the store. */
+/** Buttons on the platforms: data within a callback field's limit (stored by id beyond it), Telegram clicks, Discord rows. */
 import { describe, expect, it } from "vitest";
+import { actionRows } from "../../adapters/discord/buttons.js";
 import { decodeButtonData, encodeButtonData } from "../../adapters/shared/button-data.js";
 import { clickToInbound, inlineKeyboard } from "../../adapters/telegram/buttons.js";
 import type { KeyValueStore } from "../../core/types.js";
@@ -92,5 +93,39 @@ describe("telegram clicks", () => {
     expect(
       clickToInbound({ id: "c", from, message: message(undefined), data: "#b:gone" }, store),
     ).toBeUndefined();
+  });
+});
+
+describe("discord action rows", () => {
+  it("ten one-button rows (a question's choices) are packed five to a row; duplicates are dropped", () => {
+    const choices = Array.from({ length: 10 }, (_, i) => [{ label: `Choice ${i + 1}`, data: `c${i + 1}` }]);
+    const rows = actionRows([...choices, [{ label: "Again", data: "c1" }]], kv()) as {
+      components: { label: string; custom_id: string }[];
+    }[];
+    expect(rows.map((r) => r.components.map((b) => b.label))).toEqual([
+      ["Choice 1", "Choice 2", "Choice 3", "Choice 4", "Choice 5"],
+      ["Choice 6", "Choice 7", "Choice 8", "Choice 9", "Choice 10"],
+    ]);
+  });
+
+  it("rows that fit stay as they are", () => {
+    const rows = actionRows(
+      [
+        [
+          { label: "Yes", data: "/approve 0a1b2c3d" },
+          { label: "No", data: "/deny 0a1b2c3d" },
+        ],
+      ],
+      kv(),
+    );
+    expect(rows).toEqual([
+      {
+        type: 1,
+        components: [
+          { type: 2, style: 2, label: "Yes", custom_id: "/approve 0a1b2c3d" },
+          { type: 2, style: 2, label: "No", custom_id: "/deny 0a1b2c3d" },
+        ],
+      },
+    ]);
   });
 });
