@@ -179,7 +179,10 @@ async function loop(
 
   const system = job.systemPrompt ? [{ role: "system" as const, content: job.systemPrompt }] : [];
   let history = repairToolPairs(compressed.history);
-  const messages: ModelMessage[] = [...system, ...history, forModel];
+  // The todo plan after a compaction summary: after the stable prefix, before the user's message.
+  const plan = await planNote(history, deps.state, job, log);
+  const note: ModelMessage[] = plan ? [{ role: "system", content: plan }] : [];
+  const messages: ModelMessage[] = [...system, ...history, ...note, forModel];
   const turnMessages: ChatMessage[] = [userMessage];
   const files: Files = [];
   let modelUsed = modelName;
@@ -223,9 +226,9 @@ async function loop(
         "context too long for the model; compressed and retrying",
       );
       compressed = again;
-      const turnSoFar = messages.slice(system.length + history.length + 1);
+      const turnSoFar = messages.slice(system.length + history.length + note.length + 1);
       history = repairToolPairs(again.history);
-      messages.splice(0, messages.length, ...system, ...history, forModel, ...turnSoFar);
+      messages.splice(0, messages.length, ...system, ...history, ...note, forModel, ...turnSoFar);
       response = await call();
     }
     addUsage(usage, response.model, response.usage);
@@ -258,6 +261,29 @@ async function loop(
   if (job.streamText) emit({ type: "text-delta", turnId: job.turnId, text });
   turnMessages.push({ role: "assistant", content: text });
   return finish(text);
+}
+
+/**
+ * The session's plan (`todo`) as a note for the model, when a summary replaced the calls that made it:
+ * the history starts with a summary and holds no `todo` call. Undefined otherwise, or when there is no
+ * plan (or it cannot be read: the turn goes on without it).
+ */
+async function planNote(history: readonly ChatMessage[], state: StateClient, job: TurnJob, log: Logger) {
+  if (!state.todo || history[0]?.role !== "system") return undefined;
+  const used = history.some(
+    (m) => m.role === "assistant" && m.tool_calls?.some((c) => c.function.name === "todo"),
+  );
+  if (used) return undefined;
+  const items = await state.todo.get(job.origin.sessionKey).catch((err: unknown) => {
+    log.warn({ err: describeError(err) }, "the plan could not be read; the turn goes on without it");
+    return [];
+  });
+  if (items.length === 0) return undefined;
+  const lines = items.map((i) => `${i.id}. [${i.status}] ${i.text}`);
+  return [
+    "[Your plan for this conversation (the todo tool keeps it; earlier steps were summarised):]",
+    ...lines,
+  ].join("\n");
 }
 
 /** One tool call with its progress events; never throws except on abort. */

@@ -28,6 +28,8 @@ export interface StateClient {
   approvals?: ApprovalsStateApi | undefined;
   /** Notices to a chat outside a turn's reply (a background process finished). */
   chat?: ChatStateApi | undefined;
+  /** The agent's plan per session (the `todo` tool); kept outside the history, so compression keeps it. */
+  todo?: TodoStateApi | undefined;
   /** Later: send_message. Optional so the contract grows without breaking. */
   [extension: string]: unknown;
 }
@@ -62,6 +64,22 @@ export interface ToolMessage {
 export interface SendOutcome {
   to: string;
   duplicate: boolean;
+}
+
+/** One step of the agent's plan. */
+export interface TodoItem {
+  /** 1-based, stable while the list lives (`clear` starts again at 1). */
+  id: number;
+  text: string;
+  status: "pending" | "in_progress" | "done" | "cancelled";
+}
+
+/** The agent's plan of a session, by session key. */
+export interface TodoStateApi {
+  /** The session's items in order; empty when it has none. */
+  get(sessionKey: string): Promise<TodoItem[]>;
+  /** Replaces the session's items (an empty list clears it). */
+  set(sessionKey: string, items: TodoItem[]): Promise<void>;
 }
 
 /** What a tool gets besides its arguments. */

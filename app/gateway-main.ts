@@ -39,6 +39,7 @@ import { attachProviders, createConfiguredModelClient, type SessionModels } from
 import { attachSenses } from "./senses.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
+import { createTodo } from "./todo.js";
 import { createAgentTools } from "./tools.js";
 
 export interface GatewayOptions {
@@ -143,6 +144,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     cron: cron.api,
     approvals: approvals.stateApi,
     chat: { notify: async (chat, text) => runner.control.notify(chat, text), send: senses.send },
+    todo: createTodo(runner).stateApi,
     ...learning.stateApis,
   });
   const metrics = createGatewayMetrics(runner, queue);

@@ -31,6 +31,7 @@ import { memoryTool } from "../tools/memory/index.js";
 import { sessionSearchTool } from "../tools/session-search/index.js";
 import { skillsTools } from "../tools/skills/index.js";
 import { terminalTools } from "../tools/terminal/index.js";
+import { todoTool } from "../tools/todo/index.js";
 import { webTools } from "../tools/web/index.js";
 import { createVoice } from "../voice/index.js";
 import { createWorkerHtmlConverter } from "../web/html-converter.js";
@@ -45,6 +46,7 @@ export const builtinTools: readonly Tool[] = [
   memoryTool,
   ...skillsTools,
   clarifyTool,
+  todoTool,
 ];
 
 /** A registry holding `tools`. @defaultValue tools: builtinTools */

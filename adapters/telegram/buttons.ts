@@ -2,36 +2,19 @@
  * Buttons on Telegram: `OutboundMessage.buttons` become an inline keyboard; a click arrives as a
  * `callback_query` update, which becomes an `InboundMessage` from the clicking user whose text is the
  * button's data. `callback_data` holds at most 64 bytes: longer data travels as a short id kept in the
- * adapter's key-value store.
+ * adapter's key-value store (`adapters/shared/button-data.ts`).
  */
-import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { InboundMessage, KeyValueStore, OutboundButton } from "../../core/types.js";
+import { decodeButtonData, encodeButtonData } from "../shared/button-data.js";
 import { telegramMessage } from "./parse.js";
 
 /** Telegram's limit on `callback_data`, in bytes. */
 export const MAX_CALLBACK_BYTES = 64;
-/** Prefix of a callback_data that names long data kept in the key-value store. */
-const STORED = "#b:";
 
 /** An inline keyboard as the Bot API takes it. */
 export interface InlineKeyboard {
   inline_keyboard: { text: string; callback_data: string }[][];
-}
-
-/** `data` as `callback_data`: itself when it fits, else a short id whose data is kept in `kv`. */
-export function encodeButtonData(data: string, kv: KeyValueStore): string {
-  if (Buffer.byteLength(data) <= MAX_CALLBACK_BYTES && !data.startsWith(STORED)) return data;
-  const id = createHash("sha256").update(data).digest("base64url").slice(0, 24);
-  kv.set(`button:${id}`, data);
-  return `${STORED}${id}`;
-}
-
-/** The data a `callback_data` stands for; undefined for a stored id this gateway no longer knows. */
-export function decodeButtonData(callbackData: string, kv: KeyValueStore): string | undefined {
-  return callbackData.startsWith(STORED)
-    ? kv.get(`button:${callbackData.slice(STORED.length)}`)
-    : callbackData;
 }
 
 /** The inline keyboard of `buttons`; labels are cut to what Telegram shows. */
@@ -43,7 +26,10 @@ export function inlineKeyboard(
     inline_keyboard: buttons
       .filter((row) => row.length > 0)
       .map((row) =>
-        row.map((b) => ({ text: b.label.slice(0, 64) || "·", callback_data: encodeButtonData(b.data, kv) })),
+        row.map((b) => ({
+          text: b.label.slice(0, 64) || "·",
+          callback_data: encodeButtonData(b.data, kv, MAX_CALLBACK_BYTES),
+        })),
       ),
   };
 }

@@ -84,11 +84,25 @@ export class TelegramSender {
   ): Promise<void> {
     await this.budget.take(chat.chatId, "other");
     await this.call(chat, "editMessageText", async () => {
-      await this.api
-        .editMessageText(chat.chatId, messageId, text, entities ? { entities: entities as never } : {})
-        .catch((err: unknown) => {
-          if (!isNoop(err)) throw err;
+      try {
+        await this.api.editMessageText(
+          chat.chatId,
+          messageId,
+          text,
+          entities ? { entities: entities as never } : {},
+        );
+      } catch (err) {
+        if (isNoop(err)) return "";
+        if (errorCode(err) !== 400) throw err;
+        // The text cannot take the choice (too long, say): at least the buttons go, so none is clicked twice.
+        this.logger.warn(
+          { chatId: chat.chatId, error: (err as Error).message },
+          "telegram prompt text not edited",
+        );
+        await this.api.editMessageReplyMarkup(chat.chatId, messageId).catch((e: unknown) => {
+          if (!isNoop(e)) throw e;
         });
+      }
       return "";
     });
   }

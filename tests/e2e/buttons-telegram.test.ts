@@ -94,7 +94,9 @@ describe("buttons on Telegram", () => {
         expect((await botReplies(fake, GROUP, 2)).at(-1)).toBe("Nothing is waiting for your approval."),
       { timeout: 10_000 },
     );
-    // Nothing ran, and the asker still has the buttons.
+    // Nothing ran, and the asker still has the buttons (given a wrong edit time to arrive).
+    await new Promise((r) => setTimeout(r, 300));
+    expect(fake.callsTo("editMessageText", GROUP)).toHaveLength(0);
     expect(h.llm.requests.some((r) => r.messages.at(-1)?.role === "tool")).toBe(false);
     expect(keyboardOf(fake.messages(GROUP).find((m) => m.message_id === prompt.message_id))).toBeDefined();
 
@@ -128,6 +130,56 @@ describe("buttons on Telegram", () => {
     expect(next.at(-2)?.role).toBe("assistant");
     const marked = fake.messages(111).find((m) => m.message_id === prompt.message_id)!;
     expect(marked.text).toBe(`Which route?\n\n✓ ${long.slice(0, 64)}`);
+    expect(keyboardOf(marked)).toBeUndefined();
+  });
+
+  it("a retried delivery and the prompt asked again after a restart keep their buttons", async () => {
+    const { fake, h } = await startTelegramGateway(running, LOCAL);
+    h.llm.setDefault(wantsCommand);
+    // The prompt's first send fails: the outbox retries it, buttons included.
+    fake.fault("sendMessage", { status: 500, when: (params) => params["reply_markup"] !== undefined });
+    fake.userSends({ chatId: 111, fromId: 111, text: "tidy the attributes" });
+    const first = await promptIn(fake, 111);
+    expect(fake.callsTo("sendMessage", 111).filter((c) => c.params["reply_markup"])).toHaveLength(2);
+
+    await h.restart();
+    h.llm.setDefault(wantsCommand);
+    await vi.waitFor(
+      () =>
+        expect(
+          fake.botMessages(111).filter((m) => keyboardOf(m) && m.message_id !== first.message_id),
+        ).toHaveLength(1),
+      { timeout: 15_000 },
+    );
+    const again = fake.botMessages(111).find((m) => keyboardOf(m) && m.message_id !== first.message_id)!;
+    expect(again.text).toContain("Still waiting after a restart");
+    fake.userClicks({ chatId: 111, messageId: again.message_id, label: "✅ Approve" });
+    await vi.waitFor(
+      async () => expect((await botReplies(fake, 111, 3)).at(-1)).toMatch(/tool said:[\s\S]*approved-run/),
+      { timeout: 15_000 },
+    );
+  });
+
+  it("when the prompt's text cannot be edited, its keyboard is still removed", async () => {
+    const { fake, h } = await startTelegramGateway(running);
+    h.llm.script(
+      {
+        toolCalls: [
+          { name: "clarify", arguments: { question: "Tea or coffee?", choices: ["Tea", "Coffee"] } },
+        ],
+      },
+      (request) => ({ text: `making ${messageText(request.messages.at(-1))}` }),
+    );
+    fake.userSends({ chatId: 111, fromId: 111, text: "a drink please" });
+    const prompt = await promptIn(fake, 111);
+    fake.fault("editMessageText", { status: 400, description: "Bad Request: MESSAGE_TOO_LONG" });
+    fake.userClicks({ chatId: 111, messageId: prompt.message_id, label: "Tea" });
+    await vi.waitFor(async () => expect((await botReplies(fake, 111, 2)).at(-1)).toBe("making Tea"), {
+      timeout: 15_000,
+    });
+    await vi.waitFor(() => expect(fake.callsTo("editMessageReplyMarkup", 111)).toHaveLength(1));
+    const marked = fake.messages(111).find((m) => m.message_id === prompt.message_id)!;
+    expect(marked.text).toBe("Tea or coffee?");
     expect(keyboardOf(marked)).toBeUndefined();
   });
 });

@@ -199,3 +199,19 @@ export function commandInteraction(
   }
   return out;
 }
+
+/** INTERACTION_CREATE for a click by `user` on the button `customId` of the bot's `message` in `channel`. */
+export function buttonInteraction(
+  id: string,
+  token: string,
+  customId: string,
+  message: Json,
+  user: Json,
+  channel: Json,
+): Json {
+  const out = commandInteraction(id, token, "unused", user, channel);
+  out["type"] = 3;
+  out["data"] = { component_type: 2, custom_id: customId };
+  out["message"] = structuredClone(message);
+  return out;
+}
