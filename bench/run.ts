@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
 import { startFlags, writeSection } from "./lib.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
+import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
 
@@ -52,6 +53,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchTools(opts);
     console.log(JSON.stringify({ tools: result }));
     writeSection(file, "tools", toolsMarkdown(result, opts, "npm run bench -- tools"));
+  },
+  senses: async () => {
+    const opts = { extractRuns: 20, transcribeRuns: 30 };
+    const result = await benchSenses(opts);
+    console.log(JSON.stringify({ senses: result }));
+    writeSection(file, "senses", sensesMarkdown(result, opts, "npm run bench -- senses"));
   },
   redis: async () => {
     const opts = {
