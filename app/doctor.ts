@@ -17,6 +17,7 @@ import {
   isLoopbackHost,
   loadConfig,
 } from "./config.js";
+import { checkSpeech, checkVision } from "./doctor-senses.js";
 
 export interface DoctorLine {
   ok: boolean;
@@ -86,6 +87,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   lines.push(await checkExec(config));
   lines.push(checkWebSearch(config));
   lines.push(...(await checkVoice(config)));
+  lines.push(checkSpeech(config), checkVision(config));
   if (config.queue.redisUrl) lines.push(...(await checkRedis(config)));
   return lines;
 }
