@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { FakeLlmRequest } from "../fakes/llm/index.js";
 import type { FakeTelegram } from "../fakes/telegram/index.js";
 import { platformPerTest } from "../helpers/per-test.js";
-import { botReplies, startTelegramGateway } from "./telegram-helpers.js";
+import { botReplies, fixture, startTelegramGateway } from "./telegram-helpers.js";
 
 const running = platformPerTest<FakeTelegram>();
 
@@ -59,6 +59,38 @@ describe("send_message", () => {
     expect(refused).toMatch(/error: .*only the owner may send to another chat \(telegram:222\)/);
     expect(own).toBe("Sent to telegram:333.");
     expect(texts(fake, 222)).toEqual([]);
+  });
+
+  it("sends a file from the workspace: a document the owner attached, forwarded to another chat", async () => {
+    const { fake, h } = await startTelegramGateway(running);
+    const doc = fake.addFile("quarterly figures: 42", "documents/report.txt");
+    const update = await fixture("private-document");
+    (update["message"] as Record<string, unknown>)["document"] = {
+      ...doc,
+      file_name: "report.txt",
+      mime_type: "text/plain",
+    };
+    h.llm.script(
+      (request) => {
+        // The model finds the document where the attachment note says it is (its workspace copy).
+        const file = /(\S*attachments\/report\.txt)/.exec(String(request.messages.at(-1)?.content))?.[1];
+        return {
+          toolCalls: [
+            {
+              name: "send_message",
+              arguments: { target: "telegram:222", text: "The report:", file: file ?? "missing" },
+            },
+          ],
+        };
+      },
+      { text: "Forwarded." },
+    );
+    fake.pushUpdate(update);
+    expect(await botReplies(fake, 111, 1)).toEqual(["Forwarded."]);
+    await vi.waitFor(() => expect(fake.callsTo("sendDocument", 222)).toHaveLength(1), { timeout: 10_000 });
+    expect(texts(fake, 222)[0]).toBe("The report:");
+    const upload = Object.values(fake.callsTo("sendDocument", 222)[0]!.files)[0]!;
+    expect(upload.content.toString()).toBe("quarterly figures: 42");
   });
 
   it("an unknown target names the forms that work", async () => {
