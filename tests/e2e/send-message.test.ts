@@ -7,6 +7,7 @@
 import { describe, expect, it, vi } from "vitest";
 import type { FakeLlmRequest } from "../fakes/llm/index.js";
 import type { FakeTelegram } from "../fakes/telegram/index.js";
+import { chat } from "../helpers/gateway-harness.js";
 import { platformPerTest } from "../helpers/per-test.js";
 import { botReplies, fixture, startTelegramGateway } from "./telegram-helpers.js";
 
@@ -37,6 +38,20 @@ describe("send_message", () => {
     expect(await botReplies(fake, 222, 1)).toEqual(["The meeting moved to 3 pm."]);
     expect(await botReplies(fake, 444, 1)).toEqual(["Daily note: meeting at 3 pm."]);
     expect(toolResults(h.llm.requests[1])).toEqual(["Sent to telegram:222.", "Sent to telegram:444."]);
+  });
+
+  it("from the API server (the operator's key) to a Telegram chat: another platform", async () => {
+    const { fake, h } = await startTelegramGateway(running);
+    h.llm.script(
+      {
+        toolCalls: [
+          { name: "send_message", arguments: { target: "telegram:222", text: "Build 118 is green." } },
+        ],
+      },
+      { text: "Posted to Telegram." },
+    );
+    expect((await chat(h, "tell the Telegram chat the build is green")).text).toBe("Posted to Telegram.");
+    expect(await botReplies(fake, 222, 1)).toEqual(["Build 118 is green."]);
   });
 
   it("a user who is allowed but not the owner may send to their own chat only", async () => {
