@@ -94,7 +94,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       voiceReply: senses.voiceReplyOf(turn),
     }),
   });
-  const senses = attachSenses(config, runner);
+  const senses = attachSenses(config, runner, state.database);
   learning.attach(runner);
 
   const cron = createCronService(config, runner, state.database, logger);

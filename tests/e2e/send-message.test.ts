@@ -134,6 +134,9 @@ describe("send_message", () => {
     fake.userSends({ chatId: 111, fromId: 111, text: "tell 222 once" });
     await vi.waitFor(() => expect(texts(fake, 222)).toEqual(["Once only."]), { timeout: 10_000 });
     await h.llm.waitForRequests(2);
+    // A key whose outbox item is gone (pruned after 14 days) is dropped at start; this turn's stays.
+    h.state.kv("sent-messages").set("send:old-turn:call_1", "0190aaaa-0000-7000-8000-000000000000");
+    await h.state.committed();
     await h.crash();
 
     // After the restart the turn runs again and the model repeats the same call.
@@ -142,5 +145,6 @@ describe("send_message", () => {
     expect(await botReplies(fake, 111, 1)).toEqual(["Done."]);
     expect(texts(fake, 222)).toEqual(["Once only."]);
     expect(toolResults(h.llm.requests[3])[0]).toMatch(/Already sent to telegram:222 .*not sent again/);
+    expect(h.state.kv("sent-messages").get("send:old-turn:call_1")).toBeUndefined();
   });
 });
