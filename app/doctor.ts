@@ -18,6 +18,7 @@ import {
   isLoopbackHost,
   loadConfig,
 } from "./config.js";
+import { checkSpeech, checkVision } from "./doctor-senses.js";
 
 export interface DoctorLine {
   ok: boolean;
@@ -91,6 +92,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   lines.push(checkWebSearch(config));
   lines.push(...(await checkVoice(config)));
   lines.push(...(await (await import("./cli-mcp.js")).checkMcpServers(config)));
+  lines.push(checkSpeech(config), checkVision(config));
   if (config.queue.redisUrl) lines.push(...(await checkRedis(config)));
   return lines;
 }

@@ -131,7 +131,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       ...sessionModels?.forTurn(turn),
     }),
   });
-  const senses = attachSenses(config, runner);
+  const senses = attachSenses(config, runner, state.database);
   learning.attach(runner);
   runner.commands.add(persona.commands(learning.refreshPrompt));
   // The MCP servers a turn may get: the running set (after /reload-mcp), else the configured one.

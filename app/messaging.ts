@@ -3,6 +3,7 @@
  * that only the owner sends to another chat, and queues the message in the outbox once per key (the
  * key and the outbox item commit together, so a turn run again after a crash sends nothing twice).
  */
+import type Database from "better-sqlite3";
 import type { ChatStateApi, MessageCaller, SendOutcome, ToolMessage } from "../agent/types.js";
 import { formatChat, sameChat } from "../core/chat.js";
 import { HeraldError } from "../core/errors.js";
@@ -37,9 +38,17 @@ export function ownerPolicy(
 }
 
 /** Builds `chat.send` over the runner: see {@link ChatStateApi.send}. */
-export function createMessageSender(config: HeraldConfig, runner: GatewayRunner): ChatStateApi["send"] {
+export function createMessageSender(
+  config: HeraldConfig,
+  runner: GatewayRunner,
+  database: Database.Database,
+): ChatStateApi["send"] {
   const { state } = runner;
   const sent = state.kv(SENT_MESSAGES_NAMESPACE);
+  // Keys whose outbox item was pruned (14 days) can never be asked for again: dropped at start.
+  database
+    .prepare("DELETE FROM kv WHERE namespace = ? AND value NOT IN (SELECT id FROM outbox)")
+    .run(SENT_MESSAGES_NAMESPACE);
   const isOwner = ownerPolicy(config);
   const homes = new HomeChannels(
     state.kv(HOME_CHANNELS_NAMESPACE),

@@ -1,14 +1,12 @@
 /**
  * The senses' tools of one process (part of `createAgentTools`): `text_to_speech` and spoken replies
  * when `voice.tts` is set, `vision_analyze` (it says how to configure `vision:` when unset), and
- * `send_message`. Paths the model gives are read in the session's workspace, or under
- * `HERALD_HOME/cache` (attachments, when the file tools are off and the model sees them there).
+ * `send_message`. Paths the model gives are read in the session's workspace (a user's attachments are
+ * copied there before the turn), never elsewhere.
  */
-import { realpathSync } from "node:fs";
-import { isAbsolute, join, sep } from "node:path";
 import type { Tool, ToolContext } from "../agent/types.js";
 import type { SpeakReply } from "../agent/voice-reply.js";
-import { describeError, HeraldError } from "../core/errors.js";
+import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { WorkspaceManager } from "../exec/index.js";
 import { messagingTool } from "../tools/messaging/index.js";
@@ -31,7 +29,7 @@ export function sensesTools(
   unavailable: { toolset: string; missing: string; fix: string }[],
   workspaces: { manager: WorkspaceManager; virtualRoot: string | undefined },
 ): SensesTools {
-  const resolvePath = workspacePaths(config.homeDir, workspaces.manager, workspaces.virtualRoot);
+  const resolvePath = workspacePaths(workspaces.manager, workspaces.virtualRoot);
   const tools: Tool[] = [messagingTool({ resolvePath })];
   tools.push(visionTool({ endpoint: config.vision, resolvePath, allowPrivate: config.web.allowPrivate }));
   if (!config.vision)
@@ -64,23 +62,12 @@ export function sensesTools(
   return { tools, speakReply };
 }
 
-/** Resolves a path the model gave: under `HERALD_HOME/cache` as is, otherwise inside the workspace. */
+/** Resolves a path the model gave inside the session's workspace (attachments are copied there). */
 function workspacePaths(
-  homeDir: string,
   manager: WorkspaceManager,
   virtualRoot: string | undefined,
 ): (path: string, ctx: ToolContext) => Promise<string> {
-  const cache = join(homeDir, "cache");
   return async (path, ctx) => {
-    if (isAbsolute(path) && path.startsWith(cache + sep)) {
-      let real: string;
-      try {
-        real = realpathSync(path);
-      } catch {
-        throw new HeraldError(`${path} does not exist`, { code: "not_found" });
-      }
-      if (real.startsWith(realpathSync(cache) + sep)) return real;
-    }
     const workspace = await manager.ensure({
       sessionKey: ctx.origin.sessionKey,
       userKey: `${ctx.origin.chat.platform}:user:${ctx.origin.userId}`,

@@ -63,8 +63,8 @@ export interface AgentTools {
   /** The execution backend, when available here (plugins with `exec` run their commands on it). */
   backend?: ExecutionBackend | undefined;
   /**
-   * Copies a turn's attachments into its workspace (`attachments/`) so the file tools and commands reach
-   * them; returns where the model finds each. Undefined when the file tools are off.
+   * Copies a turn's attachments into its workspace (`attachments/`) so the tools and commands reach
+   * them; returns where the model finds each.
    */
   stageAttachments: ((job: TurnJob) => Promise<ReadonlyMap<string, string>>) | undefined;
   /** Speech to text for voice notes, when `voice.stt` is configured. */
@@ -152,6 +152,9 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   const web = webToolsOf(config, logger, unavailable);
   tools.push(...web.tools);
   const virtualRoot = backend?.name === "sandbox" ? "/workspace" : undefined;
+  // Without the file tools attachments still go to the workspace: vision_analyze and send_message read
+  // them there, and only there (never another session's files in the shared cache).
+  stageAttachments ??= (job) => copyAttachments(workspaces, job, virtualRoot);
   const senses = sensesTools(config, logger, unavailable, { manager: workspaces, virtualRoot });
   tools.push(...senses.tools);
   const registry = createToolRegistry(tools);

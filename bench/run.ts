@@ -8,6 +8,7 @@ import { apiMarkdown, benchApi } from "./api.js";
 import { benchCommands, commandsMarkdown } from "./commands.js";
 import { startFlags, writeSection } from "./lib.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
+import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
 
@@ -59,6 +60,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchCommands(opts);
     console.log(JSON.stringify({ commands: result }));
     writeSection(file, "commands", commandsMarkdown(result, opts, "npm run bench -- commands"));
+  },
+  senses: async () => {
+    const opts = { extractRuns: 20, transcribeRuns: 30 };
+    const result = await benchSenses(opts);
+    console.log(JSON.stringify({ senses: result }));
+    writeSection(file, "senses", sensesMarkdown(result, opts, "npm run bench -- senses"));
   },
   redis: async () => {
     const opts = {

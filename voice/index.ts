@@ -27,6 +27,7 @@ export {
 export { parseRetryAfterMs } from "./http.js";
 export {
   createSpokenReplies,
+  pruneSpeechFiles,
   type SpokenReplies,
   type SpokenRepliesDeps,
   type SpokenReplyOptions,

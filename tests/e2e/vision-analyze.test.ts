@@ -72,45 +72,54 @@ const toolResult = (request: FakeLlmRequest | undefined) =>
   String(request?.messages.find((m) => m.role === "tool")?.content ?? "");
 
 describe("vision_analyze", () => {
-  it("reads a photo sent on Telegram and gives the vision model's answer to the main model", async () => {
-    const v = await startVision();
-    v.script({ text: "A red square, no writing on it." });
-    const { fake, h } = await startTelegramGateway(running, visionEnv(v));
-    const png = makePng();
-    const photo = fake.addFile(png, "photos/board.png");
-    const update = await fixture("private-photo");
-    (update["message"] as Record<string, unknown>)["photo"] = [{ ...photo, width: 16, height: 16 }];
-    h.llm.script(
-      (request) => {
-        // The model finds the photo where the attachment note says it is.
-        const note = /\[attached image: [^,]+, [^,]+, ([^\]]+)\]/.exec(messageText(request.messages.at(-1)));
-        return {
-          toolCalls: [
-            {
-              name: "vision_analyze",
-              arguments: { image: note?.[1] ?? "missing", question: "What is on this board?" },
-            },
-          ],
-        };
-      },
-      { text: "It is a plain red square." },
-    );
-    fake.pushUpdate(update);
-    // The progress line (👁️ and the image's path) may come first: wait for the answer itself.
-    await vi.waitFor(
-      () => expect(fake.botMessages(111).map((m) => m.text)).toContain("It is a plain red square."),
-      {
-        timeout: 10_000,
-      },
-    );
-    expect(v.requests).toHaveLength(1);
-    expect(v.requests[0]!.model).toBe("eye-1");
-    const sent = sentImage(v.requests[0]!);
-    expect(sent.mime).toBe("image/png");
-    expect(sent.bytes.equals(png)).toBe(true);
-    expect(sent.question).toBe("What is on this board?");
-    expect(toolResult(h.llm.requests[1])).toContain("A red square, no writing on it.");
-  });
+  it.each([
+    ["in the sandbox", {}],
+    // No Docker engine here: the terminal and file tools are off, attachments still go to the workspace.
+    ["with the terminal tools off", { HERALD_EXEC_BACKEND: "docker" }],
+  ])(
+    "reads a photo sent on Telegram and gives the vision model's answer to the main model (%s)",
+    async (_, env) => {
+      const v = await startVision();
+      v.script({ text: "A red square, no writing on it." });
+      const { fake, h } = await startTelegramGateway(running, { ...visionEnv(v), ...env });
+      const png = makePng();
+      const photo = fake.addFile(png, "photos/board.png");
+      const update = await fixture("private-photo");
+      (update["message"] as Record<string, unknown>)["photo"] = [{ ...photo, width: 16, height: 16 }];
+      h.llm.script(
+        (request) => {
+          // The model finds the photo where the attachment note says it is.
+          const note = /\[attached image: [^,]+, [^,]+, ([^\]]+)\]/.exec(
+            messageText(request.messages.at(-1)),
+          );
+          return {
+            toolCalls: [
+              {
+                name: "vision_analyze",
+                arguments: { image: note?.[1] ?? "missing", question: "What is on this board?" },
+              },
+            ],
+          };
+        },
+        { text: "It is a plain red square." },
+      );
+      fake.pushUpdate(update);
+      // The progress line (👁️ and the image's path) may come first: wait for the answer itself.
+      await vi.waitFor(
+        () => expect(fake.botMessages(111).map((m) => m.text)).toContain("It is a plain red square."),
+        {
+          timeout: 10_000,
+        },
+      );
+      expect(v.requests).toHaveLength(1);
+      expect(v.requests[0]!.model).toBe("eye-1");
+      const sent = sentImage(v.requests[0]!);
+      expect(sent.mime).toBe("image/png");
+      expect(sent.bytes.equals(png)).toBe(true);
+      expect(sent.question).toBe("What is on this board?");
+      expect(toolResult(h.llm.requests[1])).toContain("A red square, no writing on it.");
+    },
+  );
 
   it("refuses an image URL on a loopback address by default (the guarded fetch), and asks nothing", async () => {
     const v = await startVision();
