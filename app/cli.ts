@@ -270,4 +270,5 @@ program
 (await import("./cli-whatsapp.js")).registerWhatsAppCommands(program);
 (await import("./cli-skills.js")).registerSkillsCommands(program);
 (await import("./cli-cron.js")).registerCronCommands(program);
+(await import("./cli-plugins.js")).registerPluginsCommands(program);
 await program.parseAsync(process.argv);
