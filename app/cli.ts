@@ -271,4 +271,5 @@ program
 (await import("./cli-skills.js")).registerSkillsCommands(program);
 (await import("./cli-cron.js")).registerCronCommands(program);
 (await import("./cli-plugins.js")).registerPluginsCommands(program);
+(await import("./mcp-serve.js")).registerMcpServeCommand(program);
 await program.parseAsync(process.argv);

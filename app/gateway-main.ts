@@ -22,6 +22,7 @@ import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
+import { mcpRoute } from "./mcp-serve.js";
 import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
 import { userIdNormalisers } from "./platforms.js";
 import { attachPlugins, createPlugins, type Plugins } from "./plugins.js";
@@ -191,6 +192,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
             logger,
             adapters: runner.adapters,
             api,
+            nodeRoutes: api ? [mcpRoute(config, { state, runner, cron }, logger)] : [],
             routes: [
               healthRoute({ queue, backend: redis ? "redis" : "embedded", adapters: started, failed }),
               metricsRoute(metrics),

@@ -26,6 +26,8 @@ export interface HttpServerOptions {
   logger: Logger;
   adapters: ReadonlyMap<string, PlatformAdapter>;
   api?: NodeRoute | undefined;
+  /** More routes on Node's request/response (`/mcp`), asked after `api`. */
+  nodeRoutes?: NodeRoute[] | undefined;
   routes?: SimpleRoute[];
   /** Largest webhook body accepted. @defaultValue 25 MiB */
   maxBodyBytes?: number;
@@ -58,6 +60,7 @@ export async function startHttpServer(
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (options.api && (await options.api.handleHttp(req, res, path))) return;
+    for (const route of options.nodeRoutes ?? []) if (await route.handleHttp(req, res, path)) return;
     for (const route of options.routes ?? []) {
       const out = await route(req, path);
       if (out) {

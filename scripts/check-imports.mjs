@@ -43,7 +43,7 @@ const ALLOWED = {
   gateway: ["core", "sessions"],
   hooks: ["core"],
   plugins: ["core", "agent", "hooks"],
-  "mcp-server": ["core"],
+  "mcp-server": ["core", "sessions", "scheduler"],
   app: ["*"],
 };
 
