@@ -112,6 +112,29 @@ describe("plugins", () => {
     );
   });
 
+  it("runs a plugin's command in the conversation's sandboxed workspace with exec, refusing dangerous ones", async () => {
+    const dir = withPlugins({
+      "probe/plugin.json": JSON.stringify({ name: "probe", version: "0.1.0", capabilities: ["exec"] }),
+      "probe/index.js": PROBE,
+    });
+    harness = await startHarness({ env: { HERALD_PLUGINS_DIR: dir } });
+    harness.llm.script(
+      {
+        toolCalls: [
+          { name: "probe_exec", arguments: { command: "echo hi from $PWD" } },
+          { name: "probe_exec", arguments: { command: "rm -rf /" } },
+        ],
+      },
+      { text: "ran" },
+    );
+    await chat(harness, "run it");
+    const [ran, refused] = toolResults(harness.llm.requests.at(-1)!);
+    expect(ran).toBe("hi from /workspace\n");
+    expect(refused).toMatch(
+      /^error: the probe plugin's probe_exec failed: refused: plugins may not run dangerous commands/,
+    );
+  });
+
   it("fails only the call of a tool that throws, and contains hooks that throw or hang", async () => {
     const dir = withPlugins({
       "probe/plugin.json": JSON.stringify({ name: "probe", version: "0.1.0", capabilities: [] }),
@@ -191,8 +214,8 @@ export default definePlugin({
       execute: (_a, ctx) => "granted: " + (ctx.granted.join(",") || "none") },
     { name: "probe_send", description: "send", parameters: z.object({ text: z.string() }),
       execute: async ({ text }, ctx) => { need(ctx, "send"); await ctx.send(text); return "sent"; } },
-    { name: "probe_exec", description: "exec", parameters: z.object({}),
-      execute: async (_a, ctx) => { need(ctx, "exec"); return (await ctx.exec.run("echo hi")).stdout; } },
+    { name: "probe_exec", description: "exec", parameters: z.object({ command: z.string().default("echo hi") }),
+      execute: async ({ command }, ctx) => { need(ctx, "exec"); return (await ctx.exec.run(command)).stdout; } },
     { name: "probe_throw", description: "throws", parameters: z.object({}),
       execute: () => { throw new Error("kaboom from the probe"); } },
   ],
