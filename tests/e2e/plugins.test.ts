@@ -103,7 +103,8 @@ describe("plugins", () => {
     );
     await chat(harness, "probe");
     const [caps, send, exec] = toolResults(harness.llm.requests.at(-1)!);
-    expect(caps).toBe("granted: state");
+    // afterToolCall rewrote what the model reads.
+    expect(caps).toBe("granted: state (seen)");
     expect(send).toBe(
       "error: the probe plugin's probe_send failed: 'send' is not allowed for plugins in DMs on api (config plugins.capabilities.dm)",
     );
@@ -146,8 +147,10 @@ describe("plugins", () => {
     expect(toolResults(harness.llm.requests.at(-1)!)).toEqual([
       "error: the probe plugin's probe_throw failed: kaboom from the probe",
     ]);
-    // beforeReply appended its mark; afterToolCall saw the error.
+    // beforeReply appended its mark; turnFinished saw the reply as sent (the plugin runs in this process).
     expect(reply.text).toBe("it failed, sorry [probed]");
+    const finished = () => (globalThis as { __probeFinished?: string[] }).__probeFinished ?? [];
+    await expect.poll(finished).toContain("ok:api:it failed, sorry [probed]");
 
     // inbound rewrites "shout:" messages and drops "#private" ones; the model never sees the latter.
     await chat(harness, "shout: quiet words", { sessionId: reply.sessionId! });
@@ -200,7 +203,7 @@ describe("plugins", () => {
     await expect.poll(async () => (await chat(harness!, "/plugins")).text).toContain("probe 0.2.0: loaded");
     harness.llm.script({ toolCalls: [{ name: "probe_caps", arguments: {} }] }, { text: "ok" });
     await chat(harness, "caps?");
-    expect(toolResults(harness.llm.requests.at(-1)!)).toEqual(["granted: none"]);
+    expect(toolResults(harness.llm.requests.at(-1)!)).toEqual(["granted: none (seen)"]);
   });
 });
 
@@ -222,7 +225,10 @@ export default definePlugin({
   hooks: {
     inbound: ({ text }) => text.startsWith("shout:") ? { text: text.slice(6).trim().toUpperCase() }
       : text.includes("#private") ? { drop: true, reason: "private" } : undefined,
-    afterToolCall: ({ result }) => (result.isError ? { content: result.content.replace(/^error: /, "error: ") } : undefined),
+    afterToolCall: ({ tool, result }) => (tool === "probe_caps" ? { content: result.content + " (seen)" } : undefined),
+    turnFinished: ({ outcome, reply, origin }) => {
+      (globalThis.__probeFinished ??= []).push(outcome + ":" + origin.platform + ":" + reply);
+    },
     beforeReply: async ({ text }, { signal }) => {
       if (text === "slow reply") await new Promise((r) => setTimeout(r, 5000));
       if (text === "throw reply") throw new Error("hook bug");
