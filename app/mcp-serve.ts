@@ -3,16 +3,19 @@
  * at `/mcp` on the API server), and `herald mcp serve`, the stdio bridge to a running gateway.
  */
 import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Command } from "commander";
 import { ConfigError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import { createMcpHttpRoute } from "../mcp-server/http.js";
+import { createHeraldMcpServer } from "../mcp-server/server.js";
 import { runStdioBridge } from "../mcp-server/stdio-bridge.js";
 import type { HeraldMcpPort } from "../mcp-server/types.js";
 import { type CronService, SqliteCronStore } from "../scheduler/index.js";
 import { jobView } from "../scheduler/jobs.js";
-import type { SqliteState } from "../sessions/sqlite-state.js";
+import { SqliteState } from "../sessions/sqlite-state.js";
 import { cliAction } from "./cli-action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
 import type { NodeRoute } from "./http-server.js";
@@ -32,15 +35,12 @@ export function heraldVersion(): string {
   return url ? (JSON.parse(readFileSync(url, "utf8")) as { version: string }).version : "0.0.0";
 }
 
-/** The port the MCP tools use, over the gateway's parts. */
-export function createMcpPort(
+/** The reading half of the port, over a state file (the gateway's connection or one of our own). */
+function readPort(
   config: HeraldConfig,
-  parts: { state: SqliteState; runner: GatewayRunner; cron: CronService },
-): HeraldMcpPort {
-  const { state, runner, cron } = parts;
-  const sends = state.kv(SENDS_NAMESPACE);
+  state: SqliteState,
+): Pick<HeraldMcpPort, "listSessions" | "searchSessions" | "readSession" | "listCronJobs"> {
   const store = SqliteCronStore.on(state.database);
-  const invalid = (message: string) => new HeraldError(message, { code: "invalid_input" });
   return {
     listSessions: (options) => state.sessions.list(options),
     searchSessions: (query, options) => state.sessions.search(query, options),
@@ -48,6 +48,21 @@ export function createMcpPort(
       const session = state.sessions.get(id);
       return session ? { session, messages: state.sessions.load(id).slice(-limit) } : undefined;
     },
+    listCronJobs: () =>
+      store.listJobs().map((job) => jobView(job, store.runs(job.id, 1)[0], config.timezone)),
+  };
+}
+
+/** The port the MCP tools use, over the gateway's parts. */
+export function createMcpPort(
+  config: HeraldConfig,
+  parts: { state: SqliteState; runner: GatewayRunner; cron: CronService },
+): HeraldMcpPort {
+  const { state, runner, cron } = parts;
+  const sends = state.kv(SENDS_NAMESPACE);
+  const invalid = (message: string) => new HeraldError(message, { code: "invalid_input" });
+  return {
+    ...readPort(config, state),
     sendMessage(target, text, idempotencyKey) {
       const chat = chatParser(target);
       if (!chat)
@@ -64,8 +79,6 @@ export function createMcpPort(
         return { duplicate: false };
       });
     },
-    listCronJobs: () =>
-      store.listJobs().map((job) => jobView(job, store.runs(job.id, 1)[0], config.timezone)),
     async addCronJob(input) {
       if (input.deliver.split(",").some((t) => t.trim() === "origin")) {
         throw invalid(
@@ -73,6 +86,27 @@ export function createMcpPort(
         );
       }
       return cron.api.create(input, MCP_CALLER);
+    },
+  };
+}
+
+/**
+ * The port of `herald mcp serve` while no gateway runs: reading straight from `state.db`; sending and
+ * adding jobs need the gateway (the one process that delivers and fires) and say so.
+ */
+export function createOfflineMcpPort(config: HeraldConfig, state: SqliteState): HeraldMcpPort {
+  const offline = (what: string) =>
+    new HeraldError(
+      `Herald's gateway is not running, so ${what}. Start it with \`herald gateway\`, then restart \`herald mcp serve\` (your editor's MCP reconnect).`,
+      { code: "state_error", retryable: true },
+    );
+  return {
+    ...readPort(config, state),
+    sendMessage() {
+      throw offline("nothing can be sent");
+    },
+    async addCronJob() {
+      throw offline("no job can be added here (or use `herald cron add`)");
     },
   };
 }
@@ -124,12 +158,32 @@ export function registerMcpServeCommand(
           cfg.gatewayClient.url ??
           `http://${host.includes(":") ? `[${host}]` : host}:${cfg.apiServer.port}`;
         const url = new URL("/mcp", base);
-        try {
-          await fetch(new URL("/health", base), { signal: AbortSignal.timeout(5000) });
-        } catch {
-          throw new Error(
-            `Herald's gateway does not answer at ${base}: start it with \`herald gateway\` (with the API server on), or pass --url.`,
+        const up = await fetch(new URL("/health", base), { signal: AbortSignal.timeout(5000) }).then(
+          () => true,
+          () => false,
+        );
+        if (!up) {
+          // Read-only from the state file: sessions and jobs, nothing sent.
+          process.stderr.write(
+            `herald mcp: the gateway does not answer at ${base}; serving sessions and jobs from ${join(cfg.homeDir, "state.db")} read-only (sending and adding jobs need \`herald gateway\`).\n`,
           );
+          if (!existsSync(join(cfg.homeDir, "state.db"))) {
+            throw new Error(
+              `There is no ${join(cfg.homeDir, "state.db")} and no gateway at ${base}: start Herald with \`herald gateway\` (with the API server on), or pass --url.`,
+            );
+          }
+          const state = SqliteState.open(join(cfg.homeDir, "state.db"), {
+            groupMode: cfg.sessions.groupSessions,
+          });
+          const server = createHeraldMcpServer(createOfflineMcpPort(cfg, state), heraldVersion());
+          const transport = new StdioServerTransport();
+          const closed = new Promise<void>((resolve) => {
+            transport.onclose = () => resolve();
+          });
+          await server.connect(transport);
+          await closed;
+          state.close();
+          return;
         }
         await runStdioBridge({
           url,

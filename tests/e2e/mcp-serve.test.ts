@@ -180,8 +180,43 @@ describe("herald as an MCP server", () => {
     const noKey = await run({ API_SERVER_KEY: "" });
     expect(noKey.code).toBe(2);
     expect(noKey.err).toMatch(/API_SERVER_KEY.*not set/);
-    const down = await run({ API_SERVER_KEY: KEY, HERALD_GATEWAY_URL: "http://127.0.0.1:9" });
-    expect(down.code).toBe(1);
-    expect(down.err).toMatch(/does not answer at http:\/\/127\.0\.0\.1:9.*herald gateway/);
+    const nothing = await run({ API_SERVER_KEY: KEY, HERALD_GATEWAY_URL: "http://127.0.0.1:9" });
+    expect(nothing.code).toBe(1);
+    expect(nothing.err).toMatch(
+      /There is no \S+state\.db and no gateway at http:\/\/127\.0\.0\.1:9: start Herald/,
+    );
+  });
+
+  it("serves sessions read-only from state.db while the gateway is stopped, and says what needs it", async () => {
+    const h = await start();
+    h.llm.script({ text: "Noted about the kiwis." });
+    await chat(h, "remember the kiwis", { key: KEY });
+    await h.crash();
+    client = new Client({ name: "editor", version: "1.0.0" });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ["--import", "tsx", cli, "mcp", "serve"],
+        env: {
+          ...(process.env as Record<string, string>),
+          HERALD_HOME: h.homeDir,
+          API_SERVER_KEY: KEY,
+          HERALD_GATEWAY_URL: "http://127.0.0.1:9",
+        },
+        stderr: "ignore",
+      }),
+    );
+    const hits = JSON.parse(
+      text(await client.callTool({ name: "sessions_search", arguments: { query: "kiwis" } })),
+    ) as unknown[];
+    expect(hits.length).toBeGreaterThan(0);
+    const send = (await client.callTool({
+      name: "send_message",
+      arguments: { chat: "fakechat:room-1", text: "hi" },
+    })) as CallToolResult;
+    expect(send.isError).toBe(true);
+    expect(text(send)).toMatch(
+      /gateway is not running, so nothing can be sent\. Start it with `herald gateway`/,
+    );
   });
 });
