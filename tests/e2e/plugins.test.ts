@@ -7,6 +7,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { FakeChatAdapter } from "../fakes/chat/index.js";
 import type { FakeLlmRequest } from "../fakes/llm/index.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 
@@ -136,6 +137,43 @@ describe("plugins", () => {
     );
   });
 
+  it("gives a plugin less in groups than in DMs, and /stop aborts its running tool", async () => {
+    const dir = withPlugins({
+      "probe/plugin.json": JSON.stringify({
+        name: "probe",
+        version: "0.1.0",
+        capabilities: ["network", "filesystem", "exec", "state", "send"],
+      }),
+      "probe/index.js": PROBE,
+    });
+    let fake!: FakeChatAdapter;
+    harness = await startHarness({
+      env: { HERALD_PLUGINS_DIR: dir, GATEWAY_ALLOWED_USERS: "fakechat:alice" },
+      adapters: () => {
+        fake = new FakeChatAdapter();
+        return [fake];
+      },
+    });
+    const caps = async (chatType: "dm" | "group", chatId: string) => {
+      harness!.llm.script({ toolCalls: [{ name: "probe_caps", arguments: {} }] }, { text: `ok ${chatType}` });
+      const before = fake.texts().length;
+      await fake.inject({ text: "caps?", chatType, chat: { platform: "fakechat", chatId } });
+      await fake.waitForTexts(before + 1);
+      return toolResults(harness!.llm.requests.at(-1)!)[0];
+    };
+    expect(await caps("dm", "dm-1")).toBe("granted: network,filesystem,exec,state,send (seen)");
+    expect(await caps("group", "group-1")).toBe("granted: network,state (seen)");
+
+    harness.llm.script({ toolCalls: [{ name: "probe_wait", arguments: {} }] }, { text: "never" });
+    const before = fake.texts().length;
+    await fake.inject({ text: "wait for it", chat: { platform: "fakechat", chatId: "dm-1" } });
+    const g = globalThis as { __probeWaiting?: boolean; __probeAborted?: boolean };
+    await expect.poll(() => g.__probeWaiting).toBe(true);
+    await fake.inject({ text: "/stop", chat: { platform: "fakechat", chatId: "dm-1" } });
+    expect(await fake.waitForTexts(before + 1)).toContain("⏹ Stopped.");
+    await expect.poll(() => g.__probeAborted).toBe(true);
+  });
+
   it("fails only the call of a tool that throws, and contains hooks that throw or hang", async () => {
     const dir = withPlugins({
       "probe/plugin.json": JSON.stringify({ name: "probe", version: "0.1.0", capabilities: [] }),
@@ -219,6 +257,11 @@ export default definePlugin({
       execute: async ({ text }, ctx) => { need(ctx, "send"); await ctx.send(text); return "sent"; } },
     { name: "probe_exec", description: "exec", parameters: z.object({ command: z.string().default("echo hi") }),
       execute: async ({ command }, ctx) => { need(ctx, "exec"); return (await ctx.exec.run(command)).stdout; } },
+    { name: "probe_wait", description: "waits until stopped", parameters: z.object({}),
+      execute: (_a, ctx) => new Promise((resolve, reject) => {
+        globalThis.__probeWaiting = true;
+        ctx.signal.addEventListener("abort", () => { globalThis.__probeAborted = true; reject(ctx.signal.reason); });
+      }) },
     { name: "probe_throw", description: "throws", parameters: z.object({}),
       execute: () => { throw new Error("kaboom from the probe"); } },
   ],
