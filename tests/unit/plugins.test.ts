@@ -194,4 +194,36 @@ describe("herald plugins and doctor", () => {
       await llm.close();
     }
   });
+
+  it("keeps one chat's inbound messages in arrival order when a hook is slow on the first", async () => {
+    const runner = new HookRunner({
+      logger: silentLogger(),
+      source: () => [
+        {
+          name: "slow-first",
+          hooks: {
+            inbound: async ({ text }) => {
+              if (text === "first") await new Promise((resolve) => setTimeout(resolve, 100));
+              return { text: text.toUpperCase() };
+            },
+          },
+        },
+      ],
+    });
+    const message = (text: string) =>
+      ({
+        platform: "fakechat",
+        messageId: text,
+        chat: { platform: "fakechat", chatId: "c1" },
+        chatType: "dm",
+        sender: { id: "alice" },
+        text,
+        mentioned: true,
+      }) as const;
+    const done: string[] = [];
+    await Promise.all(
+      ["first", "second"].map((t) => runner.inbound(message(t)).then((m) => done.push(m?.text ?? "dropped"))),
+    );
+    expect(done).toEqual(["FIRST", "SECOND"]);
+  });
 });
