@@ -119,7 +119,7 @@ export async function runTurn(job: TurnJob, deps: TurnDeps): Promise<TurnResult>
   };
   try {
     const result = await loop(job, deps, log, emit, userMessage, forModel, tally);
-    return deps.hooks ? await rewriteReply(result, job, deps.hooks) : result;
+    return deps.hooks?.has("beforeReply") ? await rewriteReply(result, job, deps.hooks) : result;
   } catch (err) {
     if (deps.signal.aborted || isAbortError(err))
       throw isAbortError(err) ? err : cancelledError(deps.signal.reason);
@@ -310,7 +310,9 @@ async function runTool(
     ),
   });
   let output: ToolOutput;
-  const blocked = await deps.hooks?.beforeToolCall(name, parseOrRaw(call.function.arguments), job.origin);
+  const blocked = deps.hooks?.has("beforeToolCall")
+    ? await deps.hooks.beforeToolCall(name, parseOrRaw(call.function.arguments), job.origin)
+    : undefined;
   try {
     if (blocked) output = { content: `error: ${blocked}`, isError: true };
     else
@@ -329,7 +331,7 @@ async function runTool(
     log.error({ tool: name, err: describeError(err) }, "tool boundary caught an error");
     output = { content: `error: ${name} failed: ${describeError(err)}`, isError: true };
   }
-  if (deps.hooks && !blocked) {
+  if (deps.hooks?.has("afterToolCall") && !blocked) {
     const result = { content: output.content, isError: output.isError ?? false };
     const args = parseOrRaw(call.function.arguments);
     output = { ...output, content: await deps.hooks.afterToolCall(name, args, result, job.origin) };

@@ -147,6 +147,8 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
  * their own errors and time limits: no member throws.
  */
 export interface TurnHooks {
+  /** Whether any hook waits at `point` (the loop skips the call otherwise). */
+  has(point: "beforeToolCall" | "afterToolCall" | "beforeReply"): boolean;
   /** A reason to refuse the call (the model reads it as the tool's error), or undefined to run it. */
   beforeToolCall(tool: string, args: unknown, origin: TurnOrigin): Promise<string | undefined>;
   /** The result text the model reads (the same text when nothing rewrote it). */

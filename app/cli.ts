@@ -287,4 +287,6 @@ program
 (await import("./cli-service.js")).registerServiceCommands(program);
 (await import("./cli-mcp.js")).registerMcpCommands(program);
 (await import("./cli-setup.js")).registerSetupCommand(program);
+(await import("./cli-plugins.js")).registerPluginsCommands(program);
+(await import("./mcp-serve.js")).registerMcpServeCommand(program);
 await program.parseAsync(process.argv);

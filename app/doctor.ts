@@ -6,6 +6,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { modelConfigProblem } from "../agent/model-config.js";
 import { ConfigError, describeError } from "../core/errors.js";
+import { silentLogger } from "../core/logger.js";
 import { createExecutionBackend } from "../exec/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { ffmpegAvailable } from "../voice/convert.js";
@@ -94,7 +95,24 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   lines.push(...(await (await import("./cli-mcp.js")).checkMcpServers(config)));
   lines.push(checkSpeech(config), checkVision(config));
   if (config.queue.redisUrl) lines.push(...(await checkRedis(config)));
+  lines.push(...(await checkPlugins(config)));
   return lines;
+}
+
+/** Loads the plugins as the gateway would: one line each, a failed one with its file:line. */
+async function checkPlugins(config: HeraldConfig): Promise<DoctorLine[]> {
+  if (!config.plugins.enabled) return [{ ok: true, text: "plugins: switched off (plugins.enabled: false)" }];
+  const { createPlugins, formatReport, pluginsDir } = await import("./plugins.js");
+  const { host } = await createPlugins(config, silentLogger());
+  const reports = host.reports();
+  if (reports.length === 0) return [{ ok: true, text: `plugins: none in ${pluginsDir(config)}` }];
+  return reports.map((r) => ({
+    ok: r.status !== "failed",
+    text: `plugin ${formatReport(r)}`,
+    ...(r.status === "failed"
+      ? { fix: "fix the file named, or `herald plugins disable " + r.name + "`" }
+      : {}),
+  }));
 }
 
 async function checkModel(config: HeraldConfig): Promise<DoctorLine> {

@@ -31,6 +31,7 @@ import { createCronService } from "./cron.js";
 import { createGatewayDashboard } from "./dashboard.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
+import { mcpRoute } from "./mcp-serve.js";
 import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
 import { createPersona } from "./persona.js";
 import { userIdNormalisers } from "./platforms.js";
@@ -269,7 +270,10 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
             logger,
             adapters: runner.adapters,
             api,
-            nodeRoutes: dashboard ? [dashboard] : [],
+            nodeRoutes: [
+              ...(dashboard ? [dashboard] : []),
+              ...(api ? [mcpRoute(config, { state, runner, cron }, logger)] : []),
+            ],
             routes: [
               healthRoute({ queue, backend: redis ? "redis" : "embedded", adapters: started, failed }),
               metricsRoute(metrics),

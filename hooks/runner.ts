@@ -25,6 +25,8 @@ export class HookRunner {
   readonly #source: () => readonly NamedHooks[];
   readonly #timeoutMs: number;
   readonly #log: Logger;
+  /** The last inbound hook run of each chat, so the next one waits for it. */
+  readonly #inboundChains = new Map<string, Promise<void>>();
 
   constructor(options: HookRunnerOptions) {
     this.#source = options.source;
@@ -37,8 +39,27 @@ export class HookRunner {
     return this.#source().some((h) => typeof h.hooks[point] === "function");
   }
 
-  /** The inbound message after every `inbound` hook, or undefined when one dropped it. */
-  async inbound(message: InboundMessage): Promise<InboundMessage | undefined> {
+  /**
+   * The inbound message after every `inbound` hook, or undefined when one dropped it. Messages of one
+   * chat pass in arrival order (a slow hook on the first does not let the second overtake it).
+   */
+  inbound(message: InboundMessage): Promise<InboundMessage | undefined> {
+    const { platform, chat } = message;
+    const key = `${platform}\u0000${chat.chatId}\u0000${chat.threadId ?? ""}`;
+    const previous = this.#inboundChains.get(key) ?? Promise.resolve();
+    const next = previous.then(() => this.#inbound(message));
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#inboundChains.set(key, settled);
+    void settled.then(() => {
+      if (this.#inboundChains.get(key) === settled) this.#inboundChains.delete(key);
+    });
+    return next;
+  }
+
+  async #inbound(message: InboundMessage): Promise<InboundMessage | undefined> {
     let current = message;
     for (const owner of this.#with("inbound")) {
       const origin = originOfMessage(current);

@@ -3,17 +3,9 @@
  * beside the plugins themselves, so the CLI, the gateway and workers sharing HERALD_HOME agree. A plugin
  * is enabled unless listed.
  */
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 /** The file holding the disabled list. */
 export const STATE_FILE = "plugins-state.json";
@@ -42,31 +34,45 @@ export function setEnabled(dir: string, name: string, enabled: boolean): void {
 }
 
 /**
- * Makes `import … from "herald/plugin"` resolve in plugins without an install: links
- * `<dir>/node_modules/herald` to this package (left alone when something is already there).
+ * Makes `import … from "herald/plugin"` resolve in plugins without an install, to the very module this
+ * process runs (source under tsx and in tests, `dist/` in production): writes a small package at
+ * `<dir>/node_modules/herald` whose `plugin` entry re-exports it. A real package installed there (one
+ * without the `heraldShim` mark) is left alone.
  */
 export function linkSdk(dir: string): void {
-  const link = join(dir, "node_modules", "herald");
-  try {
-    lstatSync(link);
-    return;
-  } catch {
-    // Not there yet.
+  const target = join(dir, "node_modules", "herald");
+  const pkgFile = join(target, "package.json");
+  if (existsSync(target)) {
+    if (lstatSync(target).isSymbolicLink() || !existsSync(pkgFile)) return;
+    const pkg = JSON.parse(readFileSync(pkgFile, "utf8")) as { heraldShim?: boolean };
+    if (!pkg.heraldShim) return;
   }
-  const root = packageRoot();
-  if (!root) return;
-  mkdirSync(dirname(link), { recursive: true });
-  symlinkSync(root, link, "dir");
-}
-
-/** This package's folder (the one whose package.json is Herald's), from source or from dist/. */
-function packageRoot(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 4; i++) {
-    const pkg = join(dir, "package.json");
-    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, "utf8")) as { name?: string }).name === "herald")
-      return dir;
-    dir = resolve(dir, "..");
+  const here = dirname(fileURLToPath(import.meta.url));
+  const sdk = ["sdk.js", "sdk.ts"].map((f) => join(here, f)).find((f) => existsSync(f));
+  if (!sdk) return;
+  const types =
+    [resolve(here, "../../plugins/sdk.ts"), join(here, "sdk.ts")].find((f) => existsSync(f)) ?? sdk;
+  const files: Record<string, string> = {
+    "package.json": `${JSON.stringify(
+      {
+        name: "herald",
+        private: true,
+        type: "module",
+        heraldShim: true,
+        exports: { "./plugin": { types: "./plugin.d.ts", default: "./plugin.js" } },
+      },
+      null,
+      2,
+    )}\n`,
+    // Absolute specifiers are URL paths to Node: percent-encoded as a file URL's path.
+    "plugin.js": `export * from ${JSON.stringify(pathToFileURL(sdk).pathname)};\n`,
+    "plugin.d.ts": `export * from ${JSON.stringify(types.replace(/\.ts$/, ".js"))};\n`,
+  };
+  mkdirSync(target, { recursive: true });
+  for (const [name, text] of Object.entries(files)) {
+    const file = join(target, name);
+    if (existsSync(file) && readFileSync(file, "utf8") === text) continue;
+    writeFileSync(`${file}.tmp`, text);
+    renameSync(`${file}.tmp`, file);
   }
-  return undefined;
 }

@@ -4,6 +4,7 @@
  * throw while loading, a default export of the wrong shape) becomes a {@link PluginLoadError} naming
  * the file and, where the error says it, the line.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -99,7 +100,7 @@ export async function importPlugin(
       default?: unknown;
     };
   } catch (err) {
-    const where = locate(err, dir) ?? { file, line: undefined };
+    const where = locate(err, dir) ?? { file, line: syntaxErrorLine(err, file) };
     throw new PluginLoadError(`loading failed: ${firstLine(err)}`, where.file, where.line);
   }
   return checkDefinition(module.default, file);
@@ -111,6 +112,21 @@ function locate(err: unknown, dir: string): { file: string; line: number } | und
   const escaped = dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const m = new RegExp(`(${escaped}/[^\\s:)?]+)(?:\\?v=\\d+)?:(\\d+)`).exec(text);
   return m ? { file: m[1]!, line: Number(m[2]) } : undefined;
+}
+
+/**
+ * Node's ESM loader keeps a syntax error's position out of the error it throws; `node --check` on the
+ * source as a module prints it (`[stdin]:<line>`). Only run on that failure path.
+ */
+function syntaxErrorLine(err: unknown, file: string): number | undefined {
+  if (!(err instanceof SyntaxError)) return undefined;
+  const check = spawnSync(process.execPath, ["--input-type=module", "--check"], {
+    input: readFileSync(file, "utf8"),
+    encoding: "utf8",
+    timeout: 10_000,
+  });
+  const m = /^\[stdin\]:(\d+)/m.exec(check.stderr ?? "");
+  return m ? Number(m[1]) : undefined;
 }
 
 function firstLine(err: unknown): string {

@@ -47,7 +47,7 @@ const ALLOWED = {
   gateway: ["core", "sessions"],
   hooks: ["core"],
   plugins: ["core", "agent", "hooks"],
-  "mcp-server": ["core"],
+  "mcp-server": ["core", "sessions", "scheduler"],
   dashboard: ["core", "sessions", "scheduler", "memory", "skills"],
   setup: [],
   app: ["*"],

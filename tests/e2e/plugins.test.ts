@@ -7,6 +7,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { FakeChatAdapter } from "../fakes/chat/index.js";
 import type { FakeLlmRequest } from "../fakes/llm/index.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 
@@ -103,13 +104,74 @@ describe("plugins", () => {
     );
     await chat(harness, "probe");
     const [caps, send, exec] = toolResults(harness.llm.requests.at(-1)!);
-    expect(caps).toBe("granted: state");
+    // afterToolCall rewrote what the model reads.
+    expect(caps).toBe("granted: state (seen)");
     expect(send).toBe(
       "error: the probe plugin's probe_send failed: 'send' is not allowed for plugins in DMs on api (config plugins.capabilities.dm)",
     );
     expect(exec).toBe(
       "error: the probe plugin's probe_exec failed: the probe plugin does not declare 'exec' in its plugin.json",
     );
+  });
+
+  it("runs a plugin's command in the conversation's sandboxed workspace with exec, refusing dangerous ones", async () => {
+    const dir = withPlugins({
+      "probe/plugin.json": JSON.stringify({ name: "probe", version: "0.1.0", capabilities: ["exec"] }),
+      "probe/index.js": PROBE,
+    });
+    harness = await startHarness({ env: { HERALD_PLUGINS_DIR: dir } });
+    harness.llm.script(
+      {
+        toolCalls: [
+          { name: "probe_exec", arguments: { command: "echo hi from $PWD" } },
+          { name: "probe_exec", arguments: { command: "rm -rf /" } },
+        ],
+      },
+      { text: "ran" },
+    );
+    await chat(harness, "run it");
+    const [ran, refused] = toolResults(harness.llm.requests.at(-1)!);
+    expect(ran).toBe("hi from /workspace\n");
+    expect(refused).toMatch(
+      /^error: the probe plugin's probe_exec failed: refused: plugins may not run dangerous commands/,
+    );
+  });
+
+  it("gives a plugin less in groups than in DMs, and /stop aborts its running tool", async () => {
+    const dir = withPlugins({
+      "probe/plugin.json": JSON.stringify({
+        name: "probe",
+        version: "0.1.0",
+        capabilities: ["network", "filesystem", "exec", "state", "send"],
+      }),
+      "probe/index.js": PROBE,
+    });
+    let fake!: FakeChatAdapter;
+    harness = await startHarness({
+      env: { HERALD_PLUGINS_DIR: dir, GATEWAY_ALLOWED_USERS: "fakechat:alice" },
+      adapters: () => {
+        fake = new FakeChatAdapter();
+        return [fake];
+      },
+    });
+    const caps = async (chatType: "dm" | "group", chatId: string) => {
+      harness!.llm.script({ toolCalls: [{ name: "probe_caps", arguments: {} }] }, { text: `ok ${chatType}` });
+      const before = fake.texts().length;
+      await fake.inject({ text: "caps?", chatType, chat: { platform: "fakechat", chatId } });
+      await fake.waitForTexts(before + 1);
+      return toolResults(harness!.llm.requests.at(-1)!)[0];
+    };
+    expect(await caps("dm", "dm-1")).toBe("granted: network,filesystem,exec,state,send (seen)");
+    expect(await caps("group", "group-1")).toBe("granted: network,state (seen)");
+
+    harness.llm.script({ toolCalls: [{ name: "probe_wait", arguments: {} }] }, { text: "never" });
+    const before = fake.texts().length;
+    await fake.inject({ text: "wait for it", chat: { platform: "fakechat", chatId: "dm-1" } });
+    const g = globalThis as { __probeWaiting?: boolean; __probeAborted?: boolean };
+    await expect.poll(() => g.__probeWaiting).toBe(true);
+    await fake.inject({ text: "/stop", chat: { platform: "fakechat", chatId: "dm-1" } });
+    expect(await fake.waitForTexts(before + 1)).toContain("⏹ Stopped.");
+    await expect.poll(() => g.__probeAborted).toBe(true);
   });
 
   it("fails only the call of a tool that throws, and contains hooks that throw or hang", async () => {
@@ -123,8 +185,10 @@ describe("plugins", () => {
     expect(toolResults(harness.llm.requests.at(-1)!)).toEqual([
       "error: the probe plugin's probe_throw failed: kaboom from the probe",
     ]);
-    // beforeReply appended its mark; afterToolCall saw the error.
+    // beforeReply appended its mark; turnFinished saw the reply as sent (the plugin runs in this process).
     expect(reply.text).toBe("it failed, sorry [probed]");
+    const finished = () => (globalThis as { __probeFinished?: string[] }).__probeFinished ?? [];
+    await expect.poll(finished).toContain("ok:api:it failed, sorry [probed]");
 
     // inbound rewrites "shout:" messages and drops "#private" ones; the model never sees the latter.
     await chat(harness, "shout: quiet words", { sessionId: reply.sessionId! });
@@ -177,7 +241,7 @@ describe("plugins", () => {
     await expect.poll(async () => (await chat(harness!, "/plugins")).text).toContain("probe 0.2.0: loaded");
     harness.llm.script({ toolCalls: [{ name: "probe_caps", arguments: {} }] }, { text: "ok" });
     await chat(harness, "caps?");
-    expect(toolResults(harness.llm.requests.at(-1)!)).toEqual(["granted: none"]);
+    expect(toolResults(harness.llm.requests.at(-1)!)).toEqual(["granted: none (seen)"]);
   });
 });
 
@@ -191,15 +255,23 @@ export default definePlugin({
       execute: (_a, ctx) => "granted: " + (ctx.granted.join(",") || "none") },
     { name: "probe_send", description: "send", parameters: z.object({ text: z.string() }),
       execute: async ({ text }, ctx) => { need(ctx, "send"); await ctx.send(text); return "sent"; } },
-    { name: "probe_exec", description: "exec", parameters: z.object({}),
-      execute: async (_a, ctx) => { need(ctx, "exec"); return (await ctx.exec.run("echo hi")).stdout; } },
+    { name: "probe_exec", description: "exec", parameters: z.object({ command: z.string().default("echo hi") }),
+      execute: async ({ command }, ctx) => { need(ctx, "exec"); return (await ctx.exec.run(command)).stdout; } },
+    { name: "probe_wait", description: "waits until stopped", parameters: z.object({}),
+      execute: (_a, ctx) => new Promise((resolve, reject) => {
+        globalThis.__probeWaiting = true;
+        ctx.signal.addEventListener("abort", () => { globalThis.__probeAborted = true; reject(ctx.signal.reason); });
+      }) },
     { name: "probe_throw", description: "throws", parameters: z.object({}),
       execute: () => { throw new Error("kaboom from the probe"); } },
   ],
   hooks: {
     inbound: ({ text }) => text.startsWith("shout:") ? { text: text.slice(6).trim().toUpperCase() }
       : text.includes("#private") ? { drop: true, reason: "private" } : undefined,
-    afterToolCall: ({ result }) => (result.isError ? { content: result.content.replace(/^error: /, "error: ") } : undefined),
+    afterToolCall: ({ tool, result }) => (tool === "probe_caps" ? { content: result.content + " (seen)" } : undefined),
+    turnFinished: ({ outcome, reply, origin }) => {
+      (globalThis.__probeFinished ??= []).push(outcome + ":" + origin.platform + ":" + reply);
+    },
     beforeReply: async ({ text }, { signal }) => {
       if (text === "slow reply") await new Promise((r) => setTimeout(r, 5000));
       if (text === "throw reply") throw new Error("hook bug");

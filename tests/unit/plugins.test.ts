@@ -5,14 +5,18 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Command } from "commander";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolContext } from "../../agent/types.js";
+import { registerPluginsCommands } from "../../app/cli-plugins.js";
 import { loadConfig } from "../../app/config.js";
+import { printDoctor, runDoctor } from "../../app/doctor.js";
 import { createPlugins } from "../../app/plugins.js";
 import { silentLogger } from "../../core/logger.js";
 import type { TurnOrigin } from "../../core/turn.js";
 import { HookRunner } from "../../hooks/runner.js";
 import { setEnabled } from "../../plugins/enabled.js";
+import { startFakeLlm } from "../fakes/llm/index.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -137,5 +141,92 @@ describe("HookRunner", () => {
       "blocked by the guard plugin: no shells",
     );
     expect(await runner.beforeToolCall("memory", {}, origin("dm"))).toBeUndefined();
+  });
+});
+
+describe("herald plugins and doctor", () => {
+  async function herald(homeDir: string, ...args: string[]): Promise<string> {
+    let printed = "";
+    const program = new Command().exitOverride();
+    registerPluginsCommands(program, {
+      config: () => loadConfig({ env: { HERALD_HOME: homeDir } }),
+      out: (text) => {
+        printed += text;
+      },
+    });
+    await program.parseAsync(["node", "herald", ...args]);
+    return printed;
+  }
+
+  it("lists, disables and enables plugins; doctor shows them", async () => {
+    const dir = home();
+    expect(await herald(dir, "plugins", "list")).toBe(
+      "caps 1.0.0: loaded (capabilities: network, filesystem, exec, state, send; tools: caps)\n",
+    );
+    expect(await herald(dir, "plugins", "disable", "caps")).toMatch(/^caps disabled\. A running gateway/);
+    expect(await herald(dir, "plugins", "list")).toMatch(/^caps 1\.0\.0: disabled/);
+    expect(await herald(dir, "plugins", "enable", "caps")).toMatch(/^caps enabled\./);
+    expect(await herald(dir, "plugins", "list")).toMatch(/^caps 1\.0\.0: loaded/);
+
+    mkdirSync(join(dir, "plugins/broken"));
+    writeFileSync(join(dir, "plugins/broken/plugin.json"), '{"name": "broken", "version": "1.0.0"}');
+    writeFileSync(join(dir, "plugins/broken/index.js"), "export default {\n  tools: 3,\n};\n");
+    const llm = await startFakeLlm();
+    try {
+      let out = "";
+      const code = printDoctor(
+        await runDoctor({
+          HERALD_HOME: dir,
+          OPENAI_BASE_URL: llm.url,
+          OPENAI_API_KEY: "k",
+          HERALD_MODEL: "m",
+        }),
+        {
+          write: (chunk: string) => {
+            out += chunk;
+            return true;
+          },
+        } as unknown as NodeJS.WritableStream,
+      );
+      expect(out).toContain("plugin caps 1.0.0: loaded");
+      expect(out).toMatch(
+        /✗ plugin broken 1\.0\.0: failed — \S+\/broken\/index\.js: `tools` must be an array/,
+      );
+      expect(code).toBe(1);
+    } finally {
+      await llm.close();
+    }
+  });
+
+  it("keeps one chat's inbound messages in arrival order when a hook is slow on the first", async () => {
+    const runner = new HookRunner({
+      logger: silentLogger(),
+      source: () => [
+        {
+          name: "slow-first",
+          hooks: {
+            inbound: async ({ text }) => {
+              if (text === "first") await new Promise((resolve) => setTimeout(resolve, 100));
+              return { text: text.toUpperCase() };
+            },
+          },
+        },
+      ],
+    });
+    const message = (text: string) =>
+      ({
+        platform: "fakechat",
+        messageId: text,
+        chat: { platform: "fakechat", chatId: "c1" },
+        chatType: "dm",
+        sender: { id: "alice" },
+        text,
+        mentioned: true,
+      }) as const;
+    const done: string[] = [];
+    await Promise.all(
+      ["first", "second"].map((t) => runner.inbound(message(t)).then((m) => done.push(m?.text ?? "dropped"))),
+    );
+    expect(done).toEqual(["FIRST", "SECOND"]);
   });
 });
