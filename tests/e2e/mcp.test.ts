@@ -138,6 +138,22 @@ describe("MCP client", () => {
     expect(toolResults(h.llm.requests.at(-1)).at(-1)).toContain(`[resource ${uri}`);
   });
 
+  it("refreshes a server's tools on notifications/tools/list_changed", async () => {
+    const fixture = join(import.meta.dirname, "..", "fixtures", "mcp", "list-changing-server.mjs");
+    const h = await start(`  dyn:\n    command: ${node}\n    args: [${JSON.stringify(fixture)}]\n`);
+    h.llm.script(
+      { toolCalls: [{ name: "mcp_dyn_add_tool", arguments: { name: "weather", answer: "sunny" } }] },
+      { text: "added" },
+    );
+    await say(h, "add a weather tool");
+    expect(toolNames(h.llm.requests.at(-1))).not.toContain("mcp_dyn_weather");
+    await expect.poll(() => h.gateway.mcp?.status()[0]?.tools, { timeout: 10_000 }).toBe(2);
+    h.llm.script({ toolCalls: [{ name: "mcp_dyn_weather", arguments: {} }] }, { text: "ok" });
+    await say(h, "what's the weather?");
+    expect(toolNames(h.llm.requests.at(-2))).toContain("mcp_dyn_weather");
+    expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("sunny");
+  });
+
   it("calls server-everything over streamable HTTP", async () => {
     remote = await startHttpEverything("streamableHttp");
     const h = await start(`  remote:\n    url: ${remote.url}\n    transport: streamable_http\n`);
