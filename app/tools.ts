@@ -56,7 +56,10 @@ export interface AgentTools {
   stageAttachments: ((job: TurnJob) => Promise<ReadonlyMap<string, string>>) | undefined;
   /** Speech to text for voice notes, when `voice.stt` is configured. */
   transcribe: ((attachment: InboundAttachment, signal?: AbortSignal) => Promise<string>) | undefined;
-  /** The MCP servers of `mcp_servers:` (connecting in the background; none configured: empty). */
+  /**
+   * The MCP servers of `mcp_servers:` (none configured: empty). Not started: the process calls
+   * `mcp.start()` once it serves (the servers' start-up then does not delay its own).
+   */
   mcp: McpManager;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: { toolset: string; missing: string; fix: string }[];
@@ -181,7 +184,6 @@ function mcpOf(config: HeraldConfig, registry: ToolRegistry, logger: Logger): Mc
       log.error({ server: name, error: describeError(err) }, "mcp tools not registered");
     }
   });
-  manager.start();
   return manager;
 }
 

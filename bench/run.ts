@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
 import { startFlags, writeSection } from "./lib.js";
+import { benchMcp, mcpMarkdown } from "./mcp.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
@@ -52,6 +53,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchTools(opts);
     console.log(JSON.stringify({ tools: result }));
     writeSection(file, "tools", toolsMarkdown(result, opts, "npm run bench -- tools"));
+  },
+  mcp: async () => {
+    const opts = { root, calls: 500, turns: 200, starts: 5, servers: 5 };
+    const result = await benchMcp(opts);
+    console.log(JSON.stringify({ mcp: result }));
+    writeSection(file, "mcp", mcpMarkdown(result, opts, "npm run bench -- mcp"));
   },
   redis: async () => {
     const opts = {

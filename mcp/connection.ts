@@ -136,9 +136,9 @@ export class McpConnection implements McpServerHandle {
   async callTool(name: string, args: Record<string, unknown>, options: McpCallOptions) {
     const client = this.#connected();
     const result = await this.#guard(
-      () =>
+      (signal) =>
         client.callTool({ name, arguments: args }, undefined, {
-          signal: options.signal,
+          signal,
           timeout: this.config.timeoutMs,
           ...(options.onProgress
             ? {
@@ -162,7 +162,7 @@ export class McpConnection implements McpServerHandle {
     let cursor: string | undefined;
     do {
       const page = await this.#guard(
-        () => client.listResources(cursor ? { cursor } : {}, this.#requestOptions(options)),
+        (signal) => client.listResources(cursor ? { cursor } : {}, this.#requestOptions(signal)),
         options.signal,
         "resources/list",
       );
@@ -176,7 +176,7 @@ export class McpConnection implements McpServerHandle {
   async readResource(uri: string, options: McpCallOptions): Promise<ReadResourceContents> {
     const client = this.#connected();
     const result = await this.#guard(
-      () => client.readResource({ uri }, this.#requestOptions(options)),
+      (signal) => client.readResource({ uri }, this.#requestOptions(signal)),
       options.signal,
       "resources/read",
     );
@@ -187,7 +187,7 @@ export class McpConnection implements McpServerHandle {
     const client = this.#connected();
     if (!client.getServerCapabilities()?.prompts) return [];
     const result = await this.#guard(
-      () => client.listPrompts({}, this.#requestOptions(options)),
+      (signal) => client.listPrompts({}, this.#requestOptions(signal)),
       options.signal,
       "prompts/list",
     );
@@ -205,15 +205,15 @@ export class McpConnection implements McpServerHandle {
   ): Promise<PromptMessages> {
     const client = this.#connected();
     const result = await this.#guard(
-      () => client.getPrompt({ name, arguments: args }, this.#requestOptions(options)),
+      (signal) => client.getPrompt({ name, arguments: args }, this.#requestOptions(signal)),
       options.signal,
       "prompts/get",
     );
     return { description: result.description, messages: result.messages };
   }
 
-  #requestOptions(options: McpCallOptions) {
-    return { signal: options.signal, timeout: this.config.timeoutMs };
+  #requestOptions(signal: AbortSignal) {
+    return { signal, timeout: this.config.timeoutMs };
   }
 
   #connected(): Client {
@@ -231,10 +231,16 @@ export class McpConnection implements McpServerHandle {
   }
 
   /** Runs a request; a closed connection or a timeout becomes a clear McpUnavailableError. */
-  async #guard<T>(run: () => Promise<T>, signal: AbortSignal, what: string): Promise<T> {
+  async #guard<T>(run: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, what: string): Promise<T> {
     const name = this.config.name;
+    // The SDK never removes the abort listener it adds per request: each call gets its own signal,
+    // linked to the turn's only while the call runs, so a turn's signal does not collect listeners.
+    const own = new AbortController();
+    const forward = () => own.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener("abort", forward, { once: true });
     try {
-      return await run();
+      return await run(own.signal);
     } catch (err) {
       if (signal.aborted) throw signal.reason ?? err;
       if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
@@ -250,6 +256,8 @@ export class McpConnection implements McpServerHandle {
           { cause: err },
         );
       throw err;
+    } finally {
+      signal.removeEventListener("abort", forward);
     }
   }
 
