@@ -4,7 +4,7 @@
  * what a stdio server's environment holds; a server killed mid-call, then back; /stop cancelling a long
  * call; /reload-mcp picking up a new server.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -29,6 +29,8 @@ afterEach(async () => {
 });
 
 const node = JSON.stringify(process.execPath);
+/** A tiny SDK server of our own: `add_tool` changes its tool list, `wait` runs until cancelled. */
+const FIXTURE = join(import.meta.dirname, "..", "fixtures", "mcp", "list-changing-server.mjs");
 const everything = (name: string, extra = "") =>
   `  ${name}:\n    command: ${node}\n    args: [${JSON.stringify(EVERYTHING_ENTRY)}, stdio]\n${extra}`;
 
@@ -139,15 +141,14 @@ describe("MCP client", () => {
   });
 
   it("refreshes a server's tools on notifications/tools/list_changed", async () => {
-    const fixture = join(import.meta.dirname, "..", "fixtures", "mcp", "list-changing-server.mjs");
-    const h = await start(`  dyn:\n    command: ${node}\n    args: [${JSON.stringify(fixture)}]\n`);
+    const h = await start(`  dyn:\n    command: ${node}\n    args: [${JSON.stringify(FIXTURE)}]\n`);
     h.llm.script(
       { toolCalls: [{ name: "mcp_dyn_add_tool", arguments: { name: "weather", answer: "sunny" } }] },
       { text: "added" },
     );
     await say(h, "add a weather tool");
     expect(toolNames(h.llm.requests.at(-1))).not.toContain("mcp_dyn_weather");
-    await expect.poll(() => h.gateway.mcp?.status()[0]?.tools, { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => h.gateway.mcp?.status()[0]?.tools, { timeout: 10_000 }).toBe(3);
     h.llm.script({ toolCalls: [{ name: "mcp_dyn_weather", arguments: {} }] }, { text: "ok" });
     await say(h, "what's the weather?");
     expect(toolNames(h.llm.requests.at(-2))).toContain("mcp_dyn_weather");
@@ -179,34 +180,34 @@ describe("MCP client", () => {
   });
 
   it("a server killed mid-call gives a clear error, then comes back", async () => {
-    const h = await start(everything("everything"));
+    const dir = mkdtempSync(join(tmpdir(), "herald-mcp-kill-"));
+    dirs.push(dir);
+    const mark = join(dir, "mark");
+    const h = await start(
+      `  dyn:\n    command: ${node}\n    args: [${JSON.stringify(FIXTURE)}]\n    env: { CANCEL_MARK: ${JSON.stringify(mark)} }\n`,
+    );
     const mcp = h.gateway.mcp!;
     const pid = mcp.status()[0]?.pid;
     expect(pid).toBeGreaterThan(0);
-    h.llm.script(
-      {
-        toolCalls: [
-          { name: "mcp_everything_trigger-long-running-operation", arguments: { duration: 30, steps: 30 } },
-        ],
-      },
-      (request) => ({ text: `tool said: ${toolResults(request).at(-1)}` }),
-    );
+    h.llm.script({ toolCalls: [{ name: "mcp_dyn_wait", arguments: {} }] }, (request) => ({
+      text: `tool said: ${toolResults(request).at(-1)}`,
+    }));
     const pending = say(h, "run the long job");
-    await expect.poll(() => h.llm.requests.length, { timeout: 10_000 }).toBe(1);
-    // The call is on its way once the model answered; give the server a moment to have it.
-    await new Promise((r) => setTimeout(r, 500));
+    await expect
+      .poll(() => existsSync(mark) && readFileSync(mark, "utf8"), { timeout: 10_000 })
+      .toBe("started");
     process.kill(pid!, "SIGKILL");
     expect(await pending).toMatch(
-      /^tool said: error: .*MCP server 'everything' stopped during tool trigger-long-running-operation/,
+      /^tool said: error: .*MCP server 'dyn' stopped during tool wait \(connection closed\); it is being restarted/,
     );
     await expect.poll(() => mcp.status()[0], { timeout: 20_000 }).toMatchObject({ state: "connected" });
     expect(mcp.status()[0]?.pid).not.toBe(pid);
     h.llm.script(
-      { toolCalls: [{ name: "mcp_everything_echo", arguments: { message: "back" } }] },
+      { toolCalls: [{ name: "mcp_dyn_add_tool", arguments: { name: "x", answer: "y" } }] },
       { text: "ok" },
     );
-    await say(h, "echo again");
-    expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("Echo: back");
+    await say(h, "add a tool");
+    expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("added x");
   });
 
   it("/stop cancels a long MCP call; the server stays up", async () => {
@@ -229,6 +230,25 @@ describe("MCP client", () => {
     );
     await say(h, "echo", "mcp-stop");
     expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("Echo: still here");
+  });
+
+  it("/stop sends the server notifications/cancelled for the running call", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "herald-mcp-cancel-"));
+    dirs.push(dir);
+    const mark = join(dir, "mark");
+    const h = await start(
+      `  dyn:\n    command: ${node}\n    args: [${JSON.stringify(FIXTURE)}]\n    env: { CANCEL_MARK: ${JSON.stringify(mark)} }\n`,
+    );
+    h.llm.script({ toolCalls: [{ name: "mcp_dyn_wait", arguments: {} }] });
+    const pending = chat(h, "wait for it", { sessionId: "mcp-cancel" });
+    await expect
+      .poll(() => existsSync(mark) && readFileSync(mark, "utf8"), { timeout: 10_000 })
+      .toBe("started");
+    expect(await say(h, "/stop", "mcp-cancel")).toBe("⏹ Stopped.");
+    await pending;
+    await expect
+      .poll(() => existsSync(mark) && readFileSync(mark, "utf8"), { timeout: 10_000 })
+      .toBe("cancelled");
   });
 
   it("a server that never connects: the gateway answers, its calls fail at once; /reload-mcp brings a new one", async () => {
