@@ -290,7 +290,7 @@ export class McpConnection implements McpServerHandle {
       if (client && this.#client === client) this.#client = undefined;
       await client?.close().catch(() => undefined);
       if (this.#stopped()) return;
-      this.#error = describeError(err);
+      this.#error = connectError(err, this.config.name);
       this.#retry();
     }
   }
@@ -327,7 +327,8 @@ export class McpConnection implements McpServerHandle {
     try {
       return await attempt(new StreamableHTTPClientTransport(url, { requestInit }), "streamable_http");
     } catch (err) {
-      if (config.protocol === "streamable_http") throw err;
+      // A refusal of the credentials is not a sign of an older server: no SSE attempt then.
+      if (config.protocol === "streamable_http" || isAuthRefusal(err)) throw err;
       this.#log.debug({ error: describeError(err) }, "streamable HTTP failed, trying SSE");
       return attempt(new SSEClientTransport(url, { requestInit }), "sse");
     }
@@ -419,4 +420,21 @@ export class McpConnection implements McpServerHandle {
     for (const w of [...this.#waiters]) w();
     this.#waiters.clear();
   }
+}
+
+const httpStatusOf = (err: unknown): number | undefined => {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === "number" && code >= 400 && code < 600 ? code : undefined;
+};
+
+const isAuthRefusal = (err: unknown) => [401, 403].includes(httpStatusOf(err) ?? 0);
+
+/** Why a connection failed, with the HTTP status and, for a refused credential, where to fix it. */
+function connectError(err: unknown, server: string): string {
+  const status = httpStatusOf(err);
+  if (status === undefined) return describeError(err);
+  const fix = isAuthRefusal(err)
+    ? `: the server refused the credentials; check mcp_servers.${server}.bearer_token_env (and the token in .env) or headers`
+    : "";
+  return `${describeError(err)} (HTTP ${status})${fix}`;
 }

@@ -5,6 +5,8 @@
  * call; /reload-mcp picking up a new server.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -165,6 +167,54 @@ describe("MCP client", () => {
     );
     await say(h, "echo over http");
     expect(toolResults(h.llm.requests.at(-1))).toEqual(["Echo: over http"]);
+  });
+
+  it("sends the bearer token bearer_token_env names; a server refusing it is reported, not fatal", async () => {
+    remote = await startHttpEverything("streamableHttp");
+    const target = new URL(remote.url);
+    const seen = new Set<string>();
+    const proxy = createServer((req, res) => {
+      seen.add(req.headers.authorization ?? "(none)");
+      if (req.headers.authorization !== "Bearer right-token")
+        return void res.writeHead(401).end("unauthorized");
+      const upstream = httpRequest(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`;
+    const servers = `  secured:\n    url: ${url}\n    transport: streamable_http\n    bearer_token_env: REMOTE_TOKEN\n`;
+    try {
+      const h = await start(servers, { REMOTE_TOKEN: "right-token" });
+      h.llm.script(
+        { toolCalls: [{ name: "mcp_secured_echo", arguments: { message: "authorised" } }] },
+        { text: "ok" },
+      );
+      await say(h, "echo");
+      expect(toolResults(h.llm.requests.at(-1))).toEqual(["Echo: authorised"]);
+      expect([...seen]).toEqual(["Bearer right-token"]);
+      await h.stop();
+      harness = await startHarness({
+        configYaml: `mcp_servers:\n${servers}`,
+        env: { REMOTE_TOKEN: "wrong" },
+      });
+      const wrong = harness;
+      expect(await say(wrong, "hello")).toBe("echo: hello");
+      await expect
+        .poll(() => wrong.gateway.mcp?.status()[0], { timeout: 10_000 })
+        .toMatchObject({
+          state: "retrying",
+          error: expect.stringMatching(/HTTP 401.*mcp_servers.secured.bearer_token_env/),
+        });
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it("falls back to SSE when the server has no streamable HTTP endpoint", async () => {
