@@ -42,6 +42,7 @@ export function mcpServerTools(server: McpServerHandle): Tool[] {
         toolset: mcpToolset(info.server),
         parameters: anyObject,
         jsonSchema: cleanInputSchema(info.inputSchema),
+        label: () => `🔌 ${info.server}: ${info.name}`,
         async execute(args, ctx): Promise<ToolOutput> {
           const result = await server.callTool(info.name, args, {
             signal: ctx.signal,
