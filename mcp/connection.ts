@@ -50,6 +50,9 @@ export interface McpConnectionDeps {
   version?: string | undefined;
 }
 
+/** The handshake (and tool listing) gets at least 30 s: a server started by npx may download first. */
+export const handshakeTimeoutMs = (callTimeoutMs: number) => Math.max(callTimeoutMs, 30_000);
+
 // A connection that lived this long before it ended starts its restarts from the base delay again.
 const STABLE_AFTER_MS = 60_000;
 
@@ -100,7 +103,7 @@ export class McpConnection implements McpServerHandle {
   }
 
   /** Resolves with the status once the first attempt settled (connected or failed), or after `timeoutMs`. */
-  async ready(timeoutMs = this.config.timeoutMs): Promise<McpServerStatus> {
+  async ready(timeoutMs = handshakeTimeoutMs(this.config.timeoutMs)): Promise<McpServerStatus> {
     const until = Date.now() + timeoutMs;
     while (this.#state === "connecting" && Date.now() < until) {
       await new Promise<void>((resolve) => {
@@ -301,7 +304,7 @@ export class McpConnection implements McpServerHandle {
     const attempt = async (transport: Transport, protocol: McpServerStatus["transport"]) => {
       const client = this.#newClient();
       try {
-        await client.connect(transport, { timeout: config.timeoutMs });
+        await client.connect(transport, { timeout: handshakeTimeoutMs(config.timeoutMs) });
       } catch (err) {
         await client.close().catch(() => undefined);
         throw err;
@@ -377,7 +380,9 @@ export class McpConnection implements McpServerHandle {
     const listed: SdkTool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor ? { cursor } : {}, { timeout: this.config.timeoutMs });
+      const page = await client.listTools(cursor ? { cursor } : {}, {
+        timeout: handshakeTimeoutMs(this.config.timeoutMs),
+      });
       listed.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor && listed.length < 1000);

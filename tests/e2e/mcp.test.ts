@@ -260,6 +260,19 @@ describe("MCP client", () => {
     expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("added x");
   });
 
+  it("a call the server does not answer within timeout_s ends with an error naming the key", async () => {
+    const h = await start(
+      `  dyn:\n    command: ${node}\n    args: [${JSON.stringify(FIXTURE)}]\n    timeout_s: 1\n`,
+    );
+    h.llm.script({ toolCalls: [{ name: "mcp_dyn_wait", arguments: {} }] }, (request) => ({
+      text: `tool said: ${toolResults(request).at(-1)}`,
+    }));
+    expect(await say(h, "wait")).toBe(
+      "tool said: error: mcp_dyn_wait failed: MCP server 'dyn' did not answer tool wait within 1 s (mcp_servers.dyn.timeout_s).",
+    );
+    expect(h.gateway.mcp?.status()[0]).toMatchObject({ state: "connected" });
+  });
+
   it("/stop cancels a long MCP call; the server stays up", async () => {
     const h = await start(everything("everything"));
     h.llm.script({
