@@ -134,6 +134,30 @@ describe("MCP tool names and schemas", () => {
     expect(long1).not.toBe(long2);
   });
 
+  it("root combinators OpenAI refuses are merged into the root's properties", () => {
+    expect(
+      cleanInputSchema({
+        type: "object",
+        properties: { id: { type: "string" } },
+        allOf: [{ properties: { since: { type: "string" } }, required: ["since"] }],
+        oneOf: [
+          { properties: { path: { type: "string" }, mode: { type: "string" } }, required: ["path", "mode"] },
+          { properties: { url: { type: "string" }, mode: { type: "string" } }, required: ["url", "mode"] },
+        ],
+      }),
+    ).toEqual({
+      type: "object",
+      properties: {
+        id: { type: "string" },
+        since: { type: "string" },
+        path: { type: "string" },
+        mode: { type: "string" },
+        url: { type: "string" },
+      },
+      required: ["since", "mode"],
+    });
+  });
+
   it("schemas become object schemas without $schema", () => {
     expect(cleanInputSchema({})).toEqual({ type: "object", properties: {} });
     expect(
