@@ -11,14 +11,19 @@ import { botReplies } from "./telegram-helpers.js";
 
 const running = platformPerTest<FakeTelegram>();
 
+async function start() {
+  const fake = running.trackFake(await startFakeTelegram());
+  const h = await running.startHarness({
+    env: { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_API_ROOT: fake.url, TELEGRAM_ALLOWED_USERS: "111" },
+    configYaml: `mcp_servers:\n  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING_ENTRY)}, stdio]\n`,
+  });
+  await vi.waitFor(() => expect(h.gateway.mcp?.status()[0]?.state).toBe("connected"), { timeout: 20_000 });
+  return { fake, h };
+}
+
 describe("MCP on Telegram", () => {
   it("shows the MCP call in the progress line, answers, and reports a /reload-mcp", async () => {
-    const fake = running.trackFake(await startFakeTelegram());
-    const h = await running.startHarness({
-      env: { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_API_ROOT: fake.url, TELEGRAM_ALLOWED_USERS: "111" },
-      configYaml: `mcp_servers:\n  everything:\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EVERYTHING_ENTRY)}, stdio]\n`,
-    });
-    await vi.waitFor(() => expect(h.gateway.mcp?.status()[0]?.state).toBe("connected"), { timeout: 20_000 });
+    const { fake, h } = await start();
     h.llm.script(
       {
         toolCalls: [
@@ -48,6 +53,19 @@ describe("MCP on Telegram", () => {
         expect(texts).toMatch(/MCP servers reloaded:\neverything: connected, \d+ tools \(stdio\)/);
       },
       { timeout: 20_000 },
+    );
+  });
+
+  it("sends an image an MCP tool returned with the answer", async () => {
+    const { fake, h } = await start();
+    h.llm.script({ toolCalls: [{ name: "mcp_everything_get-tiny-image", arguments: {} }] }, (req) => ({
+      text: `here: ${String(req.messages.at(-1)?.content ?? "")}`,
+    }));
+    fake.userSends({ chatId: 111, fromId: 111, text: "show me the logo" });
+    await vi.waitFor(() => expect(fake.callsTo("sendPhoto", 111).length).toBe(1), { timeout: 15_000 });
+    const texts = (await botReplies(fake, 111, 1)).join("\n");
+    expect(texts).toMatch(
+      /here: Here's the image you requested:\n\[image image\/png, \d+ bytes, saved to \S+\.png\]/,
     );
   });
 });
