@@ -65,7 +65,7 @@ describe("MCP on Telegram", () => {
     await vi.waitFor(() => expect(fake.callsTo("sendPhoto", 111).length).toBe(1), { timeout: 15_000 });
     const texts = (await botReplies(fake, 111, 1)).join("\n");
     expect(texts).toMatch(
-      /here: Here's the image you requested:\n\[image image\/png, \d+ bytes, saved to \S+\.png\]/,
+      /here: Here's the image you requested:\n\[image image\/png, \d+ bytes, saved to \/workspace\/mcp\/mcp-\d+-1\.png\]/,
     );
   });
 });
