@@ -81,11 +81,23 @@ export class McpConnection implements McpServerHandle {
     this.#log = deps.logger.child({ mcpServer: config.name });
   }
 
-  /** Starts connecting in the background. Idempotent; does nothing for a disabled server. */
-  start(): void {
+  /**
+   * Starts connecting in the background, after `delayMs` (the manager spreads its servers' starts:
+   * starting a process blocks this thread for tens of milliseconds). Idempotent; a disabled server
+   * does nothing.
+   */
+  start(delayMs = 0): void {
     if (this.#state !== "stopped") return;
     this.#state = "connecting";
-    void this.#connect();
+    if (delayMs <= 0) {
+      void this.#connect();
+      return;
+    }
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#connect();
+    }, delayMs);
+    this.#timer.unref();
   }
 
   /** Closes the connection and cancels a pending restart. Idempotent. */
