@@ -293,6 +293,8 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
           config.apiServer.port,
         );
   if (http) logger.info({ url: http.url }, "http server listening");
+  // After the API answers: MCP servers connect in the background, their tools appear as each is up.
+  tools?.mcp.start();
   logger.info({ adapters: [...started.keys()], failed: [...failed.keys()] }, "gateway ready");
   const stopWatching = redis && !options.localOnly ? watchWorkers(queue, logger) : undefined;
 

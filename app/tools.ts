@@ -26,7 +26,7 @@ import { McpManager, mcpToolset } from "../mcp/index.js";
 import { clarifyTool } from "../tools/clarify/index.js";
 import { cronjobTool } from "../tools/cron/index.js";
 import { fileTools } from "../tools/files/tools.js";
-import { mcpServerTools, mcpUtilityTools } from "../tools/mcp/index.js";
+import { type McpSaveDir, mcpServerTools, mcpUtilityTools } from "../tools/mcp/index.js";
 import { memoryTool } from "../tools/memory/index.js";
 import { sessionSearchTool } from "../tools/session-search/index.js";
 import { skillsTools } from "../tools/skills/index.js";
@@ -71,7 +71,10 @@ export interface AgentTools {
   transcribe: ((attachment: InboundAttachment, signal?: AbortSignal) => Promise<string>) | undefined;
   /** Spoken replies for chats with `/voice on`, when `voice.tts` is configured. */
   speakReply: SpeakReply | undefined;
-  /** The MCP servers of `mcp_servers:` (connecting in the background; none configured: empty). */
+  /**
+   * The MCP servers of `mcp_servers:` (none configured: empty). Not started: the process calls
+   * `mcp.start()` once it serves (the servers' start-up then does not delay its own).
+   */
   mcp: McpManager;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: { toolset: string; missing: string; fix: string }[];
@@ -101,6 +104,8 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   let stageAttachments: AgentTools["stageAttachments"];
   let housekeeping: NodeJS.Timeout | undefined;
   let processes: ProcessRegistry | undefined;
+  // Files MCP tools return: into the session's workspace where the file tools are on, else the cache.
+  let mcpFiles: McpSaveDir | undefined;
   try {
     const options = execBackendOptions(config);
     const { maxTimeoutS, dangerousCommands } = config.exec;
@@ -134,6 +139,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
         logger.warn({}, "dangerous commands run without approval (exec.dangerous_commands: off)");
       tools.push(...fileTools({ workspaces, virtualRoot }));
       stageAttachments = (job) => copyAttachments(workspaces, job, virtualRoot);
+      mcpFiles = mcpWorkspaceFiles(workspaces, virtualRoot);
       if (backend.name === "local")
         logger.warn({}, "terminal tools run commands on this host, unsandboxed (exec.backend: local)");
     } else {
@@ -158,7 +164,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   const senses = sensesTools(config, logger, unavailable, { manager: workspaces, virtualRoot });
   tools.push(...senses.tools);
   const registry = createToolRegistry(tools);
-  const mcp = mcpOf(config, registry, logger);
+  const mcp = mcpOf(config, registry, logger, mcpFiles);
   return {
     registry,
     mcp,
@@ -192,19 +198,23 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
  * The MCP servers: their resource/prompt tools now, each server's own tools once it connected (and
  * again on every change); the servers connect in the background, nothing waits for them.
  */
-function mcpOf(config: HeraldConfig, registry: ToolRegistry, logger: Logger): McpManager {
+function mcpOf(
+  config: HeraldConfig,
+  registry: ToolRegistry,
+  logger: Logger,
+  files: McpSaveDir | undefined,
+): McpManager {
   const log = logger.child({ component: "mcp" });
   const manager = new McpManager({ servers: config.mcpServers, logger: log });
-  registry.register(...mcpUtilityTools(manager));
+  registry.register(...mcpUtilityTools(manager, files));
   manager.toolsChanged.add((name) => {
     const server = manager.get(name);
     try {
-      registry.replaceToolset(mcpToolset(name), server ? mcpServerTools(server) : []);
+      registry.replaceToolset(mcpToolset(name), server ? mcpServerTools(server, files) : []);
     } catch (err) {
       log.error({ server: name, error: describeError(err) }, "mcp tools not registered");
     }
   });
-  manager.start();
   return manager;
 }
 
@@ -235,6 +245,17 @@ function webToolsOf(
   return {
     tools: webTools({ search, allowPrivate: config.web.allowPrivate, convertHtml: converter.convert }),
     close: () => converter.close(),
+  };
+}
+
+/** MCP files go to `<workspace>/mcp/` of the turn's session, named as the file tools see it. */
+function mcpWorkspaceFiles(workspaces: WorkspaceManager, virtualRoot: string | undefined): McpSaveDir {
+  return async (ctx) => {
+    const workspace = await workspaces.ensure({
+      sessionKey: ctx.origin.sessionKey,
+      userKey: `${ctx.origin.chat.platform}:user:${ctx.origin.userId}`,
+    });
+    return { dir: join(workspace.dir, "mcp"), shownAs: join(virtualRoot ?? workspace.dir, "mcp") };
   };
 }
 

@@ -104,6 +104,8 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
     throw err;
   }
   logger.info({ concurrency, prefix: config.queue.prefix }, "worker consuming turns");
+  // MCP servers connect in the background; their tools appear as each one is up.
+  tools.mcp.start();
 
   let stopping: Promise<void> | undefined;
   return {

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
 import { benchCommands, commandsMarkdown } from "./commands.js";
 import { startFlags, writeSection } from "./lib.js";
+import { benchMcp, mcpMarkdown } from "./mcp.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
@@ -66,6 +67,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchSenses(opts);
     console.log(JSON.stringify({ senses: result }));
     writeSection(file, "senses", sensesMarkdown(result, opts, "npm run bench -- senses"));
+  },
+  mcp: async () => {
+    const opts = { root, calls: 500, turns: 200, starts: 5, servers: 5 };
+    const result = await benchMcp(opts);
+    console.log(JSON.stringify({ mcp: result }));
+    writeSection(file, "mcp", mcpMarkdown(result, opts, "npm run bench -- mcp"));
   },
   redis: async () => {
     const opts = {

@@ -50,6 +50,9 @@ export interface McpConnectionDeps {
   version?: string | undefined;
 }
 
+/** The handshake (and tool listing) gets at least 30 s: a server started by npx may download first. */
+export const handshakeTimeoutMs = (callTimeoutMs: number) => Math.max(callTimeoutMs, 30_000);
+
 // A connection that lived this long before it ended starts its restarts from the base delay again.
 const STABLE_AFTER_MS = 60_000;
 
@@ -78,11 +81,23 @@ export class McpConnection implements McpServerHandle {
     this.#log = deps.logger.child({ mcpServer: config.name });
   }
 
-  /** Starts connecting in the background. Idempotent; does nothing for a disabled server. */
-  start(): void {
+  /**
+   * Starts connecting in the background, after `delayMs` (the manager spreads its servers' starts:
+   * starting a process blocks this thread for tens of milliseconds). Idempotent; a disabled server
+   * does nothing.
+   */
+  start(delayMs = 0): void {
     if (this.#state !== "stopped") return;
     this.#state = "connecting";
-    void this.#connect();
+    if (delayMs <= 0) {
+      void this.#connect();
+      return;
+    }
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#connect();
+    }, delayMs);
+    this.#timer.unref();
   }
 
   /** Closes the connection and cancels a pending restart. Idempotent. */
@@ -100,7 +115,7 @@ export class McpConnection implements McpServerHandle {
   }
 
   /** Resolves with the status once the first attempt settled (connected or failed), or after `timeoutMs`. */
-  async ready(timeoutMs = this.config.timeoutMs): Promise<McpServerStatus> {
+  async ready(timeoutMs = handshakeTimeoutMs(this.config.timeoutMs)): Promise<McpServerStatus> {
     const until = Date.now() + timeoutMs;
     while (this.#state === "connecting" && Date.now() < until) {
       await new Promise<void>((resolve) => {
@@ -136,9 +151,9 @@ export class McpConnection implements McpServerHandle {
   async callTool(name: string, args: Record<string, unknown>, options: McpCallOptions) {
     const client = this.#connected();
     const result = await this.#guard(
-      () =>
+      (signal) =>
         client.callTool({ name, arguments: args }, undefined, {
-          signal: options.signal,
+          signal,
           timeout: this.config.timeoutMs,
           ...(options.onProgress
             ? {
@@ -162,7 +177,7 @@ export class McpConnection implements McpServerHandle {
     let cursor: string | undefined;
     do {
       const page = await this.#guard(
-        () => client.listResources(cursor ? { cursor } : {}, this.#requestOptions(options)),
+        (signal) => client.listResources(cursor ? { cursor } : {}, this.#requestOptions(signal)),
         options.signal,
         "resources/list",
       );
@@ -176,7 +191,7 @@ export class McpConnection implements McpServerHandle {
   async readResource(uri: string, options: McpCallOptions): Promise<ReadResourceContents> {
     const client = this.#connected();
     const result = await this.#guard(
-      () => client.readResource({ uri }, this.#requestOptions(options)),
+      (signal) => client.readResource({ uri }, this.#requestOptions(signal)),
       options.signal,
       "resources/read",
     );
@@ -187,7 +202,7 @@ export class McpConnection implements McpServerHandle {
     const client = this.#connected();
     if (!client.getServerCapabilities()?.prompts) return [];
     const result = await this.#guard(
-      () => client.listPrompts({}, this.#requestOptions(options)),
+      (signal) => client.listPrompts({}, this.#requestOptions(signal)),
       options.signal,
       "prompts/list",
     );
@@ -205,15 +220,15 @@ export class McpConnection implements McpServerHandle {
   ): Promise<PromptMessages> {
     const client = this.#connected();
     const result = await this.#guard(
-      () => client.getPrompt({ name, arguments: args }, this.#requestOptions(options)),
+      (signal) => client.getPrompt({ name, arguments: args }, this.#requestOptions(signal)),
       options.signal,
       "prompts/get",
     );
     return { description: result.description, messages: result.messages };
   }
 
-  #requestOptions(options: McpCallOptions) {
-    return { signal: options.signal, timeout: this.config.timeoutMs };
+  #requestOptions(signal: AbortSignal) {
+    return { signal, timeout: this.config.timeoutMs };
   }
 
   #connected(): Client {
@@ -231,10 +246,16 @@ export class McpConnection implements McpServerHandle {
   }
 
   /** Runs a request; a closed connection or a timeout becomes a clear McpUnavailableError. */
-  async #guard<T>(run: () => Promise<T>, signal: AbortSignal, what: string): Promise<T> {
+  async #guard<T>(run: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, what: string): Promise<T> {
     const name = this.config.name;
+    // The SDK never removes the abort listener it adds per request: each call gets its own signal,
+    // linked to the turn's only while the call runs, so a turn's signal does not collect listeners.
+    const own = new AbortController();
+    const forward = () => own.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener("abort", forward, { once: true });
     try {
-      return await run();
+      return await run(own.signal);
     } catch (err) {
       if (signal.aborted) throw signal.reason ?? err;
       if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
@@ -250,6 +271,8 @@ export class McpConnection implements McpServerHandle {
           { cause: err },
         );
       throw err;
+    } finally {
+      signal.removeEventListener("abort", forward);
     }
   }
 
@@ -282,7 +305,7 @@ export class McpConnection implements McpServerHandle {
       if (client && this.#client === client) this.#client = undefined;
       await client?.close().catch(() => undefined);
       if (this.#stopped()) return;
-      this.#error = describeError(err);
+      this.#error = connectError(err, this.config.name);
       this.#retry();
     }
   }
@@ -293,7 +316,7 @@ export class McpConnection implements McpServerHandle {
     const attempt = async (transport: Transport, protocol: McpServerStatus["transport"]) => {
       const client = this.#newClient();
       try {
-        await client.connect(transport, { timeout: config.timeoutMs });
+        await client.connect(transport, { timeout: handshakeTimeoutMs(config.timeoutMs) });
       } catch (err) {
         await client.close().catch(() => undefined);
         throw err;
@@ -319,7 +342,8 @@ export class McpConnection implements McpServerHandle {
     try {
       return await attempt(new StreamableHTTPClientTransport(url, { requestInit }), "streamable_http");
     } catch (err) {
-      if (config.protocol === "streamable_http") throw err;
+      // A refusal of the credentials is not a sign of an older server: no SSE attempt then.
+      if (config.protocol === "streamable_http" || isAuthRefusal(err)) throw err;
       this.#log.debug({ error: describeError(err) }, "streamable HTTP failed, trying SSE");
       return attempt(new SSEClientTransport(url, { requestInit }), "sse");
     }
@@ -368,7 +392,9 @@ export class McpConnection implements McpServerHandle {
     const listed: SdkTool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor ? { cursor } : {}, { timeout: this.config.timeoutMs });
+      const page = await client.listTools(cursor ? { cursor } : {}, {
+        timeout: handshakeTimeoutMs(this.config.timeoutMs),
+      });
       listed.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor && listed.length < 1000);
@@ -411,4 +437,21 @@ export class McpConnection implements McpServerHandle {
     for (const w of [...this.#waiters]) w();
     this.#waiters.clear();
   }
+}
+
+const httpStatusOf = (err: unknown): number | undefined => {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === "number" && code >= 400 && code < 600 ? code : undefined;
+};
+
+const isAuthRefusal = (err: unknown) => [401, 403].includes(httpStatusOf(err) ?? 0);
+
+/** Why a connection failed, with the HTTP status and, for a refused credential, where to fix it. */
+function connectError(err: unknown, server: string): string {
+  const status = httpStatusOf(err);
+  if (status === undefined) return describeError(err);
+  const fix = isAuthRefusal(err)
+    ? `: the server refused the credentials; check mcp_servers.${server}.bearer_token_env (and the token in .env) or headers`
+    : "";
+  return `${describeError(err)} (HTTP ${status})${fix}`;
 }

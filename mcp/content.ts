@@ -24,26 +24,33 @@ const EXTENSIONS: Record<string, string> = {
   "application/gzip": "gz",
 };
 
+/** Where binary parts go, resolved only when a result has one: `dir` on this host, `shownAs` for the model. */
+export type SaveTarget = () => Promise<{ dir: string; shownAs: string }>;
+
 /**
- * Converts `result`. Binary parts (images, audio, blob resources) are written under `saveDir` when it
- * is given, else only described. Structured content is added as JSON when there is no text.
+ * Converts `result`. Binary parts (images, audio, blob resources) are written under `saveTo`'s folder
+ * when it is given, else only described. Structured content is added as JSON when there is no text.
  */
 export async function convertResult(
   result: CallToolResult,
-  saveDir: string | undefined,
+  saveTo: SaveTarget | undefined,
   prefix = "mcp",
 ): Promise<ConvertedResult> {
   const parts: string[] = [];
   const files: ConvertedResult["files"] = [];
   let n = 0;
+  let target: Promise<{ dir: string; shownAs: string }> | undefined;
   const save = async (base64: string, mimeType: string | undefined): Promise<string | undefined> => {
-    if (!saveDir) return undefined;
-    await mkdir(saveDir, { recursive: true });
+    if (!saveTo) return undefined;
+    target ??= saveTo();
+    const { dir, shownAs } = await target;
+    await mkdir(dir, { recursive: true });
     const ext = (mimeType && EXTENSIONS[mimeType]) ?? "bin";
-    const path = join(saveDir, `${prefix}-${Date.now()}-${++n}.${ext}`);
+    const name = `${prefix}-${Date.now()}-${++n}.${ext}`;
+    const path = join(dir, name);
     await writeFile(path, Buffer.from(base64, "base64"));
     files.push({ path, ...(mimeType ? { mimeType } : {}) });
-    return path;
+    return join(shownAs, name);
   };
   for (const part of result.content ?? []) {
     switch (part.type) {

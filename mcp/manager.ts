@@ -26,10 +26,15 @@ export class McpManager {
     this.#build(options.servers);
   }
 
-  /** Starts connecting every enabled server; returns at once. */
+  /**
+   * Starts connecting every enabled server; returns at once. Stdio servers start 25 ms apart, so the
+   * process answers its own requests between the spawns (each blocks the thread while it forks).
+   */
   start(): void {
     this.#started = true;
-    for (const server of this.#servers.values()) server.start();
+    let spawns = 0;
+    for (const server of this.#servers.values())
+      server.start(server.config.transport === "stdio" && server.config.enabled ? 25 * spawns++ : 0);
   }
 
   /** Closes every connection (stdio children end). */

@@ -32,7 +32,36 @@ export function cleanInputSchema(schema: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = { ...(object as Record<string, unknown>), type: "object" };
   if (!out["properties"] || typeof out["properties"] !== "object") out["properties"] = {};
   if (out["required"] !== undefined && !Array.isArray(out["required"])) delete out["required"];
+  flattenRoot(out);
   return out;
+}
+
+type Schema = { properties?: Record<string, unknown>; required?: unknown };
+
+/**
+ * OpenAI-style providers refuse `allOf`/`anyOf`/`oneOf`/`not`/`enum` at the root of a function's
+ * parameters: their branches' properties are merged into the root (required: by every `allOf` branch,
+ * or by all `anyOf`/`oneOf` branches alike), and the keywords dropped. The server still validates.
+ */
+function flattenRoot(out: Record<string, unknown>): void {
+  const properties = out["properties"] as Record<string, unknown>;
+  const required = new Set(Array.isArray(out["required"]) ? (out["required"] as string[]) : []);
+  const branches = (key: string): Schema[] =>
+    Array.isArray(out[key])
+      ? (out[key] as unknown[]).filter((b): b is Schema => !!b && typeof b === "object")
+      : [];
+  const requiredOf = (b: Schema) => (Array.isArray(b.required) ? (b.required as string[]) : []);
+  for (const b of branches("allOf")) {
+    Object.assign(properties, b.properties ?? {});
+    for (const r of requiredOf(b)) required.add(r);
+  }
+  const alternatives = [...branches("anyOf"), ...branches("oneOf")];
+  for (const b of alternatives) for (const [k, v] of Object.entries(b.properties ?? {})) properties[k] ??= v;
+  if (alternatives.length > 0)
+    for (const r of requiredOf(alternatives[0]!))
+      if (alternatives.every((b) => requiredOf(b).includes(r))) required.add(r);
+  for (const key of ["allOf", "anyOf", "oneOf", "not", "enum"]) delete out[key];
+  if (required.size > 0) out["required"] = [...required];
 }
 
 function clean(value: unknown): unknown {

@@ -9,7 +9,7 @@ interface McpServerCommon {
   /** The key under `mcp_servers:`. */
   name: string;
   enabled: boolean;
-  /** The longest a call (and the connection handshake) may take. */
+  /** The longest a call may take (the connection handshake: this, but at least 30 s). */
   timeoutMs: number;
   /** Only these tools (names as the server gives them); empty: all. */
   include: string[];

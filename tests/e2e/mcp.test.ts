@@ -4,7 +4,9 @@
  * what a stdio server's environment holds; a server killed mid-call, then back; /stop cancelling a long
  * call; /reload-mcp picking up a new server.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -29,6 +31,8 @@ afterEach(async () => {
 });
 
 const node = JSON.stringify(process.execPath);
+/** A tiny SDK server of our own: `add_tool` changes its tool list, `wait` runs until cancelled. */
+const FIXTURE = join(import.meta.dirname, "..", "fixtures", "mcp", "list-changing-server.mjs");
 const everything = (name: string, extra = "") =>
   `  ${name}:\n    command: ${node}\n    args: [${JSON.stringify(EVERYTHING_ENTRY)}, stdio]\n${extra}`;
 
@@ -138,6 +142,21 @@ describe("MCP client", () => {
     expect(toolResults(h.llm.requests.at(-1)).at(-1)).toContain(`[resource ${uri}`);
   });
 
+  it("refreshes a server's tools on notifications/tools/list_changed", async () => {
+    const h = await start(`  dyn:\n    command: ${node}\n    args: [${JSON.stringify(FIXTURE)}]\n`);
+    h.llm.script(
+      { toolCalls: [{ name: "mcp_dyn_add_tool", arguments: { name: "weather", answer: "sunny" } }] },
+      { text: "added" },
+    );
+    await say(h, "add a weather tool");
+    expect(toolNames(h.llm.requests.at(-1))).not.toContain("mcp_dyn_weather");
+    await expect.poll(() => h.gateway.mcp?.status()[0]?.tools, { timeout: 10_000 }).toBe(3);
+    h.llm.script({ toolCalls: [{ name: "mcp_dyn_weather", arguments: {} }] }, { text: "ok" });
+    await say(h, "what's the weather?");
+    expect(toolNames(h.llm.requests.at(-2))).toContain("mcp_dyn_weather");
+    expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("sunny");
+  });
+
   it("calls server-everything over streamable HTTP", async () => {
     remote = await startHttpEverything("streamableHttp");
     const h = await start(`  remote:\n    url: ${remote.url}\n    transport: streamable_http\n`);
@@ -148,6 +167,54 @@ describe("MCP client", () => {
     );
     await say(h, "echo over http");
     expect(toolResults(h.llm.requests.at(-1))).toEqual(["Echo: over http"]);
+  });
+
+  it("sends the bearer token bearer_token_env names; a server refusing it is reported, not fatal", async () => {
+    remote = await startHttpEverything("streamableHttp");
+    const target = new URL(remote.url);
+    const seen = new Set<string>();
+    const proxy = createServer((req, res) => {
+      seen.add(req.headers.authorization ?? "(none)");
+      if (req.headers.authorization !== "Bearer right-token")
+        return void res.writeHead(401).end("unauthorized");
+      const upstream = httpRequest(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`;
+    const servers = `  secured:\n    url: ${url}\n    transport: streamable_http\n    bearer_token_env: REMOTE_TOKEN\n`;
+    try {
+      const h = await start(servers, { REMOTE_TOKEN: "right-token" });
+      h.llm.script(
+        { toolCalls: [{ name: "mcp_secured_echo", arguments: { message: "authorised" } }] },
+        { text: "ok" },
+      );
+      await say(h, "echo");
+      expect(toolResults(h.llm.requests.at(-1))).toEqual(["Echo: authorised"]);
+      expect([...seen]).toEqual(["Bearer right-token"]);
+      await h.stop();
+      harness = await startHarness({
+        configYaml: `mcp_servers:\n${servers}`,
+        env: { REMOTE_TOKEN: "wrong" },
+      });
+      const wrong = harness;
+      expect(await say(wrong, "hello")).toBe("echo: hello");
+      await expect
+        .poll(() => wrong.gateway.mcp?.status()[0], { timeout: 10_000 })
+        .toMatchObject({
+          state: "retrying",
+          error: expect.stringMatching(/HTTP 401.*mcp_servers.secured.bearer_token_env/),
+        });
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it("falls back to SSE when the server has no streamable HTTP endpoint", async () => {
@@ -163,34 +230,47 @@ describe("MCP client", () => {
   });
 
   it("a server killed mid-call gives a clear error, then comes back", async () => {
-    const h = await start(everything("everything"));
+    const dir = mkdtempSync(join(tmpdir(), "herald-mcp-kill-"));
+    dirs.push(dir);
+    const mark = join(dir, "mark");
+    const h = await start(
+      `  dyn:\n    command: ${node}\n    args: [${JSON.stringify(FIXTURE)}]\n    env: { CANCEL_MARK: ${JSON.stringify(mark)} }\n`,
+    );
     const mcp = h.gateway.mcp!;
     const pid = mcp.status()[0]?.pid;
     expect(pid).toBeGreaterThan(0);
-    h.llm.script(
-      {
-        toolCalls: [
-          { name: "mcp_everything_trigger-long-running-operation", arguments: { duration: 30, steps: 30 } },
-        ],
-      },
-      (request) => ({ text: `tool said: ${toolResults(request).at(-1)}` }),
-    );
+    h.llm.script({ toolCalls: [{ name: "mcp_dyn_wait", arguments: {} }] }, (request) => ({
+      text: `tool said: ${toolResults(request).at(-1)}`,
+    }));
     const pending = say(h, "run the long job");
-    await expect.poll(() => h.llm.requests.length, { timeout: 10_000 }).toBe(1);
-    // The call is on its way once the model answered; give the server a moment to have it.
-    await new Promise((r) => setTimeout(r, 500));
+    await expect
+      .poll(() => existsSync(mark) && readFileSync(mark, "utf8"), { timeout: 10_000 })
+      .toBe("started");
     process.kill(pid!, "SIGKILL");
     expect(await pending).toMatch(
-      /^tool said: error: .*MCP server 'everything' stopped during tool trigger-long-running-operation/,
+      /^tool said: error: .*MCP server 'dyn' stopped during tool wait \(connection closed\); it is being restarted/,
     );
     await expect.poll(() => mcp.status()[0], { timeout: 20_000 }).toMatchObject({ state: "connected" });
     expect(mcp.status()[0]?.pid).not.toBe(pid);
     h.llm.script(
-      { toolCalls: [{ name: "mcp_everything_echo", arguments: { message: "back" } }] },
+      { toolCalls: [{ name: "mcp_dyn_add_tool", arguments: { name: "x", answer: "y" } }] },
       { text: "ok" },
     );
-    await say(h, "echo again");
-    expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("Echo: back");
+    await say(h, "add a tool");
+    expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("added x");
+  });
+
+  it("a call the server does not answer within timeout_s ends with an error naming the key", async () => {
+    const h = await start(
+      `  dyn:\n    command: ${node}\n    args: [${JSON.stringify(FIXTURE)}]\n    timeout_s: 1\n`,
+    );
+    h.llm.script({ toolCalls: [{ name: "mcp_dyn_wait", arguments: {} }] }, (request) => ({
+      text: `tool said: ${toolResults(request).at(-1)}`,
+    }));
+    expect(await say(h, "wait")).toBe(
+      "tool said: error: mcp_dyn_wait failed: MCP server 'dyn' did not answer tool wait within 1 s (mcp_servers.dyn.timeout_s).",
+    );
+    expect(h.gateway.mcp?.status()[0]).toMatchObject({ state: "connected" });
   });
 
   it("/stop cancels a long MCP call; the server stays up", async () => {
@@ -213,6 +293,25 @@ describe("MCP client", () => {
     );
     await say(h, "echo", "mcp-stop");
     expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("Echo: still here");
+  });
+
+  it("/stop sends the server notifications/cancelled for the running call", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "herald-mcp-cancel-"));
+    dirs.push(dir);
+    const mark = join(dir, "mark");
+    const h = await start(
+      `  dyn:\n    command: ${node}\n    args: [${JSON.stringify(FIXTURE)}]\n    env: { CANCEL_MARK: ${JSON.stringify(mark)} }\n`,
+    );
+    h.llm.script({ toolCalls: [{ name: "mcp_dyn_wait", arguments: {} }] });
+    const pending = chat(h, "wait for it", { sessionId: "mcp-cancel" });
+    await expect
+      .poll(() => existsSync(mark) && readFileSync(mark, "utf8"), { timeout: 10_000 })
+      .toBe("started");
+    expect(await say(h, "/stop", "mcp-cancel")).toBe("⏹ Stopped.");
+    await pending;
+    await expect
+      .poll(() => existsSync(mark) && readFileSync(mark, "utf8"), { timeout: 10_000 })
+      .toBe("cancelled");
   });
 
   it("a server that never connects: the gateway answers, its calls fail at once; /reload-mcp brings a new one", async () => {

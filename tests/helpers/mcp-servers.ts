@@ -3,11 +3,16 @@
  * package's resolved entry (never npx), over stdio or streamable HTTP on a free loopback port.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
 
+// Resolved like any dependency (also from the build in dist/): the packages have no `exports` map.
 const resolveEntry = (pkg: string) =>
-  fileURLToPath(new URL(`../../node_modules/@modelcontextprotocol/${pkg}/dist/index.js`, import.meta.url));
+  join(
+    dirname(createRequire(import.meta.url).resolve(`@modelcontextprotocol/${pkg}/package.json`)),
+    "dist/index.js",
+  );
 
 /** `node …/server-everything/dist/index.js`. */
 export const EVERYTHING_ENTRY = resolveEntry("server-everything");

@@ -22,13 +22,32 @@ export const MCP_UTILITY_TOOLSET = "mcp";
 
 const anyObject = z.record(z.string(), z.unknown());
 
-/** Where a call's images and binary resources are saved (named in the result, sent with the reply). */
-function saveDirOf(ctx: ToolContext, server: string): string {
-  return join(ctx.homeDir, "cache", "mcp", server);
+/**
+ * Where a call's images and binary resources are saved (named in the result, sent with the reply):
+ * `dir` on this host, `shownAs` as the model names it (e.g. the sandbox's `/workspace/mcp`).
+ */
+export type McpSaveDir = (ctx: ToolContext, server: string) => Promise<{ dir: string; shownAs: string }>;
+
+/** @defaultValue of `McpSaveDir`: `HERALD_HOME/cache/mcp/<server>`. */
+const cacheDir: McpSaveDir = async (ctx, server) => {
+  const dir = join(ctx.homeDir, "cache", "mcp", server);
+  return { dir, shownAs: dir };
+};
+
+/** `saveDir` for this call, resolved only when a result has a file; the cache when it fails. */
+function saveTo(ctx: ToolContext, server: string, saveDir: McpSaveDir) {
+  return async () => {
+    try {
+      return await saveDir(ctx, server);
+    } catch (err) {
+      ctx.logger.warn({ err: String(err) }, "mcp files go to the cache instead of the workspace");
+      return cacheDir(ctx, server);
+    }
+  };
 }
 
 /** The model's tools for `server`'s current tool list (empty while it has never connected). */
-export function mcpServerTools(server: McpServerHandle): Tool[] {
+export function mcpServerTools(server: McpServerHandle, saveDir: McpSaveDir = cacheDir): Tool[] {
   const seen = new Set<string>();
   const tools: Tool[] = [];
   for (const info of server.tools()) {
@@ -42,12 +61,13 @@ export function mcpServerTools(server: McpServerHandle): Tool[] {
         toolset: mcpToolset(info.server),
         parameters: anyObject,
         jsonSchema: cleanInputSchema(info.inputSchema),
+        label: () => `🔌 ${info.server}: ${info.name}`,
         async execute(args, ctx): Promise<ToolOutput> {
           const result = await server.callTool(info.name, args, {
             signal: ctx.signal,
             onProgress: (line) => ctx.progress(line),
           });
-          const converted = await convertResult(result, saveDirOf(ctx, info.server));
+          const converted = await convertResult(result, saveTo(ctx, info.server, saveDir));
           return {
             content: converted.isError ? `error: ${converted.text}` : converted.text,
             isError: converted.isError,
@@ -71,7 +91,7 @@ function serverFor(manager: McpManager, name: string, ctx: ToolContext): McpServ
 }
 
 /** `mcp_list_resources`, `mcp_read_resource`, `mcp_get_prompt` over `manager`'s servers. */
-export function mcpUtilityTools(manager: McpManager): Tool[] {
+export function mcpUtilityTools(manager: McpManager, saveDir: McpSaveDir = cacheDir): Tool[] {
   return [
     defineTool({
       name: "mcp_list_resources",
@@ -133,7 +153,7 @@ export function mcpUtilityTools(manager: McpManager): Tool[] {
                   : { uri: c.uri, blob: c.blob ?? "", ...(c.mimeType ? { mimeType: c.mimeType } : {}) },
             })),
           },
-          saveDirOf(ctx, server),
+          saveTo(ctx, server, saveDir),
         );
         return { content: converted.text, ...(converted.files.length ? { files: converted.files } : {}) };
       },
