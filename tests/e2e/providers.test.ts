@@ -5,6 +5,9 @@
  * once, `/usage` and the API's `usage` equal what the fake model reported, and two consecutive requests
  * of one session share their prefix byte for byte.
  */
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FakeLlm } from "../fakes/llm/index.js";
@@ -151,6 +154,18 @@ describe("providers", () => {
     expect(lines.map((l) => [l.model, l.promptTokens, l.completionTokens, l.cachedTokens, l.calls])).toEqual([
       ["main/model-a", sum.prompt, sum.completion, sum.cached, 4],
     ]);
+    // `herald sessions show` ends with the same usage.
+    const cli = fileURLToPath(new URL("../../app/cli.ts", import.meta.url));
+    const id = h.state.sessions.list({ activeOnly: true })[0]!.id;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", cli, "sessions", "show", id],
+      {
+        env: { ...process.env, HERALD_HOME: h.homeDir, MAIN_KEY: "key-a", HERALD_LOG_LEVEL: "silent" },
+      },
+    );
+    expect(stdout).toContain("Usage (4 model calls):");
+    expect(totalOf(stdout)).toEqual(sum);
     // The API's caller is the owner: /usage all shows every model and user.
     const all = await chat(h, "/usage all", { sessionId: session });
     expect(all.text).toContain("All usage by model (4 model calls):");
