@@ -2,7 +2,7 @@
  * The provider catalog, the model client's chain across providers (against two fake model servers),
  * the agent loop's answer to "context too long", prompt-cache markers and the config of providers.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -298,6 +298,26 @@ describe("providers in config.yaml", () => {
     expect(config.providers[0]).toMatchObject({ name: "openrouter", apiKey: "sk-or-from-dotenv" });
     expect(config.model.default).toBe("openrouter/anthropic/claude-sonnet-4");
     expect(createCatalog(config).defaultModel).toBe("openrouter/anthropic/claude-sonnet-4");
+  });
+
+  it("loads the README's example as the README says it works", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const section = readme.slice(readme.indexOf("## Models, providers and usage"));
+    const example = /```yaml\n([\s\S]*?)```/.exec(section)![1]!;
+    const config = load(example, { OPENROUTER_API_KEY: "sk-or-test" });
+    const c = createCatalog(config);
+    expect(c.defaultModel).toBe("openrouter/anthropic/claude-sonnet-4");
+    expect(config.model.fallbacks.map((f) => c.resolve(f)?.provider.name)).toEqual(["openrouter", "local"]);
+    expect(c.resolve(config.auxiliary.compression!)?.provider.baseUrl).toBe("http://127.0.0.1:8080/v1");
+    expect(config.providers[0]?.headers).toEqual({
+      "HTTP-Referer": "https://example.org",
+      "X-Title": "Herald",
+    });
+    expect(config.access.owners).toEqual(["telegram:123456789"]);
+    expect(wantsCacheMarkers(c.resolve(c.defaultModel)!)).toBe(true);
+    expect(c.costOf({ model: c.defaultModel, promptTokens: 1e6, cachedTokens: 0, completionTokens: 0 })).toBe(
+      3,
+    );
   });
 
   it("keeps the env-only setup: a bare HERALD_MODEL on OPENAI_BASE_URL", () => {
