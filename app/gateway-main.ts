@@ -87,7 +87,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     queue,
     logger,
     userIds: userIdNormalisers,
-    modelName: config.model.default ?? config.model.name,
+    modelName: (key) => sessionModels?.modelOf(key) ?? config.model.default ?? config.model.name,
     context: (turn, chatType) => ({
       history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
       systemPrompt: learning.systemPrompt(turn, chatType),

@@ -79,6 +79,8 @@ export function ownerCheck(
 export interface SessionModels {
   /** The session's model and reasoning effort for a turn starting now (binds early settings to it). */
   forTurn(turn: TurnRecord): { model?: string | undefined; reasoningEffort?: ReasoningEffort | undefined };
+  /** The model the next turn of a session key runs on (`/status`). */
+  modelOf(sessionKey: string): string;
 }
 
 /**
@@ -150,6 +152,12 @@ export function attachProviders(
   });
 
   return {
+    modelOf(sessionKey) {
+      const active = state.sessions
+        .list({ keyPrefix: sessionKey, activeOnly: true, limit: 5 })
+        .find((s) => s.key === sessionKey);
+      return settings.get(sessionKey, active?.id).model ?? catalog.defaultModel;
+    },
     forTurn(turn) {
       const s = settings.get(turn.sessionKey, turn.sessionId, true);
       return {

@@ -46,8 +46,8 @@ export interface GatewayRunnerOptions {
   context?: TurnContextSource | undefined;
   /** How each platform's user ids compare in allowlists (from the platform modules). */
   userIds?: UserIdNormalisers | undefined;
-  /** The model named by `/status`. */
-  modelName?: string | undefined;
+  /** The model named by `/status` (a function: the session key's own). */
+  modelName?: string | ((sessionKey: string) => string) | undefined;
   now?: () => number;
 }
 

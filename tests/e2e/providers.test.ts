@@ -94,6 +94,7 @@ describe("providers", () => {
 
     const switched = await chat(h, "/model other/model-b", { sessionId: session });
     expect(switched.text).toBe("Switched this session to other/model-b.");
+    expect((await chat(h, "/status", { sessionId: session })).text).toContain("Model: other/model-b");
     const next = await chat(h, "still there?", { sessionId: session });
     expect(next.text).toBe("echo: still there?");
     expect(b.requests.map((r) => r.model)).toEqual(["model-b"]);
