@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
 import { startFlags, writeSection } from "./lib.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
+import { benchRequests, requestsMarkdown } from "./requests.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
 
@@ -52,6 +53,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchTools(opts);
     console.log(JSON.stringify({ tools: result }));
     writeSection(file, "tools", toolsMarkdown(result, opts, "npm run bench -- tools"));
+  },
+  requests: async () => {
+    const opts = { turns: 12 };
+    const result = await benchRequests(opts);
+    console.log(JSON.stringify({ requests: result }));
+    writeSection(file, "requests", requestsMarkdown(result, opts, "npm run bench -- requests"));
   },
   redis: async () => {
     const opts = {
