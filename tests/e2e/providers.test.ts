@@ -11,7 +11,7 @@ import { promisify } from "node:util";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FakeLlm } from "../fakes/llm/index.js";
-import { startFakeLlm } from "../fakes/llm/index.js";
+import { messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { startFakeTelegram } from "../fakes/telegram/index.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 import { botReplies } from "./telegram-helpers.js";
@@ -262,6 +262,29 @@ describe("providers", () => {
     const added = JSON.parse(two!).messages.slice(JSON.parse(one!).messages.length);
     expect(added.map((m: { role: string }) => m.role)).toEqual(["assistant", "user"]);
     expect(end / two!.length).toBeGreaterThan(0.95);
+  });
+});
+
+describe("auxiliary models", () => {
+  it("runs the learning review on auxiliary.review's provider while turns stay on the default", async () => {
+    const a = await startFakeLlm();
+    const b = await startFakeLlm();
+    fakes.push(a, b);
+    harness = await startHarness({
+      llm: a,
+      configYaml: `${providersYaml(a, b)}auxiliary:\n  review: other/model-b\n`,
+      env: { MAIN_KEY: "key-a", HERALD_LEARNING_RESET_MIN_TURNS: "2" },
+    });
+    const h = harness;
+    const first = await chat(h, "I'm Alice and I run a tea shop");
+    await chat(h, "keep answers short please", { sessionId: first.sessionId! });
+    b.script({ text: "Nothing worth saving." });
+    await chat(h, "/new", { sessionId: first.sessionId! });
+    await b.waitForRequests(1);
+    await h.gateway.learning.reviewer!.idle();
+    expect(b.requests[0]!.model).toBe("model-b");
+    expect(messageText(b.requests[0]!.messages.at(-1))).toContain("tea shop");
+    expect(a.requests.map((r) => r.model)).toEqual(["model-a", "model-a"]);
   });
 });
 
