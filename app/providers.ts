@@ -98,7 +98,14 @@ export function attachProviders(
   const settings = new SessionModelStore(state.kv(SESSION_MODELS_NAMESPACE));
   const isOwner = ownerCheck(config);
   runner.commands.add(
-    providerCommands({ catalog, settings, sessions: state.sessions, usage: state.usage, isOwner }),
+    providerCommands({
+      catalog,
+      settings,
+      sessions: state.sessions,
+      usage: state.usage,
+      isOwner,
+      fallbacks: config.model.fallbacks,
+    }),
   );
 
   const tokens = metrics.counter(

@@ -322,8 +322,18 @@ describe("a provider that refuses its key", () => {
     expect(later.filter((t) => t.includes("answered 401"))).toHaveLength(1);
     expect(later).toEqual(expect.arrayContaining(["echo: second", "echo: third"]));
     expect(b.requests).toHaveLength(3);
-    // A user who is not the owner hears nothing of it.
+    // A user who is not the owner hears nothing of it, sees no one else's usage, and may pick only
+    // the models config lists (an unlisted one could cost anything).
     telegram.userSends({ chatId: 222, fromId: 222, text: "/usage all" });
     expect(await botReplies(telegram, 222, 1)).toEqual(["Only the owner can see everyone's usage."]);
+    telegram.userSends({ chatId: 222, fromId: 222, text: "/model main/an-unlisted-model" });
+    expect((await botReplies(telegram, 222, 2))[1]).toMatch(
+      /^There is no model 'main\/an-unlisted-model' here\./,
+    );
+    telegram.userSends({ chatId: 222, fromId: 222, text: "/model other" });
+    expect((await botReplies(telegram, 222, 3))[2]).toBe("Switched this session to other/model-b.");
+    // The owner may.
+    telegram.userSends({ chatId: 111, fromId: 111, text: "/model main/an-unlisted-model" });
+    expect((await botReplies(telegram, 111, 5))[4]).toBe("Switched this session to main/an-unlisted-model.");
   });
 });
