@@ -102,9 +102,13 @@ describe("providers", () => {
     expect(b.requests[0]!.messages.map((m) => m.content)).toContain("hello");
     expect(a.requests).toHaveLength(1);
 
-    // Only this session: a new one starts on the default.
+    // Only this session: another chat, and this chat's next session after /new, start on the default.
     await chat(h, "new conversation");
     expect(a.requests).toHaveLength(2);
+    await chat(h, "/new", { sessionId: session });
+    await chat(h, "fresh start", { sessionId: session });
+    expect(a.requests).toHaveLength(3);
+    expect(b.requests).toHaveLength(1);
     const unknown = await chat(h, "/model nope", { sessionId: session });
     expect(unknown.text).toMatch(/^There is no model 'nope' here\./);
   });
