@@ -269,6 +269,40 @@ describe("providers", () => {
   });
 });
 
+describe("prompt-cache markers", () => {
+  it("marks the system prompt and the last stored message for a model that wants cache_control, moving with the session", async () => {
+    const a = await startFakeLlm();
+    const b = await startFakeLlm();
+    fakes.push(a, b);
+    harness = await startHarness({
+      llm: a,
+      configYaml: providersYaml(a, b).replace(
+        "context_tokens: 64000",
+        "context_tokens: 64000\n        cache_control: true",
+      ),
+      env: { MAIN_KEY: "key-a" },
+    });
+    const first = await chat(harness, "first");
+    await chat(harness, "second", { sessionId: first.sessionId! });
+    const marked = (r: (typeof a.requests)[number]) =>
+      r.messages.flatMap((m, i) =>
+        Array.isArray(m.content) && m.content.some((p) => (p as { cache_control?: unknown }).cache_control)
+          ? [i]
+          : [],
+      );
+    const [one, two] = a.requests;
+    // First turn: no history yet, only the system prompt. Second: also the last stored message (the answer).
+    expect(marked(one!)).toEqual([0]);
+    expect(marked(two!)).toEqual([0, 2]);
+    expect(messageText(two!.messages[2])).toBe("echo: first");
+    expect(two!.messages.at(-1)).toEqual({ role: "user", content: "second" });
+    // The other provider's model wants none.
+    await chat(harness, "/model other", { sessionId: first.sessionId! });
+    await chat(harness, "third", { sessionId: first.sessionId! });
+    expect(b.requests[0]!.messages.every((m) => typeof m.content === "string")).toBe(true);
+  });
+});
+
 describe("auxiliary models", () => {
   it("runs the learning review on auxiliary.review's provider while turns stay on the default", async () => {
     const a = await startFakeLlm();
