@@ -167,6 +167,26 @@ describe("the model client across providers", () => {
     ]);
   });
 
+  it("falls back to another provider when the first does not answer in time", async () => {
+    a.setDefault(() => ({ text: "too late", delayMs: 2_000 }));
+    const slow = createModelClient({
+      baseUrl: "http://127.0.0.1:9/v1",
+      name: "unused",
+      fallbacks: ["two/vendor/m2"],
+      catalog: catalog(),
+      contextTokens: 128_000,
+      maxIterations: 10,
+      timeoutMs: 150,
+      maxRetries: 1,
+      vision: false,
+      retryBaseDelayMs: 2,
+    });
+    const result = await slow.streamChat({ messages: [user("hurry")] });
+    expect(result.model).toBe("two/vendor/m2");
+    expect(result.message.content).toBe("echo: hurry");
+    expect(a.requests).toHaveLength(2);
+  });
+
   it("sends reasoning_effort only to a model that declares reasoning", async () => {
     await client([], "two/vendor/m2").streamChat({ messages: [user("x")], reasoningEffort: "medium" });
     await client([]).streamChat({ messages: [user("x")], reasoningEffort: "medium" });
@@ -246,6 +266,37 @@ describe("a context the model says is too long", () => {
       ["two/vendor/m2", 1],
       ["one/m1", 1],
     ]);
+  });
+
+  it("keeps the turn's tool calls and results when the context overflows after them", async () => {
+    const tools = new ToolRegistry();
+    const { sessionSearchTool } = await import("../../tools/session-search/index.js");
+    tools.register(sessionSearchTool);
+    a.script(
+      { toolCalls: [{ name: "session_search", arguments: { query: "tea" } }] },
+      { error: { status: 400, message: "Please reduce the length of the messages." } },
+      { text: "done after the tool" },
+    );
+    b.script({ text: "SUMMARY" });
+    const result = await runTurn(
+      { ...job(), toolsets: ["core"] },
+      {
+        model: client([]),
+        compressionModel: "two/vendor/m2",
+        tools,
+        state: { searchSessions: async () => [] },
+        logger: silentLogger(),
+        homeDir: "/tmp",
+        signal: new AbortController().signal,
+        progress: () => undefined,
+      },
+    );
+    expect(result).toMatchObject({ kind: "ok", reply: { text: "done after the tool" } });
+    const retry = a.requests[2]!.messages;
+    // Compressed history, then this turn's input, its tool call and the tool's result, in order.
+    expect(retry.slice(-3).map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+    expect(messageText(retry.at(-3))).toBe("and now?");
+    expect(retry.some((m) => messageText(m).includes("SUMMARY"))).toBe(true);
   });
 
   it("says what to do when compressing did not make it fit", async () => {
