@@ -323,6 +323,12 @@ describe("auxiliary models", () => {
     expect(b.requests[0]!.model).toBe("model-b");
     expect(messageText(b.requests[0]!.messages.at(-1))).toContain("tea shop");
     expect(a.requests.map((r) => r.model)).toEqual(["model-a", "model-a"]);
+    // The review's tokens count toward the reviewed session, under the review's model.
+    const all = await chat(h, "/usage all");
+    const b0 = b.usages[0]!;
+    expect(all.text).toContain(
+      `• other/model-b: ${b0.prompt_tokens.toLocaleString("en-US")} in (0 cached), ${b0.completion_tokens.toLocaleString("en-US")} out, 1 call`,
+    );
   });
 });
 
