@@ -126,11 +126,17 @@ describe("providers", () => {
     expect(usage.text).not.toContain("main/model-a");
   });
 
-  it("sends each provider the key its api_key_env names", async () => {
-    const { a, h } = await twoProviders({ aKey: "key-a" });
+  it("sends each provider the key its api_key_env names and its own extra headers", async () => {
+    const { a, b, h } = await twoProviders({ aKey: "key-a" });
     // The fake answers 401 to any other key: an answer means the key from MAIN_KEY was sent.
-    expect((await chat(h, "with my key")).text).toBe("echo: with my key");
+    const first = await chat(h, "with my key");
+    expect(first.text).toBe("echo: with my key");
     expect(a.requests).toHaveLength(1);
+    expect(a.headers[0]).toMatchObject({ authorization: "Bearer key-a", "x-title": "Herald tests" });
+    await chat(h, "/model other", { sessionId: first.sessionId! });
+    await chat(h, "keyless", { sessionId: first.sessionId! });
+    expect(b.headers[0]?.["x-title"]).toBeUndefined();
+    expect(b.headers[0]?.authorization).toBe("Bearer not-set");
   });
 
   it("/usage equals the sum of the usage the model reported over several turns, cached tokens and cost included", async () => {
