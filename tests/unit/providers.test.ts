@@ -187,6 +187,23 @@ describe("the model client across providers", () => {
     expect(a.requests).toHaveLength(2);
   });
 
+  it("on 403 (this model not allowed for the key) raises an alert and still tries the provider's other models", async () => {
+    a.script(
+      { model: "m1", error: { status: 403, message: "not allowed" } },
+      { model: "m1-mini", text: "mini here" },
+    );
+    const alerts: ProviderAlert[] = [];
+    const result = await client(["one/m1-mini"]).streamChat({
+      messages: [user("hi")],
+      onAlert: (alert) => alerts.push(alert),
+    });
+    expect(result.model).toBe("one/m1-mini");
+    expect(alerts.map((x) => [x.model, x.status])).toEqual([["one/m1", 403]]);
+    expect(alerts[0]?.message).toBe(
+      "The model endpoint answered 403 (forbidden) for model 'one/m1': check that ONE_KEY may use it.",
+    );
+  });
+
   it("sends reasoning_effort only to a model that declares reasoning", async () => {
     await client([], "two/vendor/m2").streamChat({ messages: [user("x")], reasoningEffort: "medium" });
     await client([]).streamChat({ messages: [user("x")], reasoningEffort: "medium" });
