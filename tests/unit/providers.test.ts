@@ -16,6 +16,7 @@ import { silentLogger } from "../../core/logger.js";
 import type { ProviderAlert, TurnJob } from "../../core/turn.js";
 import type { ChatMessage } from "../../core/types.js";
 import { ProviderCatalog, wantsCacheMarkers } from "../../providers/catalog.js";
+import { SessionModelStore } from "../../providers/settings.js";
 import { type FakeLlm, messageText, startFakeLlm } from "../fakes/llm/index.js";
 
 let a: FakeLlm;
@@ -129,6 +130,27 @@ describe("the provider catalog", () => {
     expect(body.messages[3].content).toBe("new question");
     // Without markers the body is as before.
     expect(JSON.parse(requestBody("m", { messages })).messages).toEqual(messages);
+  });
+});
+
+describe("per-session model settings", () => {
+  it("bind a choice made before the session existed to the session that opens next, and end with it", () => {
+    const map = new Map<string, string>();
+    const store = new SessionModelStore({
+      get: (k) => map.get(k),
+      set: (k, v) => void map.set(k, v),
+      delete: (k) => void map.delete(k),
+    });
+    store.set("key", undefined, { model: "two/vendor/m2" });
+    expect(store.get("key", "s1", true)).toMatchObject({ model: "two/vendor/m2" });
+    // Bound now: the session after it starts from the defaults.
+    expect(store.get("key", "s2")).toEqual({});
+    expect(store.get("key", "s1")).toMatchObject({ model: "two/vendor/m2" });
+    store.set("key", "s1", { reasoning: "high" });
+    expect(store.get("key", "s1")).toMatchObject({ model: "two/vendor/m2", reasoning: "high" });
+    store.set("key", "s1", { model: undefined });
+    expect(store.get("key", "s1")).toEqual({ sessionId: "s1", reasoning: "high" });
+    expect(store.get("other-key", "s1")).toEqual({});
   });
 });
 
