@@ -239,7 +239,7 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
       const emitted = { any: false };
 
       for (const target of chain) {
-        // A provider that refused its key refuses it for every model: skip its other models.
+        // A provider that rejected its key (401) rejects it for every model: skip its other models.
         if (refused.has(target.provider.name)) continue;
         tried.push(target.ref);
         let failure: AttemptFailure | undefined;
@@ -288,7 +288,8 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
           });
           const authFailed = failure.status === 401 || failure.status === 403;
           if (authFailed) {
-            refused.add(provider.name);
+            // 401: the key is bad for every model there. 403 may be one model the key may not use.
+            if (failure.status === 401) refused.add(provider.name);
             try {
               request.onAlert?.({
                 provider: provider.name,

@@ -8,12 +8,14 @@ import { join } from "node:path";
 import { Command } from "commander";
 import { ConfigError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
+import { usageText } from "../providers/commands.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { cliAction } from "./cli-action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
 import { printDoctor, runDoctor } from "./doctor.js";
 import { createProcessLogger } from "./logging.js";
 import { chatParser } from "./platforms.js";
+import { createCatalog } from "./providers.js";
 
 // Run from source (app/cli.ts) or from the build (dist/app/cli.js): package.json is one or two up.
 const pkgUrl = [
@@ -148,7 +150,8 @@ sessions
   );
 sessions.command("show <id>").action(
   action((id: string) => {
-    const state = openState(config());
+    const cfg = config();
+    const state = openState(cfg);
     const session = state.sessions.get(id);
     if (!session) throw new Error(`No session ${id}. \`herald sessions list\` shows the ids.`);
     process.stdout.write(`${session.key}  (${session.messageCount} messages)\n\n`);
@@ -160,6 +163,7 @@ sessions.command("show <id>").action(
           : "";
       process.stdout.write(`${m.message.role}${calls}: ${content}\n\n`);
     }
+    process.stdout.write(`${usageText("Usage", state.usage.forSession(id), createCatalog(cfg))}\n`);
     state.close();
   }),
 );

@@ -120,7 +120,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     queue,
     logger,
     userIds: userIdNormalisers,
-    modelName: config.model.default ?? config.model.name,
+    modelName: (key) => sessionModels?.modelOf(key) ?? config.model.default ?? config.model.name,
     compress: createSessionCompressor(config, state, logger.child({ component: "compress" }), {
       retryBaseDelayMs: options.retryBaseDelayMs,
     }),

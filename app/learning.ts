@@ -101,6 +101,17 @@ export function createLearning(
         state: createLocalStateClient(state, stateApis),
         logger,
         homeDir: config.homeDir,
+        // A review's tokens count toward the reviewed session's usage (`/usage`, `/usage all`).
+        onUsage: (reviewId, origin, usage) => {
+          if (!state.usage || !usage.byModel?.length) return;
+          const turn = {
+            id: reviewId,
+            sessionId: origin.sessionId,
+            userId: origin.userId,
+            chat: origin.chat,
+          };
+          state.transaction(() => state.usage?.record(turn, usage.byModel ?? [], Date.now()));
+        },
         context: () => {
           const list = skills
             .catalog()

@@ -79,6 +79,8 @@ export function ownerCheck(
 export interface SessionModels {
   /** The session's model and reasoning effort for a turn starting now (binds early settings to it). */
   forTurn(turn: TurnRecord): { model?: string | undefined; reasoningEffort?: ReasoningEffort | undefined };
+  /** The model the next turn of a session key runs on (`/status`). */
+  modelOf(sessionKey: string): string;
 }
 
 /**
@@ -96,7 +98,14 @@ export function attachProviders(
   const settings = new SessionModelStore(state.kv(SESSION_MODELS_NAMESPACE));
   const isOwner = ownerCheck(config);
   runner.commands.add(
-    providerCommands({ catalog, settings, sessions: state.sessions, usage: state.usage, isOwner }),
+    providerCommands({
+      catalog,
+      settings,
+      sessions: state.sessions,
+      usage: state.usage,
+      isOwner,
+      fallbacks: config.model.fallbacks,
+    }),
   );
 
   const tokens = metrics.counter(
@@ -150,6 +159,12 @@ export function attachProviders(
   });
 
   return {
+    modelOf(sessionKey) {
+      const active = state.sessions
+        .list({ keyPrefix: sessionKey, activeOnly: true, limit: 5 })
+        .find((s) => s.key === sessionKey);
+      return settings.get(sessionKey, active?.id).model ?? catalog.defaultModel;
+    },
     forTurn(turn) {
       const s = settings.get(turn.sessionKey, turn.sessionId, true);
       return {

@@ -9,6 +9,7 @@ import { benchCommands, commandsMarkdown } from "./commands.js";
 import { startFlags, writeSection } from "./lib.js";
 import { benchMcp, mcpMarkdown } from "./mcp.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
+import { benchRequests, requestsMarkdown } from "./requests.js";
 import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
@@ -73,6 +74,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchMcp(opts);
     console.log(JSON.stringify({ mcp: result }));
     writeSection(file, "mcp", mcpMarkdown(result, opts, "npm run bench -- mcp"));
+  },
+  requests: async () => {
+    const opts = { turns: 12 };
+    const result = await benchRequests(opts);
+    console.log(JSON.stringify({ requests: result }));
+    writeSection(file, "requests", requestsMarkdown(result, opts, "npm run bench -- requests"));
   },
   redis: async () => {
     const opts = {

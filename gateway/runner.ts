@@ -55,8 +55,8 @@ export interface GatewayRunnerOptions {
   context?: TurnContextSource | undefined;
   /** How each platform's user ids compare in allowlists (from the platform modules). */
   userIds?: UserIdNormalisers | undefined;
-  /** The model named by `/status`. */
-  modelName?: string | undefined;
+  /** The model named by `/status` (a function: the session key's own). */
+  modelName?: string | ((sessionKey: string) => string) | undefined;
   /** `/compress`'s compressor (a model call); without it /compress says it is unavailable. */
   compress?: CompressSession | undefined;
   /** Plugins' inbound hooks: may drop or rewrite a message of an allowed user. @defaultValue none */

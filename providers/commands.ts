@@ -15,8 +15,10 @@ export interface ProviderCommandsOptions {
   settings: SessionModelStore;
   sessions: Pick<SessionStore, "list">;
   usage: UsageLedger;
-  /** Whether the sender may run the owner's commands (`/usage all`). */
+  /** Whether the sender may run the owner's commands (`/usage all`, `/model` with an unlisted model). */
   isOwner(message: InboundMessage): boolean;
+  /** The fallback chain (`model.fallbacks`): listed and selectable like declared models. */
+  fallbacks?: readonly string[] | undefined;
 }
 
 /** The commands; see the file comment. */
@@ -29,6 +31,15 @@ export function providerCommands(options: ProviderCommandsOptions): CommandModul
       .find((s) => s.key === ctx.sessionKey)?.id;
   const current = (ctx: CommandContext): SessionModelSettings => settings.get(ctx.sessionKey, sessionOf(ctx));
   const modelOf = (s: SessionModelSettings) => s.model ?? catalog.defaultModel;
+  /** What `/model` offers: declared models, the default and the fallbacks. */
+  const offered = () => {
+    const list = catalog.list();
+    for (const ref of options.fallbacks ?? []) {
+      const m = catalog.resolve(ref);
+      if (m && !list.some((l) => l.ref === m.ref)) list.push(m);
+    }
+    return list;
+  };
 
   return {
     commands: {
@@ -37,14 +48,14 @@ export function providerCommands(options: ProviderCommandsOptions): CommandModul
         run: (ctx) => {
           const arg = ctx.args.trim();
           const session = current(ctx);
-          if (!arg) return modelList(catalog, modelOf(session), session.model !== undefined);
+          if (!arg) return modelList(offered(), modelOf(session), session.model !== undefined);
           if (arg === "reset") {
             settings.set(ctx.sessionKey, sessionOf(ctx), { model: undefined });
             return `Back to the default model, ${catalog.defaultModel}.`;
           }
-          const target = pickModel(catalog, arg);
+          const target = pickModel(catalog, offered(), arg, options.isOwner(ctx.message));
           if (!target) {
-            return `There is no model '${arg}' here. ${modelList(catalog, modelOf(session), session.model !== undefined)}`;
+            return `There is no model '${arg}' here. ${modelList(offered(), modelOf(session), session.model !== undefined)}`;
           }
           settings.set(ctx.sessionKey, sessionOf(ctx), { model: target.ref });
           const reasoning = session.reasoning && session.reasoning !== "off" && !target.info?.reasoning;
@@ -88,25 +99,32 @@ export function providerCommands(options: ProviderCommandsOptions): CommandModul
   };
 }
 
-/** A model for `/model <arg>`: a reference, a declared model name, or a provider (its first model). */
-function pickModel(catalog: ProviderCatalog, arg: string): ResolvedModel | undefined {
-  const listed = catalog.list();
-  const exact = listed.find((m) => m.ref === arg || m.model === arg);
+/**
+ * A model for `/model <arg>`: an offered model by reference or name, or a provider (its first model).
+ * Only the owner may name a model config does not list (`provider/any-model`, or any name on the legacy
+ * endpoint): everyone else could otherwise run up costs on models nobody priced.
+ */
+function pickModel(
+  catalog: ProviderCatalog,
+  offered: readonly ResolvedModel[],
+  arg: string,
+  owner: boolean,
+): ResolvedModel | undefined {
+  const exact = offered.find((m) => m.ref === arg || m.model === arg);
   if (exact) return exact;
   const provider = catalog.providers().find((p) => p.name === arg);
-  if (provider)
-    return provider.models[0] ? catalog.resolve(`${provider.name}/${provider.models[0].name}`) : undefined;
+  if (provider?.models[0]) return catalog.resolve(`${provider.name}/${provider.models[0].name}`);
+  if (!owner) return undefined;
   const slash = arg.indexOf("/");
-  // `provider/any-model`: the provider serves models config does not list, at the owner's word.
   if (slash > 0 && catalog.providers().some((p) => p.name === arg.slice(0, slash)))
     return catalog.resolve(arg);
-  // Only the legacy endpoint: it serves whatever name it is given.
+  // The legacy endpoint alone serves whatever name it is given.
   if (catalog.providers().every((p) => p.models.length === 0)) return catalog.resolve(arg);
   return undefined;
 }
 
-function modelList(catalog: ProviderCatalog, active: string, own: boolean): string {
-  const lines = catalog.list().map((m) => {
+function modelList(offered: readonly ResolvedModel[], active: string, own: boolean): string {
+  const lines = offered.map((m) => {
     const facts = [
       m.info?.contextTokens ? `${Math.round(m.info.contextTokens / 1000)}k context` : "",
       m.info?.price ? `$${m.info.price.input}/$${m.info.price.output} per M in/out` : "",

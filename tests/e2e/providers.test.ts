@@ -5,10 +5,13 @@
  * once, `/usage` and the API's `usage` equal what the fake model reported, and two consecutive requests
  * of one session share their prefix byte for byte.
  */
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FakeLlm } from "../fakes/llm/index.js";
-import { startFakeLlm } from "../fakes/llm/index.js";
+import { messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { startFakeTelegram } from "../fakes/telegram/index.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 import { botReplies } from "./telegram-helpers.js";
@@ -91,6 +94,7 @@ describe("providers", () => {
 
     const switched = await chat(h, "/model other/model-b", { sessionId: session });
     expect(switched.text).toBe("Switched this session to other/model-b.");
+    expect((await chat(h, "/status", { sessionId: session })).text).toContain("Model: other/model-b");
     const next = await chat(h, "still there?", { sessionId: session });
     expect(next.text).toBe("echo: still there?");
     expect(b.requests.map((r) => r.model)).toEqual(["model-b"]);
@@ -98,9 +102,13 @@ describe("providers", () => {
     expect(b.requests[0]!.messages.map((m) => m.content)).toContain("hello");
     expect(a.requests).toHaveLength(1);
 
-    // Only this session: a new one starts on the default.
+    // Only this session: another chat, and this chat's next session after /new, start on the default.
     await chat(h, "new conversation");
     expect(a.requests).toHaveLength(2);
+    await chat(h, "/new", { sessionId: session });
+    await chat(h, "fresh start", { sessionId: session });
+    expect(a.requests).toHaveLength(3);
+    expect(b.requests).toHaveLength(1);
     const unknown = await chat(h, "/model nope", { sessionId: session });
     expect(unknown.text).toMatch(/^There is no model 'nope' here\./);
   });
@@ -118,11 +126,17 @@ describe("providers", () => {
     expect(usage.text).not.toContain("main/model-a");
   });
 
-  it("sends each provider the key its api_key_env names", async () => {
-    const { a, h } = await twoProviders({ aKey: "key-a" });
+  it("sends each provider the key its api_key_env names and its own extra headers", async () => {
+    const { a, b, h } = await twoProviders({ aKey: "key-a" });
     // The fake answers 401 to any other key: an answer means the key from MAIN_KEY was sent.
-    expect((await chat(h, "with my key")).text).toBe("echo: with my key");
+    const first = await chat(h, "with my key");
+    expect(first.text).toBe("echo: with my key");
     expect(a.requests).toHaveLength(1);
+    expect(a.headers[0]).toMatchObject({ authorization: "Bearer key-a", "x-title": "Herald tests" });
+    await chat(h, "/model other", { sessionId: first.sessionId! });
+    await chat(h, "keyless", { sessionId: first.sessionId! });
+    expect(b.headers[0]?.["x-title"]).toBeUndefined();
+    expect(b.headers[0]?.authorization).toBe("Bearer not-set");
   });
 
   it("/usage equals the sum of the usage the model reported over several turns, cached tokens and cost included", async () => {
@@ -151,6 +165,18 @@ describe("providers", () => {
     expect(lines.map((l) => [l.model, l.promptTokens, l.completionTokens, l.cachedTokens, l.calls])).toEqual([
       ["main/model-a", sum.prompt, sum.completion, sum.cached, 4],
     ]);
+    // `herald sessions show` ends with the same usage.
+    const cli = fileURLToPath(new URL("../../app/cli.ts", import.meta.url));
+    const id = h.state.sessions.list({ activeOnly: true })[0]!.id;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", cli, "sessions", "show", id],
+      {
+        env: { ...process.env, HERALD_HOME: h.homeDir, MAIN_KEY: "key-a", HERALD_LOG_LEVEL: "silent" },
+      },
+    );
+    expect(stdout).toContain("Usage (4 model calls):");
+    expect(totalOf(stdout)).toEqual(sum);
     // The API's caller is the owner: /usage all shows every model and user.
     const all = await chat(h, "/usage all", { sessionId: session });
     expect(all.text).toContain("All usage by model (4 model calls):");
@@ -249,6 +275,69 @@ describe("providers", () => {
   });
 });
 
+describe("prompt-cache markers", () => {
+  it("marks the system prompt and the last stored message for a model that wants cache_control, moving with the session", async () => {
+    const a = await startFakeLlm();
+    const b = await startFakeLlm();
+    fakes.push(a, b);
+    harness = await startHarness({
+      llm: a,
+      configYaml: providersYaml(a, b).replace(
+        "context_tokens: 64000",
+        "context_tokens: 64000\n        cache_control: true",
+      ),
+      env: { MAIN_KEY: "key-a" },
+    });
+    const first = await chat(harness, "first");
+    await chat(harness, "second", { sessionId: first.sessionId! });
+    const marked = (r: (typeof a.requests)[number]) =>
+      r.messages.flatMap((m, i) =>
+        Array.isArray(m.content) && m.content.some((p) => (p as { cache_control?: unknown }).cache_control)
+          ? [i]
+          : [],
+      );
+    const [one, two] = a.requests;
+    // First turn: no history yet, only the system prompt. Second: also the last stored message (the answer).
+    expect(marked(one!)).toEqual([0]);
+    expect(marked(two!)).toEqual([0, 2]);
+    expect(messageText(two!.messages[2])).toBe("echo: first");
+    expect(two!.messages.at(-1)).toEqual({ role: "user", content: "second" });
+    // The other provider's model wants none.
+    await chat(harness, "/model other", { sessionId: first.sessionId! });
+    await chat(harness, "third", { sessionId: first.sessionId! });
+    expect(b.requests[0]!.messages.every((m) => typeof m.content === "string")).toBe(true);
+  });
+});
+
+describe("auxiliary models", () => {
+  it("runs the learning review on auxiliary.review's provider while turns stay on the default", async () => {
+    const a = await startFakeLlm();
+    const b = await startFakeLlm();
+    fakes.push(a, b);
+    harness = await startHarness({
+      llm: a,
+      configYaml: `${providersYaml(a, b)}auxiliary:\n  review: other/model-b\n`,
+      env: { MAIN_KEY: "key-a", HERALD_LEARNING_RESET_MIN_TURNS: "2" },
+    });
+    const h = harness;
+    const first = await chat(h, "I'm Alice and I run a tea shop");
+    await chat(h, "keep answers short please", { sessionId: first.sessionId! });
+    b.script({ text: "Nothing worth saving." });
+    await chat(h, "/new", { sessionId: first.sessionId! });
+    await b.waitForRequests(1);
+    await h.gateway.learning.reviewer!.idle();
+    expect(b.requests[0]!.model).toBe("model-b");
+    expect(messageText(b.requests[0]!.messages.at(-1))).toContain("tea shop");
+    expect(a.requests.map((r) => r.model)).toEqual(["model-a", "model-a"]);
+    // The review's tokens count toward the reviewed session, under the review's model.
+    const all = await chat(h, "/usage all");
+    const b0 = b.usages[0]!;
+    expect(all.text).toContain(
+      `• other/model-b: ${b0.prompt_tokens.toLocaleString("en-US")} in (0 cached), ${b0.completion_tokens.toLocaleString("en-US")} out, 1 call`,
+    );
+  });
+});
+
 describe("a provider that refuses its key", () => {
   it("is told to the owner once, not on every turn, while the fallback answers", async () => {
     const telegram = await startFakeTelegram();
@@ -283,8 +372,18 @@ describe("a provider that refuses its key", () => {
     expect(later.filter((t) => t.includes("answered 401"))).toHaveLength(1);
     expect(later).toEqual(expect.arrayContaining(["echo: second", "echo: third"]));
     expect(b.requests).toHaveLength(3);
-    // A user who is not the owner hears nothing of it.
+    // A user who is not the owner hears nothing of it, sees no one else's usage, and may pick only
+    // the models config lists (an unlisted one could cost anything).
     telegram.userSends({ chatId: 222, fromId: 222, text: "/usage all" });
     expect(await botReplies(telegram, 222, 1)).toEqual(["Only the owner can see everyone's usage."]);
+    telegram.userSends({ chatId: 222, fromId: 222, text: "/model main/an-unlisted-model" });
+    expect((await botReplies(telegram, 222, 2))[1]).toMatch(
+      /^There is no model 'main\/an-unlisted-model' here\./,
+    );
+    telegram.userSends({ chatId: 222, fromId: 222, text: "/model other" });
+    expect((await botReplies(telegram, 222, 3))[2]).toBe("Switched this session to other/model-b.");
+    // The owner may.
+    telegram.userSends({ chatId: 111, fromId: 111, text: "/model main/an-unlisted-model" });
+    expect((await botReplies(telegram, 111, 5))[4]).toBe("Switched this session to main/an-unlisted-model.");
   });
 });

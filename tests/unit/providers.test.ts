@@ -2,7 +2,7 @@
  * The provider catalog, the model client's chain across providers (against two fake model servers),
  * the agent loop's answer to "context too long", prompt-cache markers and the config of providers.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -16,6 +16,7 @@ import { silentLogger } from "../../core/logger.js";
 import type { ProviderAlert, TurnJob } from "../../core/turn.js";
 import type { ChatMessage } from "../../core/types.js";
 import { ProviderCatalog, wantsCacheMarkers } from "../../providers/catalog.js";
+import { SessionModelStore } from "../../providers/settings.js";
 import { type FakeLlm, messageText, startFakeLlm } from "../fakes/llm/index.js";
 
 let a: FakeLlm;
@@ -132,6 +133,27 @@ describe("the provider catalog", () => {
   });
 });
 
+describe("per-session model settings", () => {
+  it("bind a choice made before the session existed to the session that opens next, and end with it", () => {
+    const map = new Map<string, string>();
+    const store = new SessionModelStore({
+      get: (k) => map.get(k),
+      set: (k, v) => void map.set(k, v),
+      delete: (k) => void map.delete(k),
+    });
+    store.set("key", undefined, { model: "two/vendor/m2" });
+    expect(store.get("key", "s1", true)).toMatchObject({ model: "two/vendor/m2" });
+    // Bound now: the session after it starts from the defaults.
+    expect(store.get("key", "s2")).toEqual({});
+    expect(store.get("key", "s1")).toMatchObject({ model: "two/vendor/m2" });
+    store.set("key", "s1", { reasoning: "high" });
+    expect(store.get("key", "s1")).toMatchObject({ model: "two/vendor/m2", reasoning: "high" });
+    store.set("key", "s1", { model: undefined });
+    expect(store.get("key", "s1")).toEqual({ sessionId: "s1", reasoning: "high" });
+    expect(store.get("other-key", "s1")).toEqual({});
+  });
+});
+
 describe("the model client across providers", () => {
   it("falls back to another provider's model after the retries, and reports the tokens the provider served from cache", async () => {
     a.setDefault(() => ({ error: { status: 503 } }));
@@ -165,6 +187,43 @@ describe("the model client across providers", () => {
         message: "The model endpoint answered 401: check ONE_KEY.",
       },
     ]);
+  });
+
+  it("falls back to another provider when the first does not answer in time", async () => {
+    a.setDefault(() => ({ text: "too late", delayMs: 2_000 }));
+    const slow = createModelClient({
+      baseUrl: "http://127.0.0.1:9/v1",
+      name: "unused",
+      fallbacks: ["two/vendor/m2"],
+      catalog: catalog(),
+      contextTokens: 128_000,
+      maxIterations: 10,
+      timeoutMs: 150,
+      maxRetries: 1,
+      vision: false,
+      retryBaseDelayMs: 2,
+    });
+    const result = await slow.streamChat({ messages: [user("hurry")] });
+    expect(result.model).toBe("two/vendor/m2");
+    expect(result.message.content).toBe("echo: hurry");
+    expect(a.requests).toHaveLength(2);
+  });
+
+  it("on 403 (this model not allowed for the key) raises an alert and still tries the provider's other models", async () => {
+    a.script(
+      { model: "m1", error: { status: 403, message: "not allowed" } },
+      { model: "m1-mini", text: "mini here" },
+    );
+    const alerts: ProviderAlert[] = [];
+    const result = await client(["one/m1-mini"]).streamChat({
+      messages: [user("hi")],
+      onAlert: (alert) => alerts.push(alert),
+    });
+    expect(result.model).toBe("one/m1-mini");
+    expect(alerts.map((x) => [x.model, x.status])).toEqual([["one/m1", 403]]);
+    expect(alerts[0]?.message).toBe(
+      "The model endpoint answered 403 (forbidden) for model 'one/m1': check that ONE_KEY may use it.",
+    );
   });
 
   it("sends reasoning_effort only to a model that declares reasoning", async () => {
@@ -248,6 +307,37 @@ describe("a context the model says is too long", () => {
     ]);
   });
 
+  it("keeps the turn's tool calls and results when the context overflows after them", async () => {
+    const tools = new ToolRegistry();
+    const { sessionSearchTool } = await import("../../tools/session-search/index.js");
+    tools.register(sessionSearchTool);
+    a.script(
+      { toolCalls: [{ name: "session_search", arguments: { query: "tea" } }] },
+      { error: { status: 400, message: "Please reduce the length of the messages." } },
+      { text: "done after the tool" },
+    );
+    b.script({ text: "SUMMARY" });
+    const result = await runTurn(
+      { ...job(), toolsets: ["core"] },
+      {
+        model: client([]),
+        compressionModel: "two/vendor/m2",
+        tools,
+        state: { searchSessions: async () => [] },
+        logger: silentLogger(),
+        homeDir: "/tmp",
+        signal: new AbortController().signal,
+        progress: () => undefined,
+      },
+    );
+    expect(result).toMatchObject({ kind: "ok", reply: { text: "done after the tool" } });
+    const retry = a.requests[2]!.messages;
+    // Compressed history, then this turn's input, its tool call and the tool's result, in order.
+    expect(retry.slice(-3).map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+    expect(messageText(retry.at(-3))).toBe("and now?");
+    expect(retry.some((m) => messageText(m).includes("SUMMARY"))).toBe(true);
+  });
+
   it("says what to do when compressing did not make it fit", async () => {
     a.setDefault(() => ({
       error: { status: 400, message: "prompt is too long: 9000 tokens > 2048 maximum" },
@@ -298,6 +388,26 @@ describe("providers in config.yaml", () => {
     expect(config.providers[0]).toMatchObject({ name: "openrouter", apiKey: "sk-or-from-dotenv" });
     expect(config.model.default).toBe("openrouter/anthropic/claude-sonnet-4");
     expect(createCatalog(config).defaultModel).toBe("openrouter/anthropic/claude-sonnet-4");
+  });
+
+  it("loads the README's example as the README says it works", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const section = readme.slice(readme.indexOf("## Models, providers and usage"));
+    const example = /```yaml\n([\s\S]*?)```/.exec(section)![1]!;
+    const config = load(example, { OPENROUTER_API_KEY: "sk-or-test" });
+    const c = createCatalog(config);
+    expect(c.defaultModel).toBe("openrouter/anthropic/claude-sonnet-4");
+    expect(config.model.fallbacks.map((f) => c.resolve(f)?.provider.name)).toEqual(["openrouter", "local"]);
+    expect(c.resolve(config.auxiliary.compression!)?.provider.baseUrl).toBe("http://127.0.0.1:8080/v1");
+    expect(config.providers[0]?.headers).toEqual({
+      "HTTP-Referer": "https://example.org",
+      "X-Title": "Herald",
+    });
+    expect(config.access.owners).toEqual(["telegram:123456789"]);
+    expect(wantsCacheMarkers(c.resolve(c.defaultModel)!)).toBe(true);
+    expect(c.costOf({ model: c.defaultModel, promptTokens: 1e6, cachedTokens: 0, completionTokens: 0 })).toBe(
+      3,
+    );
   });
 
   it("keeps the env-only setup: a bare HERALD_MODEL on OPENAI_BASE_URL", () => {

@@ -74,6 +74,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   const keepRequests = options.keepRequests ?? true;
   const requests: FakeLlmRequest[] = [];
   const bodies: string[] = [];
+  const headers: Record<string, string | string[] | undefined>[] = [];
   const usages: Usage[] = [];
   let lastBody = "";
   let received = 0;
@@ -113,6 +114,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     if (keepRequests) {
       requests.push(request);
       bodies.push(body);
+      headers.push({ ...req.headers });
     }
     const step = takeStep(request);
     notify();
@@ -231,6 +233,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     bodies,
+    headers,
     usages,
     closedEarly,
     script: (...steps) => {

@@ -99,6 +99,8 @@ export interface FakeLlm {
   readonly requests: FakeLlmRequest[];
   /** The raw body of each of `requests`, byte for byte as received. */
   readonly bodies: string[];
+  /** The HTTP headers of each of `requests` (lower-case names). */
+  readonly headers: Record<string, string | string[] | undefined>[];
   /**
    * The usage reported for each answered request, in order. `prompt_tokens_details.cached_tokens`
    * simulates a provider's prompt cache: the prefix shared with the previous request, in 64-token blocks.
