@@ -85,6 +85,8 @@ export function createGatewayDashboard(deps: GatewayDashboardDeps): Dashboard | 
     },
     sources: {
       sessions: state.sessions,
+      activeSessions: () => state.sessions.countActive(),
+      search: (query, limit) => state.sessions.searchNewest(query, limit),
       pairing: {
         pending: () => state.pairing.pending(),
         approve(platform, userId) {

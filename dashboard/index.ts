@@ -111,10 +111,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
 
   async function get(req: IncomingMessage, res: ServerResponse, state: Ok, url: URL, sub: string) {
     if (sub === "" || sub === "/") {
-      const [queue, active] = [
-        await sources.queue(),
-        sources.sessions.list({ activeOnly: true, limit: 1001 }),
-      ];
+      const queue = await sources.queue();
       return livePage(
         res,
         state,
@@ -124,7 +121,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
           adapters: sources.adapters(),
           queue,
           activity,
-          activeSessions: active.length,
+          activeSessions: sources.activeSessions(),
           pendingPairing: sources.pairing.pending().length,
           now: now(),
         }),
@@ -133,7 +130,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (sub === "/events") return stream(req, res);
     if (sub === "/sessions") {
       const query = (url.searchParams.get("q") ?? "").trim().slice(0, 200);
-      const hits = query ? sources.sessions.search(query, { limit: 50 }) : undefined;
+      const hits = query ? sources.search(query, 50) : undefined;
       const sessions = hits ? [] : sources.sessions.list({ limit: SESSIONS_SHOWN });
       return livePage(
         res,
