@@ -9,12 +9,12 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
-import { freePort, machineLine, median, percentile, postTurn, round } from "./lib.js";
+import { cpuSeconds, freePort, machineLine, median, percentile, postTurn, round } from "./lib.js";
 
 export interface DashboardBenchOptions {
   root: string;
@@ -43,7 +43,12 @@ export interface DashboardBenchResult {
   turnP50WithSseMs: number;
   turnRoundsWithoutSse: number[];
   turnRoundsWithSse: number[];
+  /** The gateway's CPU (user + system) per turn, median of the rounds. */
+  cpuMsPerTurnWithoutSse: number;
+  cpuMsPerTurnWithSse: number;
   sseEventsSeen: number;
+  /** The host's 1-minute load average at the end (the machine is shared). */
+  loadAverage: number;
 }
 
 const PASSWORD = "bench-dashboard-password";
@@ -249,6 +254,7 @@ export async function benchDashboard(options: DashboardBenchOptions): Promise<Da
 
     // Turn latency with and without a live stream open, rounds alternating so drift weighs on both.
     const rounds = { off: [] as number[], on: [] as number[] };
+    const cpu = { off: [] as number[], on: [] as number[] };
     let sseEventsSeen = 0;
     const session = randomUUID();
     for (let i = 0; i < 30; i++) await postTurn(url, `warm up ${i}`, session);
@@ -257,11 +263,15 @@ export async function benchDashboard(options: DashboardBenchOptions): Promise<Da
       const stream = withSse ? openStream(url, cookie) : undefined;
       if (stream) await new Promise((resolve) => setTimeout(resolve, 100));
       const times: number[] = [];
+      const cpu0 = cpuSeconds(child.pid!);
       for (let i = 0; i < options.turnsPerRound; i++) {
         const t = performance.now();
         await postTurn(url, `turn ${r}.${i}`, session);
         times.push(performance.now() - t);
       }
+      (withSse ? cpu.on : cpu.off).push(
+        round(((cpuSeconds(child.pid!) - cpu0) * 1000) / options.turnsPerRound, 3),
+      );
       if (stream) {
         sseEventsSeen += stream.events();
         stream.close();
@@ -276,7 +286,10 @@ export async function benchDashboard(options: DashboardBenchOptions): Promise<Da
       turnP50WithSseMs: round(median(rounds.on), 3),
       turnRoundsWithoutSse: rounds.off,
       turnRoundsWithSse: rounds.on,
+      cpuMsPerTurnWithoutSse: round(median(cpu.off), 3),
+      cpuMsPerTurnWithSse: round(median(cpu.on), 3),
       sseEventsSeen,
+      loadAverage: round(loadavg()[0] ?? 0, 1),
     };
   } finally {
     child.kill("SIGTERM");
@@ -303,5 +316,12 @@ A state file with ${o.sessions.toLocaleString("en-US")} sessions and ${(o.sessio
 |---|---|---|
 ${rows.join("\n")}
 
-Turn latency (API server, scripted model answering at once, ${o.turnsPerRound} sequential turns per round, ${o.rounds} rounds each, alternating): **${r.turnP50WithoutSseMs} ms** p50 without a dashboard stream, **${r.turnP50WithSseMs} ms** with one open (${r.sseEventsSeen} live events received). Round medians without: ${r.turnRoundsWithoutSse.join(", ")} ms; with: ${r.turnRoundsWithSse.join(", ")} ms.`;
+The gateway's turn overhead with a dashboard open: ${o.turnsPerRound} sequential turns per round through the API server (scripted model answering at once), ${o.rounds} rounds without and ${o.rounds} with a live-update stream (SSE) open, alternating, on the same state file (${r.sseEventsSeen} live events received).
+
+| | without a dashboard stream | with one open |
+|---|---|---|
+| turn latency p50 (median of rounds) | ${r.turnP50WithoutSseMs} ms | ${r.turnP50WithSseMs} ms |
+| gateway CPU per turn (median of rounds) | ${r.cpuMsPerTurnWithoutSse} ms | ${r.cpuMsPerTurnWithSse} ms |
+
+Round medians of latency without: ${r.turnRoundsWithoutSse.join(", ")} ms; with: ${r.turnRoundsWithSse.join(", ")} ms. The machine is shared (1-minute load average ${r.loadAverage} on 2 cores at the end): wall times swing with the other tenants; the CPU per turn is the steadier figure.`;
 }

@@ -73,8 +73,8 @@ const scenarios: Record<string, () => Promise<void>> = {
       sessions: 10_000,
       messagesPerSession: 100,
       requests: 200,
-      turnsPerRound: 200,
-      rounds: 5,
+      turnsPerRound: 100,
+      rounds: 10,
     };
     const result = await benchDashboard(opts);
     console.log(JSON.stringify({ dashboard: result }));

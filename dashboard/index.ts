@@ -15,6 +15,7 @@ import { loginPage, type PageFrame, page, refusedPage } from "./layout.js";
 import { accessFragment } from "./page-access.js";
 import { cronFragment, RUNS_SHOWN } from "./page-cron.js";
 import { knowledgeBody, skillBody } from "./page-knowledge.js";
+import { logsFragment } from "./page-logs.js";
 import { overviewFragment } from "./page-overview.js";
 import {
   exportJson,
@@ -51,6 +52,8 @@ type Ok = Extract<AuthState, { kind: "ok" }>;
 /** Largest form body accepted (a skill's SKILL.md). */
 const MAX_FORM_BYTES = 512 * 1024;
 const HEARTBEAT_MS = 20_000;
+/** Lines of the log tail. */
+const LOG_LINES = 300;
 const SECURITY_HEADERS = {
   "content-security-policy":
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
@@ -198,6 +201,16 @@ export function createDashboard(options: DashboardOptions): Dashboard {
           nav: "knowledge",
           body: knowledgeBody({ memory, skills, csrf: state.csrf }),
         }),
+      );
+    }
+    if (sub === "/logs") {
+      const level = Number(url.searchParams.get("level") ?? 30);
+      return livePage(
+        res,
+        state,
+        url,
+        { title: "Logs", nav: "logs" },
+        logsFragment(sources.logTail?.(LOG_LINES), [30, 40, 50].includes(level) ? level : 30),
       );
     }
     const skill = /^\/skills\/([^/]+)$/.exec(sub);

@@ -78,6 +78,8 @@ export interface DashboardSources {
   cron?: CronAdmin | undefined;
   memory?: MemoryStateApi | undefined;
   skills?: SkillsStateApi | undefined;
+  /** The last lines of the gateway's log file; undefined when there is none. */
+  logTail?(maxLines: number): { file: string; lines: string[] } | undefined;
 }
 
 /** A turn's start or end, as the live updates carry it. */
