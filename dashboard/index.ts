@@ -313,24 +313,28 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       const isNew = skill[1] === "new";
       const name = isNew ? (form.get("name") ?? "").trim() : decodeURIComponent(skill[1]!);
       const content = (form.get("content") ?? "").replace(/\r\n/g, "\n");
-      const listed = isNew ? undefined : (await sources.skills.list()).skills.find((s) => s.name === name);
+      // An existing skill (the user's, or a bundled one the user makes their own version of) is patched.
       const result = skill[2]
         ? await sources.skills.manage({ action: "delete", name })
-        : isNew || listed?.source !== "user"
-          ? await sources.skills.manage({ action: "create", name, content })
-          : await sources.skills.manage({ action: "patch", name, content });
+        : await sources.skills.manage({ action: isNew ? "create" : "patch", name, content });
+      if (!result.ok && !skill[2]) {
+        // Refused: the form again with what was typed, and the reason.
+        return send(
+          res,
+          422,
+          page({
+            title: isNew ? "New skill" : `Skill ${name}`,
+            nav: "knowledge",
+            csrf: state.csrf,
+            loggedIn: auth.loginRequired,
+            flash: { text: result.error, error: true },
+            body: skillBody({ name, content, isNew, csrf: state.csrf }),
+          }),
+        );
+      }
       const to =
-        skill[2] || !result.ok
-          ? isNew
-            ? "/dashboard/skills/new"
-            : `/dashboard/skills/${encodeURIComponent(name)}`
-          : `/dashboard/skills/${encodeURIComponent(name)}`;
-      return back(
-        res,
-        skill[2] && result.ok ? "/dashboard/knowledge" : to,
-        result.ok ? result.message : result.error,
-        !result.ok,
-      );
+        skill[2] && result.ok ? "/dashboard/knowledge" : `/dashboard/skills/${encodeURIComponent(name)}`;
+      return back(res, to, result.ok ? result.message : result.error, !result.ok);
     }
     back(res, "/dashboard/", "Unknown action.", true);
   }

@@ -179,6 +179,40 @@ describe("dashboard", () => {
     expect(page).toContain("Nothing is waiting there.");
   });
 
+  it("creates and edits a skill through the skill tool's checks; a refused one keeps what was typed", async () => {
+    const { h } = await start();
+    const base = h.apiUrl;
+    const { cookie, csrf } = await login(base);
+    const text =
+      "---\nname: tea-timer\ndescription: Times a pot of tea.\n---\n\n# Steps\n\n1. Wait four minutes.\n";
+    const created = await post(
+      `${base}/dashboard/skills/new`,
+      { _csrf: csrf, name: "tea-timer", content: text },
+      { cookie },
+    );
+    expect(created.status).toBe(303);
+    expect(created.headers.get("location")).toMatch(/^\/dashboard\/skills\/tea-timer\?flash=/);
+    expect((await h.gateway.learning.stateApis.skills!.view("tea-timer")).ok).toBe(true);
+    const edited = text.replace("four", "five");
+    expect(
+      (await post(`${base}/dashboard/skills/tea-timer`, { _csrf: csrf, content: edited }, { cookie })).status,
+    ).toBe(303);
+    const view = await (await fetch(`${base}/dashboard/skills/tea-timer`, { headers: { cookie } })).text();
+    expect(view).toContain("Wait five minutes.");
+    const leaky = text.replace("Wait four minutes.", "Use the key sk-abcdefghijklmnopqrstuvwxyz0123456789.");
+    const refused = await post(
+      `${base}/dashboard/skills/tea-timer`,
+      { _csrf: csrf, content: leaky },
+      { cookie },
+    );
+    expect(refused.status).toBe(422);
+    const body = await refused.text();
+    expect(body).toContain('role="alert"');
+    expect(body).toContain("sk-abcdefghijklmnopqrstuvwxyz0123456789");
+    const kept = await h.gateway.learning.stateApis.skills!.view("tea-timer");
+    expect(kept.ok && kept.message).toContain("Wait five minutes.");
+  });
+
   it("without a password serves only loopback requests that name a loopback host", async () => {
     const { h } = await start({ DASHBOARD_PASSWORD: "" });
     const port = Number(new URL(h.apiUrl).port);
