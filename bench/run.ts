@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
 import { benchCommands, commandsMarkdown } from "./commands.js";
+import { benchDashboard, dashboardMarkdown } from "./dashboard.js";
 import { startFlags, writeSection } from "./lib.js";
 import { benchMcp, mcpMarkdown } from "./mcp.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
@@ -93,6 +94,19 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchRedis(opts);
     console.log(JSON.stringify({ redis: result }));
     writeSection(file, "redis", redisMarkdown(result, opts, "npm run bench -- redis"));
+  },
+  dashboard: async () => {
+    const opts = {
+      root,
+      sessions: 10_000,
+      messagesPerSession: 100,
+      requests: 200,
+      turnsPerRound: 100,
+      rounds: 10,
+    };
+    const result = await benchDashboard(opts);
+    console.log(JSON.stringify({ dashboard: result }));
+    writeSection(file, "dashboard", dashboardMarkdown(result, opts, "npm run bench -- dashboard"));
   },
 };
 

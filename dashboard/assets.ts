@@ -63,8 +63,13 @@ export const JS = `
   var live=document.querySelector('[data-live]');
   if(!live||!window.EventSource)return;
   var status=document.getElementById('live-status');
-  var pending=false;
+  var pending=false,deferred=false;
+  // Never replace what someone is typing in or has focused (keyboard users keep their place).
+  live.addEventListener('focusout',function(e){
+    if(deferred&&!live.contains(e.relatedTarget)){deferred=false;refresh();}
+  });
   function refresh(){
+    if(live.contains(document.activeElement)){deferred=true;return;}
     if(pending)return;pending=true;
     var url=new URL(window.location.href);url.searchParams.set('fragment','1');
     fetch(url,{credentials:'same-origin'}).then(function(r){return r.ok?r.text():null}).then(function(t){

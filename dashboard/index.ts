@@ -15,6 +15,7 @@ import { loginPage, type PageFrame, page, refusedPage } from "./layout.js";
 import { accessFragment } from "./page-access.js";
 import { cronFragment, RUNS_SHOWN } from "./page-cron.js";
 import { knowledgeBody, skillBody } from "./page-knowledge.js";
+import { logsFragment } from "./page-logs.js";
 import { overviewFragment } from "./page-overview.js";
 import {
   exportJson,
@@ -51,6 +52,8 @@ type Ok = Extract<AuthState, { kind: "ok" }>;
 /** Largest form body accepted (a skill's SKILL.md). */
 const MAX_FORM_BYTES = 512 * 1024;
 const HEARTBEAT_MS = 20_000;
+/** Lines of the log tail. */
+const LOG_LINES = 300;
 const SECURITY_HEADERS = {
   "content-security-policy":
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
@@ -111,10 +114,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
 
   async function get(req: IncomingMessage, res: ServerResponse, state: Ok, url: URL, sub: string) {
     if (sub === "" || sub === "/") {
-      const [queue, active] = [
-        await sources.queue(),
-        sources.sessions.list({ activeOnly: true, limit: 1001 }),
-      ];
+      const queue = await sources.queue();
       return livePage(
         res,
         state,
@@ -124,7 +124,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
           adapters: sources.adapters(),
           queue,
           activity,
-          activeSessions: active.length,
+          activeSessions: sources.activeSessions(),
           pendingPairing: sources.pairing.pending().length,
           now: now(),
         }),
@@ -133,7 +133,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (sub === "/events") return stream(req, res);
     if (sub === "/sessions") {
       const query = (url.searchParams.get("q") ?? "").trim().slice(0, 200);
-      const hits = query ? sources.sessions.search(query, { limit: 50 }) : undefined;
+      const hits = query ? sources.search(query, 50) : undefined;
       const sessions = hits ? [] : sources.sessions.list({ limit: SESSIONS_SHOWN });
       return livePage(
         res,
@@ -201,6 +201,16 @@ export function createDashboard(options: DashboardOptions): Dashboard {
           nav: "knowledge",
           body: knowledgeBody({ memory, skills, csrf: state.csrf }),
         }),
+      );
+    }
+    if (sub === "/logs") {
+      const level = Number(url.searchParams.get("level") ?? 30);
+      return livePage(
+        res,
+        state,
+        url,
+        { title: "Logs", nav: "logs" },
+        logsFragment(sources.logTail?.(LOG_LINES), [30, 40, 50].includes(level) ? level : 30),
       );
     }
     const skill = /^\/skills\/([^/]+)$/.exec(sub);
@@ -303,24 +313,28 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       const isNew = skill[1] === "new";
       const name = isNew ? (form.get("name") ?? "").trim() : decodeURIComponent(skill[1]!);
       const content = (form.get("content") ?? "").replace(/\r\n/g, "\n");
-      const listed = isNew ? undefined : (await sources.skills.list()).skills.find((s) => s.name === name);
+      // An existing skill (the user's, or a bundled one the user makes their own version of) is patched.
       const result = skill[2]
         ? await sources.skills.manage({ action: "delete", name })
-        : isNew || listed?.source !== "user"
-          ? await sources.skills.manage({ action: "create", name, content })
-          : await sources.skills.manage({ action: "patch", name, content });
+        : await sources.skills.manage({ action: isNew ? "create" : "patch", name, content });
+      if (!result.ok && !skill[2]) {
+        // Refused: the form again with what was typed, and the reason.
+        return send(
+          res,
+          422,
+          page({
+            title: isNew ? "New skill" : `Skill ${name}`,
+            nav: "knowledge",
+            csrf: state.csrf,
+            loggedIn: auth.loginRequired,
+            flash: { text: result.error, error: true },
+            body: skillBody({ name, content, isNew, csrf: state.csrf }),
+          }),
+        );
+      }
       const to =
-        skill[2] || !result.ok
-          ? isNew
-            ? "/dashboard/skills/new"
-            : `/dashboard/skills/${encodeURIComponent(name)}`
-          : `/dashboard/skills/${encodeURIComponent(name)}`;
-      return back(
-        res,
-        skill[2] && result.ok ? "/dashboard/knowledge" : to,
-        result.ok ? result.message : result.error,
-        !result.ok,
-      );
+        skill[2] && result.ok ? "/dashboard/knowledge" : `/dashboard/skills/${encodeURIComponent(name)}`;
+      return back(res, to, result.ok ? result.message : result.error, !result.ok);
     }
     back(res, "/dashboard/", "Unknown action.", true);
   }

@@ -8,6 +8,7 @@ export const NAV = [
   ["access", "Pairing & approvals"],
   ["cron", "Cron jobs"],
   ["knowledge", "Skills & memory"],
+  ["logs", "Logs"],
 ] as const;
 
 /** What one page gives the frame. */

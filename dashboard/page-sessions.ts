@@ -22,7 +22,7 @@ export function sessionsFragment(data: {
       (h) =>
         html`<tr><td><a href="/dashboard/sessions/${h.sessionId}#m${h.seq}">${h.sessionKey}</a></td><td>${h.role}</td><td>${highlight(h.snippet)}</td><td class="opt">${formatTime(h.createdAt)}</td></tr>`,
     );
-    return html`${form}<h2>${data.hits.length} match${data.hits.length === 1 ? "" : "es"} for “${data.query}”</h2>
+    return html`${form}<h2>${data.hits.length} match${data.hits.length === 1 ? "" : "es"} for “${data.query}”, newest first</h2>
 ${
   rows.length
     ? html`<div class="table-wrap"><table id="search-results"><thead><tr><th scope="col">session</th><th scope="col">role</th><th scope="col">text</th><th scope="col" class="opt">when (UTC)</th></tr></thead><tbody>${rows}</tbody></table></div>`

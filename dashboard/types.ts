@@ -5,7 +5,7 @@
  */
 import type { MemoryStateApi } from "../memory/types.js";
 import type { CronJobView, CronRun } from "../scheduler/types.js";
-import type { PairingRequest, SessionStore } from "../sessions/types.js";
+import type { PairingRequest, SearchHit, SessionStore } from "../sessions/types.js";
 import type { SkillsStateApi } from "../skills/types.js";
 
 /** Who may open the dashboard and how long a login lasts. */
@@ -55,6 +55,10 @@ export interface CronAdmin {
 /** What the dashboard reads and changes. Every member may throw; the dashboard shows the message. */
 export interface DashboardSources {
   sessions: SessionStore;
+  /** How many sessions are active. */
+  activeSessions(): number;
+  /** Full-text search over all messages, newest first. */
+  search(query: string, limit: number): SearchHit[];
   pairing: {
     pending(): PairingRequest[];
     /** Admits the user (and tells them in their chat). */
@@ -74,6 +78,8 @@ export interface DashboardSources {
   cron?: CronAdmin | undefined;
   memory?: MemoryStateApi | undefined;
   skills?: SkillsStateApi | undefined;
+  /** The last lines of the gateway's log file; undefined when there is none. */
+  logTail?(maxLines: number): { file: string; lines: string[] } | undefined;
 }
 
 /** A turn's start or end, as the live updates carry it. */

@@ -158,6 +158,19 @@ export function prepareSessionStatements(db: Database.Database) {
        ORDER BY bm25(messages_fts), m.created_at DESC
        LIMIT @limit`,
     ),
+    /** Active sessions, counted on the partial index of active keys. */
+    countActive: db.prepare<[], { n: number }>("SELECT count(*) AS n FROM sessions WHERE ended_at IS NULL"),
+    /** Newest matches first: FTS5 walks its index by rowid and stops at the limit (no ranking of every match). */
+    searchNewest: db.prepare(
+      `SELECT m.session_id AS sessionId, s.key AS sessionKey, m.seq, m.role, m.created_at AS createdAt,
+         snippet(messages_fts, 0, '**', '**', '…', 16) AS snippet
+       FROM messages_fts
+       JOIN messages m ON m.id = messages_fts.rowid
+       JOIN sessions s ON s.id = m.session_id
+       WHERE messages_fts MATCH @match
+       ORDER BY messages_fts.rowid DESC
+       LIMIT @limit`,
+    ),
     list: db.prepare(
       `SELECT * FROM sessions
        WHERE (@activeOnly = 0 OR ended_at IS NULL)

@@ -272,6 +272,26 @@ export class SqliteSessionStore implements SessionStore {
     return this.#stmt.search.all({ ...params, match: ftsExpression(terms, "any") }) as SearchHit[];
   }
 
+  /** How many sessions are active (not ended). */
+  countActive(): number {
+    return this.#stmt.countActive.get()!.n;
+  }
+
+  /**
+   * Full-text search, newest messages first (the dashboard): unlike `search` it does not rank every
+   * match, so a word found in half a million messages costs no more than a rare one. All terms must
+   * match; when nothing does, any term may.
+   */
+  searchNewest(query: string, limit = 50): SearchHit[] {
+    this.indexForSearch();
+    const terms = queryTerms(query);
+    const all = ftsExpression(terms, "all");
+    if (all === undefined) return [];
+    const hits = this.#stmt.searchNewest.all({ match: all, limit }) as SearchHit[];
+    if (hits.length > 0 || terms.length < 2) return hits;
+    return this.#stmt.searchNewest.all({ match: ftsExpression(terms, "any"), limit }) as SearchHit[];
+  }
+
   /** Records the summary and flags the replaced messages; they stay stored and searchable. */
   compact(sessionId: string, uptoSeq: number, summary: string): void {
     this.#history.delete(sessionId);

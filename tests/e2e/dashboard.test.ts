@@ -4,11 +4,12 @@
  * API, the cron service. Plain fetches check what a browser would never send: no login, no or a wrong
  * CSRF token, a form from another site. Screenshots of each page go to docs/screenshots/ for the README.
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { ApprovalStore } from "../../approvals/index.js";
 import type { FakeTelegram } from "../fakes/telegram/index.js";
 import { chat } from "../helpers/gateway-harness.js";
 import { platformPerTest } from "../helpers/per-test.js";
@@ -131,6 +132,87 @@ describe("dashboard", () => {
     expect(after.status).toBe(303);
   });
 
+  it("answers a command waiting for approval: the agent's next turn is told, and that command may run once", async () => {
+    const { h } = await start();
+    const base = h.apiUrl;
+    expect((await chat(h, "clean up the disk")).status).toBe(200);
+    const session = h.state.sessions.list({ limit: 1 })[0]!;
+    const store = new ApprovalStore(h.state.kv("approvals"), 300_000);
+    const command = "rm -rf /var/tmp/old";
+    h.state.transaction(() =>
+      store.request({
+        sessionKey: session.key,
+        sessionId: session.id,
+        chat: session.chat,
+        userId: session.userId,
+        command,
+        ruleId: "recursive-delete",
+        ruleDescription: "recursive delete outside the workspace",
+      }),
+    );
+    const { cookie, csrf } = await login(base);
+    const listed = await (await fetch(`${base}/dashboard/access`, { headers: { cookie } })).text();
+    expect(listed).toContain(command);
+    const answered = await post(
+      `${base}/dashboard/approvals/approve`,
+      { sessionKey: session.key, _csrf: csrf },
+      { cookie },
+    );
+    expect(answered.status).toBe(303);
+    await vi.waitFor(() =>
+      expect(JSON.stringify(h.llm.requests.at(-1)?.messages)).toContain(
+        "The owner approved running this command",
+      ),
+    );
+    expect(store.pending(session.key)).toBeUndefined();
+    expect(store.check(session.key, command, "recursive-delete")).toBe(true);
+    expect(store.check(session.key, command, "recursive-delete")).toBe(false);
+    const again = await post(
+      `${base}/dashboard/approvals/deny`,
+      { sessionKey: session.key, _csrf: csrf },
+      { cookie },
+    );
+    expect(again.status).toBe(303);
+    const page = await (
+      await fetch(`${base}${again.headers.get("location")}`, { headers: { cookie } })
+    ).text();
+    expect(page).toContain("Nothing is waiting there.");
+  });
+
+  it("creates and edits a skill through the skill tool's checks; a refused one keeps what was typed", async () => {
+    const { h } = await start();
+    const base = h.apiUrl;
+    const { cookie, csrf } = await login(base);
+    const text =
+      "---\nname: tea-timer\ndescription: Times a pot of tea.\n---\n\n# Steps\n\n1. Wait four minutes.\n";
+    const created = await post(
+      `${base}/dashboard/skills/new`,
+      { _csrf: csrf, name: "tea-timer", content: text },
+      { cookie },
+    );
+    expect(created.status).toBe(303);
+    expect(created.headers.get("location")).toMatch(/^\/dashboard\/skills\/tea-timer\?flash=/);
+    expect((await h.gateway.learning.stateApis.skills!.view("tea-timer")).ok).toBe(true);
+    const edited = text.replace("four", "five");
+    expect(
+      (await post(`${base}/dashboard/skills/tea-timer`, { _csrf: csrf, content: edited }, { cookie })).status,
+    ).toBe(303);
+    const view = await (await fetch(`${base}/dashboard/skills/tea-timer`, { headers: { cookie } })).text();
+    expect(view).toContain("Wait five minutes.");
+    const leaky = text.replace("Wait four minutes.", "Use the key sk-abcdefghijklmnopqrstuvwxyz0123456789.");
+    const refused = await post(
+      `${base}/dashboard/skills/tea-timer`,
+      { _csrf: csrf, content: leaky },
+      { cookie },
+    );
+    expect(refused.status).toBe(422);
+    const body = await refused.text();
+    expect(body).toContain('role="alert"');
+    expect(body).toContain("sk-abcdefghijklmnopqrstuvwxyz0123456789");
+    const kept = await h.gateway.learning.stateApis.skills!.view("tea-timer");
+    expect(kept.ok && kept.message).toContain("Wait five minutes.");
+  });
+
   it("without a password serves only loopback requests that name a loopback host", async () => {
     const { h } = await start({ DASHBOARD_PASSWORD: "" });
     const port = Number(new URL(h.apiUrl).port);
@@ -242,6 +324,23 @@ describe("dashboard", () => {
     expect(await page.$eval(".flash", (e) => e.getAttribute("role"))).toBe("alert");
     expect(await page.$eval("main", (e) => e.textContent)).not.toContain("sk-abcdefghij");
     await shot(page, "knowledge");
+
+    // The log tail: pino lines of HERALD_HOME/logs/herald.log, filtered by level.
+    mkdirSync(join(h.homeDir, "logs"), { recursive: true });
+    const line = (level: number, msg: string, extra: Record<string, unknown> = {}) =>
+      JSON.stringify({ level, time: Date.now(), pid: 1, hostname: "h", msg, ...extra });
+    writeFileSync(
+      join(h.homeDir, "logs", "herald.log"),
+      `${[line(30, "gateway ready", { adapters: ["api", "telegram"] }), line(50, "adapter failed to start", { platform: "slack" }), line(30, "http server listening")].join("\n")}\n`,
+    );
+    await page.goto(`${base}/dashboard/logs`);
+    expect(await page.$$eval("#log-table tbody tr", (rows) => rows.length)).toBe(3);
+    await shot(page, "logs");
+    await page.select("#level", "50");
+    await Promise.all([page.waitForNavigation(), page.click("::-p-aria(Show)")]);
+    const errorsOnly = await page.$eval("#log-table tbody", (e) => e.textContent ?? "");
+    expect(errorsOnly).toContain("adapter failed to start");
+    expect(errorsOnly).not.toContain("gateway ready");
 
     await page.goto(`${base}/dashboard/`);
     await shot(page, "overview");

@@ -1,0 +1,118 @@
+/**
+ * The dashboard's parts that a browser test cannot drive cheaply: escaping, login expiry and lockout
+ * (a fake clock), the last hour's figures, and the newest-first search it runs on the state file.
+ */
+import type { IncomingMessage } from "node:http";
+import { describe, expect, it } from "vitest";
+import { Activity } from "../../dashboard/activity.js";
+import { COOKIE_NAME, DashboardAuth } from "../../dashboard/auth.js";
+import { html } from "../../dashboard/html.js";
+import { SqliteState } from "../../sessions/sqlite-state.js";
+
+const request = (cookie?: string, remote = "127.0.0.1", host = "127.0.0.1:8642") =>
+  ({ headers: { cookie, host }, socket: { remoteAddress: remote } }) as unknown as IncomingMessage;
+
+describe("dashboard", () => {
+  it("escapes every interpolated value, keeping nested markup", () => {
+    const title = `<script>alert("x")</script>`;
+    expect(String(html`<p title="${title}">${title}${html`<b>ok</b>`}</p>`)).toBe(
+      `<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;<b>ok</b></p>`,
+    );
+  });
+
+  it("a login expires after its time; the password is the only way in", () => {
+    let now = 1_000_000;
+    const auth = new DashboardAuth(
+      { secrets: ["a-long-password"], loopbackServer: true, sessionTtlMs: 60_000 },
+      () => now,
+    );
+    expect(auth.check(request()).kind).toBe("login");
+    const ok = auth.login("a-long-password", "10.0.0.1", false);
+    if (!("cookie" in ok)) throw new Error("login failed");
+    const cookie = ok.cookie.split(";")[0]!;
+    expect(cookie.startsWith(`${COOKIE_NAME}=`)).toBe(true);
+    const state = auth.check(request(cookie));
+    expect(state.kind).toBe("ok");
+    if (state.kind !== "ok") return;
+    expect(auth.csrfValid(state, state.csrf)).toBe(true);
+    expect(auth.csrfValid(state, undefined)).toBe(false);
+    expect(auth.csrfValid(state, `${state.csrf}x`)).toBe(false);
+    now += 60_001;
+    expect(auth.check(request(cookie)).kind).toBe("login");
+    expect(auth.check(request(`${COOKIE_NAME}=guessed`)).kind).toBe("login");
+  });
+
+  it("ten wrong passwords from one address lock it out, not others", () => {
+    const auth = new DashboardAuth({ secrets: ["a-long-password"], loopbackServer: false });
+    for (let i = 0; i < 10; i++)
+      expect(auth.login("wrong", "10.0.0.9", false)).toMatchObject({ status: 401 });
+    expect(auth.login("a-long-password", "10.0.0.9", false)).toMatchObject({ status: 429 });
+    expect("cookie" in auth.login("a-long-password", "10.0.0.10", false)).toBe(true);
+  });
+
+  it("without a secret: open to loopback on a loopback server only", () => {
+    const open = new DashboardAuth({ secrets: [], loopbackServer: true });
+    expect(open.check(request()).kind).toBe("ok");
+    expect(open.check(request(undefined, "::ffff:127.0.0.1", "localhost:8642")).kind).toBe("ok");
+    expect(open.check(request(undefined, "192.168.1.5")).kind).toBe("refused");
+    expect(open.check(request(undefined, "127.0.0.1", "rebound.example:8642")).kind).toBe("refused");
+    const exposed = new DashboardAuth({ secrets: [], loopbackServer: false });
+    const refused = exposed.check(request());
+    expect(refused).toMatchObject({ kind: "refused" });
+    expect(refused.kind === "refused" && refused.reason).toContain("DASHBOARD_PASSWORD");
+  });
+
+  it("keeps the last hour minute by minute: turns, median latency, errors", () => {
+    let now = 10 * 3_600_000 + 30_000;
+    const activity = new Activity(() => now);
+    const seen: string[] = [];
+    activity.subscribe((e) => seen.push(e.type));
+    const finished = (at: number, durationMs: number, outcome: "ok" | "failed" = "ok") =>
+      activity.record({
+        type: "turn-finished",
+        sessionKey: "k",
+        sessionId: "s",
+        platform: "api",
+        outcome,
+        durationMs,
+        error: outcome === "failed" ? "model down" : undefined,
+        at,
+      });
+    finished(now - 90_000, 10);
+    finished(now - 5_000, 30);
+    finished(now - 4_000, 50);
+    finished(now - 3_000, 40, "failed");
+    const minutes = activity.minutes();
+    expect(minutes).toHaveLength(60);
+    expect(minutes.at(-1)).toMatchObject({ turns: 3, failed: 1, p50Ms: 40 });
+    expect(minutes.at(-2)).toMatchObject({ turns: 1, p50Ms: 10 });
+    expect(activity.errors()).toEqual([{ source: "turn on api", message: "model down", at: now - 3_000 }]);
+    expect(seen).toHaveLength(4);
+    now += 2 * 3_600_000;
+    expect(activity.minutes().every((m) => m.turns === 0)).toBe(true);
+    expect(activity.errors()).toEqual([]);
+  });
+
+  it("searches newest first, falling back to any word", () => {
+    const state = SqliteState.open(":memory:");
+    const policy = { mode: "none", idleMinutes: 60, atHour: 4 } as const;
+    for (let i = 0; i < 5; i++) {
+      const { session } = state.sessions.open(
+        { chat: { platform: "telegram", chatId: String(i) }, chatType: "dm", userId: String(i) },
+        policy,
+      );
+      state.sessions.append(session.id, [{ role: "user", content: `note ${i} about plums` }], {
+        now: 1000 + i,
+      });
+    }
+    const hits = state.sessions.searchNewest("plums", 3);
+    expect(hits.map((h) => h.sessionKey)).toEqual(["telegram:dm:4", "telegram:dm:3", "telegram:dm:2"]);
+    expect(hits[0]!.snippet).toContain("**plums**");
+    expect(state.sessions.searchNewest("plums cherries", 10)).toHaveLength(5);
+    expect(state.sessions.searchNewest("cherries", 10)).toEqual([]);
+    expect(state.sessions.countActive()).toBe(5);
+    state.sessions.reset("telegram:dm:0", "manual");
+    expect(state.sessions.countActive()).toBe(4);
+    state.close();
+  });
+});
