@@ -338,6 +338,36 @@ describe("a context the model says is too long", () => {
     expect(retry.some((m) => messageText(m).includes("SUMMARY"))).toBe(true);
   });
 
+  it("reports the tokens a failed turn spent before it failed", async () => {
+    const tools = new ToolRegistry();
+    const { sessionSearchTool } = await import("../../tools/session-search/index.js");
+    tools.register(sessionSearchTool);
+    a.script({ toolCalls: [{ name: "session_search", arguments: { query: "x" } }] });
+    a.setDefault(() => ({ error: { status: 502 } }));
+    const result = await runTurn(
+      { ...job(), history: [], toolsets: ["core"] },
+      {
+        model: client([]),
+        tools,
+        state: { searchSessions: async () => [] },
+        logger: silentLogger(),
+        homeDir: "/tmp",
+        signal: new AbortController().signal,
+        progress: () => undefined,
+      },
+    );
+    expect(result.kind).toBe("failed");
+    expect(result.usage?.byModel).toEqual([
+      {
+        model: "one/m1",
+        promptTokens: a.usages[0]!.prompt_tokens,
+        completionTokens: a.usages[0]!.completion_tokens,
+        cachedTokens: 0,
+        calls: 1,
+      },
+    ]);
+  });
+
   it("says what to do when compressing did not make it fit", async () => {
     a.setDefault(() => ({
       error: { status: 400, message: "prompt is too long: 9000 tokens > 2048 maximum" },
