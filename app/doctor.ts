@@ -55,7 +55,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   lines.push({
     ok: !modelProblem,
     ...(modelProblem ? { fix: modelProblem } : {}),
-    text: `model: ${catalog.defaultModel} at ${main?.provider.baseUrl ?? config.model.baseUrl}${config.model.fallbacks.length ? ` (fallbacks: ${config.model.fallbacks.join(", ")})` : ""}`,
+    text: `model: ${catalog.defaultModel} at ${main?.provider.baseUrl ?? config.model.baseUrl}${config.model.fallbacks.length ? ` (fallbacks: ${config.model.fallbacks.join(", ")})` : ""}${!main || main.provider.name === LEGACY_PROVIDER ? (config.model.apiKey ? ", key set" : ", no key") : ""}`,
   });
   if (config.providers.length) {
     lines.push({

@@ -9,7 +9,7 @@ import type { FakeLlmRequest } from "../fakes/llm/index.js";
 import type { FakeTelegram } from "../fakes/telegram/index.js";
 import { chat } from "../helpers/gateway-harness.js";
 import { platformPerTest } from "../helpers/per-test.js";
-import { botReplies, fixture, startTelegramGateway } from "./telegram-helpers.js";
+import { botReplies, botSays, fixture, startTelegramGateway } from "./telegram-helpers.js";
 
 const running = platformPerTest<FakeTelegram>();
 
@@ -34,7 +34,7 @@ describe("send_message", () => {
       { text: "Told Bob and the team channel." },
     );
     fake.userSends({ chatId: 111, fromId: 111, text: "tell Bob and the team the meeting is at 3" });
-    expect(await botReplies(fake, 111, 1)).toEqual(["Told Bob and the team channel."]);
+    await botSays(fake, 111, "Told Bob and the team channel.");
     expect(await botReplies(fake, 222, 1)).toEqual(["The meeting moved to 3 pm."]);
     expect(await botReplies(fake, 444, 1)).toEqual(["Daily note: meeting at 3 pm."]);
     expect(toolResults(h.llm.requests[1])).toEqual(["Sent to telegram:222.", "Sent to telegram:444."]);
@@ -101,7 +101,7 @@ describe("send_message", () => {
       { text: "Forwarded." },
     );
     fake.pushUpdate(update);
-    expect(await botReplies(fake, 111, 1)).toEqual(["Forwarded."]);
+    await botSays(fake, 111, "Forwarded.");
     await vi.waitFor(() => expect(fake.callsTo("sendDocument", 222)).toHaveLength(1), { timeout: 10_000 });
     expect(texts(fake, 222)[0]).toBe("The report:");
     const upload = Object.values(fake.callsTo("sendDocument", 222)[0]!.files)[0]!;
@@ -142,7 +142,7 @@ describe("send_message", () => {
     // After the restart the turn runs again and the model repeats the same call.
     h.llm.script(send, { text: "Done." });
     await h.start();
-    expect(await botReplies(fake, 111, 1)).toEqual(["Done."]);
+    await botSays(fake, 111, "Done.");
     expect(texts(fake, 222)).toEqual(["Once only."]);
     expect(toolResults(h.llm.requests[3])[0]).toMatch(/Already sent to telegram:222 .*not sent again/);
     expect(h.state.kv("sent-messages").get("send:old-turn:call_1")).toBeUndefined();

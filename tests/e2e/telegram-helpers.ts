@@ -186,6 +186,17 @@ export async function startTelegramGateway(
   return { fake, h };
 }
 
+/**
+ * Waits until the bot's messages in `chatId` include `text`, and returns them. Use it after a tool call:
+ * the progress line (a bot message deleted once the reply is out) may come first.
+ */
+export async function botSays(f: FakeTelegram, chatId: number, text: string): Promise<string[]> {
+  await vi.waitFor(() => expect(f.botMessages(chatId).map((m) => m.text)).toContain(text), {
+    timeout: 10_000,
+  });
+  return f.botMessages(chatId).map((m) => m.text ?? "");
+}
+
 /** Waits (up to 10 s) for `count` bot messages in the chat, or in one topic of it, and returns their texts. */
 export async function botReplies(
   f: FakeTelegram,
