@@ -25,6 +25,8 @@ export interface ProcessLoggerOptions {
   files?: number;
   /** Whether stdout is a terminal. @defaultValue process.stdout.isTTY */
   tty?: boolean;
+  /** Where the stdout lines go instead of fd 1 (the benchmark). */
+  stdout?: { write(text: string): unknown };
 }
 
 /** Whether the stdout lines are pretty: forced by `format`, else when stdout is a terminal. */
@@ -41,13 +43,14 @@ export function prettyLine(colorize: boolean): (jsonLine: string) => string {
 export function createProcessLogger(options: ProcessLoggerOptions): { logger: Logger; close(): void } {
   const tty = options.tty ?? process.stdout.isTTY === true;
   const format = stdoutFormatter(options.format ?? "auto", tty);
+  const sink = options.stdout;
   const stdout: pino.DestinationStream = format
     ? {
         write: (line: string) => {
-          process.stdout.write(format(line));
+          (sink ?? process.stdout).write(format(line));
         },
       }
-    : pino.destination({ dest: 1, sync: true });
+    : ((sink as pino.DestinationStream | undefined) ?? pino.destination({ dest: 1, sync: true }));
   const files = options.files ?? 5;
   const file =
     options.logsDir && files > 0

@@ -5,7 +5,8 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
-import { startFlags, writeSection } from "./lib.js";
+import { machineLine, startFlags, writeSection } from "./lib.js";
+import { benchLogs, logsMarkdown } from "./logs.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
@@ -52,6 +53,11 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchTools(opts);
     console.log(JSON.stringify({ tools: result }));
     writeSection(file, "tools", toolsMarkdown(result, opts, "npm run bench -- tools"));
+  },
+  logs: async () => {
+    const result = await benchLogs({ lines: 100_000 });
+    console.log(JSON.stringify({ logs: result }));
+    writeSection(file, "logs", logsMarkdown(result, machineLine(), "npm run bench -- logs"));
   },
   redis: async () => {
     const opts = {
