@@ -148,13 +148,25 @@ describe("herald setup --non-interactive", () => {
       "telegram",
       "--telegram-owner",
       "222",
+      "--web-search",
+      "searxng",
+      "--web-search-url",
+      "http://127.0.0.1:8888",
+      "--exec-backend",
+      "docker",
     ]);
     expect(second.out).toContain("Telegram bot @herald_bot");
     expect(second.code).toBe(0);
+    // Only what changed is listed: not the API root it already had.
+    expect(second.out).not.toContain("config.yaml: telegram.api_root");
     const { yaml, env } = files();
     const config = parseYaml(yaml) as Record<string, Record<string, unknown>>;
     expect(config["model"]).toMatchObject({ base_url: llm!.url, name: "fake-model" });
     expect(config["telegram"]).toMatchObject({ api_root: telegram!.url, allowed_users: ["111", "222"] });
+    expect(config["web"]).toMatchObject({
+      search: { provider: "searxng", base_url: "http://127.0.0.1:8888" },
+    });
+    expect(config["exec"]).toMatchObject({ backend: "docker" });
     expect(env.match(/TELEGRAM_BOT_TOKEN=/g)).toHaveLength(1);
     expect(env).toContain("OPENAI_API_KEY=sk-model-secret");
   });
