@@ -42,6 +42,7 @@ export function createClackPrompter(): Prompter {
       return answered(
         await clack.select({
           message: q.message,
+          // clack's Option<T> is a conditional type TS cannot match to a generic T; the shape is right.
           options: options as never,
           initialValue: q.initial,
           maxItems: 12,
@@ -57,7 +58,7 @@ export function createClackPrompter(): Prompter {
       return answered(
         await clack.multiselect({
           message: q.message,
-          options: options as never,
+          options: options as never, // as in select()
           initialValues: q.initial ?? [],
           required: false,
         }),
