@@ -52,14 +52,7 @@ export function createProcessLogger(options: ProcessLoggerOptions): { logger: Lo
       }
     : ((sink as pino.DestinationStream | undefined) ?? pino.destination({ dest: 1, sync: true }));
   const files = options.files ?? 5;
-  const file =
-    options.logsDir && files > 0
-      ? createRotatingFile({
-          path: join(options.logsDir, options.fileName ?? "herald.log"),
-          maxBytes: options.maxBytes,
-          keep: files,
-        })
-      : undefined;
+  const file = options.logsDir && files > 0 ? openLogFile(options, files) : undefined;
   const destination = file
     ? pino.multistream([
         { level: "trace", stream: stdout },
@@ -71,4 +64,17 @@ export function createProcessLogger(options: ProcessLoggerOptions): { logger: Lo
 
 function stdoutFormatter(format: LogFormat, tty: boolean): ((line: string) => string) | undefined {
   return prettyOutput(format, tty) ? prettyLine(tty) : undefined;
+}
+
+/** The rotated file, or none (said once on stderr) when it cannot be opened: logs still reach stdout. */
+function openLogFile(options: ProcessLoggerOptions, files: number) {
+  const path = join(options.logsDir!, options.fileName ?? "herald.log");
+  try {
+    return createRotatingFile({ path, maxBytes: options.maxBytes, keep: files });
+  } catch (err) {
+    process.stderr.write(
+      `herald: cannot open ${path} (${(err as Error).message}); logging to stdout only. Fix the folder's permissions, or set HERALD_LOG_FILES=0.\n`,
+    );
+    return undefined;
+  }
 }
