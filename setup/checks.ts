@@ -124,8 +124,9 @@ export async function waitForTelegramOwner(
       timeoutMs: (wait + 10) * 1000,
     });
     if (answer.status === 409) {
+      // Telegram's 409: a webhook is set, or another process (a running gateway) is polling.
       throw new CheckFailed(
-        "The bot has a webhook set, so its messages cannot be read here; enter your user id instead.",
+        `Telegram refused getUpdates (409: ${String(answer.body["description"] ?? "conflict")}): a webhook is set or a running gateway reads the bot's messages. Stop it, or give your user id instead (--telegram-owner).`,
       );
     }
     const updates = (answer.body["result"] ?? []) as {

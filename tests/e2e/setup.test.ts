@@ -191,6 +191,23 @@ describe("herald setup --non-interactive", () => {
     expect(readFileSync(join(home!, "config.yaml"), "utf8")).toBe("timezone: UTC\n");
     expect(() => statSync(join(home!, ".env"))).toThrow();
 
+    // A running gateway polls the bot: Telegram answers setup's getUpdates with 409.
+    telegram!.fault("getUpdates", {
+      status: 409,
+      description: "Conflict: terminated by other getUpdates request",
+    });
+    const busy = await setup([
+      "--non-interactive",
+      "--telegram-token",
+      telegram!.token,
+      "--telegram-api-root",
+      telegram!.url,
+      "--telegram-wait-owner",
+    ]);
+    expect(busy.code).toBe(1);
+    expect(busy.out).toMatch(/409: Conflict.*a running gateway reads the bot's messages.*--telegram-owner/);
+    expect(readFileSync(join(home!, "config.yaml"), "utf8")).toBe("timezone: UTC\n");
+
     const badKey = await setup(["--non-interactive", "--model-url", llm!.url, "--model-key", "sk-wrong"]);
     expect(badKey.code).toBe(1);
     expect(badKey.out).toMatch(/answered 401: the API key was refused/);
