@@ -75,8 +75,26 @@ export function createClackPrompter(): Prompter {
       clack.note(text, title);
     },
     spinner() {
-      const s = clack.spinner();
-      return { start: (text) => s.start(text), stop: (text) => s.stop(text), fail: (text) => s.error(text) };
+      // Not clack's spinner: it holds the keyboard in raw mode and ends the process with code 0 on
+      // Ctrl-C. A line per check instead, and Ctrl-C during one ends setup (nothing is written yet).
+      const onInterrupt = () => {
+        clack.cancel(new SetupCancelled().message);
+        process.exit(130);
+      };
+      return {
+        start: (text) => {
+          clack.log.step(`${text}…`);
+          process.once("SIGINT", onInterrupt);
+        },
+        stop: (text) => {
+          process.off("SIGINT", onInterrupt);
+          clack.log.success(text);
+        },
+        fail: (text) => {
+          process.off("SIGINT", onInterrupt);
+          clack.log.error(text);
+        },
+      };
     },
   };
 }
