@@ -80,6 +80,11 @@ export async function checkModelAnswers(
     body: JSON.stringify({ model, messages: [{ role: "user", content: "ping" }], max_tokens: 1 }),
     timeoutMs: 60_000,
   });
+  if (answer.status === 401 || answer.status === 403) {
+    throw new CheckFailed(
+      `The model endpoint answered ${answer.status} to a chat request: the API key was refused. Check the key (and that it belongs to this provider).`,
+    );
+  }
   if (answer.status >= 400) {
     const message = (answer.body["error"] as { message?: string } | undefined)?.message ?? "";
     throw new CheckFailed(

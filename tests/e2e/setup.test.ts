@@ -94,6 +94,8 @@ describe("herald setup --non-interactive", () => {
     expect(run.out).toMatch(/Discord bot \S+/);
     expect(run.out).toContain("telegram: 4242 is on the allowlist");
     expect(run.code).toBe(0);
+    // The chosen model was asked for one token with the key.
+    expect(llm!.requests.filter((r) => r.model === "fake-model" && r["max_tokens"] === 1)).toHaveLength(1);
     for (const secret of ["sk-model-secret", telegram!.token, discord!.token])
       expect(run.out).not.toContain(secret);
 
@@ -212,5 +214,18 @@ describe("herald setup --non-interactive", () => {
     expect(badKey.code).toBe(1);
     expect(badKey.out).toMatch(/answered 401: the API key was refused/);
     expect(badKey.out).not.toContain("sk-wrong");
+
+    // A provider that lists its models to anyone but refuses the key for a chat: the one-token ask catches it.
+    llm!.script({ error: { status: 401, message: "Invalid API key" } });
+    const listedButRefused = await setup([
+      "--non-interactive",
+      "--model-url",
+      llm!.url,
+      "--model-key",
+      "sk-model-secret",
+    ]);
+    expect(listedButRefused.code).toBe(1);
+    expect(listedButRefused.out).toMatch(/answered 401 to a chat request: the API key was refused/);
+    expect(readFileSync(join(home!, "config.yaml"), "utf8")).toBe("timezone: UTC\n");
   });
 });
