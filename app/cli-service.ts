@@ -5,6 +5,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { cliAction } from "./cli-action.js";
 import { loadConfig } from "./config.js";
@@ -19,7 +20,7 @@ interface ServiceOptions {
 
 /** The package's folder: app/ (sources) or dist/app/ (build) are below it. */
 function packageRoot(): string {
-  const here = new URL(".", import.meta.url).pathname;
+  const here = fileURLToPath(new URL(".", import.meta.url));
   const up = (n: number) => join(here, ...Array<string>(n).fill(".."));
   return existsSync(join(up(1), "package.json")) ? up(1) : up(2);
 }

@@ -25,6 +25,8 @@ export interface ProcessLoggerOptions {
   files?: number;
   /** Whether stdout is a terminal. @defaultValue process.stdout.isTTY */
   tty?: boolean;
+  /** Where the stdout lines go instead of fd 1 (the benchmark). */
+  stdout?: { write(text: string): unknown };
 }
 
 /** Whether the stdout lines are pretty: forced by `format`, else when stdout is a terminal. */
@@ -41,22 +43,16 @@ export function prettyLine(colorize: boolean): (jsonLine: string) => string {
 export function createProcessLogger(options: ProcessLoggerOptions): { logger: Logger; close(): void } {
   const tty = options.tty ?? process.stdout.isTTY === true;
   const format = stdoutFormatter(options.format ?? "auto", tty);
+  const sink = options.stdout;
   const stdout: pino.DestinationStream = format
     ? {
         write: (line: string) => {
-          process.stdout.write(format(line));
+          (sink ?? process.stdout).write(format(line));
         },
       }
-    : pino.destination({ dest: 1, sync: true });
+    : ((sink as pino.DestinationStream | undefined) ?? pino.destination({ dest: 1, sync: true }));
   const files = options.files ?? 5;
-  const file =
-    options.logsDir && files > 0
-      ? createRotatingFile({
-          path: join(options.logsDir, options.fileName ?? "herald.log"),
-          maxBytes: options.maxBytes,
-          keep: files,
-        })
-      : undefined;
+  const file = options.logsDir && files > 0 ? openLogFile(options, files) : undefined;
   const destination = file
     ? pino.multistream([
         { level: "trace", stream: stdout },
@@ -68,4 +64,17 @@ export function createProcessLogger(options: ProcessLoggerOptions): { logger: Lo
 
 function stdoutFormatter(format: LogFormat, tty: boolean): ((line: string) => string) | undefined {
   return prettyOutput(format, tty) ? prettyLine(tty) : undefined;
+}
+
+/** The rotated file, or none (said once on stderr) when it cannot be opened: logs still reach stdout. */
+function openLogFile(options: ProcessLoggerOptions, files: number) {
+  const path = join(options.logsDir!, options.fileName ?? "herald.log");
+  try {
+    return createRotatingFile({ path, maxBytes: options.maxBytes, keep: files });
+  } catch (err) {
+    process.stderr.write(
+      `herald: cannot open ${path} (${(err as Error).message}); logging to stdout only. Fix the folder's permissions, or set HERALD_LOG_FILES=0.\n`,
+    );
+    return undefined;
+  }
 }

@@ -7,7 +7,8 @@ import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
 import { benchCommands, commandsMarkdown } from "./commands.js";
 import { benchDashboard, dashboardMarkdown } from "./dashboard.js";
-import { startFlags, writeSection } from "./lib.js";
+import { machineLine, startFlags, writeSection } from "./lib.js";
+import { benchLogs, logsMarkdown } from "./logs.js";
 import { benchMcp, mcpMarkdown } from "./mcp.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchRequests, requestsMarkdown } from "./requests.js";
@@ -81,6 +82,11 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchRequests(opts);
     console.log(JSON.stringify({ requests: result }));
     writeSection(file, "requests", requestsMarkdown(result, opts, "npm run bench -- requests"));
+  },
+  logs: async () => {
+    const result = await benchLogs({ lines: 100_000 });
+    console.log(JSON.stringify({ logs: result }));
+    writeSection(file, "logs", logsMarkdown(result, machineLine(), "npm run bench -- logs"));
   },
   redis: async () => {
     const opts = {

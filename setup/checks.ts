@@ -80,6 +80,11 @@ export async function checkModelAnswers(
     body: JSON.stringify({ model, messages: [{ role: "user", content: "ping" }], max_tokens: 1 }),
     timeoutMs: 60_000,
   });
+  if (answer.status === 401 || answer.status === 403) {
+    throw new CheckFailed(
+      `The model endpoint answered ${answer.status} to a chat request: the API key was refused. Check the key (and that it belongs to this provider).`,
+    );
+  }
   if (answer.status >= 400) {
     const message = (answer.body["error"] as { message?: string } | undefined)?.message ?? "";
     throw new CheckFailed(
@@ -124,8 +129,9 @@ export async function waitForTelegramOwner(
       timeoutMs: (wait + 10) * 1000,
     });
     if (answer.status === 409) {
+      // Telegram's 409: a webhook is set, or another process (a running gateway) is polling.
       throw new CheckFailed(
-        "The bot has a webhook set, so its messages cannot be read here; enter your user id instead.",
+        `Telegram refused getUpdates (409: ${String(answer.body["description"] ?? "conflict")}): a webhook is set or a running gateway reads the bot's messages. Stop it, or give your user id instead (--telegram-owner).`,
       );
     }
     const updates = (answer.body["result"] ?? []) as {

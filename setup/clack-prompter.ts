@@ -42,6 +42,7 @@ export function createClackPrompter(): Prompter {
       return answered(
         await clack.select({
           message: q.message,
+          // clack's Option<T> is a conditional type TS cannot match to a generic T; the shape is right.
           options: options as never,
           initialValue: q.initial,
           maxItems: 12,
@@ -57,7 +58,7 @@ export function createClackPrompter(): Prompter {
       return answered(
         await clack.multiselect({
           message: q.message,
-          options: options as never,
+          options: options as never, // as in select()
           initialValues: q.initial ?? [],
           required: false,
         }),
@@ -74,8 +75,26 @@ export function createClackPrompter(): Prompter {
       clack.note(text, title);
     },
     spinner() {
-      const s = clack.spinner();
-      return { start: (text) => s.start(text), stop: (text) => s.stop(text), fail: (text) => s.error(text) };
+      // Not clack's spinner: it holds the keyboard in raw mode and ends the process with code 0 on
+      // Ctrl-C. A line per check instead, and Ctrl-C during one ends setup (nothing is written yet).
+      const onInterrupt = () => {
+        clack.cancel(new SetupCancelled().message);
+        process.exit(130);
+      };
+      return {
+        start: (text) => {
+          clack.log.step(`${text}…`);
+          process.once("SIGINT", onInterrupt);
+        },
+        stop: (text) => {
+          process.off("SIGINT", onInterrupt);
+          clack.log.success(text);
+        },
+        fail: (text) => {
+          process.off("SIGINT", onInterrupt);
+          clack.log.error(text);
+        },
+      };
     },
   };
 }

@@ -49,6 +49,7 @@ export function openSetupFiles(homeDir: string): SetupFiles {
         : value;
     },
     set(path, value) {
+      if (JSON.stringify(this.get(path)) === JSON.stringify(value)) return;
       doc.setIn(split(path), value);
       changed.add(path);
     },

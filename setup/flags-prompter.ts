@@ -30,16 +30,16 @@ export function createFlagsPrompter(answers: Answers, out: NodeJS.WritableStream
           ? ["1", "true", "yes", "on"].includes(String(v))
           : (q.initial ?? false);
     },
-    async select(q) {
+    async select<T extends string>(q: { key: string; options: { value: T }[]; initial?: T }): Promise<T> {
       const v = str(q.key);
-      const values = q.options.map((o) => o.value);
+      const values: string[] = q.options.map((o) => o.value);
       if (v !== undefined) {
-        if (!values.includes(v as never))
+        if (!values.includes(v))
           throw new CheckFailed(`'${v}' is not a choice for ${q.key}; choose one of: ${values.join(", ")}.`);
-        return v as (typeof values)[number];
+        return v as T; // one of the options, checked above
       }
-      if (values.includes("skip" as never)) return "skip" as (typeof values)[number];
-      return q.initial ?? values[0]!;
+      if (values.includes("skip")) return "skip" as T;
+      return q.initial ?? q.options[0]!.value;
     },
     async multiselect(q) {
       const v = answers[q.key];
@@ -48,7 +48,7 @@ export function createFlagsPrompter(answers: Answers, out: NodeJS.WritableStream
       const bad = list.find((x) => !values.includes(x));
       if (bad)
         throw new CheckFailed(`'${bad}' is not a choice for ${q.key}; choose from: ${values.join(", ")}.`);
-      return list as never;
+      return list as never; // each one of the options' values, checked above
     },
     say(kind, text) {
       out.write(`${mark[kind]} ${text}\n`);

@@ -61,17 +61,17 @@ export async function modelStep(ctx: StepContext): Promise<void> {
     const current = files.get("model.name") as string | undefined;
     const name = await chooseModel(ctx, listed.models, current);
     if (!name) return;
-    if (!listed.models.length) {
-      const answered = await checked(
-        ctx,
-        `Asking ${name} for one token`,
-        () => checkModelAnswers(baseUrl, key.value, name).then(() => true),
-        () => `${name} answered`,
-      );
-      if (!answered) {
-        if (await tryAgain(ctx, "model settings")) continue;
-        return;
-      }
+    // Listing models proves little on some providers (OpenRouter lists them to anyone): one token from
+    // the chosen model proves the key, the name and the endpoint together.
+    const answered = await checked(
+      ctx,
+      `Asking ${name} for one token`,
+      () => checkModelAnswers(baseUrl, key.value, name).then(() => true),
+      () => `${name} answered`,
+    );
+    if (!answered) {
+      if (await tryAgain(ctx, "model settings")) continue;
+      return;
     }
     files.set("model.base_url", baseUrl);
     files.set("model.name", name);

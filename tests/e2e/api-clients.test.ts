@@ -202,6 +202,15 @@ describe("LangChain ChatOpenAI", () => {
     expect(text).toBe("streamed for LangChain");
   });
 
+  it("raises the status on a stream that fails", async () => {
+    failModel(500);
+    const err = (await (async () => {
+      for await (const _ of await chatModel().stream("hi"));
+    })().catch((e: unknown) => e)) as { status?: number; message: string };
+    expect(err.status).toBe(503);
+    expect(err.message).toMatch(/not answering \(500\)/);
+  });
+
   it("raises the status and message when the model times out or is down", async () => {
     failModel(503);
     const err = (await chatModel()

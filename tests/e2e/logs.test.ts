@@ -4,12 +4,13 @@
  * `HERALD_HOME/logs/herald.log` (rotated, no secrets); `herald logs -n` reads them back.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { printLogs } from "../../app/cli-logs.js";
 import { createRotatingFile } from "../../app/log-file.js";
+import { createProcessLogger } from "../../app/logging.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -189,5 +190,29 @@ describe("herald logs -f", () => {
     file.close();
     expect(seen()).toEqual(Array.from({ length: 15 }, (_, i) => i));
     expect(existsSync(`${path}.1`)).toBe(true);
+  });
+});
+
+describe("a log folder that cannot be written", () => {
+  it("keeps logging to stdout and says once what to fix", () => {
+    home = mkdtempSync(join(tmpdir(), "herald-logs-"));
+    writeFileSync(join(home, "logs"), "a file where the folder should be");
+    let stdout = "";
+    const errors: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((text: string) => errors.push(text) > 0) as typeof process.stderr.write;
+    try {
+      const { logger } = createProcessLogger({
+        level: "info",
+        format: "json",
+        logsDir: join(home, "logs"),
+        stdout: { write: (text: string) => (stdout += text) },
+      });
+      logger.info({ n: 1 }, "still logging");
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(JSON.parse(stdout)).toMatchObject({ msg: "still logging" });
+    expect(errors.join("")).toMatch(/cannot open .*herald\.log .*logging to stdout only.*HERALD_LOG_FILES=0/);
   });
 });

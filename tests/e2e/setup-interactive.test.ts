@@ -4,7 +4,7 @@
  * fake Telegram. And Ctrl-C half-way leaves both files exactly as they were.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -146,5 +146,28 @@ describe("herald setup in a terminal", () => {
     expect(t.screen()).toContain("no file was changed");
     expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe(yaml);
     expect(readFileSync(join(home, ".env"), "utf8")).toBe(env);
+  });
+
+  it("Ctrl-C while waiting for the owner's message ends setup and writes nothing", async () => {
+    llm = await startFakeLlm();
+    telegram = await startFakeTelegram();
+    home = mkdtempSync(join(tmpdir(), "herald-setup-tty-"));
+    const yaml = `telegram:\n  api_root: ${telegram.url}\n`;
+    writeFileSync(join(home, "config.yaml"), yaml);
+    const t = terminal();
+    await t.expect("Which model provider?");
+    await t.type(KEY.down, KEY.down, KEY.down, KEY.down, KEY.enter); // skip the model
+    await t.expect("Which platforms should Herald answer on?");
+    await t.type(KEY.space, KEY.enter);
+    await t.expect("Bot token from @BotFather");
+    await t.type(telegram.token, KEY.enter);
+    await t.expect("How?");
+    await t.type(KEY.enter);
+    await t.expect("Send any message to @herald_bot now");
+    await t.type(KEY.ctrlC);
+    expect(await t.exited).toBe(130);
+    expect(t.screen()).toContain("no file was changed");
+    expect(readFileSync(join(home, "config.yaml"), "utf8")).toBe(yaml);
+    expect(existsSync(join(home, ".env"))).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * `herald setup --non-interactive` for the platforms besides Telegram and Discord: Slack (auth.test on
  * the fake Slack), Matrix (whoami on the fake homeserver) and email (a login on a real Dovecot and an
- * SMTP verify on a real SMTP server), each with a right and a wrong credential.
+ * SMTP verify on a real SMTP server), each with a right and a wrong credential; WhatsApp (enabled, with
+ * how to link it).
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -72,7 +73,7 @@ const mailArgs = (password: string) => {
   ];
 };
 
-describe("herald setup for Slack, Matrix and email", () => {
+describe("herald setup for Slack, Matrix, email and WhatsApp", () => {
   it("checks each live and writes their settings", async () => {
     const run = await setup([
       "--slack-bot-token",
@@ -90,7 +91,11 @@ describe("herald setup for Slack, Matrix and email", () => {
       "--matrix-owner",
       "@me:localhost",
       ...mailArgs(PASSWORD),
+      "--whatsapp",
+      "--whatsapp-owner",
+      "+1 555 123 4567",
     ]);
+    expect(run.out).toContain("herald whatsapp link");
     expect(run.out).toMatch(/Slack: \S+ in \S+/);
     expect(run.out).toContain(`Matrix: ${matrix.botUserId}`);
     expect(run.out).toContain("IMAP login and SMTP verify passed");
@@ -101,6 +106,7 @@ describe("herald setup for Slack, Matrix and email", () => {
     >;
     expect(config["slack"]).toMatchObject({ api_url: slack.apiUrl, allowed_users: ["U0OWNER1"] });
     expect(config["matrix"]).toMatchObject({ homeserver: matrix.url, allowed_users: ["@me:localhost"] });
+    expect(config["whatsapp"]).toMatchObject({ enabled: true, allowed_users: ["15551234567"] });
     expect(config["email"]).toMatchObject({
       imap_host: "127.0.0.1",
       tls: false,

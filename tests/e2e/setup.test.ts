@@ -94,6 +94,8 @@ describe("herald setup --non-interactive", () => {
     expect(run.out).toMatch(/Discord bot \S+/);
     expect(run.out).toContain("telegram: 4242 is on the allowlist");
     expect(run.code).toBe(0);
+    // The chosen model was asked for one token with the key.
+    expect(llm!.requests.filter((r) => r.model === "fake-model" && r["max_tokens"] === 1)).toHaveLength(1);
     for (const secret of ["sk-model-secret", telegram!.token, discord!.token])
       expect(run.out).not.toContain(secret);
 
@@ -148,13 +150,25 @@ describe("herald setup --non-interactive", () => {
       "telegram",
       "--telegram-owner",
       "222",
+      "--web-search",
+      "searxng",
+      "--web-search-url",
+      "http://127.0.0.1:8888",
+      "--exec-backend",
+      "docker",
     ]);
     expect(second.out).toContain("Telegram bot @herald_bot");
     expect(second.code).toBe(0);
+    // Only what changed is listed: not the API root it already had.
+    expect(second.out).not.toContain("config.yaml: telegram.api_root");
     const { yaml, env } = files();
     const config = parseYaml(yaml) as Record<string, Record<string, unknown>>;
     expect(config["model"]).toMatchObject({ base_url: llm!.url, name: "fake-model" });
     expect(config["telegram"]).toMatchObject({ api_root: telegram!.url, allowed_users: ["111", "222"] });
+    expect(config["web"]).toMatchObject({
+      search: { provider: "searxng", base_url: "http://127.0.0.1:8888" },
+    });
+    expect(config["exec"]).toMatchObject({ backend: "docker" });
     expect(env.match(/TELEGRAM_BOT_TOKEN=/g)).toHaveLength(1);
     expect(env).toContain("OPENAI_API_KEY=sk-model-secret");
   });
@@ -179,9 +193,39 @@ describe("herald setup --non-interactive", () => {
     expect(readFileSync(join(home!, "config.yaml"), "utf8")).toBe("timezone: UTC\n");
     expect(() => statSync(join(home!, ".env"))).toThrow();
 
+    // A running gateway polls the bot: Telegram answers setup's getUpdates with 409.
+    telegram!.fault("getUpdates", {
+      status: 409,
+      description: "Conflict: terminated by other getUpdates request",
+    });
+    const busy = await setup([
+      "--non-interactive",
+      "--telegram-token",
+      telegram!.token,
+      "--telegram-api-root",
+      telegram!.url,
+      "--telegram-wait-owner",
+    ]);
+    expect(busy.code).toBe(1);
+    expect(busy.out).toMatch(/409: Conflict.*a running gateway reads the bot's messages.*--telegram-owner/);
+    expect(readFileSync(join(home!, "config.yaml"), "utf8")).toBe("timezone: UTC\n");
+
     const badKey = await setup(["--non-interactive", "--model-url", llm!.url, "--model-key", "sk-wrong"]);
     expect(badKey.code).toBe(1);
     expect(badKey.out).toMatch(/answered 401: the API key was refused/);
     expect(badKey.out).not.toContain("sk-wrong");
+
+    // A provider that lists its models to anyone but refuses the key for a chat: the one-token ask catches it.
+    llm!.script({ error: { status: 401, message: "Invalid API key" } });
+    const listedButRefused = await setup([
+      "--non-interactive",
+      "--model-url",
+      llm!.url,
+      "--model-key",
+      "sk-model-secret",
+    ]);
+    expect(listedButRefused.code).toBe(1);
+    expect(listedButRefused.out).toMatch(/answered 401 to a chat request: the API key was refused/);
+    expect(readFileSync(join(home!, "config.yaml"), "utf8")).toBe("timezone: UTC\n");
   });
 });
