@@ -71,6 +71,8 @@ export class McpConnection implements McpServerHandle {
   #protocol: McpServerStatus["transport"];
   #waiters = new Set<() => void>();
   #log: Logger;
+  /** Bumped by `stop()`: an attempt begun before it drops what it opened. */
+  #generation = 0;
 
   constructor(config: McpServerConfig, deps: McpConnectionDeps) {
     this.config = config;
@@ -104,6 +106,7 @@ export class McpConnection implements McpServerHandle {
   async stop(): Promise<void> {
     if (this.#state === "disabled") return;
     this.#state = "stopped";
+    this.#generation++;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#tools = [];
@@ -278,12 +281,13 @@ export class McpConnection implements McpServerHandle {
 
   async #connect(): Promise<void> {
     if (this.#state === "stopped" || this.#state === "disabled") return;
+    const generation = this.#generation;
     const started = performance.now();
     let client: Client | undefined;
     try {
       const connected = await this.#open();
       client = connected.client;
-      if (this.#stopped()) {
+      if (this.#stale(generation)) {
         await client.close().catch(() => undefined);
         return;
       }
@@ -291,6 +295,11 @@ export class McpConnection implements McpServerHandle {
       this.#transport = connected.transport;
       this.#protocol = connected.protocol;
       await this.#refreshTools(client);
+      if (this.#stale(generation)) {
+        if (this.#stale(this.#generation)) this.#tools = [];
+        await client.close().catch(() => undefined);
+        return;
+      }
       this.#state = "connected";
       this.#connectedAt = Date.now();
       this.#attempts = 0;
@@ -304,7 +313,7 @@ export class McpConnection implements McpServerHandle {
     } catch (err) {
       if (client && this.#client === client) this.#client = undefined;
       await client?.close().catch(() => undefined);
-      if (this.#stopped()) return;
+      if (this.#stale(generation)) return;
       this.#error = connectError(err, this.config.name);
       this.#retry();
     }
@@ -428,9 +437,9 @@ export class McpConnection implements McpServerHandle {
     this.#timer.unref();
   }
 
-  // A method, not an inline test: the state changes across awaits, which narrowing cannot see.
-  #stopped(): boolean {
-    return this.#state === "stopped";
+  /** Whether `stop()` ran since an attempt of `generation` began (it then owns nothing it opened). */
+  #stale(generation: number): boolean {
+    return generation !== this.#generation || this.#state === "stopped";
   }
 
   #wake(): void {
