@@ -408,6 +408,12 @@ export class McpConnection implements McpServerHandle {
       cursor = page.nextCursor;
     } while (cursor && listed.length < 1000);
     const { include, exclude } = this.config;
+    const unknown = [...include, ...exclude].filter((name) => !listed.some((t) => t.name === name));
+    if (unknown.length > 0)
+      this.#log.warn(
+        { key: `mcp_servers.${this.config.name}.tools`, unknown, tools: listed.map((t) => t.name) },
+        "mcp tools.include/exclude name tools the server does not have; check their spelling",
+      );
     this.#tools = listed
       .filter((t) => (include.length === 0 || include.includes(t.name)) && !exclude.includes(t.name))
       .map((t) => ({
