@@ -314,13 +314,14 @@ describe("MCP client", () => {
       .toBe("cancelled");
   });
 
-  it("a server that never connects: the gateway answers, its calls fail at once; /reload-mcp brings a new one", async () => {
+  it("a server that never connects: the gateway answers, its calls fail at once; /reload-mcp swaps the servers", async () => {
     harness = await startHarness({
-      configYaml: `mcp_servers:\n  broken:\n    command: ${node}\n    args: ["-e", "process.exit(3)"]\n`,
+      configYaml: `mcp_servers:\n  broken:\n    command: ${node}\n    args: ["-e", "process.exit(3)"]\n${everything("old")}`,
     });
     const h = harness;
     expect(await say(h, "hello")).toBe("echo: hello");
     await expect.poll(() => h.gateway.mcp?.status()[0]?.state, { timeout: 10_000 }).toBe("retrying");
+    await expect.poll(() => h.gateway.mcp?.status()[1]?.state, { timeout: 20_000 }).toBe("connected");
     h.llm.script(
       { toolCalls: [{ name: "mcp_list_resources", arguments: { server: "broken" } }] },
       { text: "ok" },
@@ -339,7 +340,8 @@ describe("MCP client", () => {
       { text: "ok" },
     );
     await say(h, "echo");
-    expect(toolNames(h.llm.requests.at(-2))).not.toContain("mcp_list_resources_broken");
+    expect(toolNames(h.llm.requests.at(-2))).toContain("mcp_fresh_echo");
+    expect(toolNames(h.llm.requests.at(-2)).filter((n) => n.startsWith("mcp_old_"))).toEqual([]);
     expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("Echo: reloaded");
   });
 });
