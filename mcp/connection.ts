@@ -154,6 +154,7 @@ export class McpConnection implements McpServerHandle {
   async callTool(name: string, args: Record<string, unknown>, options: McpCallOptions) {
     const client = this.#connected();
     const result = await this.#guard(
+      client,
       (signal) =>
         client.callTool({ name, arguments: args }, undefined, {
           signal,
@@ -180,6 +181,7 @@ export class McpConnection implements McpServerHandle {
     let cursor: string | undefined;
     do {
       const page = await this.#guard(
+        client,
         (signal) => client.listResources(cursor ? { cursor } : {}, this.#requestOptions(signal)),
         options.signal,
         "resources/list",
@@ -194,6 +196,7 @@ export class McpConnection implements McpServerHandle {
   async readResource(uri: string, options: McpCallOptions): Promise<ReadResourceContents> {
     const client = this.#connected();
     const result = await this.#guard(
+      client,
       (signal) => client.readResource({ uri }, this.#requestOptions(signal)),
       options.signal,
       "resources/read",
@@ -205,6 +208,7 @@ export class McpConnection implements McpServerHandle {
     const client = this.#connected();
     if (!client.getServerCapabilities()?.prompts) return [];
     const result = await this.#guard(
+      client,
       (signal) => client.listPrompts({}, this.#requestOptions(signal)),
       options.signal,
       "prompts/list",
@@ -223,6 +227,7 @@ export class McpConnection implements McpServerHandle {
   ): Promise<PromptMessages> {
     const client = this.#connected();
     const result = await this.#guard(
+      client,
       (signal) => client.getPrompt({ name, arguments: args }, this.#requestOptions(signal)),
       options.signal,
       "prompts/get",
@@ -249,7 +254,12 @@ export class McpConnection implements McpServerHandle {
   }
 
   /** Runs a request; a closed connection or a timeout becomes a clear McpUnavailableError. */
-  async #guard<T>(run: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, what: string): Promise<T> {
+  async #guard<T>(
+    client: Client,
+    run: (signal: AbortSignal) => Promise<T>,
+    signal: AbortSignal,
+    what: string,
+  ): Promise<T> {
     const name = this.config.name;
     // The SDK never removes the abort listener it adds per request: each call gets its own signal,
     // linked to the turn's only while the call runs, so a turn's signal does not collect listeners.
@@ -267,6 +277,16 @@ export class McpConnection implements McpServerHandle {
           `MCP server '${name}' stopped during ${what} (connection closed); it is being restarted. Try again shortly.`,
           { cause: err },
         );
+      // A remote server that went away (refused, reset, restarted with our session gone): reconnect.
+      if (this.config.transport === "http" && (err instanceof TypeError || httpStatusOf(err) !== undefined)) {
+        const reason = connectError(err, name);
+        this.#lose(client, reason);
+        throw new McpUnavailableError(
+          name,
+          `MCP server '${name}' could not be reached during ${what} (${reason}); reconnecting. Try again shortly.`,
+          { cause: err },
+        );
+      }
       if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
         throw new McpUnavailableError(
           name,
@@ -423,6 +443,18 @@ export class McpConnection implements McpServerHandle {
         inputSchema: t.inputSchema as Record<string, unknown>,
         readOnly: t.annotations?.readOnlyHint === true,
       }));
+  }
+
+  /** Drops a connection that failed under a request and schedules a reconnect. */
+  #lose(client: Client, reason: string): void {
+    if (this.#client !== client || this.#state !== "connected") return;
+    this.#client = undefined;
+    this.#transport = undefined;
+    this.#error = reason;
+    this.#log.warn({ error: reason }, "mcp server unreachable; reconnecting");
+    if (Date.now() - this.#connectedAt > STABLE_AFTER_MS) this.#attempts = 0;
+    void client.close().catch(() => undefined);
+    this.#retry();
   }
 
   #retry(): void {

@@ -169,6 +169,29 @@ describe("MCP client", () => {
     expect(toolResults(h.llm.requests.at(-1))).toEqual(["Echo: over http"]);
   });
 
+  it("a remote server that went away is reconnected once it is back", async () => {
+    remote = await startHttpEverything("streamableHttp");
+    const port = Number(new URL(remote.url).port);
+    const h = await start(`  remote:\n    url: ${remote.url}\n    transport: streamable_http\n`);
+    await remote.close();
+    h.llm.script(
+      { toolCalls: [{ name: "mcp_remote_echo", arguments: { message: "anyone?" } }] },
+      { text: "ok" },
+    );
+    await say(h, "echo while it is down");
+    expect(toolResults(h.llm.requests.at(-1)).at(-1)).toMatch(
+      /^error: mcp_remote_echo failed: MCP server 'remote' could not be reached during tool echo \(.+\); reconnecting/,
+    );
+    remote = await startHttpEverything("streamableHttp", port);
+    await expect.poll(() => h.gateway.mcp?.status()[0]?.state, { timeout: 20_000 }).toBe("connected");
+    h.llm.script(
+      { toolCalls: [{ name: "mcp_remote_echo", arguments: { message: "back" } }] },
+      { text: "ok" },
+    );
+    await say(h, "echo again");
+    expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("Echo: back");
+  });
+
   it("sends the bearer token bearer_token_env names; a server refusing it is reported, not fatal", async () => {
     remote = await startHttpEverything("streamableHttp");
     const target = new URL(remote.url);
