@@ -415,7 +415,7 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     module.validate?.(section);
     platforms[module.name] = section;
   }
-  const mcpServers = resolveMcpServers(mcpSection, env);
+  const mcpServers = resolveMcpServers(mcpSection, env, homeDir);
   const config = { ...(data as z.infer<z.ZodObject<typeof coreShape>>), homeDir, platforms, mcpServers };
   validateCrossFields(config);
   return config;
