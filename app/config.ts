@@ -564,7 +564,7 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     module.validate?.(section);
     platforms[module.name] = section;
   }
-  const mcpServers = resolveMcpServers(mcpSection, env);
+  const mcpServers = resolveMcpServers(mcpSection, env, homeDir);
   const config = { ...(data as z.infer<z.ZodObject<typeof coreShape>>), homeDir, platforms, mcpServers };
   resolveProviders(config, env, fileValues);
   validateCrossFields(config);

@@ -3,6 +3,7 @@
  * configs (the stdio child's environment, `${VAR}` references and bearer tokens read from the
  * environment). Every error names the key and the fix.
  */
+import { resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
 import { stdioEnvironment } from "./env.js";
@@ -63,6 +64,8 @@ export type McpServersSection = z.infer<typeof mcpServersSchema>;
 export function resolveMcpServers(
   section: McpServersSection,
   env: Readonly<Record<string, string | undefined>>,
+  /** A relative `cwd` is taken from here (`HERALD_HOME`). @defaultValue the process's directory */
+  baseDir?: string,
 ): McpServerConfig[] {
   return Object.entries(section).map(([name, s]) => {
     const key = `mcp_servers.${name}`;
@@ -88,7 +91,7 @@ export function resolveMcpServers(
         command: s.command,
         args: s.args,
         env: stdioEnvironment(interpolate(s.env, env, `${key}.env`), env),
-        cwd: s.cwd,
+        cwd: s.cwd && baseDir ? resolve(baseDir, s.cwd) : s.cwd,
       };
     }
     if (Object.keys(s.env).length > 0 || s.cwd)

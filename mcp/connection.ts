@@ -71,6 +71,8 @@ export class McpConnection implements McpServerHandle {
   #protocol: McpServerStatus["transport"];
   #waiters = new Set<() => void>();
   #log: Logger;
+  /** Bumped by `stop()`: an attempt begun before it drops what it opened. */
+  #generation = 0;
 
   constructor(config: McpServerConfig, deps: McpConnectionDeps) {
     this.config = config;
@@ -104,6 +106,7 @@ export class McpConnection implements McpServerHandle {
   async stop(): Promise<void> {
     if (this.#state === "disabled") return;
     this.#state = "stopped";
+    this.#generation++;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#tools = [];
@@ -151,6 +154,7 @@ export class McpConnection implements McpServerHandle {
   async callTool(name: string, args: Record<string, unknown>, options: McpCallOptions) {
     const client = this.#connected();
     const result = await this.#guard(
+      client,
       (signal) =>
         client.callTool({ name, arguments: args }, undefined, {
           signal,
@@ -177,6 +181,7 @@ export class McpConnection implements McpServerHandle {
     let cursor: string | undefined;
     do {
       const page = await this.#guard(
+        client,
         (signal) => client.listResources(cursor ? { cursor } : {}, this.#requestOptions(signal)),
         options.signal,
         "resources/list",
@@ -191,6 +196,7 @@ export class McpConnection implements McpServerHandle {
   async readResource(uri: string, options: McpCallOptions): Promise<ReadResourceContents> {
     const client = this.#connected();
     const result = await this.#guard(
+      client,
       (signal) => client.readResource({ uri }, this.#requestOptions(signal)),
       options.signal,
       "resources/read",
@@ -202,6 +208,7 @@ export class McpConnection implements McpServerHandle {
     const client = this.#connected();
     if (!client.getServerCapabilities()?.prompts) return [];
     const result = await this.#guard(
+      client,
       (signal) => client.listPrompts({}, this.#requestOptions(signal)),
       options.signal,
       "prompts/list",
@@ -220,6 +227,7 @@ export class McpConnection implements McpServerHandle {
   ): Promise<PromptMessages> {
     const client = this.#connected();
     const result = await this.#guard(
+      client,
       (signal) => client.getPrompt({ name, arguments: args }, this.#requestOptions(signal)),
       options.signal,
       "prompts/get",
@@ -246,7 +254,12 @@ export class McpConnection implements McpServerHandle {
   }
 
   /** Runs a request; a closed connection or a timeout becomes a clear McpUnavailableError. */
-  async #guard<T>(run: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, what: string): Promise<T> {
+  async #guard<T>(
+    client: Client,
+    run: (signal: AbortSignal) => Promise<T>,
+    signal: AbortSignal,
+    what: string,
+  ): Promise<T> {
     const name = this.config.name;
     // The SDK never removes the abort listener it adds per request: each call gets its own signal,
     // linked to the turn's only while the call runs, so a turn's signal does not collect listeners.
@@ -264,6 +277,16 @@ export class McpConnection implements McpServerHandle {
           `MCP server '${name}' stopped during ${what} (connection closed); it is being restarted. Try again shortly.`,
           { cause: err },
         );
+      // A remote server that went away (refused, reset, restarted with our session gone): reconnect.
+      if (this.config.transport === "http" && (err instanceof TypeError || httpStatusOf(err) !== undefined)) {
+        const reason = connectError(err, name);
+        this.#lose(client, reason);
+        throw new McpUnavailableError(
+          name,
+          `MCP server '${name}' could not be reached during ${what} (${reason}); reconnecting. Try again shortly.`,
+          { cause: err },
+        );
+      }
       if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
         throw new McpUnavailableError(
           name,
@@ -278,12 +301,13 @@ export class McpConnection implements McpServerHandle {
 
   async #connect(): Promise<void> {
     if (this.#state === "stopped" || this.#state === "disabled") return;
+    const generation = this.#generation;
     const started = performance.now();
     let client: Client | undefined;
     try {
       const connected = await this.#open();
       client = connected.client;
-      if (this.#stopped()) {
+      if (this.#stale(generation)) {
         await client.close().catch(() => undefined);
         return;
       }
@@ -291,6 +315,11 @@ export class McpConnection implements McpServerHandle {
       this.#transport = connected.transport;
       this.#protocol = connected.protocol;
       await this.#refreshTools(client);
+      if (this.#stale(generation)) {
+        if (this.#stale(this.#generation)) this.#tools = [];
+        await client.close().catch(() => undefined);
+        return;
+      }
       this.#state = "connected";
       this.#connectedAt = Date.now();
       this.#attempts = 0;
@@ -304,7 +333,7 @@ export class McpConnection implements McpServerHandle {
     } catch (err) {
       if (client && this.#client === client) this.#client = undefined;
       await client?.close().catch(() => undefined);
-      if (this.#stopped()) return;
+      if (this.#stale(generation)) return;
       this.#error = connectError(err, this.config.name);
       this.#retry();
     }
@@ -399,6 +428,12 @@ export class McpConnection implements McpServerHandle {
       cursor = page.nextCursor;
     } while (cursor && listed.length < 1000);
     const { include, exclude } = this.config;
+    const unknown = [...include, ...exclude].filter((name) => !listed.some((t) => t.name === name));
+    if (unknown.length > 0)
+      this.#log.warn(
+        { key: `mcp_servers.${this.config.name}.tools`, unknown, tools: listed.map((t) => t.name) },
+        "mcp tools.include/exclude name tools the server does not have; check their spelling",
+      );
     this.#tools = listed
       .filter((t) => (include.length === 0 || include.includes(t.name)) && !exclude.includes(t.name))
       .map((t) => ({
@@ -408,6 +443,18 @@ export class McpConnection implements McpServerHandle {
         inputSchema: t.inputSchema as Record<string, unknown>,
         readOnly: t.annotations?.readOnlyHint === true,
       }));
+  }
+
+  /** Drops a connection that failed under a request and schedules a reconnect. */
+  #lose(client: Client, reason: string): void {
+    if (this.#client !== client || this.#state !== "connected") return;
+    this.#client = undefined;
+    this.#transport = undefined;
+    this.#error = reason;
+    this.#log.warn({ error: reason }, "mcp server unreachable; reconnecting");
+    if (Date.now() - this.#connectedAt > STABLE_AFTER_MS) this.#attempts = 0;
+    void client.close().catch(() => undefined);
+    this.#retry();
   }
 
   #retry(): void {
@@ -428,9 +475,9 @@ export class McpConnection implements McpServerHandle {
     this.#timer.unref();
   }
 
-  // A method, not an inline test: the state changes across awaits, which narrowing cannot see.
-  #stopped(): boolean {
-    return this.#state === "stopped";
+  /** Whether `stop()` ran since an attempt of `generation` began (it then owns nothing it opened). */
+  #stale(generation: number): boolean {
+    return generation !== this.#generation || this.#state === "stopped";
   }
 
   #wake(): void {

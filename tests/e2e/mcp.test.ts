@@ -169,6 +169,29 @@ describe("MCP client", () => {
     expect(toolResults(h.llm.requests.at(-1))).toEqual(["Echo: over http"]);
   });
 
+  it("a remote server that went away is reconnected once it is back", async () => {
+    remote = await startHttpEverything("streamableHttp");
+    const port = Number(new URL(remote.url).port);
+    const h = await start(`  remote:\n    url: ${remote.url}\n    transport: streamable_http\n`);
+    await remote.close();
+    h.llm.script(
+      { toolCalls: [{ name: "mcp_remote_echo", arguments: { message: "anyone?" } }] },
+      { text: "ok" },
+    );
+    await say(h, "echo while it is down");
+    expect(toolResults(h.llm.requests.at(-1)).at(-1)).toMatch(
+      /^error: mcp_remote_echo failed: MCP server 'remote' could not be reached during tool echo \(.+\); reconnecting/,
+    );
+    remote = await startHttpEverything("streamableHttp", port);
+    await expect.poll(() => h.gateway.mcp?.status()[0]?.state, { timeout: 20_000 }).toBe("connected");
+    h.llm.script(
+      { toolCalls: [{ name: "mcp_remote_echo", arguments: { message: "back" } }] },
+      { text: "ok" },
+    );
+    await say(h, "echo again");
+    expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("Echo: back");
+  });
+
   it("sends the bearer token bearer_token_env names; a server refusing it is reported, not fatal", async () => {
     remote = await startHttpEverything("streamableHttp");
     const target = new URL(remote.url);
@@ -314,13 +337,14 @@ describe("MCP client", () => {
       .toBe("cancelled");
   });
 
-  it("a server that never connects: the gateway answers, its calls fail at once; /reload-mcp brings a new one", async () => {
+  it("a server that never connects: the gateway answers, its calls fail at once; /reload-mcp swaps the servers", async () => {
     harness = await startHarness({
-      configYaml: `mcp_servers:\n  broken:\n    command: ${node}\n    args: ["-e", "process.exit(3)"]\n`,
+      configYaml: `mcp_servers:\n  broken:\n    command: ${node}\n    args: ["-e", "process.exit(3)"]\n${everything("old")}`,
     });
     const h = harness;
     expect(await say(h, "hello")).toBe("echo: hello");
     await expect.poll(() => h.gateway.mcp?.status()[0]?.state, { timeout: 10_000 }).toBe("retrying");
+    await expect.poll(() => h.gateway.mcp?.status()[1]?.state, { timeout: 20_000 }).toBe("connected");
     h.llm.script(
       { toolCalls: [{ name: "mcp_list_resources", arguments: { server: "broken" } }] },
       { text: "ok" },
@@ -339,7 +363,8 @@ describe("MCP client", () => {
       { text: "ok" },
     );
     await say(h, "echo");
-    expect(toolNames(h.llm.requests.at(-2))).not.toContain("mcp_list_resources_broken");
+    expect(toolNames(h.llm.requests.at(-2))).toContain("mcp_fresh_echo");
+    expect(toolNames(h.llm.requests.at(-2)).filter((n) => n.startsWith("mcp_old_"))).toEqual([]);
     expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("Echo: reloaded");
   });
 });

@@ -42,8 +42,10 @@ export interface HttpEverything {
 /** Starts server-everything in `streamableHttp` (endpoint `/mcp`) or `sse` (endpoint `/sse`) mode. */
 export async function startHttpEverything(
   mode: "streamableHttp" | "sse" = "streamableHttp",
+  /** @defaultValue a free port */
+  port?: number,
 ): Promise<HttpEverything> {
-  const port = await freePort();
+  port ??= await freePort();
   const child = spawn(process.execPath, [EVERYTHING_ENTRY, mode], {
     env: { PATH: process.env["PATH"] ?? "", PORT: String(port) },
     stdio: ["ignore", "ignore", "pipe"],

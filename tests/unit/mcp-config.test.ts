@@ -47,6 +47,7 @@ describe("mcp_servers config", () => {
         // biome-ignore lint/suspicious/noTemplateCurlyInString: config.yaml's own ${NAME} reference
         "      api_key: ${FILES_KEY}",
         "      PLAIN_VALUE: x",
+        "    cwd: servers/files",
         "    timeout_s: 5",
         "    tools: { include: [read], exclude: [write] }",
         "    platforms: [telegram]",
@@ -61,7 +62,7 @@ describe("mcp_servers config", () => {
         command: "npx",
         args: ["server"],
         env: { PATH: "/usr/bin", HOME: "/home/h", api_key: "from-dotenv", PLAIN_VALUE: "x" },
-        cwd: undefined,
+        cwd: join(home!, "servers/files"),
         enabled: true,
         timeoutMs: 5000,
         include: ["read"],
