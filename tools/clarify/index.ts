@@ -37,7 +37,14 @@ export const clarifyTool = defineTool({
   parameters,
   toolset: "core",
   label: ({ question }) => `❓ ${question}`,
-  async execute({ question, choices }) {
+  async execute({ question, choices }, ctx) {
+    // A scheduled run's reply goes to its targets, whose answers start other sessions: nobody to ask.
+    if (ctx.origin.chat.platform === "cron")
+      return {
+        content:
+          "error: nobody can answer in a scheduled run. Decide with what you have and say in your report what you assumed.",
+        isError: true,
+      };
     const unique = [...new Set(choices ?? [])];
     return {
       content:
