@@ -25,7 +25,12 @@ export function approvalCommands(store: ApprovalStore, now: () => number = Date.
     ref: string | undefined,
   ): PendingApproval | string => {
     const pending = store.pending(sessionKey);
-    if (!pending) return "Nothing is waiting for your approval.";
+    if (!pending) {
+      // A click on someone else's prompt (in groups each person has their own session by default).
+      const theirs = ref === undefined ? undefined : store.all().find((p) => shortRequestId(p.id) === ref);
+      if (theirs && theirs.userId !== senderId) return "Only the person who asked can answer this request.";
+      return "Nothing is waiting for your approval.";
+    }
     if (ref !== undefined && ref !== shortRequestId(pending.id))
       return "That request is no longer waiting; answer the latest one.";
     if (pending.expiresAt <= now()) {

@@ -81,7 +81,7 @@ describe("buttons on Discord", () => {
     await vi.waitFor(
       () =>
         expect(fake.botMessages(IDS.general).at(-1)?.currentContent).toBe(
-          "Nothing is waiting for your approval.",
+          "Only the person who asked can answer this request.",
         ),
       { timeout: 10_000 },
     );

@@ -91,7 +91,9 @@ describe("buttons on Telegram", () => {
     fake.userClicks({ chatId: GROUP, messageId: prompt.message_id, label: "✅ Approve", fromId: 222 });
     await vi.waitFor(
       async () =>
-        expect((await botReplies(fake, GROUP, 2)).at(-1)).toBe("Nothing is waiting for your approval."),
+        expect((await botReplies(fake, GROUP, 2)).at(-1)).toBe(
+          "Only the person who asked can answer this request.",
+        ),
       { timeout: 10_000 },
     );
     // Nothing ran, and the asker still has the buttons (given a wrong edit time to arrive).

@@ -60,4 +60,17 @@ describe("clarify", () => {
       .join("");
     expect(text).toBe("Which format?\n\n1. PDF\n2. Markdown\n(Reply with your choice.)");
   });
+
+  it("refuses choices that would be commands when clicked", async () => {
+    harness = await startHarness();
+    const h = harness;
+    h.llm.script(
+      {
+        toolCalls: [{ name: "clarify", arguments: { question: "Reset?", choices: ["/new", "keep going"] } }],
+      },
+      (request) => ({ text: `tool said: ${messageText(request.messages.at(-1))}` }),
+    );
+    const reply = await chat(h, "hm", { sessionId: "cl-3" });
+    expect(reply.text).toMatch(/^tool said: error: [\s\S]*a choice may not start with \//);
+  });
 });

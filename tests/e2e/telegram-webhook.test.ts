@@ -75,4 +75,30 @@ describe("telegram: webhook", () => {
     expect(await rig.fake.deliverWebhook(update)).toBe(200);
     expect(rig.received.map((m) => m.text)).toEqual(["again", "again"]);
   });
+
+  it("a button click pushed to the webhook is the clicker's message; the prompt is marked", async () => {
+    await webhookRig();
+    await rig.start();
+    const chat = { platform: "telegram", chatId: "111" };
+    const buttons = [[{ label: "Red", data: "Red" }], [{ label: "Blue", data: "Blue" }]];
+    const sent = await rig.adapter.send(chat, { text: "Which colour?", idempotencyKey: "k1", buttons });
+    const prompt = rig.fake.messages(111).find((m) => String(m.message_id) === sent.messageIds[0])!;
+    const update = {
+      update_id: 9,
+      callback_query: {
+        id: "cb-9",
+        from: { id: 111, is_bot: false, first_name: "User111" },
+        message: structuredClone(prompt),
+        chat_instance: "ci",
+        data: "Blue",
+      },
+    };
+    expect(await rig.fake.deliverWebhook(update)).toBe(200);
+    expect(rig.received.map((m) => [m.messageId, m.sender.id, m.text])).toEqual([
+      ["111:cb:cb-9", "111", "Blue"],
+    ]);
+    expect(rig.fake.callsTo("answerCallbackQuery")[0]!.params).toMatchObject({ callback_query_id: "cb-9" });
+    expect(prompt.text).toBe("Which colour?\n\n✓ Blue");
+    expect(prompt["reply_markup"]).toBeUndefined();
+  });
 });

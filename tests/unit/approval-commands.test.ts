@@ -89,4 +89,16 @@ describe("approval commands", () => {
     run("approve", "alice", always!.data.replace("/approve ", ""));
     expect(store.check(KEY, "sudo anything-else", "privilege-escalation")).toBe(true);
   });
+
+  it("a click on someone else's prompt from another session is refused as such", () => {
+    const { store } = setup();
+    const [approve] = approvalButtons(store.pending(KEY)!.id)[0]!;
+    const commands = approvalCommands(store, now).commands!;
+    const message = { sender: { id: "bob" }, chatType: "group" } as InboundMessage;
+    const args = approve!.data.replace("/approve ", "");
+    const ctx: CommandContext = { message, args, sessionKey: `${KEY}:bob`, now: clock };
+    expect(commands["approve"]!.run(ctx)).toBe("Only the person who asked can answer this request.");
+    expect(commands["approve"]!.run({ ...ctx, args: "" })).toBe("Nothing is waiting for your approval.");
+    expect(store.pending(KEY)?.command).toBe("sudo reboot");
+  });
 });

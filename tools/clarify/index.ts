@@ -13,7 +13,15 @@ export const MAX_CHOICES = 10;
 const parameters = z.object({
   question: z.string().trim().min(1).max(2000).describe("The question, as the user should read it."),
   choices: z
-    .array(z.string().trim().min(1).max(200))
+    .array(
+      z
+        .string()
+        .trim()
+        .min(1)
+        .max(200)
+        // A click sends the choice as the user's message: a leading "/" would make it a command.
+        .refine((c) => !c.startsWith("/"), "a choice may not start with / (a click would send a command)"),
+    )
     .max(MAX_CHOICES)
     .optional()
     .describe(
@@ -29,7 +37,14 @@ export const clarifyTool = defineTool({
   parameters,
   toolset: "core",
   label: ({ question }) => `❓ ${question}`,
-  async execute({ question, choices }) {
+  async execute({ question, choices }, ctx) {
+    // A scheduled run's reply goes to its targets, whose answers start other sessions: nobody to ask.
+    if (ctx.origin.chat.platform === "cron")
+      return {
+        content:
+          "error: nobody can answer in a scheduled run. Decide with what you have and say in your report what you assumed.",
+        isError: true,
+      };
     const unique = [...new Set(choices ?? [])];
     return {
       content:
