@@ -18,6 +18,11 @@ const toolResults = (request: FakeLlmRequest | undefined) =>
 
 const texts = (fake: FakeTelegram, chatId: number) => fake.botMessages(chatId).map((m) => m.text ?? "");
 
+/** Waits for the answer itself (a tool's progress line may be in the chat before it). */
+async function answered(fake: FakeTelegram, chatId: number, text: string): Promise<void> {
+  await vi.waitFor(() => expect(texts(fake, chatId)).toContain(text), { timeout: 15_000 });
+}
+
 describe("send_message", () => {
   it("the owner sends to another chat and to the platform's home channel", async () => {
     const { fake, h } = await startTelegramGateway(running, { TELEGRAM_HOME_CHANNEL: "444" });
@@ -34,7 +39,7 @@ describe("send_message", () => {
       { text: "Told Bob and the team channel." },
     );
     fake.userSends({ chatId: 111, fromId: 111, text: "tell Bob and the team the meeting is at 3" });
-    expect(await botReplies(fake, 111, 1)).toEqual(["Told Bob and the team channel."]);
+    await answered(fake, 111, "Told Bob and the team channel.");
     expect(await botReplies(fake, 222, 1)).toEqual(["The meeting moved to 3 pm."]);
     expect(await botReplies(fake, 444, 1)).toEqual(["Daily note: meeting at 3 pm."]);
     expect(toolResults(h.llm.requests[1])).toEqual(["Sent to telegram:222.", "Sent to telegram:444."]);
@@ -101,7 +106,7 @@ describe("send_message", () => {
       { text: "Forwarded." },
     );
     fake.pushUpdate(update);
-    expect(await botReplies(fake, 111, 1)).toEqual(["Forwarded."]);
+    await answered(fake, 111, "Forwarded.");
     await vi.waitFor(() => expect(fake.callsTo("sendDocument", 222)).toHaveLength(1), { timeout: 10_000 });
     expect(texts(fake, 222)[0]).toBe("The report:");
     const upload = Object.values(fake.callsTo("sendDocument", 222)[0]!.files)[0]!;
@@ -115,7 +120,7 @@ describe("send_message", () => {
       { text: "ok" },
     );
     fake.userSends({ chatId: 111, fromId: 111, text: "send it" });
-    await botReplies(fake, 111, 1);
+    await answered(fake, 111, "ok");
     expect(toolResults(h.llm.requests[1])[0]).toMatch(/"telegarm" is not a platform Herald knows.*Targets:/);
   });
 
@@ -142,7 +147,7 @@ describe("send_message", () => {
     // After the restart the turn runs again and the model repeats the same call.
     h.llm.script(send, { text: "Done." });
     await h.start();
-    expect(await botReplies(fake, 111, 1)).toEqual(["Done."]);
+    await answered(fake, 111, "Done.");
     expect(texts(fake, 222)).toEqual(["Once only."]);
     expect(toolResults(h.llm.requests[3])[0]).toMatch(/Already sent to telegram:222 .*not sent again/);
     expect(h.state.kv("sent-messages").get("send:old-turn:call_1")).toBeUndefined();
