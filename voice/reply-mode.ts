@@ -1,12 +1,13 @@
 /**
  * Voice replies per chat: `/voice on` (replies also arrive as a voice note), `/voice only` (only as a
- * voice note), `/voice off`. The mode is kept in a kv namespace by chat string.
+ * voice note), `/voice off`. The mode is kept in a kv namespace by chat (`platform:chatId`): it holds for
+ * every thread of the chat (an email conversation is a thread; a new subject must not lose the mode).
  */
 import { formatChat } from "../core/chat.js";
 import type { CommandModule } from "../core/commands.js";
 import type { ChatRef, KeyValueStore } from "../core/types.js";
 
-/** The kv namespace holding `chat string → also | only`. */
+/** The kv namespace holding `platform:chatId → also | only`. */
 export const VOICE_REPLIES_NAMESPACE = "voice-replies";
 
 /** How a chat's replies are spoken: `also` the text and a voice note, `only` just the voice note. */
@@ -18,16 +19,18 @@ export class VoiceReplyModes {
 
   /** The chat's mode, or undefined when its replies are text only. */
   get(chat: ChatRef): VoiceReplyMode | undefined {
-    const stored = this.kv.get(formatChat(chat));
+    const stored = this.kv.get(keyOf(chat));
     return stored === "also" || stored === "only" ? stored : undefined;
   }
 
   /** Sets the chat's mode; undefined turns voice replies off. */
   set(chat: ChatRef, mode: VoiceReplyMode | undefined): void {
-    if (mode) this.kv.set(formatChat(chat), mode);
-    else this.kv.delete(formatChat(chat));
+    if (mode) this.kv.set(keyOf(chat), mode);
+    else this.kv.delete(keyOf(chat));
   }
 }
+
+const keyOf = (chat: ChatRef) => formatChat({ platform: chat.platform, chatId: chat.chatId });
 
 /**
  * `/voice on|only|off` (no argument: the current mode). `unavailable`, when set, is the reason voice

@@ -78,6 +78,19 @@ describe("voice replies", () => {
     expect(fake.callsTo("sendVoice", 111)).toHaveLength(1);
   });
 
+  it("/voice only with a failing speech provider: the text arrives, saying why there is no voice note", async () => {
+    speech = await startFakeSpeech();
+    speech.fail({ status: 500, times: 10, message: "overloaded" });
+    const { fake, h } = await startTelegramGateway(running, ttsEnv(speech));
+    fake.userSends({ chatId: 111, fromId: 111, text: "/voice only" });
+    await botReplies(fake, 111, 1);
+    h.llm.script({ text: "Still here in text." });
+    fake.userSends({ chatId: 111, fromId: 111, text: "hello?" });
+    const [, reply] = await botReplies(fake, 111, 2);
+    expect(reply).toMatch(/^Still here in text\.\n\n\(no voice note: .*answered 500.*\)$/s);
+    expect(fake.callsTo("sendVoice", 111)).toHaveLength(0);
+  });
+
   it("/voice on without a speech endpoint says how to configure one", async () => {
     const { fake } = await startTelegramGateway(running);
     fake.userSends({ chatId: 111, fromId: 111, text: "/voice on" });
