@@ -5,6 +5,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
+import { benchExtensions, extensionsMarkdown } from "./extensions.js";
 import { startFlags, writeSection } from "./lib.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
@@ -65,6 +66,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchRedis(opts);
     console.log(JSON.stringify({ redis: result }));
     writeSection(file, "redis", redisMarkdown(result, opts, "npm run bench -- redis"));
+  },
+  extensions: async () => {
+    const opts = { root, turns: 300, mcpCalls: 300, starts: 3 };
+    const result = await benchExtensions(opts);
+    console.log(JSON.stringify({ extensions: result }));
+    writeSection(file, "extensions", extensionsMarkdown(result, opts, "npm run bench -- extensions"));
   },
 };
 
