@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
 import { benchCommands, commandsMarkdown } from "./commands.js";
 import { benchDashboard, dashboardMarkdown } from "./dashboard.js";
+import { benchExtensions, extensionsMarkdown } from "./extensions.js";
 import { machineLine, startFlags, writeSection } from "./lib.js";
 import { benchLogs, logsMarkdown } from "./logs.js";
 import { benchMcp, mcpMarkdown } from "./mcp.js";
@@ -113,6 +114,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchDashboard(opts);
     console.log(JSON.stringify({ dashboard: result }));
     writeSection(file, "dashboard", dashboardMarkdown(result, opts, "npm run bench -- dashboard"));
+  },
+  extensions: async () => {
+    const opts = { root, turns: 300, mcpCalls: 300, starts: 3 };
+    const result = await benchExtensions(opts);
+    console.log(JSON.stringify({ extensions: result }));
+    writeSection(file, "extensions", extensionsMarkdown(result, opts, "npm run bench -- extensions"));
   },
 };
 
