@@ -60,7 +60,24 @@ async function login(base: string): Promise<{ cookie: string; csrf: string }> {
   return { cookie, csrf };
 }
 
+/** Form fields without a label, buttons and links without a name: what a screen reader could not announce. */
+function unnamed(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const out: string[] = [];
+    for (const el of document.querySelectorAll("input:not([type=hidden]), select, textarea")) {
+      const field = el as HTMLInputElement;
+      if (!field.labels?.length && !field.getAttribute("aria-label")) out.push(field.outerHTML);
+    }
+    for (const el of document.querySelectorAll("button, a")) {
+      if (!(el.getAttribute("aria-label") ?? el.textContent ?? "").trim()) out.push(el.outerHTML);
+    }
+    if (!document.querySelector("main h1")) out.push("no h1 in main");
+    return out;
+  });
+}
+
 async function shot(page: Page, name: string): Promise<void> {
+  expect(await unnamed(page)).toEqual([]);
   await page.screenshot({ path: join(SHOTS, `dashboard-${name}.png`), fullPage: false });
 }
 
@@ -213,6 +230,33 @@ describe("dashboard", () => {
     expect(kept.ok && kept.message).toContain("Wait five minutes.");
   });
 
+  it("shows a transcript's tool calls with their results, exports it, and resets the session", async () => {
+    const { h } = await start();
+    const base = h.apiUrl;
+    h.llm.script({ toolCalls: [{ name: "skills_list", arguments: {} }] }, { text: "You have three skills." });
+    expect((await chat(h, "which skills do I have?")).text).toBe("You have three skills.");
+    const session = h.state.sessions.list({ limit: 1 })[0]!;
+    const { cookie, csrf } = await login(base);
+    const transcript = await (
+      await fetch(`${base}/dashboard/sessions/${session.id}`, { headers: { cookie } })
+    ).text();
+    expect(transcript).toContain("🔧 skills_list");
+    expect(transcript).toMatch(/<div class="muted">result<\/div><pre>[^<]*daily-briefing/);
+    const json = (await (
+      await fetch(`${base}/dashboard/sessions/${session.id}/export?format=json`, { headers: { cookie } })
+    ).json()) as { session: { key: string }; messages: { role: string }[] };
+    expect(json.session.key).toBe(session.key);
+    expect(json.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    const md = await (
+      await fetch(`${base}/dashboard/sessions/${session.id}/export?format=md`, { headers: { cookie } })
+    ).text();
+    expect(md).toContain("**tool call** `skills_list`");
+    const reset = await post(`${base}/dashboard/sessions/${session.id}/reset`, { _csrf: csrf }, { cookie });
+    expect(reset.status).toBe(303);
+    expect(h.state.sessions.get(session.id)!.endedAt).toBeDefined();
+    expect(h.state.sessions.get(session.id)!.endReason).toBe("manual");
+  });
+
   it("without a password serves only loopback requests that name a loopback host", async () => {
     const { h } = await start({ DASHBOARD_PASSWORD: "" });
     const port = Number(new URL(h.apiUrl).port);
@@ -245,6 +289,11 @@ describe("dashboard", () => {
     await Promise.all([page.waitForNavigation(), page.keyboard.press("Enter")]);
     expect(page.url()).toBe(`${base}/dashboard/`);
     expect(await page.$eval("h1", (e) => e.textContent)).toBe("Overview");
+    // Keyboard: the first Tab reaches the skip link, Enter on it moves to the content.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    await page.keyboard.press("Enter");
+    expect(page.url()).toBe(`${base}/dashboard/#main`);
     await page.waitForFunction(() => document.getElementById("live-status")?.textContent === "live");
 
     // The sessions page updates itself when a turn finishes (SSE), no reload.
