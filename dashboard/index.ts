@@ -70,7 +70,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const auth = new DashboardAuth(options.access, now);
   const log = options.logger.child({ component: "dashboard" });
   const flashes = new Map<string, { text: string; error: boolean }>();
-  const streams = new Set<ServerResponse>();
+  /** Open live streams and the login each belongs to (ended with it). */
+  const streams = new Map<ServerResponse, string | undefined>();
 
   const send = (
     res: ServerResponse,
@@ -130,7 +131,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         }),
       );
     }
-    if (sub === "/events") return stream(req, res);
+    if (sub === "/events") return stream(req, res, state.sessionId);
     if (sub === "/sessions") {
       const query = (url.searchParams.get("q") ?? "").trim().slice(0, 200);
       const hits = query ? sources.search(query, 50) : undefined;
@@ -246,6 +247,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
 
   async function post(res: ServerResponse, state: Ok, sub: string, form: URLSearchParams) {
     if (sub === "/logout") {
+      for (const [stream, login] of streams) if (login === state.sessionId) stream.end();
       return redirect(res, "/dashboard/login", { "set-cookie": auth.logout(state.sessionId) });
     }
     const reset = /^\/sessions\/([A-Za-z0-9_-]+)\/reset$/.exec(sub);
@@ -340,18 +342,22 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   }
 
   /** `GET /dashboard/events`: every activity event as an SSE event of its type. */
-  function stream(req: IncomingMessage, res: ServerResponse) {
+  function stream(req: IncomingMessage, res: ServerResponse, login: string | undefined) {
     res.writeHead(200, {
       ...SECURITY_HEADERS,
       "content-type": "text/event-stream; charset=utf-8",
       connection: "keep-alive",
     });
     res.write("retry: 3000\n\n");
-    streams.add(res);
+    streams.set(res, login);
     const unsubscribe = activity.subscribe((event) => {
       res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
     });
-    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
+    // A login that expired ends its stream at the next heartbeat.
+    const heartbeat = setInterval(() => {
+      if (auth.check(req).kind === "ok") res.write(": keep-alive\n\n");
+      else res.end();
+    }, HEARTBEAT_MS);
     heartbeat.unref();
     req.on("close", () => {
       clearInterval(heartbeat);
@@ -418,7 +424,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       return true;
     },
     close() {
-      for (const res of streams) res.end();
+      for (const res of streams.keys()) res.end();
       streams.clear();
     },
   };

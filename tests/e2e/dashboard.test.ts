@@ -143,8 +143,13 @@ describe("dashboard", () => {
     expect(h.state.pairing.pending()).toHaveLength(0);
     expect(h.gateway.runner.access.isAllowed("telegram", "999")).toBe(false);
 
-    // Logged out, the cookie is worth nothing.
+    // Logged out, the cookie is worth nothing, and the login's live stream ends.
+    const events = await fetch(`${base}/dashboard/events`, { headers: { cookie } });
+    expect(events.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const reader = events.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain("retry:");
     expect((await post(`${base}/dashboard/logout`, { _csrf: csrf }, { cookie })).status).toBe(303);
+    for (;;) if ((await reader.read()).done) break;
     const after = await fetch(`${base}/dashboard/`, { redirect: "manual", headers: { cookie } });
     expect(after.status).toBe(303);
   });
