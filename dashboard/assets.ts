@@ -25,7 +25,10 @@ h1{font-size:1.4rem;margin:.2rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5re
 .muted{color:var(--muted)}.bad{color:var(--bad)}.ok{color:var(--ok)}
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%}
-th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
+th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
+td{overflow-wrap:anywhere}
+dl.cards dd{margin:0}
+.actions{display:flex;flex-wrap:wrap;gap:.5rem;margin:1rem 0}
 th{font-size:.85rem;color:var(--muted);font-weight:600}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 form.inline{display:inline}

@@ -245,7 +245,7 @@ describe("dashboard", () => {
     const transcript = await (
       await fetch(`${base}/dashboard/sessions/${session.id}`, { headers: { cookie } })
     ).text();
-    expect(transcript).toContain("🔧 skills_list");
+    expect(transcript).toContain("tool call: <code>skills_list</code>");
     expect(transcript).toMatch(/<div class="muted">result<\/div><pre>[^<]*daily-briefing/);
     const json = (await (
       await fetch(`${base}/dashboard/sessions/${session.id}/export?format=json`, { headers: { cookie } })
@@ -280,6 +280,12 @@ describe("dashboard", () => {
     expect(await get(`evil.example:${port}`)).toBe(403);
   });
 
+  it("DASHBOARD_ENABLED=false: no dashboard at all", async () => {
+    const { h } = await start({ DASHBOARD_ENABLED: "false" });
+    expect((await fetch(`${h.apiUrl}/dashboard/login`)).status).toBe(404);
+    expect((await post(`${h.apiUrl}/dashboard/login`, { password: PASSWORD })).status).toBe(404);
+  });
+
   it("in Chromium: log in, watch a chat turn arrive live, search, approve a pairing, run a cron job, edit memory, log out", async () => {
     const { fake, h } = await start();
     const base = h.apiUrl;
@@ -309,8 +315,12 @@ describe("dashboard", () => {
       (window as unknown as { marker: number }).marker = 42;
       return 42;
     });
+    h.llm.script(
+      { toolCalls: [{ name: "skills_list", arguments: {} }] },
+      { text: "Noted: pomegranate. I can also use the daily-briefing skill for you." },
+    );
     const reply = await chat(h, "The secret fruit is pomegranate, remember it");
-    expect(reply.text).toBe("echo: The secret fruit is pomegranate, remember it");
+    expect(reply.text).toBe("Noted: pomegranate. I can also use the daily-briefing skill for you.");
     await page.waitForSelector("#sessions-table tbody tr");
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(marker);
     expect(await page.$eval("#sessions-table", (e) => e.textContent)).toContain("api:");
@@ -324,7 +334,9 @@ describe("dashboard", () => {
     await Promise.all([page.waitForNavigation(), page.click("#search-results a")]);
     const transcript = await page.$eval("main", (e) => e.textContent ?? "");
     expect(transcript).toContain("The secret fruit is pomegranate");
-    expect(transcript).toContain("echo: The secret fruit is pomegranate");
+    expect(transcript).toContain("Noted: pomegranate.");
+    expect(transcript).toContain("tool call: skills_list");
+    await page.click("details.tool summary");
     await shot(page, "transcript");
     const exported = await page.evaluate(async () => {
       const a = [...document.querySelectorAll("a")].find((x) => x.textContent === "Export Markdown")!;
