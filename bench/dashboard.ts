@@ -47,6 +47,8 @@ export interface DashboardBenchResult {
   cpuMsPerTurnWithoutSse: number;
   cpuMsPerTurnWithSse: number;
   sseEventsSeen: number;
+  /** Fragment refetches the stream's events caused (at most one a second). */
+  pageRefetches: number;
   /** The host's 1-minute load average at the end (the machine is shared). */
   loadAverage: number;
 }
@@ -175,18 +177,38 @@ async function login(url: string): Promise<string> {
   return cookie;
 }
 
-/** Opens the live-update stream; returns the count of events seen and a close function. */
-function openStream(url: string, cookie: string): { events: () => number; close: () => void } {
+/**
+ * Opens the live-update stream as the sessions page does: on events it fetches the page's fragment
+ * again, at most once a second (the page script's throttle). Returns the events seen, the refetches
+ * and a close function.
+ */
+function openStream(
+  url: string,
+  cookie: string,
+): { events: () => number; refetches: () => number; close: () => void } {
   let events = 0;
+  let refetches = 0;
+  let last = 0;
+  let busy = false;
+  const refetch = () => {
+    if (busy || Date.now() - last < 1000) return;
+    busy = true;
+    last = Date.now();
+    refetches++;
+    void get(`${url}/dashboard/sessions?fragment=1`, cookie).finally(() => {
+      busy = false;
+    });
+  };
   const req = httpRequest(`${url}/dashboard/events`, { headers: { cookie } }, (res) => {
     res.on("data", (chunk: Buffer) => {
+      refetch();
       events +=
         chunk.toString().split("\nevent: ").length - 1 + (chunk.toString().startsWith("event: ") ? 1 : 0);
     });
   });
   req.on("error", () => undefined);
   req.end();
-  return { events: () => events, close: () => req.destroy() };
+  return { events: () => events, refetches: () => refetches, close: () => req.destroy() };
 }
 
 /** Runs the scenario. */
@@ -256,6 +278,7 @@ export async function benchDashboard(options: DashboardBenchOptions): Promise<Da
     const rounds = { off: [] as number[], on: [] as number[] };
     const cpu = { off: [] as number[], on: [] as number[] };
     let sseEventsSeen = 0;
+    let pageRefetches = 0;
     const session = randomUUID();
     for (let i = 0; i < 30; i++) await postTurn(url, `warm up ${i}`, session);
     for (let r = 0; r < options.rounds * 2; r++) {
@@ -274,6 +297,7 @@ export async function benchDashboard(options: DashboardBenchOptions): Promise<Da
       );
       if (stream) {
         sseEventsSeen += stream.events();
+        pageRefetches += stream.refetches();
         stream.close();
       }
       (withSse ? rounds.on : rounds.off).push(round(median(times), 3));
@@ -289,6 +313,7 @@ export async function benchDashboard(options: DashboardBenchOptions): Promise<Da
       cpuMsPerTurnWithoutSse: round(median(cpu.off), 3),
       cpuMsPerTurnWithSse: round(median(cpu.on), 3),
       sseEventsSeen,
+      pageRefetches,
       loadAverage: round(loadavg()[0] ?? 0, 1),
     };
   } finally {
@@ -316,12 +341,12 @@ A state file with ${o.sessions.toLocaleString("en-US")} sessions and ${(o.sessio
 |---|---|---|
 ${rows.join("\n")}
 
-The gateway's turn overhead with a dashboard open: ${o.turnsPerRound} sequential turns per round through the API server (scripted model answering at once), ${o.rounds} rounds without and ${o.rounds} with a live-update stream (SSE) open, alternating, on the same state file (${r.sseEventsSeen} live events received).
+The gateway's turn overhead with a dashboard open: ${o.turnsPerRound} sequential turns per round through the API server (scripted model answering at once), ${o.rounds} rounds without and ${o.rounds} with a live-update stream (SSE) open, alternating, on the same state file. The stream's client behaves like an open sessions page: it receives every event (${r.sseEventsSeen} in all) and fetches the page's fragment again at most once a second (${r.pageRefetches} refetches), as the page script does.
 
 | | without a dashboard stream | with one open |
 |---|---|---|
 | turn latency p50 (median of rounds) | ${r.turnP50WithoutSseMs} ms | ${r.turnP50WithSseMs} ms |
 | gateway CPU per turn (median of rounds) | ${r.cpuMsPerTurnWithoutSse} ms | ${r.cpuMsPerTurnWithSse} ms |
 
-Round medians of latency without: ${r.turnRoundsWithoutSse.join(", ")} ms; with: ${r.turnRoundsWithSse.join(", ")} ms. The machine is shared (1-minute load average ${r.loadAverage} on 2 cores at the end): wall times swing with the other tenants; the CPU per turn is the steadier figure.`;
+Round medians of latency without: ${r.turnRoundsWithoutSse.join(", ")} ms; with: ${r.turnRoundsWithSse.join(", ")} ms. The machine is shared (1-minute load average ${r.loadAverage} on 2 cores at the end): wall times swing with the other tenants; the CPU per turn is the steadier figure, read from /proc in 10 ms ticks, so its resolution is ${round(10 / o.turnsPerRound, 2)} ms per turn.`;
 }

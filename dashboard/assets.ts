@@ -71,9 +71,14 @@ export const JS = `
   live.addEventListener('focusout',function(e){
     if(deferred&&!live.contains(e.relatedTarget)){deferred=false;refresh();}
   });
+  // At most one refresh a second, however busy the gateway is.
+  var last=0,timer=null;
   function refresh(){
     if(live.contains(document.activeElement)){deferred=true;return;}
-    if(pending)return;pending=true;
+    if(pending||timer)return;
+    var wait=last+1000-Date.now();
+    if(wait>0){timer=setTimeout(function(){timer=null;refresh();},wait);return;}
+    last=Date.now();pending=true;
     var url=new URL(window.location.href);url.searchParams.set('fragment','1');
     fetch(url,{credentials:'same-origin'}).then(function(r){return r.ok?r.text():null}).then(function(t){
       pending=false;if(t!==null){live.innerHTML=t;}
