@@ -110,8 +110,12 @@ export interface CompressOptions {
   input: ModelMessage;
   tools?: ChatCompletionTool[] | undefined;
   client: ModelClient;
-  /** Model for the summary call. @defaultValue the client's configured model */
+  /** Model for the summary call (`auxiliary.compression`). @defaultValue the client's default model */
   model?: string | undefined;
+  /** The model the turn runs on, whose context window counts. @defaultValue `model` */
+  contextModel?: string | undefined;
+  /** Compress even below the threshold (the model answered that the context is too long). */
+  force?: boolean | undefined;
   signal: AbortSignal;
   logger: Logger;
 }
@@ -121,7 +125,9 @@ export interface CompressResult {
   history: ChatMessage[];
   /** Set when a summary replaced messages; the gateway persists it. */
   compaction?: Compaction | undefined;
-  usage?: { promptTokens: number; completionTokens: number } | undefined;
+  usage?: { promptTokens: number; completionTokens: number; cachedTokens: number } | undefined;
+  /** The model that wrote the summary. */
+  model?: string | undefined;
 }
 
 /**
@@ -149,14 +155,18 @@ function toolsChars(tools: readonly object[]): number {
 
 export async function compressIfNeeded(options: CompressOptions): Promise<CompressResult> {
   const { history, client, logger } = options;
-  const contextTokens = client.config.contextTokens;
+  const contextModel = options.contextModel ?? options.model ?? client.catalog.defaultModel;
+  const declared = client.catalog.contextTokens(contextModel);
   const stored = history.map((h) => h.message);
   const total =
     Math.ceil(options.systemPrompt.length / 4) +
     estimateTokens(stored) +
     estimateMessageTokens(options.input) +
     Math.ceil(toolsChars(options.tools ?? []) / 4);
-  if (total <= contextTokens * COMPRESS_AT_RATIO) return { history: stored };
+  if (!options.force && total <= declared * COMPRESS_AT_RATIO) return { history: stored };
+  // Forced after the model refused the request as too long: its real window is smaller than this
+  // request, whatever config declares, so plan for two thirds of what was sent.
+  const contextTokens = options.force ? Math.floor(Math.min(declared, total) * 0.66) : declared;
   const plan = planCompression(history, contextTokens);
   if (!plan) return { history: stored };
 
@@ -190,6 +200,7 @@ export async function compressIfNeeded(options: CompressOptions): Promise<Compre
       ],
       compaction: { uptoSeq, summary },
       usage: result.usage,
+      model: result.model,
     };
   } catch (err) {
     if (isAbortError(err) || options.signal.aborted) throw err;
@@ -257,4 +268,66 @@ export function repairToolPairs(messages: readonly ChatMessage[]): ChatMessage[]
     i = j - 1;
   }
   return out;
+}
+
+/** `compressNow` summarises at least this many messages, or nothing. */
+const MIN_REPLACED = 4;
+
+export interface CompressNowOptions {
+  history: HistoryItem[];
+  client: ModelClient;
+  /** Model for the summary call. @defaultValue the client's configured model */
+  model?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface CompressNowResult {
+  compaction: Compaction;
+  /** Estimated tokens of the history before and after (the summary plus what stays verbatim). */
+  beforeTokens: number;
+  afterTokens: number;
+  /** Messages the summary replaced (earlier summaries included). */
+  replaced: number;
+  usage: { promptTokens: number; completionTokens: number };
+}
+
+/**
+ * Compacts `history` now, whatever its size (`/compress`): the cuts are planned as if the context were
+ * the history's own size, so about the newest 30% stays verbatim and the rest is summarised.
+ * @returns undefined when there is too little to summarise (fewer than 4 messages, or a summary no
+ * shorter than what it would replace).
+ * @throws when the summary call fails or returns nothing (nothing is compacted then).
+ */
+export async function compressNow(options: CompressNowOptions): Promise<CompressNowResult | undefined> {
+  const { history, client } = options;
+  const beforeTokens = estimateTokens(history.map((h) => h.message));
+  const plan = planCompression(history, Math.min(client.config.contextTokens, beforeTokens));
+  if (!plan) return undefined;
+  const replaced = [...plan.leading, ...plan.head, ...plan.middle].map((h) => h.message);
+  // A summary of a message or two is no shorter than they are.
+  if (replaced.length < MIN_REPLACED) return undefined;
+  const transcript = renderTranscript(replaced, Math.floor(client.config.contextTokens * 0.5 * 4));
+  const result = await client.streamChat({
+    model: options.model,
+    messages: [
+      { role: "system", content: "You write faithful, compact summaries of conversations." },
+      { role: "user", content: `${SUMMARY_INSTRUCTION}\n\n<conversation>\n${transcript}\n</conversation>` },
+    ],
+    signal: options.signal,
+  });
+  const summary = (result.message.content ?? "").trim();
+  if (!summary) throw new Error("the model returned an empty summary");
+  const uptoSeq = plan.middle[plan.middle.length - 1]!.seq;
+  // What the next turn's history is: the summary as a system message, then the tail (load() shows it so).
+  const afterTokens =
+    estimateMessageTokens({ role: "system", content: `Summary of the earlier conversation:\n${summary}` }) +
+    estimateTokens(plan.tail.map((h) => h.message));
+  if (afterTokens >= beforeTokens) return undefined;
+  return {
+    compaction: { uptoSeq, summary },
+    beforeTokens,
+    afterTokens,
+    replaced: replaced.length,
+    usage: result.usage,
+  };
 }

@@ -3,16 +3,24 @@
  * Text streams out as progress; the tool calls of one response run in parallel; the loop ends when the
  * model answers without tool calls or the step cap is reached.
  */
-import { describeError, HeraldError, isAbortError } from "../core/errors.js";
+import { describeError, HeraldError, isAbortError, ModelError } from "../core/errors.js";
 import { type Logger, lazyChild } from "../core/logger.js";
-import type { TurnJob, TurnProgress, TurnResult, TurnUsage } from "../core/turn.js";
+import type {
+  ModelUsage,
+  ProviderAlert,
+  TurnJob,
+  TurnProgress,
+  TurnResult,
+  TurnUsage,
+} from "../core/turn.js";
 import type { ChatMessage, InboundAttachment, ToolCall } from "../core/types.js";
 import { compressIfNeeded, repairToolPairs } from "./compression.js";
 import { buildUserMessage } from "./input.js";
 import type { ModelClient, ModelMessage } from "./model-client.js";
 import { cancelledError } from "./model-errors.js";
 import { type ToolRegistry, toOpenAITools } from "./tool-registry.js";
-import type { StateClient, Tool, ToolOutput } from "./types.js";
+import type { StateClient, Tool, ToolOutput, TurnHooks } from "./types.js";
+import type { SpeakReply } from "./voice-reply.js";
 
 /** What a turn runs with. */
 export interface TurnDeps {
@@ -34,6 +42,42 @@ export interface TurnDeps {
   stageAttachments?: ((job: TurnJob) => Promise<ReadonlyMap<string, string>>) | undefined;
   /** Speech to text for voice notes and audio attachments (before the first model call). */
   transcribe?: ((attachment: InboundAttachment, signal?: AbortSignal) => Promise<string>) | undefined;
+  /** Text to speech for chats with voice replies on (`job.voiceReply`); see `agent/voice-reply.ts`. */
+  speakReply?: SpeakReply | undefined;
+  /** Plugins' filters around tool calls and before the reply. @defaultValue none */
+  hooks?: TurnHooks | undefined;
+  /** Model for context summaries (`auxiliary.compression`). @defaultValue the turn's model */
+  compressionModel?: string | undefined;
+}
+
+/** What a turn's model calls added up to, and the alerts they raised; filled as the turn runs. */
+interface TurnTally {
+  usage: TurnUsage;
+  alerts: ProviderAlert[];
+}
+
+/** Adds one model call's tokens to the turn's totals and to its model's line. */
+function addUsage(
+  usage: TurnUsage,
+  model: string,
+  u: { promptTokens: number; completionTokens: number; cachedTokens?: number | undefined },
+): void {
+  const cached = u.cachedTokens ?? 0;
+  usage.promptTokens += u.promptTokens;
+  usage.completionTokens += u.completionTokens;
+  usage.cachedTokens = (usage.cachedTokens ?? 0) + cached;
+  usage.modelCalls++;
+  usage.byModel ??= [];
+  const byModel = usage.byModel;
+  let line: ModelUsage | undefined = byModel.find((m) => m.model === model);
+  if (!line) {
+    line = { model, promptTokens: 0, completionTokens: 0, cachedTokens: 0, calls: 0 };
+    byModel.push(line);
+  }
+  line.promptTokens += u.promptTokens;
+  line.completionTokens += u.completionTokens;
+  line.cachedTokens += cached;
+  line.calls++;
 }
 
 type Files = NonNullable<ToolOutput["files"]>;
@@ -64,13 +108,18 @@ export async function runTurn(job: TurnJob, deps: TurnDeps): Promise<TurnResult>
     });
   }
   const { stored: userMessage, forModel } = await buildUserMessage(job.input, {
-    vision: deps.model.config.vision,
+    vision: deps.model.catalog.vision(job.model ?? deps.model.catalog.defaultModel),
     pathFor: staged ? (a) => staged.get(a.path) ?? a.path : undefined,
     transcribe: deps.transcribe,
     signal: deps.signal,
   });
+  const tally: TurnTally = {
+    usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, modelCalls: 0, toolCalls: 0 },
+    alerts: [],
+  };
   try {
-    return await loop(job, deps, log, emit, userMessage, forModel);
+    const result = await loop(job, deps, log, emit, userMessage, forModel, tally);
+    return deps.hooks?.has("beforeReply") ? await rewriteReply(result, job, deps.hooks) : result;
   } catch (err) {
     if (deps.signal.aborted || isAbortError(err))
       throw isAbortError(err) ? err : cancelledError(deps.signal.reason);
@@ -85,7 +134,11 @@ export async function runTurn(job: TurnJob, deps: TurnDeps): Promise<TurnResult>
         : "Something went wrong on my side while answering; the details are in the gateway log. Please try again.",
       error: describeError(err),
       retryable: known ? err.retryable : false,
+      code: known ? err.code : undefined,
+      retryAfterMs: err instanceof ModelError ? err.retryAfterMs : undefined,
       messages: [userMessage],
+      ...(tally.usage.modelCalls ? { usage: tally.usage } : {}),
+      ...(tally.alerts.length ? { alerts: tally.alerts } : {}),
     };
   }
 }
@@ -97,60 +150,88 @@ async function loop(
   emit: (event: TurnProgress) => void,
   userMessage: ChatMessage,
   forModel: ModelMessage,
+  tally: TurnTally,
 ): Promise<TurnResult> {
   const { model: client, signal } = deps;
   const tools = deps.tools.forToolsets(job.toolsets);
   const toolsJson = toOpenAITools(tools);
-  const modelName = job.model ?? client.config.name;
+  const modelName = job.model ?? client.catalog.defaultModel;
   const maxIterations = job.maxIterations ?? client.config.maxIterations ?? DEFAULT_MAX_ITERATIONS;
-  const usage: TurnUsage = { promptTokens: 0, completionTokens: 0, modelCalls: 0, toolCalls: 0 };
-  const addUsage = (u: { promptTokens: number; completionTokens: number }) => {
-    usage.promptTokens += u.promptTokens;
-    usage.completionTokens += u.completionTokens;
-    usage.modelCalls++;
+  const { usage } = tally;
+
+  const compress = async (force: boolean) => {
+    const result = await compressIfNeeded({
+      systemPrompt: job.systemPrompt,
+      history: job.history,
+      input: forModel,
+      tools: toolsJson,
+      client,
+      model: deps.compressionModel ?? modelName,
+      contextModel: modelName,
+      force,
+      signal,
+      logger: log,
+    });
+    if (result.usage) addUsage(usage, result.model ?? modelName, result.usage);
+    return result;
   };
+  let compressed = await compress(false);
 
-  const compressed = await compressIfNeeded({
-    systemPrompt: job.systemPrompt,
-    history: job.history,
-    input: forModel,
-    tools: toolsJson,
-    client,
-    model: modelName,
-    signal,
-    logger: log,
-  });
-  if (compressed.usage) addUsage(compressed.usage);
-
-  const messages: ModelMessage[] = [
-    ...(job.systemPrompt ? [{ role: "system" as const, content: job.systemPrompt }] : []),
-    ...repairToolPairs(compressed.history),
-    forModel,
-  ];
+  const system = job.systemPrompt ? [{ role: "system" as const, content: job.systemPrompt }] : [];
+  let history = repairToolPairs(compressed.history);
+  // The todo plan after a compaction summary: after the stable prefix, before the user's message.
+  const plan = await planNote(history, deps.state, job, log);
+  const note: ModelMessage[] = plan ? [{ role: "system", content: plan }] : [];
+  const messages: ModelMessage[] = [...system, ...history, ...note, forModel];
   const turnMessages: ChatMessage[] = [userMessage];
   const files: Files = [];
   let modelUsed = modelName;
-  const finish = (text: string): TurnResult => ({
+  const finish = (text: string, buttons?: ToolOutput["buttons"]): TurnResult => ({
     kind: "ok",
     turnId: job.turnId,
     messages: turnMessages,
-    reply: { text, ...(files.length > 0 ? { files } : {}) },
+    reply: { text, ...(files.length > 0 ? { files } : {}), ...(buttons?.length ? { buttons } : {}) },
     compaction: compressed.compaction,
     usage,
     model: modelUsed,
+    ...(tally.alerts.length ? { alerts: tally.alerts } : {}),
   });
-
-  for (let step = 1; step <= maxIterations; step++) {
-    const response = await client.streamChat({
+  const call = () =>
+    client.streamChat({
       model: modelName,
       messages,
       tools: toolsJson.length > 0 ? toolsJson : undefined,
       signal,
+      reasoningEffort: job.reasoningEffort,
+      stableCount: system.length + history.length,
+      onAlert: (alert) => tally.alerts.push(alert),
       onTextDelta: job.streamText
         ? (text) => emit({ type: "text-delta", turnId: job.turnId, text })
         : undefined,
     });
-    addUsage(response.usage);
+  let forced = false;
+
+  for (let step = 1; step <= maxIterations; step++) {
+    let response: Awaited<ReturnType<ModelClient["streamChat"]>>;
+    try {
+      response = await call();
+    } catch (err) {
+      // The model says the request does not fit: compress the stored history now and try once more.
+      if (forced || !(err instanceof HeraldError) || err.code !== "model_context_too_long") throw err;
+      forced = true;
+      const again = await compress(true);
+      if (!again.compaction) throw err;
+      log.info(
+        { uptoSeq: again.compaction.uptoSeq },
+        "context too long for the model; compressed and retrying",
+      );
+      compressed = again;
+      const turnSoFar = messages.slice(system.length + history.length + note.length + 1);
+      history = repairToolPairs(again.history);
+      messages.splice(0, messages.length, ...system, ...history, ...note, forModel, ...turnSoFar);
+      response = await call();
+    }
+    addUsage(usage, response.model, response.usage);
     modelUsed = response.model;
     const assistant: ChatMessage = response.message;
     messages.push(assistant);
@@ -166,11 +247,12 @@ async function loop(
       turnMessages.push(tool);
       files.push(...(output.files ?? []));
     });
-    const stop = outputs.find((o) => o.stopTurn)?.stopTurn;
+    const stopper = outputs.find((o) => o.stopTurn);
+    const stop = stopper?.stopTurn;
     if (stop) {
       if (job.streamText) emit({ type: "text-delta", turnId: job.turnId, text: stop });
       turnMessages.push({ role: "assistant", content: stop });
-      return finish(stop);
+      return finish(stop, stopper.buttons);
     }
   }
 
@@ -179,6 +261,29 @@ async function loop(
   if (job.streamText) emit({ type: "text-delta", turnId: job.turnId, text });
   turnMessages.push({ role: "assistant", content: text });
   return finish(text);
+}
+
+/**
+ * The session's plan (`todo`) as a note for the model, when a summary replaced the calls that made it:
+ * the history starts with a summary and holds no `todo` call. Undefined otherwise, or when there is no
+ * plan (or it cannot be read: the turn goes on without it).
+ */
+async function planNote(history: readonly ChatMessage[], state: StateClient, job: TurnJob, log: Logger) {
+  if (!state.todo || history[0]?.role !== "system") return undefined;
+  const used = history.some(
+    (m) => m.role === "assistant" && m.tool_calls?.some((c) => c.function.name === "todo"),
+  );
+  if (used) return undefined;
+  const items = await state.todo.get(job.origin.sessionKey).catch((err: unknown) => {
+    log.warn({ err: describeError(err) }, "the plan could not be read; the turn goes on without it");
+    return [];
+  });
+  if (items.length === 0) return undefined;
+  const lines = items.map((i) => `${i.id}. [${i.status}] ${i.text}`);
+  return [
+    "[Your plan for this conversation (the todo tool keeps it; earlier steps were summarised):]",
+    ...lines,
+  ].join("\n");
 }
 
 /** One tool call with its progress events; never throws except on abort. */
@@ -205,23 +310,57 @@ async function runTool(
     ),
   });
   let output: ToolOutput;
+  const blocked = deps.hooks?.has("beforeToolCall")
+    ? await deps.hooks.beforeToolCall(name, parseOrRaw(call.function.arguments), job.origin)
+    : undefined;
   try {
-    output = await deps.tools.run(call, tools, {
-      signal: deps.signal,
-      origin: job.origin,
-      state: deps.state,
-      logger: lazyChild(log, { tool: name }),
-      homeDir: deps.homeDir,
-      progress: (line) => emit({ type: "status", turnId, text: line }),
-    });
+    if (blocked) output = { content: `error: ${blocked}`, isError: true };
+    else
+      output = await deps.tools.run(call, tools, {
+        signal: deps.signal,
+        origin: job.origin,
+        turnId,
+        callId: call.id,
+        state: deps.state,
+        logger: lazyChild(log, { tool: name }),
+        homeDir: deps.homeDir,
+        progress: (line) => emit({ type: "status", turnId, text: line }),
+      });
   } catch (err) {
     if (deps.signal.aborted || isAbortError(err)) throw err;
     log.error({ tool: name, err: describeError(err) }, "tool boundary caught an error");
     output = { content: `error: ${name} failed: ${describeError(err)}`, isError: true };
   }
+  if (deps.hooks?.has("afterToolCall") && !blocked) {
+    const result = { content: output.content, isError: output.isError ?? false };
+    const args = parseOrRaw(call.function.arguments);
+    output = { ...output, content: await deps.hooks.afterToolCall(name, args, result, job.origin) };
+  }
   const durationMs = Math.round(performance.now() - startedAt);
   emit({ type: "tool-end", turnId, callId: call.id, name, ok: !output.isError, durationMs });
   return output;
+}
+
+/** The reply of an `ok` turn after the `beforeReply` hooks; the stored final message follows it. */
+async function rewriteReply(result: TurnResult, job: TurnJob, hooks: TurnHooks): Promise<TurnResult> {
+  if (result.kind !== "ok") return result;
+  const text = await hooks.beforeReply(result.reply.text, job.origin);
+  if (text === result.reply.text) return result;
+  const last = result.messages.at(-1);
+  const messages =
+    last?.role === "assistant" && last.content === result.reply.text
+      ? [...result.messages.slice(0, -1), { ...last, content: text }]
+      : result.messages;
+  return { ...result, messages, reply: { ...result.reply, text } };
+}
+
+/** A call's arguments as JSON when they parse, else the raw string (for hooks). */
+function parseOrRaw(raw: string): unknown {
+  try {
+    return raw.trim() ? JSON.parse(raw) : {};
+  } catch {
+    return raw;
+  }
 }
 
 /** The tool's own progress line for a call, or undefined (no label, arguments unreadable, a throw). */

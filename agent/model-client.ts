@@ -1,6 +1,7 @@
 /**
  * A thin wrapper on the openai SDK: one streaming chat call that assembles the assistant message,
- * with retries (p-retry: exponential backoff with jitter, Retry-After honoured) and fallback models.
+ * with retries (p-retry: exponential backoff with jitter, Retry-After honoured) and a fallback chain
+ * that may cross providers (one SDK instance per provider, each with its key and headers).
  */
 import { StringDecoder } from "node:string_decoder";
 import { createParser } from "eventsource-parser";
@@ -11,17 +12,25 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import pRetry, { AbortError as RetryAbort } from "p-retry";
-import type { ModelError } from "../core/errors.js";
+import { ModelError } from "../core/errors.js";
+import type { ProviderAlert } from "../core/turn.js";
 import type { ChatMessage, ToolCall } from "../core/types.js";
+import { LEGACY_PROVIDER, ProviderCatalog, wantsCacheMarkers } from "../providers/catalog.js";
+import type { ProviderSpec, ReasoningEffort, ResolvedModel } from "../providers/types.js";
+import { modelConfigProblem } from "./model-config.js";
 import { type AttemptFailure, cancelledError, classifyFailure, toModelError } from "./model-errors.js";
 import { createNodeFetch } from "./node-fetch.js";
 
 /** What the client needs of the `model` config section, plus retry timing (tests shorten it). */
 export interface ModelClientConfig {
+  /** The legacy endpoint (`OPENAI_BASE_URL`), provider `default`. */
   baseUrl: string;
+  /** The default model when no catalog is given. */
   name: string;
-  /** Models tried in order when the main one fails after its retries (same endpoint). */
+  /** Model references tried in order when the requested one fails after its retries (any provider). */
   fallbacks: string[];
+  /** The providers and their models. @defaultValue the legacy endpoint alone, serving any model name */
+  catalog?: ProviderCatalog | undefined;
   /** The model's context window in tokens; compression starts near it. */
   contextTokens: number;
   maxIterations: number;
@@ -42,8 +51,17 @@ export interface ModelClientConfig {
 export type ModelMessage = ChatMessage | { role: "user"; content: ChatCompletionContentPart[] };
 
 export interface StreamChatRequest {
-  /** @defaultValue the configured model (`config.name`) */
+  /** A model reference (`provider/model` or a bare name). @defaultValue the catalog's default model */
   model?: string | undefined;
+  /** Sent as `reasoning_effort` to models that declare `reasoning: true`; ignored for others. */
+  reasoningEffort?: ReasoningEffort | undefined;
+  /**
+   * How many leading messages are the same as in the session's previous request (system prompt and
+   * stored history). The last of them gets a cache marker where the model wants markers.
+   */
+  stableCount?: number | undefined;
+  /** Told when a provider refuses its key (401/403) before the chain goes on. Must not throw. */
+  onAlert?: ((alert: ProviderAlert) => void) | undefined;
   messages: ModelMessage[];
   tools?: ChatCompletionTool[] | undefined;
   signal?: AbortSignal | undefined;
@@ -53,8 +71,8 @@ export interface StreamChatRequest {
 
 export interface StreamChatResult {
   message: { role: "assistant"; content: string | null; tool_calls?: ToolCall[] | undefined };
-  usage: { promptTokens: number; completionTokens: number };
-  /** The model that answered (a fallback when the main one failed). */
+  usage: { promptTokens: number; completionTokens: number; cachedTokens: number };
+  /** The model that answered (a fallback when the main one failed), as its reference. */
   model: string;
   finishReason: string | undefined;
 }
@@ -62,6 +80,8 @@ export interface StreamChatResult {
 /** Streams chat completions from the configured endpoint. */
 export interface ModelClient {
   readonly config: ModelClientConfig;
+  /** The providers and models this client reaches. */
+  readonly catalog: ProviderCatalog;
   /**
    * One assistant answer. Retries 429, 5xx, connection errors and timeouts, then tries each fallback
    * model. A failure after text was already streamed is not retried (the text is out).
@@ -73,17 +93,37 @@ export interface ModelClient {
 
 /** Builds the client; one per process (it keeps the connection pool). */
 export function createModelClient(config: ModelClientConfig): ModelClient {
-  const sdk = new OpenAI({
-    baseURL: config.baseUrl,
-    // Local servers (Ollama, llama.cpp) take any key; the SDK insists on one.
-    apiKey: config.apiKey ?? "not-set",
-    maxRetries: 0,
-    timeout: config.timeoutMs,
-    fetch: createNodeFetch(),
-  });
+  const catalog =
+    config.catalog ??
+    new ProviderCatalog({
+      providers: [],
+      legacy: legacyProvider(config),
+      defaultModel: config.name,
+      contextTokens: config.contextTokens,
+      vision: config.vision,
+    });
+  const fetch = createNodeFetch();
+  const sdks = new Map<string, OpenAI>();
+  const sdkOf = (provider: ProviderSpec) => {
+    let sdk = sdks.get(provider.name);
+    if (!sdk) {
+      sdk = new OpenAI({
+        baseURL: provider.baseUrl,
+        // Local servers (Ollama, llama.cpp) take any key; the SDK insists on one.
+        apiKey: provider.apiKey ?? "not-set",
+        maxRetries: 0,
+        timeout: config.timeoutMs,
+        fetch,
+        defaultHeaders: provider.headers ? { ...provider.headers } : undefined,
+      });
+      sdks.set(provider.name, sdk);
+    }
+    return sdk;
+  };
 
   /** One streaming attempt against one model. */
-  async function attempt(model: string, request: StreamChatRequest, emitted: { any: boolean }) {
+  async function attempt(target: ResolvedModel, request: StreamChatRequest, emitted: { any: boolean }) {
+    const sdk = sdkOf(target.provider);
     const outer = request.signal;
     // The SDK's timeout covers the wait for the answer's headers; from then on an idle timer does: a
     // stream that stops sending for timeoutMs is a timeout. One timer, restarted by each read.
@@ -96,7 +136,10 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
       // here (see readChunks), which costs less than half the CPU of the SDK's Stream.
       const response = await sdk
         .post("/chat/completions", {
-          body: requestBody(model, request),
+          body: requestBody(target.model, request, {
+            reasoningEffort: target.info?.reasoning ? request.reasoningEffort : undefined,
+            cacheMarkers: wantsCacheMarkers(target),
+          }),
           headers: { "content-type": "application/json" },
           stream: true,
           signal: outer ?? null,
@@ -110,12 +153,13 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
       const armIdle = () => void timer.refresh();
       let content = "";
       let finishReason: string | undefined;
-      const usage = { promptTokens: 0, completionTokens: 0 };
+      const usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0 };
       const calls: { id: string; name: string; arguments: string }[] = [];
       await readChunks(response, armIdle, (chunk) => {
         if (chunk.usage) {
           usage.promptTokens = chunk.usage.prompt_tokens;
           usage.completionTokens = chunk.usage.completion_tokens;
+          usage.cachedTokens = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
         }
         const choice = chunk.choices?.[0];
         if (!choice) return;
@@ -154,7 +198,7 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
         },
         usage,
-        model,
+        model: target.ref,
         finishReason,
       };
       return result;
@@ -169,24 +213,42 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
 
   return {
     config,
+    catalog,
     async streamChat(request) {
       const signal = request.signal;
-      const models = [request.model ?? config.name, ...config.fallbacks.filter((m) => m !== request.model)];
-      const unique = [...new Set(models)];
+      const wanted = request.model ?? catalog.defaultModel;
+      const first = catalog.resolve(wanted);
+      if (!first) {
+        throw new ModelError(
+          `No configured provider serves the model '${wanted}'. Fix: name it as provider/model with a provider from config.yaml's providers (/model lists them).`,
+          { retryable: false },
+        );
+      }
+      // Nothing to retry when nothing is configured: say so at once (a fresh install's first turn).
+      const missing = first.provider.name === LEGACY_PROVIDER ? modelConfigProblem(config) : undefined;
+      if (missing) throw new ModelError(missing, { code: "config_missing", retryable: false });
+      const chain = [first];
+      for (const ref of config.fallbacks) {
+        const next = catalog.resolve(ref);
+        if (next && !chain.some((c) => c.ref === next.ref)) chain.push(next);
+      }
       const tried: string[] = [];
+      const refused = new Set<string>();
       let attempts = 0;
       let lastError: ModelError | undefined;
       const emitted = { any: false };
 
-      for (const model of unique) {
-        tried.push(model);
+      for (const target of chain) {
+        // A provider that rejected its key (401) rejects it for every model: skip its other models.
+        if (refused.has(target.provider.name)) continue;
+        tried.push(target.ref);
         let failure: AttemptFailure | undefined;
         try {
           return await pRetry(
             async () => {
               attempts++;
               try {
-                return await attempt(model, request, emitted);
+                return await attempt(target, request, emitted);
               } catch (err) {
                 if (signal?.aborted) throw new RetryAbort(cancelledError(signal.reason));
                 failure = classifyFailure(err);
@@ -216,20 +278,42 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
         } catch (err) {
           if (signal?.aborted) throw cancelledError(signal.reason);
           if (!failure) throw err;
+          const provider = target.provider;
           lastError = toModelError(failure, {
-            baseUrl: config.baseUrl,
+            baseUrl: provider.baseUrl,
             models: tried,
             attempts,
             timeoutMs: config.timeoutMs,
+            provider: catalog.isLegacy(provider) ? undefined : provider,
           });
-          // Only failures another model might not have are worth a fallback: not a bad key or request.
-          const fallbackHelps = (failure.retry || failure.status === 404) && !emitted.any;
+          const authFailed = failure.status === 401 || failure.status === 403;
+          if (authFailed) {
+            // 401: the key is bad for every model there. 403 may be one model the key may not use.
+            if (failure.status === 401) refused.add(provider.name);
+            try {
+              request.onAlert?.({
+                provider: provider.name,
+                model: target.ref,
+                status: failure.status ?? 0,
+                message: lastError.message,
+              });
+            } catch {
+              // A listener's fault must not change the turn.
+            }
+          }
+          // Only failures another model might not have are worth a fallback: not a malformed request.
+          const fallbackHelps = (failure.retry || failure.status === 404 || authFailed) && !emitted.any;
           if (!fallbackHelps) throw lastError;
         }
       }
       throw lastError ?? new Error("no model configured");
     },
   };
+}
+
+/** The provider of the single legacy endpoint (`OPENAI_BASE_URL`, `OPENAI_API_KEY`): any model name. */
+export function legacyProvider(config: Pick<ModelClientConfig, "baseUrl" | "apiKey">): ProviderSpec {
+  return { name: LEGACY_PROVIDER, baseUrl: config.baseUrl, apiKey: config.apiKey, models: [] };
 }
 
 /**
@@ -276,8 +360,18 @@ async function readChunks(
 /** Each tool schema's JSON, made once (a schema object is never changed after it is built). */
 const toolJson = new WeakMap<object, string>();
 
+/** What a request adds for its model: reasoning effort, prompt-cache markers. */
+export interface RequestExtras {
+  reasoningEffort?: ReasoningEffort | undefined;
+  cacheMarkers?: boolean | undefined;
+}
+
 /** The JSON body of a streaming chat.completions request, as the SDK would send it. */
-export function requestBody(model: string, request: Pick<StreamChatRequest, "messages" | "tools">): string {
+export function requestBody(
+  model: string,
+  request: Pick<StreamChatRequest, "messages" | "tools" | "stableCount">,
+  extras: RequestExtras = {},
+): string {
   let tools = "";
   if (request.tools?.length) {
     const parts: string[] = [];
@@ -291,7 +385,42 @@ export function requestBody(model: string, request: Pick<StreamChatRequest, "mes
     }
     tools = `,"tools":[${parts.join(",")}]`;
   }
-  return `{"model":${JSON.stringify(model)},"messages":${JSON.stringify(request.messages)}${tools},"stream":true,"stream_options":{"include_usage":true}}`;
+  const messages = extras.cacheMarkers
+    ? withCacheMarkers(request.messages, request.stableCount)
+    : request.messages;
+  const reasoning = extras.reasoningEffort
+    ? `,"reasoning_effort":${JSON.stringify(extras.reasoningEffort)}`
+    : "";
+  // Tools before messages: the body's bytes then grow only at the end from one turn to the next (the
+  // tool schemas, the largest part, are the same every turn), as a prompt cache sees the prompt.
+  return `{"model":${JSON.stringify(model)}${tools},"messages":${JSON.stringify(messages)}${reasoning},"stream":true,"stream_options":{"include_usage":true}}`;
+}
+
+const EPHEMERAL = { type: "ephemeral" } as const;
+
+/**
+ * Anthropic's explicit prompt caching as OpenRouter takes it: a `cache_control` marker on the system
+ * prompt and on the last message of the stable prefix (the stored history), so the next turn reads
+ * everything up to there from the cache. Content moves into a text part to carry the marker.
+ */
+export function withCacheMarkers(messages: readonly ModelMessage[], stableCount?: number): ModelMessage[] {
+  const out = [...messages];
+  const mark = (i: number) => {
+    const m = out[i];
+    if (!m || typeof m.content !== "string" || !m.content) return false;
+    out[i] = {
+      ...m,
+      content: [{ type: "text", text: m.content, cache_control: EPHEMERAL }],
+    } as unknown as ModelMessage;
+    return true;
+  };
+  if (out[0]?.role === "system") mark(0);
+  const last = Math.min(stableCount ?? 0, out.length) - 1;
+  for (let i = last; i > 0; i--) {
+    const role = out[i]?.role;
+    if ((role === "user" || role === "assistant") && mark(i)) break;
+  }
+  return out;
 }
 
 /** Resolves after `ms`; rejects with the cancelled error when `signal` fires first. */

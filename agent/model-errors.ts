@@ -13,7 +13,13 @@ export interface AttemptFailure {
   retryAfterMs?: number | undefined;
   detail: string;
   cause: unknown;
+  /** A 400 saying the request is longer than the model's context: compressing may help. */
+  contextTooLong?: boolean | undefined;
 }
+
+/** How providers phrase "the prompt does not fit" in a 400 (OpenAI, OpenRouter, llama.cpp, vLLM, Anthropic). */
+const CONTEXT_TOO_LONG =
+  /context[_ ]length|context window|maximum context|too many tokens|prompt is too long|exceeds? the (?:available )?context|reduce the length/i;
 
 /** The error a cancelled turn throws (recognised by `isAbortError`). */
 export function cancelledError(reason: unknown): HeraldError {
@@ -47,16 +53,18 @@ export function classifyFailure(err: unknown): AttemptFailure {
       return { kind: "stream", retry: true, detail: err.message, cause: err };
     }
     const retry = status === 408 || status === 409 || status === 429 || status >= 500;
+    const detail =
+      err.error && typeof err.error === "object"
+        ? String((err.error as { message?: unknown }).message ?? err.message)
+        : err.message;
     return {
       kind: "status",
       status,
       retry,
       retryAfterMs: retryAfterMs(err.headers),
-      detail:
-        err.error && typeof err.error === "object"
-          ? String((err.error as { message?: unknown }).message ?? err.message)
-          : err.message,
+      detail,
       cause: err,
+      contextTooLong: (status === 400 || status === 413) && CONTEXT_TOO_LONG.test(detail),
     };
   }
   if (err instanceof ModelError) {
@@ -72,6 +80,8 @@ export interface FailureContext {
   models: string[];
   attempts: number;
   timeoutMs: number;
+  /** The provider of the last model tried, when it is not the legacy endpoint (names its settings). */
+  provider?: { name: string; apiKeyEnv?: string | undefined } | undefined;
 }
 
 /** The final ModelError for a failure, phrased for the user who sees it. */
@@ -80,15 +90,25 @@ export function toModelError(failure: AttemptFailure, ctx: FailureContext): Mode
   const which = ctx.models.length > 1 ? ` (models tried: ${ctx.models.join(", ")})` : "";
   const model = ctx.models[ctx.models.length - 1] ?? "";
   const base = { cause: failure.cause, status: failure.status, retryAfterMs: failure.retryAfterMs };
+  const p = ctx.provider;
+  const keyName = p ? (p.apiKeyEnv ?? `the api_key_env of provider '${p.name}'`) : "OPENAI_API_KEY";
+  const urlName = p ? `the base_url of provider '${p.name}'` : "OPENAI_BASE_URL";
+  const modelName = p ? "model.default and the provider's models in config.yaml" : "HERALD_MODEL";
+  if (failure.contextTooLong) {
+    return new ModelError(
+      `The conversation is longer than the context of model '${model}' (${failure.detail}); send /new to start a fresh session, or raise its context_tokens if the model allows more.`,
+      { ...base, code: "model_context_too_long", retryable: false },
+    );
+  }
   switch (failure.kind) {
     case "timeout":
       return new ModelError(
         `The model endpoint did not answer within ${seconds(ctx.timeoutMs)} s after ${tries}${which}; try again in a minute.`,
-        { ...base, code: "model_unavailable", retryable: true },
+        { ...base, code: "model_timeout", retryable: true },
       );
     case "connection":
       return new ModelError(
-        `Cannot reach the model endpoint at ${ctx.baseUrl} after ${tries}${which} (${failure.detail}); check OPENAI_BASE_URL and that the server is running.`,
+        `Cannot reach the model endpoint at ${ctx.baseUrl} after ${tries}${which} (${failure.detail}); check ${urlName} and that the server is running.`,
         { ...base, code: "model_unavailable", retryable: true },
       );
     case "stream":
@@ -101,20 +121,20 @@ export function toModelError(failure: AttemptFailure, ctx: FailureContext): Mode
   }
   const status = failure.status ?? 0;
   if (status === 401) {
-    return new ModelError("The model endpoint answered 401: check OPENAI_API_KEY.", {
+    return new ModelError(`The model endpoint answered 401: check ${keyName}.`, {
       ...base,
       retryable: false,
     });
   }
   if (status === 403) {
     return new ModelError(
-      `The model endpoint answered 403 (forbidden) for model '${model}': check that OPENAI_API_KEY may use it.`,
+      `The model endpoint answered 403 (forbidden) for model '${model}': check that ${keyName} may use it.`,
       { ...base, retryable: false },
     );
   }
   if (status === 404) {
     return new ModelError(
-      `The model endpoint answered 404 for model '${model}'${which}: check HERALD_MODEL and OPENAI_BASE_URL (${ctx.baseUrl}).`,
+      `The model endpoint answered 404 for model '${model}'${which}: check ${modelName} and ${urlName} (${ctx.baseUrl}).`,
       { ...base, retryable: false },
     );
   }

@@ -25,12 +25,25 @@ export interface PromptBuilderOptions {
    * transaction. May throw: the error is logged and the session gets no extra sections.
    */
   sections(turn: TurnRecord): string[];
+  /**
+   * The session's identity text (SOUL.md or the chat's personality), taken with the sections and
+   * replacing `persona` for the whole session; undefined keeps `persona`. Same contract as `sections`.
+   */
+  identity?: ((turn: TurnRecord) => string | undefined) | undefined;
   logger: Logger;
 }
 
 interface Snapshot {
   sessionId: string;
   sections: string[];
+  /** The identity taken for the session, when it replaces the configured persona. */
+  persona?: string | undefined;
+  /**
+   * When the snapshot was taken (the session's first turn): the date line states this time for the
+   * whole session, so the prompt prefix stays byte-stable across hours (snapshots of older builds have
+   * none and follow each turn's hour).
+   */
+  takenAt?: number | undefined;
   /** The prompt last built from it (memory only), and what else it was built from. */
   built?: { key: string; prompt: string } | undefined;
 }
@@ -51,27 +64,37 @@ export class PromptBuilder {
   }
 
   /**
-   * The system prompt of `turn` (the runner's `systemPrompt` option). A session's turns within the same
-   * hour get the same string, built once.
+   * The system prompt of `turn` (the runner's `systemPrompt` option). A session's turns get the same
+   * string, built once (its date line is the session's start).
    */
   readonly build = (turn: TurnRecord, chatType: ChatType): string => {
     const snapshot = this.#snapshot(turn);
     const userName = turn.inbound?.sender.name;
-    const key = `${turn.chat.platform}\u0000${chatType}\u0000${userName ?? ""}\u0000${describeNow(turn.createdAt, this.#options.timezone)}`;
+    const at = snapshot.takenAt ?? turn.createdAt;
+    const key = `${turn.chat.platform}\u0000${chatType}\u0000${userName ?? ""}\u0000${describeNow(at, this.#options.timezone)}`;
     if (snapshot.built?.key === key) return snapshot.built.prompt;
     const prompt = buildSystemPrompt({
-      persona: this.#persona,
+      persona: snapshot.persona ?? this.#persona,
       platform: turn.chat.platform,
       platformHint: this.#options.hints?.[turn.chat.platform],
       chatType,
       userName,
-      now: turn.createdAt,
+      now: at,
       timezone: this.#options.timezone,
       extra: snapshot.sections,
     });
     snapshot.built = { key, prompt };
     return prompt;
   };
+
+  /**
+   * Drops the snapshot of `sessionKey`: its next turn takes a new one (after /personality). Runs inside
+   * the caller's transaction.
+   */
+  refresh(sessionKey: string): void {
+    this.#recent.delete(sessionKey);
+    this.#options.snapshots.delete(sessionKey);
+  }
 
   /** The session's snapshot, its sections taken now if this is the session's first turn built. */
   #snapshot(turn: TurnRecord): Snapshot {
@@ -86,7 +109,13 @@ export class PromptBuilder {
     } catch (err) {
       logger.warn({ sessionId: turn.sessionId, error: describeError(err) }, "prompt sections failed");
     }
-    const snapshot: Snapshot = { sessionId: turn.sessionId, sections };
+    const snapshot: Snapshot = { sessionId: turn.sessionId, sections, takenAt: turn.createdAt };
+    try {
+      const identity = this.#options.identity?.(turn);
+      if (identity) snapshot.persona = compactAscii(identity);
+    } catch (err) {
+      logger.warn({ sessionId: turn.sessionId, error: describeError(err) }, "prompt identity failed");
+    }
     snapshots.set(turn.sessionKey, JSON.stringify(snapshot));
     return this.#remember(turn.sessionKey, snapshot);
   }

@@ -9,7 +9,7 @@ import { appendFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describeError, isAbortError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { TurnOrigin, TurnResult } from "../core/turn.js";
+import type { TurnOrigin, TurnResult, TurnUsage } from "../core/turn.js";
 import type { ChatMessage } from "../core/types.js";
 import { runTurn, summarizeArguments } from "./loop.js";
 import type { ModelClient } from "./model-client.js";
@@ -40,6 +40,11 @@ export interface LearningReviewerOptions {
   context?: (() => string[]) | undefined;
   /** Reviews waiting beyond this are dropped (logged). @defaultValue 8 */
   maxQueued?: number | undefined;
+  /**
+   * Told the tokens of each finished review (its id, the reviewed session's origin), for usage
+   * accounting. Must not throw (a throw is logged).
+   */
+  onUsage?: ((reviewId: string, origin: TurnOrigin, usage: TurnUsage) => void) | undefined;
 }
 
 export type ReviewReason = "tool-calls" | "session-end";
@@ -182,6 +187,14 @@ export class LearningReviewer {
       },
       { model, tools, state, logger: log, homeDir, signal: this.#abort.signal, progress: () => undefined },
     );
+    const usage = result.usage;
+    if (usage?.modelCalls) {
+      try {
+        this.#o.onUsage?.(turnId, origin, usage);
+      } catch (err) {
+        log.warn({ error: describeError(err) }, "learning review usage not recorded");
+      }
+    }
     if (result.kind === "failed") {
       log.warn({ error: result.error }, "learning review failed");
       return;

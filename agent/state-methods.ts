@@ -10,7 +10,7 @@ import type { ApprovalsStateApi } from "../approvals/requests.js";
 import type { MemoryStateApi } from "../memory/types.js";
 import type { CronStateApi } from "../scheduler/types.js";
 import type { SkillsStateApi } from "../skills/types.js";
-import type { ChatStateApi, StateClient } from "./types.js";
+import type { ChatStateApi, StateClient, TodoStateApi } from "./types.js";
 
 const chatRef = z.strictObject({
   platform: z.string().min(1),
@@ -68,7 +68,8 @@ export type StateMethodName =
   | Paths<"memory", MemoryStateApi>
   | Paths<"skills", SkillsStateApi>
   | Paths<"approvals", ApprovalsStateApi>
-  | Paths<"chat", ChatStateApi>;
+  | Paths<"chat", ChatStateApi>
+  | Paths<"todo", TodoStateApi>;
 
 /** The parameters of the method at `path`. */
 type ArgsOf<P extends StateMethodName> = P extends "searchSessions"
@@ -83,7 +84,9 @@ type ArgsOf<P extends StateMethodName> = P extends "searchSessions"
           ? Parameters<ApprovalsStateApi[M]>
           : P extends `chat.${infer M extends keyof ChatStateApi}`
             ? Parameters<ChatStateApi[M]>
-            : never;
+            : P extends `todo.${infer M extends keyof TodoStateApi}`
+              ? Parameters<TodoStateApi[M]>
+              : never;
 
 /**
  * Argument schemas by method path. To add a member (say `sendMessage` on a new `messaging` extension):
@@ -108,6 +111,37 @@ export const stateMethods = {
   ]),
   "skills.manage": z.tuple([skillManage]),
   "chat.notify": z.tuple([chatRef, z.string().min(1).max(4000)]),
+  "chat.send": z.tuple([
+    caller,
+    z.string().min(1).max(500),
+    z.strictObject({
+      text: z.string().max(20_000),
+      files: z
+        .array(
+          z.strictObject({
+            path: z.string().min(1),
+            fileName: z.string().optional(),
+            mimeType: z.string().optional(),
+          }),
+        )
+        .max(10)
+        .optional(),
+    }),
+    z.string().min(1).max(300),
+  ]),
+  "todo.get": z.tuple([z.string()]),
+  "todo.set": z.tuple([
+    z.string(),
+    z
+      .array(
+        z.strictObject({
+          id: z.number().int().positive(),
+          text: z.string().min(1).max(1000),
+          status: z.enum(["pending", "in_progress", "done", "cancelled"]),
+        }),
+      )
+      .max(100),
+  ]),
   "approvals.check": z.tuple([z.string(), z.string(), z.string()]),
   "approvals.request": z.tuple([
     z.strictObject({

@@ -29,6 +29,16 @@ export class ToolRegistry {
     return this;
   }
 
+  /**
+   * Replaces every tool of `toolset` with `tools` (a set that changes at run time: an MCP server's).
+   * Turns that already started keep the tools they began with.
+   * @throws Error when a new tool's name is taken by a tool of another toolset.
+   */
+  replaceToolset(toolset: string, tools: readonly Tool[]): this {
+    for (const [name, tool] of this.#tools) if (tool.toolset === toolset) this.#tools.delete(name);
+    return this.register(...tools.map((t) => (t.toolset === toolset ? t : { ...t, toolset })));
+  }
+
   get(name: string): Tool | undefined {
     return this.#tools.get(name);
   }
@@ -80,10 +90,12 @@ const toolJsonCache = new WeakMap<Tool, ChatCompletionFunctionTool>();
 function toolJson(tool: Tool): ChatCompletionFunctionTool {
   const cached = toolJsonCache.get(tool);
   if (cached) return cached;
-  const { $schema: _schema, ...parameters } = z.toJSONSchema(tool.parameters, {
-    io: "input",
-    unrepresentable: "any",
-  }) as Record<string, unknown>;
+  const { $schema: _schema, ...parameters } =
+    tool.jsonSchema ??
+    (z.toJSONSchema(tool.parameters, {
+      io: "input",
+      unrepresentable: "any",
+    }) as Record<string, unknown>);
   const json: ChatCompletionFunctionTool = {
     type: "function",
     function: { name: tool.name, description: tool.description, parameters },

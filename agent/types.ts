@@ -6,7 +6,7 @@ import type { z } from "zod";
 import type { ApprovalsStateApi } from "../approvals/requests.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnOrigin } from "../core/turn.js";
-import type { ChatRef } from "../core/types.js";
+import type { ChatRef, OutboundButton } from "../core/types.js";
 import type { MemoryStateApi } from "../memory/types.js";
 import type { CronStateApi } from "../scheduler/types.js";
 import type { SearchHit, SearchOptions } from "../sessions/types.js";
@@ -28,6 +28,8 @@ export interface StateClient {
   approvals?: ApprovalsStateApi | undefined;
   /** Notices to a chat outside a turn's reply (a background process finished). */
   chat?: ChatStateApi | undefined;
+  /** The agent's plan per session (the `todo` tool); kept outside the history, so compression keeps it. */
+  todo?: TodoStateApi | undefined;
   /** Later: send_message. Optional so the contract grows without breaking. */
   [extension: string]: unknown;
 }
@@ -36,12 +38,60 @@ export interface StateClient {
 export interface ChatStateApi {
   /** Sends a notice to `chat` through the gateway's durable outbox. */
   notify(chat: ChatRef, text: string): Promise<void>;
+  /**
+   * Sends a message (text and files) for the `send_message` tool through the outbox, once per `key`:
+   * a second call with the same key (the turn ran again) sends nothing and says `duplicate`. `target` is
+   * `origin`, `<platform>` (its home channel), `<platform>:<chat>[:<thread>]` or `email:<address>`;
+   * another chat than the caller's own only for the owner. Rejects with `unauthorized` for others,
+   * `invalid_input` for a target that is not one or cannot be reached.
+   */
+  send(caller: MessageCaller, target: string, message: ToolMessage, key: string): Promise<SendOutcome>;
+}
+
+/** Who asks to send: the turn's chat and user. */
+export interface MessageCaller {
+  chat: ChatRef;
+  userId: string;
+}
+
+/** What `send_message` sends: Markdown text and files on the gateway's disk. */
+export interface ToolMessage {
+  text: string;
+  files?: { path: string; fileName?: string; mimeType?: string }[] | undefined;
+}
+
+/** Where a message went, and whether an earlier call with the same key had sent it already. */
+export interface SendOutcome {
+  to: string;
+  duplicate: boolean;
+}
+
+/** One step of the agent's plan. */
+export interface TodoItem {
+  /** 1-based, stable while the list lives (`clear` starts again at 1). */
+  id: number;
+  text: string;
+  status: "pending" | "in_progress" | "done" | "cancelled";
+}
+
+/** The agent's plan of a session, by session key. */
+export interface TodoStateApi {
+  /** The session's items in order; empty when it has none. */
+  get(sessionKey: string): Promise<TodoItem[]>;
+  /** Replaces the session's items (an empty list clears it). */
+  set(sessionKey: string, items: TodoItem[]): Promise<void>;
 }
 
 /** What a tool gets besides its arguments. */
 export interface ToolContext {
   signal: AbortSignal;
   origin: TurnOrigin;
+  /**
+   * The turn and the model's id of this call: together a key that stays the same when a turn is run
+   * again with the same calls (after a crash), for effects that must happen once (`send_message`).
+   */
+  turnId?: string | undefined;
+  callId?: string | undefined;
   state: StateClient;
   logger: Logger;
   /** `HERALD_HOME`. */
@@ -53,13 +103,18 @@ export interface ToolContext {
 /** A tool's answer. Plain text for the model; `files` are sent to the user with the reply. */
 export interface ToolOutput {
   content: string;
-  files?: { path: string; fileName?: string; mimeType?: string }[] | undefined;
+  files?: { path: string; fileName?: string; mimeType?: string; voice?: boolean }[] | undefined;
   isError?: boolean | undefined;
   /**
    * Ends the turn after this step with this text as the reply (the tool asked the user something, e.g.
    * an approval, and the answer starts the next turn): no slot is held while the user thinks.
    */
   stopTurn?: string | undefined;
+  /**
+   * Buttons under the `stopTurn` text (an approval's Approve / Deny, a question's choices); a click
+   * comes back as the user's next message with the button's `data`. Ignored without `stopTurn`.
+   */
+  buttons?: OutboundButton[][] | undefined;
 }
 
 /**
@@ -78,5 +133,31 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
    * @defaultValue `⚙️ <name>: <arguments>`
    */
   label?(args: z.infer<P>): string;
+  /**
+   * The arguments' JSON Schema as the model gets it, when it comes from elsewhere (an MCP server's
+   * tool); `parameters` then only checks the arguments are an object and the tool's owner validates.
+   * @defaultValue converted from `parameters`
+   */
+  jsonSchema?: Record<string, unknown> | undefined;
   execute(args: z.infer<P>, ctx: ToolContext): Promise<ToolOutput | string>;
+}
+
+/**
+ * Filters the loop calls around tools and before the reply (plugins' hooks). Implementations contain
+ * their own errors and time limits: no member throws.
+ */
+export interface TurnHooks {
+  /** Whether any hook waits at `point` (the loop skips the call otherwise). */
+  has(point: "beforeToolCall" | "afterToolCall" | "beforeReply"): boolean;
+  /** A reason to refuse the call (the model reads it as the tool's error), or undefined to run it. */
+  beforeToolCall(tool: string, args: unknown, origin: TurnOrigin): Promise<string | undefined>;
+  /** The result text the model reads (the same text when nothing rewrote it). */
+  afterToolCall(
+    tool: string,
+    args: unknown,
+    result: { content: string; isError: boolean },
+    origin: TurnOrigin,
+  ): Promise<string>;
+  /** The reply as it is stored and sent. */
+  beforeReply(text: string, origin: TurnOrigin): Promise<string>;
 }

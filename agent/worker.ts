@@ -6,6 +6,7 @@ import { describeError, isAbortError } from "../core/errors.js";
 import { lazyChild } from "../core/logger.js";
 import type { JobHandler } from "../core/turn.js";
 import { runTurn, type TurnDeps } from "./loop.js";
+import { addSpokenReply } from "./voice-reply.js";
 
 /** What the handler shares across turns; the queue supplies each turn's signal and progress. */
 export type TurnHandlerDeps = Omit<TurnDeps, "signal" | "progress">;
@@ -20,7 +21,8 @@ export function createTurnHandler(deps: TurnHandlerDeps): JobHandler {
     const log = lazyChild(deps.logger, { turnId: job.turnId });
     const startedAt = performance.now();
     try {
-      const result = await runTurn(job, { ...deps, signal: ctx.signal, progress: ctx.progress });
+      const ran = await runTurn(job, { ...deps, signal: ctx.signal, progress: ctx.progress });
+      const result = await addSpokenReply(ran, job, deps.speakReply, ctx.signal, log);
       log.info(
         {
           kind: result.kind,

@@ -6,7 +6,13 @@
  * the agent's next `terminal` call of exactly that command through.
  */
 import type { StateClient } from "../agent/types.js";
-import { ApprovalStore, approvalCommands, approvalPrompt, type PendingApproval } from "../approvals/index.js";
+import {
+  ApprovalStore,
+  approvalButtons,
+  approvalCommands,
+  approvalPrompt,
+  type PendingApproval,
+} from "../approvals/index.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { GatewayRunner } from "../gateway/runner.js";
@@ -67,7 +73,9 @@ export function createApprovals(runner: GatewayRunner, timeoutMs: number, logger
     start() {
       for (const pending of store.all()) {
         if (pending.expiresAt <= Date.now()) continue;
-        runner.control.notify(pending.chat, `(Still waiting after a restart.)\n${approvalPrompt(pending)}`);
+        runner.control.notify(pending.chat, `(Still waiting after a restart.)\n${approvalPrompt(pending)}`, {
+          buttons: approvalButtons(pending.id),
+        });
       }
       const every = Math.max(250, Math.min(15_000, Math.floor(timeoutMs / 2)));
       timer = setInterval(() => {

@@ -8,11 +8,14 @@ import { join } from "node:path";
 import { Command } from "commander";
 import { ConfigError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
+import { usageText } from "../providers/commands.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { cliAction } from "./cli-action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
 import { printDoctor, runDoctor } from "./doctor.js";
+import { createProcessLogger } from "./logging.js";
 import { chatParser } from "./platforms.js";
+import { createCatalog } from "./providers.js";
 
 // Run from source (app/cli.ts) or from the build (dist/app/cli.js): package.json is one or two up.
 const pkgUrl = [
@@ -23,6 +26,18 @@ const pkg = JSON.parse(readFileSync(pkgUrl, "utf8")) as { version: string };
 
 function config(): HeraldConfig {
   return loadConfig();
+}
+
+/** stdout (pretty on a terminal) plus the rotated file `HERALD_HOME/logs/<fileName>`. */
+function processLogger(cfg: HeraldConfig, fileName: string) {
+  return createProcessLogger({
+    level: cfg.logLevel,
+    format: cfg.logFormat,
+    logsDir: join(cfg.homeDir, "logs"),
+    fileName,
+    maxBytes: cfg.logMaxBytes,
+    files: cfg.logFiles,
+  });
 }
 
 function openState(cfg: HeraldConfig): SqliteState {
@@ -49,7 +64,7 @@ program
     action(async () => {
       const startedAt = performance.now();
       const cfg = config();
-      const logger = createLogger({ level: cfg.logLevel });
+      const { logger } = processLogger(cfg, "herald.log");
       const { startGateway } = await import("./gateway-main.js");
       const gateway = await startGateway(cfg, { logger });
       logger.info(
@@ -79,7 +94,7 @@ program
           "--concurrency must be a whole number above 0. Fix: e.g. --concurrency 4.",
         );
       }
-      const logger = createLogger({ level: cfg.logLevel });
+      const { logger } = processLogger(cfg, "worker.log");
       const { runWorker } = await import("./worker-main.js");
       const worker = await runWorker(cfg, { logger, concurrency: opts.concurrency });
       const shutdown = async (signal: string) => {
@@ -135,7 +150,8 @@ sessions
   );
 sessions.command("show <id>").action(
   action((id: string) => {
-    const state = openState(config());
+    const cfg = config();
+    const state = openState(cfg);
     const session = state.sessions.get(id);
     if (!session) throw new Error(`No session ${id}. \`herald sessions list\` shows the ids.`);
     process.stdout.write(`${session.key}  (${session.messageCount} messages)\n\n`);
@@ -147,6 +163,7 @@ sessions.command("show <id>").action(
           : "";
       process.stdout.write(`${m.message.role}${calls}: ${content}\n\n`);
     }
+    process.stdout.write(`${usageText("Usage", state.usage.forSession(id), createCatalog(cfg))}\n`);
     state.close();
   }),
 );
@@ -270,4 +287,10 @@ program
 (await import("./cli-whatsapp.js")).registerWhatsAppCommands(program);
 (await import("./cli-skills.js")).registerSkillsCommands(program);
 (await import("./cli-cron.js")).registerCronCommands(program);
+(await import("./cli-logs.js")).registerLogsCommand(program);
+(await import("./cli-service.js")).registerServiceCommands(program);
+(await import("./cli-mcp.js")).registerMcpCommands(program);
+(await import("./cli-setup.js")).registerSetupCommand(program);
+(await import("./cli-plugins.js")).registerPluginsCommands(program);
+(await import("./mcp-serve.js")).registerMcpServeCommand(program);
 await program.parseAsync(process.argv);

@@ -12,22 +12,71 @@ import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
 import type { EnvKind, PlatformCommonConfig, PlatformModule } from "../core/platform.js";
 import { execOptionsSchema } from "../exec/index.js";
+import { type McpServerConfig, mcpServersSchema, resolveMcpServers } from "../mcp/index.js";
+import { CAPABILITIES } from "../plugins/sdk.js";
 import { platformModules } from "./platforms.js";
 
 const list = z.array(z.string()).default([]);
 const optionalString = z.string().min(1).optional();
+
+/** One entry of `providers:` (see providers/types.ts). */
+const providerSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, "letters, digits, '.', '_' or '-' only"),
+  baseUrl: z.url(),
+  /** The environment variable (or HERALD_HOME/.env entry) holding the key; the key never goes in config.yaml. */
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name such as OPENROUTER_API_KEY")
+    .optional(),
+  /** Extra request headers (OpenRouter's HTTP-Referer, X-Title). */
+  headers: z.record(z.string(), z.string()).optional(),
+  models: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1),
+        contextTokens: z.number().int().positive().optional(),
+        /** US dollars per million tokens. */
+        price: z
+          .strictObject({
+            input: z.number().min(0),
+            output: z.number().min(0),
+            cached: z.number().min(0).optional(),
+          })
+          .optional(),
+        reasoning: z.boolean().optional(),
+        vision: z.boolean().optional(),
+        cacheControl: z.boolean().optional(),
+      }),
+    )
+    .min(1, "list at least one model (name, and optionally context_tokens and price)"),
+});
 
 /** The sections that are not platforms; each platform module adds its own. */
 const coreShape = {
   /** IANA zone for daily resets and cron. @defaultValue the process's zone */
   timezone: z.string().default(Intl.DateTimeFormat().resolvedOptions().timeZone),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** stdout's log lines: `auto` is pretty on a terminal and JSON otherwise. */
+  logFormat: z.enum(["auto", "pretty", "json"]).default("auto"),
+  /** `HERALD_HOME/logs/herald.log` is rotated past this size. */
+  logMaxBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
+  /** Rotated log files kept (`herald.log.1` …); 0 writes no log file. */
+  logFiles: z.number().int().min(0).default(5),
   model: z
     .strictObject({
       baseUrl: z.url().default("https://api.openai.com/v1"),
       apiKey: optionalString,
       name: z.string().min(1).default("gpt-4o-mini"),
-      /** Models tried in order when the main one fails after its retries (same endpoint). */
+      /**
+       * The default model as `provider/model` (a provider of `providers`), or a bare name. @defaultValue
+       * model.name, or the first provider's first model when only `providers` are configured
+       */
+      default: optionalString,
+      /** Model references tried in order when the main one fails after its retries (any provider). */
       fallbacks: list,
       /** The model's context window in tokens; compression starts near it. */
       contextTokens: z.number().int().positive().default(128_000),
@@ -38,11 +87,35 @@ const coreShape = {
       vision: z.boolean().default(false),
     })
     .prefault({}),
+  /** Model providers (OpenAI-compatible endpoints), each with its key's env name and its models. */
+  providers: z.array(providerSchema).default([]),
+  /** Models by role, each `provider/model` (or a bare name). @defaultValue the session's model */
+  auxiliary: z
+    .strictObject({
+      /** Writes the summary when a long conversation is compressed. */
+      compression: optionalString,
+      /** Runs the learning review (memory and skills). @defaultValue learning.model */
+      review: optionalString,
+    })
+    .prefault({}),
   agent: z
     .strictObject({
       /** Extra system prompt text (persona). */
       persona: optionalString,
-      toolsets: z.array(z.string()).default(["core", "cron", "memory", "skills", "terminal", "files", "web"]),
+      toolsets: z
+        .array(z.string())
+        .default([
+          "core",
+          "cron",
+          "memory",
+          "skills",
+          "terminal",
+          "files",
+          "web",
+          "voice",
+          "vision",
+          "messaging",
+        ]),
     })
     .prefault({}),
   /** Where the agent's commands run (the terminal tools), and its workspaces. */
@@ -81,6 +154,18 @@ const coreShape = {
       tts: z.record(z.string(), z.unknown()).optional(),
     })
     .prefault({}),
+  /**
+   * The auxiliary vision model of `vision_analyze` (OpenAI-compatible chat completions with images).
+   * Unset: the tool says how to configure it.
+   */
+  vision: z
+    .strictObject({
+      baseUrl: z.url({ protocol: /^https?$/ }),
+      apiKey: optionalString,
+      model: z.string().min(1),
+      timeoutMs: z.number().int().positive().optional(),
+    })
+    .optional(),
   /** MEMORY.md and USER.md budgets in characters. */
   memory: z
     .strictObject({
@@ -148,6 +233,11 @@ const coreShape = {
     .strictObject({
       allowedUsers: list,
       allowAllUsers: z.boolean().default(false),
+      /**
+       * Who runs the owner's commands (`/usage all`) and hears about provider key failures:
+       * `platform:userId` entries. The API server (key holder) and the terminal count as the owner.
+       */
+      owners: list,
     })
     .prefault({}),
   sessions: z
@@ -163,6 +253,34 @@ const coreShape = {
       busyPolicy: z.enum(["interrupt", "queue"]).default("interrupt"),
     })
     .prefault({}),
+  /** Plugins in `HERALD_HOME/plugins/<name>/` (see README, "Writing a plugin"). */
+  plugins: z
+    .strictObject({
+      /** Load plugins at all. */
+      enabled: z.boolean().default(true),
+      /** The plugins folder. @defaultValue HERALD_HOME/plugins */
+      dir: optionalString,
+      /** How long one hook may take before it counts as no change. */
+      hookTimeoutMs: z.number().int().positive().default(2000),
+      /** What plugins may do by chat type (granted only when the plugin also declares it). */
+      capabilities: z
+        .strictObject({
+          dm: z.array(z.enum(CAPABILITIES)).default([...CAPABILITIES]),
+          group: z.array(z.enum(CAPABILITIES)).default(["network", "state"]),
+          /** Per platform overrides: `{ telegram: { group: [...] } }`. */
+          platforms: z
+            .record(
+              z.string(),
+              z.strictObject({
+                dm: z.array(z.enum(CAPABILITIES)).optional(),
+                group: z.array(z.enum(CAPABILITIES)).optional(),
+              }),
+            )
+            .default({}),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   media: z
     .strictObject({
       maxBytes: z
@@ -176,6 +294,8 @@ const coreShape = {
 
 const schema = z.strictObject({
   ...coreShape,
+  /** MCP servers by name (mcp/config.ts); resolved into `HeraldConfig.mcpServers`. */
+  mcpServers: mcpServersSchema,
   ...Object.fromEntries(platformModules.map((m) => [m.name, m.schema])),
 });
 
@@ -184,6 +304,8 @@ export type HeraldConfig = z.infer<z.ZodObject<typeof coreShape>> & {
   homeDir: string;
   /** Each platform module's section, by platform name, parsed by the module's schema. */
   platforms: Record<string, PlatformCommonConfig>;
+  /** The `mcp_servers:` entries, resolved (a stdio server's whole environment, bearer headers). */
+  mcpServers: McpServerConfig[];
 };
 
 type Kind = EnvKind;
@@ -192,10 +314,16 @@ type Kind = EnvKind;
 const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_TIMEZONE: ["timezone", "string"],
   HERALD_LOG_LEVEL: ["log_level", "string"],
+  HERALD_LOG_FORMAT: ["log_format", "string"],
+  HERALD_LOG_MAX_BYTES: ["log_max_bytes", "int"],
+  HERALD_LOG_FILES: ["log_files", "int"],
   OPENAI_BASE_URL: ["model.base_url", "url"],
   OPENAI_API_KEY: ["model.api_key", "string"],
   HERALD_MODEL: ["model.name", "string"],
   HERALD_FALLBACK_MODELS: ["model.fallbacks", "list"],
+  HERALD_DEFAULT_MODEL: ["model.default", "string"],
+  HERALD_COMPRESSION_MODEL: ["auxiliary.compression", "string"],
+  HERALD_REVIEW_MODEL: ["auxiliary.review", "string"],
   HERALD_CONTEXT_TOKENS: ["model.context_tokens", "int"],
   HERALD_MAX_ITERATIONS: ["model.max_iterations", "int"],
   HERALD_MODEL_VISION: ["model.vision", "bool"],
@@ -215,6 +343,13 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_STT_URL: ["voice.stt.base_url", "url"],
   HERALD_STT_KEY: ["voice.stt.api_key", "string"],
   HERALD_STT_MODEL: ["voice.stt.model", "string"],
+  HERALD_TTS_URL: ["voice.tts.base_url", "url"],
+  HERALD_TTS_KEY: ["voice.tts.api_key", "string"],
+  HERALD_TTS_MODEL: ["voice.tts.model", "string"],
+  HERALD_TTS_VOICE: ["voice.tts.voice", "string"],
+  HERALD_VISION_URL: ["vision.base_url", "url"],
+  HERALD_VISION_KEY: ["vision.api_key", "string"],
+  HERALD_VISION_MODEL: ["vision.model", "string"],
   HERALD_MEMORY_CHARS: ["memory.memory_chars", "int"],
   HERALD_USER_CHARS: ["memory.user_chars", "int"],
   HERALD_LEARNING_ENABLED: ["learning.enabled", "bool"],
@@ -239,12 +374,18 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   DASHBOARD_SESSION_HOURS: ["dashboard.session_hours", "int"],
   GATEWAY_ALLOWED_USERS: ["access.allowed_users", "list"],
   GATEWAY_ALLOW_ALL_USERS: ["access.allow_all_users", "bool"],
+  GATEWAY_OWNERS: ["access.owners", "list"],
   HERALD_RESET_MODE: ["sessions.reset.mode", "string"],
   HERALD_RESET_IDLE_MINUTES: ["sessions.reset.idle_minutes", "int"],
   HERALD_RESET_AT_HOUR: ["sessions.reset.at_hour", "int"],
   HERALD_GROUP_SESSIONS: ["sessions.group_sessions", "string"],
   HERALD_BUSY_POLICY: ["sessions.busy_policy", "string"],
   HERALD_MEDIA_MAX_BYTES: ["media.max_bytes", "int"],
+  HERALD_PLUGINS_ENABLED: ["plugins.enabled", "bool"],
+  HERALD_PLUGINS_DIR: ["plugins.dir", "string"],
+  HERALD_PLUGINS_HOOK_TIMEOUT_MS: ["plugins.hook_timeout_ms", "int"],
+  HERALD_PLUGINS_DM_CAPABILITIES: ["plugins.capabilities.dm", "list"],
+  HERALD_PLUGINS_GROUP_CAPABILITIES: ["plugins.capabilities.group", "list"],
 };
 
 // Each platform's own variables, and the ones every platform has: `<P>_ALLOWED_USERS`, `<P>_HOME_CHANNEL`,
@@ -271,6 +412,25 @@ function camelKeys(value: unknown): unknown {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeToCamel(k), camelKeys(v)]));
   }
   return value;
+}
+
+/** `mcp_servers:` with each server's own keys camelised, but not server names, env or header names. */
+function camelMcpServers(section: unknown): unknown {
+  if (!section || typeof section !== "object" || Array.isArray(section)) return section;
+  return Object.fromEntries(
+    Object.entries(section).map(([name, server]) => {
+      if (!server || typeof server !== "object" || Array.isArray(server)) return [name, server];
+      return [
+        name,
+        Object.fromEntries(
+          Object.entries(server).map(([k, v]) => [
+            snakeToCamel(k),
+            k === "env" || k === "headers" ? v : camelKeys(v),
+          ]),
+        ),
+      ];
+    }),
+  );
 }
 
 function coerce(envName: string, raw: string, kind: Kind): unknown {
@@ -359,7 +519,10 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     if (parsed != null && (typeof parsed !== "object" || Array.isArray(parsed))) {
       throw new ConfigError("config.yaml", `${yamlPath} must be a mapping of keys (model:, telegram:, ...).`);
     }
-    fileValues = (camelKeys(parsed ?? {}) as Record<string, unknown>) ?? {};
+    // Server names and the names in a server's env and headers are kept as written.
+    const { mcp_servers: mcpSection, ...rest } = (parsed ?? {}) as Record<string, unknown>;
+    fileValues = (camelKeys(rest) as Record<string, unknown>) ?? {};
+    if (mcpSection !== undefined) fileValues["mcpServers"] = camelMcpServers(mcpSection);
   }
 
   const dotenvPath = join(homeDir, ".env");
@@ -392,7 +555,8 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
       `${keyName} is invalid: ${issue.message}. Fix: correct the value.`,
     );
   }
-  const data: Record<string, unknown> = { ...result.data };
+  const { mcpServers: mcpSection, ...parsedData } = result.data;
+  const data: Record<string, unknown> = parsedData;
   const platforms: Record<string, PlatformCommonConfig> = {};
   for (const module of platformModules) {
     const section = data[module.name] as PlatformCommonConfig;
@@ -400,10 +564,51 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     module.validate?.(section);
     platforms[module.name] = section;
   }
-  const config = { ...(data as z.infer<z.ZodObject<typeof coreShape>>), homeDir, platforms };
+  const mcpServers = resolveMcpServers(mcpSection, env);
+  const config = { ...(data as z.infer<z.ZodObject<typeof coreShape>>), homeDir, platforms, mcpServers };
+  resolveProviders(config, env, fileValues);
   validateCrossFields(config);
   return config;
 }
+
+/**
+ * Reads each provider's key from its env variable (the environment, then HERALD_HOME/.env) and settles
+ * `model.default`. Provider names must be unique.
+ */
+function resolveProviders(
+  config: HeraldConfig,
+  env: Record<string, string | undefined>,
+  given: Record<string, unknown>,
+): void {
+  const seen = new Set<string>();
+  for (const [i, provider] of config.providers.entries()) {
+    if (seen.has(provider.name)) {
+      throw new ConfigError(
+        `providers.${i}.name`,
+        `config.yaml: providers has two entries named '${provider.name}'. Fix: give each provider its own name.`,
+      );
+    }
+    seen.add(provider.name);
+    const keyEnv = provider.apiKeyEnv;
+    const key = keyEnv ? env[keyEnv]?.trim() : undefined;
+    if (keyEnv && !key) {
+      throw new ConfigError(
+        keyEnv,
+        `Provider '${provider.name}' reads its key from ${keyEnv} (config.yaml: providers.${i}.api_key_env), which is not set. Fix: add ${keyEnv}=<key> to HERALD_HOME/.env or the environment, or remove api_key_env for a server that needs no key.`,
+      );
+    }
+    (provider as { apiKey?: string }).apiKey = key;
+  }
+  const model = given["model"] as Record<string, unknown> | undefined;
+  const first = config.providers[0];
+  if (!config.model.default) {
+    config.model.default =
+      first && model?.["name"] === undefined ? `${first.name}/${first.models[0]!.name}` : config.model.name;
+  }
+}
+
+/** The providers with the key each read from its env variable (set by the loader; never logged). */
+export type ProviderConfig = HeraldConfig["providers"][number] & { apiKey?: string | undefined };
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 

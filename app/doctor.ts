@@ -4,8 +4,12 @@
  */
 import { join } from "node:path";
 import OpenAI from "openai";
+import { modelConfigProblem } from "../agent/model-config.js";
 import { ConfigError, describeError } from "../core/errors.js";
+import { silentLogger } from "../core/logger.js";
 import { createExecutionBackend } from "../exec/index.js";
+import { LEGACY_PROVIDER, type ProviderCatalog } from "../providers/catalog.js";
+import type { ResolvedModel } from "../providers/types.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { ffmpegAvailable } from "../voice/convert.js";
 import { createVoice } from "../voice/index.js";
@@ -17,6 +21,8 @@ import {
   isLoopbackHost,
   loadConfig,
 } from "./config.js";
+import { checkSpeech, checkVision } from "./doctor-senses.js";
+import { createCatalog } from "./providers.js";
 
 export interface DoctorLine {
   ok: boolean;
@@ -35,10 +41,28 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
     return [{ ok: false, text: `configuration: ${describeError(err)}`, fix: `correct ${key}` }];
   }
   lines.push({ ok: true, text: `HERALD_HOME: ${config.homeDir}` });
+  let catalog: ProviderCatalog;
+  try {
+    catalog = createCatalog(config);
+  } catch (err) {
+    const key = err instanceof ConfigError ? err.key : "providers";
+    return [...lines, { ok: false, text: `providers: ${describeError(err)}`, fix: `correct ${key}` }];
+  }
+  const main = catalog.resolve(catalog.defaultModel);
+  // The legacy endpoint with no key for a hosted API: nothing can work (providers check their keys at load).
+  const modelProblem =
+    main?.provider.name === LEGACY_PROVIDER || !main ? modelConfigProblem(config.model) : undefined;
   lines.push({
-    ok: true,
-    text: `model: ${config.model.name} at ${config.model.baseUrl}${config.model.fallbacks.length ? ` (fallbacks: ${config.model.fallbacks.join(", ")})` : ""}`,
+    ok: !modelProblem,
+    ...(modelProblem ? { fix: modelProblem } : {}),
+    text: `model: ${catalog.defaultModel} at ${main?.provider.baseUrl ?? config.model.baseUrl}${config.model.fallbacks.length ? ` (fallbacks: ${config.model.fallbacks.join(", ")})` : ""}`,
   });
+  if (config.providers.length) {
+    lines.push({
+      ok: true,
+      text: `providers: ${config.providers.map((p) => `${p.name} (${p.models.length} model${p.models.length === 1 ? "" : "s"}${p.apiKeyEnv ? `, key from ${p.apiKeyEnv}` : ""})`).join(", ")}`,
+    });
+  }
   lines.push({
     ok: true,
     text: `queue: ${config.queue.redisUrl ? "Redis (BullMQ)" : `embedded, ${config.queue.concurrency} turns at a time`}`,
@@ -81,39 +105,72 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
       fix: "set API_SERVER_KEY",
     });
   }
-  lines.push(await checkModel(config));
+  // Without a model there is nothing to ask (and no wait for a request that cannot succeed).
+  if (!modelProblem) lines.push(await checkModel(config, main));
   lines.push(checkState(config));
   lines.push(await checkExec(config));
   lines.push(checkWebSearch(config));
   lines.push(...(await checkVoice(config)));
+  lines.push(...(await (await import("./cli-mcp.js")).checkMcpServers(config)));
+  lines.push(checkSpeech(config), checkVision(config));
   if (config.queue.redisUrl) lines.push(...(await checkRedis(config)));
+  lines.push(...(await checkPlugins(config)));
   return lines;
 }
 
-async function checkModel(config: HeraldConfig): Promise<DoctorLine> {
+/** Loads the plugins as the gateway would: one line each, a failed one with its file:line. */
+async function checkPlugins(config: HeraldConfig): Promise<DoctorLine[]> {
+  if (!config.plugins.enabled) return [{ ok: true, text: "plugins: switched off (plugins.enabled: false)" }];
+  const { createPlugins, formatReport, pluginsDir } = await import("./plugins.js");
+  const { host } = await createPlugins(config, silentLogger());
+  const reports = host.reports();
+  if (reports.length === 0) return [{ ok: true, text: `plugins: none in ${pluginsDir(config)}` }];
+  return reports.map((r) => ({
+    ok: r.status !== "failed",
+    text: `plugin ${formatReport(r)}`,
+    ...(r.status === "failed"
+      ? { fix: "fix the file named, or `herald plugins disable " + r.name + "`" }
+      : {}),
+  }));
+}
+
+async function checkModel(config: HeraldConfig, main: ResolvedModel | undefined): Promise<DoctorLine> {
+  // The default model's provider; the legacy endpoint's settings are the env variables.
+  const provider = main?.provider;
+  const legacy = !provider || provider.name === LEGACY_PROVIDER;
+  const baseUrl = provider?.baseUrl ?? config.model.baseUrl;
+  const model = main?.model ?? config.model.name;
   const client = new OpenAI({
-    baseURL: config.model.baseUrl,
-    apiKey: config.model.apiKey ?? "none",
+    baseURL: baseUrl,
+    apiKey: (legacy ? config.model.apiKey : provider.apiKey) ?? "none",
     maxRetries: 0,
     timeout: 20_000,
+    defaultHeaders: provider?.headers ? { ...provider.headers } : undefined,
   });
+  const keyName = legacy
+    ? "OPENAI_API_KEY"
+    : (provider.apiKeyEnv ?? `provider '${provider.name}''s api_key_env`);
   try {
     await client.chat.completions.create({
-      model: config.model.name,
+      model,
       messages: [{ role: "user", content: "ping" }],
       max_tokens: 1,
     });
-    return { ok: true, text: `model endpoint answered a request (${config.model.name})` };
+    return { ok: true, text: `model endpoint answered a request (${main?.ref ?? model})` };
   } catch (err) {
     const status = (err as { status?: number }).status;
     const fix =
       status === 401 || status === 403
-        ? "check OPENAI_API_KEY"
+        ? `check ${keyName}`
         : status === 404
-          ? `check HERALD_MODEL (is '${config.model.name}' served at ${config.model.baseUrl}?)`
+          ? legacy
+            ? `check HERALD_MODEL (is '${model}' served at ${baseUrl}?)`
+            : `check model.default (is '${model}' served at ${baseUrl}?)`
           : status
             ? "the endpoint answered with an error; check its logs"
-            : "check OPENAI_BASE_URL and that the endpoint is running";
+            : legacy
+              ? "check OPENAI_BASE_URL and that the endpoint is running"
+              : `check the base_url of provider '${provider.name}' and that the endpoint is running`;
     return {
       ok: false,
       text: `model endpoint failed: ${status ? `HTTP ${status}` : describeError(err)}`,

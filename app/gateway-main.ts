@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
-import { createModelClient } from "../agent/model-client.js";
+import { modelConfigProblem } from "../agent/model-config.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError } from "../core/errors.js";
@@ -14,19 +14,33 @@ import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
 import { startMaintenance } from "../gateway/maintenance.js";
-import { GatewayRunner } from "../gateway/runner.js";
+import { GatewayRunner, turnIdFor } from "../gateway/runner.js";
+import {
+  type McpManager,
+  type McpServerConfig,
+  mcpCommands,
+  mcpToolset,
+  serverServes,
+} from "../mcp/index.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { createApprovals } from "./approvals.js";
-import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
+import { createSessionCompressor } from "./compress.js";
+import { configuredPlatforms, type HeraldConfig, loadConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
 import { createGatewayDashboard } from "./dashboard.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
+import { mcpRoute } from "./mcp-serve.js";
 import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
+import { createPersona } from "./persona.js";
 import { userIdNormalisers } from "./platforms.js";
+import { attachPlugins, createPlugins, type Plugins } from "./plugins.js";
+import { attachProviders, createConfiguredModelClient, type SessionModels } from "./providers.js";
+import { attachSenses } from "./senses.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
+import { createTodo } from "./todo.js";
 import { createAgentTools } from "./tools.js";
 
 export interface GatewayOptions {
@@ -50,6 +64,10 @@ export interface Gateway {
   cron: CronService;
   /** Memory, skills and the background learning review. */
   learning: Learning;
+  /** Plugins and their hooks (`/reload-plugins` reloads them). */
+  plugins: Plugins;
+  /** The MCP servers of this process's tools (undefined on Redis: the workers run them). */
+  mcp: McpManager | undefined;
   /** Adapters that started, by platform. */
   adapters: ReadonlyMap<string, PlatformAdapter>;
   /** Platforms that failed to start, with the reason. */
@@ -67,6 +85,10 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       "REDIS_URL is set, so turns run on `herald worker` processes, which reach the gateway's state API with HERALD_GATEWAY_KEY; it is not set. Fix: set HERALD_GATEWAY_KEY to a long random string on the gateway and on every worker.",
     );
   }
+  const modelProblem = config.providers.length ? undefined : modelConfigProblem(config.model);
+  // One warning at start, not one per failed turn: a fresh install says what to set before anyone writes.
+  if (modelProblem)
+    logger.warn({ problem: modelProblem }, "no usable model configured: turns will fail until it is");
   const cacheDir = join(config.homeDir, "cache");
   for (const dir of [config.homeDir, cacheDir, join(config.homeDir, "logs")])
     mkdirSync(dir, { recursive: true });
@@ -79,21 +101,42 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     onEffectError: (err) => logger.error({ error: describeError(err) }, "an effect after commit failed"),
   });
   const queue = await createJobQueue(config, logger.child({ component: "queue" }));
-  const learning = createLearning(config, state, logger, { retryBaseDelayMs: options.retryBaseDelayMs });
+  const persona = createPersona(config, state, logger);
+  const learning = createLearning(config, state, logger, {
+    retryBaseDelayMs: options.retryBaseDelayMs,
+    persona,
+  });
+  // Loaded below, once the tools exist; the runner asks through this port.
+  let plugins: Plugins | undefined;
+  // Set right after the runner exists, before any turn starts (the context source runs at dispatch).
+  let sessionModels: SessionModels | undefined;
   const runner = new GatewayRunner({
+    inboundHook: {
+      active: () => plugins?.hooks.has("inbound") ?? false,
+      run: async (message) => (plugins ? plugins.hooks.inbound(message) : message),
+    },
     config,
     state,
     queue,
     logger,
     userIds: userIdNormalisers,
-    modelName: config.model.name,
+    modelName: (key) => sessionModels?.modelOf(key) ?? config.model.default ?? config.model.name,
+    compress: createSessionCompressor(config, state, logger.child({ component: "compress" }), {
+      retryBaseDelayMs: options.retryBaseDelayMs,
+    }),
     context: (turn, chatType) => ({
       history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
       systemPrompt: learning.systemPrompt(turn, chatType),
-      toolsets: toolsetsFor(config, turn.chat.platform, chatType),
+      toolsets: toolsetsFor(config, turn.chat.platform, chatType, mcpServers()),
+      voiceReply: senses.voiceReplyOf(turn),
+      ...sessionModels?.forTurn(turn),
     }),
   });
+  const senses = attachSenses(config, runner, state.database);
   learning.attach(runner);
+  runner.commands.add(persona.commands(learning.refreshPrompt));
+  // The MCP servers a turn may get: the running set (after /reload-mcp), else the configured one.
+  let mcpServers = (): readonly McpServerConfig[] => config.mcpServers;
 
   const cron = createCronService(config, runner, state.database, logger);
 
@@ -101,23 +144,40 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const localState = createLocalStateClient(state, {
     cron: cron.api,
     approvals: approvals.stateApi,
-    chat: { notify: async (chat, text) => runner.control.notify(chat, text) },
+    chat: { notify: async (chat, text) => runner.control.notify(chat, text), send: senses.send },
+    todo: createTodo(runner).stateApi,
     ...learning.stateApis,
   });
   const metrics = createGatewayMetrics(runner, queue);
+  sessionModels = attachProviders(config, runner, state, metrics, logger);
   // With REDIS_URL, `herald worker` processes run the turns and reach state over the state API. The
   // tools are ready before the adapters start: loading them alongside let a Matrix adapter stopped in
   // that window leave an unhandled fetch abort behind.
   const tools = redis ? undefined : await createAgentTools(config, logger.child({ component: "tools" }));
+  plugins = await createPlugins(config, logger, tools);
+  attachPlugins(runner, plugins, logger);
   if (tools) {
     // A session's background processes end with it; old workspaces are pruned (not with `herald chat`).
     runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
     if (!options.localOnly) tools.startHousekeeping();
+    const mcp = tools.mcp;
+    mcpServers = () => mcp.servers().map((s) => s.config);
+    runner.commands.add(
+      mcpCommands({
+        manager: mcp,
+        loadServers: () => loadConfig({ env: { ...process.env, HERALD_HOME: config.homeDir } }).mcpServers,
+        notify: (chat, text) => runner.control.notify(chat, text),
+        logger: logger.child({ component: "mcp" }),
+      }),
+    );
     const handler = createTurnHandler({
-      model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
-      tools: tools.registry,
+      model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
+      compressionModel: config.auxiliary.compression,
+      tools: plugins.registry(tools.registry),
+      hooks: plugins.hooks,
       stageAttachments: tools.stageAttachments,
       transcribe: tools.transcribe,
+      speakReply: tools.speakReply,
       state: localState,
       logger: logger.child({ component: "agent" }),
       homeDir: config.homeDir,
@@ -126,7 +186,22 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   }
 
   const api = config.apiServer.enabled
-    ? createApiAdapter({ key: config.apiServer.key, modelName: config.model.name }, { logger })
+    ? createApiAdapter(
+        {
+          key: config.apiServer.key,
+          modelName: config.model.default ?? config.model.name,
+          usageOf: (messageId) => {
+            const lines = state.usage.forTurn(turnIdFor("api", messageId));
+            if (lines.length === 0) return undefined;
+            return {
+              promptTokens: lines.reduce((n, l) => n + l.promptTokens, 0),
+              completionTokens: lines.reduce((n, l) => n + l.completionTokens, 0),
+              cachedTokens: lines.reduce((n, l) => n + l.cachedTokens, 0),
+            };
+          },
+        },
+        { logger },
+      )
     : undefined;
   const adapters: PlatformAdapter[] = [...(api ? [api] : []), ...(options.extraAdapters ?? [])];
   const failed = new Map<string, string>();
@@ -142,6 +217,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
           mediaMaxBytes: config.media.maxBytes,
           isAllowed: (userId: string) => runner.access.isAllowed(platform, userId),
           isAddressed: (message) => runner.isAddressed(message),
+          commandMenu: () => runner.commands.menu(),
         };
         adapters.push(await module.create(sectionOf(config, module), deps));
       } catch (err) {
@@ -194,7 +270,10 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
             logger,
             adapters: runner.adapters,
             api,
-            nodeRoutes: dashboard ? [dashboard] : [],
+            nodeRoutes: [
+              ...(dashboard ? [dashboard] : []),
+              ...(api ? [mcpRoute(config, { state, runner, cron }, logger)] : []),
+            ],
             routes: [
               healthRoute({ queue, backend: redis ? "redis" : "embedded", adapters: started, failed }),
               metricsRoute(metrics),
@@ -214,6 +293,8 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
           config.apiServer.port,
         );
   if (http) logger.info({ url: http.url }, "http server listening");
+  // After the API answers: MCP servers connect in the background, their tools appear as each is up.
+  tools?.mcp.start();
   logger.info({ adapters: [...started.keys()], failed: [...failed.keys()] }, "gateway ready");
   const stopWatching = redis && !options.localOnly ? watchWorkers(queue, logger) : undefined;
 
@@ -227,6 +308,8 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     http,
     cron,
     learning,
+    plugins,
+    mcp: tools?.mcp,
     adapters: started,
     failed,
     async stop() {
@@ -250,11 +333,20 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
 
 /**
  * The toolsets of a turn: its platform's, else the default; groups lose the terminal tools unless the
- * owner gave them (`exec.groups`).
+ * owner gave them (`exec.groups`). Each MCP server that serves the platform and chat type adds its
+ * toolset (`mcp_<name>`), and then `mcp` (resources and prompts) comes too.
  */
-export function toolsetsFor(config: HeraldConfig, platform: string, chatType: "dm" | "group"): string[] {
+export function toolsetsFor(
+  config: HeraldConfig,
+  platform: string,
+  chatType: "dm" | "group",
+  mcpServers: readonly McpServerConfig[] = config.mcpServers,
+): string[] {
   const toolsets = config.platforms[platform]?.toolsets ?? config.agent.toolsets;
-  return chatType === "group" && !config.exec.groups
-    ? toolsets.filter((t) => t !== "terminal" && t !== "files")
-    : toolsets;
+  const base =
+    chatType === "group" && !config.exec.groups
+      ? toolsets.filter((t) => t !== "terminal" && t !== "files")
+      : toolsets;
+  const mcp = mcpServers.filter((s) => serverServes(s, platform, chatType)).map((s) => mcpToolset(s.name));
+  return mcp.length === 0 ? base : [...new Set([...base, ...mcp, "mcp"])];
 }

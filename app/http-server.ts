@@ -26,8 +26,8 @@ export interface HttpServerOptions {
   logger: Logger;
   adapters: ReadonlyMap<string, PlatformAdapter>;
   api?: NodeRoute | undefined;
-  /** More prefixes served with Node's request/response (the dashboard), asked after `api`. */
-  nodeRoutes?: NodeRoute[];
+  /** More routes on Node's request/response (the dashboard, `/mcp`), asked after `api`. */
+  nodeRoutes?: NodeRoute[] | undefined;
   routes?: SimpleRoute[];
   /** Largest webhook body accepted. @defaultValue 25 MiB */
   maxBodyBytes?: number;

@@ -5,7 +5,6 @@
  * curator.
  */
 import { join } from "node:path";
-import { createModelClient } from "../agent/model-client.js";
 import { PromptBuilder } from "../agent/prompt-builder.js";
 import { LearningReviewer } from "../agent/review.js";
 import type { StateClient } from "../agent/types.js";
@@ -24,7 +23,9 @@ import { FileSkillStore } from "../skills/store.js";
 import { memoryTool } from "../tools/memory/index.js";
 import { skillsTools } from "../tools/skills/index.js";
 import type { HeraldConfig } from "./config.js";
+import type { Persona } from "./persona.js";
 import { platformHints } from "./platforms.js";
+import { createConfiguredModelClient } from "./providers.js";
 import { createLocalStateClient } from "./state-client.js";
 import { createToolRegistry } from "./tools.js";
 
@@ -40,6 +41,8 @@ export interface Learning {
   stateApis: Pick<StateClient, "memory" | "skills">;
   /** The runner's `systemPrompt` option: memory and the skills index as of the session's start. */
   systemPrompt: (turn: TurnRecord, chatType: ChatType) => string;
+  /** Drops a session's prompt snapshot: its next turn takes a new one (/personality). */
+  refreshPrompt: (sessionKey: string) => void;
   /** Registers `/skills`, `/<skill>` and the review triggers on the runner. Call once. */
   attach(runner: GatewayRunner): void;
   /** Stops the review and the curator schedule (before the state closes). */
@@ -49,6 +52,8 @@ export interface Learning {
 export interface LearningOptions {
   /** Overrides the review model client's retry timing (tests). */
   retryBaseDelayMs?: number | undefined;
+  /** SOUL.md, the chat's personality and AGENTS.md, snapshotted with memory (app/persona.ts). */
+  persona?: Pick<Persona, "identity" | "sections"> | undefined;
 }
 
 /** Builds the stores, the prompt builder and (when enabled) the reviewer. */
@@ -78,18 +83,35 @@ export function createLearning(
     logger: log,
     sections: (turn) => {
       const index = skillsPromptSection(skills.catalog().skills, turn.chat.platform);
-      return [...memory.promptSections(), ...(index ? [index] : [])];
+      return [
+        ...(options.persona?.sections(turn) ?? []),
+        ...memory.promptSections(),
+        ...(index ? [index] : []),
+      ];
     },
+    identity: options.persona?.identity,
   });
   const stateApis = { memory, skills };
   const reviewer = config.learning.enabled
     ? new LearningReviewer({
-        config: config.learning,
-        model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
+        // The review's model by role: auxiliary.review, else learning.model, else the default.
+        config: { ...config.learning, model: config.auxiliary.review ?? config.learning.model },
+        model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
         tools: createToolRegistry([memoryTool, ...skillsTools]),
         state: createLocalStateClient(state, stateApis),
         logger,
         homeDir: config.homeDir,
+        // A review's tokens count toward the reviewed session's usage (`/usage`, `/usage all`).
+        onUsage: (reviewId, origin, usage) => {
+          if (!state.usage || !usage.byModel?.length) return;
+          const turn = {
+            id: reviewId,
+            sessionId: origin.sessionId,
+            userId: origin.userId,
+            chat: origin.chat,
+          };
+          state.transaction(() => state.usage?.record(turn, usage.byModel ?? [], Date.now()));
+        },
         context: () => {
           const list = skills
             .catalog()
@@ -137,6 +159,7 @@ export function createLearning(
     reviewer,
     stateApis,
     systemPrompt: prompts.build,
+    refreshPrompt: (sessionKey) => prompts.refresh(sessionKey),
     attach(runner) {
       runner.commands.add(skillCommands(skills, log));
       if (reviewer) {

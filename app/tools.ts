@@ -10,6 +10,7 @@ import { copyFile, mkdir } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { ToolRegistry } from "../agent/tool-registry.js";
 import type { Tool } from "../agent/types.js";
+import type { SpeakReply } from "../agent/voice-reply.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnJob } from "../core/turn.js";
@@ -21,20 +22,32 @@ import {
   ProcessRegistry,
   WorkspaceManager,
 } from "../exec/index.js";
+import { McpManager, mcpToolset } from "../mcp/index.js";
+import { clarifyTool } from "../tools/clarify/index.js";
 import { cronjobTool } from "../tools/cron/index.js";
 import { fileTools } from "../tools/files/tools.js";
+import { type McpSaveDir, mcpServerTools, mcpUtilityTools } from "../tools/mcp/index.js";
 import { memoryTool } from "../tools/memory/index.js";
 import { sessionSearchTool } from "../tools/session-search/index.js";
 import { skillsTools } from "../tools/skills/index.js";
 import { terminalTools } from "../tools/terminal/index.js";
+import { todoTool } from "../tools/todo/index.js";
 import { webTools } from "../tools/web/index.js";
 import { createVoice } from "../voice/index.js";
 import { createWorkerHtmlConverter } from "../web/html-converter.js";
 import { createWebSearchProvider } from "../web/search/index.js";
 import { execBackendOptions, type HeraldConfig } from "./config.js";
+import { sensesTools } from "./senses-tools.js";
 
 /** The tools that need nothing but their context. Later features add theirs here. */
-export const builtinTools: readonly Tool[] = [sessionSearchTool, cronjobTool, memoryTool, ...skillsTools];
+export const builtinTools: readonly Tool[] = [
+  sessionSearchTool,
+  cronjobTool,
+  memoryTool,
+  ...skillsTools,
+  clarifyTool,
+  todoTool,
+];
 
 /** A registry holding `tools`. @defaultValue tools: builtinTools */
 export function createToolRegistry(tools: readonly Tool[] = builtinTools): ToolRegistry {
@@ -47,13 +60,22 @@ export interface AgentTools {
   /** Background processes of the terminal tools; undefined when they are off. */
   processes: ProcessRegistry | undefined;
   workspaces: WorkspaceManager;
+  /** The execution backend, when available here (plugins with `exec` run their commands on it). */
+  backend?: ExecutionBackend | undefined;
   /**
-   * Copies a turn's attachments into its workspace (`attachments/`) so the file tools and commands reach
-   * them; returns where the model finds each. Undefined when the file tools are off.
+   * Copies a turn's attachments into its workspace (`attachments/`) so the tools and commands reach
+   * them; returns where the model finds each.
    */
   stageAttachments: ((job: TurnJob) => Promise<ReadonlyMap<string, string>>) | undefined;
   /** Speech to text for voice notes, when `voice.stt` is configured. */
   transcribe: ((attachment: InboundAttachment, signal?: AbortSignal) => Promise<string>) | undefined;
+  /** Spoken replies for chats with `/voice on`, when `voice.tts` is configured. */
+  speakReply: SpeakReply | undefined;
+  /**
+   * The MCP servers of `mcp_servers:` (none configured: empty). Not started: the process calls
+   * `mcp.start()` once it serves (the servers' start-up then does not delay its own).
+   */
+  mcp: McpManager;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: { toolset: string; missing: string; fix: string }[];
   /**
@@ -82,6 +104,8 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   let stageAttachments: AgentTools["stageAttachments"];
   let housekeeping: NodeJS.Timeout | undefined;
   let processes: ProcessRegistry | undefined;
+  // Files MCP tools return: into the session's workspace where the file tools are on, else the cache.
+  let mcpFiles: McpSaveDir | undefined;
   try {
     const options = execBackendOptions(config);
     const { maxTimeoutS, dangerousCommands } = config.exec;
@@ -115,6 +139,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
         logger.warn({}, "dangerous commands run without approval (exec.dangerous_commands: off)");
       tools.push(...fileTools({ workspaces, virtualRoot }));
       stageAttachments = (job) => copyAttachments(workspaces, job, virtualRoot);
+      mcpFiles = mcpWorkspaceFiles(workspaces, virtualRoot);
       if (backend.name === "local")
         logger.warn({}, "terminal tools run commands on this host, unsandboxed (exec.backend: local)");
     } else {
@@ -132,12 +157,23 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   }
   const web = webToolsOf(config, logger, unavailable);
   tools.push(...web.tools);
+  const virtualRoot = backend?.name === "sandbox" ? "/workspace" : undefined;
+  // Without the file tools attachments still go to the workspace: vision_analyze and send_message read
+  // them there, and only there (never another session's files in the shared cache).
+  stageAttachments ??= (job) => copyAttachments(workspaces, job, virtualRoot);
+  const senses = sensesTools(config, logger, unavailable, { manager: workspaces, virtualRoot });
+  tools.push(...senses.tools);
+  const registry = createToolRegistry(tools);
+  const mcp = mcpOf(config, registry, logger, mcpFiles);
   return {
-    registry: createToolRegistry(tools),
+    registry,
+    mcp,
     processes,
     workspaces,
+    backend,
     stageAttachments,
     transcribe: transcriberOf(config, logger, unavailable),
+    speakReply: senses.speakReply,
     unavailable,
     startHousekeeping() {
       const prune = () =>
@@ -150,11 +186,36 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     },
     async close() {
       if (housekeeping) clearInterval(housekeeping);
+      await mcp.stop();
       await processes?.closeAll();
       await backend?.close();
       await web.close();
     },
   };
+}
+
+/**
+ * The MCP servers: their resource/prompt tools now, each server's own tools once it connected (and
+ * again on every change); the servers connect in the background, nothing waits for them.
+ */
+function mcpOf(
+  config: HeraldConfig,
+  registry: ToolRegistry,
+  logger: Logger,
+  files: McpSaveDir | undefined,
+): McpManager {
+  const log = logger.child({ component: "mcp" });
+  const manager = new McpManager({ servers: config.mcpServers, logger: log });
+  registry.register(...mcpUtilityTools(manager, files));
+  manager.toolsChanged.add((name) => {
+    const server = manager.get(name);
+    try {
+      registry.replaceToolset(mcpToolset(name), server ? mcpServerTools(server, files) : []);
+    } catch (err) {
+      log.error({ server: name, error: describeError(err) }, "mcp tools not registered");
+    }
+  });
+  return manager;
 }
 
 /** The web tools: search when a provider is configured, extraction always (HTML converted off-thread). */
@@ -184,6 +245,17 @@ function webToolsOf(
   return {
     tools: webTools({ search, allowPrivate: config.web.allowPrivate, convertHtml: converter.convert }),
     close: () => converter.close(),
+  };
+}
+
+/** MCP files go to `<workspace>/mcp/` of the turn's session, named as the file tools see it. */
+function mcpWorkspaceFiles(workspaces: WorkspaceManager, virtualRoot: string | undefined): McpSaveDir {
+  return async (ctx) => {
+    const workspace = await workspaces.ensure({
+      sessionKey: ctx.origin.sessionKey,
+      userKey: `${ctx.origin.chat.platform}:user:${ctx.origin.userId}`,
+    });
+    return { dir: join(workspace.dir, "mcp"), shownAs: join(virtualRoot ?? workspace.dir, "mcp") };
   };
 }
 

@@ -7,12 +7,14 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createHttpStateClient, probeGateway } from "../agent/http-state-client.js";
-import { createModelClient } from "../agent/model-client.js";
+import { modelConfigProblem } from "../agent/model-config.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { HeraldConfig } from "./config.js";
+import { createPlugins } from "./plugins.js";
+import { createConfiguredModelClient } from "./providers.js";
 import { createAgentTools } from "./tools.js";
 
 /** Options of {@link runWorker}. */
@@ -73,14 +75,22 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
     logger.warn({ gateway: url, err: describeError(err) }, "gateway not reachable yet; tools will retry");
   }
 
+  const modelProblem = config.providers.length ? undefined : modelConfigProblem(config.model);
+  if (modelProblem)
+    logger.warn({ problem: modelProblem }, "no usable model configured: turns will fail until it is");
   const queue = await createJobQueue(config, logger.child({ component: "queue" }));
   // Tools run where the worker is: commands in this machine's workspaces (HERALD_HOME/workspaces).
   const tools = await createAgentTools(config, logger.child({ component: "tools" }));
+  // Plugins' tools and tool hooks run where the turns run (loaded at start; restart to reload).
+  const plugins = await createPlugins(config, logger, tools);
   const handler = createTurnHandler({
-    model: createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs }),
-    tools: tools.registry,
+    model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
+    compressionModel: config.auxiliary.compression,
+    tools: plugins.registry(tools.registry),
+    hooks: plugins.hooks,
     stageAttachments: tools.stageAttachments,
     transcribe: tools.transcribe,
+    speakReply: tools.speakReply,
     state: createHttpStateClient(client),
     logger: logger.child({ component: "agent" }),
     homeDir: config.homeDir,
@@ -94,6 +104,8 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
     throw err;
   }
   logger.info({ concurrency, prefix: config.queue.prefix }, "worker consuming turns");
+  // MCP servers connect in the background; their tools appear as each one is up.
+  tools.mcp.start();
 
   let stopping: Promise<void> | undefined;
   return {

@@ -1,16 +1,33 @@
 /**
- * `/approve [always]` and `/deny`: the user's answer to a pending request. An answer starts a turn of
- * the session whose input tells the agent (run it now, or don't); nothing runs without that turn. In
- * groups only the person who asked may answer.
+ * `/approve [always] [id]` and `/deny [id]`: the user's answer to a pending request. An answer starts a
+ * turn of the session whose input tells the agent (run it now, or don't); nothing runs without that
+ * turn. In groups only the person who asked may answer. The id (what the prompt's buttons send) must
+ * name the pending request: a click on an old prompt never answers a newer one.
  */
 import type { CommandModule, CommandResult } from "../core/commands.js";
-import type { ApprovalStore, PendingApproval } from "./requests.js";
+import { type ApprovalStore, type PendingApproval, shortRequestId } from "./requests.js";
+
+/** `always` and the request id in an answer's arguments (`always 3f2a1b2c`, `3f2a1b2c`, ``). */
+function parseAnswer(args: string): { always: boolean; ref: string | undefined } {
+  const words = args.trim().toLowerCase().split(/\s+/).filter(Boolean);
+  return {
+    always: words.includes("always"),
+    ref: words.find((w) => /^[0-9a-f]{8}$/.test(w)),
+  };
+}
 
 /** `/approve` and `/deny` on `store`. */
 export function approvalCommands(store: ApprovalStore, now: () => number = Date.now): CommandModule {
-  const answerable = (sessionKey: string, senderId: string, chatType: string): PendingApproval | string => {
+  const answerable = (
+    sessionKey: string,
+    senderId: string,
+    chatType: string,
+    ref: string | undefined,
+  ): PendingApproval | string => {
     const pending = store.pending(sessionKey);
     if (!pending) return "Nothing is waiting for your approval.";
+    if (ref !== undefined && ref !== shortRequestId(pending.id))
+      return "That request is no longer waiting; answer the latest one.";
     if (pending.expiresAt <= now()) {
       store.drop(sessionKey);
       return "That request lapsed; nothing was run. Ask again if you still want it.";
@@ -24,9 +41,9 @@ export function approvalCommands(store: ApprovalStore, now: () => number = Date.
       approve: {
         description: "run the command I asked about (/approve always: allow its kind for this session)",
         run: ({ sessionKey, message, args }): CommandResult => {
-          const pending = answerable(sessionKey, message.sender.id, message.chatType);
+          const { always, ref } = parseAnswer(args);
+          const pending = answerable(sessionKey, message.sender.id, message.chatType, ref);
           if (typeof pending === "string") return pending;
-          const always = /^always\b/i.test(args.trim());
           store.approve(sessionKey, always);
           const scope = always ? " (and commands of this kind for the rest of this session)" : "";
           return {
@@ -36,8 +53,8 @@ export function approvalCommands(store: ApprovalStore, now: () => number = Date.
       },
       deny: {
         description: "don't run the command I asked about",
-        run: ({ sessionKey, message }): CommandResult => {
-          const pending = answerable(sessionKey, message.sender.id, message.chatType);
+        run: ({ sessionKey, message, args }): CommandResult => {
+          const pending = answerable(sessionKey, message.sender.id, message.chatType, parseAnswer(args).ref);
           if (typeof pending === "string") return pending;
           store.drop(sessionKey);
           return {

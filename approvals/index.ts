@@ -5,8 +5,10 @@ export {
   type ApprovalRequest,
   ApprovalStore,
   type ApprovalsStateApi,
+  approvalButtons,
   approvalPrompt,
   type PendingApproval,
+  shortRequestId,
 } from "./requests.js";
 export { RULES, UNPARSEABLE_RULE } from "./rules.js";
 export type { CommandClassification, CommandView, DangerRule, MatchedRule, RuleContext } from "./types.js";

@@ -5,7 +5,7 @@
  * namespace of the gateway's state, so a restart neither loses a request nor runs anything.
  */
 import { randomUUID } from "node:crypto";
-import type { ChatRef, KeyValueStore } from "../core/types.js";
+import type { ChatRef, KeyValueStore, OutboundButton } from "../core/types.js";
 
 /** What the terminal tool asks for. */
 export interface ApprovalRequest {
@@ -152,4 +152,24 @@ export function approvalPrompt(
     "```",
     `Reply /approve to run it once, /approve always to allow commands like it for this session, or /deny. The request lapses in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
   ].join("\n");
+}
+
+/** The short form of a request id that buttons carry (`/approve 3f2a1b2c`): its first 8 characters. */
+export function shortRequestId(id: string): string {
+  return id.replaceAll("-", "").slice(0, 8);
+}
+
+/**
+ * The buttons under a request's prompt: Approve, Always, Deny. Each names the request, so a click on
+ * an old prompt never answers a newer request.
+ */
+export function approvalButtons(id: string): OutboundButton[][] {
+  const ref = shortRequestId(id);
+  return [
+    [
+      { label: "✅ Approve", data: `/approve ${ref}` },
+      { label: "♾️ Always", data: `/approve always ${ref}` },
+      { label: "❌ Deny", data: `/deny ${ref}` },
+    ],
+  ];
 }

@@ -5,9 +5,13 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
+import { benchCommands, commandsMarkdown } from "./commands.js";
 import { benchDashboard, dashboardMarkdown } from "./dashboard.js";
 import { startFlags, writeSection } from "./lib.js";
+import { benchMcp, mcpMarkdown } from "./mcp.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
+import { benchRequests, requestsMarkdown } from "./requests.js";
+import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
 
@@ -53,6 +57,30 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchTools(opts);
     console.log(JSON.stringify({ tools: result }));
     writeSection(file, "tools", toolsMarkdown(result, opts, "npm run bench -- tools"));
+  },
+  commands: async () => {
+    const opts = { otherSessions: 5000, iterations: 100 };
+    const result = await benchCommands(opts);
+    console.log(JSON.stringify({ commands: result }));
+    writeSection(file, "commands", commandsMarkdown(result, opts, "npm run bench -- commands"));
+  },
+  senses: async () => {
+    const opts = { extractRuns: 20, transcribeRuns: 30 };
+    const result = await benchSenses(opts);
+    console.log(JSON.stringify({ senses: result }));
+    writeSection(file, "senses", sensesMarkdown(result, opts, "npm run bench -- senses"));
+  },
+  mcp: async () => {
+    const opts = { root, calls: 500, turns: 200, starts: 5, servers: 5 };
+    const result = await benchMcp(opts);
+    console.log(JSON.stringify({ mcp: result }));
+    writeSection(file, "mcp", mcpMarkdown(result, opts, "npm run bench -- mcp"));
+  },
+  requests: async () => {
+    const opts = { turns: 12 };
+    const result = await benchRequests(opts);
+    console.log(JSON.stringify({ requests: result }));
+    writeSection(file, "requests", requestsMarkdown(result, opts, "npm run bench -- requests"));
   },
   redis: async () => {
     const opts = {

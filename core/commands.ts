@@ -4,6 +4,8 @@
  */
 import type { InboundMessage } from "./types.js";
 
+export type { CommandMenuEntry } from "./types.js";
+
 /** A parsed `/name args` at the start of a message. */
 export interface ParsedCommand {
   name: string;
@@ -26,6 +28,8 @@ export interface CommandContext {
   args: string;
   sessionKey: string;
   now: number;
+  /** Whether the sender is an owner (`GATEWAY_OWNERS`; API and terminal callers are). @defaultValue false */
+  isOwner?: boolean | undefined;
 }
 
 /**
@@ -36,7 +40,22 @@ export interface CommandContext {
 export type CommandResult =
   | string
   | { reply: string; after?: () => void }
-  | { turnInput: string; after?: () => void };
+  | { turnInput: string; after?: () => void }
+  | DeferredAnswer;
+
+/**
+ * An answer that takes longer than a command may (a model call: `/compress`): `notice` is sent at once
+ * (the API keeps it for the final answer), `answer` starts after the inbound transaction commits and
+ * its text is sent as the reply. `answer` should resolve with a user-phrased text even on failure; a
+ * rejection is reported to the user as a generic failure and logged.
+ */
+export interface DeferredAnswer {
+  notice: string;
+  answer: () => Promise<string>;
+}
+
+/** Who may run a command: everyone the gateway admits, or only owners. */
+export type CommandAccess = "everyone" | "owner";
 
 /**
  * A command. `run` returns a `CommandResult`, or undefined to fall through to the model (for commands
@@ -44,9 +63,12 @@ export type CommandResult =
  * with the ledger entry. It must not throw for user mistakes: return a message saying the fix.
  */
 export interface Command {
+  /** One line for /help and the platforms' command menus (Discord takes up to 100 characters). */
   description: string;
-  /** Hidden commands work but are not listed by /help. */
+  /** Hidden commands work but are not listed by /help or the menus. */
   hidden?: boolean;
+  /** Who may run it; others are told it is for the owner and don't see it in /help. @defaultValue "everyone" */
+  access?: CommandAccess | undefined;
   run(ctx: CommandContext): CommandResult | undefined;
 }
 

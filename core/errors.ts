@@ -12,6 +12,8 @@ export type HeraldErrorCode =
   | "model_error"
   | "model_rate_limited"
   | "model_unavailable"
+  | "model_timeout"
+  | "model_context_too_long"
   | "tool_error"
   | "tool_invalid_args"
   | "turn_cancelled"

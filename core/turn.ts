@@ -2,7 +2,15 @@
  * The turn contracts between the gateway and the workers: who a turn is for, the job a worker runs,
  * the result it returns, its progress, and the queue between them.
  */
-import type { ChatMessage, ChatRef, ChatType, InboundAttachment, InboundMessage } from "./types.js";
+import type { HeraldErrorCode } from "./errors.js";
+import type {
+  ChatMessage,
+  ChatRef,
+  ChatType,
+  InboundAttachment,
+  InboundMessage,
+  OutboundButton,
+} from "./types.js";
 
 /** Who and where a turn runs for; tools see this, never the adapter. */
 export interface TurnOrigin {
@@ -37,6 +45,13 @@ export interface TurnJob {
   maxIterations?: number | undefined;
   /** Send the reply's text as it streams (`text-delta` progress): someone shows it as it is written. */
   streamText?: boolean | undefined;
+  /**
+   * The chat asked for spoken replies (`/voice on`: `also`, `/voice only`: `only`): the worker adds the
+   * reply as a voice note, and with `only` sends no text.
+   */
+  voiceReply?: "also" | "only" | undefined;
+  /** Reasoning effort the session asked for (`/reasoning`); sent only to models that declare support. */
+  reasoningEffort?: "low" | "medium" | "high" | undefined;
   createdAt: number;
 }
 
@@ -56,8 +71,31 @@ export interface HistoryItem {
 export interface TurnUsage {
   promptTokens: number;
   completionTokens: number;
+  /** Prompt tokens the provider served from its prompt cache (`prompt_tokens_details.cached_tokens`). */
+  cachedTokens?: number | undefined;
   modelCalls: number;
   toolCalls: number;
+  /** The same, per model that answered (`provider/model`), compression and fallbacks included. */
+  byModel?: ModelUsage[] | undefined;
+}
+
+/** Tokens of the calls of one model within a turn. */
+export interface ModelUsage {
+  /** `provider/model`. */
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  calls: number;
+}
+
+/** A provider refused the key (401/403) during a turn: the gateway tells the owner, once. */
+export interface ProviderAlert {
+  provider: string;
+  model: string;
+  status: number;
+  /** What the owner reads: which key to check. */
+  message: string;
 }
 
 /** What a worker returns. `messages` are appended to the session in order (user message first). */
@@ -66,10 +104,17 @@ export type TurnResult =
       kind: "ok";
       turnId: string;
       messages: ChatMessage[];
-      reply: { text: string; files?: { path: string; fileName?: string; mimeType?: string }[] | undefined };
+      reply: {
+        text: string;
+        files?: { path: string; fileName?: string; mimeType?: string; voice?: boolean }[] | undefined;
+        /** Buttons under the reply (a tool asked the user something: `ToolOutput.buttons`). */
+        buttons?: OutboundButton[][] | undefined;
+      };
       compaction?: Compaction | undefined;
       usage: TurnUsage;
       model: string;
+      /** Providers that refused their key on the way (a fallback answered). */
+      alerts?: ProviderAlert[] | undefined;
     }
   | {
       kind: "failed";
@@ -78,8 +123,15 @@ export type TurnResult =
       userMessage: string;
       error: string;
       retryable: boolean;
+      /** The failure's `HeraldError` code when it had one (the API server answers an HTTP status by it). */
+      code?: HeraldErrorCode | undefined;
+      /** How long the model endpoint asked to wait (its Retry-After), when it said. */
+      retryAfterMs?: number | undefined;
       /** Messages to keep anyway (the user's message), so context is not lost. */
       messages: ChatMessage[];
+      /** Tokens the turn's model calls used before it failed. */
+      usage?: TurnUsage | undefined;
+      alerts?: ProviderAlert[] | undefined;
     };
 
 /** Progress a running turn reports. */
@@ -202,8 +254,8 @@ export interface TurnControl {
   cancel(sessionKey: string, reason: string, options?: { keepInput?: boolean }): number;
   /** Ends the active session of a key (its open turns cancelled); false when it had none. */
   reset(sessionKey: string): boolean;
-  /** Sends a notice to a chat through the durable outbox. */
-  notify(chat: ChatRef, text: string): void;
+  /** Sends a notice to a chat through the durable outbox (with buttons under it, when given). */
+  notify(chat: ChatRef, text: string, options?: { buttons?: OutboundButton[][] | undefined }): void;
   /** Open (running or waiting) turns of a session key, oldest first. */
   openTurns(sessionKey: string): TurnRecord[];
   /** Whether the platform's adapter is running here (so a delivery to it can work). */

@@ -105,6 +105,20 @@ export interface OutboundFile {
   mimeType?: string | undefined;
   /** A caption or alt text when the platform supports one. */
   caption?: string | undefined;
+  /**
+   * A spoken reply: sent as the platform's voice note where it has one (Telegram sendVoice, WhatsApp
+   * PTT; the file is then Ogg/Opus), as an audio file elsewhere.
+   */
+  voice?: boolean | undefined;
+}
+
+/**
+ * One button under a message. `label` is what the user sees; `data` is what a click sends back, as a
+ * message of the clicking user with this text (a command line like `/approve`, or a choice's text).
+ */
+export interface OutboundButton {
+  label: string;
+  data: string;
 }
 
 /** One reply or notice to deliver. `text` is Markdown; the adapter renders its platform's dialect. */
@@ -124,6 +138,18 @@ export interface OutboundMessage {
   inboundMeta?: Record<string, string> | undefined;
   /** Subject line for platforms that have one (email). */
   subject?: string | undefined;
+  /**
+   * On `kind: "error"`: the failure's `HeraldError` code and the model's Retry-After, so an adapter with
+   * statuses (the API server) can answer 429/502/503/504 instead of a message.
+   */
+  failure?: { code?: string | undefined; retryAfterMs?: number | undefined } | undefined;
+  /**
+   * Rows of buttons under the message (an approval's Approve / Deny, a question's choices). Adapters
+   * that show them say so with `PlatformAdapter.sendsButtons`; for the others the gateway appends a
+   * plain-text fallback (`buttonsFallback`) before `send`. Kept with the outbox item, so a retried or
+   * post-restart delivery still has them.
+   */
+  buttons?: OutboundButton[][] | undefined;
 }
 
 /** Options for one `send`. */
@@ -194,6 +220,11 @@ export interface PlatformAdapter {
   onTurnEvent?(chat: ChatRef, event: AdapterTurnEvent): void;
   /** Whether the adapter is really receiving now (for /health). */
   status?(): AdapterStatus;
+  /**
+   * The adapter renders `OutboundMessage.buttons` (and a click comes back as an `InboundMessage` from
+   * the clicking user whose text is the button's `data`). Unset: the gateway sends the text fallback.
+   */
+  readonly sendsButtons?: boolean | undefined;
 }
 
 export interface AdapterStatus {
@@ -231,6 +262,17 @@ export interface AdapterDeps {
   isAddressed?: ((message: InboundMessage) => boolean) | undefined;
   /** Inbound files larger than this are not downloaded. @defaultValue DEFAULT_MEDIA_MAX_BYTES */
   mediaMaxBytes?: number | undefined;
+  /**
+   * The gateway's commands everyone may run, for the platform's own command menu (Telegram's
+   * `setMyCommands`, Discord's application commands), asked at start. Unset: the adapter's defaults.
+   */
+  commandMenu?: (() => CommandMenuEntry[]) | undefined;
+}
+
+/** A command as a platform's menu shows it: its name (no slash) and a one-line description. */
+export interface CommandMenuEntry {
+  name: string;
+  description: string;
 }
 
 /** The media size cap when none is configured (`HERALD_MEDIA_MAX_BYTES`): 20 MiB. */

@@ -42,7 +42,24 @@ export class AccessPolicy {
     const norm = (raw: string) => (this.normalisers[platform] ?? ((s: string) => s))(raw.trim());
     const id = norm(userId);
     if (this.settings.platforms[platform]?.allowedUsers.some((u) => norm(u) === id)) return true;
-    for (const entry of this.settings.access.allowedUsers) {
+    if (this.listed(this.settings.access.allowedUsers, platform, userId)) return true;
+    return this.pairing.isApproved(platform, id) || this.pairing.isApproved(platform, userId);
+  }
+
+  /**
+   * Whether the user is an owner: named in `access.owners` (`GATEWAY_OWNERS`, `platform:id` or a bare
+   * id), or a caller of a pre-authenticated channel (the API key's holder, the local terminal).
+   */
+  isOwner(platform: string, userId: string): boolean {
+    if (PRE_AUTHENTICATED.has(platform) && platform !== "cron") return true;
+    return this.listed(this.settings.access.owners ?? [], platform, userId);
+  }
+
+  /** Whether `userId` of `platform` is named in `entries` (`platform:id` or a bare id). */
+  private listed(entries: readonly string[], platform: string, userId: string): boolean {
+    const norm = (raw: string) => (this.normalisers[platform] ?? ((s: string) => s))(raw.trim());
+    const id = norm(userId);
+    for (const entry of entries) {
       // `platform:id`, or a bare id (which may itself hold colons: Matrix's `@alice:example.org`).
       const colon = entry.indexOf(":");
       const prefix = colon > 0 ? entry.slice(0, colon) : "";
@@ -53,7 +70,7 @@ export class AccessPolicy {
       if (this.known.has(prefix)) continue;
       if (norm(entry) === id) return true;
     }
-    return this.pairing.isApproved(platform, id) || this.pairing.isApproved(platform, userId);
+    return false;
   }
 }
 

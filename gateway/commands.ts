@@ -6,6 +6,10 @@ import type {
   CommandResolver,
   CommandResult,
 } from "../core/commands.js";
+import type { CommandMenuEntry } from "../core/types.js";
+
+/** What decides who sees and runs a command. */
+type Caller = Pick<CommandContext, "isOwner">;
 
 /** The commands the gateway knows. */
 export class CommandRegistry {
@@ -22,17 +26,26 @@ export class CommandRegistry {
     this.resolvers.push(...(module.resolvers ?? []));
   }
 
+  /**
+   * The command called `name`. Telegram's menu cannot carry hyphens, so `/my_command` also finds
+   * `my-command`.
+   */
   get(name: string): Command | undefined {
-    return this.commands.get(name.toLowerCase());
+    const lower = name.toLowerCase();
+    return this.commands.get(lower) ?? this.commands.get(lower.replaceAll("_", "-"));
   }
 
   /**
    * What `/name` answers: the registered command's result, else the first resolver's answer; undefined
-   * when nothing claims it (the text then goes to the model).
+   * when nothing claims it (the text then goes to the model). An owner-only command run by someone
+   * else answers that it is the owner's.
    */
   resolve(name: string, ctx: CommandContext): CommandResult | undefined {
     const command = this.get(name);
-    if (command) return command.run(ctx);
+    if (command) {
+      if (!mayRun(command, ctx)) return `/${name.toLowerCase()} is for the owner only.`;
+      return command.run(ctx);
+    }
     for (const resolver of this.resolvers) {
       const result = resolver(name, ctx);
       if (result !== undefined) return result;
@@ -40,11 +53,22 @@ export class CommandRegistry {
     return undefined;
   }
 
-  /** The /help text, one line per visible command. */
-  helpText(): string {
+  /** The /help text: one line per command this caller may run (owner-only ones only for owners). */
+  helpText(caller: Caller = {}): string {
     const lines = [...this.commands.entries()]
-      .filter(([, c]) => !c.hidden)
+      .filter(([, c]) => !c.hidden && mayRun(c, caller))
       .map(([name, c]) => `/${name} — ${c.description}`);
     return ["Commands:", ...lines].join("\n");
   }
+
+  /** The commands everyone may run, for the platforms' menus (hidden and owner-only ones left out). */
+  menu(): CommandMenuEntry[] {
+    return [...this.commands.entries()]
+      .filter(([, c]) => !c.hidden && (c.access ?? "everyone") === "everyone")
+      .map(([name, c]) => ({ name, description: c.description }));
+  }
+}
+
+function mayRun(command: Command, caller: Caller): boolean {
+  return (command.access ?? "everyone") === "everyone" || caller.isOwner === true;
 }

@@ -12,10 +12,12 @@ export interface CoreCommandsOptions {
   sessions: Pick<SessionStore, "list">;
   /** For /help. */
   commands: Pick<CommandRegistry, "helpText">;
-  /** The model /status names. */
-  modelName?: string | undefined;
+  /** The model /status names: one name, or the session key's own (its `/model` choice). */
+  modelName?: string | ((sessionKey: string) => string) | undefined;
   /** What else /stop stops in a session (a pending approval); returns how many things it stopped. */
   onStop?: ((sessionKey: string) => number) | undefined;
+  /** More lines for /status (loaded plugins). */
+  statusLines?: (() => string[]) | undefined;
 }
 
 /** The core commands. */
@@ -51,13 +53,17 @@ export function coreCommands(options: CoreCommandsOptions): CommandModule {
             .find((s) => s.key === sessionKey);
           return [
             `Session: ${session ? `${session.id} (${session.messageCount} messages, since ${new Date(session.createdAt).toISOString()})` : "none yet"}`,
-            `Model: ${options.modelName ?? "default"}`,
+            `Model: ${(typeof options.modelName === "function" ? options.modelName(sessionKey) : options.modelName) ?? "default"}`,
             `Running: ${running ? "yes" : "no"}${open.length > running ? `, ${open.length - running} waiting` : ""}`,
             `Platform: ${message.platform}`,
+            ...(options.statusLines?.() ?? []),
           ].join("\n");
         },
       },
-      help: { description: "list commands", run: () => options.commands.helpText() },
+      help: {
+        description: "list the commands you can run here",
+        run: ({ isOwner }) => options.commands.helpText({ isOwner }),
+      },
       start: {
         description: "greeting",
         hidden: true,

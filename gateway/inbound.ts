@@ -6,7 +6,7 @@
  * through the narrow ports of {@link InboundDeps}, so each is testable alone with plain objects.
  */
 
-import type { CommandContext, CommandResult } from "../core/commands.js";
+import type { CommandContext, CommandResult, DeferredAnswer } from "../core/commands.js";
 import { parseCommand } from "../core/commands.js";
 import type { Logger } from "../core/logger.js";
 import type { NewTurn, TurnRecord } from "../core/turn.js";
@@ -27,7 +27,11 @@ export interface InboundDeps {
   ledger: Pick<InboundLedger, "record">;
   /** Threads where the bot already answered, by session key. */
   engaged: { get(sessionKey: string): string | undefined };
-  access: { decide(message: InboundMessage): AccessDecision };
+  access: {
+    decide(message: InboundMessage): AccessDecision;
+    /** Whether the sender is an owner (commands' `isOwner`). @defaultValue nobody */
+    isOwner?(platform: string, userId: string): boolean;
+  };
   pairing: Pick<PairingStore, "issue">;
   commands: { resolve(name: string, ctx: CommandContext): CommandResult | undefined };
   sessions: Pick<SessionStore, "open" | "append">;
@@ -36,6 +40,11 @@ export interface InboundDeps {
   reply(message: InboundMessage, text: string, kind: OutboundMessage["kind"], effects: Effect[]): void;
   /** Cancels the open turns of a key (see `TurnControl.cancel`); side effects into `effects`. */
   cancel(sessionKey: string, reason: string, effects: Effect[], keepInput: boolean): number;
+  /**
+   * Runs a command's deferred answer (call it as an effect) and queues its text as the reply to
+   * `message` when it settles.
+   */
+  answerLater(message: InboundMessage, answer: DeferredAnswer["answer"]): void;
   /** Tells the `sessionEnded` listeners (call it as an effect). */
   sessionEnded(session: EndedSession): void;
   /** Starts the next turn of a key if none runs (the one just created needs no read back). */
@@ -112,8 +121,15 @@ export const command: InboundStep = (ctx, deps) => {
     args: parsed.args,
     sessionKey: ctx.sessionKey,
     now: ctx.now,
+    isOwner: deps.access.isOwner?.(ctx.message.platform, ctx.message.sender.id) ?? false,
   });
   if (result === undefined) return undefined;
+  if (typeof result === "object" && "answer" in result) {
+    deps.reply(ctx.message, result.notice, "notice", ctx.effects);
+    const { message } = ctx;
+    ctx.effects.push(() => deps.answerLater(message, result.answer));
+    return "command";
+  }
   if (typeof result === "object" && "turnInput" in result) {
     // A command that starts a turn (`/<skill> args`): its text is the turn's input.
     ctx.input = result.turnInput;

@@ -4,6 +4,7 @@
  * only when delivered, or after `maxAttempts` as failed (logged, kept for inspection).
  */
 
+import { withButtonsFallback } from "../core/buttons.js";
 import { formatChat } from "../core/chat.js";
 import { describeError, PlatformError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -124,7 +125,9 @@ export class OutboxDispatcher {
     let chunksSent = item.chunksSent;
     let messageIds: string[];
     try {
-      ({ messageIds } = await adapter.send(item.chat, item.message, {
+      // A platform without buttons gets their text form (the same choices, typed).
+      const message = adapter.sendsButtons ? item.message : withButtonsFallback(item.message);
+      ({ messageIds } = await adapter.send(item.chat, message, {
         fromChunk: item.chunksSent,
         onChunkSent: (index) => {
           chunksSent = index + 1;

@@ -7,10 +7,11 @@
  */
 import { createHash } from "node:crypto";
 import { sessionKey } from "../core/chat.js";
+import { parseCommand } from "../core/commands.js";
+import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue, NewTurn, TurnControl, TurnJob, TurnRecord, TurnResult } from "../core/turn.js";
 import type {
-  ChatRef,
   InboundMessage,
   InboundOutcome,
   KeyValueStore,
@@ -30,8 +31,16 @@ import {
   isWellFormed,
 } from "./inbound.js";
 import { OutboxDispatcher } from "./outbox-dispatcher.js";
+import { type CompressSession, sessionCommands } from "./session-commands.js";
 import { defaultContext, TurnCoordinator } from "./turns.js";
-import type { Effect, EndedSession, RunnerSettings, RunnerState, TurnContextSource } from "./types.js";
+import type {
+  Effect,
+  EndedSession,
+  InboundHook,
+  RunnerSettings,
+  RunnerState,
+  TurnContextSource,
+} from "./types.js";
 import { UnitOfWork } from "./work.js";
 
 export interface GatewayRunnerOptions {
@@ -46,8 +55,12 @@ export interface GatewayRunnerOptions {
   context?: TurnContextSource | undefined;
   /** How each platform's user ids compare in allowlists (from the platform modules). */
   userIds?: UserIdNormalisers | undefined;
-  /** The model named by `/status`. */
-  modelName?: string | undefined;
+  /** The model named by `/status` (a function: the session key's own). */
+  modelName?: string | ((sessionKey: string) => string) | undefined;
+  /** `/compress`'s compressor (a model call); without it /compress says it is unavailable. */
+  compress?: CompressSession | undefined;
+  /** Plugins' inbound hooks: may drop or rewrite a message of an allowed user. @defaultValue none */
+  inboundHook?: InboundHook | undefined;
   now?: () => number;
 }
 
@@ -78,6 +91,8 @@ export class GatewayRunner {
   readonly stopped = new Set<(sessionKey: string) => number>();
   /** Told when an outbox item was delivered or failed for good (cron delivery reports). Must not throw. */
   readonly deliverySettled = new Set<(item: OutboxItem, outcome: "delivered" | "failed") => void>();
+  /** Extra lines of `/status` (loaded plugins). Must not throw. */
+  readonly statusLines = new Set<() => string>();
   private readonly turns: TurnCoordinator;
   private readonly work: UnitOfWork;
   private readonly inbound: InboundDeps;
@@ -123,6 +138,16 @@ export class GatewayRunner {
         sessions: state.sessions,
         commands: this.commands,
         modelName: options.modelName,
+        statusLines: () => [...this.statusLines].map((line) => line()),
+      }),
+    );
+    this.commands.add(
+      sessionCommands({
+        control: this.control,
+        sessions: state.sessions,
+        sessionEnded: (ended) => this.endedSession(ended),
+        compress: options.compress,
+        now: this.now,
       }),
     );
   }
@@ -142,6 +167,7 @@ export class GatewayRunner {
       reply: (message, text, kind, effects) => this.reply(message, text, kind, effects),
       cancel: (key, reason, effects, keepInput) => this.turns.cancel(key, reason, effects, keepInput),
       sessionEnded: (ended) => this.endedSession(ended),
+      answerLater: (message, answer) => this.answerLater(message, answer),
       claim: (key, effects, created) => this.turns.claimNext(key, effects, created),
       turnId: (message) => turnIdFor(message.platform, message.messageId),
       log: this.log,
@@ -187,14 +213,16 @@ export class GatewayRunner {
   }
 
   /** The InboundHandler adapters call. Resolves once the message is recorded and decided, durably. */
-  readonly handleInbound = async (message: InboundMessage): Promise<InboundOutcome> => {
-    if (!isWellFormed(message)) {
+  readonly handleInbound = async (received: InboundMessage): Promise<InboundOutcome> => {
+    if (!isWellFormed(received)) {
       this.log.warn(
-        { platform: (message as Partial<InboundMessage>)?.platform },
+        { platform: (received as Partial<InboundMessage>)?.platform },
         "malformed inbound message skipped",
       );
       return "malformed";
     }
+    const message = this.options.inboundHook?.active() ? await this.hooked(received) : received;
+    if (!message) return "ignored";
     const { state } = this.options;
     const outcome = this.work.run((effects) => {
       const ctx = this.contextOf(message, effects, false);
@@ -205,6 +233,13 @@ export class GatewayRunner {
     await state.committed();
     return outcome;
   };
+
+  /** The message after the inbound hook; only allowed users' non-command messages reach it. */
+  private async hooked(message: InboundMessage): Promise<InboundMessage | undefined> {
+    const hook = this.options.inboundHook;
+    if (!hook || parseCommand(message.text) || this.access.decide(message) !== "allowed") return message;
+    return hook.run(message);
+  }
 
   /** Whether the gateway would answer `message` by the mention-gating rule (adapters skip other work). */
   isAddressed(message: InboundMessage): boolean {
@@ -233,6 +268,21 @@ export class GatewayRunner {
       recorded,
       effects,
     };
+  }
+
+  /** Runs a command's deferred answer; its text (or a failure notice) becomes the reply to `message`. */
+  private answerLater(message: InboundMessage, answer: () => Promise<string>): void {
+    const settle = (text: string) => this.work.run((effects) => this.reply(message, text, "reply", effects));
+    let pending: Promise<string>;
+    try {
+      pending = answer();
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    pending.then(settle, (err: unknown) => {
+      this.log.error({ error: describeError(err) }, "a command's deferred answer failed");
+      settle("That didn't work; the details are in the gateway log.");
+    });
   }
 
   /** Queues a reply to `message` in the outbox (inside the current transaction), delivered after commit. */
@@ -269,9 +319,10 @@ export class GatewayRunner {
           if (ended) effects.push(() => this.endedSession({ id: ended.id, key, reason: "manual" }));
           return ended !== undefined;
         }),
-      notify: (chat: ChatRef, text: string) =>
+      notify: (chat, text, options) =>
         this.work.run((effects) => {
-          const item = state.outbox.add(chat, { text, kind: "notice" }, undefined, this.now());
+          const message = { text, kind: "notice" as const, buttons: options?.buttons };
+          const item = state.outbox.add(chat, message, undefined, this.now());
           effects.push(() => this.outbox.deliver(item));
         }),
       openTurns: (key) => state.turns.openTurns(key),

@@ -18,7 +18,7 @@ export function replyTargets(turn: TurnRecord): ChatRef[] {
 
 /** Records `result` for `turn`; see the file comment. */
 export function recordResult(
-  state: Pick<RunnerState, "turns" | "sessions" | "outbox">,
+  state: Pick<RunnerState, "turns" | "sessions" | "outbox" | "usage">,
   turn: TurnRecord,
   result: TurnResult,
   options: { now: number; engaged: KeyValueStore; log: Logger },
@@ -32,6 +32,20 @@ export function recordResult(
   }
   if (result.messages.length)
     state.sessions.append(turn.sessionId, result.messages, { turnId: turn.id, now });
+  const usage = result.usage;
+  if (state.usage && usage?.modelCalls) {
+    // A worker of an older build reports totals only: one line for the model that answered.
+    const lines = usage.byModel ?? [
+      {
+        model: result.kind === "ok" ? result.model : "unknown",
+        promptTokens: usage.promptTokens,
+        completionTokens: usage.completionTokens,
+        cachedTokens: usage.cachedTokens ?? 0,
+        calls: usage.modelCalls,
+      },
+    ];
+    state.usage.record(turn, lines, now);
+  }
   const replyToId = turn.inbound ? (turn.inbound.replyToId ?? turn.inbound.messageId) : undefined;
   const items: OutboxItem[] = [];
   if (result.kind === "ok") {
@@ -44,6 +58,7 @@ export function recordResult(
           replyToId: same ? replyToId : undefined,
           inboundMeta: same ? turn.inbound?.meta : undefined,
           subject: turn.cron?.subject,
+          buttons: result.reply.buttons,
         };
         items.push(state.outbox.add(target, message, turn.id, now));
       }
@@ -57,6 +72,7 @@ export function recordResult(
     const message = {
       text: result.userMessage,
       kind: "error" as const,
+      failure: { code: result.code, retryAfterMs: result.retryAfterMs },
       replyToId,
       inboundMeta: turn.inbound?.meta,
     };

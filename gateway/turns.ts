@@ -94,9 +94,11 @@ export class TurnCoordinator {
       input: { text: turn.input, attachments: turn.inbound?.attachments },
       systemPrompt: context.systemPrompt,
       toolsets: turn.options?.toolsets ?? context.toolsets,
-      model: turn.options?.model,
+      model: turn.options?.model ?? context.model,
+      ...(context.reasoningEffort ? { reasoningEffort: context.reasoningEffort } : {}),
       maxIterations: this.o.settings.model.maxIterations,
       streamText: turn.inbound?.streamReply === true,
+      ...(context.voiceReply ? { voiceReply: context.voiceReply } : {}),
       createdAt: turn.createdAt,
     };
   }

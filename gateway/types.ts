@@ -4,7 +4,7 @@
  */
 import type { PlatformCommonConfig } from "../core/platform.js";
 import type { HistoryItem, TurnRecord } from "../core/turn.js";
-import type { ChatType, GroupSessionMode, KeyValueStore } from "../core/types.js";
+import type { ChatType, GroupSessionMode, InboundMessage, KeyValueStore } from "../core/types.js";
 import type {
   InboundLedger,
   Outbox,
@@ -12,6 +12,7 @@ import type {
   ResetPolicy,
   SessionStore,
   TurnJournal,
+  UsageLedger,
 } from "../sessions/types.js";
 
 /** The durable state the runner works on (`SqliteState` implements it). */
@@ -21,6 +22,8 @@ export interface RunnerState {
   turns: TurnJournal;
   outbox: Outbox;
   pairing: PairingStore;
+  /** Token usage per turn and model, written with each result when present. */
+  usage?: UsageLedger | undefined;
   kv(namespace: string): KeyValueStore;
   transaction<T>(fn: () => T): T;
   /** Runs `effect` once what was written so far is committed (with group commit, at the batch's end). */
@@ -41,7 +44,8 @@ export interface RunnerSettings {
   model: { maxIterations: number };
   /** The default toolsets (a platform's `toolsets` overrides them). */
   agent: { toolsets: string[] };
-  access: { allowedUsers: string[]; allowAllUsers: boolean };
+  /** `owners` (`platform:id` or bare ids) may run owner-only commands. */
+  access: { allowedUsers: string[]; allowAllUsers: boolean; owners?: string[] | undefined };
   /** Each platform's common settings, by platform name. */
   platforms: Readonly<Record<string, PlatformCommonConfig>>;
 }
@@ -51,6 +55,12 @@ export interface TurnContext {
   history: HistoryItem[];
   systemPrompt: string;
   toolsets: string[];
+  /** The chat's voice-reply mode (`/voice`), when it has one. */
+  voiceReply?: "also" | "only" | undefined;
+  /** The session's own model (`/model`), unless the turn names one (a cron job's). */
+  model?: string | undefined;
+  /** The session's reasoning effort (`/reasoning`). */
+  reasoningEffort?: "low" | "medium" | "high" | undefined;
 }
 
 /**
@@ -68,3 +78,13 @@ export interface EndedSession {
 
 /** Something to do once the writes before it are committed (enqueue, cancel, deliver). */
 export type Effect = () => void;
+
+/**
+ * Sees an inbound message from an allowed user (not a slash command) before the gateway decides on it
+ * (plugins' inbound hooks). `run` resolves with the message to go on with (perhaps rewritten), or
+ * undefined to drop it; it must not throw. `active()` false skips it (no hooks loaded).
+ */
+export interface InboundHook {
+  active(): boolean;
+  run(message: InboundMessage): Promise<InboundMessage | undefined>;
+}

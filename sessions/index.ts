@@ -14,4 +14,5 @@ export {
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from "./sqlite-session-store.js";
 export { SqliteState, type SqliteStateOptions } from "./sqlite-state.js";
 export { SqliteTurnJournal } from "./sqlite-turn-journal.js";
+export { SqliteUsageLedger } from "./sqlite-usage.js";
 export type * from "./types.js";

@@ -106,7 +106,7 @@ export class MemorySessionStore implements SessionStore {
     for (const message of messages) {
       const stored: StoredMessage = {
         sessionId,
-        seq: entry.messages.length + 1,
+        seq: (entry.messages.at(-1)?.seq ?? 0) + 1,
         message: clone(message),
         createdAt: now,
       };
@@ -165,6 +165,38 @@ export class MemorySessionStore implements SessionStore {
   compact(sessionId: string, uptoSeq: number, summary: string): void {
     const entry = this.#entries.get(sessionId);
     if (entry) entry.compaction = { uptoSeq, summary, createdAt: Date.now() };
+  }
+
+  truncate(sessionId: string, fromSeq: number): number {
+    const entry = this.#entries.get(sessionId);
+    if (!entry) return 0;
+    const before = entry.messages.length;
+    entry.messages = entry.messages.filter((m) => m.seq < fromSeq);
+    if (entry.compaction && entry.compaction.uptoSeq >= fromSeq) entry.compaction = undefined;
+    const removed = before - entry.messages.length;
+    entry.session.messageCount = Math.max(0, entry.session.messageCount - removed);
+    return removed;
+  }
+
+  setTitle(sessionId: string, title: string): void {
+    const entry = this.#entries.get(sessionId);
+    if (entry) entry.session.title = title;
+  }
+
+  resume(sessionId: string, now: number = Date.now()): { session: Session; replaced?: Session } | undefined {
+    const entry = this.#entries.get(sessionId);
+    if (!entry) return undefined;
+    const { session } = entry;
+    if (session.endedAt === undefined) return { session: clone(session) };
+    const current = this.#activeEntry(session.key);
+    if (current) this.#end(current.session, "manual", now);
+    delete session.endedAt;
+    delete session.endReason;
+    session.lastActiveAt = now;
+    this.#active.set(session.key, session.id);
+    return current
+      ? { session: clone(session), replaced: clone(current.session) }
+      : { session: clone(session) };
   }
 
   list(options: { limit?: number; activeOnly?: boolean; keyPrefix?: string } = {}): Session[] {

@@ -223,11 +223,34 @@ WHEN old.id <= (SELECT indexed_upto FROM fts_progress) BEGIN
 END;
 `;
 
+/**
+ * v4: token usage, one row per turn and model that answered in it (compression and fallbacks
+ * included), so `/usage`, `herald sessions show` and the owner's `/usage all` sum what was spent.
+ */
+const v4 = `
+CREATE TABLE usage (
+  turn_id           TEXT NOT NULL,
+  model             TEXT NOT NULL,
+  session_id        TEXT NOT NULL,
+  user_id           TEXT NOT NULL,
+  platform          TEXT NOT NULL,
+  prompt_tokens     INTEGER NOT NULL,
+  completion_tokens INTEGER NOT NULL,
+  cached_tokens     INTEGER NOT NULL,
+  calls             INTEGER NOT NULL,
+  created_at        INTEGER NOT NULL,
+  PRIMARY KEY (turn_id, model)
+) WITHOUT ROWID;
+CREATE INDEX usage_session ON usage(session_id);
+CREATE INDEX usage_created ON usage(created_at);
+`;
+
 /** Every migration, in order. The last one's version is the schema this build writes. */
 export const migrations: readonly Migration[] = [
   { version: 1, description: "initial schema", up: (db) => db.exec(v1) },
   { version: 2, description: "cron jobs and runs", up: (db) => db.exec(v2) },
   { version: 3, description: "search index filled in bulk", up: (db) => db.exec(v3) },
+  { version: 4, description: "token usage per turn and model", up: (db) => db.exec(v4) },
 ];
 
 /** The schema version this build writes. */

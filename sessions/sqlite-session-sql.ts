@@ -120,6 +120,17 @@ export function prepareSessionStatements(db: Database.Database) {
     markCompacted: db.prepare<[string, number]>(
       "UPDATE messages SET compacted = 1 WHERE session_id = ? AND seq <= ? AND compacted = 0",
     ),
+    truncateMessages: db.prepare<[string, number]>("DELETE FROM messages WHERE session_id = ? AND seq >= ?"),
+    truncateCompactions: db.prepare<[string, number]>(
+      "DELETE FROM compactions WHERE session_id = ? AND upto_seq >= ?",
+    ),
+    uncount: db.prepare<[number, string]>(
+      "UPDATE sessions SET message_count = MAX(0, message_count - ?) WHERE id = ?",
+    ),
+    setTitle: db.prepare<[string, string]>("UPDATE sessions SET title = ? WHERE id = ?"),
+    reopen: db.prepare<[number, string]>(
+      "UPDATE sessions SET ended_at = NULL, end_reason = NULL, last_active_at = ? WHERE id = ?",
+    ),
     indexedUpto: db.prepare<[], { upto: number }>("SELECT indexed_upto AS upto FROM fts_progress"),
     /** The id up to which the next index step goes: `limit` messages past the index at most. */
     indexStepEnd: db.prepare<[number, number], { end: number | null }>(

@@ -63,6 +63,10 @@ export class SqliteSessionStore implements SessionStore {
     (sessionId: string, uptoSeq: number, summary: string, now: number) => void
   >;
   readonly #pruneTx: Database.Transaction<(beforeMs: number) => number>;
+  readonly #truncateTx: Database.Transaction<(sessionId: string, fromSeq: number) => number>;
+  readonly #resumeTx: Database.Transaction<
+    (sessionId: string, now: number) => { session: Session; replaced?: Session | undefined } | undefined
+  >;
   readonly #history: HistoryCache;
   readonly #indexTx: Database.Transaction<() => number>;
   /** Messages this connection appended since it last indexed (an estimate: rollbacks are not subtracted). */
@@ -84,6 +88,22 @@ export class SqliteSessionStore implements SessionStore {
       const removed = this.#stmt.pruneSessions.run(beforeMs).changes;
       this.#stmt.clampIndexedUpto.run();
       return removed;
+    });
+    this.#truncateTx = db.transaction((sessionId: string, fromSeq: number) => {
+      const removed = this.#stmt.truncateMessages.run(sessionId, fromSeq).changes;
+      this.#stmt.truncateCompactions.run(sessionId, fromSeq);
+      if (removed) this.#stmt.uncount.run(removed, sessionId);
+      return removed;
+    });
+    this.#resumeTx = db.transaction((sessionId: string, now: number) => {
+      const row = this.#stmt.get.get(sessionId);
+      if (!row) return undefined;
+      if (row.ended_at === null) return { session: toSession(row) };
+      const current = this.#stmt.active.get(row.key);
+      if (current) this.#stmt.end.run(now, "manual", current.id);
+      this.#stmt.reopen.run(now, sessionId);
+      const session = toSession(this.#stmt.get.get(sessionId)!);
+      return current ? { session, replaced: toSession(this.#stmt.get.get(current.id)!) } : { session };
     });
     this.#indexTx = db.transaction(() => {
       let indexed = 0;
@@ -276,6 +296,21 @@ export class SqliteSessionStore implements SessionStore {
   compact(sessionId: string, uptoSeq: number, summary: string): void {
     this.#history.delete(sessionId);
     this.#compactTx.immediate(sessionId, uptoSeq, summary, Date.now());
+  }
+
+  truncate(sessionId: string, fromSeq: number): number {
+    this.#history.delete(sessionId);
+    return this.#truncateTx.immediate(sessionId, fromSeq);
+  }
+
+  setTitle(sessionId: string, title: string): void {
+    this.#stmt.setTitle.run(title, sessionId);
+  }
+
+  resume(sessionId: string, now: number = Date.now()): { session: Session; replaced?: Session } | undefined {
+    const result = this.#resumeTx.immediate(sessionId, now);
+    if (result?.replaced) this.#history.delete(result.replaced.id);
+    return result;
   }
 
   list(options: { limit?: number; activeOnly?: boolean; keyPrefix?: string } = {}): Session[] {

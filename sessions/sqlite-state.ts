@@ -10,6 +10,7 @@ import { SqliteOutbox } from "./sqlite-outbox.js";
 import { SqlitePairing } from "./sqlite-pairing.js";
 import { SqliteSessionStore } from "./sqlite-session-store.js";
 import { SqliteTurnJournal } from "./sqlite-turn-journal.js";
+import { SqliteUsageLedger } from "./sqlite-usage.js";
 
 /** Options of `SqliteState.open`. */
 export interface SqliteStateOptions {
@@ -52,6 +53,8 @@ export class SqliteState {
   readonly turns: SqliteTurnJournal;
   readonly outbox: SqliteOutbox;
   readonly pairing: SqlitePairing;
+  /** Token usage per turn and model. */
+  readonly usage: SqliteUsageLedger;
   readonly #db: Database.Database;
   readonly #kv: SqliteKv;
   readonly #tx: Database.Transaction<(fn: () => unknown) => unknown>;
@@ -75,6 +78,7 @@ export class SqliteState {
     this.turns = new SqliteTurnJournal(db);
     this.outbox = new SqliteOutbox(db, { maxAttempts: options.outboxMaxAttempts });
     this.pairing = new SqlitePairing(db);
+    this.usage = new SqliteUsageLedger(db);
     this.#kv = new SqliteKv(db);
     this.#tx = db.transaction((fn: () => unknown) => fn());
   }

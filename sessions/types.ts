@@ -2,7 +2,7 @@
  * Contracts of durable state: sessions and their messages, the inbound ledger, the turn journal, the
  * outbox, pairing and adapter key-value state. `SqliteState` implements them all on one SQLite file.
  */
-import type { TurnRecord, TurnStatus } from "../core/turn.js";
+import type { ModelUsage, TurnRecord, TurnStatus } from "../core/turn.js";
 import type {
   ChatMessage,
   ChatRef,
@@ -90,6 +90,19 @@ export interface SessionStore {
   search(query: string, options?: SearchOptions): SearchHit[];
   /** Replaces messages with seq ≤ `uptoSeq` by a summary in the loaded view (they stay searchable). */
   compact(sessionId: string, uptoSeq: number, summary: string): void;
+  /**
+   * Deletes the messages with `seq >= fromSeq` (and any compaction reaching into them): `/undo`,
+   * `/retry`. Returns how many messages it deleted.
+   */
+  truncate(sessionId: string, fromSeq: number): number;
+  /** Sets the session's title (`/title`); the first user message is its title until then. */
+  setTitle(sessionId: string, title: string): void;
+  /**
+   * Makes an ended session the active one of its key again (`/resume`), ending the key's current
+   * session (`manual`) first; its activity time becomes `now`, so the reset policy starts afresh.
+   * Returns the resumed session and the one it replaced, or undefined for an unknown session.
+   */
+  resume(sessionId: string, now?: number): { session: Session; replaced?: Session | undefined } | undefined;
   /** Sessions, newest activity first. */
   list(options?: { limit?: number; activeOnly?: boolean; keyPrefix?: string }): Session[];
   /** Deletes ended sessions whose last activity is older than `beforeMs`; returns how many. */
@@ -195,4 +208,26 @@ export interface PairingStore {
   revoke(platform: string, userId: string): boolean;
   isApproved(platform: string, userId: string): boolean;
   approved(): { platform: string; userId: string; approvedAt: number }[];
+}
+
+/** Tokens summed over some turns, for one model (and, in `byUser`, one user). */
+export interface UsageLine extends ModelUsage {
+  /** `platform:userId`, in `byUser` lines only. */
+  user?: string | undefined;
+}
+
+/** Token usage per turn and model: written with a turn's result, read by `/usage` and the CLI. */
+export interface UsageLedger {
+  /** Records the lines of one turn (idempotent per turn and model: a redelivered result replaces them). */
+  record(
+    turn: Pick<TurnRecord, "id" | "sessionId" | "userId" | "chat">,
+    lines: readonly ModelUsage[],
+    now: number,
+  ): void;
+  /** One session's usage by model. */
+  forSession(sessionId: string): UsageLine[];
+  /** One turn's usage by model (empty when it made no model call or is not finished). */
+  forTurn(turnId: string): UsageLine[];
+  /** Everything since `since` (epoch ms; 0: all), by model, or by user and model. */
+  summary(options: { since?: number | undefined; by: "model" | "user" }): UsageLine[];
 }

@@ -25,6 +25,16 @@ export {
   toVoiceNote,
 } from "./convert.js";
 export { parseRetryAfterMs } from "./http.js";
+export {
+  createSpokenReplies,
+  pruneSpeechFiles,
+  type SpokenReplies,
+  type SpokenRepliesDeps,
+  type SpokenReplyOptions,
+  speechDir,
+  VOICE_NOTE_PLATFORMS,
+} from "./reply.js";
+export { VOICE_REPLIES_NAMESPACE, type VoiceReplyMode, VoiceReplyModes, voiceCommand } from "./reply-mode.js";
 export { splitForSpeech } from "./sentences.js";
 export { SPEECH_FORMATS, type SpeakOptions, type SpeechFormat, speak } from "./speak.js";
 export { type TranscribeOptions, transcribe } from "./transcribe.js";

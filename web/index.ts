@@ -12,6 +12,6 @@ export {
 } from "./html-converter.js";
 export { htmlToMarkdown } from "./html-to-markdown.js";
 export { systemLookup } from "./resolve.js";
-export { DEFAULT_USER_AGENT, isReadableType, safeFetch } from "./safe-fetch.js";
+export { DEFAULT_USER_AGENT, imageTypeOf, isReadableType, safeFetch } from "./safe-fetch.js";
 export * from "./search/index.js";
 export type * from "./types.js";

@@ -7,7 +7,7 @@ import { describeError } from "../core/errors.js";
 import { WebError } from "./errors.js";
 import { readCapped, requestHop } from "./http-hop.js";
 import { resolveChecked, systemLookup } from "./resolve.js";
-import type { SafeFetchOptions, SafeFetchResult } from "./types.js";
+import type { FetchTypes, SafeFetchOptions, SafeFetchResult } from "./types.js";
 
 /** The User-Agent sent by default: a current desktop Chrome, since many sites refuse unknown agents. */
 export const DEFAULT_USER_AGENT =
@@ -38,12 +38,32 @@ function mimeOf(header: string | undefined): { mime: string; charset: string | u
   return { mime: mime.trim().toLowerCase(), charset };
 }
 
+const PAGE_TYPES: FetchTypes = {
+  accepts: isReadableType,
+  accept:
+    "text/html,application/xhtml+xml,application/xml;q=0.9,application/pdf;q=0.8,text/*;q=0.7,*/*;q=0.1",
+  what: "web_extract reads text, HTML and PDF pages",
+};
+
 /** A type for a body served without Content-Type: PDF by its magic, text when it has no NUL byte. */
 function sniff(bytes: Uint8Array): string {
   const head = Buffer.from(bytes.subarray(0, 1024));
   if (head.subarray(0, 5).toString("latin1") === "%PDF-") return "application/pdf";
+  const image = imageTypeOf(head);
+  if (image) return image;
   if (head.includes(0)) return "application/octet-stream";
   return /^\s*<(!doctype html|html|head|body)/i.test(head.toString("latin1")) ? "text/html" : "text/plain";
+}
+
+/** The image type of bytes by their magic (PNG, JPEG, GIF, WebP), or undefined. */
+export function imageTypeOf(head: Uint8Array): string | undefined {
+  const b = Buffer.from(head.subarray(0, 12));
+  if (b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+    return "image/png";
+  if (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return "image/jpeg";
+  if (b.toString("latin1", 0, 4) === "GIF8") return "image/gif";
+  if (b.toString("latin1", 0, 4) === "RIFF" && b.toString("latin1", 8, 12) === "WEBP") return "image/webp";
+  return undefined;
 }
 
 /** Decodes with the declared charset, else an HTML `<meta charset>` in the first KB, else UTF-8. */
@@ -124,8 +144,7 @@ async function fetchHops(
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   const headers = {
     "user-agent": options.userAgent ?? DEFAULT_USER_AGENT,
-    accept:
-      "text/html,application/xhtml+xml,application/xml;q=0.9,application/pdf;q=0.8,text/*;q=0.7,*/*;q=0.1",
+    accept: (options.types ?? PAGE_TYPES).accept,
     "accept-language": "en-US,en;q=0.9",
     "accept-encoding": "gzip, deflate, br",
   };
@@ -159,25 +178,22 @@ async function fetchHops(
       current = parseUrl(location, current);
       continue;
     }
+    const types = options.types ?? PAGE_TYPES;
     const declared = mimeOf(res.headers["content-type"]);
-    if (declared.mime && !isReadableType(declared.mime)) {
+    if (declared.mime && !types.accepts(declared.mime)) {
       res.destroy();
-      throw new WebError(
-        "unsupported_type",
-        current.href,
-        `web_extract reads text, HTML and PDF pages; this URL is ${declared.mime}`,
-        { status },
-      );
+      throw new WebError("unsupported_type", current.href, `${types.what}; this URL is ${declared.mime}`, {
+        status,
+      });
     }
     const bytes = await readCapped(res, current.href, options.maxBytes ?? DEFAULT_MAX_BYTES);
     const mime = declared.mime || sniff(bytes);
-    if (!isReadableType(mime))
-      throw new WebError(
-        "unsupported_type",
-        current.href,
-        `web_extract reads text, HTML and PDF pages; this URL is ${mime}`,
-      );
-    const text = mime === "application/pdf" ? undefined : decodeText(bytes, mime, declared.charset);
+    if (!types.accepts(mime))
+      throw new WebError("unsupported_type", current.href, `${types.what}; this URL is ${mime}`);
+    const text =
+      isReadableType(mime) && mime !== "application/pdf"
+        ? decodeText(bytes, mime, declared.charset)
+        : undefined;
     return { url: current.href, status, contentType: mime, bytes, text, redirects };
   }
 }

@@ -42,6 +42,21 @@ export interface SafeFetchOptions {
   lookup?: HostLookup;
   /** Sent as User-Agent. @defaultValue a current desktop Chrome string */
   userAgent?: string;
+  /**
+   * The content types read, for callers that want other than pages (`vision_analyze`: images).
+   * @defaultValue text, HTML, JSON, XML and PDF (`isReadableType`), as web_extract reads them
+   */
+  types?: FetchTypes;
+}
+
+/** Which content types a fetch reads, and how refusals name them. */
+export interface FetchTypes {
+  /** Whether a lowercased MIME type without parameters is read. */
+  accepts(mime: string): boolean;
+  /** Sent as the Accept header. */
+  accept: string;
+  /** Ends the refusal "<what>; this URL is <type>", e.g. "vision_analyze reads images". */
+  what: string;
 }
 
 /** What `safeFetch` read. Non-2xx statuses are returned, not thrown; refused requests throw `WebError`. */

@@ -25,6 +25,24 @@ export interface ApiAdapterConfig {
   key?: string | undefined;
   /** The model name reported by /v1/models besides "herald". */
   modelName: string;
+  /**
+   * A stream with no text yet sends its 200 and first chunk after this long anyway, then an SSE comment
+   * as often, so proxies and clients waiting on a long tool-using turn do not time out. Before it, a
+   * failure is a real HTTP status; after it, an error event. @defaultValue 10_000
+   */
+  streamKeepAliveMs?: number | undefined;
+  /**
+   * The tokens the turn answering inbound message `messageId` used (all its model calls), for the
+   * response's `usage`; undefined for a command's reply. Read when the reply is sent (already committed).
+   */
+  usageOf?: ((messageId: string) => TokenUsage | undefined) | undefined;
+}
+
+/** Tokens of one answer, as the response's `usage` reports them. */
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
 }
 
 /** A request waiting for its reply. */
@@ -35,6 +53,22 @@ interface Pending {
   created: number;
   notices: string[];
   streamed: boolean;
+  /** The client asked for a usage chunk at the end of the stream (`stream_options.include_usage`). */
+  includeUsage: boolean;
+  /** The end of the text streamed so far (what the reply's text may still add to: a buttons fallback). */
+  streamedTail: string;
+}
+
+/**
+ * What `text` adds to a stream that ended with `streamedTail`: the part after the longest paragraph
+ * prefix of `text` the stream already showed (a question streamed, then its choices appended).
+ */
+function unstreamedPart(text: string, streamedTail: string): string {
+  if (streamedTail.endsWith(text)) return "";
+  for (let at = text.lastIndexOf("\n\n"); at > 0; at = text.lastIndexOf("\n\n", at - 1)) {
+    if (streamedTail.endsWith(text.slice(0, at))) return text.slice(at);
+  }
+  return "";
 }
 
 const SESSION_HEADER = "x-herald-session-id";
@@ -106,10 +140,31 @@ export class ApiAdapter implements PlatformAdapter {
       return { messageIds: [id] };
     }
     this.pending.delete(id);
+    if (message.kind === "error") {
+      const { status, type, code, retry } = failureStatus(message.failure?.code);
+      this.fail(p, status, message.text, type, code, message.failure?.retryAfterMs, retry);
+      return { messageIds: [id] };
+    }
     const text = [...p.notices, message.text].join("\n\n");
+    const usage = usageBody(this.config.usageOf?.(id));
     if (p.stream) {
       if (!p.streamed) writeChunk(p, { content: text });
+      else {
+        const rest = unstreamedPart(message.text, p.streamedTail);
+        if (rest) writeChunk(p, { content: rest });
+      }
       writeChunk(p, {}, "stop");
+      if (p.includeUsage && !p.res.writableEnded) {
+        const chunk = {
+          id: p.id,
+          object: "chat.completion.chunk",
+          created: p.created,
+          model: "herald",
+          choices: [],
+          usage,
+        };
+        p.res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      }
       p.res.end("data: [DONE]\n\n");
     } else {
       writeJson(p.res, 200, {
@@ -117,8 +172,14 @@ export class ApiAdapter implements PlatformAdapter {
         object: "chat.completion",
         created: p.created,
         model: "herald",
-        choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
-        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: text, ...filesOf(message) },
+            finish_reason: "stop",
+          },
+        ],
+        usage,
       });
     }
     return { messageIds: [id] };
@@ -131,6 +192,7 @@ export class ApiAdapter implements PlatformAdapter {
       if (!p.streamed && p.notices.length) writeChunk(p, { content: `${p.notices.join("\n\n")}\n\n` });
       if (!p.streamed) p.notices = [];
       p.streamed = true;
+      p.streamedTail = (p.streamedTail + event.text).slice(-8192);
       writeChunk(p, { content: event.text });
     } else if (event.type === "ended" && event.status === "cancelled") {
       this.pending.delete(event.replyToId);
@@ -165,10 +227,16 @@ export class ApiAdapter implements PlatformAdapter {
     const parsed = chatRequestSchema.safeParse(body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
+      const param = fieldName(issue?.path ?? []);
       writeJson(
         res,
         400,
-        errorBody(`Invalid request: ${issue?.path.join(".")} ${issue?.message}.`, "invalid_request_error"),
+        errorBody(
+          `Invalid request: '${param || "body"}': ${issue?.message ?? "invalid"}.`,
+          "invalid_request_error",
+          "invalid_request_error",
+          param || null,
+        ),
       );
       return;
     }
@@ -189,7 +257,16 @@ export class ApiAdapter implements PlatformAdapter {
     const messages = parsed.data.messages;
     const last = messages[messages.length - 1]!;
     if (last.role !== "user") {
-      writeJson(res, 400, errorBody("The last message must have role 'user'.", "invalid_request_error"));
+      writeJson(
+        res,
+        400,
+        errorBody(
+          `The last message must have role 'user' (messages[${messages.length - 1}].role is '${last.role}').`,
+          "invalid_request_error",
+          "invalid_request_error",
+          `messages[${messages.length - 1}].role`,
+        ),
+      );
       return;
     }
     const messageId = uuidv7();
@@ -220,18 +297,25 @@ export class ApiAdapter implements PlatformAdapter {
       created: Math.floor(Date.now() / 1000),
       notices: [],
       streamed: false,
+      streamedTail: "",
+      includeUsage: stream && parsed.data.stream_options?.include_usage === true,
     };
     res.setHeader("X-Herald-Session-Id", sessionId);
-    if (stream) {
-      res.writeHead(200, {
-        "content-type": "text/event-stream",
-        "cache-control": "no-cache",
-        connection: "keep-alive",
-      });
-      writeChunk(pending, { role: "assistant", content: "" });
-    }
+    // A stream's 200 and first chunk wait for the first text: a turn that fails before it answers a
+    // real HTTP status, which client libraries raise as their own error type.
     this.pending.set(messageId, pending);
+    let keepAlive: NodeJS.Timeout | undefined;
+    if (stream) {
+      const everyMs = this.config.streamKeepAliveMs ?? 10_000;
+      keepAlive = setInterval(() => {
+        if (res.writableEnded) return;
+        if (!res.headersSent) writeChunk(pending, {}, null, true);
+        else res.write(": keep-alive\n\n");
+      }, everyMs);
+      keepAlive.unref();
+    }
     res.on("close", () => {
+      clearInterval(keepAlive);
       if (!res.writableFinished) this.pending.delete(messageId);
     });
     if (!this.onMessage) {
@@ -252,30 +336,124 @@ export class ApiAdapter implements PlatformAdapter {
     }
   }
 
-  private fail(p: Pending, status: number, message: string, type: string): void {
+  /**
+   * Ends a request with an error: an HTTP status and OpenAI's `{error}` body, or, on a stream whose 200
+   * is already out, OpenAI's convention of one `data: {"error": …}` event and then the end of the stream.
+   */
+  private fail(
+    p: Pending,
+    status: number,
+    message: string,
+    type: string,
+    code: string = type,
+    retryAfterMs?: number,
+    retry = RETRYABLE_STATUS.has(status),
+  ): void {
     if (p.res.writableEnded) return;
-    if (p.stream) {
-      p.res.write(`data: ${JSON.stringify(errorBody(message, type))}\n\n`);
-      p.res.end("data: [DONE]\n\n");
-    } else {
-      writeJson(p.res, status, errorBody(message, type));
+    if (p.stream && p.res.headersSent) {
+      p.res.end(`data: ${JSON.stringify(errorBody(message, type, code))}\n\n`);
+      return;
     }
+    const headers: Record<string, string> = {};
+    if (retryAfterMs !== undefined) {
+      headers["retry-after"] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
+      headers["retry-after-ms"] = String(Math.round(retryAfterMs));
+    }
+    // The openai SDK (and those built on it) reads this before retrying on its own.
+    if (!retry) headers["x-should-retry"] = "false";
+    writeJson(p.res, status, errorBody(message, type, code), headers);
   }
 }
 
-function errorBody(message: string, type: string) {
-  return { error: { message, type, code: type } };
+const RETRYABLE_STATUS = new Set([429, 503, 504]);
+
+/**
+ * The HTTP status a failed turn answers, by its error code: rate limited → 429, model timeout → 504,
+ * model unreachable or not configured → 503, the model endpoint refused the request → 502, the rest 500.
+ */
+export function failureStatus(code: string | undefined): {
+  status: number;
+  type: string;
+  code: string;
+  retry: boolean;
+} {
+  switch (code) {
+    case "model_rate_limited":
+      return { status: 429, type: "rate_limit_error", code: "rate_limit_exceeded", retry: true };
+    case "model_timeout":
+      return { status: 504, type: "server_error", code: "model_timeout", retry: true };
+    case "model_unavailable":
+      return { status: 503, type: "server_error", code: "model_unavailable", retry: true };
+    case "config_missing":
+      return { status: 503, type: "server_error", code: "model_not_configured", retry: false };
+    case "model_error":
+      return { status: 502, type: "server_error", code: "model_error", retry: false };
+    default:
+      return { status: 500, type: "server_error", code: code ?? "turn_failed", retry: false };
+  }
 }
 
-function writeJson(res: ServerResponse, status: number, body: unknown): void {
+/** The OpenAI `usage` object (zeros when the reply used no model: a command's). */
+function usageBody(usage: TokenUsage | undefined) {
+  const prompt = usage?.promptTokens ?? 0;
+  const completion = usage?.completionTokens ?? 0;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: usage?.cachedTokens ?? 0 },
+  };
+}
+
+/** `messages[0].role` for the path `["messages", 0, "role"]`. */
+function fieldName(path: PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i ? "." : ""}${String(p)}`)).join("");
+}
+
+function errorBody(message: string, type: string, code: string = type, param: string | null = null) {
+  return { error: { message, type, param, code } };
+}
+
+function writeJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.writableEnded) return;
   const data = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(data) });
+  res.writeHead(status, {
+    ...headers,
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(data),
+  });
   res.end(data);
 }
 
-function writeChunk(p: Pending, delta: Record<string, string>, finish: string | null = null): void {
+/** Writes one chunk (`headersOnly`: just the 200 and the opening role chunk, if not sent yet). */
+function writeChunk(
+  p: Pending,
+  delta: Record<string, string>,
+  finish: string | null = null,
+  headersOnly = false,
+): void {
   if (p.res.writableEnded) return;
+  if (!p.res.headersSent) {
+    p.res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+    });
+    const first = {
+      id: p.id,
+      object: "chat.completion.chunk",
+      created: p.created,
+      model: "herald",
+      choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }],
+    };
+    p.res.write(`data: ${JSON.stringify(first)}\n\n`);
+  }
+  if (headersOnly) return;
   const chunk = {
     id: p.id,
     object: "chat.completion.chunk",
@@ -289,4 +467,22 @@ function writeChunk(p: Pending, delta: Record<string, string>, finish: string | 
 /** Builds the API adapter. */
 export function createApiAdapter(config: ApiAdapterConfig, deps: { logger: Logger }): ApiAdapter {
   return new ApiAdapter(config, deps.logger.child({ adapter: "api" }));
+}
+
+/**
+ * Files of a reply (a spoken answer, a chart) as an extension of the message, `herald_files`: paths on
+ * the gateway's disk, for clients on the same machine or volume. OpenAI clients ignore the field.
+ */
+function filesOf(message: OutboundMessage): {
+  herald_files?: { path: string; name: string; mime_type?: string; voice?: boolean }[];
+} {
+  if (!message.files?.length) return {};
+  return {
+    herald_files: message.files.map((f) => ({
+      path: f.path,
+      name: f.fileName ?? f.path.split("/").pop() ?? "file",
+      ...(f.mimeType ? { mime_type: f.mimeType } : {}),
+      ...(f.voice ? { voice: true } : {}),
+    })),
+  };
 }

@@ -9,6 +9,7 @@ const contentPart = z.looseObject({ type: z.string(), text: z.string().optional(
 export const chatRequestSchema = z.looseObject({
   model: z.string().optional(),
   stream: z.boolean().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
   user: z.string().max(256).optional(),
   messages: z
     .array(

@@ -1,6 +1,7 @@
 /**
- * Native slash commands: /new, /stop, /status, /help registered as global application commands only
- * when the set changed (a hash in the adapter's durable store, so restarts don't hit Discord's
+ * Native slash commands: the gateway's command menu (`AdapterDeps.commandMenu`; without one /new,
+ * /stop, /status, /help), each with an optional `text` option for its arguments, registered as global
+ * application commands (bulk overwrite) only when the set changed (a hash in the adapter's durable store, so restarts don't hit Discord's
  * command-registration rate limits), and their interactions turned into the same text commands the
  * gateway answers. The interaction is acknowledged at once (deferred) and the gateway's answer becomes
  * its reply; an interaction the gateway drops has its "thinking…" placeholder removed.
@@ -8,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { type ChatInputCommandInteraction, type REST, Routes } from "discord.js";
 import type { Logger } from "../../core/logger.js";
-import type { InboundMessage, InboundOutcome, KeyValueStore } from "../../core/types.js";
+import type { CommandMenuEntry, InboundMessage, InboundOutcome, KeyValueStore } from "../../core/types.js";
 
 /** The commands offered in Discord's `/` menu (descriptions ≤ 100 characters). */
 export const NATIVE_COMMANDS = [
@@ -17,6 +18,35 @@ export const NATIVE_COMMANDS = [
   { name: "status", description: "Show this session and what is running" },
   { name: "help", description: "List Herald's commands" },
 ] as const;
+
+/** Discord's limits: names of 1–32 lowercase letters, digits, `-` and `_`; 100-character descriptions. */
+const NAME = /^[-_a-z0-9]{1,32}$/;
+const MAX_DESCRIPTION = 100;
+const MAX_COMMANDS = 100;
+/** The option that carries what follows the command (`/resume 2`, `/title Trip`). */
+const ARGS_OPTION = "text";
+
+/** The menu as Discord's bulk overwrite takes it; names Discord cannot show are left out. */
+export function discordCommandBodies(entries: readonly CommandMenuEntry[]): Record<string, unknown>[] {
+  const seen = new Set<string>();
+  const bodies: Record<string, unknown>[] = [];
+  for (const entry of entries) {
+    const name = entry.name.toLowerCase();
+    if (!NAME.test(name) || seen.has(name)) continue;
+    seen.add(name);
+    const text = entry.description.trim() || name;
+    const description = text.length > MAX_DESCRIPTION ? `${text.slice(0, MAX_DESCRIPTION - 1)}…` : text;
+    bodies.push({
+      name,
+      description,
+      type: 1,
+      contexts: [0, 1],
+      integration_types: [0],
+      options: [{ type: 3, name: ARGS_OPTION, description: "what follows the command", required: false }],
+    });
+  }
+  return bodies.slice(0, MAX_COMMANDS);
+}
 
 const HASH_KEY = "commands.hash";
 /** An interaction token lives 15 minutes; give up on answering through it a little earlier. */
@@ -35,11 +65,13 @@ export class DiscordCommands {
     private readonly rest: REST,
     private readonly kv: KeyValueStore,
     private readonly logger: Logger,
+    /** The gateway's menu; asked at registration and for each interaction. @defaultValue NATIVE_COMMANDS */
+    private readonly menu: () => readonly CommandMenuEntry[] = () => NATIVE_COMMANDS,
   ) {}
 
   /** Registers the commands when the set differs from the last registration. Returns whether it did. */
   async sync(applicationId: string): Promise<boolean> {
-    const body = NATIVE_COMMANDS.map((c) => ({ ...c, type: 1, contexts: [0, 1], integration_types: [0] }));
+    const body = discordCommandBodies(this.menu());
     const hash = createHash("sha256").update(JSON.stringify({ applicationId, body })).digest("hex");
     if (this.kv.get(HASH_KEY) === hash) return false;
     await this.rest.put(Routes.applicationCommands(applicationId), { body });
@@ -53,7 +85,9 @@ export class DiscordCommands {
    * for commands Herald does not own. Never throws.
    */
   async accept(interaction: ChatInputCommandInteraction): Promise<InboundMessage | undefined> {
-    if (!NATIVE_COMMANDS.some((c) => c.name === interaction.commandName)) return undefined;
+    const name = interaction.commandName;
+    if (!this.menu().some((c) => c.name.toLowerCase() === name)) return undefined;
+    const args = interaction.options.getString(ARGS_OPTION)?.trim();
     try {
       await this.rest.post(Routes.interactionCallback(interaction.id, interaction.token), {
         body: { type: 5 },
@@ -87,7 +121,7 @@ export class DiscordCommands {
           : (user.globalName ?? user.username),
         isBot: user.bot,
       },
-      text: `/${interaction.commandName}`,
+      text: args ? `/${name} ${args}` : `/${name}`,
       mentioned: true,
       replyToId: interaction.id,
       sentAt: interaction.createdTimestamp,

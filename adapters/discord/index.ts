@@ -18,6 +18,7 @@ import type {
   SendResult,
 } from "../../core/types.js";
 import { BackfillCursors } from "./backfill.js";
+import { actionRows, DiscordButtons } from "./buttons.js";
 import { DiscordCommands } from "./commands.js";
 import { apiCode, INTENT_FIX, loginError, TOKEN_FIX } from "./errors.js";
 import { DiscordInbound } from "./inbound.js";
@@ -41,12 +42,14 @@ interface Connection {
   outbound: DiscordOutbound;
   inbound: DiscordInbound;
   commands: DiscordCommands;
+  buttons: DiscordButtons;
   cursors: BackfillCursors;
 }
 
 /** One Discord bot connection. Build it with `createDiscordAdapter`. */
 export class DiscordAdapter implements PlatformAdapter {
   readonly platform = "discord";
+  readonly sendsButtons = true;
   private conn: Connection | undefined;
   private current: AdapterStatus = { state: "stopped" };
   private started = false;
@@ -160,7 +163,7 @@ export class DiscordAdapter implements PlatformAdapter {
       makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 50 }),
     });
     client.rest.setToken(config.botToken);
-    const commands = new DiscordCommands(client.rest, deps.kv, this.log);
+    const commands = new DiscordCommands(client.rest, deps.kv, this.log, deps.commandMenu);
     const outbound = new DiscordOutbound(client.rest, {
       logger: this.log,
       editIntervalMs: config.editIntervalMs,
@@ -168,7 +171,9 @@ export class DiscordAdapter implements PlatformAdapter {
       // Server channels and active threads are always cached (GUILD_CREATE, THREAD_CREATE); DMs may not be.
       quotes: (channelId) => client.channels.cache.get(channelId)?.isDMBased() === false,
       interactions: commands,
+      components: (buttons) => actionRows(buttons, deps.kv),
     });
+    const buttons = new DiscordButtons(client.rest, deps.kv, this.log);
     const cursors = new BackfillCursors(deps.kv, this.log, { windowMs: config.backfillWindowMs });
     const inbound = new DiscordInbound({
       cursors,
@@ -179,14 +184,26 @@ export class DiscordAdapter implements PlatformAdapter {
       allowBots: config.allowBots,
       outbound,
     });
-    this.conn = { client, outbound, inbound, commands, cursors };
+    this.conn = { client, outbound, inbound, commands, buttons, cursors };
     this.listen(this.conn);
     return this.conn;
   }
 
-  private listen({ client, inbound, commands }: Connection): void {
+  private listen({ client, inbound, commands, buttons }: Connection): void {
     client.on(Events.MessageCreate, (message) => inbound.accept(message));
     client.on(Events.InteractionCreate, (interaction) => {
+      if (interaction.isButton()) {
+        // A click is the clicker's message (access and "only the one who asked" apply as to any).
+        void buttons.accept(interaction).then((click) => {
+          if (!click) return;
+          inbound.enqueue(interaction.channelId, async () => {
+            const outcome = await inbound.handOver(click.inbound);
+            if (click.settles && (outcome === "accepted" || outcome === "command"))
+              await buttons.settle(click);
+          });
+        });
+        return;
+      }
       if (!interaction.isChatInputCommand()) return;
       void commands.accept(interaction).then((message) => {
         if (!message) return;

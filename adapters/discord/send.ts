@@ -37,6 +37,8 @@ export interface OutboundOptions {
   quotes(channelId: string): boolean;
   /** Slash commands waiting for their answer (the first chunk of a reply to one becomes its reply). */
   interactions?: Pick<DiscordCommands, "owns" | "answer"> | undefined;
+  /** The message components of a message's buttons (under its last part). */
+  components?: ((buttons: NonNullable<OutboundMessage["buttons"]>) => object[]) | undefined;
 }
 
 /** Drops the oldest entries (insertion order) beyond `max`, only those `removable` allows. */
@@ -87,8 +89,10 @@ export class DiscordOutbound {
           ...(f.caption ? { description: f.caption.slice(0, 1024) } : {}),
         }));
       }
+      const withButtons = i === parts.length - 1 && message.buttons?.length && this.options.components;
+      if (withButtons) body["components"] = this.options.components!(message.buttons!);
       const answersCommand =
-        i === 0 && files.length === 0 && this.options.interactions?.owns(message.replyToId);
+        !withButtons && i === 0 && files.length === 0 && this.options.interactions?.owns(message.replyToId);
       const viaInteraction = answersCommand
         ? await this.answerInteraction(message.replyToId!, part.content)
         : undefined;

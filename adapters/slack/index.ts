@@ -22,6 +22,7 @@ import type {
 } from "../../core/types.js";
 import { SlackApi } from "./api.js";
 import { authenticate } from "./auth.js";
+import { ACTION_PREFIX, buttonBlocks, clickToInbound } from "./buttons.js";
 import { SlackDirectory } from "./directory.js";
 import { ReactionFeedback } from "./feedback.js";
 import { downloadFiles } from "./files.js";
@@ -39,6 +40,7 @@ type Message = Extract<ParsedEvent, { kind: "message" }>;
 /** The Slack PlatformAdapter. Build it with `createSlackAdapter`. */
 export class SlackAdapter implements PlatformAdapter {
   readonly platform = "slack";
+  readonly sendsButtons = true;
   private readonly log: Logger;
   private readonly clientOptions: webApi.WebClientOptions;
   private readonly api: SlackApi;
@@ -50,6 +52,8 @@ export class SlackAdapter implements PlatformAdapter {
   private onMessage: InboundHandler | undefined;
   private current: AdapterStatus = { state: "stopped" };
   private readonly inflight = new Map<string, Promise<void>>();
+  /** Who wrote recent messages (`channel:ts` → user): whose question a prompt in a thread answers. */
+  private readonly senders = new Map<string, string>();
   private abort = new AbortController();
 
   constructor(
@@ -93,6 +97,10 @@ export class SlackAdapter implements PlatformAdapter {
       });
       app.event("message", async ({ event }) => this.handleEvent(event));
       app.event("app_mention", async ({ event }) => this.handleEvent(event));
+      app.action({ action_id: new RegExp(`^${ACTION_PREFIX}`) }, async ({ ack, body }) => {
+        await ack();
+        await this.handleClick(body);
+      });
       app.error(async (error) => {
         throw (error as { original?: unknown }).original ?? error;
       });
@@ -141,7 +149,9 @@ export class SlackAdapter implements PlatformAdapter {
       options.signal?.throwIfAborted();
       let id: string;
       if (i < chunks.length) {
-        const args = { channel: chat.chatId, text: chunks[i], ...thread };
+        const buttons = i === chunks.length - 1 && message.buttons?.length ? message.buttons : undefined;
+        const blocks = buttons ? { blocks: buttonBlocks(chunks[i]!, buttons, this.deps.kv) } : {};
+        const args = { channel: chat.chatId, text: chunks[i], ...thread, ...blocks };
         id = (await this.api.call<{ ts?: string }>("chat.postMessage", args, chat.chatId)).ts ?? "";
       } else {
         const file = files[i - chunks.length]!;
@@ -255,6 +265,8 @@ export class SlackAdapter implements PlatformAdapter {
       if (got.notes.length) message.text = [message.text, ...got.notes].filter(Boolean).join("\n");
     }
     const ts = message.replyToId!;
+    this.senders.set(`${message.chat.chatId}:${ts}`, message.sender.id);
+    if (this.senders.size > 2000) this.senders.delete(this.senders.keys().next().value!);
     this.feedback.noted(message.chat, ts);
     let outcome: InboundOutcome | undefined;
     try {
@@ -263,6 +275,30 @@ export class SlackAdapter implements PlatformAdapter {
       if (outcome !== "accepted") this.feedback.unnoted(message.chat, ts);
     }
     this.log.debug({ messageId: message.messageId, outcome }, "slack message delivered to the gateway");
+  }
+
+  /**
+   * A button click: handed to the gateway as the clicker's message (throws when it was not recorded,
+   * so the payload stays unacknowledged), then the prompt shows the choice without its buttons, unless
+   * the clicker answered someone else's question in a channel (the gateway refuses that).
+   */
+  private async handleClick(body: unknown): Promise<void> {
+    const click = clickToInbound(body, this.deps.kv);
+    const onMessage = this.onMessage;
+    if (!click || !onMessage) {
+      this.log.info({}, "slack click without known button data skipped");
+      return;
+    }
+    const outcome = await onMessage(click.inbound);
+    const asker = click.threadTs ? this.senders.get(`${click.channel}:${click.threadTs}`) : undefined;
+    const settles = click.inbound.chatType === "dm" || !asker || asker === click.inbound.sender.id;
+    if (!settles || (outcome !== "accepted" && outcome !== "command")) return;
+    const text = `${click.text}\n\n✓ ${click.label}`;
+    await this.api
+      .call("chat.update", { channel: click.channel, ts: click.ts, text, blocks: [] }, click.channel)
+      .catch((err: unknown) =>
+        this.log.warn({ error: describeError(err) }, "slack prompt not marked as answered"),
+      );
   }
 }
 

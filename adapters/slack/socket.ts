@@ -162,8 +162,8 @@ export class SocketReceiver implements Receiver {
   private async onEvent(event: SocketEvent): Promise<void> {
     const log = this.options.logger;
     try {
-      if (event.type !== "events_api" || !this.app) {
-        // Interactivity and commands are not used; acknowledge so Slack does not resend them.
+      if ((event.type !== "events_api" && event.type !== "interactive") || !this.app) {
+        // Slash commands are not used; acknowledge so Slack does not resend them.
         await event.ack();
         return;
       }

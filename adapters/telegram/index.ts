@@ -12,12 +12,15 @@ import type {
   AdapterStatus,
   ChatRef,
   InboundHandler,
+  InboundOutcome,
   OutboundMessage,
   PlatformAdapter,
   SendOptions,
   SendResult,
 } from "../../core/types.js";
 import { BAD_TOKEN_MESSAGE, errorCode, toPlatformError } from "./api-errors.js";
+import { callbackQuery, clickToInbound, inlineKeyboard } from "./buttons.js";
+import { telegramMenu } from "./commands.js";
 import { downloadAttachments } from "./media.js";
 import { telegramMessage, toInbound } from "./parse.js";
 import { ALLOWED_UPDATES, NotRecordedError, UpdatePoller } from "./poller.js";
@@ -41,6 +44,7 @@ function webhookSecretFor(config: TelegramAdapterConfig): string {
 
 export class TelegramAdapter implements PlatformAdapter {
   readonly platform = "telegram";
+  readonly sendsButtons = true;
   private readonly bot: Bot;
   private readonly sender: TelegramSender;
   private readonly poller: UpdatePoller;
@@ -65,7 +69,9 @@ export class TelegramAdapter implements PlatformAdapter {
     // Webhook updates reach the same handler as polled ones.
     this.bot.use((ctx) => this.handleUpdate(ctx.update as unknown as Record<string, unknown>));
     const budget = new SendBudget({ ...DEFAULT_LIMITS, ...config.limits });
-    this.sender = new TelegramSender(this.bot.api, budget, this.log);
+    this.sender = new TelegramSender(this.bot.api, budget, this.log, (buttons) =>
+      inlineKeyboard(buttons, deps.kv),
+    );
     this.handleWebhook = config.webhookUrl ? (request) => this.serveWebhook(request) : undefined;
     this.poller = new UpdatePoller({
       getUpdates: (params, signal) =>
@@ -76,8 +82,12 @@ export class TelegramAdapter implements PlatformAdapter {
         ),
       deleteWebhook: () => this.bot.api.deleteWebhook({ drop_pending_updates: false }),
       handle: (update) => this.handleUpdate(update),
-      orderKey: (update) =>
-        String((update["message"] as { chat?: { id?: unknown } } | undefined)?.chat?.id ?? "other"),
+      orderKey: (update) => {
+        type WithChat = { chat?: { id?: unknown } } | undefined;
+        const click = update["callback_query"] as { message?: WithChat } | undefined;
+        const message = (update["message"] as WithChat) ?? click?.message;
+        return String(message?.chat?.id ?? "other");
+      },
       onState: (state, detail) => this.setState(state, detail),
       logger: this.log,
       pollTimeoutSeconds,
@@ -106,10 +116,30 @@ export class TelegramAdapter implements PlatformAdapter {
     }
     this.started = true;
     this.setState("running");
+    void this.publishCommands();
     this.log.info(
       { username: this.identity.username, mode: this.webhook ? "webhook" : "polling" },
       "telegram adapter started",
     );
+  }
+
+  /**
+   * Sets the bot's command menu from the gateway's commands (`setMyCommands`). A failure is logged:
+   * typed commands work without the menu.
+   */
+  private async publishCommands(): Promise<void> {
+    const entries = this.deps.commandMenu?.();
+    if (!entries) return;
+    try {
+      const commands = telegramMenu(entries);
+      await this.bot.api.setMyCommands(commands);
+      this.log.info({ count: commands.length }, "telegram command menu set");
+    } catch (err) {
+      this.log.warn(
+        { error: describeError(err) },
+        "telegram command menu not set; typed commands still work",
+      );
+    }
   }
 
   async stop(): Promise<void> {
@@ -228,6 +258,8 @@ export class TelegramAdapter implements PlatformAdapter {
   private async handleUpdate(update: Record<string, unknown>): Promise<void> {
     const onMessage = this.onMessage;
     const identity = this.identity;
+    if (onMessage && identity && update["callback_query"] !== undefined)
+      return this.handleClick(update, onMessage);
     if (!onMessage || !identity || update["message"] === undefined) return;
     const parsed = telegramMessage.safeParse(update["message"]);
     if (!parsed.success) {
@@ -257,6 +289,40 @@ export class TelegramAdapter implements PlatformAdapter {
     } catch (err) {
       throw new NotRecordedError(err);
     }
+  }
+
+  /**
+   * A button click: the spinner stopped (`answerCallbackQuery`), the click handed to the gateway as the
+   * clicker's message, then the prompt marked with the choice and its keyboard removed, unless the
+   * clicker was someone the gateway refuses (another user's question in a group, a stranger).
+   */
+  private async handleClick(update: Record<string, unknown>, onMessage: InboundHandler): Promise<void> {
+    const parsed = callbackQuery.safeParse(update["callback_query"]);
+    if (!parsed.success) {
+      this.log.warn({ updateId: update["update_id"] }, "telegram malformed callback query skipped");
+      return;
+    }
+    await this.bot.api.answerCallbackQuery(parsed.data.id).catch((err: unknown) => {
+      this.log.warn({ error: describeError(err) }, "telegram answerCallbackQuery failed");
+    });
+    const click = clickToInbound(parsed.data, this.deps.kv);
+    if (!click) {
+      this.log.info({ updateId: update["update_id"] }, "telegram click without known button data skipped");
+      return;
+    }
+    let outcome: InboundOutcome;
+    try {
+      outcome = await onMessage(click.inbound);
+    } catch (err) {
+      throw new NotRecordedError(err);
+    }
+    if (!click.settles || (outcome !== "accepted" && outcome !== "command")) return;
+    const { prompt } = click;
+    await this.sender
+      .settle(click.inbound.chat, prompt.messageId, `${prompt.text}\n\n✓ ${click.label}`, prompt.entities)
+      .catch((err: unknown) => {
+        this.log.warn({ error: describeError(err) }, "telegram prompt not marked as answered");
+      });
   }
 }
 

@@ -15,7 +15,7 @@ import type { AdapterStatus } from "../../core/types.js";
 import { classifyPollError } from "./api-errors.js";
 
 /** The updates the adapter asks for; others are never delivered. */
-export const ALLOWED_UPDATES = ["message"] as const;
+export const ALLOWED_UPDATES = ["message", "callback_query"] as const;
 
 /** Thrown by a handler when the gateway could not record the update: it is fetched again later. */
 export class NotRecordedError extends Error {

@@ -9,6 +9,7 @@ import { type Api, InputFile } from "grammy";
 import type { Logger } from "../../core/logger.js";
 import type { ChatRef, OutboundFile, OutboundMessage, SendOptions, SendResult } from "../../core/types.js";
 import { errorCode, isMarkupError, isNoop, retryAfterMs, toPlatformError } from "./api-errors.js";
+import type { InlineKeyboard } from "./buttons.js";
 import { formatChunks, TELEGRAM_MAX_CAPTION_CHARS, type TelegramChunk } from "./format.js";
 import { outboundKind } from "./media.js";
 import { isGroupChatId } from "./parse.js";
@@ -23,6 +24,7 @@ interface Placement {
   message_thread_id?: number;
   reply_parameters?: { message_id: number; allow_sending_without_reply: true };
   disable_notification?: boolean;
+  reply_markup?: InlineKeyboard;
 }
 
 /** Cuts `text` to `max` UTF-16 units without splitting a surrogate pair. */
@@ -43,14 +45,20 @@ export class TelegramSender {
     private readonly api: Api,
     private readonly budget: SendBudget,
     private readonly logger: Logger,
+    /** The inline keyboard of a message's buttons (long data kept by id). */
+    private readonly keyboard: (buttons: NonNullable<OutboundMessage["buttons"]>) => InlineKeyboard,
   ) {}
 
   async send(chat: ChatRef, message: OutboundMessage, options: SendOptions = {}): Promise<SendResult> {
     const chunks = formatChunks(message.text);
     const files = message.files ?? [];
     const messageIds: string[] = [];
+    // The buttons go under the last chunk of text: what they answer is read just above them.
+    const keyboard =
+      message.buttons?.length && chunks.length > 0 ? this.keyboard(message.buttons) : undefined;
     for (let index = options.fromChunk ?? 0; index < chunks.length + files.length; index++) {
       const place = this.placement(chat, message, index);
+      if (keyboard && index === chunks.length - 1) place.reply_markup = keyboard;
       await this.budget.take(chat.chatId, "message", options.signal);
       const chunk = chunks[index];
       const id = await this.call(chat, "sendMessage", () =>
@@ -62,6 +70,41 @@ export class TelegramSender {
       options.onChunkSent?.(index, id);
     }
     return { messageIds };
+  }
+
+  /**
+   * Marks a prompt's question as answered: `text` (with its `entities`, so formatting stays) and the
+   * choice under it, and no keyboard any more. Failures are the caller's to log.
+   */
+  async settle(
+    chat: ChatRef,
+    messageId: number,
+    text: string,
+    entities: unknown[] | undefined,
+  ): Promise<void> {
+    await this.budget.take(chat.chatId, "other");
+    await this.call(chat, "editMessageText", async () => {
+      try {
+        await this.api.editMessageText(
+          chat.chatId,
+          messageId,
+          text,
+          entities ? { entities: entities as never } : {},
+        );
+      } catch (err) {
+        if (isNoop(err)) return "";
+        if (errorCode(err) !== 400) throw err;
+        // The text cannot take the choice (too long, say): at least the buttons go, so none is clicked twice.
+        this.logger.warn(
+          { chatId: chat.chatId, error: (err as Error).message },
+          "telegram prompt text not edited",
+        );
+        await this.api.editMessageReplyMarkup(chat.chatId, messageId).catch((e: unknown) => {
+          if (!isNoop(e)) throw e;
+        });
+      }
+      return "";
+    });
   }
 
   /** Replaces the status message's text. Edits waiting for the budget are merged (the latest text wins). */
@@ -196,6 +239,16 @@ export class TelegramSender {
       return String(sent.message_id);
     }
     const caption = file.caption ? { caption: truncate(file.caption, TELEGRAM_MAX_CAPTION_CHARS) } : {};
+    if (file.voice) {
+      // A spoken reply (Ogg/Opus) plays as a voice note; Telegram shows anything else as a file.
+      const sent = await this.api.sendVoice(
+        chat.chatId,
+        new InputFile(file.path, fileName),
+        { ...place, ...caption },
+        asSignal(signal),
+      );
+      return String(sent.message_id);
+    }
     if ((await outboundKind(file)) === "photo") {
       try {
         const sent = await this.api.sendPhoto(

@@ -101,10 +101,14 @@ export function mimeOf(file: OutboundFile): string {
   return file.mimeType ?? MIME_BY_EXTENSION[extname(file.path).toLowerCase()] ?? "application/octet-stream";
 }
 
-/** The Baileys message content for one outbound file: an image for image types, else a document. */
+/**
+ * The Baileys message content for one outbound file: a push-to-talk voice note for a spoken reply
+ * (Ogg/Opus), an image for image types, else a document.
+ */
 export function fileContent(file: OutboundFile): AnyMessageContent {
   const mimetype = mimeOf(file);
   const caption = file.caption || undefined;
+  if (file.voice) return { audio: { url: file.path }, mimetype: "audio/ogg; codecs=opus", ptt: true };
   if (/^image\/(jpeg|png|webp)$/.test(mimetype)) {
     return { image: { url: file.path }, mimetype, ...(caption ? { caption } : {}) };
   }

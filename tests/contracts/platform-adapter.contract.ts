@@ -169,6 +169,16 @@ export function platformAdapterContract(driver: PlatformDriver): void {
       if (got[0]!.id !== undefined) expect(got[0]!.id).toBe(result.messageIds[0]);
     });
 
+    it("send: a message with buttons is delivered with its text, as one message", async () => {
+      const { adapter, chat, delivered } = await started();
+      const buttons = [[{ label: "Yes", data: "/approve 0a1b2c3d" }], [{ label: "No", data: "No, thanks" }]];
+      const result = await adapter.send(chat, { ...message(SHORT), buttons });
+      expect(result.messageIds).toHaveLength(1);
+      const got = await delivered();
+      expect(got).toHaveLength(1);
+      expect(got[0]!.text).toContain(SHORT);
+    });
+
     if (driver.maxChars !== undefined) {
       const maxChars = driver.maxChars;
       it(`chunking: a message over ${maxChars} characters arrives whole, in order, in messages within the limit; fromChunk resumes`, async () => {

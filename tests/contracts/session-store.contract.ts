@@ -284,6 +284,39 @@ export function sessionStoreContract(name: string, makeStore: () => SessionStore
       ]);
     });
 
+    it("truncate deletes the messages from a seq on, and a compaction reaching into them", () => {
+      const store = makeStore();
+      const { id } = store.open(dm("100"), none, T0).session;
+      store.append(id, [user("one"), assistant("1"), user("two"), assistant("2")], { now: T0 });
+      store.compact(id, 3, "one, 1 and two");
+      expect(store.truncate(id, 3)).toBe(2);
+      expect(store.load(id).map((m) => m.message)).toEqual([user("one"), assistant("1")]);
+      expect(store.get(id)?.messageCount).toBe(2);
+      expect(store.append(id, [user("three")], { now: T0 })).toEqual([3]);
+      expect(store.truncate(id, 99)).toBe(0);
+    });
+
+    it("setTitle names a session; resume makes an ended one active again, ending the current", () => {
+      const store = makeStore();
+      const first = store.open(dm("100"), idle, T0).session;
+      store.append(first.id, [user("about cats")], { now: T0 });
+      expect(store.get(first.id)?.title).toBe("about cats");
+      store.setTitle(first.id, "Cats");
+      store.reset(first.key, "manual");
+      const second = store.open(dm("100"), idle, T0 + MINUTE).session;
+      const later = T0 + 3 * 60 * MINUTE;
+      const resumed = store.resume(first.id, later);
+      expect(resumed?.session).toMatchObject({ id: first.id, title: "Cats", lastActiveAt: later });
+      expect(resumed?.session.endedAt).toBeUndefined();
+      expect(resumed?.replaced?.id).toBe(second.id);
+      expect(store.get(second.id)?.endReason).toBe("manual");
+      // Active again with a fresh activity time: the idle policy does not end it at once.
+      expect(store.open(dm("100"), idle, later + MINUTE)).toEqual({
+        session: expect.objectContaining({ id: first.id }),
+      });
+      expect(store.resume("no-such-session")).toBeUndefined();
+    });
+
     it("list returns sessions by newest activity, filtered by activeOnly and keyPrefix", () => {
       const store = makeStore();
       const a = store.open(dm("1"), none, T0).session;

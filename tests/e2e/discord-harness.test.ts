@@ -192,14 +192,17 @@ describe("discord through the gateway", () => {
   });
 
   it("answers /new typed as text and as a native slash command", async () => {
-    const { fake } = await start();
+    const { fake, h } = await start();
     fake.userSays({ channelId: IDS.aliceDm, content: "/new" });
     expect((await replies(fake, 1))[0]).toMatch(/New session/);
     fake.userSays({ channelId: IDS.general, content: "/stop" }); // no mention needed for Herald's commands
     expect(await replies(fake, 1, IDS.general)).toEqual(["Nothing is running."]);
     const interaction = fake.runCommand(IDS.aliceDm, "status");
     await vi.waitFor(() => expect(interaction.reply).toMatch(/Session:/));
-    expect(fake.world.commands.map((c) => c["name"])).toEqual(["new", "stop", "status", "help"]);
+    // The registry's menu, registered natively.
+    const menu = h.gateway.runner.commands.menu().map((c) => c.name);
+    expect(fake.world.commands.map((c) => c["name"])).toEqual(menu);
+    expect(menu).toEqual(expect.arrayContaining(["new", "stop", "status", "help", "retry", "sessions"]));
   });
 
   it("opens a thread for a channel mention with DISCORD_AUTO_THREAD and continues there", async () => {

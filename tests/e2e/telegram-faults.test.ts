@@ -17,7 +17,9 @@ describe("telegram: faults", () => {
     await rig.start();
     await rig.fake.waitFor(() => rig.fake.callsTo("getUpdates").length > 0);
     expect(rig.fake.calls.slice(0, 3).map((c) => c.method)).toEqual(["getMe", "deleteWebhook", "getUpdates"]);
-    expect(rig.fake.callsTo("getUpdates")[0]!.params).toMatchObject({ allowed_updates: ["message"] });
+    expect(rig.fake.callsTo("getUpdates")[0]!.params).toMatchObject({
+      allowed_updates: ["message", "callback_query"],
+    });
     expect(rig.adapter.status()).toEqual({ state: "running" });
   });
 

@@ -25,7 +25,7 @@ describe("telegram: webhook", () => {
     await rig.start();
     expect(rig.fake.webhook()).toEqual({ url: server!.url, secretToken: "s3cret-Value_1" });
     expect(rig.fake.callsTo("setWebhook")[0]!.params).toMatchObject({
-      allowed_updates: ["message"],
+      allowed_updates: ["message", "callback_query"],
       drop_pending_updates: false,
     });
     const message = rig.fake.userMessage({ chatId: 111, text: "pushed" });

@@ -32,6 +32,23 @@ describe("AccessPolicy", () => {
     state.close();
   });
 
+  it("owners: GATEWAY_OWNERS entries, API and terminal callers; allowed users and paired ones are not", () => {
+    const { state, access } = policy({
+      TELEGRAM_ALLOWED_USERS: "111,222",
+      GATEWAY_OWNERS: "telegram:222,matrix:@boss:example.org",
+    });
+    expect(access.isOwner("telegram", "222")).toBe(true);
+    expect(access.isOwner("telegram", "111")).toBe(false);
+    expect(access.isOwner("discord", "222")).toBe(false);
+    expect(access.isOwner("matrix", "@boss:example.org")).toBe(true);
+    expect(access.isOwner("api", "anyone")).toBe(true);
+    expect(access.isOwner("cli", "me")).toBe(true);
+    expect(access.isOwner("cron", "job")).toBe(false);
+    state.pairing.allow("telegram", "333");
+    expect(access.isOwner("telegram", "333")).toBe(false);
+    state.close();
+  });
+
   it("matches Matrix ids with colons, bare or platform-scoped", () => {
     const { state, access } = policy({ GATEWAY_ALLOWED_USERS: "@alice:example.org,matrix:@bob:example.org" });
     expect(access.isAllowed("matrix", "@alice:example.org")).toBe(true);

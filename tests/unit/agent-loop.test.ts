@@ -638,11 +638,17 @@ describe("one byte per character", () => {
       ],
     });
     expect(storedOneByte(body)).toBe(true);
-    // The prompt is built once per session and hour; what it states still follows each turn.
+    // The prompt is built once per session: its date line is the session's start, an hour later too
+    // (the prefix stays byte-stable for the provider's prompt cache); a new session states its own.
     expect(builder.build({ ...turn, id: "t2" }, "dm")).toBe(prompt);
     const later = builder.build({ ...turn, id: "t3", createdAt: turn.createdAt + 3600_000 }, "dm");
-    expect(later).toContain("between 13:00 and 14:00 (UTC)");
-    expect(later).not.toContain("between 12:00");
+    expect(later).toBe(prompt);
+    expect(later).toContain("between 12:00 and 13:00 (UTC)");
+    const next = builder.build(
+      { ...turn, id: "t6", sessionId: "s2", createdAt: turn.createdAt + 3600_000 },
+      "dm",
+    );
+    expect(next).toContain("between 13:00 and 14:00 (UTC)");
     const group = builder.build(
       { ...turn, id: "t4", inbound: { sender: { id: "u2", name: "Ada" } } as TurnRecord["inbound"] },
       "group",

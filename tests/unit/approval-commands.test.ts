@@ -1,6 +1,6 @@
 /** `/approve` and `/deny` on a plain key-value store: who may answer, once-only approvals, lapsed requests. */
 import { describe, expect, it } from "vitest";
-import { ApprovalStore, approvalCommands } from "../../approvals/index.js";
+import { ApprovalStore, approvalButtons, approvalCommands } from "../../approvals/index.js";
 import type { CommandContext, CommandResult } from "../../core/commands.js";
 import type { InboundMessage, KeyValueStore } from "../../core/types.js";
 
@@ -65,5 +65,28 @@ describe("approval commands", () => {
     expect(run("approve", "alice")).toMatch(/lapsed; nothing was run/);
     expect(store.pending(KEY)).toBeUndefined();
     expect(store.check(KEY, "sudo reboot", "privilege-escalation")).toBe(false);
+  });
+
+  it("a button's answer names its request: an old prompt's click never answers a newer request", () => {
+    const { store, run } = setup();
+    const old = approvalButtons(store.pending(KEY)!.id)[0]!;
+    store.request({ ...store.pending(KEY)!, command: "sudo halt" });
+    const [approve] = approvalButtons(store.pending(KEY)!.id)[0]!;
+    const args = (data: string) => data.split(" ").slice(1).join(" ");
+    expect(run("approve", "alice", args(old[0]!.data))).toBe(
+      "That request is no longer waiting; answer the latest one.",
+    );
+    expect(store.pending(KEY)?.command).toBe("sudo halt");
+    expect(run("approve", "alice", args(old[1]!.data))).toMatch(/no longer waiting/);
+    expect(run("approve", "alice", args(approve!.data))).toMatchObject({
+      turnInput: expect.stringContaining("sudo halt"),
+    });
+  });
+
+  it("the Always button grants the rule for the session", () => {
+    const { store, run } = setup();
+    const [, always] = approvalButtons(store.pending(KEY)!.id)[0]!;
+    run("approve", "alice", always!.data.replace("/approve ", ""));
+    expect(store.check(KEY, "sudo anything-else", "privilege-escalation")).toBe(true);
   });
 });

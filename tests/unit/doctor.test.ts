@@ -1,5 +1,5 @@
 /** `herald doctor` checks for real: the model endpoint answers, the state file is writable. */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -64,10 +64,49 @@ describe("herald doctor", () => {
     expect(down.out).toMatch(/fix: check OPENAI_BASE_URL/);
   });
 
+  it("probes the default model's provider with that provider's key, and names its env variable when refused", async () => {
+    llm = await startFakeLlm({ apiKey: "provider-key" });
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    writeFileSync(
+      join(home, "config.yaml"),
+      `providers:\n  - name: remote\n    base_url: ${llm.url}\n    api_key_env: REMOTE_KEY\n    models:\n      - name: big\n`,
+    );
+    const ok = text(await runDoctor({ HERALD_HOME: home, REMOTE_KEY: "provider-key" }));
+    expect(ok.out).toContain("model: remote/big at");
+    expect(ok.out).toContain("providers: remote (1 model, key from REMOTE_KEY)");
+    expect(ok.out).toContain("model endpoint answered a request (remote/big)");
+    expect(llm.requests.map((r) => r.model)).toEqual(["big"]);
+    const refused = text(await runDoctor({ HERALD_HOME: home, REMOTE_KEY: "revoked-secret" }));
+    expect(refused.out).toMatch(/✗ model endpoint failed: HTTP 401\s+fix: check REMOTE_KEY/);
+    expect(refused.out).not.toContain("revoked-secret");
+  });
+
   it("reports a configuration error with its key", async () => {
     home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
     const { out, code } = text(await runDoctor({ HERALD_HOME: home, API_SERVER_PORT: "port" }));
     expect(code).toBe(1);
     expect(out).toContain("API_SERVER_PORT");
+  });
+
+  it("marks the model ✗ with what to set when no model is configured", async () => {
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    const { out, code } = text(await runDoctor({ HERALD_HOME: home }));
+    expect(code).toBe(1);
+    expect(out).toMatch(
+      /✗ model: gpt-4o-mini at https:\/\/api\.openai\.com\/v1, no key\s+fix: No model is configured/,
+    );
+    expect(out).toContain("herald setup");
+    // No request to a model that cannot answer.
+    expect(out).not.toContain("model endpoint");
+  });
+
+  it("accepts a local endpoint without a key", async () => {
+    llm = await startFakeLlm();
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    const { out } = text(
+      await runDoctor({ HERALD_HOME: home, OPENAI_BASE_URL: llm.url, HERALD_MODEL: "fake-model" }),
+    );
+    expect(out).toMatch(/✓ model: fake-model at http:\/\/127\.0\.0\.1:\d+\/v1, no key/);
+    expect(out).toContain("✓ model endpoint answered a request");
   });
 });

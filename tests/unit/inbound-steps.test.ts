@@ -57,6 +57,7 @@ function deps(over: Partial<InboundDeps> = {}): { deps: InboundDeps; rec: Record
     ledger: { record: () => true },
     engaged: { get: () => undefined },
     access: { decide: () => "allowed" },
+    answerLater: () => undefined,
     pairing: { issue: () => ({ code: "ABCD2345", expiresAt: 3_600_000 }) },
     commands: { resolve: () => undefined },
     sessions: {

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createHttpStateClient, probeGateway } from "../../agent/http-state-client.js";
 import { STATE_API_PATH } from "../../agent/state-methods.js";
-import type { StateClient } from "../../agent/types.js";
+import type { StateClient, TodoItem } from "../../agent/types.js";
 import { type HttpServerHandle, startHttpServer } from "../../app/http-server.js";
 import { createStateApiRoute } from "../../app/state-api.js";
 import { HeraldError } from "../../core/errors.js";
@@ -160,5 +160,23 @@ describe("state API over HTTP", () => {
       retryable: true,
       message: expect.stringContaining(url),
     });
+  });
+
+  it("carries a worker's todo plan to the gateway and back; a malformed plan is refused", async () => {
+    const plans = new Map<string, TodoItem[]>();
+    const url = await gateway({
+      searchSessions: async () => [],
+      todo: {
+        get: async (key) => plans.get(key) ?? [],
+        set: async (key, items) => void plans.set(key, items),
+      },
+    });
+    const client = createHttpStateClient({ url, key: KEY, logger: silentLogger() });
+    const plan: TodoItem[] = [{ id: 1, text: "outline", status: "in_progress" }];
+    await client.todo!.set("telegram:dm:111", plan);
+    expect(await client.todo!.get("telegram:dm:111")).toEqual(plan);
+    const bad = [{ id: 1, text: "outline", status: "half-done" }] as unknown as TodoItem[];
+    await expect(client.todo!.set("telegram:dm:111", bad)).rejects.toThrow();
+    expect(plans.get("telegram:dm:111")).toEqual(plan);
   });
 });

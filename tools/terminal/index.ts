@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { defineTool } from "../../agent/tool-registry.js";
 import type { Tool, ToolContext, ToolOutput } from "../../agent/types.js";
-import { approvalPrompt, classifyCommand } from "../../approvals/index.js";
+import { approvalButtons, approvalPrompt, classifyCommand } from "../../approvals/index.js";
 import type {
   ExecutionBackend,
   ProcessInfo,
@@ -115,7 +115,7 @@ async function holdDangerous(
       ruleId: rule.id,
       ruleDescription: rule.description,
     };
-    const { expiresAt } = await approvals.request(request);
+    const { id, expiresAt } = await approvals.request(request);
     ctx.logger.info({ rule: rule.id }, "dangerous command waits for approval");
     return {
       content: `not run yet: ${rule.description} (rule ${rule.id}) needs the user's approval. They were asked; their answer starts your next turn.`,
@@ -125,6 +125,7 @@ async function holdDangerous(
         createdAt: Date.now(),
         expiresAt,
       }),
+      buttons: approvalButtons(id),
     };
   }
   ctx.logger.warn({ rule: rule.id }, "dangerous command refused");

@@ -44,7 +44,18 @@ export interface FakeDiscord {
    */
   createThread(parentId: string, name: string, ownerId?: string, announce?: boolean): Json;
   /** A user runs a native slash command (INTERACTION_CREATE); returns the interaction record. */
-  runCommand(channelId: string, name: string, userId?: string): FakeInteraction;
+  /** A user runs `/name` (with `text` in its text option) from the `/` menu: an INTERACTION_CREATE. */
+  runCommand(channelId: string, name: string, userId?: string, text?: string): FakeInteraction;
+  /**
+   * A user clicks the button labelled `label` on the bot's message `messageId` (INTERACTION_CREATE of a
+   * message component); returns the interaction record. @throws when the message has no such button
+   */
+  clickButton(input: {
+    channelId: string;
+    messageId: string;
+    label: string;
+    userId?: string;
+  }): FakeInteraction;
   /** Injects a fault for the next matching REST call(s). */
   fail(rule: FaultRule): void;
   /** Bot messages in `channelId` that are not deleted. */
@@ -212,7 +223,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       gateway.dispatch("MESSAGE_CREATE", message);
       return message;
     },
-    runCommand(channelId, name, userId = P.IDS.alice) {
+    runCommand(channelId, name, userId = P.IDS.alice, text) {
       const channel = world.channels.get(channelId);
       if (!channel) throw new Error(`fake discord: unknown channel ${channelId}`);
       const id = P.snowflake();
@@ -229,7 +240,32 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       world.interactions.set(id, record);
       gateway.dispatch(
         "INTERACTION_CREATE",
-        P.commandInteraction(id, token, name, world.user(userId), channel),
+        P.commandInteraction(id, token, name, world.user(userId), channel, text),
+      );
+      return record;
+    },
+    clickButton({ channelId, messageId, label, userId = P.IDS.alice }) {
+      const channel = world.channels.get(channelId);
+      const message = world.messages.get(messageId);
+      const button = (message?.["components"] ?? [])
+        .flatMap((row: Json) => row["components"] as Json[])
+        .find((b: Json) => b["label"] === label);
+      if (!channel || !message || !button)
+        throw new Error(`fake discord: no button "${label}" on ${messageId}`);
+      const id = P.snowflake();
+      const record: FakeInteraction = {
+        id,
+        token: `itoken-${id}`,
+        name: String(button["custom_id"]),
+        channelId,
+        callbacks: [],
+        reply: undefined,
+        deleted: false,
+      };
+      world.interactions.set(id, record);
+      gateway.dispatch(
+        "INTERACTION_CREATE",
+        P.buttonInteraction(id, record.token, record.name, message, world.user(userId), channel),
       );
       return record;
     },

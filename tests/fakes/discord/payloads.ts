@@ -168,13 +168,21 @@ export function message(fields: Json): Json {
 }
 
 /** INTERACTION_CREATE for a slash command typed by `user` in `channel` (guild channel, thread or DM). */
-export function commandInteraction(id: string, token: string, name: string, user: Json, channel: Json): Json {
+export function commandInteraction(
+  id: string,
+  token: string,
+  name: string,
+  user: Json,
+  channel: Json,
+  text?: string,
+): Json {
   const base = load("interaction");
+  const options = text === undefined ? {} : { options: [{ type: 3, name: "text", value: text }] };
   const out: Json = {
     ...base,
     id,
     token,
-    data: { ...base["data"], name },
+    data: { ...base["data"], name, ...options },
     channel_id: channel["id"],
     channel: { ...channel },
   };
@@ -189,5 +197,21 @@ export function commandInteraction(id: string, token: string, name: string, user
     out["context"] = 1;
     out["authorizing_integration_owners"] = { "0": user["id"] };
   }
+  return out;
+}
+
+/** INTERACTION_CREATE for a click by `user` on the button `customId` of the bot's `message` in `channel`. */
+export function buttonInteraction(
+  id: string,
+  token: string,
+  customId: string,
+  message: Json,
+  user: Json,
+  channel: Json,
+): Json {
+  const out = commandInteraction(id, token, "unused", user, channel);
+  out["type"] = 3;
+  out["data"] = { component_type: 2, custom_id: customId };
+  out["message"] = structuredClone(message);
   return out;
 }

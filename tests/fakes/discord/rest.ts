@@ -33,6 +33,27 @@ const tooLong = (field: string, max: number) =>
     [field]: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: `Must be ${max} or fewer in length.` }] },
   });
 
+/** Discord's checks on message components: ≤ 5 action rows of ≤ 5 buttons, labels ≤ 80, unique custom_id ≤ 100. */
+function checkComponents(rows: unknown): RouteResult | undefined {
+  const invalid = (why: string) =>
+    apiError(400, 50035, "Invalid Form Body", {
+      components: { _errors: [{ code: "COMPONENT_INVALID", message: why }] },
+    });
+  if (!Array.isArray(rows) || rows.length > 5) return invalid("at most 5 action rows");
+  const ids = new Set<string>();
+  for (const row of rows as Json[]) {
+    if (row["type"] !== 1 || !Array.isArray(row["components"]) || row["components"].length > 5)
+      return invalid("an action row holds 1 to 5 buttons");
+    for (const button of row["components"] as Json[]) {
+      const id = String(button["custom_id"] ?? "");
+      if (button["type"] !== 2 || !id || id.length > 100 || ids.has(id)) return invalid("bad custom_id");
+      if (typeof button["label"] !== "string" || button["label"].length > 80) return invalid("bad label");
+      ids.add(id);
+    }
+  }
+  return undefined;
+}
+
 /** Builds the route table over the world and the gateway (bot messages are dispatched like Discord). */
 export function routes(
   world: FakeWorld,
@@ -76,6 +97,11 @@ export function routes(
         delete b["message_reference"];
       }
     }
+    if (b["components"] !== undefined) {
+      const invalid = checkComponents(b["components"]);
+      if (invalid) return invalid;
+      extra["components"] = b["components"];
+    }
     const message = world.buildMessage(channelId, P.IDS.bot, content, extra);
     if (b["message_reference"]) world.makeReply(message, String(b["message_reference"].message_id));
     if (b["nonce"] !== undefined) message["nonce"] = b["nonce"];
@@ -103,10 +129,16 @@ export function routes(
     if ([...content].length > 2000) return tooLong("content", 2000);
     message["content"] = content;
     message["edited_timestamp"] = new Date().toISOString();
+    if (body?.["components"] !== undefined) {
+      const invalid = checkComponents(body["components"]);
+      if (invalid) return invalid;
+      message["components"] = body["components"];
+    }
     const posted = world.posted.find((p) => p.id === message["id"]);
     if (posted) {
       posted.edits.push(content);
       posted.currentContent = content;
+      posted.components = message["components"] ?? [];
     }
     dispatch("MESSAGE_UPDATE", message);
     return { status: 200, body: message };
@@ -231,6 +263,16 @@ export function routes(
       /^\/applications\/(\d+)\/commands$/,
       ({ params, body }) => {
         const list = Array.isArray(body) ? (body as Json[]) : [];
+        // Discord's own checks: names of 1–32 lowercase letters, digits, - and _; 1–100 character descriptions.
+        const invalid = list.find(
+          (c) =>
+            !/^[-_a-z0-9]{1,32}$/.test(String(c["name"])) ||
+            typeof c["description"] !== "string" ||
+            c["description"].length < 1 ||
+            c["description"].length > 100,
+        );
+        if (invalid || list.length > 100)
+          return { status: 400, body: { code: 50035, message: "Invalid Form Body" } };
         world.commands = list.map((c) => ({
           id: P.snowflake(),
           application_id: params[0],

@@ -188,6 +188,7 @@ export class FakeWorld {
       pings: computePings(message["content"], body["allowed_mentions"], repliedAuthor),
       files,
       currentContent: message["content"],
+      components: message["components"] ?? [],
       edits: [],
       deleted: false,
     };

@@ -62,6 +62,8 @@ export interface PostedMessage {
   files: RecordedFile[];
   /** Content after the last edit; equal to `content` when never edited. */
   currentContent: string;
+  /** Message components (action rows of buttons) as they stand now; empty when none. */
+  components: Json[];
   edits: string[];
   deleted: boolean;
 }

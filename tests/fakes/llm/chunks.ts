@@ -13,6 +13,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Prompt tokens served from the (simulated) prompt cache. */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 /** Splits `text` into up to `pieces` non-empty parts (one part for short text). */
@@ -44,11 +46,31 @@ export function messageText(message: FakeLlmMessage | undefined): string {
  * A rough usage figure (chars / 4), enough for tests that read usage. `promptChars`: the length of the
  * request body, which is what it was read from (messages and tools).
  */
-export function usageOf(promptChars: number, text: string, calls: ResolvedToolCall[]): Usage {
+export function usageOf(
+  promptChars: number,
+  text: string,
+  calls: ResolvedToolCall[],
+  cachedChars = 0,
+): Usage {
   const completionChars = text.length + calls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
   const prompt_tokens = Math.ceil(promptChars / 4);
   const completion_tokens = Math.ceil(completionChars / 4);
-  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+  // Like a provider's cache: whole 64-token blocks of the prefix the previous request shared.
+  const cached_tokens = Math.min(prompt_tokens, Math.floor(cachedChars / 256) * 64);
+  return {
+    prompt_tokens,
+    completion_tokens,
+    total_tokens: prompt_tokens + completion_tokens,
+    prompt_tokens_details: { cached_tokens },
+  };
+}
+
+/** Length of the common prefix of two strings. */
+export function commonPrefix(a: string, b: string): number {
+  const max = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < max && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
 }
 
 /** Stream chunks (without the `[DONE]` line) for one answer, in the shape SDK-NOTES describes. */

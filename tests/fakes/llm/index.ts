@@ -6,7 +6,16 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { completion, errorBody, messageText, resolveToolCalls, streamChunks, usageOf } from "./chunks.js";
+import {
+  commonPrefix,
+  completion,
+  errorBody,
+  messageText,
+  resolveToolCalls,
+  streamChunks,
+  type Usage,
+  usageOf,
+} from "./chunks.js";
 import type { FakeLlm, FakeLlmHandler, FakeLlmOptions, FakeLlmRequest, FakeLlmStep } from "./types.js";
 
 export { messageText } from "./chunks.js";
@@ -64,6 +73,10 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   const models = options.models ?? ["fake-model"];
   const keepRequests = options.keepRequests ?? true;
   const requests: FakeLlmRequest[] = [];
+  const bodies: string[] = [];
+  const headers: Record<string, string | string[] | undefined>[] = [];
+  const usages: Usage[] = [];
+  let lastBody = "";
   let received = 0;
   const closedEarly: FakeLlmRequest[] = [];
   const queue: (FakeLlmStep | FakeLlmHandler)[] = [];
@@ -98,7 +111,11 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     const body = await readBody(req);
     const request = JSON.parse(body || "{}") as FakeLlmRequest;
     received++;
-    if (keepRequests) requests.push(request);
+    if (keepRequests) {
+      requests.push(request);
+      bodies.push(body);
+      headers.push({ ...req.headers });
+    }
     const step = takeStep(request);
     notify();
 
@@ -148,7 +165,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       step.toolCalls ?? [],
       () => `call_${counter}_${Math.random().toString(36).slice(2, 8)}`,
     );
-    const usage = usageOf(body.length, text, calls);
+    const usage = usageOf(body.length, text, calls, commonPrefix(body, lastBody));
+    lastBody = body;
+    if (keepRequests) usages.push(usage);
 
     if (!request.stream) {
       sendJson(res, 200, completion(id, model, text, calls, usage));
@@ -213,6 +232,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    bodies,
+    headers,
+    usages,
     closedEarly,
     script: (...steps) => {
       queue.push(...steps);

@@ -97,6 +97,20 @@ export interface FakeLlm {
   /** Every chat.completions request body received (past the key check), in arrival order (none kept
    * with `keepRequests: false`). */
   readonly requests: FakeLlmRequest[];
+  /** The raw body of each of `requests`, byte for byte as received. */
+  readonly bodies: string[];
+  /** The HTTP headers of each of `requests` (lower-case names). */
+  readonly headers: Record<string, string | string[] | undefined>[];
+  /**
+   * The usage reported for each answered request, in order. `prompt_tokens_details.cached_tokens`
+   * simulates a provider's prompt cache: the prefix shared with the previous request, in 64-token blocks.
+   */
+  readonly usages: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    prompt_tokens_details?: { cached_tokens: number };
+  }[];
   /** How many chat.completions requests arrived (past the key check). */
   received(): number;
   /** Requests whose client disconnected before the answer ended, in order. */

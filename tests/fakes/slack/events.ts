@@ -103,3 +103,61 @@ export function signedRequest(
     body: raw,
   });
 }
+
+let actionSeq = 0;
+
+/**
+ * The `block_actions` payload Slack sends when `user` clicks the button labelled `label` of the bot's
+ * `message` (as the fake recorded it). @throws when the message has no such button
+ */
+export function blockActionsPayload(
+  message: { channel: string; ts: string; threadTs?: string | undefined; text: string; blocks: Json[] },
+  label: string,
+  user = "U0ALICE01",
+): Json {
+  const buttons = message.blocks
+    .filter((b) => b["type"] === "actions")
+    .flatMap((b) => (b["elements"] as Json[]).map((e) => ({ block: b, element: e })));
+  const hit = buttons.find((b) => (b.element["text"] as Json | undefined)?.["text"] === label);
+  if (!hit) throw new Error(`fake slack: no button "${label}" on message ${message.ts}`);
+  actionSeq += 1;
+  return {
+    type: "block_actions",
+    user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: "T0FAKE001" },
+    api_app_id: "A0FAKE001",
+    token: "scrubbed-verification-token",
+    container: { type: "message", message_ts: message.ts, channel_id: message.channel, is_ephemeral: false },
+    trigger_id: `1700000000.${actionSeq}.fake`,
+    team: { id: "T0FAKE001", domain: "fake" },
+    enterprise: null,
+    is_enterprise_install: false,
+    channel: { id: message.channel, name: message.channel.toLowerCase() },
+    message: {
+      type: "message",
+      user: "UHERALD01",
+      bot_id: "BHERALD01",
+      text: message.text,
+      ts: message.ts,
+      blocks: message.blocks,
+      ...(message.threadTs ? { thread_ts: message.threadTs } : {}),
+    },
+    state: { values: {} },
+    response_url: "https://hooks.slack.com/actions/T0FAKE001/1/scrubbed",
+    actions: [
+      {
+        ...hit.element,
+        block_id: hit.block["block_id"],
+        action_ts: `${1_700_000_900 + actionSeq}.${String(actionSeq).padStart(6, "0")}`,
+      },
+    ],
+  };
+}
+
+/** An interactivity POST (form-encoded `payload=<json>`), signed like Slack signs it. */
+export function signedInteraction(payload: Json, options: { secret: string; url: string }): Request {
+  const raw = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+  const request = signedRequest(raw, options);
+  const headers = new Headers(request.headers);
+  headers.set("content-type", "application/x-www-form-urlencoded");
+  return new Request(request.url, { method: "POST", headers, body: raw });
+}

@@ -13,12 +13,20 @@ import type {
   FakeSlackCall,
   FakeSlackFault,
   FakeSlackFile,
+  FakeSlackMessage,
   FakeSlackOptions,
   FakeSlackUpload,
 } from "./types.js";
 import { fail, webApiHandlers } from "./web-api.js";
 
-export { eventCallback, loadFixture, messageEvent, signedRequest } from "./events.js";
+export {
+  blockActionsPayload,
+  eventCallback,
+  loadFixture,
+  messageEvent,
+  signedInteraction,
+  signedRequest,
+} from "./events.js";
 export type * from "./types.js";
 
 type Json = Record<string, unknown>;
@@ -61,6 +69,7 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   const hosted = new Map<string, { bytes: Buffer; mimetype: string }>();
   const pendingUploads = new Map<string, { filename: string; bytes?: Buffer }>();
   const uploads: FakeSlackUpload[] = [];
+  const messages: FakeSlackMessage[] = [];
   const downloads: { path: string; authorized: boolean }[] = [];
   const waiters = new Set<() => void>();
   let revoked = false;
@@ -78,6 +87,7 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     users: options.users ?? {},
     pendingUploads,
     uploads,
+    messages,
     nextTs,
     nextId,
     url: () => url,
@@ -227,6 +237,7 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     connectionCount: () => socketMode.connectionCount(),
     waitForConnections: (count, timeoutMs) => socketMode.waitForConnections(count, timeoutMs),
     pushEvent: (body, opts) => socketMode.push(body, opts),
+    messages,
     requestReconnect: () => socketMode.requestReconnect(),
     dropConnection: () => socketMode.dropConnection(),
     async close() {

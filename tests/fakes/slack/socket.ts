@@ -1,6 +1,7 @@
 /**
  * The Socket Mode side of the fake Slack: WebSocket connections handed out by `apps.connections.open`,
- * a `hello` on connect, `events_api` envelopes pushed by tests, and the client's acks recorded.
+ * a `hello` on connect, `events_api` and `interactive` envelopes pushed by tests, and the client's acks
+ * recorded.
  */
 import type { Server } from "node:http";
 import { type WebSocket, WebSocketServer } from "ws";
@@ -51,7 +52,10 @@ export class FakeSocketMode {
     });
   }
 
-  push(body: object, options: { retryAttempt?: number; retryReason?: string } = {}): FakeSlackEnvelope {
+  push(
+    body: object,
+    options: { retryAttempt?: number; retryReason?: string; type?: "events_api" | "interactive" } = {},
+  ): FakeSlackEnvelope {
     const ws = this.current;
     if (!ws) throw new Error("fake slack: no open Socket Mode connection");
     this.envelopes += 1;
@@ -60,7 +64,7 @@ export class FakeSocketMode {
     ws.send(
       JSON.stringify({
         envelope_id: envelopeId,
-        type: "events_api",
+        type: options.type ?? "events_api",
         accepts_response_payload: false,
         retry_attempt: options.retryAttempt ?? 0,
         retry_reason: options.retryReason ?? "",

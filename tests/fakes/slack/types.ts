@@ -64,6 +64,16 @@ export interface FakeSlackFile {
   url_private_download: string;
 }
 
+/** A message the bot posted, as it stands now. */
+export interface FakeSlackMessage {
+  channel: string;
+  ts: string;
+  threadTs?: string | undefined;
+  text: string;
+  /** Block Kit blocks; empty when none (or removed by an update). */
+  blocks: Record<string, unknown>[];
+}
+
 /** One Socket Mode envelope the fake pushed. `acked` resolves when the client acknowledged it. */
 export interface FakeSlackEnvelope {
   envelopeId: string;
@@ -102,8 +112,16 @@ export interface FakeSlack {
   /** Socket Mode: WebSocket connections opened so far. */
   connectionCount(): number;
   waitForConnections(count: number, timeoutMs?: number): Promise<void>;
-  /** Socket Mode: sends an `events_api` envelope carrying `body` on the open connection. */
-  pushEvent(body: object, options?: { retryAttempt?: number; retryReason?: string }): FakeSlackEnvelope;
+  /**
+   * Socket Mode: sends an envelope carrying `body` on the open connection: `events_api` (default), or
+   * `interactive` for an interactivity payload (a button click).
+   */
+  pushEvent(
+    body: object,
+    options?: { retryAttempt?: number; retryReason?: string; type?: "events_api" | "interactive" },
+  ): FakeSlackEnvelope;
+  /** The bot's messages (chat.postMessage), with chat.update applied, in order. */
+  messages: FakeSlackMessage[];
   /** Socket Mode: asks the client to reconnect (`{type:"disconnect"}`), as Slack does before a refresh. */
   requestReconnect(): void;
   /** Socket Mode: drops the connection without a close handshake (network failure). */

@@ -2,7 +2,7 @@
  * The Web API methods the fake Slack answers, each as Slack answers it (fields trimmed to what clients
  * read). Authentication and fault injection happen before these run.
  */
-import type { FakeSlackCall, FakeSlackUpload } from "./types.js";
+import type { FakeSlackCall, FakeSlackMessage, FakeSlackUpload } from "./types.js";
 
 type Json = Record<string, unknown>;
 type Handler = (args: Json, call: FakeSlackCall) => Json;
@@ -15,6 +15,7 @@ export interface WebApiContext {
   users: Record<string, { name: string; displayName?: string; realName?: string }>;
   pendingUploads: Map<string, { filename: string; bytes?: Buffer }>;
   uploads: FakeSlackUpload[];
+  messages: FakeSlackMessage[];
   nextTs: () => string;
   nextId: (prefix: string) => string;
   url: () => string;
@@ -38,6 +39,15 @@ export function webApiHandlers(ctx: WebApiContext): Record<string, Handler> {
       if (!a["channel"]) return fail("channel_not_found");
       if (!a["text"] && !a["blocks"]) return fail("no_text");
       const ts = nextTs();
+      const blocks = Array.isArray(a["blocks"]) ? (a["blocks"] as Json[]) : [];
+      if (blocks.length > 50) return fail("invalid_blocks");
+      ctx.messages.push({
+        channel: String(a["channel"]),
+        ts,
+        threadTs: a["thread_ts"] === undefined ? undefined : String(a["thread_ts"]),
+        text: String(a["text"] ?? ""),
+        blocks,
+      });
       const message = {
         type: "message",
         user: botUserId,
@@ -48,8 +58,15 @@ export function webApiHandlers(ctx: WebApiContext): Record<string, Handler> {
       };
       return { ok: true, channel: a["channel"], ts, message };
     },
-    "chat.update": (a) =>
-      a["ts"] ? { ok: true, channel: a["channel"], ts: a["ts"], text: a["text"] } : fail("message_not_found"),
+    "chat.update": (a) => {
+      const message = ctx.messages.find((m) => m.ts === a["ts"] && m.channel === a["channel"]);
+      if (!a["ts"]) return fail("message_not_found");
+      if (message) {
+        if (a["text"] !== undefined) message.text = String(a["text"]);
+        if (Array.isArray(a["blocks"])) message.blocks = a["blocks"] as Json[];
+      }
+      return { ok: true, channel: a["channel"], ts: a["ts"], text: a["text"] };
+    },
     "chat.delete": (a) =>
       a["ts"] ? { ok: true, channel: a["channel"], ts: a["ts"] } : fail("message_not_found"),
     "reactions.add": (a) => {

@@ -32,6 +32,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   let poll: Poll | undefined;
   let webhook: { url: string; secretToken?: string } | undefined;
   let closed = false;
+  let clicks = 0;
 
   const notify = () => {
     for (const w of [...watchers]) w();
@@ -213,6 +214,27 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       wake();
     },
     userMessage: (input) => store.userMessage(input),
+    userClicks(input) {
+      const message = store.find(input.chatId, input.messageId);
+      const keyboard = (
+        message?.["reply_markup"] as { inline_keyboard?: { text: string; callback_data: string }[][] }
+      )?.inline_keyboard;
+      const button = keyboard?.flat().find((b) => b.text === input.label);
+      if (!message || !button)
+        throw new Error(`fake Telegram: no button "${input.label}" on message ${input.messageId}`);
+      const fromId = input.fromId ?? 111;
+      const id = String(++clicks);
+      fake.pushUpdate({
+        callback_query: {
+          id,
+          from: { id: fromId, is_bot: false, first_name: input.fromName ?? `User${fromId}` },
+          message: structuredClone(message),
+          chat_instance: `ci${input.chatId}`,
+          data: button.callback_data,
+        },
+      });
+      return id;
+    },
     userSends(input) {
       const message = store.userMessage(input);
       fake.pushUpdate({ message });

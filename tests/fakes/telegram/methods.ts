@@ -79,12 +79,34 @@ function sendMessage(store: FakeStore, params: Record<string, unknown>): MethodR
   if (isResult(body)) return body;
   const fields = common(store, params);
   if (isResult(fields)) return fields;
+  const keyboard = inlineKeyboard(params["reply_markup"]);
+  if (isResult(keyboard)) return keyboard;
   const message = store.add(String(params["chat_id"]), {
     ...fields,
     ...body,
+    ...(keyboard ? { reply_markup: keyboard } : {}),
     formatted: params["parse_mode"] !== undefined,
   });
   return ok(message);
+}
+
+/** An inline keyboard as the API checks it (callback_data of 1-64 bytes), undefined when absent. */
+function inlineKeyboard(markup: unknown): { inline_keyboard: unknown[][] } | MethodResult | undefined {
+  if (markup === undefined) return undefined;
+  const rows = (markup as { inline_keyboard?: unknown }).inline_keyboard;
+  if (!Array.isArray(rows)) return bad("can't parse reply keyboard markup JSON object");
+  for (const row of rows) {
+    if (!Array.isArray(row))
+      return bad("can't parse inline keyboard button: InlineKeyboardButton must be an Object");
+    for (const button of row as { text?: unknown; callback_data?: unknown }[]) {
+      if (typeof button.text !== "string" || !button.text)
+        return bad("text buttons are unallowed in the inline keyboard");
+      const data = button.callback_data;
+      if (typeof data !== "string" || Buffer.byteLength(data) < 1 || Buffer.byteLength(data) > 64)
+        return bad("BUTTON_DATA_INVALID");
+    }
+  }
+  return { inline_keyboard: rows as unknown[][] };
 }
 
 function editMessageText(store: FakeStore, params: Record<string, unknown>): MethodResult {
@@ -93,7 +115,19 @@ function editMessageText(store: FakeStore, params: Record<string, unknown>): Met
   if (message.from?.id !== store.bot.id) return bad("message can't be edited");
   const body = render(params["text"], params["parse_mode"], 4096, "message text");
   if (isResult(body)) return body;
-  if (body.text === message.text && JSON.stringify(body.entities) === JSON.stringify(message.entities)) {
+  // Entities given as such (no parse mode) are kept as they are.
+  if (!body.entities && Array.isArray(params["entities"])) body.entities = params["entities"];
+  // An edit without reply_markup removes the message's inline keyboard, as on Telegram.
+  const keyboard = inlineKeyboard(params["reply_markup"]);
+  if (isResult(keyboard)) return keyboard;
+  const sameKeyboard = JSON.stringify(keyboard) === JSON.stringify(message["reply_markup"]);
+  if (keyboard) message["reply_markup"] = keyboard;
+  else delete message["reply_markup"];
+  if (
+    sameKeyboard &&
+    body.text === message.text &&
+    JSON.stringify(body.entities) === JSON.stringify(message.entities)
+  ) {
     return bad(
       "message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
     );
@@ -102,6 +136,16 @@ function editMessageText(store: FakeStore, params: Record<string, unknown>): Met
   if (body.entities) message.entities = body.entities;
   else delete message.entities;
   message["edit_date"] = Math.floor(Date.now() / 1000);
+  return ok(message);
+}
+
+function editMessageReplyMarkup(store: FakeStore, params: Record<string, unknown>): MethodResult {
+  const message = store.find(String(params["chat_id"]), Number(params["message_id"]));
+  if (!message || message.deleted) return bad("message to edit not found");
+  const keyboard = inlineKeyboard(params["reply_markup"]);
+  if (isResult(keyboard)) return keyboard;
+  if (keyboard) message["reply_markup"] = keyboard;
+  else delete message["reply_markup"];
   return ok(message);
 }
 
@@ -114,7 +158,7 @@ function deleteMessage(store: FakeStore, params: Record<string, unknown>): Metho
 
 function sendFile(
   store: FakeStore,
-  kind: "photo" | "document",
+  kind: "photo" | "document" | "voice",
   params: Record<string, unknown>,
   files: Record<string, FakeUpload>,
 ): MethodResult {
@@ -145,14 +189,24 @@ function sendFile(
             },
           ],
         }
-      : {
-          document: {
-            file_id: stored.file_id,
-            file_unique_id: stored.file_unique_id,
-            file_size: stored.file_size,
-            file_name: upload.fileName,
-          },
-        };
+      : kind === "voice"
+        ? {
+            voice: {
+              file_id: stored.file_id,
+              file_unique_id: stored.file_unique_id,
+              file_size: stored.file_size,
+              duration: Number(params["duration"] ?? 0),
+              mime_type: "audio/ogg",
+            },
+          }
+        : {
+            document: {
+              file_id: stored.file_id,
+              file_unique_id: stored.file_unique_id,
+              file_size: stored.file_size,
+              file_name: upload.fileName,
+            },
+          };
   const message = store.add(String(params["chat_id"]), {
     ...fields,
     ...media,
@@ -182,12 +236,35 @@ export function callMethod(
       return editMessageText(store, params);
     case "deleteMessage":
       return deleteMessage(store, params);
+    case "editMessageReplyMarkup":
+      return editMessageReplyMarkup(store, params);
+    case "answerCallbackQuery":
+      return params["callback_query_id"]
+        ? ok(true)
+        : bad("query is too old and response timeout expired or query ID is invalid");
     case "sendChatAction":
       return requireChat(params) ?? ok(true);
+    case "setMyCommands": {
+      const commands =
+        typeof params["commands"] === "string" ? JSON.parse(params["commands"]) : params["commands"];
+      if (!Array.isArray(commands)) return bad("commands must be an array");
+      for (const c of commands as { command?: unknown; description?: unknown }[]) {
+        if (typeof c.command !== "string" || !/^[a-z0-9_]{1,32}$/.test(c.command))
+          return bad("BOT_COMMAND_INVALID");
+        if (typeof c.description !== "string" || c.description.length < 1 || c.description.length > 256)
+          return bad("BOT_COMMAND_DESCRIPTION_INVALID");
+      }
+      store.commands = commands as { command: string; description: string }[];
+      return ok(true);
+    }
+    case "getMyCommands":
+      return ok(store.commands);
     case "sendPhoto":
       return sendFile(store, "photo", params, files);
     case "sendDocument":
       return sendFile(store, "document", params, files);
+    case "sendVoice":
+      return sendFile(store, "voice", params, files);
     case "getFile": {
       const file = store.files.get(String(params["file_id"]));
       if (!file) return bad("invalid file_id");

@@ -29,6 +29,8 @@ export class FakeStore {
   private updates: QueuedUpdate[] = [];
   private nextUpdateId = 500_000_001;
   confirmed = 0;
+  /** The bot's command menu as `setMyCommands` last set it. */
+  commands: { command: string; description: string }[] = [];
 
   constructor(botId: number, username: string) {
     this.bot = { id: botId, is_bot: true, first_name: "Herald", username };

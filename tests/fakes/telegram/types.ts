@@ -93,6 +93,18 @@ export interface FakeTelegram {
   pushRaw(value: unknown): void;
   /** Queues a user message update and returns the stored message. */
   userSends(input: UserMessageInput): StoredMessage;
+  /**
+   * A user clicks a button of the bot's message: queues a `callback_query` update carrying the message
+   * as it stands and the button's `callback_data` (found by its label). Returns the query's id.
+   * @throws when the message has no button with that label
+   */
+  userClicks(input: {
+    chatId: number;
+    messageId: number;
+    label: string;
+    fromId?: number;
+    fromName?: string;
+  }): string;
   /** Builds a user message (stored, so replies to it resolve) without queueing an update. */
   userMessage(input: UserMessageInput): StoredMessage;
   /** Opens a forum topic in a (forum) supergroup, by a user or the bot; returns its thread id. */

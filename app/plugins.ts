@@ -1,0 +1,156 @@
+/**
+ * Plugins and hooks wired into a process: the host over `HERALD_HOME/plugins` (with the exec backend
+ * where there is one), the hook runner over its hooks, the tool registry that adds plugin tools, and
+ * (in the gateway) `/plugins`, `/reload-plugins`, the plugins' own commands, `/status` lines and the
+ * turn-finished hook.
+ */
+import { join } from "node:path";
+import type { ToolRegistry } from "../agent/tool-registry.js";
+import { classifyCommand } from "../approvals/index.js";
+import type { CommandModule } from "../core/commands.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import { runCommand } from "../exec/index.js";
+import type { GatewayRunner } from "../gateway/runner.js";
+import { HookRunner } from "../hooks/runner.js";
+import { type PluginExecRunner, PluginHost, type PluginReport } from "../plugins/host.js";
+import { PluginToolRegistry } from "../plugins/registry.js";
+import type { HeraldConfig } from "./config.js";
+import type { AgentTools } from "./tools.js";
+
+/** The plugins of one process. */
+export interface Plugins {
+  host: PluginHost;
+  hooks: HookRunner;
+  /** `base` plus the loaded plugins' tools (as they are at each turn). */
+  registry(base: ToolRegistry): ToolRegistry;
+}
+
+/** The plugins folder. */
+export function pluginsDir(config: HeraldConfig): string {
+  return config.plugins.dir ?? join(config.homeDir, "plugins");
+}
+
+/**
+ * Builds the host and loads the plugins (a plugin that fails is logged and skipped; this never rejects
+ * for a plugin's fault). `tools` gives the exec backend and the built-in tool names.
+ */
+export async function createPlugins(
+  config: HeraldConfig,
+  logger: Logger,
+  tools?: AgentTools | undefined,
+): Promise<Plugins> {
+  const caps = config.plugins.capabilities;
+  const host = new PluginHost({
+    dir: pluginsDir(config),
+    homeDir: config.homeDir,
+    logger,
+    allowed: (platform, chatType) => caps.platforms[platform]?.[chatType] ?? caps[chatType],
+    reservedTools: () =>
+      new Set(tools ? tools.registry.forToolsets(tools.registry.toolsets()).map((t) => t.name) : []),
+    exec: tools ? execRunner(tools) : undefined,
+  });
+  if (config.plugins.enabled) await host.load();
+  const hooks = new HookRunner({
+    source: () => host.hooks(),
+    timeoutMs: config.plugins.hookTimeoutMs,
+    logger,
+  });
+  return { host, hooks, registry: (base) => new PluginToolRegistry(base, () => host.tools()) };
+}
+
+/** Plugin commands run on the exec backend in the turn's workspace; dangerous ones are refused. */
+function execRunner(tools: AgentTools): PluginExecRunner | undefined {
+  const { backend, workspaces } = tools;
+  if (!backend) return undefined;
+  return async (origin, command, { timeoutMs, signal }) => {
+    const workspace = await workspaces.ensure({
+      sessionKey: origin.sessionKey,
+      userKey: `${origin.chat.platform}:user:${origin.userId}`,
+    });
+    const verdict = classifyCommand(command, { workspaceDir: workspace.dir });
+    if (verdict.dangerous) {
+      throw new Error(`refused: plugins may not run dangerous commands (${verdict.rule.description})`);
+    }
+    const result = await runCommand(backend, workspace, { command, timeoutMs, signal });
+    return {
+      exitCode: result.exitCode,
+      stdout: result.stdout,
+      stderr: result.stderr,
+      timedOut: result.timedOut,
+    };
+  };
+}
+
+/** One line per plugin: `name 1.0.0 loaded (tools: a, b; commands: /x; hooks: inbound)`. */
+export function formatReport(report: PluginReport): string {
+  const head = `${report.name}${report.version ? ` ${report.version}` : ""}: ${report.status}`;
+  if (report.status === "failed") return `${head} — ${report.error}`;
+  const parts = [
+    report.capabilities.length ? `capabilities: ${report.capabilities.join(", ")}` : "no capabilities",
+    report.tools.length ? `tools: ${report.tools.join(", ")}` : "",
+    report.commands.length ? `commands: ${report.commands.map((c) => `/${c}`).join(", ")}` : "",
+    report.hooks.length ? `hooks: ${report.hooks.join(", ")}` : "",
+  ].filter(Boolean);
+  return `${head} (${parts.join("; ")})`;
+}
+
+/**
+ * Gateway side: `/plugins`, `/reload-plugins`, the plugins' commands, a `/status` line and the
+ * `turnFinished` hook on the runner.
+ */
+export function attachPlugins(runner: GatewayRunner, plugins: Plugins, logger: Logger): void {
+  const { host, hooks } = plugins;
+  const log = logger.child({ component: "plugins" });
+  runner.commands.add(pluginCommands(host, log));
+  runner.commands.add(host.commands());
+  runner.statusLines.add(() => {
+    const reports = host.reports();
+    if (reports.length === 0) return "Plugins: none";
+    return `Plugins: ${reports.map((r) => `${r.name} (${r.status})`).join(", ")}`;
+  });
+  runner.turnFinished.add((turn, result) => {
+    if (!hooks.has("turnFinished")) return;
+    const origin = {
+      platform: turn.chat.platform,
+      chatId: turn.chat.chatId,
+      threadId: turn.chat.threadId,
+      chatType: turn.inbound?.chatType ?? ("dm" as const),
+      userId: turn.userId,
+      sessionKey: turn.sessionKey,
+    };
+    const reply = result.kind === "ok" ? result.reply.text : undefined;
+    void hooks.turnFinished(turn.id, origin, result.kind, reply);
+  });
+}
+
+function pluginCommands(host: PluginHost, log: Logger): CommandModule {
+  const list = () => {
+    const reports = host.reports();
+    if (reports.length === 0)
+      return "No plugins. Put one in HERALD_HOME/plugins/<name>/ and send /reload-plugins.";
+    const commands = host.commandHelp();
+    return [
+      "Plugins:",
+      ...reports.map((r) => `• ${formatReport(r)}`),
+      ...(commands.length ? ["", ...commands] : []),
+    ].join("\n");
+  };
+  return {
+    commands: {
+      plugins: { description: "list plugins and their state", run: list },
+      "reload-plugins": {
+        description: "load the plugins folder again (new, changed and removed plugins)",
+        run: () => ({
+          reply: "🔄 Reloading plugins… /plugins shows the result.",
+          after: () =>
+            void host.load().then(
+              (reports) =>
+                log.info({ plugins: reports.map((r) => `${r.name}:${r.status}`) }, "plugins reloaded"),
+              (err: unknown) => log.error({ err: describeError(err) }, "plugin reload failed"),
+            ),
+        }),
+      },
+    },
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * The senses' tools of one process (part of `createAgentTools`): `text_to_speech` and spoken replies
+ * when `voice.tts` is set, `vision_analyze` (it says how to configure `vision:` when unset), and
+ * `send_message`. Paths the model gives are read in the session's workspace (a user's attachments are
+ * copied there before the turn), never elsewhere.
+ */
+import type { Tool, ToolContext } from "../agent/types.js";
+import type { SpeakReply } from "../agent/voice-reply.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { WorkspaceManager } from "../exec/index.js";
+import { messagingTool } from "../tools/messaging/index.js";
+import { speechTool } from "../tools/speech/index.js";
+import { VISION_NOT_CONFIGURED, visionTool } from "../tools/vision/index.js";
+import { createSpokenReplies, parseVoiceConfig, speechDir } from "../voice/index.js";
+import type { HeraldConfig } from "./config.js";
+
+/** What {@link sensesTools} returns. */
+export interface SensesTools {
+  tools: Tool[];
+  /** Spoken replies for `/voice` chats, when `voice.tts` is configured. */
+  speakReply: SpeakReply | undefined;
+}
+
+/** Builds the senses' tools; a bad `voice.tts` section turns speech off with the reason in `unavailable`. */
+export function sensesTools(
+  config: HeraldConfig,
+  logger: Logger,
+  unavailable: { toolset: string; missing: string; fix: string }[],
+  workspaces: { manager: WorkspaceManager; virtualRoot: string | undefined },
+): SensesTools {
+  const resolvePath = workspacePaths(workspaces.manager, workspaces.virtualRoot);
+  const tools: Tool[] = [messagingTool({ resolvePath })];
+  tools.push(visionTool({ endpoint: config.vision, resolvePath, allowPrivate: config.web.allowPrivate }));
+  if (!config.vision)
+    unavailable.push({
+      toolset: "vision",
+      missing: "vision_analyze: no vision model",
+      fix: VISION_NOT_CONFIGURED,
+    });
+  let speakReply: SpeakReply | undefined;
+  if (config.voice.tts) {
+    try {
+      const { tts } = parseVoiceConfig({ tts: config.voice.tts }, "voice");
+      if (tts) {
+        const replies = createSpokenReplies(tts, {
+          outDir: speechDir(config.homeDir),
+          logger: logger.child({ part: "tts" }),
+        });
+        speakReply = (text, options) => replies.speak(text, options);
+        tools.push(speechTool({ speak: (text, options) => replies.speak(text, options) }));
+      }
+    } catch (err) {
+      unavailable.push({
+        toolset: "voice",
+        missing: describeError(err),
+        fix: "correct voice.tts (HERALD_TTS_URL, HERALD_TTS_MODEL, HERALD_TTS_VOICE)",
+      });
+      logger.warn({ error: describeError(err) }, "text to speech is off");
+    }
+  }
+  return { tools, speakReply };
+}
+
+/** Resolves a path the model gave inside the session's workspace (attachments are copied there). */
+function workspacePaths(
+  manager: WorkspaceManager,
+  virtualRoot: string | undefined,
+): (path: string, ctx: ToolContext) => Promise<string> {
+  return async (path, ctx) => {
+    const workspace = await manager.ensure({
+      sessionKey: ctx.origin.sessionKey,
+      userKey: `${ctx.origin.chat.platform}:user:${ctx.origin.userId}`,
+    });
+    return manager.resolve(workspace, path, { virtualRoot });
+  };
+}

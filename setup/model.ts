@@ -1,0 +1,106 @@
+/** The model step of `herald setup`: provider, base URL, key (checked by listing models), model name. */
+import { checkModel, checkModelAnswers } from "./checks.js";
+import { checked, type StepContext, secret, tryAgain } from "./step.js";
+import { CheckFailed, type Choice } from "./types.js";
+
+type Provider = "openai" | "openrouter" | "ollama" | "other" | "skip";
+
+const PRESETS: Record<Exclude<Provider, "other" | "skip">, string> = {
+  openai: "https://api.openai.com/v1",
+  openrouter: "https://openrouter.ai/api/v1",
+  ollama: "http://127.0.0.1:11434/v1",
+};
+
+const CHOICES: Choice<Provider>[] = [
+  { value: "openai", label: "OpenAI", hint: PRESETS.openai },
+  { value: "openrouter", label: "OpenRouter", hint: PRESETS.openrouter },
+  { value: "ollama", label: "Ollama on this machine", hint: PRESETS.ollama },
+  { value: "other", label: "Another OpenAI-compatible endpoint", hint: "vLLM, llama.cpp, LM Studio, Groq…" },
+  { value: "skip", label: "Skip (keep the current model settings)" },
+];
+
+/** Asks for the model endpoint until it answers (or the user skips); records it in the files. */
+export async function modelStep(ctx: StepContext): Promise<void> {
+  const { p, files } = ctx;
+  const currentUrl = (files.get("model.base_url") as string | undefined) ?? undefined;
+  const known = Object.entries(PRESETS).find(([, url]) => url === currentUrl)?.[0] as Provider | undefined;
+  const provider = await p.select({
+    key: "model.provider",
+    message: "Which model provider?",
+    options: CHOICES,
+    initial: known ?? (currentUrl ? "other" : "openai"),
+  });
+  if (provider === "skip") return;
+  for (;;) {
+    const preset = provider === "other" ? undefined : PRESETS[provider];
+    const baseUrl =
+      provider === "other"
+        ? await p.text({
+            key: "model.url",
+            message: "Base URL of the OpenAI-compatible API (usually ends in /v1)",
+            initial: currentUrl,
+            placeholder: "http://127.0.0.1:8000/v1",
+          })
+        : await p.text({ key: "model.url", message: "Base URL", initial: preset, advanced: true });
+    if (!baseUrl) return;
+    const key =
+      provider === "ollama"
+        ? { value: ctx.files.env("OPENAI_API_KEY"), isNew: false }
+        : await secret(ctx, "model.key", "OPENAI_API_KEY", "API key (Enter keeps the current one)");
+    const listed = await checked(
+      ctx,
+      `Asking ${baseUrl} for its models`,
+      () => checkModel(baseUrl, key.value),
+      (r) =>
+        r.models.length ? `The endpoint answered: ${r.models.length} model(s)` : "The endpoint answered",
+    );
+    if (!listed) {
+      if (await tryAgain(ctx, "model settings")) continue;
+      return;
+    }
+    const current = files.get("model.name") as string | undefined;
+    const name = await chooseModel(ctx, listed.models, current);
+    if (!name) return;
+    if (!listed.models.length) {
+      const answered = await checked(
+        ctx,
+        `Asking ${name} for one token`,
+        () => checkModelAnswers(baseUrl, key.value, name).then(() => true),
+        () => `${name} answered`,
+      );
+      if (!answered) {
+        if (await tryAgain(ctx, "model settings")) continue;
+        return;
+      }
+    }
+    files.set("model.base_url", baseUrl);
+    files.set("model.name", name);
+    if (key.isNew && key.value) files.setEnv("OPENAI_API_KEY", key.value);
+    return;
+  }
+}
+
+async function chooseModel(
+  ctx: StepContext,
+  models: string[],
+  current: string | undefined,
+): Promise<string | undefined> {
+  const { p } = ctx;
+  if (!models.length) return p.text({ key: "model.name", message: "Model name", initial: current });
+  if (!p.interactive) {
+    const given = await p.text({ key: "model.name", message: "Model name", initial: undefined });
+    const name = given ?? (current && models.includes(current) ? current : models[0]);
+    if (given && !models.includes(given)) {
+      throw new CheckFailed(
+        `The endpoint does not serve the model '${given}'; it serves: ${models.slice(0, 20).join(", ")}.`,
+      );
+    }
+    return name;
+  }
+  return p.select({
+    key: "model.name",
+    message: "Which model?",
+    options: models.map((m) => ({ value: m, label: m })),
+    initial: current && models.includes(current) ? current : models[0],
+  });
+}

@@ -1,0 +1,97 @@
+/**
+ * Buttons, clarify and todo across processes on Redis: the turn runs in a `herald worker` process, the
+ * reply's buttons travel in its result through the queue to the gateway's outbox and Telegram; the
+ * click's turn runs on the worker again; the worker's `todo` plan is kept on the gateway (state API),
+ * where `/todo` shows it.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
+import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
+import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
+import { type PrivateRedis, startRedis } from "../helpers/redis.js";
+
+let redis: PrivateRedis;
+let llm: FakeLlm | undefined;
+let telegram: FakeTelegram | undefined;
+let cluster: HeraldCluster | undefined;
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+afterEach(async () => {
+  await cluster?.stop();
+  await telegram?.close();
+  await llm?.close();
+  cluster = undefined;
+  telegram = undefined;
+  llm = undefined;
+});
+
+const command = (text: string) => ({ entities: [{ type: "bot_command", offset: 0, length: text.length }] });
+type Keyboard = { inline_keyboard: { text: string }[][] } | undefined;
+
+/** The fake model: plans and asks which colour; the answer's turn reports it. */
+function model(request: FakeLlmRequest) {
+  const last = request.messages.at(-1);
+  const text = messageText(last);
+  if (last?.role === "tool") {
+    return text.includes("Asked the user")
+      ? { text: "unused" }
+      : {
+          toolCalls: [
+            { name: "clarify", arguments: { question: "Which colour?", choices: ["Red", "Blue"] } },
+          ],
+        };
+  }
+  if (text.startsWith("paint"))
+    return { toolCalls: [{ name: "todo", arguments: { action: "add", items: ["pick a colour", "paint"] } }] };
+  return { text: `painting it ${text}` };
+}
+
+describe("buttons on Redis", () => {
+  it("a worker's clarify reaches Telegram with its keyboard; the click's turn runs on the worker; /todo shows its plan", async () => {
+    llm = await startFakeLlm();
+    llm.setDefault(model);
+    telegram = await startFakeTelegram();
+    const tg = telegram;
+    cluster = new HeraldCluster({
+      redisUrl: redis.url,
+      llmUrl: llm.url,
+      gatewayEnv: {
+        TELEGRAM_BOT_TOKEN: tg.token,
+        TELEGRAM_API_ROOT: tg.url,
+        TELEGRAM_ALLOWED_USERS: "111",
+      },
+    });
+    const c = cluster;
+    await c.startGateway();
+    await c.startWorker();
+
+    tg.userSends({ chatId: 111, fromId: 111, text: "paint the fence" });
+    const prompt = () => tg.botMessages(111).find((m) => (m["reply_markup"] as Keyboard) !== undefined);
+    await eventually(
+      () => prompt() !== undefined,
+      () => `no prompt:\n${c.output()}`,
+    );
+    expect(prompt()!.text).toBe("Which colour?");
+    const keyboard = prompt()!["reply_markup"] as Keyboard;
+    expect(keyboard!.inline_keyboard.flat().map((b) => b.text)).toEqual(["Red", "Blue"]);
+
+    tg.userClicks({ chatId: 111, messageId: prompt()!.message_id, label: "Blue" });
+    const said = () => tg.botMessages(111).map((m) => m.text ?? "");
+    await eventually(
+      () => said().includes("painting it Blue"),
+      () => `no answer:\n${c.output()}`,
+    );
+
+    tg.userSends({ chatId: 111, fromId: 111, text: "/todo", extra: command("/todo") });
+    await eventually(
+      () => said().some((t) => t.includes("1. [ ] pick a colour")),
+      () => said().join("\n"),
+    );
+    expect(said().find((t) => t.includes("pick a colour"))).toContain("2. [ ] paint");
+  }, 60_000);
+});

@@ -1,0 +1,176 @@
+/**
+ * `mcp_servers:` in config.yaml: what a server entry becomes (names as written, the stdio child's
+ * environment, bearer tokens and `${NAME}` from .env), errors naming the key and the fix, and the
+ * toolsets a turn gets; the model-facing names and schemas of MCP tools.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../app/config.js";
+import { toolsetsFor } from "../../app/gateway-main.js";
+import { ConfigError } from "../../core/errors.js";
+import { cleanInputSchema, modelToolName } from "../../mcp/index.js";
+
+let home: string | undefined;
+afterEach(() => {
+  if (home) rmSync(home, { recursive: true, force: true });
+  home = undefined;
+});
+
+function load(yaml: string, env: Record<string, string> = {}, dotenv?: string) {
+  home = mkdtempSync(join(tmpdir(), "herald-mcp-config-"));
+  writeFileSync(join(home, "config.yaml"), yaml);
+  if (dotenv) writeFileSync(join(home, ".env"), dotenv);
+  return loadConfig({ env: { HERALD_HOME: home, ...env } });
+}
+
+function errorOf(yaml: string, env: Record<string, string> = {}): ConfigError {
+  try {
+    load(yaml, env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("mcp_servers config", () => {
+  it("keeps server names and env names as written; the child env is the safe base plus its own", () => {
+    const config = load(
+      [
+        "mcp_servers:",
+        "  my_files:",
+        "    command: npx",
+        "    args: [server]",
+        "    env:",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: config.yaml's own ${NAME} reference
+        "      api_key: ${FILES_KEY}",
+        "      PLAIN_VALUE: x",
+        "    timeout_s: 5",
+        "    tools: { include: [read], exclude: [write] }",
+        "    platforms: [telegram]",
+      ].join("\n"),
+      { PATH: "/usr/bin", HOME: "/home/h", OPENAI_API_KEY: "sk-secret", TELEGRAM_BOT_TOKEN: "1:abc" },
+      "FILES_KEY=from-dotenv\n",
+    );
+    expect(config.mcpServers).toEqual([
+      {
+        name: "my_files",
+        transport: "stdio",
+        command: "npx",
+        args: ["server"],
+        env: { PATH: "/usr/bin", HOME: "/home/h", api_key: "from-dotenv", PLAIN_VALUE: "x" },
+        cwd: undefined,
+        enabled: true,
+        timeoutMs: 5000,
+        include: ["read"],
+        exclude: ["write"],
+        platforms: ["telegram"],
+        groups: false,
+      },
+    ]);
+  });
+
+  it("a remote server's bearer token comes from the variable bearer_token_env names", () => {
+    const [server] = load(
+      "mcp_servers:\n  gh:\n    url: https://mcp.example.com/mcp\n    bearer_token_env: GH_TOKEN\n    headers: { X-Team: core }\n",
+      { GH_TOKEN: "ghp_123" },
+    ).mcpServers;
+    expect(server).toMatchObject({
+      transport: "http",
+      protocol: "auto",
+      url: "https://mcp.example.com/mcp",
+      headers: { "X-Team": "core", Authorization: "Bearer ghp_123" },
+    });
+  });
+
+  it("errors name the key and the fix", () => {
+    expect(errorOf("mcp_servers:\n  x:\n    args: [a]\n").message).toMatch(
+      /config\.yaml: mcp_servers\.x is invalid: set either command .* or url/,
+    );
+    expect(errorOf("mcp_servers:\n  x:\n    command: a\n    timeout: 3\n").message).toContain(
+      "unknown key 'mcp_servers.x.timeout'",
+    );
+    const missing = errorOf("mcp_servers:\n  gh:\n    url: https://h/mcp\n    bearer_token_env: GH_TOKEN\n");
+    expect(missing.key).toBe("mcp_servers.gh.bearer_token_env");
+    expect(missing.message).toContain("add GH_TOKEN=<token> to HERALD_HOME/.env");
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: config.yaml's own ${NAME} reference
+    const ref = errorOf('mcp_servers:\n  x:\n    command: a\n    env: { K: "${NOPE}" }\n');
+    expect(ref.key).toBe("mcp_servers.x.env.K");
+    expect(errorOf("mcp_servers:\n  x:\n    command: a\n    headers: { A: b }\n").key).toBe(
+      "mcp_servers.x.headers",
+    );
+    expect(errorOf("mcp_servers:\n  'bad name':\n    command: a\n").message).toContain("mcp_servers");
+  });
+
+  it("a turn gets the toolsets of the servers that serve its platform and chat type", () => {
+    const config = load(
+      [
+        "mcp_servers:",
+        "  a: { command: x }",
+        "  b: { command: x, platforms: [telegram] }",
+        "  c: { command: x, groups: true }",
+        "  d: { command: x, enabled: false }",
+      ].join("\n"),
+    );
+    const mcp = (platform: string, chatType: "dm" | "group") =>
+      toolsetsFor(config, platform, chatType).filter((t) => t.startsWith("mcp"));
+    expect(mcp("telegram", "dm")).toEqual(["mcp_a", "mcp_b", "mcp_c", "mcp"]);
+    expect(mcp("api", "dm")).toEqual(["mcp_a", "mcp_c", "mcp"]);
+    expect(mcp("telegram", "group")).toEqual(["mcp_c", "mcp"]);
+    expect(toolsetsFor(load("timezone: UTC\n"), "api", "dm").some((t) => t.startsWith("mcp"))).toBe(false);
+  });
+});
+
+describe("MCP tool names and schemas", () => {
+  it("names follow the provider's rules and stay within 64 characters, distinct", () => {
+    expect(modelToolName("everything", "get-env")).toBe("mcp_everything_get-env");
+    expect(modelToolName("fs", "read.file v2")).toBe("mcp_fs_read_file_v2");
+    const long1 = modelToolName("server", "x".repeat(80));
+    const long2 = modelToolName("server", `${"x".repeat(79)}y`);
+    expect(long1).toHaveLength(64);
+    expect(long1).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(long1).not.toBe(long2);
+  });
+
+  it("root combinators OpenAI refuses are merged into the root's properties", () => {
+    expect(
+      cleanInputSchema({
+        type: "object",
+        properties: { id: { type: "string" } },
+        allOf: [{ properties: { since: { type: "string" } }, required: ["since"] }],
+        oneOf: [
+          { properties: { path: { type: "string" }, mode: { type: "string" } }, required: ["path", "mode"] },
+          { properties: { url: { type: "string" }, mode: { type: "string" } }, required: ["url", "mode"] },
+        ],
+      }),
+    ).toEqual({
+      type: "object",
+      properties: {
+        id: { type: "string" },
+        since: { type: "string" },
+        path: { type: "string" },
+        mode: { type: "string" },
+        url: { type: "string" },
+      },
+      required: ["since", "mode"],
+    });
+  });
+
+  it("schemas become object schemas without $schema", () => {
+    expect(cleanInputSchema({})).toEqual({ type: "object", properties: {} });
+    expect(
+      cleanInputSchema({
+        $schema: "http://json-schema.org/draft-07/schema#",
+        type: "object",
+        properties: { $schema: { type: "string" }, q: { type: "string", $comment: "x" } },
+        required: ["q"],
+      }),
+    ).toEqual({
+      type: "object",
+      properties: { $schema: { type: "string" }, q: { type: "string" } },
+      required: ["q"],
+    });
+  });
+});
