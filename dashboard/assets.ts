@@ -31,6 +31,8 @@ dl.cards dd{margin:0}
 .actions{display:flex;flex-wrap:wrap;gap:.5rem;margin:1rem 0}
 th{font-size:.85rem;color:var(--muted);font-weight:600}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
+th.num{text-align:right}
+th[scope=row]{color:var(--fg);font-size:1rem}
 form.inline{display:inline}
 button,.button{font:inherit;padding:.35rem .8rem;border:1px solid var(--accent);border-radius:6px;background:var(--accent);color:var(--bg);cursor:pointer;text-decoration:none;display:inline-block}
 button.secondary{background:transparent;color:var(--accent)}

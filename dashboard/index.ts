@@ -24,6 +24,7 @@ import {
   sessionsFragment,
   transcriptBody,
 } from "./page-sessions.js";
+import { sessionUsage, USAGE_PERIODS, usageFragment } from "./page-usage.js";
 import type { DashboardAccess, DashboardSources } from "./types.js";
 
 export { Activity } from "./activity.js";
@@ -165,7 +166,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         frame(state, url, {
           title: found.title ?? `Session ${found.key}`,
           nav: "sessions",
-          body: transcriptBody(found, messages, state.csrf),
+          body: html`${transcriptBody(found, messages, state.csrf)}${sessionUsage(sources.usage?.forSession(found.id) ?? [])}`,
         }),
       );
     }
@@ -203,6 +204,20 @@ export function createDashboard(options: DashboardOptions): Dashboard {
           body: knowledgeBody({ memory, skills, csrf: state.csrf }),
         }),
       );
+    }
+    if (sub === "/usage") {
+      const asked = url.searchParams.get("since") ?? "7d";
+      const period = asked in USAGE_PERIODS ? asked : "7d";
+      const ms = USAGE_PERIODS[period]![1];
+      const since = ms ? now() - ms : 0;
+      const body = sources.usage
+        ? usageFragment({
+            period,
+            byModel: sources.usage.summary({ since, by: "model" }),
+            byUser: sources.usage.summary({ since, by: "user" }),
+          })
+        : html`<p class="muted">Usage is not recorded in this process.</p>`;
+      return livePage(res, state, url, { title: "Usage", nav: "usage" }, body);
     }
     if (sub === "/logs") {
       const level = Number(url.searchParams.get("level") ?? 30);

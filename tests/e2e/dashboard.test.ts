@@ -256,6 +256,9 @@ describe("dashboard", () => {
       await fetch(`${base}/dashboard/sessions/${session.id}/export?format=md`, { headers: { cookie } })
     ).text();
     expect(md).toContain("**tool call** `skills_list`");
+    expect(transcript).toMatch(
+      /<table id="session-usage">[\s\S]*fake-model[\s\S]*<td class="num">2<\/td><\/tr>/,
+    );
     const reset = await post(`${base}/dashboard/sessions/${session.id}/reset`, { _csrf: csrf }, { cookie });
     expect(reset.status).toBe(303);
     expect(h.state.sessions.get(session.id)!.endedAt).toBeDefined();
@@ -407,6 +410,15 @@ describe("dashboard", () => {
     const errorsOnly = await page.$eval("#log-table tbody", (e) => e.textContent ?? "");
     expect(errorsOnly).toContain("adapter failed to start");
     expect(errorsOnly).not.toContain("gateway ready");
+
+    // Usage: the turns above by model and by user, from the usage ledger.
+    await page.goto(`${base}/dashboard/usage`);
+    const byModel = await page.$eval("#usage-by-model tbody", (e) => e.textContent ?? "");
+    expect(byModel).toContain("fake-model");
+    const byUser = await page.$eval("#usage-by-user tbody", (e) => e.textContent ?? "");
+    expect(byUser).toContain("telegram:999");
+    expect(byUser).toContain("api:");
+    await shot(page, "usage");
 
     await page.goto(`${base}/dashboard/`);
     await shot(page, "overview");
