@@ -122,11 +122,19 @@ export function generate(path: string, sessions: number, perSession: number): vo
   const insertMessage = db.prepare(
     "INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)",
   );
-  const start = Date.now() - sessions * 60_000;
+  // One usage row per turn (a user message and its answer), over three models.
+  const insertUsage = db.prepare(
+    `INSERT INTO usage (turn_id, model, session_id, user_id, platform, prompt_tokens, completion_tokens, cached_tokens, calls, created_at)
+     VALUES (?, ?, ?, ?, 'telegram', ?, ?, ?, 1, ?)`,
+  );
+  const models = ["openai/gpt-4o-mini", "openai/gpt-4o", "openrouter/claude-sonnet"];
+  // The sessions spread over the last 30 days, one after another.
+  const spacingMs = Math.floor((30 * 86_400_000) / sessions);
+  const start = Date.now() - sessions * spacingMs;
   db.transaction(() => {
     for (let s = 0; s < sessions; s++) {
       const id = randomUUID();
-      const createdAt = start + s * 60_000;
+      const createdAt = start + s * spacingMs;
       const active = s >= sessions * 0.9;
       const text = () => Array.from({ length: 12 }, pick).join(" ");
       const title = text().slice(0, 40);
@@ -142,8 +150,20 @@ export function generate(path: string, sessions: number, perSession: number): vo
         title,
         perSession,
       );
-      for (let m = 0; m < perSession; m++)
+      for (let m = 0; m < perSession; m++) {
         insertMessage.run(id, m + 1, m % 2 === 0 ? "user" : "assistant", text(), createdAt + m * 1000);
+        if (m % 2 === 1)
+          insertUsage.run(
+            `t${s}x${m}`,
+            models[(s + m) % 3],
+            id,
+            String(s),
+            1200 + m,
+            80,
+            600,
+            createdAt + m * 1000,
+          );
+      }
     }
   })();
   db.exec("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')");
@@ -259,6 +279,9 @@ export async function benchDashboard(options: DashboardBenchOptions): Promise<Da
       ["search, two words", `/dashboard/sessions?q=${word(300)}+${word(900)}`],
       ["search, the most common word", `/dashboard/sessions?q=${word(0)}`],
       [`transcript (${options.messagesPerSession} messages)`, `/dashboard/sessions/${sample.id}`],
+      ["usage, last 24 hours", "/dashboard/usage?since=24h"],
+      ["usage, last 7 days", "/dashboard/usage?since=7d"],
+      ["usage, all time", "/dashboard/usage?since=all"],
       ["pairing & approvals", "/dashboard/access"],
       ["cron jobs", "/dashboard/cron"],
     ];
@@ -335,7 +358,7 @@ export function dashboardMarkdown(
 
 \`${command}\` · ${machineLine()}
 
-A state file with ${o.sessions.toLocaleString("en-US")} sessions and ${(o.sessions * o.messagesPerSession).toLocaleString("en-US")} messages (${r.stateFileMb} MB, written in ${r.generateSeconds} s: one transaction, prepared statements, the search index built in bulk), \`herald gateway\` on it as a child process, each page fetched ${o.requests} times over loopback with a login cookie after 20 warm-up requests. Times are round trips: the server's time plus one loopback hop.
+A state file with ${o.sessions.toLocaleString("en-US")} sessions, ${(o.sessions * o.messagesPerSession).toLocaleString("en-US")} messages and ${((o.sessions * o.messagesPerSession) / 2).toLocaleString("en-US")} turns' usage rows, spread over 30 days (${r.stateFileMb} MB, written in ${r.generateSeconds} s: one transaction, prepared statements, the search index built in bulk), \`herald gateway\` on it as a child process, each page fetched ${o.requests} times over loopback with a login cookie after 20 warm-up requests. Times are round trips: the server's time plus one loopback hop.
 
 | page | p50 ms | p95 ms |
 |---|---|---|

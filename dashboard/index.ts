@@ -206,8 +206,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       );
     }
     if (sub === "/usage") {
-      const asked = url.searchParams.get("since") ?? "7d";
-      const period = asked in USAGE_PERIODS ? asked : "7d";
+      const asked = url.searchParams.get("since") ?? "24h";
+      const period = asked in USAGE_PERIODS ? asked : "24h";
       const ms = USAGE_PERIODS[period]![1];
       const since = ms ? now() - ms : 0;
       const body = sources.usage

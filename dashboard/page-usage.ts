@@ -19,8 +19,12 @@ function rows(lines: UsageLine[], withUser: boolean): SafeHtml[] {
   );
 }
 
-/** The period picker and both tables. */
+/** Users' lines shown at most (the heaviest first). */
+export const USAGE_USER_ROWS = 100;
+
+/** The period picker and both tables; the user table keeps the heaviest lines. */
 export function usageFragment(data: { period: string; byModel: UsageLine[]; byUser: UsageLine[] }): SafeHtml {
+  const heaviest = [...data.byUser].sort((a, b) => b.promptTokens - a.promptTokens).slice(0, USAGE_USER_ROWS);
   const picker = html`<form class="search" method="get" action="/dashboard/usage">
 <div><label for="since">Period</label><select id="since" name="since">${Object.entries(USAGE_PERIODS).map(
     ([value, [label]]) =>
@@ -31,7 +35,11 @@ export function usageFragment(data: { period: string; byModel: UsageLine[]; byUs
   if (!data.byModel.length) return html`${picker}<p class="muted">No model calls in this period.</p>`;
   return html`${picker}
 <section aria-labelledby="by-model"><h2 id="by-model">By model</h2><div class="table-wrap"><table id="usage-by-model">${head(html`<th scope="col">model</th>`)}<tbody>${rows(data.byModel, false)}</tbody></table></div></section>
-<section aria-labelledby="by-user"><h2 id="by-user">By user</h2><div class="table-wrap"><table id="usage-by-user">${head(html`<th scope="col">user</th><th scope="col">model</th>`)}<tbody>${rows(data.byUser, true)}</tbody></table></div></section>`;
+<section aria-labelledby="by-user"><h2 id="by-user">By user, most tokens first</h2><div class="table-wrap"><table id="usage-by-user">${head(html`<th scope="col">user</th><th scope="col">model</th>`)}<tbody>${rows(heaviest, true)}</tbody></table></div>${
+    data.byUser.length > heaviest.length
+      ? html`<p class="muted">The ${heaviest.length} heaviest of ${data.byUser.length.toLocaleString("en-US")} user and model lines.</p>`
+      : ""
+  }</section>`;
 }
 
 /** A session's usage under its transcript. */
