@@ -122,6 +122,7 @@ export function createGatewayDashboard(deps: GatewayDashboardDeps): Dashboard | 
       cron: cronAdmin(config, state, deps.cron),
       memory: deps.learning.stateApis.memory,
       skills: deps.learning.stateApis.skills,
+      usage: state.usage,
       logTail: (maxLines) => tailFile(join(config.homeDir, "logs", "herald.log"), maxLines),
     },
   });

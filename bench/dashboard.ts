@@ -47,6 +47,8 @@ export interface DashboardBenchResult {
   cpuMsPerTurnWithoutSse: number;
   cpuMsPerTurnWithSse: number;
   sseEventsSeen: number;
+  /** Fragment refetches the stream's events caused (at most one a second). */
+  pageRefetches: number;
   /** The host's 1-minute load average at the end (the machine is shared). */
   loadAverage: number;
 }
@@ -120,11 +122,19 @@ export function generate(path: string, sessions: number, perSession: number): vo
   const insertMessage = db.prepare(
     "INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)",
   );
-  const start = Date.now() - sessions * 60_000;
+  // One usage row per turn (a user message and its answer), over three models.
+  const insertUsage = db.prepare(
+    `INSERT INTO usage (turn_id, model, session_id, user_id, platform, prompt_tokens, completion_tokens, cached_tokens, calls, created_at)
+     VALUES (?, ?, ?, ?, 'telegram', ?, ?, ?, 1, ?)`,
+  );
+  const models = ["openai/gpt-4o-mini", "openai/gpt-4o", "openrouter/claude-sonnet"];
+  // The sessions spread over the last 30 days, one after another.
+  const spacingMs = Math.floor((30 * 86_400_000) / sessions);
+  const start = Date.now() - sessions * spacingMs;
   db.transaction(() => {
     for (let s = 0; s < sessions; s++) {
       const id = randomUUID();
-      const createdAt = start + s * 60_000;
+      const createdAt = start + s * spacingMs;
       const active = s >= sessions * 0.9;
       const text = () => Array.from({ length: 12 }, pick).join(" ");
       const title = text().slice(0, 40);
@@ -140,8 +150,20 @@ export function generate(path: string, sessions: number, perSession: number): vo
         title,
         perSession,
       );
-      for (let m = 0; m < perSession; m++)
+      for (let m = 0; m < perSession; m++) {
         insertMessage.run(id, m + 1, m % 2 === 0 ? "user" : "assistant", text(), createdAt + m * 1000);
+        if (m % 2 === 1)
+          insertUsage.run(
+            `t${s}x${m}`,
+            models[(s + m) % 3],
+            id,
+            String(s),
+            1200 + m,
+            80,
+            600,
+            createdAt + m * 1000,
+          );
+      }
     }
   })();
   db.exec("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')");
@@ -175,18 +197,38 @@ async function login(url: string): Promise<string> {
   return cookie;
 }
 
-/** Opens the live-update stream; returns the count of events seen and a close function. */
-function openStream(url: string, cookie: string): { events: () => number; close: () => void } {
+/**
+ * Opens the live-update stream as the sessions page does: on events it fetches the page's fragment
+ * again, at most once a second (the page script's throttle). Returns the events seen, the refetches
+ * and a close function.
+ */
+function openStream(
+  url: string,
+  cookie: string,
+): { events: () => number; refetches: () => number; close: () => void } {
   let events = 0;
+  let refetches = 0;
+  let last = 0;
+  let busy = false;
+  const refetch = () => {
+    if (busy || Date.now() - last < 1000) return;
+    busy = true;
+    last = Date.now();
+    refetches++;
+    void get(`${url}/dashboard/sessions?fragment=1`, cookie).finally(() => {
+      busy = false;
+    });
+  };
   const req = httpRequest(`${url}/dashboard/events`, { headers: { cookie } }, (res) => {
     res.on("data", (chunk: Buffer) => {
+      refetch();
       events +=
         chunk.toString().split("\nevent: ").length - 1 + (chunk.toString().startsWith("event: ") ? 1 : 0);
     });
   });
   req.on("error", () => undefined);
   req.end();
-  return { events: () => events, close: () => req.destroy() };
+  return { events: () => events, refetches: () => refetches, close: () => req.destroy() };
 }
 
 /** Runs the scenario. */
@@ -237,6 +279,9 @@ export async function benchDashboard(options: DashboardBenchOptions): Promise<Da
       ["search, two words", `/dashboard/sessions?q=${word(300)}+${word(900)}`],
       ["search, the most common word", `/dashboard/sessions?q=${word(0)}`],
       [`transcript (${options.messagesPerSession} messages)`, `/dashboard/sessions/${sample.id}`],
+      ["usage, last 24 hours", "/dashboard/usage?since=24h"],
+      ["usage, last 7 days", "/dashboard/usage?since=7d"],
+      ["usage, all time", "/dashboard/usage?since=all"],
       ["pairing & approvals", "/dashboard/access"],
       ["cron jobs", "/dashboard/cron"],
     ];
@@ -256,6 +301,7 @@ export async function benchDashboard(options: DashboardBenchOptions): Promise<Da
     const rounds = { off: [] as number[], on: [] as number[] };
     const cpu = { off: [] as number[], on: [] as number[] };
     let sseEventsSeen = 0;
+    let pageRefetches = 0;
     const session = randomUUID();
     for (let i = 0; i < 30; i++) await postTurn(url, `warm up ${i}`, session);
     for (let r = 0; r < options.rounds * 2; r++) {
@@ -274,6 +320,7 @@ export async function benchDashboard(options: DashboardBenchOptions): Promise<Da
       );
       if (stream) {
         sseEventsSeen += stream.events();
+        pageRefetches += stream.refetches();
         stream.close();
       }
       (withSse ? rounds.on : rounds.off).push(round(median(times), 3));
@@ -289,6 +336,7 @@ export async function benchDashboard(options: DashboardBenchOptions): Promise<Da
       cpuMsPerTurnWithoutSse: round(median(cpu.off), 3),
       cpuMsPerTurnWithSse: round(median(cpu.on), 3),
       sseEventsSeen,
+      pageRefetches,
       loadAverage: round(loadavg()[0] ?? 0, 1),
     };
   } finally {
@@ -310,18 +358,18 @@ export function dashboardMarkdown(
 
 \`${command}\` · ${machineLine()}
 
-A state file with ${o.sessions.toLocaleString("en-US")} sessions and ${(o.sessions * o.messagesPerSession).toLocaleString("en-US")} messages (${r.stateFileMb} MB, written in ${r.generateSeconds} s: one transaction, prepared statements, the search index built in bulk), \`herald gateway\` on it as a child process, each page fetched ${o.requests} times over loopback with a login cookie after 20 warm-up requests. Times are round trips: the server's time plus one loopback hop.
+A state file with ${o.sessions.toLocaleString("en-US")} sessions, ${(o.sessions * o.messagesPerSession).toLocaleString("en-US")} messages and ${((o.sessions * o.messagesPerSession) / 2).toLocaleString("en-US")} turns' usage rows, spread over 30 days (${r.stateFileMb} MB, written in ${r.generateSeconds} s: one transaction, prepared statements, the search index built in bulk), \`herald gateway\` on it as a child process, each page fetched ${o.requests} times over loopback with a login cookie after 20 warm-up requests. Times are round trips: the server's time plus one loopback hop.
 
 | page | p50 ms | p95 ms |
 |---|---|---|
 ${rows.join("\n")}
 
-The gateway's turn overhead with a dashboard open: ${o.turnsPerRound} sequential turns per round through the API server (scripted model answering at once), ${o.rounds} rounds without and ${o.rounds} with a live-update stream (SSE) open, alternating, on the same state file (${r.sseEventsSeen} live events received).
+The gateway's turn overhead with a dashboard open: ${o.turnsPerRound} sequential turns per round through the API server (scripted model answering at once), ${o.rounds} rounds without and ${o.rounds} with a live-update stream (SSE) open, alternating, on the same state file. The stream's client behaves like an open sessions page: it receives every event (${r.sseEventsSeen} in all) and fetches the page's fragment again at most once a second (${r.pageRefetches} refetches), as the page script does.
 
 | | without a dashboard stream | with one open |
 |---|---|---|
 | turn latency p50 (median of rounds) | ${r.turnP50WithoutSseMs} ms | ${r.turnP50WithSseMs} ms |
 | gateway CPU per turn (median of rounds) | ${r.cpuMsPerTurnWithoutSse} ms | ${r.cpuMsPerTurnWithSse} ms |
 
-Round medians of latency without: ${r.turnRoundsWithoutSse.join(", ")} ms; with: ${r.turnRoundsWithSse.join(", ")} ms. The machine is shared (1-minute load average ${r.loadAverage} on 2 cores at the end): wall times swing with the other tenants; the CPU per turn is the steadier figure.`;
+Round medians of latency without: ${r.turnRoundsWithoutSse.join(", ")} ms; with: ${r.turnRoundsWithSse.join(", ")} ms. The machine is shared (1-minute load average ${r.loadAverage} on 2 cores at the end): wall times swing with the other tenants; the CPU per turn is the steadier figure, read from /proc in 10 ms ticks, so its resolution is ${round(10 / o.turnsPerRound, 2)} ms per turn.`;
 }

@@ -25,9 +25,14 @@ h1{font-size:1.4rem;margin:.2rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5re
 .muted{color:var(--muted)}.bad{color:var(--bad)}.ok{color:var(--ok)}
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%}
-th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
+th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
+td{overflow-wrap:anywhere}
+dl.cards dd{margin:0}
+.actions{display:flex;flex-wrap:wrap;gap:.5rem;margin:1rem 0}
 th{font-size:.85rem;color:var(--muted);font-weight:600}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
+th.num{text-align:right}
+th[scope=row]{color:var(--fg);font-size:1rem}
 form.inline{display:inline}
 button,.button{font:inherit;padding:.35rem .8rem;border:1px solid var(--accent);border-radius:6px;background:var(--accent);color:var(--bg);cursor:pointer;text-decoration:none;display:inline-block}
 button.secondary{background:transparent;color:var(--accent)}
@@ -68,9 +73,14 @@ export const JS = `
   live.addEventListener('focusout',function(e){
     if(deferred&&!live.contains(e.relatedTarget)){deferred=false;refresh();}
   });
+  // At most one refresh a second, however busy the gateway is.
+  var last=0,timer=null;
   function refresh(){
     if(live.contains(document.activeElement)){deferred=true;return;}
-    if(pending)return;pending=true;
+    if(pending||timer)return;
+    var wait=last+1000-Date.now();
+    if(wait>0){timer=setTimeout(function(){timer=null;refresh();},wait);return;}
+    last=Date.now();pending=true;
     var url=new URL(window.location.href);url.searchParams.set('fragment','1');
     fetch(url,{credentials:'same-origin'}).then(function(r){return r.ok?r.text():null}).then(function(t){
       pending=false;if(t!==null){live.innerHTML=t;}

@@ -24,6 +24,7 @@ import {
   sessionsFragment,
   transcriptBody,
 } from "./page-sessions.js";
+import { sessionUsage, USAGE_PERIODS, usageFragment } from "./page-usage.js";
 import type { DashboardAccess, DashboardSources } from "./types.js";
 
 export { Activity } from "./activity.js";
@@ -70,7 +71,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const auth = new DashboardAuth(options.access, now);
   const log = options.logger.child({ component: "dashboard" });
   const flashes = new Map<string, { text: string; error: boolean }>();
-  const streams = new Set<ServerResponse>();
+  /** Open live streams and the login each belongs to (ended with it). */
+  const streams = new Map<ServerResponse, string | undefined>();
 
   const send = (
     res: ServerResponse,
@@ -130,7 +132,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         }),
       );
     }
-    if (sub === "/events") return stream(req, res);
+    if (sub === "/events") return stream(req, res, state.sessionId);
     if (sub === "/sessions") {
       const query = (url.searchParams.get("q") ?? "").trim().slice(0, 200);
       const hits = query ? sources.search(query, 50) : undefined;
@@ -164,7 +166,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         frame(state, url, {
           title: found.title ?? `Session ${found.key}`,
           nav: "sessions",
-          body: transcriptBody(found, messages, state.csrf),
+          body: html`${transcriptBody(found, messages, state.csrf)}${sessionUsage(sources.usage?.forSession(found.id) ?? [])}`,
         }),
       );
     }
@@ -202,6 +204,20 @@ export function createDashboard(options: DashboardOptions): Dashboard {
           body: knowledgeBody({ memory, skills, csrf: state.csrf }),
         }),
       );
+    }
+    if (sub === "/usage") {
+      const asked = url.searchParams.get("since") ?? "24h";
+      const period = asked in USAGE_PERIODS ? asked : "24h";
+      const ms = USAGE_PERIODS[period]![1];
+      const since = ms ? now() - ms : 0;
+      const body = sources.usage
+        ? usageFragment({
+            period,
+            byModel: sources.usage.summary({ since, by: "model" }),
+            byUser: sources.usage.summary({ since, by: "user" }),
+          })
+        : html`<p class="muted">Usage is not recorded in this process.</p>`;
+      return livePage(res, state, url, { title: "Usage", nav: "usage" }, body);
     }
     if (sub === "/logs") {
       const level = Number(url.searchParams.get("level") ?? 30);
@@ -246,6 +262,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
 
   async function post(res: ServerResponse, state: Ok, sub: string, form: URLSearchParams) {
     if (sub === "/logout") {
+      for (const [stream, login] of streams) if (login === state.sessionId) stream.end();
       return redirect(res, "/dashboard/login", { "set-cookie": auth.logout(state.sessionId) });
     }
     const reset = /^\/sessions\/([A-Za-z0-9_-]+)\/reset$/.exec(sub);
@@ -340,18 +357,22 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   }
 
   /** `GET /dashboard/events`: every activity event as an SSE event of its type. */
-  function stream(req: IncomingMessage, res: ServerResponse) {
+  function stream(req: IncomingMessage, res: ServerResponse, login: string | undefined) {
     res.writeHead(200, {
       ...SECURITY_HEADERS,
       "content-type": "text/event-stream; charset=utf-8",
       connection: "keep-alive",
     });
     res.write("retry: 3000\n\n");
-    streams.add(res);
+    streams.set(res, login);
     const unsubscribe = activity.subscribe((event) => {
       res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
     });
-    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
+    // A login that expired ends its stream at the next heartbeat.
+    const heartbeat = setInterval(() => {
+      if (auth.check(req).kind === "ok") res.write(": keep-alive\n\n");
+      else res.end();
+    }, HEARTBEAT_MS);
     heartbeat.unref();
     req.on("close", () => {
       clearInterval(heartbeat);
@@ -418,7 +439,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       return true;
     },
     close() {
-      for (const res of streams) res.end();
+      for (const res of streams.keys()) res.end();
       streams.clear();
     },
   };

@@ -8,6 +8,7 @@ export const NAV = [
   ["access", "Pairing & approvals"],
   ["cron", "Cron jobs"],
   ["knowledge", "Skills & memory"],
+  ["usage", "Usage"],
   ["logs", "Logs"],
 ] as const;
 

@@ -54,7 +54,7 @@ export function transcriptBody(session: Session, messages: StoredMessage[], csrf
 <div class="card"><dt class="muted">started (UTC)</dt><dd>${formatTime(session.createdAt)}</dd></div>
 <div class="card"><dt class="muted">state</dt><dd>${session.endedAt === undefined ? "active" : `ended ${formatTime(session.endedAt)} (${session.endReason ?? "?"})`}</dd></div>
 </dl>
-<p><a class="button" href="/dashboard/sessions/${session.id}/export?format=json" download>Export JSON</a>
+<div class="actions"><a class="button" href="/dashboard/sessions/${session.id}/export?format=json" download>Export JSON</a>
 <a class="button" href="/dashboard/sessions/${session.id}/export?format=md" download>Export Markdown</a>
 ${
   session.endedAt === undefined
@@ -66,7 +66,7 @@ ${
         confirm: "End this session? The next message starts a fresh one.",
       })
     : ""
-}</p>
+}</div>
 <h2>Transcript</h2>${items.length ? items : html`<p class="muted">No messages.</p>`}`;
 }
 
@@ -76,7 +76,7 @@ function messageItem(m: StoredMessage, results: Map<string, string>): SafeHtml {
     msg.role === "assistant"
       ? (msg.tool_calls ?? []).map(
           (c) =>
-            html`<details class="tool"><summary>🔧 ${c.function.name}</summary><pre>${c.function.arguments}</pre>${
+            html`<details class="tool"><summary>tool call: <code>${c.function.name}</code></summary><pre>${c.function.arguments}</pre>${
               results.has(c.id) ? html`<div class="muted">result</div><pre>${results.get(c.id)}</pre>` : ""
             }</details>`,
         )

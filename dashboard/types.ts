@@ -5,7 +5,7 @@
  */
 import type { MemoryStateApi } from "../memory/types.js";
 import type { CronJobView, CronRun } from "../scheduler/types.js";
-import type { PairingRequest, SearchHit, SessionStore } from "../sessions/types.js";
+import type { PairingRequest, SearchHit, SessionStore, UsageLedger } from "../sessions/types.js";
 import type { SkillsStateApi } from "../skills/types.js";
 
 /** Who may open the dashboard and how long a login lasts. */
@@ -78,6 +78,8 @@ export interface DashboardSources {
   cron?: CronAdmin | undefined;
   memory?: MemoryStateApi | undefined;
   skills?: SkillsStateApi | undefined;
+  /** Token usage the turns recorded (the usage ledger). */
+  usage?: Pick<UsageLedger, "summary" | "forSession"> | undefined;
   /** The last lines of the gateway's log file; undefined when there is none. */
   logTail?(maxLines: number): { file: string; lines: string[] } | undefined;
 }

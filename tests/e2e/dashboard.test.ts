@@ -60,7 +60,24 @@ async function login(base: string): Promise<{ cookie: string; csrf: string }> {
   return { cookie, csrf };
 }
 
+/** Form fields without a label, buttons and links without a name: what a screen reader could not announce. */
+function unnamed(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const out: string[] = [];
+    for (const el of document.querySelectorAll("input:not([type=hidden]), select, textarea")) {
+      const field = el as HTMLInputElement;
+      if (!field.labels?.length && !field.getAttribute("aria-label")) out.push(field.outerHTML);
+    }
+    for (const el of document.querySelectorAll("button, a")) {
+      if (!(el.getAttribute("aria-label") ?? el.textContent ?? "").trim()) out.push(el.outerHTML);
+    }
+    if (!document.querySelector("main h1")) out.push("no h1 in main");
+    return out;
+  });
+}
+
 async function shot(page: Page, name: string): Promise<void> {
+  expect(await unnamed(page)).toEqual([]);
   await page.screenshot({ path: join(SHOTS, `dashboard-${name}.png`), fullPage: false });
 }
 
@@ -126,8 +143,13 @@ describe("dashboard", () => {
     expect(h.state.pairing.pending()).toHaveLength(0);
     expect(h.gateway.runner.access.isAllowed("telegram", "999")).toBe(false);
 
-    // Logged out, the cookie is worth nothing.
+    // Logged out, the cookie is worth nothing, and the login's live stream ends.
+    const events = await fetch(`${base}/dashboard/events`, { headers: { cookie } });
+    expect(events.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const reader = events.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain("retry:");
     expect((await post(`${base}/dashboard/logout`, { _csrf: csrf }, { cookie })).status).toBe(303);
+    for (;;) if ((await reader.read()).done) break;
     const after = await fetch(`${base}/dashboard/`, { redirect: "manual", headers: { cookie } });
     expect(after.status).toBe(303);
   });
@@ -213,6 +235,36 @@ describe("dashboard", () => {
     expect(kept.ok && kept.message).toContain("Wait five minutes.");
   });
 
+  it("shows a transcript's tool calls with their results, exports it, and resets the session", async () => {
+    const { h } = await start();
+    const base = h.apiUrl;
+    h.llm.script({ toolCalls: [{ name: "skills_list", arguments: {} }] }, { text: "You have three skills." });
+    expect((await chat(h, "which skills do I have?")).text).toBe("You have three skills.");
+    const session = h.state.sessions.list({ limit: 1 })[0]!;
+    const { cookie, csrf } = await login(base);
+    const transcript = await (
+      await fetch(`${base}/dashboard/sessions/${session.id}`, { headers: { cookie } })
+    ).text();
+    expect(transcript).toContain("tool call: <code>skills_list</code>");
+    expect(transcript).toMatch(/<div class="muted">result<\/div><pre>[^<]*daily-briefing/);
+    const json = (await (
+      await fetch(`${base}/dashboard/sessions/${session.id}/export?format=json`, { headers: { cookie } })
+    ).json()) as { session: { key: string }; messages: { role: string }[] };
+    expect(json.session.key).toBe(session.key);
+    expect(json.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    const md = await (
+      await fetch(`${base}/dashboard/sessions/${session.id}/export?format=md`, { headers: { cookie } })
+    ).text();
+    expect(md).toContain("**tool call** `skills_list`");
+    expect(transcript).toMatch(
+      /<table id="session-usage">[\s\S]*fake-model[\s\S]*<td class="num">2<\/td><\/tr>/,
+    );
+    const reset = await post(`${base}/dashboard/sessions/${session.id}/reset`, { _csrf: csrf }, { cookie });
+    expect(reset.status).toBe(303);
+    expect(h.state.sessions.get(session.id)!.endedAt).toBeDefined();
+    expect(h.state.sessions.get(session.id)!.endReason).toBe("manual");
+  });
+
   it("without a password serves only loopback requests that name a loopback host", async () => {
     const { h } = await start({ DASHBOARD_PASSWORD: "" });
     const port = Number(new URL(h.apiUrl).port);
@@ -231,6 +283,12 @@ describe("dashboard", () => {
     expect(await get(`evil.example:${port}`)).toBe(403);
   });
 
+  it("DASHBOARD_ENABLED=false: no dashboard at all", async () => {
+    const { h } = await start({ DASHBOARD_ENABLED: "false" });
+    expect((await fetch(`${h.apiUrl}/dashboard/login`)).status).toBe(404);
+    expect((await post(`${h.apiUrl}/dashboard/login`, { password: PASSWORD })).status).toBe(404);
+  });
+
   it("in Chromium: log in, watch a chat turn arrive live, search, approve a pairing, run a cron job, edit memory, log out", async () => {
     const { fake, h } = await start();
     const base = h.apiUrl;
@@ -245,6 +303,11 @@ describe("dashboard", () => {
     await Promise.all([page.waitForNavigation(), page.keyboard.press("Enter")]);
     expect(page.url()).toBe(`${base}/dashboard/`);
     expect(await page.$eval("h1", (e) => e.textContent)).toBe("Overview");
+    // Keyboard: the first Tab reaches the skip link, Enter on it moves to the content.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    await page.keyboard.press("Enter");
+    expect(page.url()).toBe(`${base}/dashboard/#main`);
     await page.waitForFunction(() => document.getElementById("live-status")?.textContent === "live");
 
     // The sessions page updates itself when a turn finishes (SSE), no reload.
@@ -255,8 +318,12 @@ describe("dashboard", () => {
       (window as unknown as { marker: number }).marker = 42;
       return 42;
     });
+    h.llm.script(
+      { toolCalls: [{ name: "skills_list", arguments: {} }] },
+      { text: "Noted: pomegranate. I can also use the daily-briefing skill for you." },
+    );
     const reply = await chat(h, "The secret fruit is pomegranate, remember it");
-    expect(reply.text).toBe("echo: The secret fruit is pomegranate, remember it");
+    expect(reply.text).toBe("Noted: pomegranate. I can also use the daily-briefing skill for you.");
     await page.waitForSelector("#sessions-table tbody tr");
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(marker);
     expect(await page.$eval("#sessions-table", (e) => e.textContent)).toContain("api:");
@@ -270,7 +337,9 @@ describe("dashboard", () => {
     await Promise.all([page.waitForNavigation(), page.click("#search-results a")]);
     const transcript = await page.$eval("main", (e) => e.textContent ?? "");
     expect(transcript).toContain("The secret fruit is pomegranate");
-    expect(transcript).toContain("echo: The secret fruit is pomegranate");
+    expect(transcript).toContain("Noted: pomegranate.");
+    expect(transcript).toContain("tool call: skills_list");
+    await page.click("details.tool summary");
     await shot(page, "transcript");
     const exported = await page.evaluate(async () => {
       const a = [...document.querySelectorAll("a")].find((x) => x.textContent === "Export Markdown")!;
@@ -341,6 +410,15 @@ describe("dashboard", () => {
     const errorsOnly = await page.$eval("#log-table tbody", (e) => e.textContent ?? "");
     expect(errorsOnly).toContain("adapter failed to start");
     expect(errorsOnly).not.toContain("gateway ready");
+
+    // Usage: the turns above by model and by user, from the usage ledger.
+    await page.goto(`${base}/dashboard/usage`);
+    const byModel = await page.$eval("#usage-by-model tbody", (e) => e.textContent ?? "");
+    expect(byModel).toContain("fake-model");
+    const byUser = await page.$eval("#usage-by-user tbody", (e) => e.textContent ?? "");
+    expect(byUser).toContain("telegram:999");
+    expect(byUser).toContain("api:");
+    await shot(page, "usage");
 
     await page.goto(`${base}/dashboard/`);
     await shot(page, "overview");

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../app/config.js";
 import { Activity } from "../../dashboard/activity.js";
 import { COOKIE_NAME, DashboardAuth } from "../../dashboard/auth.js";
 import { html } from "../../dashboard/html.js";
@@ -91,6 +92,26 @@ describe("dashboard", () => {
     now += 2 * 3_600_000;
     expect(activity.minutes().every((m) => m.turns === 0)).toBe(true);
     expect(activity.errors()).toEqual([]);
+  });
+
+  it("refuses a short DASHBOARD_PASSWORD by name, and reads the dashboard keys", () => {
+    const env = { HERALD_HOME: "/nonexistent-herald-home" };
+    expect(() => loadConfig({ env: { ...env, DASHBOARD_PASSWORD: "short" } })).toThrow(
+      /DASHBOARD_PASSWORD \(config.yaml: dashboard.password\) is invalid: must be at least 12 characters/,
+    );
+    expect(() => loadConfig({ env: { ...env, DASHBOARD_SESSION_HOURS: "soon" } })).toThrow(
+      /DASHBOARD_SESSION_HOURS must be a whole number/,
+    );
+    const config = loadConfig({
+      env: {
+        ...env,
+        DASHBOARD_PASSWORD: "a-long-enough-one",
+        DASHBOARD_SESSION_HOURS: "2",
+        DASHBOARD_ENABLED: "no",
+      },
+    });
+    expect(config.dashboard).toEqual({ enabled: false, password: "a-long-enough-one", sessionHours: 2 });
+    expect(loadConfig({ env }).dashboard).toEqual({ enabled: true, sessionHours: 12 });
   });
 
   it("searches newest first, falling back to any word", () => {
