@@ -19,6 +19,21 @@ export function defineTool<P extends z.ZodType>(tool: Tool<P>): Tool {
 /** Tools by name, grouped in toolsets ("core" holds `session_search`). */
 export class ToolRegistry {
   readonly #tools = new Map<string, Tool>();
+  readonly #summaries = new Map<string, string>();
+
+  /**
+   * Sets the one-line summaries of toolsets (what the system prompt's list of not-yet-loaded toolsets
+   * says of each, see agent/lazy-tools.ts). Keep each short and fixed: it is part of the prompt prefix.
+   */
+  describeToolsets(summaries: Readonly<Record<string, string>>): this {
+    for (const [name, text] of Object.entries(summaries)) this.#summaries.set(name, text);
+    return this;
+  }
+
+  /** The summary of `toolset`, if one was set. */
+  toolsetSummary(toolset: string): string | undefined {
+    return this.#summaries.get(toolset);
+  }
 
   /** Adds tools. @throws Error when a name is taken (two tools of one name would shadow each other). */
   register(...tools: Tool[]): this {
