@@ -107,16 +107,35 @@ function toolJson(tool: Tool): ChatCompletionFunctionTool {
   if (cached) return cached;
   const { $schema: _schema, ...parameters } =
     tool.jsonSchema ??
-    (z.toJSONSchema(tool.parameters, {
-      io: "input",
-      unrepresentable: "any",
-    }) as Record<string, unknown>);
+    (tighten(
+      z.toJSONSchema(tool.parameters, {
+        io: "input",
+        unrepresentable: "any",
+      }),
+    ) as Record<string, unknown>);
   const json: ChatCompletionFunctionTool = {
     type: "function",
     function: { name: tool.name, description: tool.description, parameters },
   };
   toolJsonCache.set(tool, json);
   return json;
+}
+
+/**
+ * A zod-made schema without what tells the model nothing (the arguments are still validated by zod):
+ * an integer's safe-integer bounds and `minLength: 1` (3 % of the built-in schemas' bytes).
+ */
+function tighten(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(tighten);
+  if (!node || typeof node !== "object") return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if ((key === "maximum" || key === "minimum") && Math.abs(value as number) === Number.MAX_SAFE_INTEGER)
+      continue;
+    if (key === "minLength" && value === 1) continue;
+    out[key] = tighten(value);
+  }
+  return out;
 }
 
 type Parsed = { ok: true; value: unknown } | { ok: false; error: string };
