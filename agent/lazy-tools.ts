@@ -43,28 +43,38 @@ export class TurnTools {
     summaryOf: (toolset: string) => string | undefined = () => undefined,
   ) {
     this.#enabled = enabled;
-    const lazy = new Map<string, Tool[]>();
-    if (eagerToolsets) {
-      const eager = new Set(eagerToolsets);
-      for (const tool of enabled) {
-        if (eager.has(tool.toolset)) continue;
-        const list = lazy.get(tool.toolset) ?? [];
-        list.push(tool);
-        lazy.set(tool.toolset, list);
-      }
-    }
-    if (lazy.size === 0) {
+    const layout = layoutOf(enabled, eagerToolsets, summaryOf);
+    this.index = layout.index;
+    if (!layout.lazy) {
       this.allowed = enabled;
-      this.index = "";
-      this.#eagerJson = toOpenAITools(enabled);
+      this.#eagerJson = layout.eagerJson;
     } else {
-      this.#lazy = lazy;
-      const loader = loadToolsTool(this);
-      this.allowed = [...enabled, loader];
-      this.index = indexOf(lazy, summaryOf);
-      this.#eagerJson = [...toOpenAITools(enabled.filter((t) => !lazy.has(t.toolset))), loadToolsJson()];
+      this.#lazy = layout.lazy;
+      this.allowed = [...enabled, loadToolsTool(this)];
+      this.#eagerJson = layout.eagerJson;
     }
     this.#json = this.#eagerJson;
+  }
+
+  /**
+   * `systemPrompt` with the list of toolsets not sent up front after it (the same string instance for
+   * the same inputs, so a session's requests do not build it again).
+   */
+  systemPrompt(systemPrompt: string): string {
+    if (!this.index) return systemPrompt;
+    let byPrompt = prompts.get(this.index);
+    if (!byPrompt) {
+      if (prompts.size >= MEMO_SIZE) prompts.clear();
+      byPrompt = new Map();
+      prompts.set(this.index, byPrompt);
+    }
+    let full = byPrompt.get(systemPrompt);
+    if (full === undefined) {
+      if (byPrompt.size >= MEMO_SIZE) byPrompt.clear();
+      full = systemPrompt ? `${systemPrompt}\n\n${this.index}` : this.index;
+      byPrompt.set(systemPrompt, full);
+    }
+    return full;
   }
 
   /** The tool schemas the next request carries (the same array until something loads). */
@@ -138,6 +148,59 @@ export class TurnTools {
       ? { content: lines.join("\n") }
       : { content: `error: ${lines.join("\n")}`, isError: true };
   }
+}
+
+/** What a set of enabled tools and eager toolsets gives, the same for every turn that has them. */
+interface Layout {
+  lazy: ReadonlyMap<string, readonly Tool[]> | undefined;
+  index: string;
+  eagerJson: ChatCompletionFunctionTool[];
+}
+
+// Turns of a process mostly have the same tools: work out their layout once, not per model call.
+const MEMO_SIZE = 64;
+const layouts = new Map<string, Layout>();
+const prompts = new Map<string, Map<string, string>>();
+const toolIds = new WeakMap<Tool, number>();
+let nextToolId = 1;
+
+function layoutOf(
+  enabled: readonly Tool[],
+  eagerToolsets: readonly string[] | undefined,
+  summaryOf: (toolset: string) => string | undefined,
+): Layout {
+  let key = eagerToolsets ? eagerToolsets.join(",") : "*";
+  for (const tool of enabled) {
+    let id = toolIds.get(tool);
+    if (id === undefined) {
+      id = nextToolId++;
+      toolIds.set(tool, id);
+    }
+    key += ` ${id}`;
+  }
+  let layout = layouts.get(key);
+  if (layout) return layout;
+  const lazy = new Map<string, Tool[]>();
+  if (eagerToolsets) {
+    const eager = new Set(eagerToolsets);
+    for (const tool of enabled) {
+      if (eager.has(tool.toolset)) continue;
+      const list = lazy.get(tool.toolset) ?? [];
+      list.push(tool);
+      lazy.set(tool.toolset, list);
+    }
+  }
+  layout =
+    lazy.size === 0
+      ? { lazy: undefined, index: "", eagerJson: toOpenAITools(enabled) }
+      : {
+          lazy,
+          index: indexOf(lazy, summaryOf),
+          eagerJson: [...toOpenAITools(enabled.filter((t) => !lazy.has(t.toolset))), loadToolsJson()],
+        };
+  if (layouts.size >= MEMO_SIZE) layouts.clear();
+  layouts.set(key, layout);
+  return layout;
 }
 
 /** The toolset names of a `load_tools` call's arguments; nothing when they do not parse. */

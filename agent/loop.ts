@@ -161,9 +161,7 @@ async function loop(
   turnTools.noteHistory(job.history.map((h) => h.message));
   const tools = turnTools.allowed;
   let toolsJson = turnTools.json;
-  const systemPrompt = turnTools.index
-    ? `${job.systemPrompt}${job.systemPrompt ? "\n\n" : ""}${turnTools.index}`
-    : job.systemPrompt;
+  const systemPrompt = turnTools.systemPrompt(job.systemPrompt);
   const modelName = job.model ?? client.catalog.defaultModel;
   const maxIterations = job.maxIterations ?? client.config.maxIterations ?? DEFAULT_MAX_ITERATIONS;
   const { usage } = tally;

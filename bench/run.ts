@@ -81,7 +81,7 @@ const scenarios: Record<string, () => Promise<void>> = {
     const opts = { turns: 12 };
     const result = await benchRequests(opts);
     console.log(JSON.stringify({ requests: result }));
-    const allOpts = { root, turns: 12, cpuTurns: 200 };
+    const allOpts = { root, turns: 12, cpuTurns: 600 };
     const all = await benchAllToolsets(allOpts);
     console.log(JSON.stringify({ requestsAllToolsets: all }));
     const markdown = `${requestsMarkdown(result, opts, "npm run bench -- requests")}\n\n${allToolsetsMarkdown(all, allOpts)}`;
