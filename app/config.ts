@@ -127,15 +127,15 @@ const coreShape = {
       eager: z.array(z.string()).default(["core", "memory", "skills"]),
       /** `eager` per platform (`telegram`) or platform and chat type (`telegram:group`, more specific wins). */
       eagerFor: z
-        .record(
-          z
-            .string()
-            .regex(
-              /^[a-z][a-z0-9]*(:(dm|group))?$/,
-              "a platform name, or a platform and chat type such as telegram:group",
-            ),
-          z.array(z.string()),
-        )
+        .record(z.string(), z.array(z.string()))
+        .superRefine((byKey, ctx) => {
+          for (const key of Object.keys(byKey))
+            if (!/^[a-z][a-z0-9]*(:(dm|group))?$/.test(key))
+              ctx.addIssue({
+                code: "custom",
+                message: `'${key}' is neither a platform name nor <platform>:dm|group; write e.g. telegram or telegram:group`,
+              });
+        })
         .default({}),
     })
     .prefault({}),

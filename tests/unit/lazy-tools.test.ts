@@ -2,10 +2,15 @@
  * `TurnTools`: which schemas a request carries, derived from the session's history alone, so a later
  * turn (or another worker) sends the same tools in the same order.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { TurnTools } from "../../agent/lazy-tools.js";
 import type { Tool } from "../../agent/types.js";
+import { loadConfig } from "../../app/config.js";
+import { eagerToolsetsFor } from "../../app/gateway-main.js";
 import type { ChatMessage, ToolCall } from "../../core/types.js";
 
 const tool = (name: string, toolset: string): Tool => ({
@@ -95,5 +100,38 @@ describe("TurnTools", () => {
     const allEager = new TurnTools(enabled, ["core", "terminal", "files", "web"]);
     expect(names(allEager)).toEqual(enabled.map((t) => t.name));
     expect(allEager.allowed).toEqual(enabled);
+  });
+});
+
+describe("tools config", () => {
+  const withYaml = (yaml: string, env: Record<string, string> = {}) => {
+    const home = mkdtempSync(join(tmpdir(), "herald-lazy-config-"));
+    try {
+      writeFileSync(join(home, "config.yaml"), yaml);
+      return loadConfig({ env: { HERALD_HOME: home, ...env } });
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  };
+
+  it("picks eager toolsets by platform and chat type, then platform, then tools.eager; none when lazy is off", () => {
+    const config = withYaml(
+      "tools:\n  eager: [core]\n  eager_for:\n    telegram: [core, web]\n    telegram:group: [memory]\n",
+    );
+    expect(eagerToolsetsFor(config, "telegram", "group")).toEqual(["memory"]);
+    expect(eagerToolsetsFor(config, "telegram", "dm")).toEqual(["core", "web"]);
+    expect(eagerToolsetsFor(config, "slack", "dm")).toEqual(["core"]);
+    expect(eagerToolsetsFor(withYaml("", { HERALD_TOOLS_LAZY: "false" }), "slack", "dm")).toBeUndefined();
+    expect(eagerToolsetsFor(withYaml("", { HERALD_TOOLS_EAGER: "core,terminal" }), "api", "dm")).toEqual([
+      "core",
+      "terminal",
+    ]);
+    expect(withYaml("").tools).toMatchObject({ lazy: true, eager: ["core", "memory", "skills"] });
+  });
+
+  it("refuses a tools.eager_for key that is not a platform or platform:chat type, naming it", () => {
+    expect(() => withYaml('tools:\n  eager_for:\n    "telegram:channel": [core]\n')).toThrow(
+      "tools.eager_for is invalid: 'telegram:channel' is neither a platform name nor <platform>:dm|group; write e.g. telegram or telegram:group",
+    );
   });
 });
