@@ -125,6 +125,17 @@ describe("lean requests", () => {
     expect(systemText(next)).toBe(system);
     const [a, b] = h.llm.bodies.slice(-2) as [string, string];
     expect(sharedPrefix(a, b) / b.length).toBeGreaterThanOrEqual(0.95);
+
+    // Nothing but the history says what is loaded: after a restart the session sends the same prefix.
+    await h.restart();
+    await expect
+      .poll(() => h.gateway.mcp?.status().every((s) => s.state === "connected"), { timeout: 20_000 })
+      .toBe(true);
+    h.llm.script({ text: "Back." });
+    await chat(h, "still there?", { sessionId: "lean-1" });
+    expect(toolNames(h.llm.requests.at(-1))).toEqual(toolNames(afterLoad));
+    const [c, d] = h.llm.bodies.slice(-2) as [string, string];
+    expect(sharedPrefix(c, d) / d.length).toBeGreaterThanOrEqual(0.95);
   });
 
   it("runs a call to a tool not loaded yet and loads its toolset; an unknown toolset is named as such", async () => {
