@@ -16,9 +16,10 @@ import type {
 import type { ChatMessage, InboundAttachment, ToolCall } from "../core/types.js";
 import { compressIfNeeded, repairToolPairs } from "./compression.js";
 import { buildUserMessage } from "./input.js";
+import { TurnTools } from "./lazy-tools.js";
 import type { ModelClient, ModelMessage } from "./model-client.js";
 import { cancelledError } from "./model-errors.js";
-import { type ToolRegistry, toOpenAITools } from "./tool-registry.js";
+import type { ToolRegistry } from "./tool-registry.js";
 import type { StateClient, Tool, ToolOutput, TurnHooks } from "./types.js";
 import type { SpeakReply } from "./voice-reply.js";
 
@@ -153,15 +154,21 @@ async function loop(
   tally: TurnTally,
 ): Promise<TurnResult> {
   const { model: client, signal } = deps;
-  const tools = deps.tools.forToolsets(job.toolsets);
-  const toolsJson = toOpenAITools(tools);
+  const turnTools = new TurnTools(deps.tools.forToolsets(job.toolsets), job.eagerToolsets, (t) =>
+    deps.tools.toolsetSummary(t),
+  );
+  // Loaded in earlier turns of the session: their schemas come in the same order as before.
+  turnTools.noteHistory(job.history.map((h) => h.message));
+  const tools = turnTools.allowed;
+  let toolsJson = turnTools.json;
+  const systemPrompt = turnTools.systemPrompt(job.systemPrompt);
   const modelName = job.model ?? client.catalog.defaultModel;
   const maxIterations = job.maxIterations ?? client.config.maxIterations ?? DEFAULT_MAX_ITERATIONS;
   const { usage } = tally;
 
   const compress = async (force: boolean) => {
     const result = await compressIfNeeded({
-      systemPrompt: job.systemPrompt,
+      systemPrompt,
       history: job.history,
       input: forModel,
       tools: toolsJson,
@@ -177,7 +184,7 @@ async function loop(
   };
   let compressed = await compress(false);
 
-  const system = job.systemPrompt ? [{ role: "system" as const, content: job.systemPrompt }] : [];
+  const system = systemPrompt ? [{ role: "system" as const, content: systemPrompt }] : [];
   let history = repairToolPairs(compressed.history);
   // The todo plan after a compaction summary: after the stable prefix, before the user's message.
   const plan = await planNote(history, deps.state, job, log);
@@ -241,8 +248,11 @@ async function loop(
 
     const outputs = await Promise.all(calls.map((call) => runTool(call, tools, job, deps, log, emit)));
     usage.toolCalls += calls.length;
+    // Toolsets this step loaded: their schemas go with every later request (appended: the prefix holds).
+    if (turnTools.note(calls)) toolsJson = turnTools.json;
     outputs.forEach((output, i) => {
-      const tool: ChatMessage = { role: "tool", tool_call_id: calls[i]!.id, content: output.content };
+      // Keys in the order the session store gives them back: the next turn's request repeats these bytes.
+      const tool: ChatMessage = { role: "tool", content: output.content, tool_call_id: calls[i]!.id };
       messages.push(tool);
       turnMessages.push(tool);
       files.push(...(output.files ?? []));

@@ -391,9 +391,10 @@ export function requestBody(
   const reasoning = extras.reasoningEffort
     ? `,"reasoning_effort":${JSON.stringify(extras.reasoningEffort)}`
     : "";
-  // Tools before messages: the body's bytes then grow only at the end from one turn to the next (the
-  // tool schemas, the largest part, are the same every turn), as a prompt cache sees the prompt.
-  return `{"model":${JSON.stringify(model)}${tools},"messages":${JSON.stringify(messages)}${reasoning},"stream":true,"stream_options":{"include_usage":true}}`;
+  // Everything else before messages: the body's bytes then grow only at the end from one turn to the
+  // next (the tool schemas, the largest part, are the same every turn), as a prompt cache sees the
+  // prompt, and the fixed fields are part of the repeated prefix instead of following the new messages.
+  return `{"model":${JSON.stringify(model)},"stream":true,"stream_options":{"include_usage":true}${reasoning}${tools},"messages":${JSON.stringify(messages)}}`;
 }
 
 const EPHEMERAL = { type: "ephemeral" } as const;

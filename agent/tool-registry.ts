@@ -19,6 +19,21 @@ export function defineTool<P extends z.ZodType>(tool: Tool<P>): Tool {
 /** Tools by name, grouped in toolsets ("core" holds `session_search`). */
 export class ToolRegistry {
   readonly #tools = new Map<string, Tool>();
+  readonly #summaries = new Map<string, string>();
+
+  /**
+   * Sets the one-line summaries of toolsets (what the system prompt's list of not-yet-loaded toolsets
+   * says of each, see agent/lazy-tools.ts). Keep each short and fixed: it is part of the prompt prefix.
+   */
+  describeToolsets(summaries: Readonly<Record<string, string>>): this {
+    for (const [name, text] of Object.entries(summaries)) this.#summaries.set(name, text);
+    return this;
+  }
+
+  /** The summary of `toolset`, if one was set. */
+  toolsetSummary(toolset: string): string | undefined {
+    return this.#summaries.get(toolset);
+  }
 
   /** Adds tools. @throws Error when a name is taken (two tools of one name would shadow each other). */
   register(...tools: Tool[]): this {
@@ -92,16 +107,35 @@ function toolJson(tool: Tool): ChatCompletionFunctionTool {
   if (cached) return cached;
   const { $schema: _schema, ...parameters } =
     tool.jsonSchema ??
-    (z.toJSONSchema(tool.parameters, {
-      io: "input",
-      unrepresentable: "any",
-    }) as Record<string, unknown>);
+    (tighten(
+      z.toJSONSchema(tool.parameters, {
+        io: "input",
+        unrepresentable: "any",
+      }),
+    ) as Record<string, unknown>);
   const json: ChatCompletionFunctionTool = {
     type: "function",
     function: { name: tool.name, description: tool.description, parameters },
   };
   toolJsonCache.set(tool, json);
   return json;
+}
+
+/**
+ * A zod-made schema without what tells the model nothing (the arguments are still validated by zod):
+ * an integer's safe-integer bounds and `minLength: 1` (3 % of the built-in schemas' bytes).
+ */
+function tighten(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(tighten);
+  if (!node || typeof node !== "object") return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if ((key === "maximum" || key === "minimum") && Math.abs(value as number) === Number.MAX_SAFE_INTEGER)
+      continue;
+    if (key === "minLength" && value === 1) continue;
+    out[key] = tighten(value);
+  }
+  return out;
 }
 
 type Parsed = { ok: true; value: unknown } | { ok: false; error: string };

@@ -118,6 +118,27 @@ const coreShape = {
         ]),
     })
     .prefault({}),
+  /** How tools reach the model (agent/lazy-tools.ts): full schemas up front, or loaded on demand. */
+  tools: z
+    .strictObject({
+      /** Send only the eager toolsets' schemas; list the rest in the prompt, loaded by `load_tools`. */
+      lazy: z.boolean().default(true),
+      /** The toolsets whose schemas every request carries (when enabled). */
+      eager: z.array(z.string()).default(["core", "memory", "skills"]),
+      /** `eager` per platform (`telegram`) or platform and chat type (`telegram:group`, more specific wins). */
+      eagerFor: z
+        .record(z.string(), z.array(z.string()))
+        .superRefine((byKey, ctx) => {
+          for (const key of Object.keys(byKey))
+            if (!/^[a-z][a-z0-9]*(:(dm|group))?$/.test(key))
+              ctx.addIssue({
+                code: "custom",
+                message: `'${key}' is neither a platform name nor <platform>:dm|group; write e.g. telegram or telegram:group`,
+              });
+        })
+        .default({}),
+    })
+    .prefault({}),
   /** Where the agent's commands run (the terminal tools), and its workspaces. */
   exec: execOptionsSchema
     .extend({
@@ -328,6 +349,8 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_MAX_ITERATIONS: ["model.max_iterations", "int"],
   HERALD_MODEL_VISION: ["model.vision", "bool"],
   HERALD_TOOLSETS: ["agent.toolsets", "list"],
+  HERALD_TOOLS_LAZY: ["tools.lazy", "bool"],
+  HERALD_TOOLS_EAGER: ["tools.eager", "list"],
   HERALD_EXEC_BACKEND: ["exec.backend", "string"],
   HERALD_EXEC_NETWORK: ["exec.network_allowed", "bool"],
   HERALD_EXEC_GROUPS: ["exec.groups", "bool"],

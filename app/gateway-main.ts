@@ -128,6 +128,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
       systemPrompt: learning.systemPrompt(turn, chatType),
       toolsets: toolsetsFor(config, turn.chat.platform, chatType, mcpServers()),
+      eagerToolsets: eagerToolsetsFor(config, turn.chat.platform, chatType),
       voiceReply: senses.voiceReplyOf(turn),
       ...sessionModels?.forTurn(turn),
     }),
@@ -349,4 +350,18 @@ export function toolsetsFor(
       : toolsets;
   const mcp = mcpServers.filter((s) => serverServes(s, platform, chatType)).map((s) => mcpToolset(s.name));
   return mcp.length === 0 ? base : [...new Set([...base, ...mcp, "mcp"])];
+}
+
+/**
+ * The toolsets whose schemas a turn's every request carries: `tools.eager_for` of the platform and
+ * chat type, else of the platform, else `tools.eager`; undefined with `tools.lazy: false` (all of them).
+ */
+export function eagerToolsetsFor(
+  config: HeraldConfig,
+  platform: string,
+  chatType: "dm" | "group",
+): string[] | undefined {
+  const { lazy, eager, eagerFor } = config.tools;
+  if (!lazy) return undefined;
+  return eagerFor[`${platform}:${chatType}`] ?? eagerFor[platform] ?? eager;
 }

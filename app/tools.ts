@@ -49,9 +49,27 @@ export const builtinTools: readonly Tool[] = [
   todoTool,
 ];
 
+/**
+ * What the system prompt says of each toolset not sent up front (`tools.lazy`); the tool names are
+ * listed beside it. Fixed text: it is part of every request's prefix.
+ */
+export const toolsetSummaries: Readonly<Record<string, string>> = {
+  core: "search past conversations, ask the user, keep a plan",
+  cron: "schedule tasks and reminders",
+  memory: "save and edit long-term memory",
+  skills: "list, read and write saved procedures",
+  terminal: "run shell commands and background processes in the session's workspace",
+  files: "read, write, patch and search files in the workspace",
+  web: "search the web and read pages",
+  voice: "speak text as a voice note",
+  vision: "describe or read images",
+  messaging: "send messages and files to chats",
+  mcp: "resources and prompts of the MCP servers",
+};
+
 /** A registry holding `tools`. @defaultValue tools: builtinTools */
 export function createToolRegistry(tools: readonly Tool[] = builtinTools): ToolRegistry {
-  return new ToolRegistry().register(...tools);
+  return new ToolRegistry().register(...tools).describeToolsets(toolsetSummaries);
 }
 
 /** The agent's tools of one process (gateway or worker), with what they hold open. */
@@ -209,6 +227,7 @@ function mcpOf(
   registry.register(...mcpUtilityTools(manager, files));
   manager.toolsChanged.add((name) => {
     const server = manager.get(name);
+    registry.describeToolsets({ [mcpToolset(name)]: `tools of the MCP server ${name}` });
     try {
       registry.replaceToolset(mcpToolset(name), server ? mcpServerTools(server, files) : []);
     } catch (err) {

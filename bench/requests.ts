@@ -134,8 +134,8 @@ export function requestsMarkdown(
   return `## Model requests: size and stable prefix
 
 Command: \`${command}\` — ${machineLine()}. One API session of ${options.turns} turns (every third with a
-tool call) through the in-process gateway, default toolsets (${r.toolsets.join(", ")}; ${r.tools} tools
-where their backends are available), the fake model keeping every request body.
+tool call) through the in-process gateway, default toolsets (${r.toolsets.join(", ")}; ${r.tools} tool
+schemas in the first request: with lazy tools, the eager toolsets' and \`load_tools\`), the fake model keeping every request body.
 
 | figure | value | target |
 |---|---|---|

@@ -13,6 +13,7 @@ import { benchLogs, logsMarkdown } from "./logs.js";
 import { benchMcp, mcpMarkdown } from "./mcp.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchRequests, requestsMarkdown } from "./requests.js";
+import { allToolsetsMarkdown, benchAllToolsets } from "./requests-all.js";
 import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
@@ -82,7 +83,11 @@ const scenarios: Record<string, () => Promise<void>> = {
     const opts = { turns: 12 };
     const result = await benchRequests(opts);
     console.log(JSON.stringify({ requests: result }));
-    writeSection(file, "requests", requestsMarkdown(result, opts, "npm run bench -- requests"));
+    const allOpts = { root, turns: 12, cpuTurns: 600 };
+    const all = await benchAllToolsets(allOpts);
+    console.log(JSON.stringify({ requestsAllToolsets: all }));
+    const markdown = `${requestsMarkdown(result, opts, "npm run bench -- requests")}\n\n${allToolsetsMarkdown(all, allOpts)}`;
+    writeSection(file, "requests", markdown);
   },
   logs: async () => {
     const result = await benchLogs({ lines: 100_000 });

@@ -39,6 +39,11 @@ export interface TurnJob {
   /** System prompt pieces the gateway assembled (persona, platform hints, memory snapshot, skills index). */
   systemPrompt: string;
   toolsets: string[];
+  /**
+   * Of `toolsets`, those whose schemas every request carries; the rest are listed in the system prompt
+   * and loaded on demand (`load_tools`, agent/lazy-tools.ts). Absent: every schema every request.
+   */
+  eagerToolsets?: string[] | undefined;
   /** Overrides the configured model for this turn (cron jobs). */
   model?: string | undefined;
   /** @defaultValue the configured cap (90) */

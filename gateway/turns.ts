@@ -94,6 +94,7 @@ export class TurnCoordinator {
       input: { text: turn.input, attachments: turn.inbound?.attachments },
       systemPrompt: context.systemPrompt,
       toolsets: turn.options?.toolsets ?? context.toolsets,
+      ...(context.eagerToolsets ? { eagerToolsets: context.eagerToolsets } : {}),
       model: turn.options?.model ?? context.model,
       ...(context.reasoningEffort ? { reasoningEffort: context.reasoningEffort } : {}),
       maxIterations: this.o.settings.model.maxIterations,

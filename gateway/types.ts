@@ -55,6 +55,8 @@ export interface TurnContext {
   history: HistoryItem[];
   systemPrompt: string;
   toolsets: string[];
+  /** The toolsets sent with full schemas every request (`tools.eager`); absent: all of them. */
+  eagerToolsets?: string[] | undefined;
   /** The chat's voice-reply mode (`/voice`), when it has one. */
   voiceReply?: "also" | "only" | undefined;
   /** The session's own model (`/model`), unless the turn names one (a cron job's). */

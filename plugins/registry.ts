@@ -31,6 +31,10 @@ export class PluginToolRegistry extends ToolRegistry {
     return this.plugins().length > 0 && !sets.includes("plugins") ? [...sets, "plugins"] : sets;
   }
 
+  override toolsetSummary(toolset: string): string | undefined {
+    return toolset === "plugins" ? "tools of the installed plugins" : this.base.toolsetSummary(toolset);
+  }
+
   override forToolsets(names: readonly string[]): Tool[] {
     return [...this.base.forToolsets(names), ...this.plugins()];
   }

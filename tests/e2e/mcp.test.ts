@@ -42,7 +42,12 @@ const toolResults = (request: FakeLlmRequest | undefined) =>
 
 /** A gateway with `servers` (YAML under `mcp_servers:`), every server connected before it returns. */
 async function start(servers: string, env: Record<string, string> = {}): Promise<Harness> {
-  harness = await startHarness({ configYaml: `mcp_servers:\n${servers}`, env });
+  // Every schema up front (tools.lazy off): these tests read the tool lists as the servers offer them;
+  // loading MCP toolsets on demand has its own test (lean-requests.test.ts).
+  harness = await startHarness({
+    configYaml: `mcp_servers:\n${servers}`,
+    env: { HERALD_TOOLS_LAZY: "false", ...env },
+  });
   const mcp = harness.gateway.mcp;
   if (!mcp) throw new Error("the gateway has no MCP manager");
   await expect.poll(() => mcp.status().every((s) => s.state === "connected"), { timeout: 20_000 }).toBe(true);

@@ -53,7 +53,8 @@ describe("plugins", () => {
     );
     const reply = await chat(harness, "note that the deploy is on Friday");
     expect(reply.text).toBe("Noted.");
-    expect(harness.llm.requests[0]!.tools?.map((t) => t.function.name)).toContain("note_add");
+    // Listed up front, its schema sent once called (tools.lazy): the plugin's tool is the model's to use.
+    expect(harness.llm.requests[1]!.tools?.map((t) => t.function.name)).toContain("note_add");
     expect(toolResults(harness.llm.requests[1]!)).toEqual(["Noted: deploy is on Friday"]);
     expect(readFileSync(join(harness.homeDir, "plugin-data/notes/notes.md"), "utf8")).toBe(
       "- deploy is on Friday\n",

@@ -103,6 +103,7 @@ describe("cron jobs", () => {
     ]);
     expect(request.messages[0]?.content).toContain("scheduled task");
     expect(request.tools?.map((t) => t.function.name) ?? []).not.toContain("cronjob");
+    expect(request.messages[0]?.content).not.toContain("cronjob"); // nor listed to load
     // The same tick seen again (the timer, a second sync) does not run again.
     await cron(h).tick(job.nextRunAt! + 1000);
     expect(runsOf(h, job.id)).toHaveLength(1);

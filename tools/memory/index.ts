@@ -11,9 +11,8 @@ const parameters = z.object({
   action: z
     .enum(["add", "replace", "remove"])
     .describe("add a new entry, replace the entry containing old_text, or remove it."),
-  target: z
-    .enum(["memory", "user"])
-    .describe("memory: your notes about the environment, tools and lessons; user: facts about the user."),
+  // What each file holds is in the tool's description: said once.
+  target: z.enum(["memory", "user"]),
   content: z.string().optional().describe("The entry's text (add, replace): one self-contained fact."),
   old_text: z
     .string()

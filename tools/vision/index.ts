@@ -56,9 +56,12 @@ export function visionTool(deps: VisionToolDeps): Tool {
   return defineTool({
     name: "vision_analyze",
     description:
-      "Look at an image and answer a question about it (describe it, read its text, find something in it). `image` is a path in the workspace (e.g. an attachment the user sent) or an http(s) URL.",
+      "Look at an image and answer a question about it (describe it, read its text, find something in it).",
     parameters: z.object({
-      image: z.string().min(1).describe("Workspace path or http(s) URL of the image."),
+      image: z
+        .string()
+        .min(1)
+        .describe("A workspace path (e.g. an attachment the user sent) or an http(s) URL."),
       question: z.string().min(1).max(4000).describe("What to find out, e.g. 'What does the sign say?'"),
     }),
     toolset: "vision",
