@@ -119,6 +119,61 @@ describe("telegram streamed replies", () => {
     expect(editedIds.has(messages[0]!.message_id)).toBe(true);
   }, 40_000);
 
+  it("shows tool progress beside the streamed answer; the text before the tool is replaced by the answer", async () => {
+    const { fake, h } = await start();
+    h.llm.script(
+      {
+        text: "Let me look that up in your history first, one moment please.",
+        pieces: 6,
+        chunkDelayMs: 150,
+        toolCalls: [{ name: "session_search", arguments: { query: "tea" } }],
+      },
+      { text: ANSWER, pieces: 10, chunkDelayMs: 350 },
+    );
+    fake.userSends({ chatId: 111, fromId: 111, text: "search my history" });
+    const final = ANSWER.replace(/\*\*/g, "");
+    await vi.waitFor(() => expect(fake.botMessages(111).map((m) => m.text)).toEqual([final]), {
+      timeout: 20_000,
+    });
+    await settled(fake, h);
+    const sends = fake.callsTo("sendMessage", 111).map((c) => String(c.params["text"]));
+    const progress = fake
+      .callsTo("sendMessage", 111)
+      .find((c) => String(c.params["text"]).includes("session_search"));
+    expect(progress?.params).toMatchObject({ disable_notification: true });
+    // The progress line went away; the streamed message was the first step's words, then the answer.
+    await vi.waitFor(() => expect(fake.callsTo("deleteMessage", 111)).toHaveLength(1));
+    expect(sends.filter((t) => t.startsWith("Let me look"))).toHaveLength(1);
+    const edits = fake.callsTo("editMessageText", 111).map((c) => parseVisible(String(c.params["text"])));
+    expect(edits.some((t) => t.startsWith("Lisbon") && t.length < final.length)).toBe(true);
+    expect(edits.every((t) => !t.includes("Let me look") || !t.includes("Lisbon"))).toBe(true);
+  }, 30_000);
+
+  it("/stop mid-stream deletes the half-written preview", async () => {
+    const { fake, h } = await start();
+    h.llm.script({ text: ANSWER, pieces: 30, chunkDelayMs: 400 });
+    fake.userSends({ chatId: 111, fromId: 111, text: "tell me about Lisbon" });
+    await vi.waitFor(() => expect(fake.callsTo("sendMessage", 111)).toHaveLength(1), { timeout: 15_000 });
+    const preview = fake.botMessages(111)[0]!;
+    fake.userSends({
+      chatId: 111,
+      fromId: 111,
+      text: "/stop",
+      extra: { entities: [{ type: "bot_command", offset: 0, length: 5 }] },
+    });
+    await vi.waitFor(
+      () =>
+        expect(fake.callsTo("deleteMessage", 111).map((c) => c.params["message_id"])).toContain(
+          preview.message_id,
+        ),
+      {
+        timeout: 15_000,
+      },
+    );
+    await settled(fake, h);
+    expect(fake.botMessages(111).some((m) => m.message_id === preview.message_id)).toBe(false);
+  }, 30_000);
+
   it("with TELEGRAM_STREAM=off sends the reply whole, without edits", async () => {
     const { fake, h } = await start({ TELEGRAM_STREAM: "off" });
     h.llm.script({ text: ANSWER, pieces: 6, chunkDelayMs: 200 });
