@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
 import { startFlags, writeSection } from "./lib.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
+import { benchStream, streamMarkdown } from "./stream.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
 
@@ -65,6 +66,14 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchRedis(opts);
     console.log(JSON.stringify({ redis: result }));
     writeSection(file, "redis", redisMarkdown(result, opts, "npm run bench -- redis"));
+  },
+  stream: async () => {
+    const single = { chats: 1, turnsPerChat: 20, pieces: 40, pieceDelayMs: 100, pauseMs: 2000 };
+    const many = { chats: 50, turnsPerChat: 2, pieces: 40, pieceDelayMs: 100, pauseMs: 2000 };
+    const one = await benchStream(single);
+    const loaded = await benchStream(many);
+    console.log(JSON.stringify({ stream: { single: one, many: loaded } }));
+    writeSection(file, "stream", streamMarkdown(one, loaded, { single, many }, "npm run bench -- stream"));
   },
 };
 

@@ -178,6 +178,15 @@ export class ReplyStreams<C> {
     this.forget(keyOf(chat, replyToId));
   }
 
+  /** Whether a preview is on screen in `chat` now (a typing indicator would add nothing to it). */
+  showing(chat: ChatRef): boolean {
+    for (const preview of this.previews.values()) {
+      if (preview.closed || preview.ids.length === 0) continue;
+      if (preview.chat.chatId === chat.chatId && preview.chat.threadId === chat.threadId) return true;
+    }
+    return false;
+  }
+
   /** Stops every preview timer (adapter stop); recorded ids stay for the next start. */
   stop(): void {
     for (const preview of this.previews.values()) {

@@ -164,6 +164,8 @@ export class TelegramAdapter implements PlatformAdapter {
   }
 
   sendTyping(chat: ChatRef): Promise<void> {
+    // A reply being written in place says more than "typing…", and the chat's budget goes to its edits.
+    if (this.streams.showing(chat)) return Promise.resolve();
     return this.sender.sendTyping(chat);
   }
 
