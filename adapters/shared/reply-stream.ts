@@ -151,6 +151,8 @@ export class ReplyStreams<C> {
   async claim(chat: ChatRef, replyToId: string | undefined): Promise<PreviewMessage[]> {
     if (replyToId === undefined) return [];
     const key = keyOf(chat, replyToId);
+    // From now on the reply is final: a delta arriving late (Redis pub/sub order) opens no preview.
+    this.markDone(key);
     const preview = this.previews.get(key);
     if (!preview) return this.recorded(key).map((id) => ({ id }));
     preview.closed = true;
@@ -205,6 +207,10 @@ export class ReplyStreams<C> {
   private forget(key: string): void {
     this.previews.delete(key);
     this.o.kv.delete(`stream:${key}`);
+    this.markDone(key);
+  }
+
+  private markDone(key: string): void {
     this.done.add(key);
     if (this.done.size > 1000) this.done.delete(this.done.values().next().value!);
   }
