@@ -9,6 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
+import {
+  eventCallback,
+  type FakeSlack,
+  messageEvent,
+  signedRequest,
+  startFakeSlack,
+} from "../fakes/slack/index.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import { freePort } from "../helpers/net.js";
 
@@ -18,6 +25,7 @@ const nodeArgs = ["--import", "tsx", join(root, "app", "cli.ts"), "gateway"];
 
 let llm: FakeLlm | undefined;
 let fake: FakeTelegram | undefined;
+let slack: FakeSlack | undefined;
 let child: ChildProcess | undefined;
 let home: string | undefined;
 
@@ -25,10 +33,12 @@ afterEach(async () => {
   child?.kill("SIGKILL");
   await llm?.close();
   await fake?.close();
+  await slack?.close();
   if (home) rmSync(home, { recursive: true, force: true });
   child = undefined;
   llm = undefined;
   fake = undefined;
+  slack = undefined;
 });
 
 async function startGatewayProcess(env: Record<string, string>): Promise<ChildProcess> {
@@ -95,5 +105,52 @@ describe("a streamed reply across a crash", () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(fake.botMessages(111).map((m) => m.text)).toEqual([final]);
     expect(fake.callsTo("sendMessage", 111)).toHaveLength(1);
+  }, 90_000);
+
+  it("the same through Slack: one message, updated to the complete reply after restart", async () => {
+    llm = await startFakeLlm();
+    slack = await startFakeSlack();
+    home = mkdtempSync(join(tmpdir(), "herald-stream-crash-"));
+    const port = String(await freePort());
+    const secret = "8f742231b10e8888abcd99yyyzzz85a5";
+    const env = {
+      HERALD_HOME: home,
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: "k",
+      HERALD_MODEL: "fake-model",
+      API_SERVER_PORT: port,
+      HERALD_LOG_LEVEL: "silent",
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: secret,
+      SLACK_API_URL: slack.apiUrl,
+      SLACK_ALLOWED_USERS: "U0ALICE01",
+    };
+    llm.script({ text: FIRST, pieces: 30, chunkDelayMs: 400 });
+    child = await startGatewayProcess(env);
+    const body = eventCallback(
+      messageEvent({ channel: "D0ALICE01", ts: "1700000001.000100", text: "Lisbon?" }),
+    );
+    const url = `http://127.0.0.1:${port}/webhooks/slack/events`;
+    expect((await fetch(signedRequest(body, { secret, url }))).status).toBe(200);
+    await vi.waitFor(() => expect(slack!.callsOf("chat.update").length).toBeGreaterThanOrEqual(1), {
+      timeout: 20_000,
+    });
+    child.kill("SIGKILL");
+    await new Promise((r) => child!.once("exit", r));
+    const [post] = slack.callsOf("chat.postMessage");
+    const ts = String(slack.callsOf("chat.update")[0]!.args["ts"]);
+
+    llm.script({ text: ANSWER, pieces: 8, chunkDelayMs: 300 });
+    child = await startGatewayProcess(env);
+    const final = ANSWER.replace("**Portugal**", "*Portugal*");
+    await vi.waitFor(() => expect(slack!.callsOf("chat.update").at(-1)?.args["text"]).toBe(final), {
+      timeout: 30_000,
+    });
+    // One message: the half-written post, updated in place by the re-run turn; nothing else posted.
+    expect(post!.args["text"]).not.toBe(final);
+    expect(slack.callsOf("chat.postMessage")).toHaveLength(1);
+    expect(slack.callsOf("chat.update").every((c) => c.args["ts"] === ts)).toBe(true);
+    expect(slack.callsOf("chat.delete")).toHaveLength(0);
+    expect(llm.received()).toBe(2);
   }, 90_000);
 });
