@@ -90,6 +90,8 @@ interface Preview {
 /** The `[SILENT]` marker (core/turn.ts) is never shown, nor any prefix of it. */
 const SILENT = "[SILENT]";
 const MAX_FAILURES = 3;
+/** Previews kept in memory at most (each is one reply being written). */
+const MAX_PREVIEWS = 1000;
 
 /** Previews of the replies being written in one adapter's chats. */
 export class ReplyStreams<C> {
@@ -133,6 +135,7 @@ export class ReplyStreams<C> {
         closed: false,
       };
       this.previews.set(key, preview);
+      this.trim();
     }
     if (preview.closed) return;
     if (preview.reset) {
@@ -202,6 +205,20 @@ export class ReplyStreams<C> {
   private async discard(chat: ChatRef, replyToId: string): Promise<void> {
     const ids = await this.claim(chat, replyToId);
     await this.settle(chat, replyToId, ids, 0);
+  }
+
+  /**
+   * Keeps memory bounded when finals never come for some previews (a silent reply, a failed delivery):
+   * the oldest idle ones are dropped from memory (their ids stay recorded for a final send).
+   */
+  private trim(): void {
+    if (this.previews.size <= MAX_PREVIEWS) return;
+    for (const [key, preview] of this.previews) {
+      if (this.previews.size <= MAX_PREVIEWS) return;
+      if (preview.inflight) continue;
+      clearTimeout(preview.timer);
+      this.previews.delete(key);
+    }
   }
 
   private forget(key: string): void {
