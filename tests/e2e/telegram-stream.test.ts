@@ -43,6 +43,7 @@ describe("telegram streamed replies", () => {
     const shown = edits.map((c) => parseVisible(String(c.params["text"])));
     for (let i = 1; i < shown.length; i++) expect(shown[i]!.length).toBeGreaterThan(shown[i - 1]!.length);
     expect(fake.callsTo("sendMessage", 111)).toHaveLength(1);
+    expectWithinBudget(fake.calls.filter((c) => String(c.params["chat_id"]) === "111"));
     // Nothing was deleted: the one message was the preview, edited in place.
     expect(fake.callsTo("deleteMessage", 111)).toHaveLength(0);
   }, 30_000);
@@ -184,6 +185,21 @@ describe("telegram streamed replies", () => {
     expect(fake.callsTo("editMessageText", 111)).toHaveLength(0);
   }, 30_000);
 });
+
+/**
+ * The calls to one chat kept Telegram's per-chat budget as the adapter applies it (1 a second, burst 3):
+ * any run of k calls spans at least (k − 3) seconds (less a little for network jitter).
+ */
+function expectWithinBudget(calls: { method: string; at: number }[]): void {
+  const sent = calls.filter((c) => c.method !== "getUpdates");
+  for (let i = 0; i < sent.length; i++) {
+    for (let j = i + 3; j < sent.length; j++) {
+      expect(sent[j]!.at - sent[i]!.at, `${sent[i]!.method}…${sent[j]!.method}`).toBeGreaterThanOrEqual(
+        (j - i - 2) * 1000 - 150,
+      );
+    }
+  }
+}
 
 function parseVisible(html: string): string {
   const parsed = parseTelegramHtml(html);
