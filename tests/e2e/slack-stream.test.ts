@@ -103,6 +103,52 @@ describe("slack streamed replies", () => {
     expect(fake.callsOf("chat.delete")).toHaveLength(0);
   }, 30_000);
 
+  it("keeps code fences closed mid-stream and continues a long answer into a second message", async () => {
+    const { fake, h } = await start();
+    const code = Array.from(
+      { length: 40 },
+      (_, i) => `const v${i} = ${i} * 2; // step ${i} of the work`,
+    ).join("\n");
+    const paragraph = (i: number) => `Paragraph ${i}: ${"lorem ipsum dolor sit amet ".repeat(12).trim()}.`;
+    const paragraphs = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => paragraph(from + i)).join("\n\n");
+    const text = `${paragraphs(0, 8)}\n\n\`\`\`\n${code}\n\`\`\`\n\n${paragraphs(8, 16)}\n\nThat is all.`;
+    expect(text.length).toBeGreaterThan(4000);
+    h.llm.script({ text, pieces: 12, chunkDelayMs: 450 });
+    await aliceSays(h, "1700000004.000100", "write a lot");
+    await vi.waitFor(
+      () => {
+        const posts = fake.callsOf("chat.postMessage");
+        expect(posts.length).toBeGreaterThanOrEqual(2);
+        const last = fake.callsOf("chat.update").filter((c) => c.args["ts"] !== undefined);
+        expect([...posts, ...last].some((c) => String(c.args["text"]).endsWith("That is all."))).toBe(true);
+      },
+      { timeout: 25_000 },
+    );
+    await h.gateway.runner.outbox.idle();
+    // Every text Slack was given, preview or final, has its code fences paired.
+    const texts = [...fake.callsOf("chat.postMessage"), ...fake.callsOf("chat.update")].map((c) =>
+      String(c.args["text"]),
+    );
+    expect(texts.every((t) => (t.match(/```/g) ?? []).length % 2 === 0)).toBe(true);
+    expect(texts.some((t) => t.includes("const v3") && !t.includes("That is all."))).toBe(true);
+    // The preview itself went on in a second message (updated in place) before the answer was done.
+    const updated = new Set(fake.callsOf("chat.update").map((c) => c.args["ts"]));
+    expect(updated.size).toBeGreaterThanOrEqual(2);
+    // Whatever was posted and not deleted shows the answer's chunks, in order, ending with its end.
+    const deleted = new Set(fake.callsOf("chat.delete").map((c) => c.args["ts"]));
+    const visible = [...updated].filter((ts) => !deleted.has(ts));
+    const lastOf = (ts: unknown) =>
+      fake
+        .callsOf("chat.update")
+        .filter((c) => c.args["ts"] === ts)
+        .at(-1);
+    const shown = visible.map((ts) => String(lastOf(ts)?.args["text"]));
+    const later = fake.callsOf("chat.postMessage").length - updated.size;
+    if (later === 0) expect(shown.at(-1)!.endsWith("That is all.")).toBe(true);
+    expect(shown[0]!.startsWith("Paragraph 0:")).toBe(true);
+  }, 40_000);
+
   it("with SLACK_STREAM=off posts the reply whole, without updates", async () => {
     const { fake, h } = await start({ SLACK_STREAM: "off" });
     h.llm.script({ text: ANSWER, pieces: 6, chunkDelayMs: 200 });
