@@ -29,7 +29,7 @@ const ANSWER =
 describe("discord streamed replies", () => {
   it("shows a slow answer as it is written (≥ 3 edits of one message, quoting the question) and ends exact", async () => {
     const { fake, h } = await start();
-    h.llm.script({ text: ANSWER, pieces: 14, chunkDelayMs: 400 });
+    h.llm.script({ text: ANSWER, pieces: 16, chunkDelayMs: 400 });
     const asked = fake.userSays({ channelId: IDS.general, content: `<@${IDS.bot}> tell me about Lisbon` });
     await vi.waitFor(() => expect(fake.botMessages(IDS.general)[0]?.currentContent).toBe(ANSWER), {
       timeout: 20_000,

@@ -38,7 +38,7 @@ describe("matrix streamed replies", () => {
   it("shows a slow answer as it is written (≥ 3 m.replace of one event) and ends with the exact text", async () => {
     const { fake, h } = await start();
     const room = fake.createRoom({ members: [ALICE], direct: true });
-    h.llm.script({ text: ANSWER, pieces: 16, chunkDelayMs: 450 });
+    h.llm.script({ text: ANSWER, pieces: 20, chunkDelayMs: 450 });
     const question = fake.userSends(room, ALICE, "tell me about Lisbon");
     await fake.waitFor(() => {
       const last = replacements(fake, room).at(-1);
