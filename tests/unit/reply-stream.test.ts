@@ -174,6 +174,21 @@ describe("ReplyStreams", () => {
   });
 });
 
+describe("ReplyStreams after a restart with streaming off", () => {
+  it("the final send still finds the recorded preview and replaces it; then the record is gone", async () => {
+    const { platform, calls } = recordingPlatform();
+    const kv = memoryKv();
+    kv.set("stream:111||7", JSON.stringify(["41", "42"]));
+    const streams = new ReplyStreams({ platform, kv, logger: silentLogger(), nativeId: (id) => id });
+    const previews = await streams.claim(CHAT, "7");
+    expect(previews).toEqual([{ id: "41" }, { id: "42" }]);
+    await streams.settle(CHAT, "7", previews, 1);
+    expect(calls).toEqual([{ call: "remove", id: "42", text: "" }]);
+    expect(kv.data.size).toBe(0);
+    expect(await streams.claim(CHAT, "7")).toEqual([]);
+  });
+});
+
 describe("the stream config key", () => {
   let home: string | undefined;
   afterEach(() => {
