@@ -15,6 +15,7 @@ import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchRequests, requestsMarkdown } from "./requests.js";
 import { allToolsetsMarkdown, benchAllToolsets } from "./requests-all.js";
 import { benchSenses, sensesMarkdown } from "./senses.js";
+import { benchStream, streamMarkdown } from "./stream.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
 
@@ -125,6 +126,14 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchExtensions(opts);
     console.log(JSON.stringify({ extensions: result }));
     writeSection(file, "extensions", extensionsMarkdown(result, opts, "npm run bench -- extensions"));
+  },
+  stream: async () => {
+    const single = { chats: 1, turnsPerChat: 20, pieces: 40, pieceDelayMs: 100, pauseMs: 2000 };
+    const many = { chats: 50, turnsPerChat: 2, pieces: 40, pieceDelayMs: 100, pauseMs: 2000 };
+    const one = await benchStream(single);
+    const loaded = await benchStream(many);
+    console.log(JSON.stringify({ stream: { single: one, many: loaded } }));
+    writeSection(file, "stream", streamMarkdown(one, loaded, { single, many }, "npm run bench -- stream"));
   },
 };
 

@@ -170,7 +170,7 @@ export interface SendResult {
   messageIds: string[];
 }
 
-/** Turn lifecycle events the gateway passes to adapters that stream (the API server). */
+/** Turn lifecycle events the gateway passes to adapters that stream (the API server; chat previews). */
 export type AdapterTurnEvent =
   | { type: "delta"; replyToId: string; text: string }
   | { type: "tool"; replyToId: string; line: string }

@@ -98,7 +98,8 @@ export class TurnCoordinator {
       model: turn.options?.model ?? context.model,
       ...(context.reasoningEffort ? { reasoningEffort: context.reasoningEffort } : {}),
       maxIterations: this.o.settings.model.maxIterations,
-      streamText: turn.inbound?.streamReply === true,
+      // A voice-only reply has no text to show as it is written.
+      streamText: turn.inbound?.streamReply === true && context.voiceReply !== "only",
       ...(context.voiceReply ? { voiceReply: context.voiceReply } : {}),
       createdAt: turn.createdAt,
     };

@@ -17,6 +17,8 @@ export interface InboundOptions {
   maxBytes: number;
   autoThread: boolean;
   allowBots: boolean;
+  /** Replies to messages are streamed into the chat (`stream: edit`). */
+  stream?: boolean | undefined;
   outbound: DiscordOutbound;
   /** Where the newest recorded message of each channel is kept (catching up after a restart). */
   cursors?: BackfillCursors | undefined;
@@ -104,6 +106,7 @@ export class DiscordInbound {
       });
       if (files.attachments.length > 0) inbound.attachments = files.attachments;
       if (files.notes.length > 0) inbound.text = [inbound.text, ...files.notes].filter(Boolean).join("\n");
+      if (this.options.stream) inbound.streamReply = true;
       if (this.options.autoThread && parsed.threadable && inbound.mentioned) {
         // A thread opened from a message has the message's id, so the chat is known before it exists;
         // it is opened on the first typing or send, so ignored messages leave no empty threads.

@@ -10,6 +10,7 @@ import type { Logger } from "../../core/logger.js";
 import type {
   AdapterDeps,
   AdapterStatus,
+  AdapterTurnEvent,
   ChatRef,
   InboundHandler,
   OutboundMessage,
@@ -17,12 +18,15 @@ import type {
   SendOptions,
   SendResult,
 } from "../../core/types.js";
+import type { ReplyStreams } from "../shared/reply-stream.js";
 import { BackfillCursors } from "./backfill.js";
 import { actionRows, DiscordButtons } from "./buttons.js";
 import { DiscordCommands } from "./commands.js";
 import { apiCode, INTENT_FIX, loginError, TOKEN_FIX } from "./errors.js";
+import { formatChunks } from "./format.js";
 import { DiscordInbound } from "./inbound.js";
 import { DiscordOutbound } from "./send.js";
+import { discordStreams } from "./stream.js";
 import type { DiscordAdapterConfig, ResolvedDiscordConfig } from "./types.js";
 
 export type { DiscordAdapterConfig } from "./types.js";
@@ -44,6 +48,7 @@ interface Connection {
   commands: DiscordCommands;
   buttons: DiscordButtons;
   cursors: BackfillCursors;
+  streams: ReplyStreams<string>;
 }
 
 /** One Discord bot connection. Build it with `createDiscordAdapter`. */
@@ -115,8 +120,22 @@ export class DiscordAdapter implements PlatformAdapter {
     this.current = { state: "stopped" };
   }
 
-  send(chat: ChatRef, message: OutboundMessage, options?: SendOptions): Promise<SendResult> {
-    return this.connection().outbound.send(chat, message, options);
+  /** Sends a reply; one that was streamed replaces its preview messages (see `ReplyStreams`). */
+  async send(chat: ChatRef, message: OutboundMessage, options?: SendOptions): Promise<SendResult> {
+    const { outbound, streams } = this.connection();
+    if (message.kind === "notice") return outbound.send(chat, message, options);
+    const previews = await streams.claim(chat, message.replyToId);
+    const result = await outbound.send(chat, message, options, previews);
+    if (previews.length > 0) {
+      const used = formatChunks(message.text).length;
+      await streams.settle(chat, message.replyToId, previews, used);
+    }
+    return result;
+  }
+
+  /** Streams a reply into the chat as it is written (`stream: edit`). */
+  onTurnEvent(chat: ChatRef, event: AdapterTurnEvent): void {
+    this.connection().streams.onEvent(chat, event);
   }
 
   edit(chat: ChatRef, messageId: string, text: string): Promise<void> {
@@ -182,9 +201,11 @@ export class DiscordAdapter implements PlatformAdapter {
       maxBytes: config.mediaMaxBytes,
       autoThread: config.autoThread,
       allowBots: config.allowBots,
+      stream: config.stream !== "off",
       outbound,
     });
-    this.conn = { client, outbound, inbound, commands, buttons, cursors };
+    const streams = discordStreams(outbound, deps.kv, this.log, config.streamIntervalMs);
+    this.conn = { client, outbound, inbound, commands, buttons, cursors, streams };
     this.listen(this.conn);
     return this.conn;
   }
@@ -266,6 +287,7 @@ export class DiscordAdapter implements PlatformAdapter {
     await conn.inbound.idle();
     conn.inbound.close();
     conn.outbound.stop();
+    conn.streams.stop();
     conn.commands.stop();
     await conn.client.destroy().catch((err: unknown) => {
       this.log.warn({ err: String(err) }, "discord client did not close cleanly");
@@ -295,6 +317,8 @@ export function createDiscordAdapter(config: DiscordAdapterConfig, deps: Adapter
     maxRateLimitWaitMs: config.maxRateLimitWaitMs ?? 5_000,
     readyTimeoutMs: config.readyTimeoutMs ?? 30_000,
     editIntervalMs: config.editIntervalMs ?? 1_000,
+    stream: config.stream ?? "edit",
+    streamIntervalMs: config.streamIntervalMs ?? 1_200,
     typingIntervalMs: config.typingIntervalMs ?? 8_000,
     backfillWindowMs: config.backfillWindowMs ?? 12 * 3_600_000,
   };

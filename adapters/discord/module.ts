@@ -9,6 +9,7 @@ export const discordPlatform = definePlatform({
   env: {
     DISCORD_BOT_TOKEN: ["bot_token", "string"],
     DISCORD_API_URL: ["api_url", "url"],
+    DISCORD_STREAM: ["stream", "string"],
     DISCORD_AUTO_THREAD: ["auto_thread", "bool"],
     DISCORD_ALLOW_BOTS: ["allow_bots", "bool"],
   },
@@ -21,6 +22,7 @@ export const discordPlatform = definePlatform({
         apiUrl: c.apiUrl,
         autoThread: c.autoThread,
         allowBots: c.allowBots,
+        stream: c.stream,
         mediaMaxBytes: deps.mediaMaxBytes,
       },
       deps,

@@ -1,6 +1,7 @@
 /** The `discord:` config section: its schema and parsed type. */
 import { z } from "zod";
 import { platformSection } from "../../core/platform.js";
+import { streamSetting } from "../shared/reply-stream.js";
 
 /** The `discord:` section of config.yaml. */
 export const discordSchema = platformSection({
@@ -8,6 +9,7 @@ export const discordSchema = platformSection({
   apiUrl: z.url().default("https://discord.com/api"),
   autoThread: z.boolean().default(false),
   allowBots: z.boolean().default(false),
+  stream: streamSetting,
 });
 
 /** The parsed `discord:` section. */

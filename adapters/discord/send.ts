@@ -7,8 +7,10 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { type RawFile, type REST, Routes } from "discord.js";
+import { PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { ChatRef, OutboundFile, OutboundMessage, SendOptions, SendResult } from "../../core/types.js";
+import { type PreviewMessage, sameChunk } from "../shared/reply-stream.js";
 import type { DiscordCommands } from "./commands.js";
 import { apiCode, restError } from "./errors.js";
 import { chunkNonce, formatChunks, planParts } from "./format.js";
@@ -70,11 +72,36 @@ export class DiscordOutbound {
     trim(this.plannedThreads, 1000);
   }
 
-  async send(chat: ChatRef, message: OutboundMessage, options: SendOptions = {}): Promise<SendResult> {
+  /**
+   * Sends a reply's parts. `previews` are messages already showing a streamed preview of this reply:
+   * a text part `i` replaces `previews[i]` (PATCH) instead of being posted; a preview someone deleted is
+   * replaced by a new message.
+   */
+  async send(
+    chat: ChatRef,
+    message: OutboundMessage,
+    options: SendOptions = {},
+    previews: readonly PreviewMessage[] = [],
+  ): Promise<SendResult> {
     const parts = planParts(message.text, message.files);
     const messageIds: string[] = [];
     for (let i = options.fromChunk ?? 0; i < parts.length; i++) {
       const part = parts[i]!;
+      const preview = part.files.length === 0 ? previews[i] : undefined;
+      // Buttons go under the last part, also when it replaces a streamed preview.
+      const components =
+        i === parts.length - 1 && message.buttons?.length && this.options.components
+          ? this.options.components(message.buttons)
+          : undefined;
+      if (
+        preview &&
+        ((!components && sameChunk(preview, part.content)) ||
+          (await this.replacePreview(chat, preview.id, part.content, components)))
+      ) {
+        messageIds.push(preview.id);
+        options.onChunkSent?.(i, preview.id);
+        continue;
+      }
       const body: Record<string, unknown> = {
         content: part.content,
         nonce: chunkNonce(message.idempotencyKey, i),
@@ -119,6 +146,54 @@ export class DiscordOutbound {
       options.onChunkSent?.(i, id);
     }
     return { messageIds };
+  }
+
+  /**
+   * Posts the first message of a streamed preview (quoting the question where replies do). A reply to a
+   * slash command is answered through its interaction, so it is not previewed.
+   */
+  async postPreview(chat: ChatRef, content: string, replyToId: string): Promise<string> {
+    if (this.options.interactions?.owns(replyToId)) {
+      throw new PlatformError("discord", "a slash command's answer is not streamed");
+    }
+    return this.withChannel(chat, `posting a preview to ${chat.chatId}`, async (channelId) => {
+      const body: Record<string, unknown> = { content, allowed_mentions: ALLOWED_MENTIONS };
+      if (replyToId !== channelId && this.options.quotes(channelId)) {
+        body["message_reference"] = { message_id: replyToId, fail_if_not_exists: false };
+      }
+      const sent = (await this.rest.post(Routes.channelMessages(channelId), { body })) as { id: string };
+      this.lastTypingAt.delete(channelId);
+      return sent.id;
+    });
+  }
+
+  /** Replaces a preview message's content at once (no merging: the preview keeps its own cadence). */
+  async editPreview(chat: ChatRef, messageId: string, content: string): Promise<void> {
+    try {
+      await this.rest.patch(Routes.channelMessage(this.knownChannel(chat), messageId), {
+        body: { content, allowed_mentions: ALLOWED_MENTIONS },
+      });
+    } catch (err) {
+      throw restError(err, `editing message ${messageId}`);
+    }
+  }
+
+  /** Edits a preview to its final part; false when the preview is gone (then the part is posted). */
+  private async replacePreview(
+    chat: ChatRef,
+    messageId: string,
+    content: string,
+    components?: object[],
+  ): Promise<boolean> {
+    try {
+      await this.rest.patch(Routes.channelMessage(this.knownChannel(chat), messageId), {
+        body: { content, allowed_mentions: ALLOWED_MENTIONS, ...(components ? { components } : {}) },
+      });
+      return true;
+    } catch (err) {
+      if (apiCode(err) === UNKNOWN_MESSAGE) return false;
+      throw restError(err, `editing message ${messageId}`);
+    }
   }
 
   /** The slash command's reply, or undefined (then the answer goes to the channel) when that failed. */

@@ -1,6 +1,7 @@
 /**
  * Configuration and small shared types of the Discord adapter. discord.js types stay inside this folder.
  */
+import type { StreamMode } from "../shared/reply-stream.js";
 
 /** What `createDiscordAdapter` needs (the `discord` section of HeraldConfig plus the media cap). */
 export interface DiscordAdapterConfig {
@@ -29,6 +30,13 @@ export interface DiscordAdapterConfig {
   maxRateLimitWaitMs?: number | undefined;
   /** How long `start` waits for the gateway's READY. @defaultValue 30000 */
   readyTimeoutMs?: number | undefined;
+  /**
+   * `DISCORD_STREAM`: `edit` shows a reply as it is written, one message edited in place (at most one
+   * edit per `streamIntervalMs`); `off` sends it whole when done. @defaultValue "edit"
+   */
+  stream?: StreamMode | undefined;
+  /** Minimum time between two edits of a streamed reply. @defaultValue 1200 (5 edits per 5 s per channel) */
+  streamIntervalMs?: number | undefined;
   /** Minimum time between two edits of the same message (tool progress). @defaultValue 1000 */
   editIntervalMs?: number | undefined;
   /** Typing lasts ~10 s on Discord; calls closer than this are skipped. @defaultValue 8000 */

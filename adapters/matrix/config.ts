@@ -33,5 +33,6 @@ export function matrixConfigFrom(
     allowedUsers: section.allowedUsers,
     maxAttachmentBytes: deps.mediaMaxBytes ?? DEFAULT_MEDIA_MAX_BYTES,
     cacheDir: deps.cacheDir,
+    stream: section.stream,
   };
 }

@@ -11,6 +11,7 @@ import type { Logger } from "../../core/logger.js";
 import type {
   AdapterDeps,
   AdapterStatus,
+  AdapterTurnEvent,
   ChatRef,
   InboundHandler,
   OutboundMessage,
@@ -18,6 +19,7 @@ import type {
   SendOptions,
   SendResult,
 } from "../../core/types.js";
+import { type ReplyStreams, sameChunk } from "../shared/reply-stream.js";
 import { MatrixApi, txnIdFor, unrefRequestTimeouts } from "./api.js";
 import { chunkMarkdown, editContent, relationFor, textContent } from "./format.js";
 import { resolveIdentity } from "./login.js";
@@ -26,6 +28,7 @@ import { MatrixReceiver } from "./receiver.js";
 import { isEncryptedRoom } from "./rooms.js";
 import { installSdkLogger, sdkLogger } from "./sdk-logger.js";
 import { KvSyncStore } from "./store.js";
+import { matrixStreams, replacement } from "./stream.js";
 import type { BotIdentity, MatrixAdapterConfig } from "./types.js";
 
 export { matrixConfigFrom } from "./config.js";
@@ -49,6 +52,7 @@ export class MatrixAdapter implements PlatformAdapter {
   private session: Session | undefined;
   private state: AdapterStatus["state"] = "stopped";
   private readonly lastTyping = new Map<string, number>();
+  private readonly streams: ReplyStreams<string>;
   /** Bumped by `stop()`, so a re-login still in flight knows it must not take over. */
   private epoch = 0;
 
@@ -57,6 +61,20 @@ export class MatrixAdapter implements PlatformAdapter {
     private readonly deps: AdapterDeps,
   ) {
     this.log = deps.logger.child({ platform: "matrix" });
+    this.streams = matrixStreams({
+      sink: {
+        send: async (chat, content, txnId) => {
+          const eventId = await this.require().api.sendEvent(chat.chatId, "m.room.message", content, txnId);
+          this.session?.receiver.rememberOwn(eventId);
+          return eventId;
+        },
+        redact: (chat, eventId) => this.deleteMessage(chat, eventId),
+      },
+      kv: deps.kv,
+      logger: this.log,
+      maxMessageChars: config.maxMessageChars,
+      intervalMs: 2000,
+    });
   }
 
   /**
@@ -98,7 +116,10 @@ export class MatrixAdapter implements PlatformAdapter {
       kv: this.deps.kv,
       isAllowed: this.deps.isAllowed,
       log: this.log,
-      onMessage,
+      onMessage: (message) => {
+        if (this.config.stream !== "off") message.streamReply = true;
+        return onMessage(message);
+      },
       sendNotice: (roomId, text) => this.sendNotice(api, roomId, text),
     });
     const prepared = new Promise<void>((resolve, reject) => {
@@ -195,6 +216,7 @@ export class MatrixAdapter implements PlatformAdapter {
     this.epoch++;
     const session = this.session;
     this.session = undefined;
+    this.streams.stop();
     if (session) await this.teardown(session);
     this.state = "stopped";
   }
@@ -234,9 +256,22 @@ export class MatrixAdapter implements PlatformAdapter {
     const kind = message.kind === "notice" ? "notice" : "reply";
     const chunks = chunkMarkdown(message.text, this.config.maxMessageChars);
     const files = message.files ?? [];
+    const previews = kind === "notice" ? [] : await this.streams.claim(chat, message.replyToId);
     const ids: string[] = [];
     let previous: string | undefined;
     for (let i = options.fromChunk ?? 0; i < chunks.length + files.length; i++) {
+      const preview = i < chunks.length ? previews[i] : undefined;
+      if (preview) {
+        // A streamed preview shows this chunk's place: replace its text (idempotent by txn id).
+        if (!sameChunk(preview, chunks[i])) {
+          const txnId = txnIdFor(`${message.idempotencyKey}.replace`, i);
+          await api.sendEvent(chat.chatId, "m.room.message", replacement(preview.id, chunks[i]!), txnId);
+        }
+        ids.push(preview.id);
+        previous = preview.id;
+        options.onChunkSent?.(i, preview.id);
+        continue;
+      }
       const content: Record<string, unknown> =
         i < chunks.length
           ? { ...textContent(chunks[i]!, kind), "m.mentions": {} }
@@ -255,10 +290,16 @@ export class MatrixAdapter implements PlatformAdapter {
       previous = eventId;
       options.onChunkSent?.(i, eventId);
     }
+    if (previews.length > 0) await this.streams.settle(chat, message.replyToId, previews, chunks.length);
     if (kind === "reply" && this.lastTyping.delete(chat.chatId)) {
       void api.typing(chat.chatId, false, 0).catch(() => undefined);
     }
     return { messageIds: ids };
+  }
+
+  /** Streams a reply into the room as it is written (`stream: edit`). */
+  onTurnEvent(chat: ChatRef, event: AdapterTurnEvent): void {
+    this.streams.onEvent(chat, event);
   }
 
   /** Replaces a status message's text (`m.replace`). */

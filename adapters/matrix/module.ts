@@ -12,6 +12,7 @@ export const matrixPlatform = definePlatform({
     MATRIX_ACCESS_TOKEN: ["access_token", "string"],
     MATRIX_USER_ID: ["user_id", "string"],
     MATRIX_PASSWORD: ["password", "string"],
+    MATRIX_STREAM: ["stream", "string"],
   },
   isConfigured: (c) => Boolean(c.homeserver),
   validate(c) {

@@ -1,6 +1,7 @@
 /** The `matrix:` config section: its schema and parsed type. */
 import { z } from "zod";
 import { platformSection } from "../../core/platform.js";
+import { streamSetting } from "../shared/reply-stream.js";
 
 /** The `matrix:` section of config.yaml. */
 export const matrixSchema = platformSection({
@@ -8,6 +9,7 @@ export const matrixSchema = platformSection({
   accessToken: z.string().min(1).optional(),
   userId: z.string().min(1).optional(),
   password: z.string().min(1).optional(),
+  stream: streamSetting,
 });
 
 /** The parsed `matrix:` section. */

@@ -2,6 +2,7 @@
  * Types of the Matrix adapter: its config and the small facts it keeps between restarts. No
  * matrix-js-sdk type leaves this folder.
  */
+import type { StreamMode } from "../shared/reply-stream.js";
 
 /** Everything the Matrix adapter needs; `matrixConfigFrom(heraldConfig)` builds it from the gateway config. */
 export interface MatrixAdapterConfig {
@@ -33,6 +34,11 @@ export interface MatrixAdapterConfig {
   pollTimeoutMs?: number | undefined;
   /** Device display name on a password login. @defaultValue "Herald" */
   deviceName?: string | undefined;
+  /**
+   * `MATRIX_STREAM`: `edit` shows a reply as it is written, one event replaced in place (`m.replace`);
+   * `off` sends it whole when done. @defaultValue "edit"
+   */
+  stream?: StreamMode | undefined;
 }
 
 /** Login facts kept in the adapter's store (`deps.kv`, under `HERALD_HOME`). */

@@ -178,6 +178,12 @@ export class SlackApi {
     }
   }
 
+  /** Milliseconds until `method` may be called in `channel` again after a 429 (0: now). */
+  blockedMs(method: string, channel: string): number {
+    const until = this.blockedUntil.get(`${method}:${channel}`);
+    return until === undefined ? 0 : Math.max(0, until - this.now());
+  }
+
   private checkBlocked(method: string, key: string): void {
     const until = this.blockedUntil.get(key);
     if (until === undefined) return;

@@ -12,6 +12,7 @@ import type { Logger } from "../../core/logger.js";
 import type {
   AdapterDeps,
   AdapterStatus,
+  AdapterTurnEvent,
   ChatRef,
   InboundHandler,
   InboundOutcome,
@@ -20,6 +21,7 @@ import type {
   SendOptions,
   SendResult,
 } from "../../core/types.js";
+import { type ReplyStreams, sameChunk } from "../shared/reply-stream.js";
 import { SlackApi } from "./api.js";
 import { authenticate } from "./auth.js";
 import { ACTION_PREFIX, buttonBlocks, clickToInbound } from "./buttons.js";
@@ -31,6 +33,7 @@ import { type ParsedEvent, parseSlackEvent } from "./parse.js";
 import { WebhookReceiver } from "./receiver.js";
 import { slackSdkLogger } from "./sdk-logger.js";
 import { SocketReceiver } from "./socket.js";
+import { postChunk, slackStreams, updateChunk } from "./stream.js";
 import type { SlackAdapterConfig, SlackIdentity } from "./types.js";
 
 export type { SlackAdapterConfig } from "./types.js";
@@ -46,6 +49,7 @@ export class SlackAdapter implements PlatformAdapter {
   private readonly api: SlackApi;
   private readonly feedback: ReactionFeedback;
   private readonly directory: SlackDirectory;
+  private readonly streams: ReplyStreams<string>;
   private app: App | undefined;
   private receiver: WebhookReceiver | SocketReceiver | undefined;
   private identity: SlackIdentity | undefined;
@@ -76,6 +80,7 @@ export class SlackAdapter implements PlatformAdapter {
       idleMs: config.workingIdleMs,
     });
     this.directory = new SlackDirectory(this.api, this.log);
+    this.streams = slackStreams(this.api, deps.kv, this.log);
   }
 
   async start(onMessage: InboundHandler): Promise<void> {
@@ -134,25 +139,38 @@ export class SlackAdapter implements PlatformAdapter {
     this.abort.abort();
     await Promise.allSettled([...this.inflight.values()]);
     this.feedback.stop();
+    this.streams.stop();
     this.onMessage = undefined;
     this.receiver = undefined;
     this.current = { state: "stopped" };
   }
 
+  /**
+   * Sends a reply; one that was streamed replaces its preview messages (chat.update) instead of posting
+   * again, and deletes previews the final text no longer needs.
+   */
   async send(chat: ChatRef, message: OutboundMessage, options: SendOptions = {}): Promise<SendResult> {
     const chunks = renderChunks(message.text);
     const files = message.files ?? [];
-    const thread = chat.threadId ? { thread_ts: chat.threadId } : {};
+    const previews = message.kind === "notice" ? [] : await this.streams.claim(chat, message.replyToId);
     const messageIds: string[] = [];
     // Text chunks first, then one upload per file; `fromChunk` counts both, so a retry skips what went out.
     for (let i = options.fromChunk ?? 0; i < chunks.length + files.length; i++) {
       options.signal?.throwIfAborted();
       let id: string;
-      if (i < chunks.length) {
-        const buttons = i === chunks.length - 1 && message.buttons?.length ? message.buttons : undefined;
-        const blocks = buttons ? { blocks: buttonBlocks(chunks[i]!, buttons, this.deps.kv) } : {};
-        const args = { channel: chat.chatId, text: chunks[i], ...thread, ...blocks };
-        id = (await this.api.call<{ ts?: string }>("chat.postMessage", args, chat.chatId)).ts ?? "";
+      // Buttons go on the last text chunk, also when it replaces a streamed preview.
+      const buttons = i === chunks.length - 1 && message.buttons?.length ? message.buttons : undefined;
+      const blocks =
+        buttons && i < chunks.length ? { blocks: buttonBlocks(chunks[i]!, buttons, this.deps.kv) } : {};
+      const preview = i < chunks.length ? previews[i] : undefined;
+      if (
+        preview &&
+        ((!buttons && sameChunk(preview, chunks[i])) ||
+          (await updateChunk(this.api, chat, preview.id, chunks[i]!, blocks)))
+      ) {
+        id = preview.id;
+      } else if (i < chunks.length) {
+        id = await postChunk(this.api, chat, chunks[i]!, blocks);
       } else {
         const file = files[i - chunks.length]!;
         const fileName = file.fileName ?? basename(file.path);
@@ -167,8 +185,14 @@ export class SlackAdapter implements PlatformAdapter {
       messageIds.push(id);
       options.onChunkSent?.(i, id);
     }
+    if (previews.length > 0) await this.streams.settle(chat, message.replyToId, previews, chunks.length);
     if (message.kind !== "notice") await this.feedback.replied(chat, message.replyToId);
     return { messageIds };
+  }
+
+  /** Streams a reply into the chat as it is written (`stream: edit`). */
+  onTurnEvent(chat: ChatRef, event: AdapterTurnEvent): void {
+    this.streams.onEvent(chat, event);
   }
 
   async edit(chat: ChatRef, messageId: string, text: string): Promise<void> {
@@ -267,6 +291,7 @@ export class SlackAdapter implements PlatformAdapter {
     const ts = message.replyToId!;
     this.senders.set(`${message.chat.chatId}:${ts}`, message.sender.id);
     if (this.senders.size > 2000) this.senders.delete(this.senders.keys().next().value!);
+    if (this.config.stream !== "off") message.streamReply = true;
     this.feedback.noted(message.chat, ts);
     let outcome: InboundOutcome | undefined;
     try {

@@ -12,6 +12,7 @@ export const slackPlatform = definePlatform({
     SLACK_APP_TOKEN: ["app_token", "string"],
     SLACK_SIGNING_SECRET: ["signing_secret", "string"],
     SLACK_API_URL: ["api_url", "url"],
+    SLACK_STREAM: ["stream", "string"],
   },
   isConfigured: (c) => Boolean(c.botToken),
   validate(c) {
@@ -31,6 +32,7 @@ export const slackPlatform = definePlatform({
         signingSecret: c.signingSecret,
         apiUrl: c.apiUrl,
         maxFileBytes: deps.mediaMaxBytes,
+        stream: c.stream,
       },
       deps,
     );

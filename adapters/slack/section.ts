@@ -1,6 +1,7 @@
 /** The `slack:` config section: its schema and parsed type. */
 import { z } from "zod";
 import { platformSection } from "../../core/platform.js";
+import { streamSetting } from "../shared/reply-stream.js";
 
 /** The `slack:` section of config.yaml. */
 export const slackSchema = platformSection({
@@ -8,6 +9,7 @@ export const slackSchema = platformSection({
   appToken: z.string().min(1).optional(),
   signingSecret: z.string().min(1).optional(),
   apiUrl: z.url().default("https://slack.com/api/"),
+  stream: streamSetting,
 });
 
 /** The parsed `slack:` section. */

@@ -3,6 +3,7 @@
  * (validated with zod at the boundary). Bolt's own types stay inside this folder.
  */
 import { z } from "zod";
+import type { StreamMode } from "../shared/reply-stream.js";
 
 /** What `createSlackAdapter` needs; built from the `slack` section of HeraldConfig. */
 export interface SlackAdapterConfig {
@@ -29,6 +30,11 @@ export interface SlackAdapterConfig {
   reconnectBaseMs?: number | undefined;
   /** Timeout of one Web API request. @defaultValue 60000 */
   requestTimeoutMs?: number | undefined;
+  /**
+   * `SLACK_STREAM`: `edit` shows a reply as it is written, one message updated in place; `off` posts it
+   * whole when done. @defaultValue "edit"
+   */
+  stream?: StreamMode | undefined;
 }
 
 /** A file attached to a Slack message (the fields the adapter reads). */

@@ -10,6 +10,7 @@ import type { Logger } from "../../core/logger.js";
 import type {
   AdapterDeps,
   AdapterStatus,
+  AdapterTurnEvent,
   ChatRef,
   InboundHandler,
   InboundOutcome,
@@ -18,15 +19,18 @@ import type {
   SendOptions,
   SendResult,
 } from "../../core/types.js";
+import type { ReplyStreams } from "../shared/reply-stream.js";
 import { BAD_TOKEN_MESSAGE, errorCode, toPlatformError } from "./api-errors.js";
 import { callbackQuery, clickToInbound, inlineKeyboard } from "./buttons.js";
 import { telegramMenu } from "./commands.js";
+import { formatChunks, type TelegramChunk } from "./format.js";
 import { downloadAttachments } from "./media.js";
 import { telegramMessage, toInbound } from "./parse.js";
 import { ALLOWED_UPDATES, NotRecordedError, UpdatePoller } from "./poller.js";
 import { DEFAULT_LIMITS, SendBudget } from "./rate-limit.js";
 import type { TelegramSection } from "./section.js";
 import { TelegramSender } from "./sender.js";
+import { telegramStreams } from "./stream.js";
 import type { BotIdentity, TelegramAdapterConfig } from "./types.js";
 
 export type { TelegramAdapterConfig, TelegramRateLimits } from "./types.js";
@@ -47,6 +51,7 @@ export class TelegramAdapter implements PlatformAdapter {
   readonly sendsButtons = true;
   private readonly bot: Bot;
   private readonly sender: TelegramSender;
+  private readonly streams: ReplyStreams<TelegramChunk>;
   private readonly poller: UpdatePoller;
   private readonly log: Logger;
   private readonly apiRoot: string;
@@ -68,10 +73,12 @@ export class TelegramAdapter implements PlatformAdapter {
     });
     // Webhook updates reach the same handler as polled ones.
     this.bot.use((ctx) => this.handleUpdate(ctx.update as unknown as Record<string, unknown>));
-    const budget = new SendBudget({ ...DEFAULT_LIMITS, ...config.limits });
+    const limits = { ...DEFAULT_LIMITS, ...config.limits };
+    const budget = new SendBudget(limits);
     this.sender = new TelegramSender(this.bot.api, budget, this.log, (buttons) =>
       inlineKeyboard(buttons, deps.kv),
     );
+    this.streams = telegramStreams({ sender: this.sender, budget, limits, kv: deps.kv, logger: this.log });
     this.handleWebhook = config.webhookUrl ? (request) => this.serveWebhook(request) : undefined;
     this.poller = new UpdatePoller({
       getUpdates: (params, signal) =>
@@ -147,12 +154,26 @@ export class TelegramAdapter implements PlatformAdapter {
     this.started = false;
     // The webhook stays registered: Telegram keeps updates for the next start.
     this.webhook = undefined;
+    this.streams.stop();
     await this.poller.stop(this.config.stopGraceMs ?? 2000);
     this.setState("stopped");
   }
 
-  send(chat: ChatRef, message: OutboundMessage, options?: SendOptions): Promise<SendResult> {
-    return this.sender.send(chat, message, options);
+  /** Sends a reply; one that was streamed replaces its preview messages (see `ReplyStreams`). */
+  async send(chat: ChatRef, message: OutboundMessage, options?: SendOptions): Promise<SendResult> {
+    if (message.kind === "notice") return this.sender.send(chat, message, options);
+    const previews = await this.streams.claim(chat, message.replyToId);
+    const result = await this.sender.send(chat, message, options, previews);
+    if (previews.length > 0) {
+      const used = formatChunks(message.text).length;
+      await this.streams.settle(chat, message.replyToId, previews, used);
+    }
+    return result;
+  }
+
+  /** Streams a reply into the chat as it is written (`stream: edit`). */
+  onTurnEvent(chat: ChatRef, event: AdapterTurnEvent): void {
+    this.streams.onEvent(chat, event);
   }
 
   edit(chat: ChatRef, messageId: string, text: string): Promise<void> {
@@ -164,6 +185,8 @@ export class TelegramAdapter implements PlatformAdapter {
   }
 
   sendTyping(chat: ChatRef): Promise<void> {
+    // A reply being written in place says more than "typing…", and the chat's budget goes to its edits.
+    if (this.streams.showing(chat)) return Promise.resolve();
     return this.sender.sendTyping(chat);
   }
 
@@ -272,6 +295,7 @@ export class TelegramAdapter implements PlatformAdapter {
     }
     const inbound = toInbound(parsed.data, identity);
     if (!inbound) return;
+    if (this.config.stream !== "off") inbound.streamReply = true;
     // Files of group messages the gateway will not answer are not worth downloading.
     if (this.deps.isAddressed?.(inbound) ?? true) {
       const { attachments, notes } = await downloadAttachments(parsed.data, {
@@ -345,5 +369,6 @@ export function telegramConfigFrom(section: TelegramSection, deps: AdapterDeps):
     webhookUrl: section.webhookUrl,
     webhookSecret: section.webhookSecret,
     mediaMaxBytes: deps.mediaMaxBytes,
+    stream: section.stream,
   };
 }

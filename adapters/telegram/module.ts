@@ -12,6 +12,7 @@ export const telegramPlatform = definePlatform({
     TELEGRAM_API_ROOT: ["api_root", "url"],
     TELEGRAM_WEBHOOK_URL: ["webhook_url", "url"],
     TELEGRAM_WEBHOOK_SECRET: ["webhook_secret", "string"],
+    TELEGRAM_STREAM: ["stream", "string"],
   },
   isConfigured: (c) => Boolean(c.botToken),
   validate(c) {

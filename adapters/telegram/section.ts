@@ -1,6 +1,7 @@
 /** The `telegram:` config section: its schema and parsed type. */
 import { z } from "zod";
 import { platformSection } from "../../core/platform.js";
+import { streamSetting } from "../shared/reply-stream.js";
 
 /** The `telegram:` section of config.yaml. */
 export const telegramSchema = platformSection({
@@ -8,6 +9,7 @@ export const telegramSchema = platformSection({
   apiRoot: z.url().default("https://api.telegram.org"),
   webhookUrl: z.url().optional(),
   webhookSecret: z.string().min(1).optional(),
+  stream: streamSetting,
 });
 
 /** The parsed `telegram:` section. */

@@ -6,8 +6,10 @@
  */
 import { stat } from "node:fs/promises";
 import { type Api, InputFile } from "grammy";
+import { PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { ChatRef, OutboundFile, OutboundMessage, SendOptions, SendResult } from "../../core/types.js";
+import { type PreviewMessage, sameChunk } from "../shared/reply-stream.js";
 import { errorCode, isMarkupError, isNoop, retryAfterMs, toPlatformError } from "./api-errors.js";
 import type { InlineKeyboard } from "./buttons.js";
 import { formatChunks, TELEGRAM_MAX_CAPTION_CHARS, type TelegramChunk } from "./format.js";
@@ -49,7 +51,17 @@ export class TelegramSender {
     private readonly keyboard: (buttons: NonNullable<OutboundMessage["buttons"]>) => InlineKeyboard,
   ) {}
 
-  async send(chat: ChatRef, message: OutboundMessage, options: SendOptions = {}): Promise<SendResult> {
+  /**
+   * Sends a reply's chunks and files. `previews` are messages already showing a streamed preview of this
+   * reply: chunk `i` replaces the text of `previews[i]` (an edit) instead of being posted; a preview the
+   * user deleted is replaced by a new message.
+   */
+  async send(
+    chat: ChatRef,
+    message: OutboundMessage,
+    options: SendOptions = {},
+    previews: readonly PreviewMessage[] = [],
+  ): Promise<SendResult> {
     const chunks = formatChunks(message.text);
     const files = message.files ?? [];
     const messageIds: string[] = [];
@@ -59,8 +71,19 @@ export class TelegramSender {
     for (let index = options.fromChunk ?? 0; index < chunks.length + files.length; index++) {
       const place = this.placement(chat, message, index);
       if (keyboard && index === chunks.length - 1) place.reply_markup = keyboard;
-      await this.budget.take(chat.chatId, "message", options.signal);
       const chunk = chunks[index];
+      const preview = chunk ? previews[index] : undefined;
+      if (
+        chunk &&
+        preview &&
+        ((!place.reply_markup && sameChunk(preview, chunk)) ||
+          (await this.replacePreview(chat, preview.id, chunk, place.reply_markup)))
+      ) {
+        messageIds.push(preview.id);
+        options.onChunkSent?.(index, preview.id);
+        continue;
+      }
+      await this.budget.take(chat.chatId, "message", options.signal);
       const id = await this.call(chat, "sendMessage", () =>
         chunk
           ? this.sendChunk(chat, chunk, place, options.signal)
@@ -70,6 +93,69 @@ export class TelegramSender {
       options.onChunkSent?.(index, id);
     }
     return { messageIds };
+  }
+
+  /**
+   * Edits a streamed preview to its final chunk (and keyboard). False when the preview is gone (deleted
+   * by the user): the chunk is then posted as a new message.
+   */
+  private async replacePreview(
+    chat: ChatRef,
+    messageId: string,
+    chunk: TelegramChunk,
+    keyboard: InlineKeyboard | undefined,
+  ): Promise<boolean> {
+    await this.budget.take(chat.chatId, "other");
+    try {
+      await this.editChunk(chat, messageId, chunk, keyboard);
+      return true;
+    } catch (err) {
+      if (err instanceof PlatformError && /message to edit not found/i.test(err.message)) return false;
+      throw err;
+    }
+  }
+
+  /** Posts the first message of a streamed preview (quoting the question in groups, like the reply). */
+  async postPreview(chat: ChatRef, chunk: TelegramChunk, replyToId: string): Promise<string> {
+    const place = this.placement(chat, { text: "", idempotencyKey: "", replyToId }, 0);
+    await this.budget.take(chat.chatId, "message");
+    return this.call(chat, "sendMessage", () => this.sendChunk(chat, chunk, place));
+  }
+
+  /** Replaces a preview message's text (a slot of the chat's budget was checked free by the caller). */
+  async editPreview(chat: ChatRef, messageId: string, chunk: TelegramChunk): Promise<void> {
+    await this.budget.take(chat.chatId, "other");
+    await this.editChunk(chat, messageId, chunk, undefined);
+  }
+
+  /** One editMessageText as HTML, once more as plain text if Telegram rejects the markup. */
+  private async editChunk(
+    chat: ChatRef,
+    messageId: string,
+    chunk: TelegramChunk,
+    keyboard: InlineKeyboard | undefined,
+  ): Promise<void> {
+    const markup = keyboard ? { reply_markup: keyboard } : {};
+    const notModified = (err: unknown) => {
+      if (!(isNoop(err) && /not modified/i.test((err as Error).message))) throw err;
+    };
+    await this.call(chat, "editMessageText", async () => {
+      try {
+        await this.api.editMessageText(chat.chatId, Number(messageId), chunk.html, {
+          parse_mode: "HTML",
+          ...markup,
+        });
+      } catch (err) {
+        if (!isMarkupError(err)) {
+          notModified(err);
+          return "";
+        }
+        await this.api
+          .editMessageText(chat.chatId, Number(messageId), chunk.plain, markup)
+          .catch(notModified);
+      }
+      return "";
+    });
   }
 
   /**

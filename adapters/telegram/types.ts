@@ -1,4 +1,5 @@
 /** Configuration of the Telegram adapter. grammY's types stay inside this folder. */
+import type { StreamMode } from "../shared/reply-stream.js";
 
 /** Telegram's send limits, as the adapter's per-chat budget applies them. */
 export interface TelegramRateLimits {
@@ -42,6 +43,11 @@ export interface TelegramAdapterConfig {
   stopGraceMs?: number | undefined;
   /** How long `start()` keeps retrying an unreachable API before it rejects. @defaultValue 30_000 */
   startTimeoutMs?: number | undefined;
+  /**
+   * `TELEGRAM_STREAM`: `edit` shows a reply as it is written, one message edited in place; `off` sends
+   * it whole when done. @defaultValue "edit"
+   */
+  stream?: StreamMode | undefined;
   /** Overrides of Telegram's limits (tests, self-hosted Bot API servers without them). */
   limits?: Partial<TelegramRateLimits> | undefined;
 }

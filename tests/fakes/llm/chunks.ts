@@ -80,6 +80,7 @@ export function streamChunks(
   text: string,
   calls: ResolvedToolCall[],
   usage: Usage | undefined,
+  pieces = 3,
 ): object[] {
   const created = Math.floor(Date.now() / 1000);
   const chunk = (delta: object, finish_reason: string | null = null) => ({
@@ -90,7 +91,7 @@ export function streamChunks(
     choices: [{ index: 0, delta, finish_reason, logprobs: null }],
   });
   const out: object[] = [chunk({ role: "assistant", content: "" })];
-  for (const piece of splitText(text)) out.push(chunk({ content: piece }));
+  for (const piece of splitText(text, pieces)) out.push(chunk({ content: piece }));
   calls.forEach((call, index) => {
     out.push(
       chunk({

@@ -184,6 +184,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       text,
       calls,
       request.stream_options?.include_usage ? usage : undefined,
+      step.pieces,
     );
     const events = chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);
     if (!step.chunkDelayMs) {

@@ -32,6 +32,8 @@ export interface FakeLlmStepOptions {
    * @defaultValue 0
    */
   chunkDelayMs?: number;
+  /** How many stream chunks the text is split into (a slow answer written piece by piece). @defaultValue 3 */
+  pieces?: number;
 }
 
 /** A tool call the fake model asks for. `arguments` as an object is JSON-encoded. */
