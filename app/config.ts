@@ -14,6 +14,7 @@ import type { EnvKind, PlatformCommonConfig, PlatformModule } from "../core/plat
 import { execOptionsSchema } from "../exec/index.js";
 import { type McpServerConfig, mcpServersSchema, resolveMcpServers } from "../mcp/index.js";
 import { CAPABILITIES } from "../plugins/sdk.js";
+import { type ResolvedWebhook, resolveWebhooks, webhooksSchema } from "../webhooks/index.js";
 import { platformModules } from "./platforms.js";
 
 const list = z.array(z.string()).default([]);
@@ -296,6 +297,8 @@ const schema = z.strictObject({
   ...coreShape,
   /** MCP servers by name (mcp/config.ts); resolved into `HeraldConfig.mcpServers`. */
   mcpServers: mcpServersSchema,
+  /** Inbound webhook routes (webhooks/types.ts); their secrets resolved into `HeraldConfig.webhooks`. */
+  webhooks: webhooksSchema,
   ...Object.fromEntries(platformModules.map((m) => [m.name, m.schema])),
 });
 
@@ -306,6 +309,8 @@ export type HeraldConfig = z.infer<z.ZodObject<typeof coreShape>> & {
   platforms: Record<string, PlatformCommonConfig>;
   /** The `mcp_servers:` entries, resolved (a stdio server's whole environment, bearer headers). */
   mcpServers: McpServerConfig[];
+  /** The `webhooks:` routes, each with its secret read from its env variable. */
+  webhooks: ResolvedWebhook[];
 };
 
 type Kind = EnvKind;
@@ -555,7 +560,7 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
       `${keyName} is invalid: ${issue.message}. Fix: correct the value.`,
     );
   }
-  const { mcpServers: mcpSection, ...parsedData } = result.data;
+  const { mcpServers: mcpSection, webhooks: webhookSection, ...parsedData } = result.data;
   const data: Record<string, unknown> = parsedData;
   const platforms: Record<string, PlatformCommonConfig> = {};
   for (const module of platformModules) {
@@ -565,7 +570,14 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     platforms[module.name] = section;
   }
   const mcpServers = resolveMcpServers(mcpSection, env);
-  const config = { ...(data as z.infer<z.ZodObject<typeof coreShape>>), homeDir, platforms, mcpServers };
+  const webhooks = resolveWebhooks(webhookSection, env);
+  const config = {
+    ...(data as z.infer<z.ZodObject<typeof coreShape>>),
+    homeDir,
+    platforms,
+    mcpServers,
+    webhooks,
+  };
   resolveProviders(config, env, fileValues);
   validateCrossFields(config);
   return config;
