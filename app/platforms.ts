@@ -6,6 +6,7 @@
 import { discordPlatform } from "../adapters/discord/module.js";
 import { emailPlatform } from "../adapters/email/module.js";
 import { matrixPlatform } from "../adapters/matrix/module.js";
+import { signalPlatform } from "../adapters/signal/module.js";
 import { slackPlatform } from "../adapters/slack/module.js";
 import { telegramPlatform } from "../adapters/telegram/module.js";
 import { whatsappPlatform } from "../adapters/whatsapp/module.js";
@@ -21,6 +22,7 @@ export const platformModules: readonly PlatformModule[] = [
   emailPlatform,
   matrixPlatform,
   whatsappPlatform,
+  signalPlatform,
 ];
 
 /** Chat-id splitters of the platforms that have one, for `parseChat`. */
