@@ -5,6 +5,7 @@
  */
 import { discordPlatform } from "../adapters/discord/module.js";
 import { emailPlatform } from "../adapters/email/module.js";
+import { ircPlatform } from "../adapters/irc/module.js";
 import { matrixPlatform } from "../adapters/matrix/module.js";
 import { signalPlatform } from "../adapters/signal/module.js";
 import { slackPlatform } from "../adapters/slack/module.js";
@@ -23,6 +24,7 @@ export const platformModules: readonly PlatformModule[] = [
   matrixPlatform,
   whatsappPlatform,
   signalPlatform,
+  ircPlatform,
 ];
 
 /** Chat-id splitters of the platforms that have one, for `parseChat`. */

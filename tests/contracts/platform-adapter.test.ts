@@ -5,6 +5,7 @@
 import { platformAdapterContract } from "./platform-adapter.contract.js";
 import { discordDriver } from "./platform-drivers/discord.js";
 import { emailDriver } from "./platform-drivers/email.js";
+import { ircDriver } from "./platform-drivers/irc.js";
 import { matrixDriver } from "./platform-drivers/matrix.js";
 import { signalDriver } from "./platform-drivers/signal.js";
 import { slackDriver } from "./platform-drivers/slack.js";
@@ -19,6 +20,7 @@ for (const driver of [
   emailDriver,
   whatsappDriver,
   signalDriver,
+  ircDriver,
 ]) {
   platformAdapterContract(driver);
 }
