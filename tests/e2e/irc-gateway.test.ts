@@ -61,6 +61,10 @@ describe("irc through the gateway", () => {
     await alice.sync();
     expect(fromBot(alice, nick, alice.nick)).toEqual(["echo: Hello there"]);
     expect(h.gateway.adapters.get("irc")?.status?.().state).toBe("running");
+    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
+      adapters: Record<string, { state: string }>;
+    };
+    expect(health.adapters["irc"]?.state).toBe("running");
   });
 
   it("in a channel answers `nick: …` and ignores chatter without the nick", async () => {

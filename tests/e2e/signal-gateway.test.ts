@@ -60,6 +60,21 @@ describe("signal through the gateway", () => {
       ["👀", sentAt, true],
     ]);
     expect(h.gateway.adapters.get("signal")?.status?.().state).toBe("running");
+    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
+      adapters: Record<string, { state: string }>;
+    };
+    expect(health.adapters["signal"]?.state).toBe("running");
+  });
+
+  it("a signal-cli that does not answer fails the platform with the fix, and the gateway runs on", async () => {
+    const fake = running.trackFake(await startFakeSignal());
+    await fake.close();
+    const h = await running.startHarness({ env: { SIGNAL_ACCOUNT: BOT_NUMBER, SIGNAL_HTTP_URL: fake.url } });
+    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
+      adapters: Record<string, { state: string; detail?: string }>;
+    };
+    expect(health.adapters["signal"]?.state).toBe("failed");
+    expect(health.adapters["signal"]?.detail).toMatch(/signal-cli -a \+4915100000001 daemon --http/);
   });
 
   it("in a group answers a mention (quoting it) and a reply to the bot, and ignores other chatter", async () => {
