@@ -122,6 +122,15 @@ describe("inbound webhooks", () => {
     expect(await botReplies(fake, CHAT, 2)).toHaveLength(2);
   });
 
+  it("a turn that fails says so in the target chat instead of staying silent", async () => {
+    const { fake, h } = await start();
+    h.llm.script({ error: { status: 400, message: "bad request from the model" } });
+    const body = JSON.stringify({ repository: { name: "x" }, build: { number: 1 }, message: "m" });
+    expect((await post(h, "ci", body, signed(body))).status).toBe(202);
+    const replies = await botReplies(fake, CHAT, 1);
+    expect(replies[0]).toContain('The webhook "ci" turn failed');
+  });
+
   it("answers 413 to a body over the route's cap, 400 to a body that is not JSON, 404 to an unknown route", async () => {
     const { h } = await start();
     const big = JSON.stringify({ message: "x".repeat(4096) });
