@@ -235,7 +235,8 @@ export class IrcAdapter implements PlatformAdapter {
     }
     const target = chat.chatId;
     const files = (message.files ?? []).map((f) => `[file not sent on IRC: ${f.fileName ?? f.path}]`);
-    const text = [message.text, ...files].filter(Boolean).join("\n");
+    const asker = /^[#&+!]/.test(target) ? message.inboundMeta?.["nick"] : undefined;
+    const text = [asker ? `${asker}: ${message.text}` : message.text, ...files].filter(Boolean).join("\n");
     const lines = ircLines(text, textBudget(target, client.user));
     const from = options.fromChunk ?? 0;
     const wait = this.budget.waitFor(lines.length - from > 0 ? 1 : 0);

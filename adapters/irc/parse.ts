@@ -37,5 +37,7 @@ export function parseMessage(
     text: isChannel ? text.replace(prefix, "") : text,
     mentioned: addressed,
     sentAt: event.time ?? Date.now(),
+    // In a channel the reply names the asker (`alice: …`), as people do on IRC.
+    meta: isChannel ? { nick: event.nick } : undefined,
   };
 }

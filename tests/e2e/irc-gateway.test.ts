@@ -74,7 +74,7 @@ describe("irc through the gateway", () => {
     await alice.waitFor((l) => l.command === "PRIVMSG" && l.nick === nick && l.target === channel);
     await h.gateway.runner.outbox.idle();
     await alice.sync();
-    expect(fromBot(alice, nick, channel)).toEqual(["echo: what's the time?"]);
+    expect(fromBot(alice, nick, channel)).toEqual([`${alice.nick}: echo: what's the time?`]);
     expect(JSON.stringify(h.llm.requests)).not.toContain("among ourselves");
   });
 
@@ -84,7 +84,7 @@ describe("irc through the gateway", () => {
     const line = await alice.waitFor(
       (l) => l.command === "PRIVMSG" && l.nick === nick && l.target === channel,
     );
-    expect(line.text).toBe("echo: anyone?");
+    expect(line.text).toBe(`${alice.nick}: echo: anyone?`);
   });
 
   it("splits a long reply into lines within 512 bytes including the relay prefix, all text in order", async () => {
@@ -135,6 +135,6 @@ describe("irc through the gateway", () => {
     const line = await alice.waitFor(
       (l) => l.command === "PRIVMSG" && l.nick === nick && l.target === channel,
     );
-    expect(line.text).toBe("echo: still there?");
+    expect(line.text).toBe(`${alice.nick}: echo: still there?`);
   }, 30_000);
 });
