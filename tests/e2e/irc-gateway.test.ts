@@ -67,6 +67,25 @@ describe("irc through the gateway", () => {
     expect(health.adapters["irc"]?.state).toBe("running");
   });
 
+  it("a gateway restart answers nothing twice (IRC keeps no history to replay)", async () => {
+    const { h, nick, alice } = await start();
+    alice.say(nick, "once");
+    await alice.waitFor((l) => l.command === "PRIVMSG" && l.nick === nick);
+    await h.restart();
+    await alice.waitFor(
+      (l) =>
+        l.command === "JOIN" &&
+        l.nick === nick &&
+        alice.lines.filter((x) => x.command === "JOIN" && x.nick === nick).length >= 2,
+    );
+    alice.say(nick, "twice");
+    await alice.waitFor((l) => l.command === "PRIVMSG" && l.nick === nick && l.text === "echo: twice");
+    await h.gateway.runner.outbox.idle();
+    await alice.sync();
+    expect(fromBot(alice, nick, alice.nick)).toEqual(["echo: once", "echo: twice"]);
+    expect(h.llm.requests).toHaveLength(2);
+  });
+
   it("in a channel answers `nick: …` and ignores chatter without the nick", async () => {
     const { h, nick, channel, alice } = await start();
     alice.say(channel, "talking among ourselves");
