@@ -14,8 +14,9 @@ import type { EnvKind, PlatformCommonConfig, PlatformModule } from "../core/plat
 import { execOptionsSchema } from "../exec/index.js";
 import { type McpServerConfig, mcpServersSchema, resolveMcpServers } from "../mcp/index.js";
 import { CAPABILITIES } from "../plugins/sdk.js";
+import { parseTargets } from "../scheduler/targets.js";
 import { type ResolvedWebhook, resolveWebhooks, webhooksSchema } from "../webhooks/index.js";
-import { platformModules } from "./platforms.js";
+import { chatParser, platformModules } from "./platforms.js";
 
 const list = z.array(z.string()).default([]);
 const optionalString = z.string().min(1).optional();
@@ -571,6 +572,7 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
   }
   const mcpServers = resolveMcpServers(mcpSection, env);
   const webhooks = resolveWebhooks(webhookSection, env);
+  webhooks.forEach(checkWebhookTargets);
   const config = {
     ...(data as z.infer<z.ZodObject<typeof coreShape>>),
     homeDir,
@@ -649,6 +651,22 @@ function validateCrossFields(config: HeraldConfig): void {
     throw new ConfigError(
       "REDIS_URL",
       `REDIS_URL must start with redis:// or rediss://, got '${config.queue.redisUrl}'. Fix: e.g. REDIS_URL=redis://127.0.0.1:6379.`,
+    );
+  }
+}
+
+/** A webhook's `deliver` must be a target list (as cron's). @throws ConfigError naming the key */
+function checkWebhookTargets(route: ResolvedWebhook, i: number): void {
+  try {
+    parseTargets(route.deliver, {
+      hasOrigin: false,
+      knownPlatforms: new Set([...platformModules.map((m) => m.name), "api"]),
+      parseChat: chatParser,
+    });
+  } catch (err) {
+    throw new ConfigError(
+      `webhooks.${i}.deliver`,
+      `config.yaml: webhooks.${i}.deliver ('${route.deliver}') is not a delivery target: ${(err as Error).message}`,
     );
   }
 }

@@ -6,7 +6,6 @@
  */
 import { createHash } from "node:crypto";
 import { formatChat } from "../core/chat.js";
-import { ConfigError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import { HOME_CHANNELS_NAMESPACE, HomeChannels } from "../scheduler/index.js";
@@ -22,7 +21,7 @@ export function webhookTurnId(name: string, deliveryId: string): string {
 
 /**
  * The `/webhooks/in/<name>` route, or undefined without `webhooks:`. Call before `runner.start()`.
- * @throws ConfigError when a route's `deliver` is not a target list.
+ * Each route's `deliver` was checked when the config was loaded.
  */
 export function createWebhooks(
   config: HeraldConfig,
@@ -32,18 +31,11 @@ export function createWebhooks(
   if (config.webhooks.length === 0) return undefined;
   const known = new Set([...platformModules.map((m) => m.name), "api"]);
   const targetsOf = new Map<string, string[]>();
-  for (const [i, route] of config.webhooks.entries()) {
-    try {
-      targetsOf.set(
-        route.name,
-        parseTargets(route.deliver, { hasOrigin: false, knownPlatforms: known, parseChat: chatParser }),
-      );
-    } catch (err) {
-      throw new ConfigError(
-        `webhooks.${i}.deliver`,
-        `config.yaml: webhooks.${i}.deliver ('${route.deliver}') is not a delivery target: ${(err as Error).message}`,
-      );
-    }
+  for (const route of config.webhooks) {
+    targetsOf.set(
+      route.name,
+      parseTargets(route.deliver, { hasOrigin: false, knownPlatforms: known, parseChat: chatParser }),
+    );
   }
   const homes = new HomeChannels(
     runner.state.kv(HOME_CHANNELS_NAMESPACE),

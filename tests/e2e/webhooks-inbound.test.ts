@@ -3,7 +3,11 @@
  * the scripted model whose answer reaches the fake Telegram chat named in `deliver`, once; forged,
  * stale, replayed and oversized deliveries are refused and start no turn.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import { loadConfig } from "../../app/config.js";
 import { signatureOf } from "../../webhooks/index.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import type { Harness } from "../helpers/gateway-harness.js";
@@ -28,6 +32,10 @@ webhooks:
     prompt: "New form entry from {{email}}"
     deliver: telegram
     id_header: X-Delivery-Id
+  - name: nowhere
+    auth: { type: bearer, token_env: FORMS_TOKEN }
+    prompt: "p"
+    deliver: discord:42
 `;
 
 async function start(): Promise<{ fake: FakeTelegram; h: Harness }> {
@@ -129,6 +137,32 @@ describe("inbound webhooks", () => {
     expect((await post(h, "ci", body, signed(body))).status).toBe(202);
     const replies = await botReplies(fake, CHAT, 1);
     expect(replies[0]).toContain('The webhook "ci" turn failed');
+  });
+
+  it("answers 503 naming the reason when no target can be reached, and runs no turn", async () => {
+    const { h } = await start();
+    const res = await post(h, "nowhere", "{}", {
+      "content-type": "application/json",
+      authorization: `Bearer ${TOKEN}`,
+    });
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: string }).error).toMatch(/discord is not connected/);
+    expect(h.llm.requests).toHaveLength(0);
+  });
+
+  it("refuses a config whose delivery target is not one, naming the key", () => {
+    const home = mkdtempSync(join(tmpdir(), "herald-webhooks-"));
+    writeFileSync(
+      join(home, "config.yaml"),
+      "webhooks:\n  - { name: x, auth: { type: bearer, token_env: T }, prompt: p, deliver: telegarm:1 }\n",
+    );
+    try {
+      expect(() => loadConfig({ env: { HERALD_HOME: home, T: TOKEN } })).toThrow(
+        /webhooks\.0\.deliver \('telegarm:1'\) is not a delivery target: "telegarm" is not a platform/,
+      );
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it("answers 413 to a body over the route's cap, 400 to a body that is not JSON, 404 to an unknown route", async () => {
