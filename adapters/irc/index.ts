@@ -140,6 +140,8 @@ export class IrcAdapter implements PlatformAdapter {
       host: c.server,
       port: c.port,
       tls: c.tls,
+      // The server's certificate is checked (irc-framework passes undefined through; be explicit).
+      rejectUnauthorized: true,
       nick: this.config.nick,
       username: this.config.nick.slice(0, 10),
       gecos: "Herald",
