@@ -85,6 +85,11 @@ export class IrcAdapter implements PlatformAdapter {
     this.client = client;
     return new Promise<void>((resolve, reject) => {
       let registered = false;
+      let socketError: string | undefined;
+      // irc-framework keeps a socket's error and hands it over with the close.
+      client.on("socket close", (err: Error | false | undefined) => {
+        if (err) socketError = err.message;
+      });
       client.on("registered", (e: { nick: string }) => {
         this.nick = e.nick;
         this.attempt = 0;
@@ -121,7 +126,7 @@ export class IrcAdapter implements PlatformAdapter {
           reject(
             new PlatformError(
               "irc",
-              `Could not connect to IRC server ${this.config.server}:${this.config.port}${this.config.tls ? " (TLS)" : ""}. Fix: check IRC_SERVER, IRC_PORT and IRC_TLS.`,
+              `Could not connect to IRC server ${this.config.server}:${this.config.port}${this.config.tls ? " (TLS)" : ""}${socketError ? `: ${socketError}` : ""}. Fix: check IRC_SERVER, IRC_PORT and IRC_TLS (the server's certificate must be valid for its name).`,
               { retryable: true },
             ),
           );

@@ -134,6 +134,27 @@ describe("irc through the gateway", () => {
     expect(h.llm.requests).toHaveLength(0);
   });
 
+  it("refuses a TLS server whose certificate it cannot verify, naming the settings", async () => {
+    const tlsIrcd = await startNgircd({ tls: true });
+    try {
+      const h = await running.startHarness({
+        env: {
+          IRC_SERVER: tlsIrcd.host,
+          IRC_PORT: String(tlsIrcd.tlsPort),
+          IRC_TLS: "true",
+          IRC_NICK: `heraldtls${++n}`,
+        },
+      });
+      const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
+        adapters: Record<string, { state: string; detail?: string }>;
+      };
+      expect(health.adapters["irc"]?.state).toBe("failed");
+      expect(health.adapters["irc"]?.detail).toMatch(/\(TLS\): self-signed certificate.*IRC_TLS/);
+    } finally {
+      await tlsIrcd.stop();
+    }
+  });
+
   it("reconnects after the server went away, joins its channels again and answers", async () => {
     const { h, nick } = await start({});
     await ircd.kill();

@@ -2,7 +2,7 @@
  * A private ngIRCd (Debian's `ngircd`) per test, on a free port of 127.0.0.1 with a generated config,
  * and a minimal raw IRC user client that records what it receives. Nothing runs behind the tests.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -12,6 +12,8 @@ import { freePort } from "./net.js";
 export interface PrivateIrcd {
   host: string;
   port: number;
+  /** A TLS port with a self-signed certificate (with `startNgircd({ tls: true })`). */
+  tlsPort?: number | undefined;
   /** Kills the server (connections drop); `start()` brings it back on the same port. */
   kill(): Promise<void>;
   start(): Promise<void>;
@@ -23,8 +25,9 @@ const NOT_INSTALLED =
 
 const running = new Set<ChildProcess>();
 
-function config(port: number): string {
-  return `[Global]
+function config(port: number, tls?: { port: number; cert: string; key: string }): string {
+  const ssl = tls ? `[SSL]\n  CertFile = ${tls.cert}\n  KeyFile = ${tls.key}\n  Ports = ${tls.port}\n` : "";
+  return `${ssl}[Global]
   Name = irc.herald.test
   Info = Herald test server
   Listen = 127.0.0.1
@@ -53,13 +56,42 @@ async function canConnect(port: number): Promise<boolean> {
   });
 }
 
-/** Starts ngircd and waits until it accepts connections. */
-export async function startNgircd(): Promise<PrivateIrcd> {
+/**
+ * Starts ngircd and waits until it accepts connections. With `tls`, a self-signed certificate (made with
+ * openssl) serves a second port.
+ */
+export async function startNgircd(options: { tls?: boolean } = {}): Promise<PrivateIrcd> {
   const dir = mkdtempSync(join(tmpdir(), "herald-ngircd-"));
   chmodSync(dir, 0o755);
   const port = await freePort();
+  let tls: { port: number; cert: string; key: string } | undefined;
+  if (options.tls) {
+    tls = { port: await freePort(), cert: join(dir, "cert.pem"), key: join(dir, "key.pem") };
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        tls.key,
+        "-out",
+        tls.cert,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+      ],
+      { stdio: "ignore" },
+    );
+    // ngircd drops to an unprivileged user before it reads them.
+    chmodSync(tls.key, 0o644);
+    chmodSync(tls.cert, 0o644);
+  }
   const file = join(dir, "ngircd.conf");
-  writeFileSync(file, config(port));
+  writeFileSync(file, config(port, tls));
   chmodSync(file, 0o644);
   let child: ChildProcess | undefined;
   const launch = async () => {
@@ -99,6 +131,7 @@ export async function startNgircd(): Promise<PrivateIrcd> {
   return {
     host: "127.0.0.1",
     port,
+    tlsPort: tls?.port,
     kill,
     start: launch,
     async stop() {
