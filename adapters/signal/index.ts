@@ -130,13 +130,15 @@ export class SignalAdapter implements PlatformAdapter {
 
   async send(chat: ChatRef, message: OutboundMessage, options: SendOptions = {}): Promise<SendResult> {
     const chunks = signalChunks(message.text);
-    if (chunks.length === 0) chunks.push("");
+    if (chunks.length === 0) chunks.push({ text: "", styles: [] });
     const files = message.files ?? [];
     const isGroup = chat.chatId.startsWith(GROUP_PREFIX);
     const quote = isGroup && message.replyToId ? messageRef(message.replyToId) : undefined;
     const ids: string[] = [];
     for (let i = options.fromChunk ?? 0; i < chunks.length; i++) {
-      const params: Record<string, unknown> = { ...targetOf(chat), message: chunks[i] };
+      const chunk = chunks[i]!;
+      const params: Record<string, unknown> = { ...targetOf(chat), message: chunk.text };
+      if (chunk.styles.length) params["textStyle"] = chunk.styles;
       if (i === 0 && quote) {
         params["quoteTimestamp"] = quote.timestamp;
         params["quoteAuthor"] = quote.author;

@@ -28,5 +28,5 @@ export const signalPlatform = definePlatform({
   // Phone numbers compare without the leading `+`, as WhatsApp's do.
   normaliseUserId: (id) => id.replace(/^\+/, ""),
   promptHint:
-    "You are replying in Signal, which shows plain text: no Markdown rendering, so write without asterisks, headings or tables. Keep replies short.",
+    "You are replying in Signal: **bold**, *italic*, ~~strikethrough~~ and `code` are shown as styles; headings, tables and other Markdown are not, so avoid them. Keep replies short.",
 });

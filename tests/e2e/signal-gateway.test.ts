@@ -108,6 +108,16 @@ describe("signal through the gateway", () => {
     expect(await replies(fake, `group.${GROUP}`, 1)).toEqual(["echo: anyone?"]);
   });
 
+  it("sends Markdown emphasis and code as Signal text styles", async () => {
+    const { fake, h } = await start();
+    h.llm.script({ text: "**Done**: run `npm test`, *then* relax" });
+    fake.receive({ from: ANN, text: "status?" });
+    await replies(fake, ANN, 1);
+    const sent = fake.sentTo(ANN)[0]!;
+    expect(sent.text).toBe("Done: run npm test, then relax");
+    expect(sent.styles).toEqual(["0:4:BOLD", "10:8:MONOSPACE", "20:4:ITALIC"]);
+  });
+
   it("gives an unknown user a pairing code and no model call", async () => {
     const { fake, h } = await start();
     fake.receive({ from: STRANGER, text: "hi" });

@@ -17,6 +17,8 @@ export interface SentMessage {
   text: string;
   quote?: { timestamp: number; author: string } | undefined;
   attachments: string[];
+  /** The `textStyle` ranges sent with it (`start:length:STYLE`). */
+  styles: string[];
 }
 
 /** A fault answered instead of the next call of a method. */
@@ -174,6 +176,7 @@ export async function startFakeSignal(): Promise<FakeSignal> {
             : attachments
               ? [String(attachments)]
               : [],
+          styles: ((params["textStyle"] as string[] | undefined) ?? []).map(String),
         });
         return {
           result: { timestamp, results: [{ recipientAddress: { number: target }, type: "SUCCESS" }] },
