@@ -1,7 +1,8 @@
 /**
  * `POST /webhooks/in/<name>`: reads the body up to the route's cap (413 past it), verifies it (401,
  * logging the reason and never the body), parses it as JSON (400), fills the prompt and hands it to the
- * injected `submit`, which rejects a replayed delivery id (409).
+ * injected `submit`, which rejects a replayed delivery id (409). A route starts at most `max_per_minute`
+ * turns a minute (429 with Retry-After past it).
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -46,6 +47,8 @@ export function createInboundWebhookRoute(options: InboundWebhookOptions): Webho
   const log = options.logger.child({ component: "webhooks" });
   const now = options.now ?? Date.now;
   const byName = new Map(options.routes.map((r) => [r.name, r]));
+  // Accepted turns of the last minute, per route (timestamps, oldest first).
+  const recent = new Map<string, number[]>();
   return {
     async handleHttp(req, res, path) {
       if (!path.startsWith(PREFIX)) return false;
@@ -98,7 +101,20 @@ export function createInboundWebhookRoute(options: InboundWebhookOptions): Webho
           .update(`${signedAt ?? ""}.`)
           .update(body)
           .digest("hex");
+      const at = now();
+      const window = (recent.get(name) ?? []).filter((t) => at - t < 60_000);
+      recent.set(name, window);
+      if (window.length >= route.maxPerMinute) {
+        const retryS = Math.max(1, Math.ceil((window[0]! + 60_000 - at) / 1000));
+        log.warn({ webhook: name, maxPerMinute: route.maxPerMinute }, "webhook rate limit reached");
+        res.setHeader("retry-after", String(retryS));
+        reply(res, 429, {
+          error: `more than ${route.maxPerMinute} deliveries a minute; retry in ${retryS} s`,
+        });
+        return true;
+      }
       const outcome = options.submit(route, deliveryId, fillPrompt(name, route.prompt, parsed));
+      if (outcome.kind === "accepted") window.push(at);
       switch (outcome.kind) {
         case "accepted":
           log.info({ webhook: name, turnId: outcome.turnId }, "webhook accepted");

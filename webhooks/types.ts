@@ -47,6 +47,8 @@ const webhookSchema = z.strictObject({
   idHeader: HEADER_NAME.optional(),
   /** Largest body accepted; larger gets 413. @defaultValue 65536 */
   maxBodyBytes: z.number().int().positive().max(10_485_760).default(65_536),
+  /** Turns a route may start per minute; more get 429 (each turn costs a model call). @defaultValue 30 */
+  maxPerMinute: z.number().int().positive().max(10_000).default(30),
   /** Toolsets the turn may use (the body is untrusted input). @defaultValue none */
   toolsets: z.array(z.string()).default([]),
 });

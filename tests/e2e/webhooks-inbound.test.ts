@@ -32,6 +32,7 @@ webhooks:
     prompt: "New form entry from {{email}}"
     deliver: telegram
     id_header: X-Delivery-Id
+    max_per_minute: 2
   - name: nowhere
     auth: { type: bearer, token_env: FORMS_TOKEN }
     prompt: "p"
@@ -137,6 +138,24 @@ describe("inbound webhooks", () => {
     expect((await post(h, "ci", body, signed(body))).status).toBe(202);
     const replies = await botReplies(fake, CHAT, 1);
     expect(replies[0]).toContain('The webhook "ci" turn failed');
+  });
+
+  it("answers 429 with Retry-After past a route's turns per minute", async () => {
+    const { fake, h } = await start();
+    const send = (id: string) =>
+      post(h, "forms", JSON.stringify({ email: `${id}@example.com` }), {
+        "content-type": "application/json",
+        authorization: `Bearer ${TOKEN}`,
+        "x-delivery-id": id,
+      });
+    expect((await send("a")).status).toBe(202);
+    expect((await send("b")).status).toBe(202);
+    const third = await send("c");
+    expect(third.status).toBe(429);
+    expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
+    await botReplies(fake, CHAT, 2);
+    await h.gateway.runner.outbox.idle();
+    expect(fake.botMessages(CHAT)).toHaveLength(2);
   });
 
   it("answers 503 naming the reason when no target can be reached, and runs no turn", async () => {
