@@ -43,6 +43,17 @@ const FLAG_ANSWERS: [flag: string, key: string, env?: string][] = [
   ["matrixToken", "matrix.token", "MATRIX_ACCESS_TOKEN"],
   ["matrixOwner", "matrix.owner"],
   ["whatsappOwner", "whatsapp.owner"],
+  ["signalAccount", "signal.account", "SIGNAL_ACCOUNT"],
+  ["signalHttpUrl", "signal.http_url", "SIGNAL_HTTP_URL"],
+  ["signalOwner", "signal.owner"],
+  ["ircServer", "irc.server", "IRC_SERVER"],
+  ["ircPort", "irc.port", "IRC_PORT"],
+  ["ircTls", "irc.tls", "IRC_TLS"],
+  ["ircNick", "irc.nick", "IRC_NICK"],
+  ["ircChannels", "irc.channels", "IRC_CHANNELS"],
+  ["ircSaslAccount", "irc.sasl_account", "IRC_SASL_ACCOUNT"],
+  ["ircSaslPassword", "irc.sasl_password", "IRC_SASL_PASSWORD"],
+  ["ircOwner", "irc.owner"],
   ["webSearch", "web.provider", "HERALD_WEB_SEARCH_PROVIDER"],
   ["webSearchUrl", "web.url", "HERALD_WEB_SEARCH_URL"],
   ["webSearchKey", "web.key", "HERALD_WEB_SEARCH_KEY"],
@@ -70,6 +81,8 @@ export function answersFrom(flags: Flags, env: NodeJS.ProcessEnv): Answers {
   if (answers["email.address"]) platforms.push("email");
   if (answers["matrix.token"]) platforms.push("matrix");
   if (flags["whatsapp"]) platforms.push("whatsapp");
+  if (answers["signal.account"]) platforms.push("signal");
+  if (answers["irc.server"]) platforms.push("irc");
   answers["platforms"] = typeof flags["platforms"] === "string" ? flags["platforms"].split(",") : platforms;
   const extras: string[] = [];
   if (answers["web.provider"]) extras.push("web");
@@ -133,6 +146,17 @@ export function registerSetupCommand(program: Command): void {
     .option("--matrix-owner <id>", "your Matrix id, @you:server")
     .option("--whatsapp", "enable WhatsApp (link it with `herald whatsapp link`)")
     .option("--whatsapp-owner <phone>", "your phone number, +15551234567")
+    .option("--signal-account <number>", "env SIGNAL_ACCOUNT: the bot's number in signal-cli")
+    .option("--signal-http-url <url>", "env SIGNAL_HTTP_URL: signal-cli's daemon")
+    .option("--signal-owner <number>", "your Signal number")
+    .option("--irc-server <host>", "env IRC_SERVER")
+    .option("--irc-port <port>")
+    .option("--irc-tls <bool>", "true or false")
+    .option("--irc-nick <nick>")
+    .option("--irc-channels <list>", "comma list, e.g. #herald")
+    .option("--irc-sasl-account <name>")
+    .option("--irc-sasl-password <password>", "env IRC_SASL_PASSWORD")
+    .option("--irc-owner <hostmask>", "nick!user@host or account:<name>")
     .option("--web-search <provider>", "searxng, brave or tavily")
     .option("--web-search-url <url>")
     .option("--web-search-key <key>")

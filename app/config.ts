@@ -14,7 +14,9 @@ import type { EnvKind, PlatformCommonConfig, PlatformModule } from "../core/plat
 import { execOptionsSchema } from "../exec/index.js";
 import { type McpServerConfig, mcpServersSchema, resolveMcpServers } from "../mcp/index.js";
 import { CAPABILITIES } from "../plugins/sdk.js";
-import { platformModules } from "./platforms.js";
+import { parseTargets } from "../scheduler/targets.js";
+import { type ResolvedWebhook, resolveWebhooks, webhooksSchema } from "../webhooks/index.js";
+import { chatParser, platformModules } from "./platforms.js";
 
 const list = z.array(z.string()).default([]);
 const optionalString = z.string().min(1).optional();
@@ -317,6 +319,8 @@ const schema = z.strictObject({
   ...coreShape,
   /** MCP servers by name (mcp/config.ts); resolved into `HeraldConfig.mcpServers`. */
   mcpServers: mcpServersSchema,
+  /** Inbound webhook routes (webhooks/types.ts); their secrets resolved into `HeraldConfig.webhooks`. */
+  webhooks: webhooksSchema,
   ...Object.fromEntries(platformModules.map((m) => [m.name, m.schema])),
 });
 
@@ -327,6 +331,8 @@ export type HeraldConfig = z.infer<z.ZodObject<typeof coreShape>> & {
   platforms: Record<string, PlatformCommonConfig>;
   /** The `mcp_servers:` entries, resolved (a stdio server's whole environment, bearer headers). */
   mcpServers: McpServerConfig[];
+  /** The `webhooks:` routes, each with its secret read from its env variable. */
+  webhooks: ResolvedWebhook[];
 };
 
 type Kind = EnvKind;
@@ -578,7 +584,7 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
       `${keyName} is invalid: ${issue.message}. Fix: correct the value.`,
     );
   }
-  const { mcpServers: mcpSection, ...parsedData } = result.data;
+  const { mcpServers: mcpSection, webhooks: webhookSection, ...parsedData } = result.data;
   const data: Record<string, unknown> = parsedData;
   const platforms: Record<string, PlatformCommonConfig> = {};
   for (const module of platformModules) {
@@ -588,7 +594,15 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     platforms[module.name] = section;
   }
   const mcpServers = resolveMcpServers(mcpSection, env, homeDir);
-  const config = { ...(data as z.infer<z.ZodObject<typeof coreShape>>), homeDir, platforms, mcpServers };
+  const webhooks = resolveWebhooks(webhookSection, env);
+  webhooks.forEach(checkWebhookTargets);
+  const config = {
+    ...(data as z.infer<z.ZodObject<typeof coreShape>>),
+    homeDir,
+    platforms,
+    mcpServers,
+    webhooks,
+  };
   resolveProviders(config, env, fileValues);
   validateCrossFields(config);
   return config;
@@ -660,6 +674,22 @@ function validateCrossFields(config: HeraldConfig): void {
     throw new ConfigError(
       "REDIS_URL",
       `REDIS_URL must start with redis:// or rediss://, got '${config.queue.redisUrl}'. Fix: e.g. REDIS_URL=redis://127.0.0.1:6379.`,
+    );
+  }
+}
+
+/** A webhook's `deliver` must be a target list (as cron's). @throws ConfigError naming the key */
+function checkWebhookTargets(route: ResolvedWebhook, i: number): void {
+  try {
+    parseTargets(route.deliver, {
+      hasOrigin: false,
+      knownPlatforms: new Set([...platformModules.map((m) => m.name), "api"]),
+      parseChat: chatParser,
+    });
+  } catch (err) {
+    throw new ConfigError(
+      `webhooks.${i}.deliver`,
+      `config.yaml: webhooks.${i}.deliver ('${route.deliver}') is not a delivery target: ${(err as Error).message}`,
     );
   }
 }

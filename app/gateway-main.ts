@@ -42,6 +42,7 @@ import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
 import { createTodo } from "./todo.js";
 import { createAgentTools } from "./tools.js";
+import { createWebhooks } from "./webhooks.js";
 
 export interface GatewayOptions {
   logger: Logger;
@@ -140,6 +141,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   let mcpServers = (): readonly McpServerConfig[] => config.mcpServers;
 
   const cron = createCronService(config, runner, state.database, logger);
+  const webhooks = options.localOnly ? undefined : createWebhooks(config, runner, logger);
 
   const approvals = createApprovals(runner, config.exec.approvalTimeoutS * 1000, logger);
   const localState = createLocalStateClient(state, {
@@ -264,7 +266,8 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   if (!options.localOnly) await cron.start();
 
   const http =
-    options.localOnly || (!api && !redis && !dashboard && ![...started.values()].some((a) => a.handleWebhook))
+    options.localOnly ||
+    (!api && !redis && !dashboard && !webhooks && ![...started.values()].some((a) => a.handleWebhook))
       ? undefined
       : await startHttpServer(
           {
@@ -272,6 +275,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
             adapters: runner.adapters,
             api,
             nodeRoutes: [
+              ...(webhooks ? [webhooks] : []),
               ...(dashboard ? [dashboard] : []),
               ...(api ? [mcpRoute(config, { state, runner, cron }, logger)] : []),
             ],

@@ -166,7 +166,7 @@ export function createLearning(
         runner.turnFinished.add((turn, result) =>
           guard("learning review trigger", () => {
             // A scheduled job repeats the same prompt each run: reviewing every run would cost much and teach little.
-            if (turn.source === "cron") return;
+            if (turn.source === "cron" || turn.source === "webhook") return;
             const chatType = turn.inbound?.chatType ?? state.sessions.get(turn.sessionId)?.chatType ?? "dm";
             reviewer.afterTurn(originOf(turn, chatType), result, load(turn.sessionId));
           }),

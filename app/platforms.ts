@@ -5,7 +5,9 @@
  */
 import { discordPlatform } from "../adapters/discord/module.js";
 import { emailPlatform } from "../adapters/email/module.js";
+import { ircPlatform } from "../adapters/irc/module.js";
 import { matrixPlatform } from "../adapters/matrix/module.js";
+import { signalPlatform } from "../adapters/signal/module.js";
 import { slackPlatform } from "../adapters/slack/module.js";
 import { telegramPlatform } from "../adapters/telegram/module.js";
 import { whatsappPlatform } from "../adapters/whatsapp/module.js";
@@ -21,6 +23,8 @@ export const platformModules: readonly PlatformModule[] = [
   emailPlatform,
   matrixPlatform,
   whatsappPlatform,
+  signalPlatform,
+  ircPlatform,
 ];
 
 /** Chat-id splitters of the platforms that have one, for `parseChat`. */

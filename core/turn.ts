@@ -198,8 +198,8 @@ export function isSilent(reply: { text: string; files?: readonly unknown[] | und
 
 export type TurnStatus = "pending" | "running" | "done" | "cancelled" | "failed";
 
-/** What starts a turn: a chat message or a scheduled job. */
-export type TurnSource = "chat" | "cron" | "api";
+/** What starts a turn: a chat message, a scheduled job, an API call or an inbound webhook. */
+export type TurnSource = "chat" | "cron" | "api" | "webhook";
 
 /** A scheduled job's run, as its turn carries it. */
 export interface CronTurnOrigin {

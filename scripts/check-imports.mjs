@@ -50,6 +50,7 @@ const ALLOWED = {
   "mcp-server": ["core", "sessions", "scheduler"],
   dashboard: ["core", "sessions", "scheduler", "memory", "skills"],
   setup: [],
+  webhooks: ["core"],
   app: ["*"],
 };
 

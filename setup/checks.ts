@@ -194,6 +194,50 @@ export async function checkMatrix(homeserver: string, accessToken: string): Prom
   return { userId: String(answer.body["user_id"] ?? "") };
 }
 
+/** signal-cli's HTTP daemon knows the account: `listGroups` for it answers. */
+export async function checkSignal(httpUrl: string, account: string): Promise<{ groups: number }> {
+  const answer = await call("signal-cli's daemon", `${trim(httpUrl)}/api/v1/rpc`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: "setup", method: "listGroups", params: { account } }),
+  });
+  const error = answer.body["error"] as { message?: string } | undefined;
+  if (answer.status !== 200 || error) {
+    throw new CheckFailed(
+      `signal-cli answered listGroups for ${account} with ${error?.message ?? `HTTP ${answer.status}`}. Register or link the number in signal-cli first, and run \`signal-cli -a ${account} daemon --http ${new URL(httpUrl).host}\`.`,
+    );
+  }
+  return { groups: Array.isArray(answer.body["result"]) ? answer.body["result"].length : 0 };
+}
+
+/** The IRC server accepts a connection (TCP, or TLS with a valid certificate). */
+export async function checkIrc(host: string, port: number, tls: boolean): Promise<void> {
+  const { connect: tcp } = await import("node:net");
+  const { connect: tlsConnect } = await import("node:tls");
+  await new Promise<void>((resolve, reject) => {
+    const fail = (reason: string) =>
+      reject(
+        new CheckFailed(
+          `Cannot connect to the IRC server ${host}:${port}${tls ? " (TLS)" : ""}: ${reason}. Check the server, port and TLS setting.`,
+        ),
+      );
+    const socket = tls
+      ? tlsConnect({ host, port, servername: host }, () => {
+          socket.destroy();
+          resolve();
+        })
+      : tcp({ host, port }, () => {
+          socket.destroy();
+          resolve();
+        });
+    socket.setTimeout(TIMEOUT_MS, () => {
+      socket.destroy();
+      fail("no answer");
+    });
+    socket.on("error", (err: NodeJS.ErrnoException) => fail(err.code ?? err.message));
+  });
+}
+
 export interface MailSettings {
   address: string;
   password: string;

@@ -5,7 +5,9 @@
 import {
   checkDiscord,
   checkEmail,
+  checkIrc,
   checkMatrix,
+  checkSignal,
   checkSlack,
   checkTelegram,
   waitForTelegramOwner,
@@ -13,7 +15,15 @@ import {
 import { checked, type StepContext, secret, tryAgain } from "./step.js";
 import { CheckFailed, type Choice } from "./types.js";
 
-export type PlatformName = "telegram" | "discord" | "slack" | "email" | "matrix" | "whatsapp";
+export type PlatformName =
+  | "telegram"
+  | "discord"
+  | "slack"
+  | "email"
+  | "matrix"
+  | "whatsapp"
+  | "signal"
+  | "irc";
 
 export const PLATFORM_CHOICES: Choice<PlatformName>[] = [
   { value: "telegram", label: "Telegram", hint: "a bot token from @BotFather" },
@@ -22,6 +32,8 @@ export const PLATFORM_CHOICES: Choice<PlatformName>[] = [
   { value: "email", label: "Email", hint: "IMAP + SMTP" },
   { value: "matrix", label: "Matrix", hint: "homeserver + access token" },
   { value: "whatsapp", label: "WhatsApp", hint: "linked as a device with `herald whatsapp link`" },
+  { value: "signal", label: "Signal", hint: "through a signal-cli daemon you run" },
+  { value: "irc", label: "IRC", hint: "server, nick, channels (SASL optional)" },
 ];
 
 /** Runs the step of each chosen platform. */
@@ -39,6 +51,8 @@ const STEPS: Record<PlatformName, (ctx: StepContext) => Promise<void>> = {
   email: emailStep,
   matrix: matrixStep,
   whatsapp: whatsappStep,
+  signal: signalStep,
+  irc: ircStep,
 };
 
 /** An advanced URL (self-hosted server, proxy): kept in config.yaml only when it is not the default. */
@@ -306,4 +320,114 @@ async function whatsappStep(ctx: StepContext): Promise<void> {
     message: "Your own phone number in international format, e.g. +15551234567 (empty skips)",
   });
   return addOwner(ctx, "whatsapp", owner?.replace(/[^\d]/g, ""));
+}
+
+async function signalStep(ctx: StepContext): Promise<void> {
+  const { p, files } = ctx;
+  p.note(
+    "Signal",
+    "Herald talks to signal-cli, which holds the account:\n  signal-cli -a +4915112345678 register   (then: verify <code>)   — a number of its own, or\n  signal-cli link -n herald               — link to your phone: show the sgnl:// URI as a QR code, scan it in Signal → Settings → Linked devices\nthen run  signal-cli -a +4915112345678 daemon --http 127.0.0.1:8080  next to Herald.",
+  );
+  for (;;) {
+    const account = await p.text({
+      key: "signal.account",
+      message: "The bot's Signal number, e.g. +4915112345678",
+      initial: files.get("signal.account") as string | undefined,
+    });
+    if (!account) return p.say("warn", "Signal skipped: no number.");
+    const fallback = "http://127.0.0.1:8080";
+    const url =
+      (await p.text({
+        key: "signal.http_url",
+        message: "signal-cli daemon URL",
+        initial: (files.get("signal.http_url") as string | undefined) ?? fallback,
+      })) ?? fallback;
+    const ok = await checked(
+      ctx,
+      "Asking signal-cli for the account's groups (listGroups)",
+      () => checkSignal(url, account),
+      (r) => `Signal: ${account}, in ${r.groups} group(s)`,
+    );
+    if (!ok) {
+      if (await tryAgain(ctx, "Signal settings")) continue;
+      return;
+    }
+    files.set("signal.account", account);
+    if (url !== fallback) files.set("signal.http_url", url);
+    const owner = await p.text({
+      key: "signal.owner",
+      message: "Your own Signal number, e.g. +4917… (empty skips)",
+    });
+    return addOwner(ctx, "signal", owner?.replace(/[^\d+]/g, ""));
+  }
+}
+
+async function ircStep(ctx: StepContext): Promise<void> {
+  const { p, files } = ctx;
+  for (;;) {
+    const server = await p.text({
+      key: "irc.server",
+      message: "IRC server, e.g. irc.libera.chat",
+      initial: files.get("irc.server") as string | undefined,
+    });
+    if (!server) return p.say("warn", "IRC skipped: no server.");
+    const tls = await p.confirm({
+      key: "irc.tls",
+      message: "Use TLS?",
+      initial: (files.get("irc.tls") as boolean | undefined) ?? true,
+    });
+    const port = Number(
+      await p.text({
+        key: "irc.port",
+        message: "Port",
+        initial: String(files.get("irc.port") ?? (tls ? 6697 : 6667)),
+      }),
+    );
+    const ok = await checked(
+      ctx,
+      `Connecting to ${server}:${port}`,
+      () => checkIrc(server, port, tls).then(() => true),
+      () => `IRC server ${server}:${port} answers`,
+    );
+    if (!ok) {
+      if (await tryAgain(ctx, "IRC server")) continue;
+      return;
+    }
+    const nick = await p.text({
+      key: "irc.nick",
+      message: "The bot's nick",
+      initial: (files.get("irc.nick") as string | undefined) ?? "herald",
+    });
+    const channels = await p.text({
+      key: "irc.channels",
+      message: "Channels to join, comma list (e.g. #herald)",
+    });
+    files.set("irc.server", server);
+    files.set("irc.port", port);
+    files.set("irc.tls", tls);
+    if (nick) files.set("irc.nick", nick);
+    if (channels)
+      files.set(
+        "irc.channels",
+        channels
+          .split(",")
+          .map((c) => c.trim())
+          .filter(Boolean),
+      );
+    const account = await p.text({
+      key: "irc.sasl_account",
+      message: "SASL account (services login; empty skips)",
+    });
+    if (account) {
+      const password = await secret(ctx, "irc.sasl_password", "IRC_SASL_PASSWORD", "SASL password");
+      files.set("irc.sasl_account", account);
+      if (password.isNew && password.value) files.setEnv("IRC_SASL_PASSWORD", password.value);
+    }
+    const owner = await p.text({
+      key: "irc.owner",
+      message:
+        "Your hostmask, nick!user@host as the server shows it (/whois yourself), or account:<name> (empty skips)",
+    });
+    return addOwner(ctx, "irc", owner);
+  }
 }

@@ -17,6 +17,9 @@ command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
 # The dashboard's tests drive a real headless Chromium through puppeteer-core.
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# ngIRCd: the IRC adapter's tests run against a private one.
+[ -x /usr/sbin/ngircd ] || need_apt+=(ngircd)
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 { { command -v dovecot >/dev/null 2>&1 || [ -x /usr/sbin/dovecot ]; } && [ -x /usr/lib/dovecot/lmtp ] && [ -x /usr/lib/dovecot/imap ]; } || need_apt+=(dovecot-imapd dovecot-lmtpd)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing OS packages: ${need_apt[*]}"

@@ -5,7 +5,9 @@
 import { platformAdapterContract } from "./platform-adapter.contract.js";
 import { discordDriver } from "./platform-drivers/discord.js";
 import { emailDriver } from "./platform-drivers/email.js";
+import { ircDriver } from "./platform-drivers/irc.js";
 import { matrixDriver } from "./platform-drivers/matrix.js";
+import { signalDriver } from "./platform-drivers/signal.js";
 import { slackDriver } from "./platform-drivers/slack.js";
 import { telegramDriver } from "./platform-drivers/telegram.js";
 import { whatsappDriver } from "./platform-drivers/whatsapp.js";
@@ -17,6 +19,8 @@ for (const driver of [
   matrixDriver,
   emailDriver,
   whatsappDriver,
+  signalDriver,
+  ircDriver,
 ]) {
   platformAdapterContract(driver);
 }

@@ -1,0 +1,105 @@
+/**
+ * Inbound webhooks wired into the gateway (part of the composition root): each verified delivery
+ * becomes a turn whose answer goes to the route's targets through the outbox, like a cron run's. The
+ * turn id is derived from the route and the delivery id, and the turn journal is the ledger: the same
+ * delivery twice (a replay, or a sender's retry) finds its turn and is refused.
+ */
+import { createHash } from "node:crypto";
+import { formatChat } from "../core/chat.js";
+import type { Logger } from "../core/logger.js";
+import type { GatewayRunner } from "../gateway/runner.js";
+import { HOME_CHANNELS_NAMESPACE, HomeChannels } from "../scheduler/index.js";
+import { parseTargets, resolveTargets } from "../scheduler/targets.js";
+import { createInboundWebhookRoute, type WebhookNodeRoute, type WebhookSubmit } from "../webhooks/index.js";
+import type { HeraldConfig } from "./config.js";
+import { chatParser, platformModules } from "./platforms.js";
+
+/** The turn id of one delivery of a route (colon-free, stable across restarts). */
+export function webhookTurnId(name: string, deliveryId: string): string {
+  return `w${createHash("sha256").update(`${name}\u0000${deliveryId}`).digest("hex").slice(0, 24)}`;
+}
+
+/**
+ * The `/webhooks/in/<name>` route, or undefined without `webhooks:`. Call before `runner.start()`.
+ * Each route's `deliver` was checked when the config was loaded.
+ */
+export function createWebhooks(
+  config: HeraldConfig,
+  runner: GatewayRunner,
+  logger: Logger,
+): WebhookNodeRoute | undefined {
+  if (config.webhooks.length === 0) return undefined;
+  const known = new Set([...platformModules.map((m) => m.name), "api"]);
+  const targetsOf = new Map<string, string[]>();
+  for (const route of config.webhooks) {
+    targetsOf.set(
+      route.name,
+      parseTargets(route.deliver, { hasOrigin: false, knownPlatforms: known, parseChat: chatParser }),
+    );
+  }
+  const homes = new HomeChannels(
+    runner.state.kv(HOME_CHANNELS_NAMESPACE),
+    (platform) => config.platforms[platform]?.homeChannel,
+    chatParser,
+  );
+  const log = logger.child({ component: "webhooks" });
+  const names = new Set(config.webhooks.map((r) => r.name));
+
+  // A failed webhook turn says so in its targets (a cron run's failure goes to the cron service instead).
+  runner.turnFinished.add((turn, result) => {
+    if (turn.source !== "webhook" || result.kind === "ok" || !turn.cron) return;
+    try {
+      for (const { chat } of turn.cron.targets)
+        runner.control.notify(chat, `⚠️ The webhook "${turn.chat.chatId}" turn failed: ${result.userMessage}`);
+    } catch (err) {
+      log.error({ turnId: turn.id, error: String(err) }, "reporting a failed webhook turn failed");
+    }
+  });
+
+  const submit: WebhookSubmit = (route, deliveryId, prompt) => {
+    const turnId = webhookTurnId(route.name, deliveryId);
+    if (runner.state.turns.get(turnId)) return { kind: "duplicate" };
+    const targets = resolveTargets(targetsOf.get(route.name) ?? [], undefined, {
+      homeChannel: (platform) => homes.get(platform),
+      isRunning: (platform) => runner.control.isRunning(platform),
+      parseChat: chatParser,
+    });
+    if (targets.chats.length === 0) {
+      return {
+        kind: "undeliverable",
+        reason: targets.unreachable.map((t) => `${t.spec}: ${t.reason}`).join("; ") || "no target",
+      };
+    }
+    for (const t of targets.unreachable)
+      log.warn({ webhook: route.name, target: t.spec, reason: t.reason }, "webhook target unreachable");
+    const parts = {
+      chat: { platform: "webhook", chatId: route.name, threadId: turnId },
+      chatType: "dm" as const,
+      userId: `webhook:${route.name}`,
+    };
+    const opened = runner.state.sessions.open(parts, { mode: "none", idleMinutes: 1440, atHour: 4 });
+    runner.control.submit({
+      id: turnId,
+      sessionId: opened.session.id,
+      sessionKey: opened.session.key,
+      chat: parts.chat,
+      userId: parts.userId,
+      source: "webhook",
+      input: prompt,
+      cron: {
+        jobId: `webhook:${route.name}`,
+        runId: turnId,
+        targets: targets.chats,
+        subject: `Webhook ${route.name}`,
+      },
+      options: { toolsets: route.toolsets },
+    });
+    log.info(
+      { webhook: route.name, turnId, targets: targets.chats.map((t) => formatChat(t.chat)) },
+      "webhook turn submitted",
+    );
+    return { kind: "accepted", turnId };
+  };
+  log.info({ routes: [...names] }, "inbound webhooks ready");
+  return createInboundWebhookRoute({ routes: config.webhooks, submit, logger });
+}
