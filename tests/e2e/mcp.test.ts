@@ -368,7 +368,11 @@ describe("MCP client", () => {
       { text: "ok" },
     );
     await say(h, "echo");
-    expect(toolNames(h.llm.requests.at(-2))).toContain("mcp_fresh_echo");
+    // MCP toolsets load on demand: the system prompt lists the new server's tools, not the old one's,
+    // and the model's call to one runs it.
+    const system = messageText(h.llm.requests.at(-2)?.messages[0]);
+    expect(system).toContain("mcp_fresh_echo");
+    expect(system).not.toContain("mcp_old_");
     expect(toolNames(h.llm.requests.at(-2)).filter((n) => n.startsWith("mcp_old_"))).toEqual([]);
     expect(toolResults(h.llm.requests.at(-1)).at(-1)).toBe("Echo: reloaded");
   });
