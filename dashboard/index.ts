@@ -26,6 +26,7 @@ import {
 } from "./page-sessions.js";
 import { sessionUsage, USAGE_PERIODS, usageFragment } from "./page-usage.js";
 import type { DashboardAccess, DashboardSources } from "./types.js";
+import { UsageRollup } from "./usage-rollup.js";
 
 export { Activity } from "./activity.js";
 export type * from "./types.js";
@@ -73,6 +74,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const flashes = new Map<string, { text: string; error: boolean }>();
   /** Open live streams and the login each belongs to (ended with it). */
   const streams = new Map<ServerResponse, string | undefined>();
+  const usageRollup = sources.usage ? new UsageRollup(sources.usage, now) : undefined;
 
   const send = (
     res: ServerResponse,
@@ -208,14 +210,13 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (sub === "/usage") {
       const asked = url.searchParams.get("since") ?? "24h";
       const period = asked in USAGE_PERIODS ? asked : "24h";
-      const ms = USAGE_PERIODS[period]![1];
-      const since = ms ? now() - ms : 0;
+      const days = USAGE_PERIODS[period]![1];
+      const sum = async (by: "model" | "user") =>
+        days === "24h"
+          ? sources.usage!.summary({ since: now() - 86_400_000, by })
+          : usageRollup!.summary(days, by);
       const body = sources.usage
-        ? usageFragment({
-            period,
-            byModel: sources.usage.summary({ since, by: "model" }),
-            byUser: sources.usage.summary({ since, by: "user" }),
-          })
+        ? usageFragment({ period, byModel: await sum("model"), byUser: await sum("user") })
         : html`<p class="muted">Usage is not recorded in this process.</p>`;
       return livePage(res, state, url, { title: "Usage", nav: "usage" }, body);
     }

@@ -2,12 +2,12 @@
 import type { UsageLine } from "../sessions/types.js";
 import { html, type SafeHtml } from "./html.js";
 
-/** The periods offered, as `?since=` values and their length in ms (0: all time). */
-export const USAGE_PERIODS: Record<string, [label: string, ms: number]> = {
-  "24h": ["last 24 hours", 86_400_000],
-  "7d": ["last 7 days", 7 * 86_400_000],
-  "30d": ["last 30 days", 30 * 86_400_000],
-  all: ["all time", 0],
+/** The periods offered, as `?since=` values: the last 24 hours, whole UTC days up to now, or all. */
+export const USAGE_PERIODS: Record<string, [label: string, days: number | "all" | "24h"]> = {
+  "24h": ["last 24 hours", "24h"],
+  "7d": ["today and the 6 days before (UTC)", 7],
+  "30d": ["today and the 29 days before (UTC)", 30],
+  all: ["all time", "all"],
 };
 
 const n = (v: number) => v.toLocaleString("en-US");

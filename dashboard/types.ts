@@ -79,7 +79,7 @@ export interface DashboardSources {
   memory?: MemoryStateApi | undefined;
   skills?: SkillsStateApi | undefined;
   /** Token usage the turns recorded (the usage ledger). */
-  usage?: Pick<UsageLedger, "summary" | "forSession"> | undefined;
+  usage?: (Pick<UsageLedger, "summary" | "forSession"> & { firstAt(): number | undefined }) | undefined;
   /** The last lines of the gateway's log file; undefined when there is none. */
   logTail?(maxLines: number): { file: string; lines: string[] } | undefined;
 }

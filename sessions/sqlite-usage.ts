@@ -33,6 +33,7 @@ export class SqliteUsageLedger implements UsageLedger {
   readonly #turn: Database.Statement;
   readonly #byModel: Database.Statement;
   readonly #byUser: Database.Statement;
+  readonly #first: Database.Statement<[], { first: number | null }>;
 
   constructor(db: Database.Database) {
     this.#insert = db.prepare(
@@ -47,12 +48,13 @@ export class SqliteUsageLedger implements UsageLedger {
          FROM usage WHERE turn_id = ?`,
     );
     this.#byModel = db.prepare(
-      `SELECT model, ${SUMS} FROM usage WHERE created_at >= ? GROUP BY model ORDER BY prompt DESC, model`,
+      `SELECT model, ${SUMS} FROM usage WHERE created_at >= ? AND created_at < ? GROUP BY model ORDER BY prompt DESC, model`,
     );
     this.#byUser = db.prepare(
-      `SELECT platform || ':' || user_id AS user, model, ${SUMS} FROM usage WHERE created_at >= ?
+      `SELECT platform || ':' || user_id AS user, model, ${SUMS} FROM usage WHERE created_at >= ? AND created_at < ?
          GROUP BY platform, user_id, model ORDER BY user, prompt DESC`,
     );
+    this.#first = db.prepare("SELECT MIN(created_at) AS first FROM usage");
   }
 
   record(
@@ -84,8 +86,17 @@ export class SqliteUsageLedger implements UsageLedger {
     return (this.#turn.all(turnId) as Row[]).map(line);
   }
 
-  summary(options: { since?: number | undefined; by: "model" | "user" }): UsageLine[] {
+  summary(options: {
+    since?: number | undefined;
+    until?: number | undefined;
+    by: "model" | "user";
+  }): UsageLine[] {
     const statement = options.by === "user" ? this.#byUser : this.#byModel;
-    return (statement.all(options.since ?? 0) as Row[]).map(line);
+    return (statement.all(options.since ?? 0, options.until ?? Number.MAX_SAFE_INTEGER) as Row[]).map(line);
+  }
+
+  /** When the oldest usage row was written (epoch ms), or undefined when there is none. */
+  firstAt(): number | undefined {
+    return this.#first.get()?.first ?? undefined;
   }
 }

@@ -228,6 +228,10 @@ export interface UsageLedger {
   forSession(sessionId: string): UsageLine[];
   /** One turn's usage by model (empty when it made no model call or is not finished). */
   forTurn(turnId: string): UsageLine[];
-  /** Everything since `since` (epoch ms; 0: all), by model, or by user and model. */
-  summary(options: { since?: number | undefined; by: "model" | "user" }): UsageLine[];
+  /** Everything from `since` (epoch ms; 0: all) until before `until` (default: now on), by model, or by user and model. */
+  summary(options: {
+    since?: number | undefined;
+    until?: number | undefined;
+    by: "model" | "user";
+  }): UsageLine[];
 }

@@ -8,6 +8,7 @@ import { loadConfig } from "../../app/config.js";
 import { Activity } from "../../dashboard/activity.js";
 import { COOKIE_NAME, DashboardAuth } from "../../dashboard/auth.js";
 import { html } from "../../dashboard/html.js";
+import { UsageRollup } from "../../dashboard/usage-rollup.js";
 import { SqliteState } from "../../sessions/sqlite-state.js";
 
 const request = (cookie?: string, remote = "127.0.0.1", host = "127.0.0.1:8642") =>
@@ -112,6 +113,55 @@ describe("dashboard", () => {
     });
     expect(config.dashboard).toEqual({ enabled: false, password: "a-long-enough-one", sessionHours: 2 });
     expect(loadConfig({ env }).dashboard).toEqual({ enabled: true, sessionHours: 12 });
+  });
+
+  it("sums usage per UTC day once, today live, and merges the days", async () => {
+    const DAY = 86_400_000;
+    const state = SqliteState.open(":memory:");
+    const now = 100 * DAY + 3_600_000;
+    const turn = (id: string, user: string) => ({
+      id,
+      sessionId: "s",
+      userId: user,
+      chat: { platform: "telegram" },
+    });
+    const line = (model: string, prompt: number) => ({
+      model,
+      promptTokens: prompt,
+      completionTokens: 1,
+      cachedTokens: 0,
+      calls: 1,
+    });
+    state.usage.record(turn("t1", "1"), [line("a", 10)], 97 * DAY + 5);
+    state.usage.record(turn("t2", "2"), [line("a", 20), line("b", 5)], 99 * DAY + 5);
+    state.usage.record(turn("t3", "1"), [line("b", 7)], 100 * DAY + 5);
+    let queries = 0;
+    const rollup = new UsageRollup(
+      {
+        summary: (o) => {
+          queries++;
+          return state.usage.summary(o);
+        },
+        firstAt: () => state.usage.firstAt(),
+      },
+      () => now,
+    );
+    const all = await rollup.summary("all", "model");
+    expect(all.map((l) => [l.model, l.promptTokens, l.calls])).toEqual([
+      ["a", 30, 2],
+      ["b", 12, 2],
+    ]);
+    expect(queries).toBe(4);
+    // Again: only today is read; the past days come from the cache.
+    expect(await rollup.summary("all", "model")).toEqual(all);
+    expect(queries).toBe(5);
+    const twoDays = await rollup.summary(2, "user");
+    expect(twoDays.map((l) => [l.user, l.model, l.promptTokens])).toEqual([
+      ["telegram:2", "a", 20],
+      ["telegram:1", "b", 7],
+      ["telegram:2", "b", 5],
+    ]);
+    state.close();
   });
 
   it("searches newest first, falling back to any word", () => {
