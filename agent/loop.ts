@@ -321,6 +321,7 @@ async function runTool(
         origin: job.origin,
         turnId,
         callId: call.id,
+        turn: { toolsets: job.toolsets, depth: job.delegation?.depth ?? 0, model: job.model },
         state: deps.state,
         logger: lazyChild(log, { tool: name }),
         homeDir: deps.homeDir,

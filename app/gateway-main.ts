@@ -29,6 +29,7 @@ import { createSessionCompressor } from "./compress.js";
 import { configuredPlatforms, type HeraldConfig, loadConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
 import { createGatewayDashboard } from "./dashboard.js";
+import { createDelegation } from "./delegation.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { mcpRoute } from "./mcp-serve.js";
@@ -141,11 +142,13 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const cron = createCronService(config, runner, state.database, logger);
 
   const approvals = createApprovals(runner, config.exec.approvalTimeoutS * 1000, logger);
+  const delegation = createDelegation(config, runner, state, queue, logger);
   const localState = createLocalStateClient(state, {
     cron: cron.api,
     approvals: approvals.stateApi,
     chat: { notify: async (chat, text) => runner.control.notify(chat, text), send: senses.send },
     todo: createTodo(runner).stateApi,
+    ...delegation.stateApis,
     ...learning.stateApis,
   });
   const metrics = createGatewayMetrics(runner, queue);
@@ -324,6 +327,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       await cron.stop();
       await learning.stop();
       await runner.stop();
+      delegation.close();
       await queue.close();
       await tools?.close();
       state.close();

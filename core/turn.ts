@@ -52,6 +52,8 @@ export interface TurnJob {
   voiceReply?: "also" | "only" | undefined;
   /** Reasoning effort the session asked for (`/reasoning`); sent only to models that declare support. */
   reasoningEffort?: "low" | "medium" | "high" | undefined;
+  /** Set on a `delegate_task` child: its parent's turn and its depth (the parent's depth + 1). */
+  delegation?: { parentTurnId: string; depth: number } | undefined;
   createdAt: number;
 }
 

@@ -50,6 +50,8 @@ const ALLOWED = {
   "mcp-server": ["core", "sessions", "scheduler"],
   dashboard: ["core", "sessions", "scheduler", "memory", "skills"],
   setup: [],
+  taskboard: ["core"],
+  delegation: ["core", "agent"],
   app: ["*"],
 };
 
