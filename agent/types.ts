@@ -130,8 +130,9 @@ export interface DelegateGroup {
 /** Child turns of `delegate_task`, kept and run by the gateway on its job queue. */
 export interface DelegateStateApi {
   /**
-   * Starts the children of one call; idempotent by parent turn and call id (a parent run again gets
-   * the same children, never new ones). Rejects with `invalid_input` past the depth limit.
+   * Starts the children of one call; idempotent by parent turn and tasks (a parent run again after a
+   * crash that asks for the same tasks gets the same children, never new ones). Rejects with
+   * `invalid_input` past the depth limit.
    */
   start(parent: DelegateParent, tasks: DelegateTask[], maxParallel?: number): Promise<DelegateGroup>;
   /** Resolves when the group's version passes `seenVersion`, or after `waitMs`, with the group. */

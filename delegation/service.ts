@@ -3,8 +3,8 @@
  * `JobQueue` as every turn (on Redis they spread over all workers). The service enqueues at most
  * `maxParallel` children of a call at once, records the first result of each (a job run again after its
  * worker died changes nothing), cancels children on /stop or when their time budget runs out, and wakes
- * the parent's waits. Children are keyed by the parent's turn and call id, so a parent run again after a
- * crash finds its children instead of starting new ones.
+ * the parent's waits. Children are keyed by the parent's turn and its tasks, so a parent run again after a
+ * crash finds its children instead of starting new ones (see {@link groupIdOf}).
  */
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
@@ -75,7 +75,7 @@ export class DelegationService implements DelegateStateApi {
 
   async start(parent: DelegateParent, tasks: DelegateTask[], maxParallel?: number): Promise<DelegateGroup> {
     const { settings } = this.#o;
-    const groupId = groupIdOf(parent.turnId, parent.callId);
+    const groupId = groupIdOf(parent.turnId, tasks);
     const existing = this.#store.group(groupId);
     if (existing.length) return view(groupId, existing);
     if (parent.depth >= settings.maxDepth)
@@ -283,9 +283,16 @@ export class DelegationService implements DelegateStateApi {
   }
 }
 
-/** The group id of a call: colon-free (a job id), the same every time the parent runs the call. */
-export function groupIdOf(parentTurnId: string, callId: string): string {
-  return `d${createHash("sha256").update(`${parentTurnId}\n${callId}`).digest("hex").slice(0, 16)}`;
+/**
+ * The group id of a call: colon-free (a job id), the same whenever the parent turn asks for the same
+ * tasks. Not the call id: a parent run again after its worker died asks the model again, which names
+ * its calls anew but asks for the same work; it then finds the children instead of doubling them.
+ */
+export function groupIdOf(parentTurnId: string, tasks: readonly DelegateTask[]): string {
+  const canonical = JSON.stringify(
+    tasks.map((t) => [t.goal, t.context ?? "", [...(t.toolsets ?? [])].sort()]),
+  );
+  return `d${createHash("sha256").update(`${parentTurnId}\n${canonical}`).digest("hex").slice(0, 16)}`;
 }
 
 function view(groupId: string, children: ChildRecord[]): DelegateGroup {

@@ -6,8 +6,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeLlmRequest, type FakeLlmStep, messageText } from "../fakes/llm/index.js";
-import { eventually } from "../helpers/herald-cluster.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { eventually } from "../helpers/herald-cluster.js";
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -97,7 +97,9 @@ describe("delegate_task", () => {
     expect(toolNames(h.llm.requests[0]!)).toContain("delegate_task");
     expect(toolNames(byGoal("level one"))).toContain("delegate_task");
     expect(toolNames(byGoal("level two"))).not.toContain("delegate_task");
-    expect(h.llm.requests.some((r) => isChild(r) && messageText(r.messages[1]) === "level three")).toBe(false);
+    expect(h.llm.requests.some((r) => isChild(r) && messageText(r.messages[1]) === "level three")).toBe(
+      false,
+    );
     // The grandchild's call was refused as an unknown tool; the answers travel back up.
     const grandchildEnd = h.llm.requests.find(
       (r) => isChild(r) && messageText(r.messages[1]) === "level two" && r.messages.at(-1)?.role === "tool",
