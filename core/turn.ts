@@ -212,6 +212,8 @@ export interface CronTurnOrigin {
 export interface TurnOptions {
   toolsets?: string[] | undefined;
   model?: string | undefined;
+  /** Put before the delivered reply (not the stored one): a background task names itself. */
+  replyPrefix?: string | undefined;
 }
 
 /** A turn as the journal keeps it. */

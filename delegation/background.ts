@@ -90,6 +90,7 @@ export function backgroundCommands(options: BackgroundOptions): {
             userId: message.sender.id,
             source: "chat",
             input: prompt,
+            options: { replyPrefix: `🔙 Background task ${id}:\n` },
           });
           const task = { id, turnId, sessionKey: session.key, prompt: prompt.slice(0, 200), createdAt: now };
           kv.set(sessionKey, JSON.stringify([...tasks, task].slice(-keep)));
