@@ -185,7 +185,10 @@ export const stateMethods = {
   ]),
   "delegate.wait": z.tuple([z.string(), z.number().int(), z.number().int().min(0).max(25_000)]),
   "delegate.cancel": z.tuple([z.string()]),
-  "taskBoard.create": z.tuple([z.string().min(1).max(500), z.string().max(20_000).optional(), boardActor]),
+  "taskBoard.create": z.tuple([
+    z.strictObject({ title: z.string().min(1).max(500), details: z.string().max(20_000).optional() }),
+    boardActor,
+  ]),
   "taskBoard.claim": z.tuple([boardActor, z.number().int().positive().optional()]),
   "taskBoard.update": z.tuple([
     z.number().int().positive(),

@@ -163,7 +163,7 @@ export interface BoardActor {
 
 /** The shared task board, stored by the gateway; claims are atomic across every worker. */
 export interface TaskBoardStateApi {
-  create(title: string, details: string | undefined, actor: BoardActor): Promise<BoardTask>;
+  create(task: { title: string; details?: string | undefined }, actor: BoardActor): Promise<BoardTask>;
   /** Claims `id`, or the oldest claimable task; undefined when none is free. */
   claim(actor: BoardActor, id?: number): Promise<BoardTask | undefined>;
   /** Changes a task's title, details or result (a claim is renewed). */

@@ -48,9 +48,9 @@ export function createDelegation(
   const board = new SqliteTaskBoard(state.database, { claimTtlMs: config.taskBoard.claimTtlS * 1000 });
   const unsubscribe = queue.subscribe(service.onQueueEvent);
   runner.stopped.add((key) => service.cancelSession(key));
-  runner.turnFinished.add((turn) => {
+  runner.turnFinished.add((turn, result) => {
     service.cancelParent(turn.id);
-    transaction(() => board.release(turn.id));
+    if (result.kind === "failed") transaction(() => board.release(turn.id));
   });
   const background = backgroundCommands({
     control: runner.control,
@@ -70,7 +70,7 @@ export function createDelegation(
     stateApis: {
       delegate: service,
       taskBoard: {
-        create: async (title, details, actor) => transaction(() => board.create(title, details, actor)),
+        create: async (task, actor) => transaction(() => board.create(task.title, task.details, actor)),
         claim: async (actor, id) => transaction(() => board.claim(actor, id)),
         update: async (id, change, actor) => transaction(() => board.update(id, change, actor)),
         complete: async (id, outcome, result, actor) =>

@@ -2,9 +2,9 @@
  * The shared task board in `state.db` (table `task_board`, created on first open). Every change is one
  * SQL statement on the gateway's connection, so a claim is atomic however many workers ask at once:
  * `UPDATE … WHERE id = (the oldest claimable) AND <still claimable> RETURNING *`. A claim is claimable
- * again when its lease ran out or its turn ended (the journal says done, failed or cancelled) without
- * completing it; the turn that holds a claim gets the same task back when it claims again (a turn run a
- * second time after a crash).
+ * again when its lease ran out or its turn died (the journal says failed or cancelled) without
+ * completing it; a turn on a killed worker holds its claims until they expire (it may still run again
+ * elsewhere), and a turn that ended well keeps them until then too.
  */
 import type Database from "better-sqlite3";
 import { HeraldError } from "../core/errors.js";
@@ -64,9 +64,10 @@ interface Row {
   updated_at: number;
 }
 
-// A claim is free again when its lease ran out or the turn that holds it ended (the journal knows).
-const CLAIMABLE = `(state = 'todo' OR (state = 'claimed' AND (claim_expires_at < @now OR claim_turn = @turn
-  OR claim_turn IN (SELECT id FROM turns WHERE status IN ('done', 'failed', 'cancelled')))))`;
+// A claim is free again when its lease ran out or the turn that holds it died (the journal says failed
+// or cancelled). A turn that ended well keeps its claims until they expire (it may report later).
+const CLAIMABLE = `(state = 'todo' OR (state = 'claimed' AND (claim_expires_at < @now
+  OR claim_turn IN (SELECT id FROM turns WHERE status IN ('failed', 'cancelled')))))`;
 
 /** The board on one SQLite connection. */
 export class SqliteTaskBoard {
@@ -103,11 +104,10 @@ export class SqliteTaskBoard {
     this.#renew(actor, now);
     const claimable = this.#hasTurns
       ? CLAIMABLE
-      : "(state = 'todo' OR (state = 'claimed' AND (claim_expires_at < @now OR claim_turn = @turn)))";
+      : "(state = 'todo' OR (state = 'claimed' AND claim_expires_at < @now))";
     const pick =
       id === undefined
-        ? `SELECT id FROM task_board WHERE ${claimable}
-           ORDER BY (claim_turn IS NOT NULL AND claim_turn = @turn) DESC, id LIMIT 1`
+        ? `SELECT id FROM task_board WHERE ${claimable} ORDER BY id LIMIT 1`
         : `SELECT id FROM task_board WHERE id = @id AND ${claimable}`;
     const row = this.#db
       .prepare(
@@ -195,7 +195,7 @@ export class SqliteTaskBoard {
     return row ? toRecord(row) : undefined;
   }
 
-  /** Gives back the claims of `turnId` it did not complete (its turn ended). Returns how many. */
+  /** Gives back the claims of `turnId` it did not complete (its turn died). Returns how many. */
   release(turnId: string, now = Date.now()): number {
     return this.#db
       .prepare(

@@ -34,7 +34,7 @@ function actorOf(ctx: ToolContext): BoardActor {
 export const taskBoardTool = defineTool({
   name: "task_board",
   description:
-    "The shared task board (people see it with `herald tasks list`). create: add a task (title, details); claim: take the oldest free task, or `id` (no two agents ever get the same task; your claim ends with this turn unless you complete it); update: change title, details or result; complete: finish a task you claimed (outcome done or failed, result); list: show tasks (optionally by state).",
+    "The shared task board (people see it with `herald tasks list`). create: add a task (title, details); claim: take the oldest free task, or `id` (no two agents ever get the same task; your claim lapses if this turn dies, or some minutes after it unless you complete it); update: change title, details or result; complete: finish a task you claimed (outcome done or failed, result); list: show tasks (optionally by state).",
   parameters,
   toolset: "tasks",
   label: (args) => `📌 task_board ${args.action}${args.id !== undefined ? ` #${args.id}` : ""}`,
@@ -45,7 +45,7 @@ export const taskBoardTool = defineTool({
     switch (args.action) {
       case "create": {
         if (!args.title) return { content: "error: create needs `title`.", isError: true };
-        const task = await board.create(args.title, args.details, actor);
+        const task = await board.create({ title: args.title, details: args.details }, actor);
         return `Created ${boardLine(task)}`;
       }
       case "claim": {
