@@ -68,13 +68,18 @@ const final = (c: DelegateChild) => c.state === "done" || c.state === "failed" |
 /** Waits for news or the turn's abort (which cancels the children). */
 async function waitFor(ctx: ToolContext, group: DelegateGroup): Promise<DelegateGroup> {
   const api = ctx.state.delegate!;
+  if (ctx.signal.aborted) throw cancelledError(ctx.signal.reason);
+  let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
-    const onAbort = () => reject(cancelledError(ctx.signal.reason));
-    if (ctx.signal.aborted) onAbort();
-    else ctx.signal.addEventListener("abort", onAbort, { once: true });
+    onAbort = () => reject(cancelledError(ctx.signal.reason));
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
   });
-  aborted.catch(() => undefined);
-  return Promise.race([api.wait(group.id, group.version, WAIT_MS), aborted]);
+  try {
+    return await Promise.race([api.wait(group.id, group.version, WAIT_MS), aborted]);
+  } finally {
+    // One listener per wait, removed after it: a long fan-out waits many times on one signal.
+    if (onAbort) ctx.signal.removeEventListener("abort", onAbort);
+  }
 }
 
 /** The `delegate_task` tool (toolset "delegate"). */
