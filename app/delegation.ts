@@ -38,6 +38,7 @@ export function createDelegation(
     queue,
     logger,
     transaction,
+    notify: (chat, text, buttons) => runner.control.notify(chat, text, { buttons }),
     settings: {
       maxDepth: delegation.maxDepth,
       maxParallel: delegation.maxParallel,

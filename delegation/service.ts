@@ -18,6 +18,7 @@ import type {
 import { describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue, QueueEvent, TurnJob } from "../core/turn.js";
+import type { ChatRef, OutboundButton } from "../core/types.js";
 import { type ChildRecord, isFinal, SqliteDelegations } from "./sqlite-delegations.js";
 
 /** Limits of delegation (`delegation:` in config.yaml). */
@@ -41,6 +42,11 @@ export interface DelegationOptions {
   /** Runs writes in the gateway's transaction (group commit). @defaultValue runs `fn` */
   transaction?: <T>(fn: () => T) => T;
   now?: () => number;
+  /**
+   * Shows the chat a child's question with its buttons (an approval request of a dangerous command):
+   * the child's reply goes to its parent, not to the chat, so the buttons would be lost otherwise.
+   */
+  notify?: ((chat: ChatRef, text: string, buttons: OutboundButton[][]) => void) | undefined;
 }
 
 /** The toolset of `delegate_task`. */
@@ -169,6 +175,10 @@ export class DelegationService implements DelegateStateApi {
     if (event.type === "completed") {
       const r = event.result;
       const ok = r.kind === "ok";
+      if (r.kind === "ok" && r.reply.buttons?.length && this.#o.notify) {
+        // A child stopped to ask the user (an approval): the question reaches the chat with its buttons.
+        this.#o.notify(child.job.origin.chat, `🧩 A subtask asks:\n${r.reply.text}`, r.reply.buttons);
+      }
       const summary = r.kind === "ok" ? r.reply.text : r.userMessage;
       const files =
         r.kind === "ok" ? r.reply.files?.map((f) => ({ path: f.path, fileName: f.fileName })) : undefined;
