@@ -137,7 +137,10 @@ export interface DelegateStateApi {
   start(parent: DelegateParent, tasks: DelegateTask[], maxParallel?: number): Promise<DelegateGroup>;
   /** Resolves when the group's version passes `seenVersion`, or after `waitMs`, with the group. */
   wait(groupId: string, seenVersion: number, waitMs: number): Promise<DelegateGroup>;
-  /** Cancels the group's unfinished children (on any worker). */
+  /**
+   * Cancels the group's unfinished children (on any worker) when their parent is over (cancelled,
+   * ended); a parent aborted by a shutdown stays open, runs again and keeps them.
+   */
   cancel(groupId: string): Promise<void>;
 }
 

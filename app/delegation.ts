@@ -39,6 +39,10 @@ export function createDelegation(
     logger,
     transaction,
     notify: (chat, text, buttons) => runner.control.notify(chat, text, { buttons }),
+    isTurnOpen: (id) => {
+      const turn = state.turns.get(id);
+      return turn ? turn.status === "pending" || turn.status === "running" : undefined;
+    },
     settings: {
       maxDepth: delegation.maxDepth,
       maxParallel: delegation.maxParallel,

@@ -47,6 +47,11 @@ export interface DelegationOptions {
    * the child's reply goes to its parent, not to the chat, so the buttons would be lost otherwise.
    */
   notify?: ((chat: ChatRef, text: string, buttons: OutboundButton[][]) => void) | undefined;
+  /**
+   * Whether a journal turn is still open (pending or running); undefined for an id the journal lacks.
+   * A parent aborted by a shutdown is still open (it runs again) and keeps its children.
+   */
+  isTurnOpen?: ((turnId: string) => boolean | undefined) | undefined;
 }
 
 /** The toolset of `delegate_task`. */
@@ -152,9 +157,24 @@ export class DelegationService implements DelegateStateApi {
     return current();
   }
 
+  /**
+   * Cancels the group's open children once their parent is over: a parent aborted because its process
+   * stops (it stays open in the journal, or as a running child) runs again and finds them.
+   */
   async cancel(groupId: string): Promise<void> {
-    const open = this.#store.group(groupId).filter((c) => !isFinal(c.state));
-    this.#cancelChildren(open, "cancelled with its parent");
+    const children = this.#store.group(groupId);
+    const parentId = children[0]?.parentTurnId;
+    if (!parentId) return;
+    const asChild = this.#store.get(parentId);
+    const parentOpen = asChild ? !isFinal(asChild.state) : this.#o.isTurnOpen?.(parentId);
+    if (parentOpen) {
+      this.#log.info({ groupId }, "parent aborted but still open (a restart): children kept");
+      return;
+    }
+    this.#cancelChildren(
+      children.filter((c) => !isFinal(c.state)),
+      "cancelled with its parent",
+    );
   }
 
   /** Cancels the open children of a session's turns (/stop); returns how many. */

@@ -136,6 +136,60 @@ describe("delegate_task", () => {
     expect(rows.map((r) => r.state)).toEqual(["cancelled", "cancelled"]);
     const first = await pending;
     expect(first.text).not.toContain("parent finished");
-    expect(h.llm.requests.some((r) => r.messages.at(-1)?.role === "tool")).toBe(false);
+    const stored = h.state.database.prepare("SELECT content FROM messages").all() as {
+      content: string | null;
+    }[];
+    expect(stored.map((m) => m.content ?? "").join("\n")).not.toContain("parent finished");
+  });
+
+  it("a gateway crash mid-delegation: the parent runs again and finds its children, none doubled", async () => {
+    harness = await startHarness();
+    const h = harness;
+    let twoAttempts = 0;
+    h.llm.setDefault((request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { text: `parent got:\n${messageText(last)}` };
+      if (isChild(request)) {
+        const goal = messageText(request.messages[1]);
+        if (goal === "task two" && ++twoAttempts === 1) return { text: "never sent", delayMs: 30_000 };
+        return { text: `result of ${goal}` };
+      }
+      return {
+        toolCalls: [
+          { name: "delegate_task", arguments: { tasks: [{ goal: "task one" }, { goal: "task two" }] } },
+        ],
+      };
+    });
+    void chat(h, "split it", { sessionId: "d-4" }).catch(() => undefined);
+    const childRequests = (goal: string) =>
+      h.llm.requests.filter((r) => isChild(r) && messageText(r.messages[1]) === goal).length;
+    await eventually(
+      () => childRequests("task one") === 1 && childRequests("task two") === 1,
+      () => "children did not start",
+    );
+    const done = () =>
+      (
+        h.state.database.prepare("SELECT state FROM delegate_children ORDER BY id").all() as {
+          state: string;
+        }[]
+      ).map((r) => r.state);
+    await eventually(
+      () => done()[0] === "done",
+      () => `task one not done: ${done().join(", ")}`,
+    );
+    await h.crash();
+    await h.start();
+    await eventually(
+      () => h.llm.requests.some((r) => !isChild(r) && r.messages.at(-1)?.role === "tool"),
+      () => `the parent never got its result: ${done().join(", ")}`,
+    );
+    const final = h.llm.requests.find((r) => !isChild(r) && r.messages.at(-1)?.role === "tool")!;
+    const result = messageText(final.messages.at(-1));
+    expect(result.split("## Task 1: done"), result).toHaveLength(2);
+    expect(result.split("## Task 2: done"), result).toHaveLength(2);
+    // Task one finished before the crash and was not run again; task two ran again once.
+    expect(childRequests("task one")).toBe(1);
+    expect(childRequests("task two")).toBe(2);
+    expect(done()).toEqual(["done", "done"]);
   });
 });
