@@ -29,7 +29,7 @@ import { createSessionCompressor } from "./compress.js";
 import { configuredPlatforms, type HeraldConfig, loadConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
 import { createGatewayDashboard } from "./dashboard.js";
-import { createDelegation } from "./delegation.js";
+import { createDelegation, type Delegation } from "./delegation.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { mcpRoute } from "./mcp-serve.js";
@@ -65,6 +65,8 @@ export interface Gateway {
   cron: CronService;
   /** Memory, skills and the background learning review. */
   learning: Learning;
+  /** `delegate_task`'s children, the task board, background tasks. */
+  delegation: Delegation;
   /** Plugins and their hooks (`/reload-plugins` reloads them). */
   plugins: Plugins;
   /** The MCP servers of this process's tools (undefined on Redis: the workers run them). */
@@ -311,6 +313,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     http,
     cron,
     learning,
+    delegation,
     plugins,
     mcp: tools?.mcp,
     adapters: started,
