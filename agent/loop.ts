@@ -153,7 +153,10 @@ async function loop(
   tally: TurnTally,
 ): Promise<TurnResult> {
   const { model: client, signal } = deps;
-  const tools = deps.tools.forToolsets(job.toolsets);
+  const excluded = job.excludedTools;
+  const tools = excluded?.length
+    ? deps.tools.forToolsets(job.toolsets).filter((t) => !excluded.includes(t.name))
+    : deps.tools.forToolsets(job.toolsets);
   const toolsJson = toOpenAITools(tools);
   const modelName = job.model ?? client.catalog.defaultModel;
   const maxIterations = job.maxIterations ?? client.config.maxIterations ?? DEFAULT_MAX_ITERATIONS;

@@ -54,6 +54,8 @@ export interface TurnJob {
   reasoningEffort?: "low" | "medium" | "high" | undefined;
   /** Set on a `delegate_task` child: its parent's turn and its depth (the parent's depth + 1). */
   delegation?: { parentTurnId: string; depth: number } | undefined;
+  /** Tools of the toolsets this turn does without (a child has no `todo` or `clarify`: the chat's). */
+  excludedTools?: string[] | undefined;
   createdAt: number;
 }
 

@@ -116,6 +116,8 @@ export class DelegationService implements DelegateStateApi {
         toolsets: [...new Set(toolsets)],
         ...(parent.model ? { model: parent.model } : {}),
         maxIterations: settings.maxIterations,
+        // The plan and the questions are the chat's: a child reports back to its parent instead.
+        excludedTools: ["todo", "clarify"],
         delegation: { parentTurnId: parent.turnId, depth },
         createdAt: now,
       };

@@ -75,6 +75,9 @@ describe("delegate_task", () => {
     expect(toolNames(third)).toContain("session_search");
     expect(toolNames(third)).not.toContain("terminal");
     expect(toolNames(third)).not.toContain("delegate_task");
+    // The chat's plan and questions are not the child's.
+    expect(toolNames(third)).not.toContain("todo");
+    expect(toolNames(third)).not.toContain("clarify");
   });
 
   it("takes delegate_task away at depth 2 and refuses it there", async () => {
