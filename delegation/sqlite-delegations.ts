@@ -41,6 +41,8 @@ CREATE TABLE IF NOT EXISTS delegate_children (
 CREATE INDEX IF NOT EXISTS delegate_children_group ON delegate_children(group_id, idx);
 CREATE INDEX IF NOT EXISTS delegate_children_open ON delegate_children(session_key)
   WHERE state IN ('waiting', 'running');
+CREATE INDEX IF NOT EXISTS delegate_children_parent ON delegate_children(parent_turn)
+  WHERE state IN ('waiting', 'running');
 `;
 
 interface Row {
@@ -109,12 +111,21 @@ export class SqliteDelegations {
 
   /** Open children (waiting or running), of one session key or all. */
   open(sessionKey?: string): ChildRecord[] {
-    const rows = this.#db
-      .prepare(
-        `SELECT * FROM delegate_children WHERE state IN ('waiting', 'running')
-           AND (@key IS NULL OR session_key = @key) ORDER BY group_id, idx`,
-      )
-      .all({ key: sessionKey ?? null }) as Row[];
+    // Two statements: the session's uses the partial index (a /stop looks up only its own).
+    const rows = (
+      sessionKey === undefined
+        ? this.#db
+            .prepare(
+              "SELECT * FROM delegate_children WHERE state IN ('waiting', 'running') ORDER BY group_id, idx",
+            )
+            .all()
+        : this.#db
+            .prepare(
+              `SELECT * FROM delegate_children WHERE session_key = ? AND state IN ('waiting', 'running')
+               ORDER BY group_id, idx`,
+            )
+            .all(sessionKey)
+    ) as Row[];
     return rows.map(toRecord);
   }
 

@@ -66,8 +66,9 @@ interface Row {
 
 // A claim is free again when its lease ran out or the turn that holds it died (the journal says failed
 // or cancelled). A turn that ended well keeps its claims until they expire (it may report later).
+// EXISTS by primary key: one lookup per claimed row, not a scan of the journal.
 const CLAIMABLE = `(state = 'todo' OR (state = 'claimed' AND (claim_expires_at < @now
-  OR claim_turn IN (SELECT id FROM turns WHERE status IN ('failed', 'cancelled')))))`;
+  OR EXISTS (SELECT 1 FROM turns WHERE turns.id = claim_turn AND turns.status IN ('failed', 'cancelled')))))`;
 
 /** The board on one SQLite connection. */
 export class SqliteTaskBoard {
@@ -107,7 +108,8 @@ export class SqliteTaskBoard {
       : "(state = 'todo' OR (state = 'claimed' AND claim_expires_at < @now))";
     const pick =
       id === undefined
-        ? `SELECT id FROM task_board WHERE ${claimable} ORDER BY id LIMIT 1`
+        ? // The explicit state test lets SQLite use the partial index of open tasks (done ones are skipped).
+          `SELECT id FROM task_board WHERE state IN ('todo', 'claimed') AND ${claimable} ORDER BY id LIMIT 1`
         : `SELECT id FROM task_board WHERE id = @id AND ${claimable}`;
     const row = this.#db
       .prepare(
