@@ -34,6 +34,8 @@ export interface TurnDeps {
   signal: AbortSignal;
   /** Receives progress events. Should not throw (a throw is logged and ignored). */
   progress(event: TurnProgress): void;
+  /** The queue's slot lending for waits (see `JobHandler`); absent where it cannot lend. */
+  idle?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
   /**
    * Makes the turn's attachments reachable from the tools (copies them into the session's workspace)
    * and says where the model finds each: original path → path for the model. May throw: the turn then
@@ -329,6 +331,7 @@ async function runTool(
         logger: lazyChild(log, { tool: name }),
         homeDir: deps.homeDir,
         progress: (line) => emit({ type: "status", turnId, text: line }),
+        ...(deps.idle ? { idle: deps.idle } : {}),
       });
   } catch (err) {
     if (deps.signal.aborted || isAbortError(err)) throw err;

@@ -198,6 +198,11 @@ export interface ToolContext {
   homeDir: string;
   /** Reports a progress line ("searching sessions for 'deploy'") to the user's chat. Must not throw. */
   progress(line: string): void;
+  /**
+   * Lends the turn's queue slot while `work` is pending (the tool only waits for other jobs, as
+   * `delegate_task` for its children); absent where the queue cannot lend (Redis).
+   */
+  idle?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
 }
 
 /** A tool's answer. Plain text for the model; `files` are sent to the user with the reply. */

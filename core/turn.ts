@@ -162,7 +162,15 @@ export type QueueEvent =
 /** Runs one job; rejects only for failures the queue should retry. */
 export type JobHandler = (
   job: TurnJob,
-  ctx: { signal: AbortSignal; progress(event: TurnProgress): void },
+  ctx: {
+    signal: AbortSignal;
+    progress(event: TurnProgress): void;
+    /**
+     * Lends the job's slot to other jobs while `work` is pending (the job only waits: a parent for its
+     * `delegate_task` children, which may need that slot). Absent where the queue cannot lend one.
+     */
+    idle?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
+  },
 ) => Promise<TurnResult>;
 
 /**

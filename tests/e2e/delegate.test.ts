@@ -195,4 +195,20 @@ describe("delegate_task", () => {
     expect(childRequests("task two")).toBe(2);
     expect(done()).toEqual(["done", "done"]);
   });
+
+  it("one slot is enough: a waiting parent lends its slot to its children (embedded queue)", async () => {
+    harness = await startHarness({ env: { HERALD_CONCURRENCY: "1" } });
+    const h = harness;
+    h.llm.setDefault(delegatingModel);
+    // Two chats delegate at once: two parents, three children each, one slot.
+    const [a, b] = await Promise.all([
+      chat(h, "split this", { sessionId: "d-5" }),
+      chat(h, "split that", { sessionId: "d-6" }),
+    ]);
+    for (const reply of [a, b]) {
+      expect(reply.text).toContain("## Task 1: done");
+      expect(reply.text).toContain("## Task 3: done");
+    }
+    expect(h.llm.requests.filter(isChild)).toHaveLength(6);
+  });
 });

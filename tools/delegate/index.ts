@@ -110,7 +110,8 @@ export const delegateTool = defineTool({
     ctx.progress(progressLine(group));
     try {
       while (!group.children.every(final)) {
-        const next = await waitFor(ctx, group);
+        // The wait lends this turn's slot (embedded queue): children can run even when parents fill it.
+        const next = await (ctx.idle ? ctx.idle(waitFor(ctx, group)) : waitFor(ctx, group));
         if (next.version !== group.version) ctx.progress(progressLine(next));
         group = next;
       }
