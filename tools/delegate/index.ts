@@ -49,14 +49,22 @@ export function progressLine(group: DelegateGroup): string {
   return `🧩 subtasks ${done}/${group.children.length} done ${icons}`;
 }
 
-/** The tool's answer: every task in order with its state, summary and files. */
+/** The longest summary of one child the parent reads (20 tasks must not flood its context). */
+const MAX_SUMMARY_CHARS = 8_000;
+
+const cut = (text: string) =>
+  text.length > MAX_SUMMARY_CHARS
+    ? `${text.slice(0, MAX_SUMMARY_CHARS)}\n[… ${text.length - MAX_SUMMARY_CHARS} more characters cut]`
+    : text;
+
+/** The tool's answer: every task in order with its state, summary (cut at 8,000 characters) and files. */
 export function formatResults(group: DelegateGroup): string {
   return group.children
     .map((c) =>
       [
         `## Task ${c.index}: ${c.state}`,
         `goal: ${c.goal.slice(0, 300)}`,
-        c.summary ?? "(no answer)",
+        cut(c.summary ?? "(no answer)"),
         ...(c.files?.length ? [`files: ${c.files.map((f) => f.path).join(", ")}`] : []),
       ].join("\n"),
     )
