@@ -39,6 +39,11 @@ export function createDelegation(
     logger,
     transaction,
     notify: (chat, text, buttons) => runner.control.notify(chat, text, { buttons }),
+    recordUsage: (job, lines) => {
+      const { origin } = job;
+      const turn = { id: job.turnId, sessionId: origin.sessionId, userId: origin.userId, chat: origin.chat };
+      state.usage.record(turn, lines, Date.now());
+    },
     isTurnOpen: (id) => {
       const turn = state.turns.get(id);
       return turn ? turn.status === "pending" || turn.status === "running" : undefined;

@@ -17,7 +17,7 @@ import type {
 } from "../agent/types.js";
 import { describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { JobQueue, QueueEvent, TurnJob } from "../core/turn.js";
+import type { JobQueue, ModelUsage, QueueEvent, TurnJob } from "../core/turn.js";
 import type { ChatRef, OutboundButton } from "../core/types.js";
 import { type ChildRecord, isFinal, SqliteDelegations } from "./sqlite-delegations.js";
 
@@ -52,6 +52,8 @@ export interface DelegationOptions {
    * A parent aborted by a shutdown is still open (it runs again) and keeps its children.
    */
   isTurnOpen?: ((turnId: string) => boolean | undefined) | undefined;
+  /** Records a child's tokens (once, with its first result) in the session's usage. */
+  recordUsage?: ((job: TurnJob, lines: ModelUsage[]) => void) | undefined;
 }
 
 /** The toolset of `delegate_task`. */
@@ -204,11 +206,13 @@ export class DelegationService implements DelegateStateApi {
       const summary = r.kind === "ok" ? r.reply.text : r.userMessage;
       const files =
         r.kind === "ok" ? r.reply.files?.map((f) => ({ path: f.path, fileName: f.fileName })) : undefined;
-      this.#finish(child, ok ? "done" : "failed", {
+      const first = this.#finish(child, ok ? "done" : "failed", {
         summary,
         files,
         model: r.kind === "ok" ? r.model : undefined,
       });
+      const lines = r.usage?.byModel;
+      if (first && lines?.length) this.#tx(() => this.#o.recordUsage?.(child.job, lines));
     } else this.#finish(child, "failed", { summary: `The child failed: ${event.error}` });
   };
 
@@ -249,11 +253,12 @@ export class DelegationService implements DelegateStateApi {
     child: ChildRecord,
     state: "done" | "failed",
     result: { summary: string; files?: DelegateChild["files"]; model?: string | undefined },
-  ): void {
-    if (!this.#tx(() => this.#store.finish(child.id, state, result, this.#now()))) return;
+  ): boolean {
+    if (!this.#tx(() => this.#store.finish(child.id, state, result, this.#now()))) return false;
     this.#clearTimer(child.id);
     this.#pump(child.groupId);
     this.#wake(child.groupId);
+    return true;
   }
 
   /** Starts waiting children while fewer than the group's `maxParallel` run. */

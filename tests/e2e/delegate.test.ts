@@ -78,6 +78,11 @@ describe("delegate_task", () => {
     // The chat's plan and questions are not the child's.
     expect(toolNames(third)).not.toContain("todo");
     expect(toolNames(third)).not.toContain("clarify");
+    // The children's tokens count in the session's usage (/usage), once each.
+    const usage = h.state.database
+      .prepare("SELECT turn_id FROM usage WHERE turn_id IN (SELECT id FROM delegate_children)")
+      .all();
+    expect(usage).toHaveLength(3);
   });
 
   it("takes delegate_task away at depth 2 and refuses it there", async () => {
