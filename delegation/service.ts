@@ -137,7 +137,10 @@ export class DelegationService implements DelegateStateApi {
       };
     });
     this.#tx(() => this.#store.insert(children));
-    this.#log.info({ groupId, parent: parent.turnId, tasks: tasks.length, depth }, "children created");
+    this.#log.info(
+      { groupId, parent: parent.turnId, callId: parent.callId, tasks: tasks.length, depth },
+      "children created",
+    );
     this.#pump(groupId);
     return view(groupId, this.#store.group(groupId));
   }
