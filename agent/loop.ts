@@ -35,6 +35,8 @@ export interface TurnDeps {
   signal: AbortSignal;
   /** Receives progress events. Should not throw (a throw is logged and ignored). */
   progress(event: TurnProgress): void;
+  /** The queue's slot lending for waits (see `JobHandler`); absent where it cannot lend. */
+  idle?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
   /**
    * Makes the turn's attachments reachable from the tools (copies them into the session's workspace)
    * and says where the model finds each: original path → path for the model. May throw: the turn then
@@ -154,8 +156,13 @@ async function loop(
   tally: TurnTally,
 ): Promise<TurnResult> {
   const { model: client, signal } = deps;
-  const turnTools = new TurnTools(deps.tools.forToolsets(job.toolsets), job.eagerToolsets, (t) =>
-    deps.tools.toolsetSummary(t),
+  // A child of delegate_task never gets the tools its parent keeps (todo, clarify).
+  const excluded = job.excludedTools;
+  const enabled = deps.tools.forToolsets(job.toolsets);
+  const turnTools = new TurnTools(
+    excluded?.length ? enabled.filter((t) => !excluded.includes(t.name)) : enabled,
+    job.eagerToolsets,
+    (t) => deps.tools.toolsetSummary(t),
   );
   // Loaded in earlier turns of the session: their schemas come in the same order as before.
   turnTools.noteHistory(job.history.map((h) => h.message));
@@ -331,10 +338,12 @@ async function runTool(
         origin: job.origin,
         turnId,
         callId: call.id,
+        turn: { toolsets: job.toolsets, depth: job.delegation?.depth ?? 0, model: job.model },
         state: deps.state,
         logger: lazyChild(log, { tool: name }),
         homeDir: deps.homeDir,
         progress: (line) => emit({ type: "status", turnId, text: line }),
+        ...(deps.idle ? { idle: deps.idle } : {}),
       });
   } catch (err) {
     if (deps.signal.aborted || isAbortError(err)) throw err;

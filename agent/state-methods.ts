@@ -10,7 +10,13 @@ import type { ApprovalsStateApi } from "../approvals/requests.js";
 import type { MemoryStateApi } from "../memory/types.js";
 import type { CronStateApi } from "../scheduler/types.js";
 import type { SkillsStateApi } from "../skills/types.js";
-import type { ChatStateApi, StateClient, TodoStateApi } from "./types.js";
+import type {
+  ChatStateApi,
+  DelegateStateApi,
+  StateClient,
+  TaskBoardStateApi,
+  TodoStateApi,
+} from "./types.js";
 
 const chatRef = z.strictObject({
   platform: z.string().min(1),
@@ -36,6 +42,7 @@ const cronInput = z.strictObject({
   timeoutMinutes: z.number().positive().optional(),
   missedRuns: z.enum(["auto", "run", "skip"]).optional(),
 });
+const boardActor = z.strictObject({ owner: z.string().min(1).max(200), turnId: z.string().optional() });
 const memoryTarget = z.enum(["memory", "user"]);
 const skillManage = z.discriminatedUnion("action", [
   z.strictObject({
@@ -69,7 +76,9 @@ export type StateMethodName =
   | Paths<"skills", SkillsStateApi>
   | Paths<"approvals", ApprovalsStateApi>
   | Paths<"chat", ChatStateApi>
-  | Paths<"todo", TodoStateApi>;
+  | Paths<"todo", TodoStateApi>
+  | Paths<"delegate", DelegateStateApi>
+  | Paths<"taskBoard", TaskBoardStateApi>;
 
 /** The parameters of the method at `path`. */
 type ArgsOf<P extends StateMethodName> = P extends "searchSessions"
@@ -86,7 +95,11 @@ type ArgsOf<P extends StateMethodName> = P extends "searchSessions"
             ? Parameters<ChatStateApi[M]>
             : P extends `todo.${infer M extends keyof TodoStateApi}`
               ? Parameters<TodoStateApi[M]>
-              : never;
+              : P extends `delegate.${infer M extends keyof DelegateStateApi}`
+                ? Parameters<DelegateStateApi[M]>
+                : P extends `taskBoard.${infer M extends keyof TaskBoardStateApi}`
+                  ? Parameters<TaskBoardStateApi[M]>
+                  : never;
 
 /**
  * Argument schemas by method path. To add a member (say `sendMessage` on a new `messaging` extension):
@@ -141,6 +154,64 @@ export const stateMethods = {
         }),
       )
       .max(100),
+  ]),
+  "delegate.start": z.tuple([
+    z.strictObject({
+      turnId: z.string().min(1),
+      callId: z.string().min(1),
+      origin: z.strictObject({
+        sessionId: z.string(),
+        sessionKey: z.string(),
+        chat: chatRef,
+        chatType: z.enum(["dm", "group"]),
+        userId: z.string(),
+        userName: z.string().optional(),
+      }),
+      toolsets: z.array(z.string()),
+      depth: z.number().int().min(0),
+      model: z.string().optional(),
+    }),
+    z
+      .array(
+        z.strictObject({
+          goal: z.string().min(1).max(20_000),
+          context: z.string().max(100_000).optional(),
+          toolsets: z.array(z.string()).optional(),
+        }),
+      )
+      .min(1)
+      .max(50),
+    z.number().int().positive().optional(),
+  ]),
+  "delegate.wait": z.tuple([z.string(), z.number().int(), z.number().int().min(0).max(25_000)]),
+  "delegate.cancel": z.tuple([z.string()]),
+  "taskBoard.create": z.tuple([
+    z.strictObject({ title: z.string().min(1).max(500), details: z.string().max(20_000).optional() }),
+    boardActor,
+  ]),
+  "taskBoard.claim": z.tuple([boardActor, z.number().int().positive().optional()]),
+  "taskBoard.update": z.tuple([
+    z.number().int().positive(),
+    z.strictObject({
+      title: z.string().min(1).max(500).optional(),
+      details: z.string().max(20_000).optional(),
+      result: z.string().max(20_000).optional(),
+    }),
+    boardActor,
+  ]),
+  "taskBoard.complete": z.tuple([
+    z.number().int().positive(),
+    z.enum(["done", "failed"]),
+    z.string().max(20_000),
+    boardActor,
+  ]),
+  "taskBoard.list": z.tuple([
+    z
+      .strictObject({
+        state: z.enum(["todo", "claimed", "done", "failed"]).optional(),
+        limit: z.number().int().positive().max(1000).optional(),
+      })
+      .optional(),
   ]),
   "approvals.check": z.tuple([z.string(), z.string(), z.string()]),
   "approvals.request": z.tuple([

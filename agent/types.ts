@@ -30,6 +30,10 @@ export interface StateClient {
   chat?: ChatStateApi | undefined;
   /** The agent's plan per session (the `todo` tool); kept outside the history, so compression keeps it. */
   todo?: TodoStateApi | undefined;
+  /** Child turns of `delegate_task`, kept by the gateway (durable, once per task). */
+  delegate?: DelegateStateApi | undefined;
+  /** The shared task board (`task_board`, `herald tasks`). */
+  taskBoard?: TaskBoardStateApi | undefined;
   /** Later: send_message. Optional so the contract grows without breaking. */
   [extension: string]: unknown;
 }
@@ -82,6 +86,100 @@ export interface TodoStateApi {
   set(sessionKey: string, items: TodoItem[]): Promise<void>;
 }
 
+/** One task of `delegate_task`. */
+export interface DelegateTask {
+  goal: string;
+  /** What the parent passes along: the child sees nothing else of the conversation. */
+  context?: string | undefined;
+  /** The toolsets the child asks for; only those the parent has are granted. */
+  toolsets?: string[] | undefined;
+}
+
+/** The turn and call that delegate, as the gateway keys the children by them. */
+export interface DelegateParent {
+  turnId: string;
+  callId: string;
+  origin: TurnOrigin;
+  /** The parent's toolsets: a child never gets more. */
+  toolsets: string[];
+  /** 0 for a chat's own turn. */
+  depth: number;
+  model?: string | undefined;
+}
+
+/** A child's state as the parent sees it. `done`, `failed` and `cancelled` are final. */
+export interface DelegateChild {
+  index: number;
+  id: string;
+  goal: string;
+  state: "waiting" | "running" | "done" | "failed" | "cancelled";
+  /** The child's last answer (done), or what went wrong (failed, cancelled). */
+  summary?: string | undefined;
+  files?: { path: string; fileName?: string | undefined }[] | undefined;
+  /** The model that answered (which worker ran it, when workers differ by model). */
+  model?: string | undefined;
+}
+
+/** A `delegate_task` call's children. `version` grows with every change of a child's state. */
+export interface DelegateGroup {
+  id: string;
+  version: number;
+  children: DelegateChild[];
+}
+
+/** Child turns of `delegate_task`, kept and run by the gateway on its job queue. */
+export interface DelegateStateApi {
+  /**
+   * Starts the children of one call; idempotent by parent turn and tasks (a parent run again after a
+   * crash that asks for the same tasks gets the same children, never new ones). Rejects with
+   * `invalid_input` past the depth limit.
+   */
+  start(parent: DelegateParent, tasks: DelegateTask[], maxParallel?: number): Promise<DelegateGroup>;
+  /** Resolves when the group's version passes `seenVersion`, or after `waitMs`, with the group. */
+  wait(groupId: string, seenVersion: number, waitMs: number): Promise<DelegateGroup>;
+  /**
+   * Cancels the group's unfinished children (on any worker) when their parent is over (cancelled,
+   * ended); a parent aborted by a shutdown stays open, runs again and keeps them.
+   */
+  cancel(groupId: string): Promise<void>;
+}
+
+/** A task of the shared board. */
+export interface BoardTask {
+  id: number;
+  title: string;
+  details?: string | undefined;
+  state: "todo" | "claimed" | "done" | "failed";
+  owner?: string | undefined;
+  result?: string | undefined;
+  /** Until when a claim holds (epoch ms) unless the claiming turn renews it. */
+  claimExpiresAt?: number | undefined;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Who acts on the board: a name people read, and the turn whose end releases its claims. */
+export interface BoardActor {
+  owner: string;
+  turnId?: string | undefined;
+}
+
+/** The shared task board, stored by the gateway; claims are atomic across every worker. */
+export interface TaskBoardStateApi {
+  create(task: { title: string; details?: string | undefined }, actor: BoardActor): Promise<BoardTask>;
+  /** Claims `id`, or the oldest claimable task; undefined when none is free. */
+  claim(actor: BoardActor, id?: number): Promise<BoardTask | undefined>;
+  /** Changes a task's title, details or result (a claim is renewed). */
+  update(
+    id: number,
+    change: { title?: string | undefined; details?: string | undefined; result?: string | undefined },
+    actor: BoardActor,
+  ): Promise<BoardTask>;
+  /** Ends a task as done or failed with its result. */
+  complete(id: number, outcome: "done" | "failed", result: string, actor: BoardActor): Promise<BoardTask>;
+  list(filter?: { state?: BoardTask["state"] | undefined; limit?: number | undefined }): Promise<BoardTask[]>;
+}
+
 /** What a tool gets besides its arguments. */
 export interface ToolContext {
   signal: AbortSignal;
@@ -92,12 +190,19 @@ export interface ToolContext {
    */
   turnId?: string | undefined;
   callId?: string | undefined;
+  /** The turn's toolsets, delegation depth and model (`delegate_task` restricts its children by them). */
+  turn?: { toolsets: string[]; depth: number; model?: string | undefined } | undefined;
   state: StateClient;
   logger: Logger;
   /** `HERALD_HOME`. */
   homeDir: string;
   /** Reports a progress line ("searching sessions for 'deploy'") to the user's chat. Must not throw. */
   progress(line: string): void;
+  /**
+   * Lends the turn's queue slot while `work` is pending (the tool only waits for other jobs, as
+   * `delegate_task` for its children); absent where the queue cannot lend (Redis).
+   */
+  idle?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
 }
 
 /** A tool's answer. Plain text for the model; `files` are sent to the user with the reply. */

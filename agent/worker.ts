@@ -9,7 +9,7 @@ import { runTurn, type TurnDeps } from "./loop.js";
 import { addSpokenReply } from "./voice-reply.js";
 
 /** What the handler shares across turns; the queue supplies each turn's signal and progress. */
-export type TurnHandlerDeps = Omit<TurnDeps, "signal" | "progress">;
+export type TurnHandlerDeps = Omit<TurnDeps, "signal" | "progress" | "idle">;
 
 /**
  * Builds the queue's job handler. It resolves with `ok` or `failed` results (a failed turn already
@@ -21,7 +21,7 @@ export function createTurnHandler(deps: TurnHandlerDeps): JobHandler {
     const log = lazyChild(deps.logger, { turnId: job.turnId });
     const startedAt = performance.now();
     try {
-      const ran = await runTurn(job, { ...deps, signal: ctx.signal, progress: ctx.progress });
+      const ran = await runTurn(job, { ...deps, signal: ctx.signal, progress: ctx.progress, idle: ctx.idle });
       const result = await addSpokenReply(ran, job, deps.speakReply, ctx.signal, log);
       log.info(
         {

@@ -117,6 +117,8 @@ const coreShape = {
           "voice",
           "vision",
           "messaging",
+          "delegate",
+          "tasks",
         ]),
     })
     .prefault({}),
@@ -226,6 +228,26 @@ const coreShape = {
        * runs again on another after about this long (plus the stalled check, at most as long again).
        */
       lockDurationMs: z.number().int().min(1_000).default(20_000),
+    })
+    .prefault({}),
+  /** `delegate_task`: children on the job queue (issue 23). */
+  delegation: z
+    .strictObject({
+      /** Depth past which children get no `delegate_task` (the chat's turn is depth 0). */
+      maxDepth: z.number().int().min(1).max(5).default(2),
+      /** Children of one call running at once (a call may ask for fewer). */
+      maxParallel: z.number().int().min(1).max(20).default(3),
+      /** Step cap of a child turn. */
+      maxIterations: z.number().int().positive().default(20),
+      /** Time budget of a child from its start, in seconds. */
+      timeoutS: z.number().int().positive().default(600),
+    })
+    .prefault({}),
+  /** The shared task board (`task_board`, `herald tasks`). */
+  taskBoard: z
+    .strictObject({
+      /** How long a claim holds without its turn calling the board again, in seconds. */
+      claimTtlS: z.number().int().positive().default(900),
     })
     .prefault({}),
   gatewayClient: z
@@ -392,6 +414,11 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_CONCURRENCY: ["queue.concurrency", "int"],
   HERALD_QUEUE_PREFIX: ["queue.prefix", "string"],
   HERALD_QUEUE_LOCK_DURATION_MS: ["queue.lock_duration_ms", "int"],
+  HERALD_DELEGATE_MAX_DEPTH: ["delegation.max_depth", "int"],
+  HERALD_DELEGATE_MAX_PARALLEL: ["delegation.max_parallel", "int"],
+  HERALD_DELEGATE_MAX_ITERATIONS: ["delegation.max_iterations", "int"],
+  HERALD_DELEGATE_TIMEOUT_S: ["delegation.timeout_s", "int"],
+  HERALD_TASK_CLAIM_TTL_S: ["task_board.claim_ttl_s", "int"],
   HERALD_GATEWAY_URL: ["gateway_client.url", "url"],
   HERALD_GATEWAY_KEY: ["gateway_client.key", "string"],
   API_SERVER_ENABLED: ["api_server.enabled", "bool"],

@@ -29,6 +29,7 @@ import { createSessionCompressor } from "./compress.js";
 import { configuredPlatforms, type HeraldConfig, loadConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
 import { createGatewayDashboard } from "./dashboard.js";
+import { createDelegation, type Delegation } from "./delegation.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { mcpRoute } from "./mcp-serve.js";
@@ -65,6 +66,8 @@ export interface Gateway {
   cron: CronService;
   /** Memory, skills and the background learning review. */
   learning: Learning;
+  /** `delegate_task`'s children, the task board, background tasks. */
+  delegation: Delegation;
   /** Plugins and their hooks (`/reload-plugins` reloads them). */
   plugins: Plugins;
   /** The MCP servers of this process's tools (undefined on Redis: the workers run them). */
@@ -144,11 +147,13 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const webhooks = options.localOnly ? undefined : createWebhooks(config, runner, logger);
 
   const approvals = createApprovals(runner, config.exec.approvalTimeoutS * 1000, logger);
+  const delegation = createDelegation(config, runner, state, queue, logger);
   const localState = createLocalStateClient(state, {
     cron: cron.api,
     approvals: approvals.stateApi,
     chat: { notify: async (chat, text) => runner.control.notify(chat, text), send: senses.send },
     todo: createTodo(runner).stateApi,
+    ...delegation.stateApis,
     ...learning.stateApis,
   });
   const metrics = createGatewayMetrics(runner, queue);
@@ -313,6 +318,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     http,
     cron,
     learning,
+    delegation,
     plugins,
     mcp: tools?.mcp,
     adapters: started,
@@ -329,6 +335,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       await cron.stop();
       await learning.stop();
       await runner.stop();
+      delegation.close();
       await queue.close();
       await tools?.close();
       state.close();

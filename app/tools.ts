@@ -25,11 +25,13 @@ import {
 import { McpManager, mcpToolset } from "../mcp/index.js";
 import { clarifyTool } from "../tools/clarify/index.js";
 import { cronjobTool } from "../tools/cron/index.js";
+import { delegateTool } from "../tools/delegate/index.js";
 import { fileTools } from "../tools/files/tools.js";
 import { type McpSaveDir, mcpServerTools, mcpUtilityTools } from "../tools/mcp/index.js";
 import { memoryTool } from "../tools/memory/index.js";
 import { sessionSearchTool } from "../tools/session-search/index.js";
 import { skillsTools } from "../tools/skills/index.js";
+import { taskBoardTool } from "../tools/task-board/index.js";
 import { terminalTools } from "../tools/terminal/index.js";
 import { todoTool } from "../tools/todo/index.js";
 import { webTools } from "../tools/web/index.js";
@@ -47,6 +49,8 @@ export const builtinTools: readonly Tool[] = [
   ...skillsTools,
   clarifyTool,
   todoTool,
+  delegateTool,
+  taskBoardTool,
 ];
 
 /**

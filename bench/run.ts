@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
 import { benchCommands, commandsMarkdown } from "./commands.js";
 import { benchDashboard, dashboardMarkdown } from "./dashboard.js";
+import { benchDelegate, delegateMarkdown } from "./delegate.js";
 import { benchExtensions, extensionsMarkdown } from "./extensions.js";
 import { machineLine, startFlags, writeSection } from "./lib.js";
 import { benchLogs, logsMarkdown } from "./logs.js";
@@ -107,6 +108,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchRedis(opts);
     console.log(JSON.stringify({ redis: result }));
     writeSection(file, "redis", redisMarkdown(result, opts, "npm run bench -- redis"));
+  },
+  delegate: async () => {
+    const opts = { root, workerCounts: [1, 2, 4], turns: 30, children: 10 };
+    const result = await benchDelegate(opts);
+    console.log(JSON.stringify({ delegate: result }));
+    writeSection(file, "delegate", delegateMarkdown(result, opts, "npm run bench -- delegate"));
   },
   dashboard: async () => {
     const opts = {

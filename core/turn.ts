@@ -57,6 +57,10 @@ export interface TurnJob {
   voiceReply?: "also" | "only" | undefined;
   /** Reasoning effort the session asked for (`/reasoning`); sent only to models that declare support. */
   reasoningEffort?: "low" | "medium" | "high" | undefined;
+  /** Set on a `delegate_task` child: its parent's turn and its depth (the parent's depth + 1). */
+  delegation?: { parentTurnId: string; depth: number } | undefined;
+  /** Tools of the toolsets this turn does without (a child has no `todo` or `clarify`: the chat's). */
+  excludedTools?: string[] | undefined;
   createdAt: number;
 }
 
@@ -163,7 +167,15 @@ export type QueueEvent =
 /** Runs one job; rejects only for failures the queue should retry. */
 export type JobHandler = (
   job: TurnJob,
-  ctx: { signal: AbortSignal; progress(event: TurnProgress): void },
+  ctx: {
+    signal: AbortSignal;
+    progress(event: TurnProgress): void;
+    /**
+     * Lends the job's slot to other jobs while `work` is pending (the job only waits: a parent for its
+     * `delegate_task` children, which may need that slot). Absent where the queue cannot lend one.
+     */
+    idle?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
+  },
 ) => Promise<TurnResult>;
 
 /**
@@ -215,6 +227,8 @@ export interface CronTurnOrigin {
 export interface TurnOptions {
   toolsets?: string[] | undefined;
   model?: string | undefined;
+  /** Put before the delivered reply (not the stored one): a background task names itself. */
+  replyPrefix?: string | undefined;
 }
 
 /** A turn as the journal keeps it. */

@@ -16,6 +16,8 @@ export interface CoreCommandsOptions {
   modelName?: string | ((sessionKey: string) => string) | undefined;
   /** What else /stop stops in a session (a pending approval); returns how many things it stopped. */
   onStop?: ((sessionKey: string) => number) | undefined;
+  /** Answers `/stop <id>` (a background task); undefined when no task has that id. */
+  onStopTask?: ((id: string, sessionKey: string) => string | undefined) | undefined;
   /** More lines for /status (loaded plugins). */
   statusLines?: (() => string[]) | undefined;
 }
@@ -35,8 +37,12 @@ export function coreCommands(options: CoreCommandsOptions): CommandModule {
       new: newSession,
       reset: { ...newSession, hidden: true },
       stop: {
-        description: "stop what I'm working on",
-        run: ({ sessionKey }) => {
+        description: "stop what I'm working on (/stop <id>: one background task)",
+        run: ({ sessionKey, args }) => {
+          if (args) {
+            const answer = options.onStopTask?.(args, sessionKey);
+            if (answer !== undefined) return answer;
+          }
           const stopped =
             control.cancel(sessionKey, "stopped by the user", { keepInput: true }) +
             (options.onStop?.(sessionKey) ?? 0);

@@ -30,6 +30,8 @@ export class TurnFeedback {
   private typingTimer: NodeJS.Timeout | undefined;
   private readonly status: Status = { lines: [], lastEditAt: 0 };
   private ended = false;
+  /** The last line came from `statusLine`: the next status replaces it. */
+  private lastIsStatus = false;
 
   constructor(
     private readonly adapter: PlatformAdapter,
@@ -50,9 +52,21 @@ export class TurnFeedback {
     this.typingTimer.unref?.();
   }
 
+  /**
+   * A running tool's own status (`delegate_task`'s children, an MCP server's progress): replaces the
+   * previous status line instead of adding one per update.
+   */
+  statusLine(line: string): void {
+    if (this.ended) return;
+    if (this.lastIsStatus) this.status.lines.pop();
+    this.toolLine(line);
+    this.lastIsStatus = true;
+  }
+
   /** Adds a tool progress line. */
   toolLine(line: string): void {
     if (this.ended) return;
+    this.lastIsStatus = false;
     if (this.replyToId !== undefined) {
       this.adapter.onTurnEvent?.(this.chat, { type: "tool", replyToId: this.replyToId, line });
     }

@@ -89,6 +89,8 @@ export class GatewayRunner {
    * how many things it stopped. Runs inside the inbound transaction. Must not throw.
    */
   readonly stopped = new Set<(sessionKey: string) => number>();
+  /** Asked on `/stop <id>`; the first answer wins (background tasks). Must not throw. */
+  readonly stopTask = new Set<(id: string, sessionKey: string) => string | undefined>();
   /** Told when an outbox item was delivered or failed for good (cron delivery reports). Must not throw. */
   readonly deliverySettled = new Set<(item: OutboxItem, outcome: "delivered" | "failed") => void>();
   /** Extra lines of `/status` (loaded plugins). Must not throw. */
@@ -134,6 +136,13 @@ export class GatewayRunner {
     this.commands.add(
       coreCommands({
         onStop: (key) => [...this.stopped].reduce((n, listener) => n + listener(key), 0),
+        onStopTask: (id, key) => {
+          for (const answer of this.stopTask) {
+            const text = answer(id, key);
+            if (text !== undefined) return text;
+          }
+          return undefined;
+        },
         control: this.control,
         sessions: state.sessions,
         commands: this.commands,

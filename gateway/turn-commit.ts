@@ -53,7 +53,7 @@ export function recordResult(
       for (const target of replyTargets(turn)) {
         const same = formatChat(target) === formatChat(turn.chat);
         const message = {
-          text: result.reply.text,
+          text: (turn.options?.replyPrefix ?? "") + result.reply.text,
           files: result.reply.files,
           replyToId: same ? replyToId : undefined,
           inboundMeta: same ? turn.inbound?.meta : undefined,

@@ -162,6 +162,7 @@ export class TurnCoordinator {
         const p = event.progress;
         if (p.type === "tool-start")
           active.feedback?.toolLine(p.label ?? `⚙️ ${p.name}${p.summary ? `: ${p.summary}` : ""}`);
+        else if (p.type === "status") active.feedback?.statusLine(p.text);
         else if (p.type === "text-delta" && active.turn.inbound) {
           const { turn } = active;
           const replyToId = turn.inbound?.messageId ?? "";

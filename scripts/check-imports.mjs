@@ -51,6 +51,8 @@ const ALLOWED = {
   dashboard: ["core", "sessions", "scheduler", "memory", "skills"],
   setup: [],
   webhooks: ["core"],
+  taskboard: ["core"],
+  delegation: ["core", "agent"],
   app: ["*"],
 };
 

@@ -40,6 +40,8 @@ interface Entry {
   retryTimer: NodeJS.Timeout | undefined;
   /** Set by cancel() and close(): nothing of this job is emitted any more. */
   dropped: boolean;
+  /** The running attempt's slot is lent (`idle`): settling does not give it back a second time. */
+  lent?: boolean;
 }
 
 /** One orderingKey: its waiting jobs in order and whether one of them holds the key. */
@@ -225,10 +227,32 @@ export class EmbeddedJobQueue implements JobQueue {
       if (entry.dropped || entry.controller !== controller) return;
       this.#listeners.emit({ type: "progress", jobId: entry.id, progress: event });
     };
+    // While the job only waits (for its delegate_task children) its slot runs other jobs; it takes
+    // the slot back when the wait ends, even past the cap for a moment.
+    entry.lent = false;
+    let waits = 0;
+    const idle = async <T>(work: Promise<T>): Promise<T> => {
+      waits++;
+      if (waits === 1 && entry.controller === controller) {
+        entry.lent = true;
+        this.#active--;
+        this.#pump();
+      }
+      try {
+        return await work;
+      } finally {
+        waits--;
+        // Taken back only by the attempt still running (a wait that outlived it gives nothing back).
+        if (waits === 0 && entry.lent && entry.controller === controller) {
+          entry.lent = false;
+          this.#active++;
+        }
+      }
+    };
     // The handler starts on a microtask: its synchronous throw becomes a rejection, and a listener that
     // enqueues from inside an event never re-enters dispatch.
     const settled = Promise.resolve()
-      .then(() => handler(entry.job, { signal: controller.signal, progress }))
+      .then(() => handler(entry.job, { signal: controller.signal, progress, idle }))
       .then(
         (result) => this.#settle(entry, { ok: true, result }),
         (error: unknown) => this.#settle(entry, { ok: false, error }),
@@ -238,7 +262,8 @@ export class EmbeddedJobQueue implements JobQueue {
   }
 
   #settle(entry: Entry, outcome: { ok: true; result: TurnResult } | { ok: false; error: unknown }): void {
-    this.#active--;
+    if (entry.lent) entry.lent = false;
+    else this.#active--;
     entry.controller = undefined;
     if (entry.dropped) {
       this.#release(entry.lane);
