@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: installs what the suite needs when it is missing (npm
-# packages; redis-server, Dovecot, bubblewrap, OpenSSH, ripgrep, ffmpeg, espeak-ng and chromium from the OS
+# packages; redis-server, Dovecot, bubblewrap, OpenSSH, ripgrep, ffmpeg, espeak-ng, chromium and ngIRCd from the OS
 # packages), then runs every test once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
