@@ -1,0 +1,16 @@
+/** The `mattermost:` config section: its schema and parsed type. */
+import { z } from "zod";
+import { platformSection } from "../../core/platform.js";
+
+/** The `mattermost:` section of config.yaml. */
+export const mattermostSchema = platformSection({
+  /** The server's address, e.g. `https://chat.example.com` (no `/api/v4`). */
+  url: z.url().optional(),
+  /** A bot account's access token (or a user's personal access token). */
+  token: z.string().min(1).optional(),
+  /** Requests per second the adapter allows itself (Mattermost's default rate limit is 10/s). @defaultValue 10 */
+  sendPerSecond: z.number().positive().default(10),
+});
+
+/** The parsed `mattermost:` section. */
+export type MattermostSection = z.infer<typeof mattermostSchema>;
