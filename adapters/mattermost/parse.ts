@@ -66,9 +66,11 @@ export function parsePosted(data: unknown, me: MattermostMe): ParsedPost | undef
         name: outer.data.sender_name?.replace(/^@/, "") || undefined,
         isBot: props["from_bot"] === "true" || props["from_bot"] === true || undefined,
       },
+      // "thanks @herald, great" reads "thanks, great".
       text: post.message
         .replace(mentionRe, "$1")
-        .replace(/\s{2,}/g, " ")
+        .replace(/[ \t]+([,.!?:;])/g, "$1")
+        .replace(/[ \t]{2,}/g, " ")
         .trim(),
       mentioned,
       replyToId: post.id,
