@@ -11,6 +11,7 @@ import type { Logger } from "../../core/logger.js";
 import type {
   AdapterDeps,
   AdapterStatus,
+  AdapterTurnEvent,
   ChatRef,
   InboundHandler,
   OutboundMessage,
@@ -19,11 +20,13 @@ import type {
   SendResult,
 } from "../../core/types.js";
 import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
-import { MattermostApi, MattermostApiError } from "./api.js";
+import { type ReplyStreams, sameChunk } from "../shared/reply-stream.js";
+import { MattermostApi } from "./api.js";
 import { mattermostChunks } from "./format.js";
 import { saveFiles, uploadFiles } from "./media.js";
 import { MalformedEventError, parsePosted } from "./parse.js";
 import { MattermostSocket } from "./socket.js";
+import { createPost, deletePost, mattermostStreams, updatePost } from "./stream.js";
 import type { MattermostAdapterConfig, MattermostFrame, MattermostMe } from "./types.js";
 
 export type { MattermostAdapterConfig } from "./types.js";
@@ -37,6 +40,7 @@ export class MattermostAdapter implements PlatformAdapter {
   private socket: MattermostSocket | undefined;
   private starting: Promise<void> | undefined;
   private state: AdapterStatus = { state: "stopped" };
+  private readonly streams: ReplyStreams<string>;
 
   constructor(
     private readonly config: MattermostAdapterConfig,
@@ -44,6 +48,7 @@ export class MattermostAdapter implements PlatformAdapter {
   ) {
     this.api = new MattermostApi(config.url, config.token, config.sendPerSecond);
     this.log = deps.logger;
+    this.streams = mattermostStreams(this.api, deps.kv, this.log);
   }
 
   start(onMessage: InboundHandler): Promise<void> {
@@ -90,6 +95,7 @@ export class MattermostAdapter implements PlatformAdapter {
     const socket = this.socket;
     this.socket = undefined;
     this.state = { state: "stopped" };
+    this.streams.stop();
     await socket?.stop();
   }
 
@@ -118,51 +124,59 @@ export class MattermostAdapter implements PlatformAdapter {
       if (saved.files.length) message.attachments = saved.files;
       if (saved.notes.length) message.text = [message.text, ...saved.notes].filter(Boolean).join("\n");
     }
+    if (this.config.stream !== "off") message.streamReply = true;
     await onMessage(message);
   }
 
+  /**
+   * Sends a reply; one that was streamed replaces its preview posts (edited) instead of posting again,
+   * and deletes previews the final text no longer needs. Files go on the last post (a new post when the
+   * last chunk replaced a preview, since an edit cannot add files).
+   */
   async send(chat: ChatRef, message: OutboundMessage, options: SendOptions = {}): Promise<SendResult> {
     const chunks = mattermostChunks(message.text);
     if (chunks.length === 0) chunks.push("");
-    const ids: string[] = [];
+    const previews = message.kind === "notice" ? [] : await this.streams.claim(chat, message.replyToId);
+    const files = message.files ?? [];
     const last = chunks.length - 1;
+    const ids: string[] = [];
     for (let i = options.fromChunk ?? 0; i < chunks.length; i++) {
-      const fileIds =
-        i === last && message.files?.length
-          ? await uploadFiles(this.api, chat.chatId, message.files, options.signal)
-          : [];
-      const post = await this.api.call<{ id: string }>("posts", {
-        method: "POST",
-        body: {
-          channel_id: chat.chatId,
-          message: chunks[i],
-          ...(chat.threadId ? { root_id: chat.threadId } : {}),
-          ...(fileIds.length ? { file_ids: fileIds } : {}),
-        },
-        signal: options.signal,
-      });
-      ids.push(post.id);
-      options.onChunkSent?.(i, post.id);
+      options.signal?.throwIfAborted();
+      const preview = previews[i];
+      const text = chunks[i]!;
+      let id: string;
+      if (preview && (sameChunk(preview, text) || (await updatePost(this.api, preview.id, text)))) {
+        id = preview.id;
+        if (i === last && files.length) {
+          const fileIds = await uploadFiles(this.api, chat.chatId, files, options.signal);
+          await createPost(this.api, chat, "", { fileIds, signal: options.signal });
+        }
+      } else {
+        const fileIds =
+          i === last && files.length ? await uploadFiles(this.api, chat.chatId, files, options.signal) : [];
+        id = await createPost(this.api, chat, text, { fileIds, signal: options.signal });
+      }
+      ids.push(id);
+      options.onChunkSent?.(i, id);
     }
+    if (previews.length > 0) await this.streams.settle(chat, message.replyToId, previews, chunks.length);
     return { messageIds: ids };
+  }
+
+  /** Streams a reply into the chat as it is written (`stream: edit`). Never throws. */
+  onTurnEvent(chat: ChatRef, event: AdapterTurnEvent): void {
+    this.streams.onEvent(chat, event);
   }
 
   async edit(_chat: ChatRef, messageId: string, text: string): Promise<void> {
     const [first] = mattermostChunks(text);
-    await this.api.call(`posts/${encodeURIComponent(messageId)}`, {
-      method: "PUT",
-      body: { id: messageId, message: first ?? "" },
-    });
+    if (!(await updatePost(this.api, messageId, first ?? ""))) {
+      throw new PlatformError("mattermost", `Mattermost post ${messageId} is gone; it cannot be edited.`);
+    }
   }
 
   async deleteMessage(_chat: ChatRef, messageId: string): Promise<void> {
-    try {
-      await this.api.call(`posts/${encodeURIComponent(messageId)}`, { method: "DELETE" });
-    } catch (err) {
-      // Already gone: a retried delete succeeds.
-      if (err instanceof MattermostApiError && err.status === 404) return;
-      throw err;
-    }
+    await deletePost(this.api, messageId);
   }
 
   async sendTyping(chat: ChatRef): Promise<void> {

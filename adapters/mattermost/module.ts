@@ -11,6 +11,7 @@ export const mattermostPlatform = definePlatform({
     MATTERMOST_URL: ["url", "url"],
     MATTERMOST_TOKEN: ["token", "string"],
     MATTERMOST_SEND_PER_SECOND: ["send_per_second", "int"],
+    MATTERMOST_STREAM: ["stream", "string"],
   },
   isConfigured: (c) => Boolean(c.url && c.token),
   validate(c) {
@@ -23,7 +24,10 @@ export const mattermostPlatform = definePlatform({
   },
   async create(c, deps) {
     const { createMattermostAdapter } = await import("./index.js");
-    return createMattermostAdapter({ url: c.url!, token: c.token!, sendPerSecond: c.sendPerSecond }, deps);
+    return createMattermostAdapter(
+      { url: c.url!, token: c.token!, sendPerSecond: c.sendPerSecond, stream: c.stream },
+      deps,
+    );
   },
   promptHint:
     "You are replying in Mattermost: Markdown renders (bold, italics, lists, tables, code blocks, links). Keep replies reasonably short.",

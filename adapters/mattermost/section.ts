@@ -1,6 +1,7 @@
 /** The `mattermost:` config section: its schema and parsed type. */
 import { z } from "zod";
 import { platformSection } from "../../core/platform.js";
+import { streamSetting } from "../shared/reply-stream.js";
 
 /** The `mattermost:` section of config.yaml. */
 export const mattermostSchema = platformSection({
@@ -10,6 +11,8 @@ export const mattermostSchema = platformSection({
   token: z.string().min(1).optional(),
   /** Requests per second the adapter allows itself (Mattermost's default rate limit is 10/s). @defaultValue 10 */
   sendPerSecond: z.number().positive().default(10),
+  /** `edit`: replies appear as they are written (one post edited in place); `off`: sent when done. */
+  stream: streamSetting,
 });
 
 /** The parsed `mattermost:` section. */

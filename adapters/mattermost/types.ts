@@ -9,6 +9,8 @@ export interface MattermostAdapterConfig {
   token: string;
   /** REST calls per second (a token bucket of this size). @defaultValue 10 */
   sendPerSecond?: number | undefined;
+  /** `edit`: replies are written in place as they stream; `off`: sent whole. @defaultValue "edit" */
+  stream?: "edit" | "off" | undefined;
   /** First reconnect delay of the WebSocket; doubles up to 30 s. @defaultValue 1000 */
   reconnectBaseMs?: number | undefined;
 }
