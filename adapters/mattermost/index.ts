@@ -79,6 +79,7 @@ export class MattermostAdapter implements PlatformAdapter {
       token: this.config.token,
       logger: this.log,
       reconnectBaseMs: this.config.reconnectBaseMs,
+      pingIntervalMs: this.config.pingIntervalMs,
       onEvent: (frame) => this.onEvent(frame, onMessage),
       onState: (state) => {
         if (this.socket === socket) this.state = { state };

@@ -21,6 +21,8 @@ export interface MattermostSocketOptions {
   token: string;
   logger: Logger;
   reconnectBaseMs?: number | undefined;
+  /** A ping this often; no pong by the next one drops the connection (half-open sockets). @defaultValue 30000 */
+  pingIntervalMs?: number | undefined;
   onEvent(frame: MattermostFrame): Promise<void>;
   onState(state: "running" | "reconnecting"): void;
 }
@@ -71,6 +73,21 @@ export class MattermostSocket {
     const ws = new WebSocket(this.options.url);
     this.ws = ws;
     let authenticated = false;
+    let awaitingPong = false;
+    const pinger = setInterval(() => {
+      if (awaitingPong) {
+        this.options.logger.warn({}, "mattermost websocket answered no ping; reconnecting");
+        ws.terminate();
+        return;
+      }
+      if (ws.readyState !== WebSocket.OPEN) return;
+      awaitingPong = true;
+      ws.ping();
+    }, this.options.pingIntervalMs ?? 30_000);
+    pinger.unref();
+    ws.on("pong", () => {
+      awaitingPong = false;
+    });
     ws.on("open", () => {
       this.seq = 1;
       ws.send(
@@ -121,6 +138,7 @@ export class MattermostSocket {
       this.options.logger.debug({ error: describeError(err) }, "mattermost websocket error");
     });
     ws.on("close", (code) => {
+      clearInterval(pinger);
       if (this.ws === ws) this.ws = undefined;
       if (this.stopped) return;
       if (first) {

@@ -11,6 +11,8 @@ export interface MattermostAdapterConfig {
   sendPerSecond?: number | undefined;
   /** `edit`: replies are written in place as they stream; `off`: sent whole. @defaultValue "edit" */
   stream?: "edit" | "off" | undefined;
+  /** WebSocket keepalive: a ping this often, reconnect when one goes unanswered. @defaultValue 30000 */
+  pingIntervalMs?: number | undefined;
   /** First reconnect delay of the WebSocket; doubles up to 30 s. @defaultValue 1000 */
   reconnectBaseMs?: number | undefined;
 }

@@ -249,4 +249,26 @@ describe("mattermost adapter events", () => {
       await adapter.stop();
     }
   });
+
+  it("a connection that stops answering pings is dropped and opened again", async () => {
+    const fake = await fakeServer();
+    const received: InboundMessage[] = [];
+    const adapter = createMattermostAdapter(
+      { url: fake.url, token: BOT_TOKEN, pingIntervalMs: 50, reconnectBaseMs: 20 },
+      { logger: createLogger({ level: "silent" }), homeDir: tmpdir(), cacheDir: tmpdir(), kv: memoryKv() },
+    );
+    await adapter.start(async (m) => {
+      received.push(m);
+      return "accepted";
+    });
+    try {
+      fake.freezeSockets();
+      await vi.waitFor(() => expect(fake.connections).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
+      await vi.waitFor(() => expect(adapter.status().state).toBe("running"));
+      fake.userPost({ from: ANN, channel: DM, text: "after the silence" });
+      await vi.waitFor(() => expect(received.map((m) => m.text)).toContain("after the silence"));
+    } finally {
+      await adapter.stop();
+    }
+  });
 });

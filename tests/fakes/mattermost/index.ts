@@ -89,6 +89,8 @@ export interface FakeMattermost {
   /** The bot's visible posts in a channel (edits applied, deleted left out), in order. */
   botPostsIn(channel: string): FakePost[];
   fault(route: string, fault: MattermostFault): void;
+  /** Open sockets stop answering pings (a half-open connection); new ones answer again. */
+  freezeSockets(): void;
   /** Closes every socket (the client must reconnect). */
   dropSockets(): void;
   close(): Promise<void>;
@@ -327,7 +329,9 @@ export async function startFakeMattermost(): Promise<FakeMattermost> {
       res.end(JSON.stringify({ message: String(err), status_code: 500 }));
     });
   });
-  const wss = new WebSocketServer({ noServer: true });
+  // Pongs by hand, so a test can make a connection go silent.
+  const wss = new WebSocketServer({ noServer: true, autoPong: false });
+  const frozen = new WeakSet<WebSocket>();
   server.on("upgrade", (req, socket, head) => {
     if (!req.url?.startsWith("/api/v4/websocket")) {
       socket.destroy();
@@ -335,6 +339,9 @@ export async function startFakeMattermost(): Promise<FakeMattermost> {
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       connections++;
+      ws.on("ping", (data) => {
+        if (!frozen.has(ws)) ws.pong(data);
+      });
       ws.on("message", (raw) => {
         const msg = JSON.parse(String(raw)) as {
           seq: number;
@@ -409,6 +416,9 @@ export async function startFakeMattermost(): Promise<FakeMattermost> {
       posts.filter((p) => p.user_id === BOT_ID && p.channel_id === channel && p.delete_at === 0),
     fault(route, fault) {
       faults.set(route, [...(faults.get(route) ?? []), fault]);
+    },
+    freezeSockets() {
+      for (const ws of sockets) frozen.add(ws);
     },
     dropSockets() {
       for (const ws of sockets) ws.terminate();
