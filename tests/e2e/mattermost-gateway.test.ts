@@ -190,6 +190,18 @@ describe("mattermost through the gateway", () => {
     expect(h.llm.requests).toHaveLength(3);
   });
 
+  it("a reply refused with 429 by the rate limiter is sent once after the wait it names", async () => {
+    const { fake, h } = await start({ MATTERMOST_STREAM: "off" });
+    fake.fault("POST posts", { status: 429, text: "limit exceeded\n", headers: { "Retry-After": "1" } });
+    fake.userPost({ from: ANN, channel: DM, text: "busy?" });
+    expect(await replies(fake, DM, 1)).toEqual(["echo: busy?"]);
+    await h.gateway.runner.outbox.idle();
+    expect(fake.botPostsIn(DM)).toHaveLength(1);
+    // The refused attempt and the one that went through.
+    expect(fake.calls.filter((c) => c.method === "POST" && c.path === "posts")).toHaveLength(2);
+    expect(h.llm.requests).toHaveLength(1);
+  });
+
   it("a revoked token fails the platform with the fix, and the gateway runs on", async () => {
     const fake = await fakeServer();
     const h = await running.startHarness({
