@@ -70,7 +70,7 @@ export class MattermostSocket {
 
   private connect(first?: { resolve: () => void; reject: (err: Error) => void }): void {
     if (this.stopped) return;
-    const ws = new WebSocket(this.options.url);
+    const ws = new WebSocket(this.options.url, { handshakeTimeout: 15_000 });
     this.ws = ws;
     let authenticated = false;
     let awaitingPong = false;
@@ -112,7 +112,8 @@ export class MattermostSocket {
             "Mattermost refused MATTERMOST_TOKEN on the WebSocket. Fix: create a new access token for the bot account.",
           ),
         );
-        first = undefined;
+        // `first` stays set: the close that follows must not schedule a reconnect for a failed start.
+        if (!first) this.options.logger.warn({}, "mattermost refused the token on the websocket");
         return;
       }
       if (frame.event === "hello") {

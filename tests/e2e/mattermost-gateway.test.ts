@@ -283,4 +283,20 @@ describe("mattermost adapter events", () => {
       await adapter.stop();
     }
   });
+
+  it("a token the WebSocket refuses fails start with the fix, and nothing reconnects", async () => {
+    const fake = await fakeServer();
+    fake.refuseSocketAuth = true;
+    const adapter = createMattermostAdapter(
+      { url: fake.url, token: BOT_TOKEN, reconnectBaseMs: 10 },
+      { logger: createLogger({ level: "silent" }), homeDir: tmpdir(), cacheDir: tmpdir(), kv: memoryKv() },
+    );
+    await expect(adapter.start(async () => "accepted")).rejects.toThrow(
+      /refused MATTERMOST_TOKEN on the WebSocket/,
+    );
+    expect(adapter.status().state).toBe("failed");
+    await new Promise((r) => setTimeout(r, 200));
+    expect(fake.connections).toBe(1);
+    await adapter.stop();
+  });
 });

@@ -89,6 +89,8 @@ export interface FakeMattermost {
   /** The bot's visible posts in a channel (edits applied, deleted left out), in order. */
   botPostsIn(channel: string): FakePost[];
   fault(route: string, fault: MattermostFault): void;
+  /** The WebSocket refuses every authentication challenge (REST still answers). */
+  refuseSocketAuth: boolean;
   /** Open sockets stop answering pings (a half-open connection); new ones answer again. */
   freezeSockets(): void;
   /** Closes every socket (the client must reconnect). */
@@ -349,7 +351,7 @@ export async function startFakeMattermost(): Promise<FakeMattermost> {
           data?: Record<string, unknown>;
         };
         if (msg.action === "authentication_challenge") {
-          if (msg.data?.["token"] !== BOT_TOKEN) {
+          if (msg.data?.["token"] !== BOT_TOKEN || fake.refuseSocketAuth) {
             ws.send(
               JSON.stringify({
                 status: "FAIL",
@@ -377,8 +379,9 @@ export async function startFakeMattermost(): Promise<FakeMattermost> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
 
-  return {
+  const fake: FakeMattermost = {
     url: `http://127.0.0.1:${port}`,
+    refuseSocketAuth: false,
     posts,
     files,
     calls,
@@ -431,4 +434,5 @@ export async function startFakeMattermost(): Promise<FakeMattermost> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  return fake;
 }
