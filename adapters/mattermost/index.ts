@@ -181,6 +181,8 @@ export class MattermostAdapter implements PlatformAdapter {
   }
 
   async sendTyping(chat: ChatRef): Promise<void> {
+    // A reply being written in place says more than "typing…".
+    if (this.streams.showing(chat)) return;
     try {
       await this.api.call("users/me/typing", {
         method: "POST",

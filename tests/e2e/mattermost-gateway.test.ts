@@ -79,7 +79,8 @@ describe("mattermost through the gateway", () => {
 
   it("in a channel ignores chatter, answers a mention in its thread, and keeps the thread as one session", async () => {
     const { fake, h } = await start();
-    fake.userPost({ from: ANN, channel: TEAM, text: "talking among ourselves" });
+    const photo = fake.addFile(TEAM, "holiday.jpg", "image/jpeg", Buffer.from("not really a jpeg"));
+    fake.userPost({ from: ANN, channel: TEAM, text: "talking among ourselves", fileIds: [photo] });
     const asked = fake.userPost({ from: ANN, channel: TEAM, text: "@herald what's the time?" });
     expect(await replies(fake, TEAM, 1)).toEqual(["echo: what's the time?"]);
     expect(fake.botPostsIn(TEAM)[0]!.root_id).toBe(asked);
@@ -102,6 +103,8 @@ describe("mattermost through the gateway", () => {
     await h.gateway.runner.outbox.idle();
     expect(JSON.stringify(userTexts(h))).not.toContain("among ourselves");
     expect(h.llm.requests).toHaveLength(3);
+    // Chatter's files are not even downloaded.
+    expect(fake.calls.some((c) => c.path === `files/${photo}`)).toBe(false);
   });
 
   it("answers channel messages without a mention when MATTERMOST_REQUIRE_MENTION=false", async () => {
