@@ -22,12 +22,13 @@ import type {
 import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
 import { type ReplyStreams, sameChunk } from "../shared/reply-stream.js";
 import { MattermostApi } from "./api.js";
+import { MattermostCatchUp } from "./catchup.js";
 import { mattermostChunks } from "./format.js";
 import { saveFiles, uploadFiles } from "./media.js";
 import { MalformedEventError, parsePosted } from "./parse.js";
 import { MattermostSocket } from "./socket.js";
 import { createPost, deletePost, mattermostStreams, updatePost } from "./stream.js";
-import type { MattermostAdapterConfig, MattermostFrame, MattermostMe } from "./types.js";
+import type { MattermostAdapterConfig, MattermostMe } from "./types.js";
 
 export type { MattermostAdapterConfig } from "./types.js";
 
@@ -41,6 +42,7 @@ export class MattermostAdapter implements PlatformAdapter {
   private starting: Promise<void> | undefined;
   private state: AdapterStatus = { state: "stopped" };
   private readonly streams: ReplyStreams<string>;
+  private readonly catchUp: MattermostCatchUp;
 
   constructor(
     private readonly config: MattermostAdapterConfig,
@@ -49,6 +51,7 @@ export class MattermostAdapter implements PlatformAdapter {
     this.api = new MattermostApi(config.url, config.token, config.sendPerSecond);
     this.log = deps.logger;
     this.streams = mattermostStreams(this.api, deps.kv, this.log);
+    this.catchUp = new MattermostCatchUp(this.api, deps.kv, this.log);
   }
 
   start(onMessage: InboundHandler): Promise<void> {
@@ -80,7 +83,12 @@ export class MattermostAdapter implements PlatformAdapter {
       logger: this.log,
       reconnectBaseMs: this.config.reconnectBaseMs,
       pingIntervalMs: this.config.pingIntervalMs,
-      onEvent: (frame) => this.onEvent(frame, onMessage),
+      onEvent: async (frame) => {
+        if (frame.event === "posted") await this.onPosted(frame.data, frame.seq, onMessage);
+      },
+      onConnected: async () => {
+        for (const data of await this.catchUp.missed(me.id)) await this.onPosted(data, undefined, onMessage);
+      },
       onState: (state) => {
         if (this.socket === socket) this.state = { state };
       },
@@ -104,14 +112,15 @@ export class MattermostAdapter implements PlatformAdapter {
     return this.state;
   }
 
-  private async onEvent(frame: MattermostFrame, onMessage: InboundHandler): Promise<void> {
-    if (frame.event !== "posted" || !this.me) return;
+  /** One post (live or caught up): parsed, its files saved when it is addressed, handed on, its position kept. */
+  private async onPosted(data: unknown, seq: number | undefined, onMessage: InboundHandler): Promise<void> {
+    if (!this.me) return;
     let parsed: ReturnType<typeof parsePosted>;
     try {
-      parsed = parsePosted(frame.data, this.me);
+      parsed = parsePosted(data, this.me);
     } catch (err) {
       if (!(err instanceof MalformedEventError)) throw err;
-      this.log.warn({ seq: frame.seq, error: err.message }, "mattermost event malformed; skipped");
+      this.log.warn({ seq, error: err.message }, "mattermost event malformed; skipped");
       return;
     }
     if (!parsed) return;
@@ -127,6 +136,8 @@ export class MattermostAdapter implements PlatformAdapter {
     }
     if (this.config.stream !== "off") message.streamReply = true;
     await onMessage(message);
+    // Only once the gateway recorded it: a post whose recording failed is fetched again after a gap.
+    this.catchUp.seen(post.channel_id, post.create_at);
   }
 
   /**

@@ -24,6 +24,8 @@ export interface MattermostSocketOptions {
   /** A ping this often; no pong by the next one drops the connection (half-open sockets). @defaultValue 30000 */
   pingIntervalMs?: number | undefined;
   onEvent(frame: MattermostFrame): Promise<void>;
+  /** After each `hello`, before any later event is handled (catching up on a gap). May throw (logged). */
+  onConnected?(): Promise<void>;
   onState(state: "running" | "reconnecting"): void;
 }
 
@@ -123,6 +125,14 @@ export class MattermostSocket {
         this.options.logger.info({}, "mattermost websocket connected");
         first?.resolve();
         first = undefined;
+        const connected = this.options.onConnected;
+        if (connected) {
+          this.queue = this.queue.then(() =>
+            connected().catch((err: unknown) => {
+              this.options.logger.warn({ error: describeError(err) }, "mattermost catch-up failed");
+            }),
+          );
+        }
         return;
       }
       if (!frame.event) return;

@@ -193,6 +193,34 @@ describe("mattermost through the gateway", () => {
     expect(h.llm.requests).toHaveLength(3);
   });
 
+  it("posts written while the connection was down or Herald was stopped are answered once when it is back", async () => {
+    const { fake, h } = await start();
+    fake.userPost({ from: ANN, channel: DM, text: "first" });
+    await replies(fake, DM, 1);
+    await h.gateway.runner.outbox.idle();
+
+    // A dropped connection: the post written meanwhile reaches no socket.
+    fake.dropSockets();
+    fake.userPost({ from: ANN, channel: DM, text: "while the line was down" });
+    expect(await replies(fake, DM, 2)).toEqual(["echo: first", "echo: while the line was down"]);
+    await h.gateway.runner.outbox.idle();
+
+    // Herald stopped: the post waits on the server.
+    await h.crash();
+    await vi.waitFor(() => expect(fake.openSockets).toBe(0));
+    fake.userPost({ from: ANN, channel: DM, text: "while you were away" });
+    await h.start();
+    expect(await replies(fake, DM, 3)).toEqual([
+      "echo: first",
+      "echo: while the line was down",
+      "echo: while you were away",
+    ]);
+    await h.gateway.runner.outbox.idle();
+    expect(fake.botPostsIn(DM)).toHaveLength(3);
+    expect(h.llm.requests).toHaveLength(3);
+    expect(fake.calls.some((c) => c.path === `channels/${DM}/posts`)).toBe(true);
+  });
+
   it("a reply refused with 429 by the rate limiter is sent once after the wait it names", async () => {
     const { fake, h } = await start({ MATTERMOST_STREAM: "off" });
     fake.fault("POST posts", { status: 429, text: "limit exceeded\n", headers: { "Retry-After": "1" } });

@@ -192,6 +192,24 @@ export async function startFakeMattermost(): Promise<FakeMattermost> {
         ? json(res, 200, user)
         : appError(res, 404, "app.user.missing_account.const", "Unable to find the user.");
     }
+    if (method === "GET" && path.startsWith("channels/") && id && sub === "posts") {
+      if (!channels.has(id)) {
+        return appError(
+          res,
+          403,
+          "api.context.permissions.app_error",
+          "You do not have the appropriate permissions.",
+        );
+      }
+      const since = Number(url.searchParams.get("since") ?? 0);
+      const list = posts.filter((p) => p.channel_id === id && Math.max(p.update_at, p.delete_at) > since);
+      return json(res, 200, {
+        order: list.map((p) => p.id).reverse(),
+        posts: Object.fromEntries(list.map((p) => [p.id, p])),
+        next_post_id: "",
+        prev_post_id: "",
+      });
+    }
     if (method === "GET" && path.startsWith("channels/") && id) {
       const channel = channels.get(id);
       return channel
