@@ -3,8 +3,8 @@
  * headers (the bearer token); the request itself goes through one `fetch` here, because Client4's errors
  * keep neither the HTTP status nor `Retry-After` of a plain-text answer (Mattermost's rate limiter
  * answers 429 as `text/plain`), and its calls take no AbortSignal. Calls are paced by a token bucket
- * (`perSecond`; Mattermost's limiter, when enabled, allows 10/s per client address by default); a 429 becomes a retryable
- * `platform_rate_limited` error carrying the server's wait.
+ * (`perSecond`; Mattermost's limiter, when enabled, allows 10/s per client address by default); a 429
+ * becomes a retryable `platform_rate_limited` error carrying the server's wait.
  */
 // A CommonJS package whose re-exports Node's ESM loader cannot see by name: import the whole module.
 import mattermostClient from "@mattermost/client";

@@ -9,7 +9,10 @@ export const mattermostSchema = platformSection({
   url: z.url().optional(),
   /** A bot account's access token (or a user's personal access token). */
   token: z.string().min(1).optional(),
-  /** Requests per second the adapter allows itself (Mattermost's rate limiter, when enabled, allows 10/s by default). @defaultValue 10 */
+  /**
+   * Requests per second the adapter allows itself (Mattermost's rate limiter, when enabled, allows 10/s
+   * by default). @defaultValue 10
+   */
   sendPerSecond: z.number().positive().default(10),
   /** `edit`: replies appear as they are written (one post edited in place); `off`: sent when done. */
   stream: streamSetting,
