@@ -54,6 +54,9 @@ const FLAG_ANSWERS: [flag: string, key: string, env?: string][] = [
   ["ircSaslAccount", "irc.sasl_account", "IRC_SASL_ACCOUNT"],
   ["ircSaslPassword", "irc.sasl_password", "IRC_SASL_PASSWORD"],
   ["ircOwner", "irc.owner"],
+  ["mattermostUrl", "mattermost.url", "MATTERMOST_URL"],
+  ["mattermostToken", "mattermost.token", "MATTERMOST_TOKEN"],
+  ["mattermostOwner", "mattermost.owner"],
   ["webSearch", "web.provider", "HERALD_WEB_SEARCH_PROVIDER"],
   ["webSearchUrl", "web.url", "HERALD_WEB_SEARCH_URL"],
   ["webSearchKey", "web.key", "HERALD_WEB_SEARCH_KEY"],
@@ -83,6 +86,7 @@ export function answersFrom(flags: Flags, env: NodeJS.ProcessEnv): Answers {
   if (flags["whatsapp"]) platforms.push("whatsapp");
   if (answers["signal.account"]) platforms.push("signal");
   if (answers["irc.server"]) platforms.push("irc");
+  if (answers["mattermost.url"]) platforms.push("mattermost");
   answers["platforms"] = typeof flags["platforms"] === "string" ? flags["platforms"].split(",") : platforms;
   const extras: string[] = [];
   if (answers["web.provider"]) extras.push("web");
@@ -157,6 +161,9 @@ export function registerSetupCommand(program: Command): void {
     .option("--irc-sasl-account <name>")
     .option("--irc-sasl-password <password>", "env IRC_SASL_PASSWORD")
     .option("--irc-owner <hostmask>", "nick!user@host or account:<name>")
+    .option("--mattermost-url <url>", "env MATTERMOST_URL: the server's address")
+    .option("--mattermost-token <token>", "env MATTERMOST_TOKEN: the bot account's access token")
+    .option("--mattermost-owner <id>", "your Mattermost user id")
     .option("--web-search <provider>", "searxng, brave or tavily")
     .option("--web-search-url <url>")
     .option("--web-search-key <key>")

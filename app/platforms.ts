@@ -7,6 +7,7 @@ import { discordPlatform } from "../adapters/discord/module.js";
 import { emailPlatform } from "../adapters/email/module.js";
 import { ircPlatform } from "../adapters/irc/module.js";
 import { matrixPlatform } from "../adapters/matrix/module.js";
+import { mattermostPlatform } from "../adapters/mattermost/module.js";
 import { signalPlatform } from "../adapters/signal/module.js";
 import { slackPlatform } from "../adapters/slack/module.js";
 import { telegramPlatform } from "../adapters/telegram/module.js";
@@ -25,6 +26,7 @@ export const platformModules: readonly PlatformModule[] = [
   whatsappPlatform,
   signalPlatform,
   ircPlatform,
+  mattermostPlatform,
 ];
 
 /** Chat-id splitters of the platforms that have one, for `parseChat`. */

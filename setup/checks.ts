@@ -210,6 +210,24 @@ export async function checkSignal(httpUrl: string, account: string): Promise<{ g
   return { groups: Array.isArray(answer.body["result"]) ? answer.body["result"].length : 0 };
 }
 
+/** Mattermost accepts the bot's access token: `GET /api/v4/users/me` answers with the bot. */
+export async function checkMattermost(url: string, token: string): Promise<{ username: string }> {
+  const answer = await call("Mattermost", `${trim(url)}/api/v4/users/me`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  if (answer.status === 401) {
+    throw new CheckFailed(
+      "Mattermost answered 401 to users/me: the access token is wrong or revoked. Create one in Integrations → Bot Accounts (or Profile → Security → Personal Access Tokens).",
+    );
+  }
+  if (answer.status !== 200 || typeof answer.body["username"] !== "string") {
+    throw new CheckFailed(
+      `Mattermost answered ${answer.status} to GET /api/v4/users/me. Check the server address (the one you open in the browser, without /api/v4).`,
+    );
+  }
+  return { username: answer.body["username"] };
+}
+
 /** The IRC server accepts a connection (TCP, or TLS with a valid certificate). */
 export async function checkIrc(host: string, port: number, tls: boolean): Promise<void> {
   const { connect: tcp } = await import("node:net");

@@ -7,6 +7,7 @@ import {
   checkEmail,
   checkIrc,
   checkMatrix,
+  checkMattermost,
   checkSignal,
   checkSlack,
   checkTelegram,
@@ -23,7 +24,8 @@ export type PlatformName =
   | "matrix"
   | "whatsapp"
   | "signal"
-  | "irc";
+  | "irc"
+  | "mattermost";
 
 export const PLATFORM_CHOICES: Choice<PlatformName>[] = [
   { value: "telegram", label: "Telegram", hint: "a bot token from @BotFather" },
@@ -34,6 +36,7 @@ export const PLATFORM_CHOICES: Choice<PlatformName>[] = [
   { value: "whatsapp", label: "WhatsApp", hint: "linked as a device with `herald whatsapp link`" },
   { value: "signal", label: "Signal", hint: "through a signal-cli daemon you run" },
   { value: "irc", label: "IRC", hint: "server, nick, channels (SASL optional)" },
+  { value: "mattermost", label: "Mattermost", hint: "server address + a bot account's access token" },
 ];
 
 /** Runs the step of each chosen platform. */
@@ -53,6 +56,7 @@ const STEPS: Record<PlatformName, (ctx: StepContext) => Promise<void>> = {
   whatsapp: whatsappStep,
   signal: signalStep,
   irc: ircStep,
+  mattermost: mattermostStep,
 };
 
 /** An advanced URL (self-hosted server, proxy): kept in config.yaml only when it is not the default. */
@@ -429,5 +433,40 @@ async function ircStep(ctx: StepContext): Promise<void> {
         "Your hostmask, nick!user@host as the server shows it (/whois yourself), or account:<name> (empty skips)",
     });
     return addOwner(ctx, "irc", owner);
+  }
+}
+
+async function mattermostStep(ctx: StepContext): Promise<void> {
+  const { p, files } = ctx;
+  p.note(
+    "Mattermost",
+    "Herald signs in as a bot account: System Console → Integrations → Bot Accounts → Enable Bot Account Creation,\nthen Integrations → Bot Accounts → Add Bot Account, and copy its access token. Add the bot to the channels it should read.",
+  );
+  for (;;) {
+    const url = await p.text({
+      key: "mattermost.url",
+      message: "Mattermost address, e.g. https://chat.example.com",
+      initial: files.get("mattermost.url") as string | undefined,
+    });
+    if (!url) return p.say("warn", "Mattermost skipped: no address.");
+    const token = await secret(ctx, "mattermost.token", "MATTERMOST_TOKEN", "The bot account's access token");
+    if (!token.value) return p.say("warn", "Mattermost skipped: no access token.");
+    const bot = await checked(
+      ctx,
+      "Checking the token (users/me)",
+      () => checkMattermost(url, token.value!),
+      (r) => `Mattermost bot @${r.username}`,
+    );
+    if (!bot) {
+      if (await tryAgain(ctx, "Mattermost settings")) continue;
+      return;
+    }
+    files.set("mattermost.url", url);
+    if (token.isNew) files.setEnv("MATTERMOST_TOKEN", token.value);
+    const owner = await p.text({
+      key: "mattermost.owner",
+      message: "Your own Mattermost user id (26 characters, System Console → Users; empty skips)",
+    });
+    return addOwner(ctx, "mattermost", owner);
   }
 }

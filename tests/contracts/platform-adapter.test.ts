@@ -7,6 +7,7 @@ import { discordDriver } from "./platform-drivers/discord.js";
 import { emailDriver } from "./platform-drivers/email.js";
 import { ircDriver } from "./platform-drivers/irc.js";
 import { matrixDriver } from "./platform-drivers/matrix.js";
+import { mattermostDriver } from "./platform-drivers/mattermost.js";
 import { signalDriver } from "./platform-drivers/signal.js";
 import { slackDriver } from "./platform-drivers/slack.js";
 import { telegramDriver } from "./platform-drivers/telegram.js";
@@ -21,6 +22,7 @@ for (const driver of [
   whatsappDriver,
   signalDriver,
   ircDriver,
+  mattermostDriver,
 ]) {
   platformAdapterContract(driver);
 }
