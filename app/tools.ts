@@ -20,6 +20,7 @@ import {
   type ExecutionBackend,
   type ProcessInfo,
   ProcessRegistry,
+  processLimitCaveat,
   WorkspaceManager,
 } from "../exec/index.js";
 import { McpManager, mcpToolset } from "../mcp/index.js";
@@ -164,6 +165,8 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
       mcpFiles = mcpWorkspaceFiles(workspaces, virtualRoot);
       if (backend.name === "local")
         logger.warn({}, "terminal tools run commands on this host, unsandboxed (exec.backend: local)");
+      const caveat = backend.name === "sandbox" ? processLimitCaveat() : undefined;
+      if (caveat) logger.warn({ fix: "run Herald as an ordinary user" }, caveat);
     } else {
       await candidate.close();
       unavailable.push({ toolset: "terminal", missing: availability.missing, fix: availability.fix });

@@ -21,7 +21,13 @@ export {
   type ProcessRegistryOptions,
 } from "./processes.js";
 export { type RunOptions, type RunResult, runCommand, terminate } from "./run.js";
-export { bwrapArgs, createSandboxBackend, SandboxBackend, type SandboxBackendOptions } from "./sandbox.js";
+export {
+  bwrapArgs,
+  createSandboxBackend,
+  processLimitCaveat,
+  SandboxBackend,
+  type SandboxBackendOptions,
+} from "./sandbox.js";
 export { createSshBackend, SshBackend, type SshBackendOptions } from "./ssh.js";
 export type * from "./types.js";
 export { DEFAULT_LIMITS, DEFAULT_PATH } from "./types.js";

@@ -39,6 +39,18 @@ const MASKED_ETC_FILES = ["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/g
 const MASKED_ETC_DIRS = ["/etc/ssh", "/etc/ssl/private"];
 
 /** Options of `SandboxBackend`. */
+/**
+ * Why the sandbox's process limit does not hold for this gateway, or undefined when it does. Linux
+ * skips RLIMIT_NPROC for processes of root (the check exempts the initial user), and bubblewrap started
+ * by root maps the sandbox's user to root outside, so a fork bomb in a root gateway's sandbox is bounded
+ * only by the command's timeout and the host's PID limit. Started as an ordinary user, the same limit
+ * holds (checked by the sandbox's tests).
+ */
+export function processLimitCaveat(uid: number | undefined = process.getuid?.()): string | undefined {
+  if (uid !== 0) return undefined;
+  return "the gateway runs as root, so the sandbox's process limit (RLIMIT_NPROC) does not bind its commands: a fork bomb is stopped only by the command's timeout";
+}
+
 export interface SandboxBackendOptions {
   /** The bwrap binary. @defaultValue "/usr/bin/bwrap" */
   readonly bwrapPath?: string;
