@@ -2,47 +2,22 @@
  * `herald setup --non-interactive` for Mattermost: the token checked live (`users/me` on the fake
  * server), the address and owner written to config.yaml, the token to .env; a wrong token writes nothing.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { BOT_TOKEN, type FakeMattermost, mmId, startFakeMattermost } from "../fakes/mattermost/index.js";
-
-const root = join(import.meta.dirname, "..", "..");
-const cli = join(root, "app", "cli.ts");
+import { nonInteractiveSetup } from "../helpers/setup-cli.js";
 
 let fake: FakeMattermost;
-const homes: string[] = [];
 beforeAll(async () => {
   fake = await startFakeMattermost();
 });
 afterAll(async () => {
   await fake?.close();
-  for (const home of homes) rmSync(home, { recursive: true, force: true });
 });
 
-function setup(args: string[]): Promise<{ code: number | null; out: string; home: string }> {
-  const home = mkdtempSync(join(tmpdir(), "herald-setup-mm-"));
-  homes.push(home);
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", cli, "setup", "--non-interactive", "--skip-doctor", ...args],
-    {
-      cwd: root,
-      env: { HERALD_HOME: home, PATH: process.env["PATH"] ?? "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let out = "";
-  const collect = (d: Buffer) => {
-    out += d.toString();
-  };
-  child.stdout.on("data", collect);
-  child.stderr.on("data", collect);
-  return new Promise((resolve) => child.once("exit", (code) => resolve({ code, out, home })));
-}
+const setup = nonInteractiveSetup("mm");
 
 describe("herald setup for Mattermost", () => {
   it("checks the token live and writes the address, the owner and the token", async () => {

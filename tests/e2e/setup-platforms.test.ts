@@ -4,51 +4,26 @@
  * SMTP verify on a real SMTP server), each with a right and a wrong credential; WhatsApp (enabled, with
  * how to link it).
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { type FakeHomeserver, startFakeHomeserver } from "../fakes/matrix/index.js";
 import { type FakeSlack, startFakeSlack } from "../fakes/slack/index.js";
+import { nonInteractiveSetup } from "../helpers/setup-cli.js";
 import { type EmailEnv, PASSWORD, startEmailEnv } from "./email-env.js";
-
-const root = join(import.meta.dirname, "..", "..");
-const cli = join(root, "app", "cli.ts");
 
 let slack: FakeSlack;
 let matrix: FakeHomeserver;
 let email: EmailEnv;
-const homes: string[] = [];
 beforeAll(async () => {
   [slack, matrix, email] = await Promise.all([startFakeSlack(), startFakeHomeserver(), startEmailEnv()]);
 });
 afterAll(async () => {
   await Promise.all([slack?.close(), matrix?.close(), email?.close()]);
-  for (const home of homes) rmSync(home, { recursive: true, force: true });
 });
 
-function setup(args: string[]): Promise<{ code: number | null; out: string; home: string }> {
-  const home = mkdtempSync(join(tmpdir(), "herald-setup-p-"));
-  homes.push(home);
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", cli, "setup", "--non-interactive", "--skip-doctor", ...args],
-    {
-      cwd: root,
-      env: { HERALD_HOME: home, PATH: process.env["PATH"] ?? "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let out = "";
-  const collect = (d: Buffer) => {
-    out += d.toString();
-  };
-  child.stdout.on("data", collect);
-  child.stderr.on("data", collect);
-  return new Promise((resolve) => child.once("exit", (code) => resolve({ code, out, home })));
-}
+const setup = nonInteractiveSetup("p");
 
 const mailArgs = (password: string) => {
   const bot = email.nextBot();

@@ -2,50 +2,25 @@
  * `herald setup --non-interactive` for Signal (listGroups on the fake signal-cli daemon) and IRC (a
  * connection to a private ngIRCd), each with a working and a wrong setting.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { BOT_NUMBER, type FakeSignal, startFakeSignal } from "../fakes/signal/index.js";
 import { freePort } from "../helpers/net.js";
 import { type PrivateIrcd, startNgircd } from "../helpers/ngircd.js";
-
-const root = join(import.meta.dirname, "..", "..");
-const cli = join(root, "app", "cli.ts");
+import { nonInteractiveSetup } from "../helpers/setup-cli.js";
 
 let signal: FakeSignal;
 let ircd: PrivateIrcd;
-const homes: string[] = [];
 beforeAll(async () => {
   [signal, ircd] = await Promise.all([startFakeSignal(), startNgircd()]);
 });
 afterAll(async () => {
   await Promise.all([signal?.close(), ircd?.stop()]);
-  for (const home of homes) rmSync(home, { recursive: true, force: true });
 });
 
-function setup(args: string[]): Promise<{ code: number | null; out: string; home: string }> {
-  const home = mkdtempSync(join(tmpdir(), "herald-setup-si-"));
-  homes.push(home);
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", cli, "setup", "--non-interactive", "--skip-doctor", ...args],
-    {
-      cwd: root,
-      env: { HERALD_HOME: home, PATH: process.env["PATH"] ?? "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let out = "";
-  const collect = (d: Buffer) => {
-    out += d.toString();
-  };
-  child.stdout.on("data", collect);
-  child.stderr.on("data", collect);
-  return new Promise((resolve) => child.once("exit", (code) => resolve({ code, out, home })));
-}
+const setup = nonInteractiveSetup("si");
 
 describe("herald setup for Signal and IRC", () => {
   it("checks each live, shows the Signal linking steps and writes their settings", async () => {
