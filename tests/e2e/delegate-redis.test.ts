@@ -4,21 +4,15 @@
  * order, a worker killed while a child runs leaves exactly one result per task, and /stop cancels the
  * parent and every child on any worker.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
-import { type PrivateRedis, startRedis } from "../helpers/redis.js";
+import { redisPerFile } from "../helpers/redis.js";
 
-let redis: PrivateRedis;
+const redis = redisPerFile();
 let llm: FakeLlm | undefined;
 let cluster: HeraldCluster | undefined;
 
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
 afterEach(async () => {
   await cluster?.stop();
   await llm?.close();

@@ -3,21 +3,15 @@
  * Redis. The worker's tokens reach the gateway in the turn's result (`/usage`, the API's `usage`), and a
  * `/model` switch made at the gateway travels in the job to the worker's next request.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
 import { HeraldCluster } from "../helpers/herald-cluster.js";
-import { type PrivateRedis, startRedis } from "../helpers/redis.js";
+import { redisPerFile } from "../helpers/redis.js";
 
-let redis: PrivateRedis;
+const redis = redisPerFile();
 let llm: FakeLlm | undefined;
 let cluster: HeraldCluster | undefined;
 
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
 afterEach(async () => {
   await cluster?.stop();
   await llm?.close();

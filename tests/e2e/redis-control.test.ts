@@ -8,30 +8,24 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { BullJobQueue } from "../../agent/queue/bull-job-queue.js";
 import { silentLogger } from "../../core/logger.js";
 import type { QueueEvent, TurnJob } from "../../core/turn.js";
 import { type FakeLlm, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
-import { type PrivateRedis, startRedis } from "../helpers/redis.js";
+import { redisPerFile } from "../helpers/redis.js";
 
 const cli = join(import.meta.dirname, "..", "..", "app", "cli.ts");
 
-let redis: PrivateRedis;
+const redis = redisPerFile();
 let llm: FakeLlm | undefined;
 let telegram: FakeTelegram | undefined;
 let cluster: HeraldCluster | undefined;
 let queue: BullJobQueue | undefined;
 const dirs: string[] = [];
 
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
 afterEach(async () => {
   await queue?.close();
   await cluster?.stop();

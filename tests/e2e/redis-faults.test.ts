@@ -4,25 +4,19 @@
  * SIGKILL mid-turn, a Redis restart mid-run and a gateway killed while a worker finishes: every user
  * gets exactly one reply per message.
  */
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { BullJobQueue } from "../../agent/queue/bull-job-queue.js";
 import { silentLogger } from "../../core/logger.js";
 import { type FakeLlm, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
-import { type PrivateRedis, startRedis } from "../helpers/redis.js";
+import { redisPerFile } from "../helpers/redis.js";
 
-let redis: PrivateRedis;
+const redis = redisPerFile();
 let llm: FakeLlm | undefined;
 let telegram: FakeTelegram | undefined;
 let cluster: HeraldCluster | undefined;
 
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
 afterEach(async () => {
   await cluster?.stop();
   await telegram?.close();

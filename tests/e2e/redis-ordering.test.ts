@@ -3,25 +3,19 @@
  * private Redis, the scripted fake model in this process. Interleaved sessions keep their order and
  * never run two turns at once, whichever workers take them; /health and /metrics report what ran.
  */
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { BullJobQueue } from "../../agent/queue/bull-job-queue.js";
 import { silentLogger } from "../../core/logger.js";
 import type { QueueEvent, TurnJob } from "../../core/turn.js";
 import { type FakeLlm, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
-import { type PrivateRedis, startRedis } from "../helpers/redis.js";
+import { redisPerFile } from "../helpers/redis.js";
 
-let redis: PrivateRedis;
+const redis = redisPerFile();
 let llm: FakeLlm | undefined;
 let cluster: HeraldCluster | undefined;
 let queue: BullJobQueue | undefined;
 
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
 afterEach(async () => {
   await queue?.close();
   await cluster?.stop();

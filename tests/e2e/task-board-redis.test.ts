@@ -4,24 +4,18 @@
  * killed while its turn holds a claim leaves the task claimable again once the claim expires. The board
  * is filled and read as a worker's tools reach it: over the gateway's state API.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createHttpStateClient } from "../../agent/http-state-client.js";
 import type { TaskBoardStateApi } from "../../agent/types.js";
 import { silentLogger } from "../../core/logger.js";
 import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
-import { type PrivateRedis, startRedis } from "../helpers/redis.js";
+import { redisPerFile } from "../helpers/redis.js";
 
-let redis: PrivateRedis;
+const redis = redisPerFile();
 let llm: FakeLlm | undefined;
 let cluster: HeraldCluster | undefined;
 
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
 afterEach(async () => {
   await cluster?.stop();
   await llm?.close();

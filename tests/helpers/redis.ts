@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import { freePort } from "./net.js";
 
 export interface PrivateRedis {
@@ -150,3 +151,31 @@ function send(port: number, command: string): Promise<string> {
 }
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The test file's private Redis: started before its first test, stopped after its last (registers the
+ * `beforeAll`/`afterAll` in the calling file). Use it inside tests; before the start it throws.
+ */
+export function redisPerFile(): PrivateRedis {
+  let started: PrivateRedis | undefined;
+  beforeAll(async () => {
+    started = await startRedis();
+  });
+  afterAll(async () => {
+    await started?.stop();
+  });
+  const get = (): PrivateRedis => {
+    if (!started) throw new Error("the test file's Redis is not started yet: use it inside a test");
+    return started;
+  };
+  return {
+    get url() {
+      return get().url;
+    },
+    get port() {
+      return get().port;
+    },
+    stop: () => get().stop(),
+    restart: () => get().restart(),
+  };
+}
