@@ -18,9 +18,10 @@ import type { InboundAttachment } from "../core/types.js";
 import {
   createExecutionBackend,
   type ExecutionBackend,
+  PROCESS_LIMIT_FIX,
   type ProcessInfo,
   ProcessRegistry,
-  processLimitCaveat,
+  SandboxBackend,
   WorkspaceManager,
 } from "../exec/index.js";
 import { McpManager, mcpToolset } from "../mcp/index.js";
@@ -165,8 +166,11 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
       mcpFiles = mcpWorkspaceFiles(workspaces, virtualRoot);
       if (backend.name === "local")
         logger.warn({}, "terminal tools run commands on this host, unsandboxed (exec.backend: local)");
-      const caveat = backend.name === "sandbox" ? processLimitCaveat() : undefined;
-      if (caveat) logger.warn({ fix: "run Herald as an ordinary user" }, caveat);
+      if (backend instanceof SandboxBackend) {
+        const { caveat, cgroupDir } = backend.processLimit();
+        if (caveat) logger.warn({ fix: PROCESS_LIMIT_FIX }, caveat);
+        else if (cgroupDir) logger.info({ cgroupDir }, "sandboxed commands get a pids cgroup each");
+      }
     } else {
       await candidate.close();
       unavailable.push({ toolset: "terminal", missing: availability.missing, fix: availability.fix });

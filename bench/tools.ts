@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createExecutionBackend, runCommand } from "../exec/index.js";
+import { createExecutionBackend, runCommand, SandboxBackend } from "../exec/index.js";
 import type { FakeLlmRequest } from "../tests/fakes/llm/index.js";
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
 import { machineLine, percentile, postTurn, round, spawnGateway, startFlags } from "./lib.js";
@@ -180,5 +180,16 @@ Targets: \`local\` ≤ 5 ms p50, \`sandbox\` ≤ 15 ms p50 over \`local\`${gap =
 Starting any process is the floor: on this host, in this run, a bare \`sh -c true\` spawned from Node takes
 ${spawnFloorMs} ms (p50), so most of \`local\`'s overhead is the host's process start; the sandbox adds its
 namespace set-up (bubblewrap) on top. The tool call also costs a second model round trip (the answer
-after the tool result), which the column "beyond that" includes.`;
+after the tool result), which the column "beyond that" includes.
+${processLimitLine()}`;
+}
+
+/** How the sandbox bounded processes in this run (it differs for a root gateway). */
+function processLimitLine(): string {
+  const uid = process.getuid?.();
+  const { cgroupDir, caveat } = new SandboxBackend().processLimit();
+  const who = uid === 0 ? "root" : `uid ${uid}`;
+  if (cgroupDir)
+    return `The gateway ran as ${who}; each sandboxed command ran in a pids cgroup of its own (under ${cgroupDir}), entered by a shell made ready ahead of the command, and under RLIMIT_NPROC.`;
+  return `The gateway ran as ${who}; the sandbox's process limit was RLIMIT_NPROC alone${caveat ? ` (${caveat})` : ""}.`;
 }

@@ -24,6 +24,7 @@ export { type RunOptions, type RunResult, runCommand, terminate } from "./run.js
 export {
   bwrapArgs,
   createSandboxBackend,
+  PROCESS_LIMIT_FIX,
   processLimitCaveat,
   SandboxBackend,
   type SandboxBackendOptions,
@@ -58,7 +59,13 @@ export const execOptionsSchema = z
       .default({}),
     /** Let commands reach the network (sandbox, docker). @defaultValue false */
     networkAllowed: z.boolean().default(false),
-    sandbox: z.object({ bwrapPath: z.string().min(1).optional() }).optional(),
+    sandbox: z
+      .object({
+        bwrapPath: z.string().min(1).optional(),
+        /** A pids cgroup per command: true finds one, a path names the directory, false: none. @defaultValue true */
+        pidsCgroup: z.union([z.boolean(), z.string().min(1)]).optional(),
+      })
+      .optional(),
     ssh: z
       .object({
         host: z.string().min(1),
@@ -85,6 +92,7 @@ function fixFor(path: string): string {
   if (path === "backend") return 'choose one of "local", "sandbox", "ssh", "docker"';
   if (path.startsWith("ssh")) return "set exec.ssh.host, user, identityFile (a private key) and stateDir";
   if (path.startsWith("limits")) return "give a positive whole number";
+  if (path === "sandbox.pidsCgroup") return "give true, false or a cgroup directory path";
   return "see the exec options in the README";
 }
 
@@ -118,6 +126,7 @@ export const backendFactories: Record<BackendName, Factory> = {
   sandbox: (o) =>
     new SandboxBackend({
       bwrapPath: o.sandbox?.bwrapPath,
+      pidsCgroup: o.sandbox?.pidsCgroup,
       networkAllowed: o.networkAllowed,
       limits: o.limits,
     }),

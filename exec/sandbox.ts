@@ -13,6 +13,8 @@ import { constants, existsSync, lstatSync, readlinkSync, realpathSync } from "no
 import { access, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { PidsCgroups } from "./cgroup.js";
+import { CgroupLauncher } from "./cgroup-launcher.js";
 import { spawnGroup } from "./child.js";
 import { resolveInside } from "./paths.js";
 import {
@@ -38,19 +40,26 @@ const MASKED_ETC_FILES = ["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/g
 /** Directories of /etc that hold secrets: replaced by an empty tmpfs. */
 const MASKED_ETC_DIRS = ["/etc/ssh", "/etc/ssl/private"];
 
-/** Options of `SandboxBackend`. */
 /**
  * Why the sandbox's process limit does not hold for this gateway, or undefined when it does. Linux
  * skips RLIMIT_NPROC for processes of root (the check exempts the initial user), and bubblewrap started
- * by root maps the sandbox's user to root outside, so a fork bomb in a root gateway's sandbox is bounded
- * only by the command's timeout and the host's PID limit. Started as an ordinary user, the same limit
- * holds (checked by the sandbox's tests).
+ * by root maps the sandbox's user to root outside; a per-command pids cgroup (see `cgroup.ts`) holds
+ * for root as well. Without either, a fork bomb is bounded only by the command's timeout.
+ * @param pidsCgroup whether commands get a pids cgroup.
  */
-export function processLimitCaveat(uid: number | undefined = process.getuid?.()): string | undefined {
-  if (uid !== 0) return undefined;
-  return "the gateway runs as root, so the sandbox's process limit (RLIMIT_NPROC) does not bind its commands: a fork bomb is stopped only by the command's timeout";
+export function processLimitCaveat(
+  uid: number | undefined = process.getuid?.(),
+  pidsCgroup = false,
+): string | undefined {
+  if (uid !== 0 || pidsCgroup) return undefined;
+  return "the gateway runs as root and cannot create pids cgroups, so the sandbox's process limit (RLIMIT_NPROC) does not bind its commands: a fork bomb is stopped only by the command's timeout";
 }
 
+/** The fix for `processLimitCaveat`. */
+export const PROCESS_LIMIT_FIX =
+  "run Herald as an ordinary user, or give it a writable pids cgroup (cgroup v1 pids hierarchy, or a delegated cgroup v2 subtree: exec.sandbox.cgroupDir)";
+
+/** Options of `SandboxBackend`. */
 export interface SandboxBackendOptions {
   /** The bwrap binary. @defaultValue "/usr/bin/bwrap" */
   readonly bwrapPath?: string;
@@ -60,6 +69,12 @@ export interface SandboxBackendOptions {
   readonly networkAllowed?: boolean;
   /** @defaultValue DEFAULT_LIMITS */
   readonly limits?: Partial<ExecLimits>;
+  /**
+   * Give each command its own pids cgroup when this process can create one: `true` finds the
+   * hierarchy from /proc/self/cgroup, a path names the cgroup directory to create them under, `false`
+   * relies on RLIMIT_NPROC alone. @defaultValue true
+   */
+  readonly pidsCgroup?: boolean | string;
 }
 
 /**
@@ -157,12 +172,35 @@ export class SandboxBackend implements ExecutionBackend {
   private readonly prlimitPath: string;
   private readonly networkAllowed: boolean;
   private readonly limits: ExecLimits;
+  private readonly pidsCgroupOption: boolean | string;
+  private cgroups: { cgroups: PidsCgroups } | { reason: string } | undefined;
+  private launcher: CgroupLauncher | undefined;
 
   constructor(options: SandboxBackendOptions = {}) {
     this.bwrapPath = options.bwrapPath ?? "/usr/bin/bwrap";
     this.prlimitPath = options.prlimitPath ?? "/usr/bin/prlimit";
     this.networkAllowed = options.networkAllowed ?? false;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.pidsCgroupOption = options.pidsCgroup ?? true;
+  }
+
+  /** The per-command pids cgroups, found (and proven) on first use; undefined when there are none. */
+  private pidsCgroups(): PidsCgroups | undefined {
+    if (this.pidsCgroupOption === false) return undefined;
+    this.cgroups ??= PidsCgroups.detect(
+      typeof this.pidsCgroupOption === "string" ? this.pidsCgroupOption : undefined,
+    );
+    return "cgroups" in this.cgroups ? this.cgroups.cgroups : undefined;
+  }
+
+  /**
+   * How the process limit is enforced: a pids cgroup per command (`cgroupDir` names where), or
+   * RLIMIT_NPROC alone with the caveat when that does not bind (a root gateway).
+   */
+  processLimit(): { cgroupDir?: string; caveat?: string } {
+    const cgroups = this.pidsCgroups();
+    const caveat = processLimitCaveat(process.getuid?.(), cgroups !== undefined);
+    return { ...(cgroups ? { cgroupDir: cgroups.dir } : {}), ...(caveat ? { caveat } : {}) };
   }
 
   async checkAvailable(): Promise<Availability> {
@@ -180,7 +218,10 @@ export class SandboxBackend implements ExecutionBackend {
         fix: "apt-get install util-linux",
       };
     }
-    return this.probe();
+    const availability = await this.probe();
+    // A gateway checks before its first command: have a shell ready in a cgroup by then.
+    if (availability.available) this.cgroupLauncher()?.prepare();
+    return availability;
   }
 
   /** Runs `true` in a real sandbox: catches kernels without user namespaces. */
@@ -212,7 +253,24 @@ export class SandboxBackend implements ExecutionBackend {
   }
 
   spawn(workspace: Workspace, request: SpawnRequest): SpawnedProcess {
-    return spawnGroup(this.bwrapPath, this.argsFor(workspace, request), { env: {} });
+    const args = this.argsFor(workspace, request);
+    const launcher = this.cgroupLauncher();
+    if (!launcher) return spawnGroup(this.bwrapPath, args, { env: {} });
+    try {
+      return launcher.launch(this.bwrapPath, args);
+    } catch (err) {
+      // Running it without the limit would let a fork bomb loose: refuse, as a shell would report it.
+      const message = `herald: cannot create the sandbox's pids cgroup: ${(err as Error).message}`;
+      return spawnGroup("/bin/sh", ["-c", 'echo "$1" >&2; exit 126', "herald-sandbox", message], { env: {} });
+    }
+  }
+
+  /** The launcher into per-command pids cgroups, when there are any. */
+  private cgroupLauncher(): CgroupLauncher | undefined {
+    const cgroups = this.pidsCgroups();
+    if (!cgroups) return undefined;
+    this.launcher ??= new CgroupLauncher(cgroups, this.limits.maxProcesses);
+    return this.launcher;
   }
 
   /** The bwrap arguments `spawn` would use (for review and the docs). */
@@ -232,7 +290,11 @@ export class SandboxBackend implements ExecutionBackend {
     });
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.launcher?.close();
+    this.launcher = undefined;
+    if (this.cgroups && "cgroups" in this.cgroups) this.cgroups.cgroups.close();
+  }
 }
 
 async function isExecutable(path: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -76,16 +76,33 @@ describe("SandboxBackend", () => {
     expect(result.stdout.trim()).toBe("hello from the host");
   });
 
-  // As root the kernel exempts the sandbox's processes from RLIMIT_NPROC (see processLimitCaveat): a fork
-  // bomb would exhaust the host's PIDs until the timeout and break everything else running. The gateway
-  // warns about it at start and in doctor; the containment is proven where it holds.
-  it("root gateways are told that the process limit does not bind them", () => {
+  // As root the kernel exempts the sandbox's processes from RLIMIT_NPROC (see processLimitCaveat): there
+  // the limit holds only through a pids cgroup per command. Where neither holds, a fork bomb would exhaust
+  // the host's PIDs until the timeout and break everything else running, so those tests need the limit.
+  const limit = backend.processLimit();
+  const limitHolds = limit.caveat === undefined;
+
+  it("says when the process limit does not bind: a root gateway without pids cgroups", () => {
     expect(processLimitCaveat(0)).toMatch(/runs as root.*RLIMIT_NPROC/);
+    expect(processLimitCaveat(0, true)).toBeUndefined();
     expect(processLimitCaveat(1000)).toBeUndefined();
+    if (process.getuid?.() === 0) expect(limit.cgroupDir !== undefined).toBe(limitHolds);
   });
 
-  it.skipIf(process.getuid?.() === 0)(
-    "contains a fork bomb with the process limit; the test process stays healthy (a non-root gateway)",
+  it.skipIf(!limitHolds)(
+    "stops a command at the process limit (64): 150 background sleeps do not all start",
+    async () => {
+      const result = await runCommand(backend, ws, {
+        command: "for i in $(seq 1 150); do sleep 2 & done; echo all-started",
+        timeoutMs: 10_000,
+      });
+      expect(result.stderr).toMatch(/Cannot fork/);
+      expect(result.stdout).not.toContain("all-started");
+    },
+  );
+
+  it.skipIf(!limitHolds)(
+    "contains a fork bomb with the process limit; the test process stays healthy",
     async () => {
       const result = await runCommand(backend, ws, {
         command: "bomb() { bomb | bomb & }; bomb; sleep 1; echo survived",
@@ -95,6 +112,32 @@ describe("SandboxBackend", () => {
       expect(result.timedOut || result.exitCode !== null).toBe(true);
       const after = await runCommand(backend, ws, { command: "echo healthy" });
       expect(after.stdout).toBe("healthy\n");
+    },
+  );
+
+  it.skipIf(limit.cgroupDir === undefined)(
+    "runs each command in a pids cgroup of its own, and close() removes them",
+    async () => {
+      const own = new SandboxBackend({ limits: { maxProcesses: 64 } });
+      await own.checkAvailable();
+      const pidsCgroupOf = (pid: number | undefined) =>
+        readFileSync(`/proc/${pid}/cgroup`, "utf8").match(/^\d+:(?:[^:]*,)?pids(?:,[^:]*)?:(.*)$/m)?.[1] ??
+        readFileSync(`/proc/${pid}/cgroup`, "utf8").match(/^0::(.*)$/m)?.[1];
+      const first = own.spawn(ws, { command: "sleep 1" });
+      const second = own.spawn(ws, { command: "sleep 1" });
+      // A shell made ready at checkAvailable() is already inside; one started now enters in a moment.
+      const inside = (pid: number | undefined) => /herald-sbx-/.test(pidsCgroupOf(pid) ?? "");
+      expect(await until(() => inside(first.pid) && inside(second.pid))).toBe(true);
+      const [a, b] = [pidsCgroupOf(first.pid), pidsCgroupOf(second.pid)];
+      expect(a).toMatch(/herald-sbx-/);
+      expect(b).toMatch(/herald-sbx-/);
+      expect(a).not.toBe(b);
+      await Promise.all([first.exited, second.exited]);
+      await own.close();
+      const dir = limit.cgroupDir ?? "";
+      const ours = () => readdirSync(dir).filter((n) => n.startsWith(`herald-sbx-${process.pid}-`));
+      // The shared backend of this file keeps its own idle ones: only this backend's must be gone.
+      expect(await until(() => !ours().some((n) => a?.endsWith(n) || b?.endsWith(n)))).toBe(true);
     },
   );
 

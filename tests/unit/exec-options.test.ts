@@ -31,4 +31,16 @@ describe("createExecutionBackend", () => {
     );
     expect(() => parseExecOptions({ backend: "ssh", ssh: { host: "h" } })).toThrow(/exec\.ssh\.user/);
   });
+
+  it("takes the sandbox's pids cgroup as true, false or a directory, and names the key otherwise", () => {
+    const off = createExecutionBackend({ sandbox: { pidsCgroup: false } });
+    expect(off).toBeInstanceOf(SandboxBackend);
+    expect((off as SandboxBackend).processLimit().cgroupDir).toBeUndefined();
+    expect(parseExecOptions({ sandbox: { pidsCgroup: "/sys/fs/cgroup/herald" } }).sandbox?.pidsCgroup).toBe(
+      "/sys/fs/cgroup/herald",
+    );
+    expect(() => parseExecOptions({ sandbox: { pidsCgroup: 3 } })).toThrow(
+      /exec\.sandbox\.pidsCgroup .*true, false or a cgroup directory/,
+    );
+  });
 });

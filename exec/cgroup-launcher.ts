@@ -1,0 +1,112 @@
+/**
+ * Starts each sandboxed command inside its own pids cgroup without making the command wait for the
+ * move. Moving a process into a cgroup makes the kernel wait for an RCU grace period when no move
+ * happened just before (about 12 ms here), so the launcher keeps one shell ready that has already
+ * entered a fresh cgroup and waits on its stdin. A command is handed to it as the path of a small
+ * script (`set -- bwrap args…`, written 0600 in a private directory); the shell sources it and execs
+ * bwrap, so every process of the sandbox is born inside the cgroup. Then the next shell is made ready.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { CommandCgroup, PidsCgroups } from "./cgroup.js";
+import { shellQuote, spawnGroup } from "./child.js";
+import type { SpawnedProcess } from "./types.js";
+
+/**
+ * `sh -c` script of a ready shell: `$1` is the cgroup.procs file to enter. It reads the path of the
+ * command's script from stdin; the rest of stdin is the command's.
+ */
+const READY_SCRIPT = [
+  `echo $$ > "$1" || { echo "herald: cannot enter the sandbox's pids cgroup" >&2; exit 126; }`,
+  `IFS= read -r script || exit 0`,
+  `. "$script" && exec "$@"`,
+].join("\n");
+
+interface ReadyShell {
+  readonly proc: SpawnedProcess;
+  readonly cgroup: CommandCgroup;
+  exited: boolean;
+}
+
+/** Launches programs in per-command pids cgroups through a shell made ready ahead of time. */
+export class CgroupLauncher {
+  private ready: ReadyShell | undefined;
+  private scriptDir: string | undefined;
+  private nextScript = 0;
+  private closed = false;
+  /** Commands launched and not yet exited: the scripts' directory outlives them. */
+  private running = 0;
+
+  /** @param maxProcesses the `pids.max` of each command's cgroup. */
+  constructor(
+    private readonly cgroups: PidsCgroups,
+    private readonly maxProcesses: number,
+  ) {}
+
+  /**
+   * Runs `file args` in a fresh cgroup, as the leader of its own process group. Throws when no cgroup
+   * can be had: the caller must not run the command without its limit.
+   */
+  launch(file: string, args: readonly string[]): SpawnedProcess {
+    const shell = this.takeReady() ?? this.startShell();
+    const script = join(this.dir(), `${this.nextScript++}.sh`);
+    writeFileSync(script, `set -- ${[file, ...args].map(shellQuote).join(" ")}\n`, { mode: 0o600 });
+    this.running++;
+    void shell.proc.exited.then(() => {
+      rmSync(script, { force: true });
+      this.running--;
+      if (this.closed && this.running === 0) this.removeDir();
+    });
+    void shell.proc.write(`${script}\n`).catch(() => {}); // A shell that died reports through `exited`.
+    if (!this.closed) setImmediate(() => this.prepare());
+    return shell.proc;
+  }
+
+  /** Makes a shell ready for the next command, if none is. Never throws (the next launch retries). */
+  prepare(): void {
+    if (this.closed || (this.ready && !this.ready.exited)) return;
+    try {
+      this.ready = this.startShell();
+    } catch {
+      this.ready = undefined; // No cgroup now: `launch` will say so when a command comes.
+    }
+  }
+
+  /** Ends the ready shell and removes the scripts' directory. Idempotent. */
+  close(): void {
+    this.closed = true;
+    const shell = this.takeReady();
+    shell?.proc.closeStdin(); // It reads EOF and exits; its cgroup is given back.
+    if (this.running === 0) this.removeDir();
+  }
+
+  private removeDir(): void {
+    if (this.scriptDir) rmSync(this.scriptDir, { recursive: true, force: true });
+    this.scriptDir = undefined;
+  }
+
+  private takeReady(): ReadyShell | undefined {
+    const shell = this.ready;
+    this.ready = undefined;
+    return shell && !shell.exited ? shell : undefined;
+  }
+
+  private startShell(): ReadyShell {
+    const cgroup = this.cgroups.acquire(this.maxProcesses);
+    const proc = spawnGroup("/bin/sh", ["-c", READY_SCRIPT, "herald-sandbox", cgroup.procsFile], {
+      env: {},
+    });
+    const shell: ReadyShell = { proc, cgroup, exited: false };
+    void proc.exited.then(() => {
+      shell.exited = true;
+      return cgroup.release();
+    });
+    return shell;
+  }
+
+  private dir(): string {
+    this.scriptDir ??= mkdtempSync(join(tmpdir(), "herald-sandbox-launch-"));
+    return this.scriptDir;
+  }
+}
