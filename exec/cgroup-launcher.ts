@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import type { CommandCgroup, PidsCgroups } from "./cgroup.js";
 import { shellQuote, spawnGroup } from "./child.js";
 import type { SpawnedProcess } from "./types.js";
@@ -25,6 +26,8 @@ const READY_SCRIPT = [
 
 interface ReadyShell {
   readonly proc: SpawnedProcess;
+  /** The reading end of the shell's fd 3, which bwrap inherits (`--info-fd 3`). */
+  readonly info: Readable;
   readonly cgroup: CommandCgroup;
   exited: boolean;
 }
@@ -45,10 +48,10 @@ export class CgroupLauncher {
   ) {}
 
   /**
-   * Runs `file args` in a fresh cgroup, as the leader of its own process group. Throws when no cgroup
-   * can be had: the caller must not run the command without its limit.
+   * Runs `file args` in a fresh cgroup, as the leader of its own process group, with a pipe on its fd 3
+   * (`info`). Throws when no cgroup can be had: the caller must not run the command without its limit.
    */
-  launch(file: string, args: readonly string[]): SpawnedProcess {
+  launch(file: string, args: readonly string[]): { proc: SpawnedProcess; info: Readable } {
     const shell = this.takeReady() ?? this.startShell();
     const script = join(this.dir(), `${this.nextScript++}.sh`);
     writeFileSync(script, `set -- ${[file, ...args].map(shellQuote).join(" ")}\n`, { mode: 0o600 });
@@ -60,7 +63,7 @@ export class CgroupLauncher {
     });
     void shell.proc.write(`${script}\n`).catch(() => {}); // A shell that died reports through `exited`.
     if (!this.closed) setImmediate(() => this.prepare());
-    return shell.proc;
+    return { proc: shell.proc, info: shell.info };
   }
 
   /** Makes a shell ready for the next command, if none is. Never throws (the next launch retries). */
@@ -94,10 +97,15 @@ export class CgroupLauncher {
 
   private startShell(): ReadyShell {
     const cgroup = this.cgroups.acquire(this.maxProcesses);
+    let info: Readable | undefined;
     const proc = spawnGroup("/bin/sh", ["-c", READY_SCRIPT, "herald-sandbox", cgroup.procsFile], {
       env: {},
+      onInfoPipe: (pipe) => {
+        info = pipe;
+      },
     });
-    const shell: ReadyShell = { proc, cgroup, exited: false };
+    // No pipe only when the shell could not start; `exited` reports that.
+    const shell: ReadyShell = { proc, info: info ?? Readable.from([]), cgroup, exited: false };
     void proc.exited.then(() => {
       shell.exited = true;
       return cgroup.release();

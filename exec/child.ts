@@ -3,7 +3,7 @@
  * every backend: they differ only in the program they start and in how a kill reaches the command.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { PassThrough } from "node:stream";
+import { PassThrough, type Readable } from "node:stream";
 import { HeraldError } from "../core/errors.js";
 import type { ExitStatus, SpawnedProcess } from "./types.js";
 
@@ -22,6 +22,8 @@ export interface SpawnGroupOptions {
    * SIGKILL. Must not reject; failures are its own to report.
    */
   readonly remoteKill?: (signal: NodeJS.Signals) => Promise<void>;
+  /** Opens a fourth pipe (the program's fd 3, written by it) and hands its reading end over. */
+  readonly onInfoPipe?: (pipe: Readable) => void;
 }
 
 /**
@@ -37,8 +39,10 @@ export function spawnGroup(
     cwd: options.cwd,
     env: { ...options.env },
     detached: true,
-    stdio: ["pipe", "pipe", "pipe"],
+    stdio: options.onInfoPipe ? ["pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
   });
+  const info = child.stdio[3];
+  if (options.onInfoPipe && info && "read" in info) options.onInfoPipe(info);
   return wrapChild(child, file, options.remoteKill);
 }
 

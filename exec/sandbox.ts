@@ -17,6 +17,7 @@ import { PidsCgroups } from "./cgroup.js";
 import { CgroupLauncher } from "./cgroup-launcher.js";
 import { spawnGroup } from "./child.js";
 import { resolveInside } from "./paths.js";
+import { INFO_FD, readChildPid, sandboxProcess } from "./sandbox-process.js";
 import {
   type Availability,
   DEFAULT_LIMITS,
@@ -253,11 +254,21 @@ export class SandboxBackend implements ExecutionBackend {
   }
 
   spawn(workspace: Workspace, request: SpawnRequest): SpawnedProcess {
-    const args = this.argsFor(workspace, request);
+    const args = ["--info-fd", String(INFO_FD), ...this.argsFor(workspace, request)];
     const launcher = this.cgroupLauncher();
-    if (!launcher) return spawnGroup(this.bwrapPath, args, { env: {} });
+    if (!launcher) {
+      let childPid: Promise<number | undefined> = Promise.resolve(undefined);
+      const monitor = spawnGroup(this.bwrapPath, args, {
+        env: {},
+        onInfoPipe: (info) => {
+          childPid = readChildPid(info);
+        },
+      });
+      return sandboxProcess(monitor, childPid);
+    }
     try {
-      return launcher.launch(this.bwrapPath, args);
+      const { proc, info } = launcher.launch(this.bwrapPath, args);
+      return sandboxProcess(proc, readChildPid(info));
     } catch (err) {
       // Running it without the limit would let a fork bomb loose: refuse, as a shell would report it.
       const message = `herald: cannot create the sandbox's pids cgroup: ${(err as Error).message}`;

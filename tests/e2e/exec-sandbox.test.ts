@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCommand } from "../../exec/run.js";
+import { runCommand, terminate } from "../../exec/run.js";
 import { processLimitCaveat, SandboxBackend } from "../../exec/sandbox.js";
 import {
   describeBackendContract,
@@ -163,6 +163,26 @@ describe("SandboxBackend", () => {
     });
     expect(result.timedOut).toBe(true);
     expect(await until(() => processesWithArg(marker).length === 0)).toBe(true);
+  });
+
+  // bwrap's init runs the command in a session of its own: a kill aimed at the monitor's group alone
+  // missed it, and a monitor killed before its child armed --die-with-parent left the sandbox running
+  // with nobody to stop it (a killed `sleep 600` ran on).
+  it("a kill right after the start, or later, leaves no process of the sandbox running", async () => {
+    for (const pidsCgroup of [true, false]) {
+      const own = new SandboxBackend({ pidsCgroup });
+      await own.checkAvailable();
+      for (const delayMs of [0, 0, 1, 5, 20, 100]) {
+        const marker = uniqueSleep();
+        const proc = own.spawn(ws, { command: `sleep ${marker}` });
+        proc.stdout.resume();
+        proc.stderr.resume();
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        await terminate(proc, 1_000);
+        expect(await until(() => processesWithArg(marker).length === 0, 3_000)).toBe(true);
+      }
+      await own.close();
+    }
   });
 
   it("reports a missing bwrap with the fix", async () => {
