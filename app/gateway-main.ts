@@ -164,8 +164,10 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const tools = redis ? undefined : await createAgentTools(config, logger.child({ component: "tools" }));
   plugins = await createPlugins(config, logger, tools);
   attachPlugins(runner, plugins, logger);
+  // A session's background processes end with it: here, or on the workers that started them.
+  if (!tools) runner.sessionEnded.add((ended) => void queue.announceSessionEnded?.(ended.key));
   if (tools) {
-    // A session's background processes end with it; old workspaces are pruned (not with `herald chat`).
+    // Old workspaces are pruned too (not with `herald chat`).
     runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
     if (!options.localOnly) tools.startHousekeeping();
     const mcp = tools.mcp;

@@ -95,6 +95,8 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
     logger: logger.child({ component: "agent" }),
     homeDir: config.homeDir,
   });
+  // A session reset at the gateway ends the background processes its turns started on this worker.
+  queue.onSessionEnded?.((sessionKey) => void tools.processes?.killAll(sessionKey));
   const concurrency = options.concurrency ?? config.queue.concurrency;
   try {
     await queue.consume(handler, { concurrency });

@@ -197,6 +197,13 @@ export interface JobQueue {
   /** Jobs waiting and running now (for /health and /metrics). */
   stats(): Promise<{ waiting: number; active: number; workers: number }>;
   close(): Promise<void>;
+  /**
+   * Gateway side, where workers run in other processes: tells every consumer that a session ended, so
+   * the background processes its turns started there end with it. Best effort: never rejects.
+   */
+  announceSessionEnded?(sessionKey: string): Promise<void>;
+  /** Worker side: hears `announceSessionEnded`. The listener must not throw. Returns an unsubscribe function. */
+  onSessionEnded?(listener: (sessionKey: string) => void): () => void;
 }
 
 /** The reply text that means "deliver nothing" (a scheduled job with nothing to report). */

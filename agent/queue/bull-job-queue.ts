@@ -92,6 +92,9 @@ export class BullJobQueue implements JobQueue {
   readonly #scripts: OrderingScripts;
   readonly #queue: Queue<BullJobData, TurnResult>;
   readonly #listeners: Listeners;
+  /** Worker side: told when a gateway announces that a session ended. */
+  readonly #sessionEndedListeners = new Set<(sessionKey: string) => void>();
+  #sessionEndedSubscribed = false;
   /** Ids this instance cancelled: their events are dropped even if a worker finished them. */
   readonly #cancelled: LruMap<true>;
   readonly #running = new Map<string, Running>();
@@ -218,6 +221,31 @@ export class BullJobQueue implements JobQueue {
     // A running job is locked and stays: its worker aborts it and removes it.
     const removed = await this.#queue.remove(bullId).catch(() => 0);
     if (removed === 1) await this.#release(job.data.orderingKey, bullId, "", "remove");
+  }
+
+  async announceSessionEnded(sessionKey: string): Promise<void> {
+    if (this.#closing) return;
+    await this.#client
+      .publish(this.#names.channel("session-ended"), sessionKey)
+      .catch((err: unknown) =>
+        this.#logger.warn({ err: describeError(err) }, "could not announce the end of a session"),
+      );
+  }
+
+  onSessionEnded(listener: (sessionKey: string) => void): () => void {
+    const entry = (sessionKey: string) => listener(sessionKey);
+    this.#sessionEndedListeners.add(entry);
+    if (!this.#sessionEndedSubscribed && !this.#closing) {
+      this.#sessionEndedSubscribed = true;
+      void this.#ensureSubscriber()
+        .subscribe(this.#names.channel("session-ended"))
+        .catch((err: unknown) =>
+          this.#logger.warn({ err: describeError(err) }, "could not listen for ended sessions"),
+        );
+    }
+    return () => {
+      this.#sessionEndedListeners.delete(entry);
+    };
   }
 
   async stats(): Promise<{ waiting: number; active: number; workers: number }> {
@@ -475,6 +503,16 @@ export class BullJobQueue implements JobQueue {
   }
 
   #onMessage(channel: string, message: string): void {
+    if (channel === this.#names.channel("session-ended")) {
+      for (const listener of this.#sessionEndedListeners) {
+        try {
+          listener(message);
+        } catch (err) {
+          this.#logger.error({ err: describeError(err) }, "session-ended listener threw");
+        }
+      }
+      return;
+    }
     if (channel === this.#names.channel("cancel")) {
       this.#stopRun(message, "cancel");
       return;

@@ -44,7 +44,7 @@ export class RedisNames {
     return `${this.#base}:cancelled:${bullId}`;
   }
 
-  channel(name: "cancel" | "progress"): string {
+  channel(name: "cancel" | "progress" | "session-ended"): string {
     return `${this.#base}:${name}`;
   }
 }

@@ -16,6 +16,7 @@ import { type FakeLlm, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
 import { redisPerFile } from "../helpers/redis.js";
+import { processesWithArg, uniqueSleep } from "./exec-contract.js";
 
 const cli = join(import.meta.dirname, "..", "..", "app", "cli.ts");
 
@@ -173,6 +174,35 @@ describe("herald worker on Redis", () => {
       .filter(Boolean);
     expect(pieces.join("")).toBe("one two three four five six");
     expect(pieces.length).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+
+  it("ends the background processes a worker started for a session when the session is reset", async () => {
+    const { c, tg, model } = await start();
+    const marker = uniqueSleep();
+    model.setDefault((request) => {
+      const text = lastUser(request.messages);
+      const toolResults = request.messages.filter((m) => m.role === "tool");
+      if (text === "start the job" && toolResults.length === 0) {
+        return {
+          toolCalls: [{ name: "terminal", arguments: { command: `sleep ${marker}`, background: true } }],
+        };
+      }
+      if (toolResults.length) return { text: "started it" };
+      return { text: `echo: ${text}` };
+    });
+    await c.startWorker("wa");
+    tg.userSends({ chatId: 111, fromId: 111, text: "start the job" });
+    await eventually(
+      () => tg.botMessages(111).some((m) => m.text === "started it"),
+      () => `no answer:\n${c.output()}`,
+    );
+    // The process outlives the turn, in the worker's sandbox.
+    expect(processesWithArg(marker).length).toBeGreaterThan(0);
+    tg.userSends({ chatId: 111, fromId: 111, text: "/new", extra: command("/new") });
+    await eventually(
+      () => processesWithArg(marker).length === 0,
+      () => `the worker's background process survived /new:\n${c.output()}`,
+    );
   }, 60_000);
 
   it("runs a job offered twice under one id once, and re-emits its result when offered again", async () => {
