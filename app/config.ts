@@ -168,7 +168,10 @@ const coreShape = {
     .strictObject({
       /** `{ provider: searxng | brave | tavily, base_url, api_key }`; checked when the tools are built. */
       search: z.record(z.string(), z.unknown()).optional(),
-      /** Let web_extract reach private, loopback and link-local addresses (SSRF guard off). */
+      /**
+       * Let web_extract, vision_analyze and every plugin's `ctx.fetch` reach private, loopback and
+       * link-local addresses (SSRF guard off).
+       */
       allowPrivate: z.boolean().default(false),
     })
     .prefault({}),
@@ -307,6 +310,11 @@ const coreShape = {
       dir: optionalString,
       /** How long one hook may take before it counts as no change. */
       hookTimeoutMs: z.number().int().positive().default(2000),
+      /**
+       * Plugins whose `ctx.fetch` may reach private, loopback and link-local addresses (`web.allowPrivate`
+       * opens every plugin's). Others reach only public addresses.
+       */
+      allowPrivate: z.array(z.string()).default([]),
       /** What plugins may do by chat type (granted only when the plugin also declares it). */
       capabilities: z
         .strictObject({
@@ -440,6 +448,7 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_PLUGINS_ENABLED: ["plugins.enabled", "bool"],
   HERALD_PLUGINS_DIR: ["plugins.dir", "string"],
   HERALD_PLUGINS_HOOK_TIMEOUT_MS: ["plugins.hook_timeout_ms", "int"],
+  HERALD_PLUGINS_ALLOW_PRIVATE: ["plugins.allow_private", "list"],
   HERALD_PLUGINS_DM_CAPABILITIES: ["plugins.capabilities.dm", "list"],
   HERALD_PLUGINS_GROUP_CAPABILITIES: ["plugins.capabilities.group", "list"],
 };

@@ -15,6 +15,7 @@ import type { GatewayRunner } from "../gateway/runner.js";
 import { HookRunner } from "../hooks/runner.js";
 import { type PluginExecRunner, PluginHost, type PluginReport } from "../plugins/host.js";
 import { PluginToolRegistry } from "../plugins/registry.js";
+import { createGuardedFetch } from "../web/index.js";
 import type { HeraldConfig } from "./config.js";
 import type { AgentTools } from "./tools.js";
 
@@ -49,6 +50,7 @@ export async function createPlugins(
     reservedTools: () =>
       new Set(tools ? tools.registry.forToolsets(tools.registry.toolsets()).map((t) => t.name) : []),
     exec: tools ? execRunner(tools) : undefined,
+    fetch: pluginFetch(config),
   });
   if (config.plugins.enabled) await host.load();
   const hooks = new HookRunner({
@@ -57,6 +59,28 @@ export async function createPlugins(
     logger,
   });
   return { host, hooks, registry: (base) => new PluginToolRegistry(base, () => host.tools()) };
+}
+
+/**
+ * Each plugin's `ctx.fetch`: public addresses only, unless `web.allow_private` opens every fetch or the
+ * plugin is named in `plugins.allow_private`. One per plugin (its own connection pool), kept across reloads.
+ */
+function pluginFetch(config: HeraldConfig): (plugin: string) => typeof fetch {
+  const fetches = new Map<string, typeof fetch>();
+  return (plugin) => {
+    let guarded = fetches.get(plugin);
+    if (!guarded) {
+      guarded = createGuardedFetch({
+        allowPrivate: config.web.allowPrivate || config.plugins.allowPrivate.includes(plugin),
+        hint:
+          "plugins may reach only public addresses unless the owner allows it: add " +
+          `"${plugin}" to plugins.allow_private in config.yaml (HERALD_PLUGINS_ALLOW_PRIVATE), or set ` +
+          "web.allow_private to let every plugin and web tool reach private addresses",
+      });
+      fetches.set(plugin, guarded);
+    }
+    return guarded;
+  };
 }
 
 /** Plugin commands run on the exec backend in the turn's workspace; dangerous ones are refused. */

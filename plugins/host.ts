@@ -43,6 +43,11 @@ export interface PluginHostOptions {
   reservedTools: () => ReadonlySet<string>;
   /** Commands for `exec`; absent where no execution backend is available here. */
   exec?: PluginExecRunner | undefined;
+  /**
+   * The `ctx.fetch` of a plugin with `network`, by plugin name (the app wires the guarded fetch: public
+   * addresses only unless the owner allows the plugin more). Called at each tool call; must not throw.
+   */
+  fetch(plugin: string): typeof fetch;
 }
 
 /** One plugin as `herald plugins list`, `/plugins`, `/status` and doctor show it. */
@@ -264,7 +269,7 @@ export class PluginHost {
       granted,
       refused,
     };
-    if (has("network")) plugin.fetch = globalThis.fetch.bind(globalThis);
+    if (has("network")) plugin.fetch = this.#o.fetch(manifest.name);
     if (has("filesystem")) plugin.dataDir = this.#dataDir(manifest.name);
     const exec = this.#o.exec;
     if (has("exec") && exec) {

@@ -52,7 +52,11 @@ export interface PluginToolContext {
   granted: readonly Capability[];
   /** Why `capability` is not granted here, or undefined when it is. */
   refused(capability: Capability): string | undefined;
-  /** `network`: Herald's fetch. */
+  /**
+   * `network`: a fetch (any method, headers, body; the response streams) whose connections, redirects
+   * included, reach only public addresses unless the owner allows this plugin private ones. A refused
+   * request rejects with an error naming the host, its address and how to allow it.
+   */
   fetch?: typeof fetch | undefined;
   /** `filesystem`: a folder of the plugin's own (`HERALD_HOME/plugin-data/<name>`), created on first use. */
   dataDir?: string | undefined;

@@ -1,10 +1,12 @@
 /**
- * The web module: a guarded fetch for agent tools (`safeFetch`), page extraction to Markdown
- * (`extractPage`) and web search providers (`createWebSearchProvider`). Imports only the kernel.
+ * The web module: a guarded fetch for agent tools (`safeFetch`), a guarded fetch-compatible function
+ * for plugins (`createGuardedFetch`), page extraction to Markdown (`extractPage`) and web search providers
+ * (`createWebSearchProvider`). Imports only the kernel.
  */
 export { blockedReason } from "./address.js";
 export { WebError, type WebErrorReason } from "./errors.js";
 export { extractPage, truncateMarkdown } from "./extract.js";
+export { createGuardedFetch } from "./guarded-fetch.js";
 export {
   createWorkerHtmlConverter,
   inlineHtmlConverter,

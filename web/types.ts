@@ -49,6 +49,19 @@ export interface SafeFetchOptions {
   types?: FetchTypes;
 }
 
+/** Options of `createGuardedFetch`. */
+export interface GuardedFetchOptions {
+  /** See `AllowPrivate`; a function is asked per host and address at each connect. @defaultValue false */
+  allowPrivate?: AllowPrivate;
+  /** The resolver each connection uses; see `HostLookup`. @defaultValue node:dns lookup */
+  lookup?: HostLookup;
+  /**
+   * Ends a refusal's message: who may reach what and how to allow more, e.g. "plugins may reach only
+   * public addresses unless …".
+   */
+  hint: string;
+}
+
 /** Which content types a fetch reads, and how refusals name them. */
 export interface FetchTypes {
   /** Whether a lowercased MIME type without parameters is read. */

@@ -1,7 +1,8 @@
 /**
  * Plugins through a whole gateway (API server harness, scripted model): the sample plugin's tool,
- * command and hook; capabilities refused by the manifest and by the chat type's config; broken plugins
- * reported with file and line while the gateway runs on; /reload-plugins picks up a new plugin.
+ * command and hook; capabilities refused by the manifest and by the chat type's config; `ctx.fetch`
+ * refused private addresses unless the owner names the plugin; broken plugins reported with file and
+ * line while the gateway runs on; /reload-plugins picks up a new plugin.
  */
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,12 +10,15 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeChatAdapter } from "../fakes/chat/index.js";
 import type { FakeLlmRequest } from "../fakes/llm/index.js";
+import { type EchoServer, startEchoServer } from "../fakes/web/echo.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 
 let harness: Harness | undefined;
+let echo: EchoServer | undefined;
 afterEach(async () => {
   await harness?.stop();
-  harness = undefined;
+  await echo?.close();
+  harness = echo = undefined;
   for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -113,6 +117,57 @@ describe("plugins", () => {
     expect(exec).toBe(
       "error: the probe plugin's probe_exec failed: the probe plugin does not declare 'exec' in its plugin.json",
     );
+  });
+
+  it("refuses a plugin's fetch to loopback by default, and lets through the plugin the owner names", async () => {
+    echo = await startEchoServer();
+    const fetcher = (name: string, tool: string) => ({
+      [`${name}/plugin.json`]: JSON.stringify({ name, version: "1.0.0", capabilities: ["network"] }),
+      [`${name}/index.js`]: `import { definePlugin, z } from "herald/plugin";
+export default definePlugin({ tools: [{ name: "${tool}", description: "POST to a URL",
+  parameters: z.object({ url: z.string() }),
+  execute: async ({ url }, ctx) => {
+    const res = await ctx.fetch(url, { method: "POST", headers: { "x-from": "${name}" }, body: "hello", signal: ctx.signal });
+    return res.status + " " + (await res.text());
+  } }] });`,
+    });
+    const dir = withPlugins({ ...fetcher("fetcher", "fetch_url"), ...fetcher("lan", "lan_post") });
+    harness = await startHarness({ env: { HERALD_PLUGINS_DIR: dir, HERALD_PLUGINS_ALLOW_PRIVATE: "lan" } });
+    const port = echo.port;
+    harness.llm.script(
+      {
+        toolCalls: [
+          { name: "fetch_url", arguments: { url: `${echo.url}/secret` } },
+          { name: "fetch_url", arguments: { url: `http://[::1]:${port}/secret` } },
+          { name: "fetch_url", arguments: { url: `http://localhost:${port}/secret` } },
+        ],
+      },
+      { toolCalls: [{ name: "lan_post", arguments: { url: `${echo.url}/items` } }] },
+      { text: "done" },
+    );
+    await chat(harness, "fetch them");
+    const howTo =
+      'plugins may reach only public addresses unless the owner allows it: add "fetcher" to ' +
+      "plugins.allow_private in config.yaml (HERALD_PLUGINS_ALLOW_PRIVATE), or set web.allow_private to let " +
+      "every plugin and web tool reach private addresses";
+    const failed = "error: the fetcher plugin's fetch_url failed: refused";
+    const [loopback, ipv6, localhost, lan] = toolResults(harness.llm.requests.at(-1)!);
+    expect(loopback).toBe(
+      `${failed} ${echo.url}/secret: 127.0.0.1 is a loopback (127.0.0.0/8) address; ${howTo}`,
+    );
+    expect(ipv6).toBe(`${failed} http://[::1]:${port}/secret: ::1 is a loopback (::1) address; ${howTo}`);
+    expect(localhost).toMatch(
+      new RegExp(
+        `^${failed} http://localhost:${port}/secret: localhost resolves to (127\\.0\\.0\\.1|::1), a loopback`,
+      ),
+    );
+    // Only the named plugin reached the server: one request, the whole of it.
+    expect(JSON.parse(lan!.slice(4))).toMatchObject({ method: "POST", path: "/items", body: "hello" });
+    expect(lan!.startsWith("200 ")).toBe(true);
+    expect(echo.requests.map((r) => [r.method, r.path, r.headers["x-from"]])).toEqual([
+      ["POST", "/items", "lan"],
+    ]);
+    expect(echo.connections()).toBe(1);
   });
 
   it("runs a plugin's command in the conversation's sandboxed workspace with exec, refusing dangerous ones", async () => {

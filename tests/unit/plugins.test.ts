@@ -1,6 +1,7 @@
 /**
  * The plugin host and the hook runner without a gateway: the default capabilities by chat type (groups
- * stricter than DMs), and hooks chained in order with errors and timeouts contained.
+ * stricter than DMs), which config lets a plugin's fetch reach private addresses (over the wire, to a
+ * local server), and hooks chained in order with errors and timeouts contained.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,6 +18,7 @@ import type { TurnOrigin } from "../../core/turn.js";
 import { HookRunner } from "../../hooks/runner.js";
 import { setEnabled } from "../../plugins/enabled.js";
 import { startFakeLlm } from "../fakes/llm/index.js";
+import { startEchoServer } from "../fakes/web/echo.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -79,6 +81,53 @@ describe("plugin capabilities", () => {
     expect(dm.content).toBe("network,filesystem,state,send +send +dir");
     const group = await registry.run(call, tools, context("group", dir));
     expect(group.content).toBe("network,state");
+  });
+
+  it("opens a plugin's fetch to private addresses only by config: web.allow_private or plugins.allow_private", async () => {
+    const dir = home();
+    mkdirSync(join(dir, "plugins/fetcher"));
+    writeFileSync(
+      join(dir, "plugins/fetcher/plugin.json"),
+      JSON.stringify({ name: "fetcher", version: "1.0.0", capabilities: ["network"] }),
+    );
+    writeFileSync(
+      join(dir, "plugins/fetcher/index.js"),
+      `import { z } from "herald/plugin";
+export default { tools: [{ name: "fetch_url", description: "POST to a URL", parameters: z.object({ url: z.string() }),
+  execute: async ({ url }, ctx) => { const res = await ctx.fetch(url, { method: "POST", body: "ping" });
+    return res.status + " " + (await res.json()).body; } }] };`,
+    );
+    const echo = await startEchoServer();
+    try {
+      const fetchAs = async (env: Record<string, string>, yaml?: string) => {
+        if (yaml) writeFileSync(join(dir, "config.yaml"), yaml);
+        else rmSync(join(dir, "config.yaml"), { force: true });
+        const plugins = await createPlugins(
+          loadConfig({ env: { HERALD_HOME: dir, ...env } }),
+          silentLogger(),
+        );
+        const registry = plugins.registry(new (await import("../../agent/tool-registry.js")).ToolRegistry());
+        const call = {
+          id: "c1",
+          type: "function" as const,
+          function: { name: "fetch_url", arguments: JSON.stringify({ url: `${echo.url}/hook` }) },
+        };
+        return (await registry.run(call, registry.forToolsets([]), context("dm", dir))).content;
+      };
+      // Allowing another plugin does not allow this one; the refusal says how to allow it.
+      expect(await fetchAs({ HERALD_PLUGINS_ALLOW_PRIVATE: "caps" })).toBe(
+        `error: the fetcher plugin's fetch_url failed: refused ${echo.url}/hook: 127.0.0.1 is a loopback ` +
+          '(127.0.0.0/8) address; plugins may reach only public addresses unless the owner allows it: add "fetcher" ' +
+          "to plugins.allow_private in config.yaml (HERALD_PLUGINS_ALLOW_PRIVATE), or set web.allow_private to let " +
+          "every plugin and web tool reach private addresses",
+      );
+      expect(echo.connections()).toBe(0);
+      expect(await fetchAs({}, "plugins:\n  allow_private: [fetcher]\n")).toBe("200 ping");
+      expect(await fetchAs({ HERALD_WEB_ALLOW_PRIVATE: "true" })).toBe("200 ping");
+      expect(echo.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["POST /hook", "POST /hook"]);
+    } finally {
+      await echo.close();
+    }
   });
 
   it("leaves out a disabled plugin", async () => {
