@@ -30,6 +30,7 @@ import { configuredPlatforms, type HeraldConfig, loadConfig, sectionOf } from ".
 import { createCronService } from "./cron.js";
 import { createGatewayDashboard } from "./dashboard.js";
 import { createDelegation, type Delegation } from "./delegation.js";
+import { filesInUse, startHousekeeping } from "./housekeeping.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { mcpRoute } from "./mcp-serve.js";
@@ -165,9 +166,8 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   plugins = await createPlugins(config, logger, tools);
   attachPlugins(runner, plugins, logger);
   if (tools) {
-    // A session's background processes end with it; old workspaces are pruned (not with `herald chat`).
+    // A session's background processes end with it.
     runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
-    if (!options.localOnly) tools.startHousekeeping();
     const mcp = tools.mcp;
     mcpServers = () => mcp.servers().map((s) => s.config);
     runner.commands.add(
@@ -253,6 +253,21 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   runner.start();
   if (!options.localOnly) approvals.start();
   const stopMaintenance = startMaintenance({ state, logger: logger.child({ component: "maintenance" }) });
+  // Old workspaces (where this process runs the turns) and old cache and media files, never one an open
+  // turn or an undelivered reply names; not with `herald chat`, which may run beside a gateway.
+  const stopHousekeeping = options.localOnly
+    ? undefined
+    : startHousekeeping({
+        cacheDir,
+        mediaRetentionMs: config.media.retentionDays * 86_400_000,
+        inUse: () => filesInUse(state),
+        workspaces: tools && {
+          manager: tools.workspaces,
+          retentionMs: config.exec.workspaceRetentionDays * 86_400_000,
+          isBusy: (dir) => tools.processes?.isBusy(dir) ?? false,
+        },
+        logger: logger.child({ component: "housekeeping" }),
+      });
 
   await Promise.all(
     adapters.map(async (adapter) => {
@@ -329,6 +344,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       stopWatching?.();
       approvals.stop();
       stopMaintenance();
+      stopHousekeeping?.();
       dashboard?.close();
       await http?.close();
       await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));
