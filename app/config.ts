@@ -341,6 +341,12 @@ const coreShape = {
         .int()
         .positive()
         .default(20 * 1024 * 1024),
+      /**
+       * Files under `HERALD_HOME/cache` (what users sent, files of MCP tools, spoken replies) older than
+       * this many days are deleted by the housekeeping pass (app/housekeeping.ts). A turn copies its
+       * attachments into the session's workspace, so the cached copy is only a hand-off.
+       */
+      retentionDays: z.number().int().min(1, "a whole number of days, at least 1").default(7),
     })
     .prefault({}),
 };
@@ -445,6 +451,7 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_GROUP_SESSIONS: ["sessions.group_sessions", "string"],
   HERALD_BUSY_POLICY: ["sessions.busy_policy", "string"],
   HERALD_MEDIA_MAX_BYTES: ["media.max_bytes", "int"],
+  HERALD_MEDIA_RETENTION_DAYS: ["media.retention_days", "int"],
   HERALD_PLUGINS_ENABLED: ["plugins.enabled", "bool"],
   HERALD_PLUGINS_DIR: ["plugins.dir", "string"],
   HERALD_PLUGINS_HOOK_TIMEOUT_MS: ["plugins.hook_timeout_ms", "int"],

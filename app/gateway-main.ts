@@ -30,6 +30,7 @@ import { configuredPlatforms, type HeraldConfig, loadConfig, sectionOf } from ".
 import { createCronService } from "./cron.js";
 import { createGatewayDashboard } from "./dashboard.js";
 import { createDelegation, type Delegation } from "./delegation.js";
+import { filesInUse, startHousekeeping } from "./housekeeping.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { mcpRoute } from "./mcp-serve.js";
@@ -167,9 +168,8 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   // A session's background processes end with it: here, or on the workers that started them.
   if (!tools) runner.sessionEnded.add((ended) => void queue.announceSessionEnded?.(ended.key));
   if (tools) {
-    // Old workspaces are pruned too (not with `herald chat`).
+    // The embedded gateway runs them here.
     runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
-    if (!options.localOnly) tools.startHousekeeping();
     const mcp = tools.mcp;
     mcpServers = () => mcp.servers().map((s) => s.config);
     runner.commands.add(
@@ -255,6 +255,21 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   runner.start();
   if (!options.localOnly) approvals.start();
   const stopMaintenance = startMaintenance({ state, logger: logger.child({ component: "maintenance" }) });
+  // Old workspaces (where this process runs the turns) and old cache and media files, never one an open
+  // turn or an undelivered reply names; not with `herald chat`, which may run beside a gateway.
+  const stopHousekeeping = options.localOnly
+    ? undefined
+    : startHousekeeping({
+        cacheDir,
+        mediaRetentionMs: config.media.retentionDays * 86_400_000,
+        inUse: () => filesInUse(state),
+        workspaces: tools && {
+          manager: tools.workspaces,
+          retentionMs: config.exec.workspaceRetentionDays * 86_400_000,
+          isBusy: (dir) => tools.processes?.isBusy(dir) ?? false,
+        },
+        logger: logger.child({ component: "housekeeping" }),
+      });
 
   await Promise.all(
     adapters.map(async (adapter) => {
@@ -331,6 +346,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       stopWatching?.();
       approvals.stop();
       stopMaintenance();
+      stopHousekeeping?.();
       dashboard?.close();
       await http?.close();
       await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));

@@ -102,11 +102,6 @@ export interface AgentTools {
   mcp: McpManager;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: { toolset: string; missing: string; fix: string }[];
-  /**
-   * Deletes workspaces unused for `exec.workspace_retention_days`, skipping any where a background
-   * process runs; at start and every 6 hours until `close()`.
-   */
-  startHousekeeping(): void;
   /** Kills background processes and closes the backend. */
   close(): Promise<void>;
 }
@@ -126,7 +121,6 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   });
   let backend: ExecutionBackend | undefined;
   let stageAttachments: AgentTools["stageAttachments"];
-  let housekeeping: NodeJS.Timeout | undefined;
   let processes: ProcessRegistry | undefined;
   // Files MCP tools return: into the session's workspace where the file tools are on, else the cache.
   let mcpFiles: McpSaveDir | undefined;
@@ -204,17 +198,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     transcribe: transcriberOf(config, logger, unavailable),
     speakReply: senses.speakReply,
     unavailable,
-    startHousekeeping() {
-      const prune = () =>
-        void workspaces
-          .prune(config.exec.workspaceRetentionDays * 86_400_000, (dir) => processes?.isBusy(dir) ?? false)
-          .catch((err: unknown) => logger.warn({ error: describeError(err) }, "workspace pruning failed"));
-      prune();
-      housekeeping = setInterval(prune, 6 * 3_600_000);
-      housekeeping.unref();
-    },
     async close() {
-      if (housekeeping) clearInterval(housekeeping);
       await mcp.stop();
       await processes?.closeAll();
       await backend?.close();

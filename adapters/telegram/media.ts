@@ -4,7 +4,7 @@
  * what cannot be fetched becomes a note in the text so the agent can tell the user. Outbound files go as
  * a photo when Telegram will show them as one, else as a document.
  */
-import { copyFile, mkdir, rename, rm, stat } from "node:fs/promises";
+import { copyFile, mkdir, rename, rm, stat, utimes } from "node:fs/promises";
 import { extname, isAbsolute, join } from "node:path";
 import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
@@ -113,7 +113,13 @@ async function download(url: string, dest: string, maxBytes: number, timeoutMs: 
 /** Fetches one file into the cache; returns its size. Reuses an earlier download of the same file. */
 async function fetchInto(c: Candidate, dest: string, ctx: MediaContext): Promise<number> {
   const existing = await stat(dest).catch(() => undefined);
-  if (existing && (c.ref.file_size === undefined || existing.size === c.ref.file_size)) return existing.size;
+  if (existing && (c.ref.file_size === undefined || existing.size === c.ref.file_size)) {
+    // Used again now: the cache's housekeeping judges a file by its modification time (a failed touch
+    // only makes it look as old as it is).
+    const now = new Date();
+    await utimes(dest, now, now).catch(() => undefined);
+    return existing.size;
+  }
   const info = await ctx.getFile(c.ref.file_id);
   if (!info.file_path) throw new Error("getFile returned no file_path");
   if ((info.file_size ?? 0) > ctx.maxBytes) throw new FileTooLargeError(ctx.maxBytes);

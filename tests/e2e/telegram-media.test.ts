@@ -1,5 +1,5 @@
 /** Files in (downloaded into HERALD_HOME/cache, capped) and out (photo or document). */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixture, type TelegramRig, telegramRig } from "./telegram-helpers.js";
@@ -89,6 +89,29 @@ describe("telegram: media", () => {
     expect(streamed!.attachments).toBeUndefined();
     expect(streamed!.text).toContain("[attachment not downloaded: sneaky.bin is over the");
     expect(rig.fake.callsTo("getFile")).toHaveLength(1);
+  });
+
+  it("reuses an earlier download of the same file and marks it used now, so housekeeping keeps it", async () => {
+    rig = await telegramRig();
+    await rig.start();
+    const pdf = rig.fake.addFile("%PDF-1.4 minutes", "documents/minutes.pdf");
+    const send = async (messageId: number) =>
+      rig.fake.pushUpdate(
+        await withFiles("private-document", {
+          message_id: messageId,
+          document: { ...pdf, file_name: "minutes.pdf", mime_type: "application/pdf" },
+        }),
+      );
+    await send(60);
+    await rig.waitForReceived(1);
+    const path = rig.received[0]!.attachments![0]!.path;
+    const monthAgo = new Date(Date.now() - 30 * 86_400_000);
+    utimesSync(path, monthAgo, monthAgo);
+    await send(61);
+    await rig.waitForReceived(2);
+    expect(rig.received[1]!.attachments![0]!.path).toBe(path);
+    expect(rig.fake.callsTo("getFile")).toHaveLength(1);
+    expect(Date.now() - statSync(path).mtimeMs).toBeLessThan(60_000);
   });
 
   it("leaves files of group messages nobody addressed to the bot undownloaded", async () => {
