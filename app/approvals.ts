@@ -8,6 +8,7 @@
 import type { StateClient } from "../agent/types.js";
 import {
   ApprovalStore,
+  approvalButtonData,
   approvalButtons,
   approvalCommands,
   approvalPrompt,
@@ -37,15 +38,31 @@ export function createApprovals(runner: GatewayRunner, timeoutMs: number, logger
   const { state } = runner;
   const store = new ApprovalStore(state.kv("approvals"), timeoutMs);
   const log = logger.child({ component: "approvals" });
-  runner.commands.add(approvalCommands(store));
-  runner.stopped.add((key) => (state.transaction(() => store.drop(key)) ? 1 : 0));
-  runner.sessionEnded.add((ended) => state.transaction(() => store.forget(ended.key)));
+  // A prompt answered without a click (typed, lapsed, stopped, from the dashboard) loses its buttons.
+  const settle = (pending: PendingApproval, note: string, viaButton = false, early = true) =>
+    runner.prompts.settle(pending.chat, approvalButtonData(pending.id), note, { edit: !viaButton, early });
+  runner.commands.add(approvalCommands(store, Date.now, settle));
+  runner.stopped.add((key) =>
+    state.transaction(() => {
+      const dropped = store.drop(key);
+      if (dropped) settle(dropped, "✗ Stopped: nothing was run.");
+      return dropped ? 1 : 0;
+    }),
+  );
+  runner.sessionEnded.add((ended) =>
+    state.transaction(() => {
+      const pending = store.pending(ended.key);
+      if (pending) settle(pending, "✗ The session ended: nothing was run.");
+      store.forget(ended.key);
+    }),
+  );
 
   const lapse = () => {
     const now = Date.now();
     for (const pending of store.all()) {
       if (pending.expiresAt > now) continue;
       state.transaction(() => store.drop(pending.sessionKey));
+      settle(pending, "⌛ Lapsed: nothing was run.");
       const session = state.sessions.get(pending.sessionId);
       if (!session || session.endedAt !== undefined) continue;
       const minutes = Math.max(1, Math.round(timeoutMs / 60_000));
@@ -73,6 +90,8 @@ export function createApprovals(runner: GatewayRunner, timeoutMs: number, logger
     start() {
       for (const pending of store.all()) {
         if (pending.expiresAt <= Date.now()) continue;
+        // Only a prompt already delivered: the one asked now has the same buttons.
+        settle(pending, "↓ Asked again below.", false, false);
         runner.control.notify(pending.chat, `(Still waiting after a restart.)\n${approvalPrompt(pending)}`, {
           buttons: approvalButtons(pending.id),
         });
@@ -97,6 +116,7 @@ export function createApprovals(runner: GatewayRunner, timeoutMs: number, logger
         if (!pending || pending.expiresAt <= Date.now()) return false;
         if (approve) store.approve(sessionKey, false);
         else store.drop(sessionKey);
+        settle(pending, approve ? "✓ Approved from the dashboard" : "✗ Denied from the dashboard");
         runner.control.submit({
           id: `td${pending.id.replaceAll("-", "")}`,
           sessionId: pending.sessionId,

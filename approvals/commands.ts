@@ -16,8 +16,15 @@ function parseAnswer(args: string): { always: boolean; ref: string | undefined }
   };
 }
 
-/** `/approve` and `/deny` on `store`. */
-export function approvalCommands(store: ApprovalStore, now: () => number = Date.now): CommandModule {
+/**
+ * `/approve` and `/deny` on `store`. `onAnswered` hears each accepted answer with the note its prompt
+ * gets ("✓ Approved") and whether it came by a click. Must not throw.
+ */
+export function approvalCommands(
+  store: ApprovalStore,
+  now: () => number = Date.now,
+  onAnswered?: (pending: PendingApproval, note: string, viaButton: boolean) => void,
+): CommandModule {
   const answerable = (
     sessionKey: string,
     senderId: string,
@@ -50,6 +57,7 @@ export function approvalCommands(store: ApprovalStore, now: () => number = Date.
           const pending = answerable(sessionKey, message.sender.id, message.chatType, ref);
           if (typeof pending === "string") return pending;
           store.approve(sessionKey, always);
+          onAnswered?.(pending, always ? "✓ Approved (always)" : "✓ Approved", message.viaButton === true);
           const scope = always ? " (and commands of this kind for the rest of this session)" : "";
           return {
             turnInput: `[The user approved running this command${scope}. Run it now with the terminal tool, exactly as written:]\n${pending.command}`,
@@ -62,6 +70,7 @@ export function approvalCommands(store: ApprovalStore, now: () => number = Date.
           const pending = answerable(sessionKey, message.sender.id, message.chatType, parseAnswer(args).ref);
           if (typeof pending === "string") return pending;
           store.drop(sessionKey);
+          onAnswered?.(pending, "✗ Denied", message.viaButton === true);
           return {
             turnInput: `[The user denied running this command. Do not run it; say what you will do instead:]\n${pending.command}`,
           };

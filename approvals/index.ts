@@ -5,6 +5,7 @@ export {
   type ApprovalRequest,
   ApprovalStore,
   type ApprovalsStateApi,
+  approvalButtonData,
   approvalButtons,
   approvalPrompt,
   type PendingApproval,

@@ -159,6 +159,11 @@ export function shortRequestId(id: string): string {
   return id.replaceAll("-", "").slice(0, 8);
 }
 
+/** What one of the request's buttons sends: finds its prompt among the delivered ones. */
+export function approvalButtonData(id: string): string {
+  return `/deny ${shortRequestId(id)}`;
+}
+
 /**
  * The buttons under a request's prompt: Approve, Always, Deny. Each names the request, so a click on
  * an old prompt never answers a newer request.
@@ -169,7 +174,7 @@ export function approvalButtons(id: string): OutboundButton[][] {
     [
       { label: "✅ Approve", data: `/approve ${ref}` },
       { label: "♾️ Always", data: `/approve always ${ref}` },
-      { label: "❌ Deny", data: `/deny ${ref}` },
+      { label: "❌ Deny", data: approvalButtonData(id) },
     ],
   ];
 }

@@ -96,6 +96,11 @@ export interface InboundMessage {
    * streams its text. Unset, no text deltas are sent at all (they cost CPU per chunk, and Redis traffic).
    */
   streamReply?: boolean | undefined;
+  /**
+   * A click on one of the bot's buttons (its `data` is the text). The adapter marks the prompt answered
+   * itself; the gateway settles prompts answered any other way.
+   */
+  viaButton?: boolean | undefined;
 }
 
 /** A file the agent wants sent: a path on the gateway's disk. */
@@ -210,6 +215,11 @@ export interface PlatformAdapter {
   send(chat: ChatRef, message: OutboundMessage, options?: SendOptions): Promise<SendResult>;
   /** Replaces the text of a message the bot sent (tool progress). */
   edit?(chat: ChatRef, messageId: string, text: string): Promise<void>;
+  /**
+   * Replaces the text (markdown) of a prompt the bot sent with buttons and removes the buttons: an
+   * answer typed instead of clicked, or a request that lapsed. Throws PlatformError on failure.
+   */
+  settleButtons?(chat: ChatRef, messageId: string, text: string): Promise<void>;
   /** Deletes a message the bot sent (the progress line once the reply is out). */
   deleteMessage?(chat: ChatRef, messageId: string): Promise<void>;
   /** Shows "typing…" (or the platform's equivalent) for a few seconds. */

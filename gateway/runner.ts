@@ -5,6 +5,7 @@
  * the transaction commits, so a crash at any point leaves state that `start()` finishes: open turns run
  * again, undelivered replies go out, once. Commands and the scheduler reach turns through `control`.
  */
+
 import { createHash } from "node:crypto";
 import { sessionKey } from "../core/chat.js";
 import { parseCommand } from "../core/commands.js";
@@ -20,6 +21,7 @@ import type {
 } from "../core/types.js";
 import type { OutboxItem } from "../sessions/types.js";
 import { AccessPolicy, type UserIdNormalisers } from "./access.js";
+import { ButtonPrompts } from "./button-prompts.js";
 import { CommandRegistry } from "./commands.js";
 import { coreCommands } from "./core-commands.js";
 import {
@@ -93,6 +95,8 @@ export class GatewayRunner {
   readonly stopTask = new Set<(id: string, sessionKey: string) => string | undefined>();
   /** Told when an outbox item was delivered or failed for good (cron delivery reports). Must not throw. */
   readonly deliverySettled = new Set<(item: OutboxItem, outcome: "delivered" | "failed") => void>();
+  /** Delivered prompts with buttons: settle one answered without a click (approvals). */
+  readonly prompts: ButtonPrompts;
   /** Extra lines of `/status` (loaded plugins). Must not throw. */
   readonly statusLines = new Set<() => string>();
   private readonly turns: TurnCoordinator;
@@ -109,12 +113,14 @@ export class GatewayRunner {
     this.access = new AccessPolicy(config, state.pairing, options.userIds);
     this.work = new UnitOfWork(state);
     const engaged = state.kv("engaged-threads");
+    this.prompts = new ButtonPrompts(state.kv("button-prompts"), this.adapters, this.log);
     this.outbox = new OutboxDispatcher({
       outbox: state.outbox,
       transaction: (record) => state.transaction(record),
       adapters: this.adapters,
       logger: options.logger.child({ component: "outbox" }),
-      onSettled: (item, outcome) => {
+      onSettled: (item, outcome, messageIds) => {
+        if (outcome === "delivered") this.prompts.record(item, messageIds);
         for (const listener of this.deliverySettled) listener(item, outcome);
       },
     });

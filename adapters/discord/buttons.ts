@@ -104,6 +104,7 @@ export class DiscordButtons {
           isBot: user.bot,
         },
         text: data,
+        viaButton: true,
         // A click on the bot's own message addresses the bot.
         mentioned: true,
         replyToId: prompt.id,

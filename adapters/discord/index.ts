@@ -142,6 +142,10 @@ export class DiscordAdapter implements PlatformAdapter {
     return this.connection().outbound.edit(chat, messageId, text);
   }
 
+  settleButtons(chat: ChatRef, messageId: string, text: string): Promise<void> {
+    return this.connection().outbound.settleButtons(chat, messageId, text);
+  }
+
   deleteMessage(chat: ChatRef, messageId: string): Promise<void> {
     return this.connection().outbound.deleteMessage(chat, messageId);
   }

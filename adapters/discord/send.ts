@@ -232,6 +232,20 @@ export class DiscordOutbound {
     });
   }
 
+  /** The prompt's new text, its buttons gone (`components: []`). */
+  async settleButtons(chat: ChatRef, messageId: string, text: string): Promise<void> {
+    const chunks = formatChunks(text);
+    let content = chunks[0] ?? "…";
+    if (chunks.length > 1) content = `${content.slice(0, DISCORD_MAX_CHARS - 1)}…`;
+    try {
+      await this.rest.patch(Routes.channelMessage(this.knownChannel(chat), messageId), {
+        body: { content, components: [], allowed_mentions: ALLOWED_MENTIONS },
+      });
+    } catch (err) {
+      throw restError(err, `settling prompt ${messageId}`);
+    }
+  }
+
   async deleteMessage(chat: ChatRef, messageId: string): Promise<void> {
     const pending = this.edits.get(messageId);
     if (pending) {

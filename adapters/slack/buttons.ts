@@ -105,6 +105,7 @@ export function clickToInbound(body: unknown, kv: KeyValueStore): SlackClick | u
       chatType,
       sender: { id: user.id, name: user.name ?? user.username },
       text: data,
+      viaButton: true,
       mentioned: true,
       replyToId: message.ts,
       sentAt: Math.round(Number(action.action_ts) * 1000) || Date.now(),

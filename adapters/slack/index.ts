@@ -200,6 +200,16 @@ export class SlackAdapter implements PlatformAdapter {
     await this.api.call("chat.update", { channel: chat.chatId, ts: messageId, text: rendered }, chat.chatId);
   }
 
+  /** The prompt's new text, its actions block gone (`blocks: []`). */
+  async settleButtons(chat: ChatRef, messageId: string, text: string): Promise<void> {
+    const rendered = markdownToMrkdwn(text).slice(0, SLACK_MAX_CHARS);
+    await this.api.call(
+      "chat.update",
+      { channel: chat.chatId, ts: messageId, text: rendered, blocks: [] },
+      chat.chatId,
+    );
+  }
+
   async deleteMessage(chat: ChatRef, messageId: string): Promise<void> {
     try {
       await this.api.call("chat.delete", { channel: chat.chatId, ts: messageId }, chat.chatId);

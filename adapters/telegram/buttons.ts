@@ -94,6 +94,7 @@ export function clickToInbound(query: CallbackQuery, kv: KeyValueStore): Click |
       chatType: group ? "group" : "dm",
       sender: { id: String(query.from.id), name, isBot: query.from.is_bot ?? false },
       text: data,
+      viaButton: true,
       // A click on the bot's own message addresses the bot.
       mentioned: true,
       replyToId: String(message.message_id),

@@ -180,6 +180,11 @@ export class TelegramAdapter implements PlatformAdapter {
     return this.sender.edit(chat, messageId, text);
   }
 
+  /** An edit without `reply_markup`: Telegram drops the inline keyboard. */
+  settleButtons(chat: ChatRef, messageId: string, text: string): Promise<void> {
+    return this.sender.edit(chat, messageId, text);
+  }
+
   deleteMessage(chat: ChatRef, messageId: string): Promise<void> {
     return this.sender.deleteMessage(chat, messageId);
   }

@@ -73,6 +73,21 @@ describe("buttons on Discord", () => {
     expect(h.llm.requests.filter((r) => r.messages.at(-1)?.role === "tool")).toHaveLength(1);
   });
 
+  it("a prompt answered by typing /approve runs the command once and loses its buttons", async () => {
+    const { fake, h } = await start();
+    fake.userSays({ channelId: IDS.aliceDm, content: "tidy the attributes" });
+    const asked = await prompt(fake, IDS.aliceDm);
+    fake.userSays({ channelId: IDS.aliceDm, content: "/approve" });
+    await vi.waitFor(
+      () =>
+        expect(fake.botMessages(IDS.aliceDm).at(-1)?.currentContent).toMatch(/tool said:[\s\S]*approved-run/),
+      { timeout: 15_000 },
+    );
+    await vi.waitFor(() => expect(asked.currentContent).toMatch(/✓ Approved$/), { timeout: 15_000 });
+    expect(asked.components).toEqual([]);
+    expect(h.llm.requests.filter((r) => r.messages.at(-1)?.role === "tool")).toHaveLength(1);
+  });
+
   it("in a server another user's click is refused; the asker's runs it", async () => {
     const { fake, h } = await start();
     fake.userSays({ channelId: IDS.general, content: `<@${IDS.bot}> tidy the attributes` });

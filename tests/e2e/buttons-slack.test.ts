@@ -99,6 +99,23 @@ describe("buttons on Slack", () => {
     expect(h.llm.requests.filter((r) => r.messages.at(-1)?.role === "tool")).toHaveLength(1);
   });
 
+  it("a prompt answered by typing /deny runs nothing and loses its buttons", async () => {
+    const { fake, h } = await start();
+    const say = async (ts: string, text: string) =>
+      post(
+        signedRequest(eventCallback(messageEvent({ channel: "D0ALICE01", ts, text })), {
+          secret: SIGNING_SECRET,
+          url: url(h),
+        }),
+      );
+    await say("1700000001.000100", "tidy");
+    const asked = await prompt(fake);
+    await say("1700000002.000100", "/deny");
+    await vi.waitFor(() => expect(asked.text).toMatch(/✗ Denied$/), { timeout: 15_000 });
+    expect(asked.blocks).toEqual([]);
+    expect(h.llm.requests.filter((r) => r.messages.at(-1)?.role === "tool")).toHaveLength(0);
+  });
+
   it("an unsigned click is refused", async () => {
     const { fake, h } = await start();
     await post(

@@ -155,9 +155,53 @@ describe("buttons on Telegram", () => {
     );
     const again = fake.botMessages(111).find((m) => keyboardOf(m) && m.message_id !== first.message_id)!;
     expect(again.text).toContain("Still waiting after a restart");
+    // The first prompt points at the new one and lost its keyboard: only one prompt can be clicked.
+    const old = fake.messages(111).find((m) => m.message_id === first.message_id)!;
+    expect(old.text).toMatch(/Asked again below\.$/);
+    expect(keyboardOf(old)).toBeUndefined();
     fake.userClicks({ chatId: 111, messageId: again.message_id, label: "✅ Approve" });
     await vi.waitFor(
       async () => expect((await botReplies(fake, 111, 3)).at(-1)).toMatch(/tool said:[\s\S]*approved-run/),
+      { timeout: 15_000 },
+    );
+  });
+
+  it("a prompt answered by typing /deny loses its keyboard and says so", async () => {
+    const { fake, h } = await startTelegramGateway(running, LOCAL);
+    h.llm.setDefault(wantsCommand);
+    fake.userSends({ chatId: 111, fromId: 111, text: "tidy the attributes" });
+    const prompt = await promptIn(fake, 111);
+    fake.userSends({
+      chatId: 111,
+      fromId: 111,
+      text: "/deny",
+      extra: { entities: [{ type: "bot_command", offset: 0, length: 5 }] },
+    });
+    await vi.waitFor(
+      () => {
+        const settled = fake.messages(111).find((m) => m.message_id === prompt.message_id)!;
+        expect(settled.text).toMatch(/✗ Denied$/);
+        expect(keyboardOf(settled)).toBeUndefined();
+      },
+      { timeout: 15_000 },
+    );
+    expect(h.llm.requests.filter((r) => r.messages.at(-1)?.role === "tool")).toHaveLength(0);
+  });
+
+  it("a prompt nobody answered loses its keyboard when the request lapses", async () => {
+    const { fake, h } = await startTelegramGateway(running, {
+      ...LOCAL,
+      HERALD_EXEC_APPROVAL_TIMEOUT_S: "1",
+    });
+    h.llm.setDefault(wantsCommand);
+    fake.userSends({ chatId: 111, fromId: 111, text: "tidy the attributes" });
+    const prompt = await promptIn(fake, 111);
+    await vi.waitFor(
+      () => {
+        const settled = fake.messages(111).find((m) => m.message_id === prompt.message_id)!;
+        expect(settled.text).toMatch(/⌛ Lapsed: nothing was run\.$/);
+        expect(keyboardOf(settled)).toBeUndefined();
+      },
       { timeout: 15_000 },
     );
   });
