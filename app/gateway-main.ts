@@ -30,7 +30,12 @@ import { configuredPlatforms, type HeraldConfig, loadConfig, sectionOf } from ".
 import { createCronService } from "./cron.js";
 import { createGatewayDashboard } from "./dashboard.js";
 import { createDelegation, type Delegation } from "./delegation.js";
-import { filesInUse, startHousekeeping } from "./housekeeping.js";
+import {
+  filesInUse,
+  startHousekeeping,
+  startWorkspaceHeartbeat,
+  workspaceHousekeeping,
+} from "./housekeeping.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { mcpRoute } from "./mcp-serve.js";
@@ -255,20 +260,19 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   runner.start();
   if (!options.localOnly) approvals.start();
   const stopMaintenance = startMaintenance({ state, logger: logger.child({ component: "maintenance" }) });
-  // Old workspaces (where this process runs the turns) and old cache and media files, never one an open
-  // turn or an undelivered reply names; not with `herald chat`, which may run beside a gateway.
+  // Old workspaces (where this process runs the turns; on Redis the workers prune them) and old cache and
+  // media files, never one an open turn or an undelivered reply names. `herald chat`, which may run beside
+  // a gateway, prunes nothing but marks the workspaces of its background processes used, as a gateway does.
+  const workspaces = tools && workspaceHousekeeping(config, tools);
+  const housekeepingLog = logger.child({ component: "housekeeping" });
   const stopHousekeeping = options.localOnly
-    ? undefined
+    ? workspaces && startWorkspaceHeartbeat(workspaces, housekeepingLog)
     : startHousekeeping({
         cacheDir,
         mediaRetentionMs: config.media.retentionDays * 86_400_000,
         inUse: () => filesInUse(state),
-        workspaces: tools && {
-          manager: tools.workspaces,
-          retentionMs: config.exec.workspaceRetentionDays * 86_400_000,
-          isBusy: (dir) => tools.processes?.isBusy(dir) ?? false,
-        },
-        logger: logger.child({ component: "housekeeping" }),
+        workspaces,
+        logger: housekeepingLog,
       });
 
   await Promise.all(

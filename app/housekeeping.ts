@@ -1,9 +1,19 @@
 /**
- * The housekeeping pass of a process: at start and every 6 hours it deletes what HERALD_HOME gathers
- * and nobody needs any more. Workspaces unused for `exec.workspace_retention_days` (never one where a
- * background process runs), and files under `HERALD_HOME/cache` older than `media.retention_days`: what
- * users sent (`cache/<platform>/`: attachments, voice notes, images), files of MCP tools (`cache/mcp/`)
- * and spoken replies (`cache/speech/`). The state file's own rows have theirs in gateway/maintenance.ts.
+ * The housekeeping of a process that runs turns or serves the cache: a pass at start and every 6 hours
+ * deletes what HERALD_HOME gathers and nobody needs any more, and a heartbeat marks the workspaces where
+ * this process runs background processes as used.
+ *
+ * Workspaces go when unused for `exec.workspace_retention_days`, by the record of their last use
+ * (exec/workspaces.ts): a turn marks its workspace when it uses it, and the heartbeat marks every few
+ * minutes the workspaces where a background process of this process runs. So one rule holds wherever
+ * turns run, on the embedded gateway and on each `herald worker`, also when several workers share
+ * HERALD_HOME and each knows only its own processes: a workspace whose record is older than the
+ * retention (days, against a heartbeat of minutes) is unused by every one of them. A pass also skips the
+ * workspaces of its own running processes whatever the record says.
+ *
+ * Files under `HERALD_HOME/cache` go when older than `media.retention_days`: what users sent
+ * (`cache/<platform>/`: attachments, voice notes, images), files of MCP tools (`cache/mcp/`) and spoken
+ * replies (`cache/speech/`). The state file's own rows have theirs in gateway/maintenance.ts.
  *
  * "In use" for a cached file: a turn copies its attachments into the session's workspace when it runs,
  * and a reply's files are read when the outbox delivers it, so a cached file matters only while a turn
@@ -19,6 +29,7 @@ import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { WorkspaceManager } from "../exec/index.js";
 import type { RunnerState } from "../gateway/types.js";
+import type { HeraldConfig } from "./config.js";
 
 /**
  * The cache folders a `herald worker` writes, and so prunes: files of MCP tools (tools/mcp/index.ts,
@@ -166,13 +177,56 @@ export function filesInUse(state: Pick<RunnerState, "turns" | "outbox">): Set<st
   return paths;
 }
 
-/** Workspace pruning, where this process owns the workspaces (the embedded gateway). */
+/** How often the heartbeat marks the workspaces of running background processes as used. */
+export const WORKSPACE_HEARTBEAT_MS = 5 * 60_000;
+
+/** This process's background processes, as housekeeping asks about them (`ProcessRegistry`). */
+export interface BusyWorkspaces {
+  /** Whether a process of this process runs in the workspace `dir`. */
+  isBusy(dir: string): boolean;
+  /** The workspaces where a process of this process runs now. */
+  busyWorkspaces(): readonly string[];
+}
+
+/** Workspace pruning and the heartbeat, where this process runs turns (embedded gateway, worker). */
 export interface WorkspaceHousekeeping {
   manager: WorkspaceManager;
   /** `exec.workspace_retention_days` in ms. */
   retentionMs: number;
-  /** Whether a background process runs in `dir` (`ProcessRegistry.isBusy`). */
-  isBusy(dir: string): boolean;
+  /** This process's background processes; undefined when the terminal tools are off. */
+  processes: BusyWorkspaces | undefined;
+  /** @defaultValue WORKSPACE_HEARTBEAT_MS (5 minutes) */
+  heartbeatMs?: number | undefined;
+}
+
+/** The workspace housekeeping of a process whose tools use `workspaces` and run `processes`. */
+export function workspaceHousekeeping(
+  config: Pick<HeraldConfig, "exec">,
+  tools: { workspaces: WorkspaceManager; processes: BusyWorkspaces | undefined },
+): WorkspaceHousekeeping {
+  return {
+    manager: tools.workspaces,
+    retentionMs: config.exec.workspaceRetentionDays * 86_400_000,
+    processes: tools.processes,
+  };
+}
+
+/**
+ * Marks the workspaces of this process's running background processes as used, now and every
+ * `heartbeatMs`; returns the stop function (idempotent). A record that cannot be written is logged and
+ * tried again at the next beat.
+ */
+export function startWorkspaceHeartbeat(ws: WorkspaceHousekeeping, logger: Logger): () => void {
+  const beat = () => {
+    for (const dir of ws.processes?.busyWorkspaces() ?? [])
+      ws.manager
+        .markUsed(dir)
+        .catch((err) => logger.warn({ error: describeError(err) }, "workspace use not recorded"));
+  };
+  beat();
+  const timer = setInterval(beat, ws.heartbeatMs ?? WORKSPACE_HEARTBEAT_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** What {@link startHousekeeping} prunes, and where. */
@@ -188,6 +242,7 @@ export interface HousekeepingOptions {
    * May throw: the pass then leaves the cache alone rather than guess.
    */
   inUse?: (() => Iterable<string>) | undefined;
+  /** Workspaces to prune and mark (where this process runs turns). */
   workspaces?: WorkspaceHousekeeping | undefined;
   logger: Logger;
   /** @defaultValue 6 hours */
@@ -198,6 +253,27 @@ export interface HousekeepingOptions {
 export interface HousekeepingReport {
   workspaces: number;
   cache: PruneFilesReport | undefined;
+}
+
+/**
+ * What `herald worker` prunes: workspaces unused for the retention (the record of their last use, which
+ * this worker's heartbeat keeps fresh where its background processes run, so workers sharing
+ * HERALD_HOME see each other's in use), and the cache files a worker writes (MCP tools' files, spoken
+ * replies) by age alone: a worker cannot see the gateway's journal and outbox, and hands a reply's files
+ * over within the turn. Inbound media are the gateway's to prune.
+ */
+export function workerHousekeeping(
+  config: Pick<HeraldConfig, "homeDir" | "exec" | "media">,
+  tools: { workspaces: WorkspaceManager; processes: BusyWorkspaces | undefined },
+  logger: Logger,
+): HousekeepingOptions {
+  return {
+    cacheDir: join(config.homeDir, "cache"),
+    cacheFolders: WORKER_CACHE_FOLDERS,
+    mediaRetentionMs: config.media.retentionDays * 86_400_000,
+    workspaces: workspaceHousekeeping(config, tools),
+    logger,
+  };
 }
 
 /**
@@ -220,7 +296,8 @@ export async function runHousekeeping(
   const ws = options.workspaces;
   if (ws) {
     try {
-      result.workspaces = (await ws.manager.prune(ws.retentionMs, ws.isBusy)).length;
+      const isBusy = (dir: string) => ws.processes?.isBusy(dir) ?? false;
+      result.workspaces = (await ws.manager.prune(ws.retentionMs, isBusy)).length;
     } catch (err) {
       logger.warn({ error: describeError(err) }, "workspace pruning failed");
     }
@@ -245,10 +322,12 @@ export async function runHousekeeping(
 }
 
 /**
- * Runs a pass now and every `intervalMs` (a pass still running when the next is due is not doubled);
- * returns the stop function, which also ends a pass in progress. Idempotent stop.
+ * Runs a pass now and every `intervalMs` (a pass still running when the next is due is not doubled),
+ * and with `workspaces` the heartbeat; returns the stop function, which also ends a pass in progress.
+ * Idempotent stop.
  */
 export function startHousekeeping(options: HousekeepingOptions): () => void {
+  const stopHeartbeat = options.workspaces && startWorkspaceHeartbeat(options.workspaces, options.logger);
   const abort = new AbortController();
   let running: Promise<unknown> | undefined;
   const pass = () => {
@@ -262,6 +341,7 @@ export function startHousekeeping(options: HousekeepingOptions): () => void {
   timer.unref();
   return () => {
     clearInterval(timer);
+    stopHeartbeat?.();
     abort.abort();
   };
 }

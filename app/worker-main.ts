@@ -13,7 +13,7 @@ import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { HeraldConfig } from "./config.js";
-import { startHousekeeping, WORKER_CACHE_FOLDERS } from "./housekeeping.js";
+import { startHousekeeping, workerHousekeeping } from "./housekeeping.js";
 import { createPlugins } from "./plugins.js";
 import { createConfiguredModelClient } from "./providers.js";
 import { createAgentTools } from "./tools.js";
@@ -107,16 +107,10 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
     throw err;
   }
   logger.info({ concurrency, prefix: config.queue.prefix }, "worker consuming turns");
-  // The cache files this worker writes (MCP tools' files, spoken replies), by age alone: the worker
-  // cannot see the gateway's journal and outbox, and hands a reply's files over within the turn. Inbound
-  // media are the gateway's to prune. Workspaces are not pruned here (as before): a worker cannot tell
-  // whether another worker sharing HERALD_HOME runs a process in one.
-  const stopHousekeeping = startHousekeeping({
-    cacheDir: join(config.homeDir, "cache"),
-    cacheFolders: WORKER_CACHE_FOLDERS,
-    mediaRetentionMs: config.media.retentionDays * 86_400_000,
-    logger: logger.child({ component: "housekeeping" }),
-  });
+  // Old workspaces (also where workers share HERALD_HOME) and the cache files this worker writes.
+  const stopHousekeeping = startHousekeeping(
+    workerHousekeeping(config, tools, logger.child({ component: "housekeeping" })),
+  );
   // MCP servers connect in the background; their tools appear as each one is up.
   tools.mcp.start();
 

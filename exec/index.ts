@@ -34,6 +34,7 @@ export type * from "./types.js";
 export { DEFAULT_LIMITS, DEFAULT_PATH } from "./types.js";
 export {
   createWorkspaceManager,
+  type PruneWorkspacesOptions,
   resolveInside,
   WorkspaceManager,
   type WorkspaceManagerOptions,

@@ -239,6 +239,15 @@ export class ProcessRegistry {
     return [...this.entries.values()].some((e) => e.endedAt === null && e.workspaceDir === dir);
   }
 
+  /**
+   * The workspaces where a process of this registry runs now, each once: housekeeping marks them used
+   * every few minutes, so other processes sharing the workspaces see them in use.
+   */
+  busyWorkspaces(): string[] {
+    const running = [...this.entries.values()].filter((e) => e.endedAt === null);
+    return [...new Set(running.map((e) => e.workspaceDir))];
+  }
+
   /** Kills every process of `ownerKey` and forgets them (session reset). */
   async killAll(ownerKey: string): Promise<void> {
     const owned = [...this.entries.values()].filter((e) => e.ownerKey === ownerKey);

@@ -121,11 +121,16 @@ export class HeraldCluster {
   }
 
   /**
-   * Starts a worker with its own HERALD_HOME; `model` is the model name it asks for, so the fake model
-   * can tell which worker sent a request. Resolves once the gateway counts it.
+   * Starts a worker with its own HERALD_HOME, or `home` (workers sharing one); `model` is the model name
+   * it asks for, so the fake model can tell which worker sent a request. Resolves once the gateway
+   * counts it.
    */
-  async startWorker(model = "fake-model", concurrency = 1): Promise<HeraldProcess> {
-    const home = join(this.home, `worker-${this.processes.length}`);
+  async startWorker(
+    model = "fake-model",
+    concurrency = 1,
+    options: { home?: string } = {},
+  ): Promise<HeraldProcess> {
+    const home = options.home ?? join(this.home, `worker-${this.processes.length}`);
     const proc = spawnHerald(
       `worker ${model}`,
       "worker",

@@ -1,4 +1,16 @@
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, utimesSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -91,13 +103,95 @@ describe("WorkspaceManager", () => {
     const old = await manager.ensure({ sessionKey: "old" });
     const busy = await manager.ensure({ sessionKey: "busy" });
     const recent = await manager.ensure({ sessionKey: "recent" });
-    const longAgo = new Date(Date.now() - 10 * 24 * 3600 * 1000);
-    utimesSync(old.dir, longAgo, longAgo);
-    utimesSync(busy.dir, longAgo, longAgo);
-    const deleted = await manager.prune(24 * 3600 * 1000, (dir) => dir === busy.dir);
+    ageWorkspace(manager, old.dir, 10);
+    ageWorkspace(manager, busy.dir, 10);
+    const deleted = await manager.prune(DAY, (dir) => dir === busy.dir);
     expect(deleted).toEqual([old.dir]);
     expect(existsSync(old.dir)).toBe(false);
+    expect(existsSync(manager.usedMarker(old.dir))).toBe(false);
     expect(existsSync(busy.dir)).toBe(true);
     expect(existsSync(recent.dir)).toBe(true);
   });
+
+  it("records a use outside the workspace, where commands run in it cannot see or change it", async () => {
+    const manager = new WorkspaceManager({ rootDir: root });
+    const ws = await manager.ensure({ sessionKey: "telegram:dm:1" });
+    expect(readdirSync(ws.dir)).toEqual([]);
+    expect(existsSync(manager.usedMarker(ws.dir))).toBe(true);
+    expect(manager.usedMarker(ws.dir).startsWith(`${ws.dir}/`)).toBe(false);
+  });
+
+  it("keeps a workspace used today though a command set its folder's time years back (tar x of ./)", async () => {
+    const manager = new WorkspaceManager({ rootDir: root });
+    const source = mkdtempSync(join(tmpdir(), "herald-src-"));
+    writeFileSync(join(source, "data.csv"), "a,b\n");
+    utimesSync(source, new Date("2020-01-01"), new Date("2020-01-01"));
+    const archive = `${source}.tar`;
+    execFileSync("tar", ["cf", archive, "-C", source, "."]);
+    try {
+      const ws = await manager.ensure({ sessionKey: "telegram:dm:1" });
+      execFileSync("tar", ["xf", archive], { cwd: ws.dir });
+      // The folder now says 2020: by its time alone it would go at the next pass.
+      expect(statSync(ws.dir).mtime.getUTCFullYear()).toBe(2020);
+      expect(await manager.prune(30 * DAY, () => false)).toEqual([]);
+      expect(existsSync(join(ws.dir, "data.csv"))).toBe(true);
+    } finally {
+      rmSync(source, { recursive: true, force: true });
+      rmSync(archive, { force: true });
+    }
+  });
+
+  it("takes the folder's time for a workspace without a record (made before records existed)", async () => {
+    const manager = new WorkspaceManager({ rootDir: root });
+    const legacy = join(root, "legacy-session");
+    const fresh = join(root, "fresh-session");
+    mkdirSync(legacy);
+    mkdirSync(fresh);
+    utimesSync(legacy, new Date(Date.now() - 40 * DAY), new Date(Date.now() - 40 * DAY));
+    expect(await manager.prune(30 * DAY, () => false)).toEqual([legacy]);
+    expect(existsSync(fresh)).toBe(true);
+  });
+
+  it("never prunes a symbolic link in the root, nor what it points to", async () => {
+    const manager = new WorkspaceManager({ rootDir: root });
+    const outside = mkdtempSync(join(tmpdir(), "herald-outside-"));
+    try {
+      writeFileSync(join(outside, "keep.txt"), "x");
+      utimesSync(outside, new Date(Date.now() - 40 * DAY), new Date(Date.now() - 40 * DAY));
+      symlinkSync(outside, join(root, "linked"));
+      expect(await manager.prune(DAY, () => false)).toEqual([]);
+      expect(existsSync(join(root, "linked", "keep.txt"))).toBe(true);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("removes what a pass that died left in the trash, and records whose workspace is gone", async () => {
+    const manager = new WorkspaceManager({ rootDir: root });
+    const leftover = join(root, ".trash", `${Date.now() - 2 * 3_600_000}-abcd1234-old`);
+    const inProgress = join(root, ".trash", `${Date.now()}-dcba4321-other`);
+    for (const dir of [leftover, inProgress]) {
+      mkdirSync(join(dir, "deep"), { recursive: true });
+      writeFileSync(join(dir, "deep", "f.txt"), "x");
+    }
+    const ws = await manager.ensure({ sessionKey: "gone" });
+    rmSync(ws.dir, { recursive: true });
+    ageWorkspace(manager, ws.dir, 40);
+    const kept = await manager.ensure({ sessionKey: "kept" });
+    await manager.prune(30 * DAY, () => false);
+    expect(existsSync(leftover)).toBe(false);
+    // Another pass may still be removing this one.
+    expect(existsSync(inProgress)).toBe(true);
+    expect(existsSync(manager.usedMarker(ws.dir))).toBe(false);
+    expect(existsSync(manager.usedMarker(kept.dir))).toBe(true);
+  });
 });
+
+const DAY = 86_400_000;
+
+/** Sets the workspace's record of its last use, and its folder's time, `days` back. */
+function ageWorkspace(manager: WorkspaceManager, dir: string, days: number): void {
+  const at = new Date(Date.now() - days * DAY);
+  if (existsSync(dir)) utimesSync(dir, at, at);
+  utimesSync(manager.usedMarker(dir), at, at);
+}
