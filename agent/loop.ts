@@ -35,7 +35,7 @@ export interface TurnDeps {
   signal: AbortSignal;
   /** Receives progress events. Should not throw (a throw is logged and ignored). */
   progress(event: TurnProgress): void;
-  /** The queue's slot lending for waits (see `JobHandler`); absent where it cannot lend. */
+  /** The queue's slot lending for waits (see `JobHandler`); absent outside a queue. */
   idle?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
   /**
    * Makes the turn's attachments reachable from the tools (copies them into the session's workspace)

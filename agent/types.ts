@@ -200,7 +200,7 @@ export interface ToolContext {
   progress(line: string): void;
   /**
    * Lends the turn's queue slot while `work` is pending (the tool only waits for other jobs, as
-   * `delegate_task` for its children); absent where the queue cannot lend (Redis).
+   * `delegate_task` for its children); both queues lend. Absent when the turn runs outside a queue.
    */
   idle?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
 }

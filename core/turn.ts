@@ -172,7 +172,9 @@ export type JobHandler = (
     progress(event: TurnProgress): void;
     /**
      * Lends the job's slot to other jobs while `work` is pending (the job only waits: a parent for its
-     * `delegate_task` children, which may need that slot). Absent where the queue cannot lend one.
+     * `delegate_task` children, which may need that slot) and takes it back when `work` settles, even
+     * past the cap for a moment. Every backend passes it (the contract suite checks); optional for
+     * handlers called outside a queue. Rejects as `work` does.
      */
     idle?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
   },

@@ -3,6 +3,7 @@ import { Redis } from "ioredis";
 import { describeError, HeraldError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { JobHandler, JobQueue, QueueEvent, TurnJob, TurnProgress, TurnResult } from "../../core/turn.js";
+import { LentSlots } from "./bull-lent-slots.js";
 import { fromBullId, QUEUE_NAME, RedisNames, toBullId } from "./bull-names.js";
 import { type OrderingScripts, orderingScripts } from "./bull-scripts.js";
 
@@ -76,7 +77,8 @@ const CANCEL_MARKER_TTL_MS = 24 * 60 * 60 * 1_000;
  * the key lock (SET NX PX, renewed while it runs); otherwise the job steps aside into BullMQ's delayed
  * set for `busyDelayMs`. When a job finishes, its worker removes it from the list and promotes the next
  * head at once, so the delay is a fallback, not the hand-over. Cancellation is a Redis pub/sub message
- * every consumer hears, plus a marker a worker checks before it starts a job.
+ * every consumer hears, plus a marker a worker checks before it starts a job. A job waiting in
+ * `ctx.idle` lends its slot (`LentSlots`): the worker takes one more job while it waits.
  */
 export class BullJobQueue implements JobQueue {
   readonly #logger: Logger;
@@ -103,6 +105,7 @@ export class BullJobQueue implements JobQueue {
   #eventsConnection: Redis | undefined;
   #worker: Worker<BullJobData, TurnResult> | undefined;
   #handler: JobHandler | undefined;
+  readonly #lentSlots: LentSlots;
   #closing: Promise<void> | undefined;
 
   constructor(options: BullJobQueueOptions) {
@@ -124,6 +127,7 @@ export class BullJobQueue implements JobQueue {
     this.#queue.on("error", (err) => this.#logger.warn({ err: describeError(err) }, "bullmq queue error"));
     this.#listeners = new Listeners(this.#logger);
     this.#cancelled = new LruMap(this.#maxFinished);
+    this.#lentSlots = new LentSlots(this.#logger);
   }
 
   async enqueue(job: TurnJob, options: { id: string; orderingKey: string }): Promise<void> {
@@ -167,6 +171,7 @@ export class BullJobQueue implements JobQueue {
       });
     }
     this.#handler = handler;
+    const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
     const subscriber = this.#ensureSubscriber();
     await subscriber.subscribe(this.#names.channel("cancel"));
     const worker = new Worker<BullJobData, TurnResult>(
@@ -175,7 +180,7 @@ export class BullJobQueue implements JobQueue {
       {
         connection: this.#client,
         prefix: this.#prefix,
-        concurrency: Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY),
+        concurrency,
         lockDuration: this.#lockDurationMs,
         stalledInterval: this.#stalledIntervalMs,
         maxStalledCount: 2,
@@ -191,6 +196,7 @@ export class BullJobQueue implements JobQueue {
       else if (job.finishedOn) void this.#afterFinish(job, "remove");
     });
     this.#worker = worker;
+    this.#lentSlots.attach(worker, concurrency);
     void worker
       .run()
       .catch((err: unknown) => this.#logger.error({ err: describeError(err) }, "worker stopped"));
@@ -265,6 +271,7 @@ export class BullJobQueue implements JobQueue {
   }
 
   async #close(): Promise<void> {
+    this.#lentSlots.detach();
     for (const bullId of this.#running.keys()) this.#stopRun(bullId, "shutdown");
     const results = await Promise.allSettled([
       this.#worker?.close(),
@@ -338,15 +345,21 @@ export class BullJobQueue implements JobQueue {
           // Progress is best effort: a lost line must not fail the turn.
         });
     };
+    const lending = this.#lentSlots.forJob();
     let outcome: { ok: true; result: TurnResult } | { ok: false; err: unknown };
     try {
       outcome = {
         ok: true,
-        result: await this.#handler!(job.data.job, { signal: run.controller.signal, progress }),
+        result: await this.#handler!(job.data.job, {
+          signal: run.controller.signal,
+          progress,
+          idle: lending.idle,
+        }),
       };
     } catch (err) {
       outcome = { ok: false, err };
     }
+    lending.end();
     try {
       // A stop decides the outcome even when the handler finished anyway: a cancelled turn emits
       // nothing, and a turn cut short by shutdown runs again elsewhere.

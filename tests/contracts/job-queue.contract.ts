@@ -304,6 +304,107 @@ export function jobQueueContract(name: string, makeQueue: MakeQueue): void {
       expect(rec.of("doomed")).toEqual([]);
     });
 
+    it("lends the slot of a job waiting in ctx.idle, and takes it back when the wait ends", async () => {
+      const queue = await make();
+      const rec = record(queue);
+      const childRan = deferred();
+      let hadIdle = false;
+      let running = 0;
+      let maxRunning = 0;
+      await queue.consume(
+        async (job, ctx) => {
+          if (job.turnId === "parent") {
+            hadIdle = ctx.idle !== undefined;
+            // One slot, held by this job: the child runs only if the wait lends it.
+            const wait = Promise.race([childRan.promise, untilAborted(ctx.signal)]);
+            const text = await (ctx.idle ?? ((w) => w))(wait.then(() => "children done"));
+            return okResult(job.turnId, text);
+          }
+          if (job.turnId === "child") {
+            childRan.resolve();
+            return okResult(job.turnId, "ok");
+          }
+          running++;
+          maxRunning = Math.max(maxRunning, running);
+          await sleep(100);
+          running--;
+          return okResult(job.turnId, "ok");
+        },
+        { concurrency: 1 },
+      );
+      await queue.enqueue(turnJob("parent"), { id: "parent", orderingKey: "p" });
+      await queue.enqueue(turnJob("child"), { id: "child", orderingKey: "c" });
+      const parent = await rec.next(is("completed", "parent"));
+      expect(hadIdle).toBe(true);
+      expect(parent).toEqual({
+        type: "completed",
+        jobId: "parent",
+        result: okResult("parent", "children done"),
+      });
+      // The slot came back: two keys run one at a time again.
+      await queue.enqueue(turnJob("a"), { id: "a", orderingKey: "a" });
+      await queue.enqueue(turnJob("b"), { id: "b", orderingKey: "b" });
+      await rec.next(is("completed", "a"));
+      await rec.next(is("completed", "b"));
+      expect(maxRunning).toBe(1);
+    });
+
+    it("keeps the orderingKey of a job waiting in ctx.idle: its key's next job runs after it", async () => {
+      const queue = await make();
+      const rec = record(queue);
+      const log: string[] = [];
+      const otherRan = deferred();
+      await queue.consume(
+        async (job, ctx) => {
+          log.push(`start ${job.turnId}`);
+          if (job.turnId === "parent") {
+            const wait = Promise.race([otherRan.promise, untilAborted(ctx.signal)]);
+            await (ctx.idle ?? ((w) => w))(wait);
+          }
+          if (job.turnId === "other") otherRan.resolve();
+          log.push(`end ${job.turnId}`);
+          return okResult(job.turnId, "ok");
+        },
+        { concurrency: 1 },
+      );
+      await queue.enqueue(turnJob("parent"), { id: "parent", orderingKey: "k" });
+      await queue.enqueue(turnJob("next"), { id: "next", orderingKey: "k" });
+      await queue.enqueue(turnJob("other"), { id: "other", orderingKey: "o" });
+      await rec.next(is("completed", "next"));
+      // The lent slot ran the other key's job, never the waiting job's own key.
+      expect(log.indexOf("start next")).toBeGreaterThan(log.indexOf("end parent"));
+      expect(log.indexOf("end other")).toBeLessThan(log.indexOf("end parent"));
+    });
+
+    it("cancels a job waiting in ctx.idle: the wait aborts and the slot comes back once", async () => {
+      const queue = await make();
+      const rec = record(queue);
+      let running = 0;
+      let maxRunning = 0;
+      await queue.consume(
+        async (job, ctx) => {
+          if (job.turnId === "parent") return (ctx.idle ?? ((w) => w))(untilAborted(ctx.signal));
+          running++;
+          maxRunning = Math.max(maxRunning, running);
+          await sleep(100);
+          running--;
+          return okResult(job.turnId, "ok");
+        },
+        { concurrency: 1 },
+      );
+      await queue.enqueue(turnJob("parent"), { id: "parent", orderingKey: "p" });
+      await queue.enqueue(turnJob("child"), { id: "child", orderingKey: "c" });
+      await rec.next(is("completed", "child"));
+      await queue.cancel("parent");
+      await queue.enqueue(turnJob("marker"), { id: "marker", orderingKey: "p" });
+      await queue.enqueue(turnJob("other"), { id: "other", orderingKey: "o" });
+      await rec.next(is("completed", "marker"));
+      await rec.next(is("completed", "other"));
+      expect(rec.of("parent")).toEqual([]);
+      // Neither kept lent (two at once) nor given back twice (none at all).
+      expect(maxRunning).toBe(1);
+    });
+
     it("retries a retryable failure and then completes", async () => {
       const queue = await make();
       const rec = record(queue);

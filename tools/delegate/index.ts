@@ -116,13 +116,17 @@ export const delegateTool = defineTool({
       args.max_parallel,
     );
     ctx.progress(progressLine(group));
-    try {
+    const waitAll = async () => {
       while (!group.children.every(final)) {
-        // The wait lends this turn's slot (embedded queue): children can run even when parents fill it.
-        const next = await (ctx.idle ? ctx.idle(waitFor(ctx, group)) : waitFor(ctx, group));
+        const next = await waitFor(ctx, group);
         if (next.version !== group.version) ctx.progress(progressLine(next));
         group = next;
       }
+    };
+    try {
+      // The whole wait lends this turn's job slot (both queues): the children run even when waiting
+      // parents fill every slot of every worker. One lend for the whole wait, not one per long-poll.
+      await (ctx.idle ? ctx.idle(waitAll()) : waitAll());
     } catch (err) {
       if (ctx.signal.aborted) await api.cancel(group.id).catch(() => undefined);
       throw err;
