@@ -53,8 +53,7 @@ export class CgroupLauncher {
    */
   launch(file: string, args: readonly string[]): { proc: SpawnedProcess; info: Readable } {
     const shell = this.takeReady() ?? this.startShell();
-    const script = join(this.dir(), `${this.nextScript++}.sh`);
-    writeFileSync(script, `set -- ${[file, ...args].map(shellQuote).join(" ")}\n`, { mode: 0o600 });
+    const script = this.writeScript(`set -- ${[file, ...args].map(shellQuote).join(" ")}\n`);
     this.running++;
     void shell.proc.exited.then(() => {
       rmSync(script, { force: true });
@@ -111,6 +110,19 @@ export class CgroupLauncher {
       return cgroup.release();
     });
     return shell;
+  }
+
+  /** Writes a command's script; a directory some /tmp cleaner removed is made again. */
+  private writeScript(content: string): string {
+    const name = `${this.nextScript++}.sh`;
+    try {
+      writeFileSync(join(this.dir(), name), content, { mode: 0o600 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      this.scriptDir = undefined;
+      writeFileSync(join(this.dir(), name), content, { mode: 0o600 });
+    }
+    return join(this.dir(), name);
   }
 
   private dir(): string {

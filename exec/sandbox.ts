@@ -271,7 +271,7 @@ export class SandboxBackend implements ExecutionBackend {
       return sandboxProcess(proc, readChildPid(info));
     } catch (err) {
       // Running it without the limit would let a fork bomb loose: refuse, as a shell would report it.
-      const message = `herald: cannot create the sandbox's pids cgroup: ${(err as Error).message}`;
+      const message = `herald: cannot start the sandbox in a pids cgroup of its own: ${(err as Error).message}`;
       return spawnGroup("/bin/sh", ["-c", 'echo "$1" >&2; exit 126', "herald-sandbox", message], { env: {} });
     }
   }

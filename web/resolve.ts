@@ -65,8 +65,8 @@ export async function resolveChecked(
       throw new WebError(
         "blocked_address",
         url.href,
-        `refused ${url.href}: ${where} a ${reason} address. Web tools fetch only public addresses; ` +
-          "the owner can allow private ones with the allowPrivate option",
+        `refused ${url.href}: ${where} a ${reason}${reason.endsWith(" address") ? "" : " address"}. Web tools fetch only public addresses; ` +
+          "the owner can allow private ones with web.allow_private in config.yaml (HERALD_WEB_ALLOW_PRIVATE=true)",
       );
     }
   }

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -184,6 +184,20 @@ describe("SandboxBackend", () => {
       await own.close();
     }
   });
+
+  it.skipIf(limit.cgroupDir === undefined)(
+    "still runs commands after a /tmp cleaner removed the launcher's script directory",
+    async () => {
+      const own = new SandboxBackend();
+      await own.checkAvailable();
+      expect((await runCommand(own, ws, { command: "echo one" })).stdout).toBe("one\n");
+      // The directory is private to the backend: reach it the way a cleaner would, by its path.
+      const dir = (own as unknown as { launcher: { scriptDir: string } }).launcher.scriptDir;
+      rmSync(dir, { recursive: true, force: true });
+      expect((await runCommand(own, ws, { command: "echo two" })).stdout).toBe("two\n");
+      await own.close();
+    },
+  );
 
   it("reports a missing bwrap with the fix", async () => {
     const missing = new SandboxBackend({ bwrapPath: "/nonexistent/bwrap" });
