@@ -27,7 +27,6 @@ export {
 export { parseRetryAfterMs } from "./http.js";
 export {
   createSpokenReplies,
-  pruneSpeechFiles,
   type SpokenReplies,
   type SpokenRepliesDeps,
   type SpokenReplyOptions,

@@ -4,7 +4,7 @@
  * converted with ffmpeg when the configured format is another); the others an audio file (MP3 unless
  * `voice.tts.format` says otherwise).
  */
-import { mkdir, readdir, rm, stat } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -49,43 +49,20 @@ export interface SpokenRepliesDeps extends AudioTools {
   /** Folder of the files (shared with the gateway, which sends them): `HERALD_HOME/cache/speech`. */
   outDir: string;
   logger?: Logger | undefined;
-  /**
-   * Files older than this are deleted (checked at most hourly, when a reply is spoken): the outbox
-   * has long delivered them. @defaultValue 86_400_000 (a day)
-   */
-  keepMs?: number | undefined;
 }
 
-/** Deletes files in `dir` last modified more than `keepMs` ago; returns how many. Never throws. */
-export async function pruneSpeechFiles(dir: string, keepMs: number, now = Date.now()): Promise<number> {
-  const names = await readdir(dir).catch(() => [] as string[]);
-  let deleted = 0;
-  for (const name of names) {
-    const path = join(dir, name);
-    const info = await stat(path).catch(() => undefined);
-    if (!info?.isFile() || now - info.mtimeMs <= keepMs) continue;
-    await rm(path, { force: true }).then(
-      () => deleted++,
-      () => undefined,
-    );
-  }
-  return deleted;
-}
-
+/**
+ * Spoken replies are pruned with the rest of HERALD_HOME/cache by the housekeeping pass
+ * (app/housekeeping.ts): after media.retention_days, never one an undelivered reply still carries.
+ */
 /** Builds spoken replies on the validated `voice.tts` section. */
 export function createSpokenReplies(
   tts: NonNullable<VoiceConfig["tts"]>,
   deps: SpokenRepliesDeps,
 ): SpokenReplies {
   const tools: AudioTools = { ffmpegPath: deps.ffmpegPath, ffprobePath: deps.ffprobePath };
-  const keepMs = deps.keepMs ?? 86_400_000;
-  let prunedAt = 0;
   return {
     async speak(text, options) {
-      if (Date.now() - prunedAt > 3_600_000) {
-        prunedAt = Date.now();
-        void pruneSpeechFiles(deps.outDir, keepMs);
-      }
       const wantsNote = VOICE_NOTE_PLATFORMS.has(options.platform);
       const format: SpeechFormat = tts.format ?? (wantsNote ? "opus" : "mp3");
       await mkdir(deps.outDir, { recursive: true });
