@@ -6,7 +6,10 @@
  * Why `prlimit` and not `ulimit`: it takes exact numbers and execs the shell, so the user's command is
  * never parsed by a wrapping shell, and dash's `ulimit` lacks some limits on some versions. RLIMIT_NPROC
  * counts per user namespace (Linux ≥ 5.14), and the sandbox has its own, so the process limit bounds
- * the sandbox alone, not every process of the gateway's user.
+ * the sandbox alone, not every process of the gateway's user. It does not bind root's processes:
+ * where the gateway can create cgroups, each command also runs in a pids cgroup of its own
+ * (`cgroup.ts`, started through `cgroup-launcher.ts`). A kill reaches the sandbox's own session and pid
+ * namespace (`sandbox-process.ts`).
  */
 import { execFile } from "node:child_process";
 import { constants, existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
