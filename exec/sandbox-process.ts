@@ -10,6 +10,7 @@
  * init, which ends the whole pid namespace. The monitor then exits by itself, reporting the command's
  * end.
  */
+import { readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { killGroup } from "./child.js";
@@ -40,6 +41,15 @@ export function readChildPid(info: Readable): Promise<number | undefined> {
   });
 }
 
+/** Whether `pid` has a child now (Linux: /proc/<pid>/task/<pid>/children); true when it cannot tell. */
+function hasChildren(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim() !== "";
+  } catch {
+    return true; // Gone, or no such file on this kernel: leave it to the grace and SIGKILL.
+  }
+}
+
 /** `monitor` with a `kill` that reaches the sandbox (see the module comment). */
 export function sandboxProcess(
   monitor: SpawnedProcess,
@@ -63,7 +73,9 @@ export function sandboxProcess(
       return;
     }
     killGroup(pid, signal);
-    if (signal === "SIGKILL") {
+    // The init ignores a catchable signal from outside; before it started the command (a kill right
+    // after the start) there is nothing to end gracefully, so it goes at once rather than at the grace.
+    if (signal === "SIGKILL" || !hasChildren(pid)) {
       try {
         process.kill(pid, "SIGKILL"); // The init: its end ends every process of the namespace.
       } catch {
