@@ -159,6 +159,22 @@ describe("group sessions: who said what", () => {
     expect(storedUserTexts(h)).toEqual(["[Alice] plan a picnic", "[Bob] for Saturday", "[Bob] bring cake"]);
   });
 
+  it("a shared group's /background task carries its sender's name in its own session", async () => {
+    const { fake, h } = await shared();
+    const text = "/background@herald_bot find cake recipes";
+    fake.userSends({
+      chatId: GROUP,
+      fromId: BOB,
+      fromName: "Bob",
+      text,
+      extra: { entities: [{ type: "bot_command", offset: 0, length: text.indexOf(" ") }] },
+    });
+    const replies = await botReplies(fake, GROUP, 2);
+    expect(replies.join("\n")).toContain("echo: [Bob] find cake recipes");
+    expect(userTexts(h.llm.requests[0])).toEqual(["[Bob] find cake recipes"]);
+    expect(systemOf(h.llm.requests[0])).toContain("square brackets");
+  });
+
   it("per-user group sessions and DMs keep their messages as written and name the speaker in the prompt", async () => {
     const { fake, h } = await start();
     ask(fake, ALICE, "Alice", "[Bob] what's the time?");
