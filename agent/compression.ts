@@ -27,7 +27,7 @@ const PER_MESSAGE_TOKENS = 4;
 export const SUMMARY_PREFIX = "[Summary of the earlier part of this conversation]";
 
 const SUMMARY_INSTRUCTION =
-  "Summarise this conversation for continuing it: facts, decisions, open tasks, names, numbers and preferences the user gave, what tools found, and what the assistant was in the middle of. Plain text, at most about 300 words; no preamble.";
+  "Summarise this conversation for continuing it: facts, decisions, open tasks, names, numbers and preferences the user gave, what tools found, and what the assistant was in the middle of. When user messages start with a name in brackets ([Alice]), several people share the conversation and the tag names the sender: say who said, asked or decided what. Plain text, at most about 300 words; no preamble.";
 
 /** Estimated tokens of one message (chars / 4, see the file comment). */
 export function estimateMessageTokens(message: ModelMessage): number {

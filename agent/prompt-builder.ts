@@ -7,8 +7,9 @@
  */
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { isSharedGroup } from "../core/speakers.js";
 import type { TurnRecord } from "../core/turn.js";
-import type { ChatType, KeyValueStore } from "../core/types.js";
+import type { ChatType, GroupSessionMode, KeyValueStore } from "../core/types.js";
 import { buildSystemPrompt, compactAscii, describeNow } from "./prompt.js";
 
 export interface PromptBuilderOptions {
@@ -18,6 +19,11 @@ export interface PromptBuilderOptions {
   timezone: string;
   /** Each platform's prompt hint (from its module), by platform name. */
   hints?: Readonly<Record<string, string>> | undefined;
+  /**
+   * How group sessions are keyed: in `shared` ones messages carry sender tags and the prompt names
+   * nobody (it stays the same whoever speaks). @defaultValue "per_user"
+   */
+  groupSessions?: GroupSessionMode | undefined;
   /** Where snapshots are kept (the runner state's `kv("prompt-snapshots")`). */
   snapshots: KeyValueStore;
   /**
@@ -65,11 +71,13 @@ export class PromptBuilder {
 
   /**
    * The system prompt of `turn` (the runner's `systemPrompt` option). A session's turns get the same
-   * string, built once (its date line is the session's start).
+   * string, built once (its date line is the session's start); in a DM or a per-user group session it
+   * names the speaker, in a shared group session nobody.
    */
   readonly build = (turn: TurnRecord, chatType: ChatType): string => {
     const snapshot = this.#snapshot(turn);
-    const userName = turn.inbound?.sender.name;
+    const senderTags = isSharedGroup(chatType, this.#options.groupSessions ?? "per_user");
+    const userName = senderTags ? undefined : turn.inbound?.sender.name;
     const at = snapshot.takenAt ?? turn.createdAt;
     const key = `${turn.chat.platform}\u0000${chatType}\u0000${userName ?? ""}\u0000${describeNow(at, this.#options.timezone)}`;
     if (snapshot.built?.key === key) return snapshot.built.prompt;
@@ -79,6 +87,7 @@ export class PromptBuilder {
       platformHint: this.#options.hints?.[turn.chat.platform],
       chatType,
       userName,
+      senderTags,
       now: at,
       timezone: this.#options.timezone,
       extra: snapshot.sections,

@@ -25,7 +25,13 @@ export interface SystemPromptOptions {
   /** How replies render on this platform (its module's `promptHint`). */
   platformHint?: string | undefined;
   chatType: ChatType;
+  /** The person talking (DMs, per-user group sessions); ignored with `senderTags`. */
   userName?: string | undefined;
+  /**
+   * A group session several people share: each user message starts with its sender's tag
+   * (`core/speakers.ts`), and the prompt names nobody, so it is the same whoever speaks.
+   */
+  senderTags?: boolean | undefined;
   /** Epoch ms. */
   now: number;
   /** IANA time zone the date is stated in. */
@@ -46,6 +52,10 @@ export function compactAscii(text: string): string {
   return ASCII.test(text) ? Buffer.from(text, "latin1").toString("latin1") : text;
 }
 
+/** How a shared group session's prompt explains sender tags (the same bytes for every speaker). */
+export const SENDER_TAGS_NOTE =
+  "This is a group chat where several people share one conversation. Each person's message starts with their name in square brackets, added by the system, like [Sam] (a # and a code after a name tell apart two people with the same name). Only that first tag says who wrote the message; a bracketed name later in it is part of what they typed. A message without a tag is a note from the system, not from a person. Address the person who asked, and keep track of who said what.";
+
 /** Builds the system prompt; the same inputs give the same text. */
 export function buildSystemPrompt(options: SystemPromptOptions): string {
   const { platform, chatType, userName } = options;
@@ -53,7 +63,9 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
     options.platformHint ?? CHANNEL_HINTS[platform] ?? `You are replying in ${platform}; answer in Markdown.`;
   const who =
     chatType === "group"
-      ? `This is a group chat with several people${userName ? `; the message is from ${userName}` : ""}. Address the person who asked.`
+      ? options.senderTags
+        ? SENDER_TAGS_NOTE
+        : `This is a group chat with several people${userName ? `; the message is from ${userName}` : ""}. Address the person who asked.`
       : userName
         ? `You are talking with ${userName}.`
         : "";

@@ -65,6 +65,7 @@ export function createDelegation(
   const background = backgroundCommands({
     control: runner.control,
     kv: state.kv("background"),
+    groupSessions: config.sessions.groupSessions,
     turn: (id) => state.turns.get(id),
     openSession: (parts, now) => {
       const { session } = state.sessions.open(parts, { mode: "none", idleMinutes: 1440, atHour: 4 }, now);

@@ -78,6 +78,7 @@ export function createLearning(
   const prompts = new PromptBuilder({
     persona: config.agent.persona,
     hints: platformHints,
+    groupSessions: config.sessions.groupSessions,
     timezone: config.timezone,
     snapshots: state.kv("prompt-snapshots"),
     logger: log,

@@ -35,12 +35,14 @@ export interface CommandContext {
 /**
  * What a command answers: the reply text (Markdown), a reply plus an effect to run after the inbound
  * transaction commits, or `turnInput`: run a turn with this text as its input instead of the message's
- * (`/<skill-name> args` loads the skill this way).
+ * (`/<skill-name> args` loads the skill this way). With `replay`, `turnInput` is a stored user message
+ * answered again as it was (`/retry`): in a shared group it already carries its sender's tag, so it gets
+ * none again (the sender stays the person who wrote it, whoever asked for the retry).
  */
 export type CommandResult =
   | string
   | { reply: string; after?: () => void }
-  | { turnInput: string; after?: () => void }
+  | { turnInput: string; replay?: boolean | undefined; after?: () => void }
   | DeferredAnswer;
 
 /**

@@ -249,7 +249,10 @@ export interface TurnRecord {
   userId: string;
   status: TurnStatus;
   source: TurnSource;
-  /** The user's text (already including any skill or command expansion). */
+  /**
+   * The user's text (already including any skill or command expansion; in a shared group session with
+   * its sender's tag in front, `core/speakers.ts`).
+   */
   input: string;
   /** The inbound message this turn answers (null for cron runs). */
   inbound?: InboundMessage | undefined;

@@ -6,8 +6,9 @@
  */
 import { createHash } from "node:crypto";
 import type { CommandModule } from "../core/commands.js";
+import { attribute, chooseLabel, isSharedGroup } from "../core/speakers.js";
 import type { TurnControl, TurnRecord } from "../core/turn.js";
-import type { KeyValueStore, SessionKeyParts } from "../core/types.js";
+import type { GroupSessionMode, KeyValueStore, SessionKeyParts } from "../core/types.js";
 
 /** A background task as the chat's list keeps it. */
 export interface BackgroundTask {
@@ -29,6 +30,11 @@ export interface BackgroundOptions {
   kv: KeyValueStore;
   /** Tasks a chat's list keeps (the oldest are forgotten). @defaultValue 20 */
   keep?: number;
+  /**
+   * How group sessions are keyed: in `shared` mode a group's task prompt carries its sender's tag, like
+   * every person's message there (`core/speakers.ts`). @defaultValue "per_user"
+   */
+  groupSessions?: GroupSessionMode | undefined;
 }
 
 const STATE_ICON: Record<TurnRecord["status"], string> = {
@@ -82,6 +88,11 @@ export function backgroundCommands(options: BackgroundOptions): {
             now,
           );
           const turnId = `b${hash.slice(0, 24)}`;
+          // The task's session is new and its own: the sender's label there is their name, as first speaker.
+          const { sender } = message;
+          const tagged = isSharedGroup(message.chatType, options.groupSessions ?? "per_user")
+            ? attribute(prompt, chooseLabel(sender.name, message.platform, sender.id, new Set()))
+            : prompt;
           control.submit({
             id: turnId,
             sessionId: session.id,
@@ -89,7 +100,7 @@ export function backgroundCommands(options: BackgroundOptions): {
             chat: message.chat,
             userId: message.sender.id,
             source: "chat",
-            input: prompt,
+            input: tagged,
             options: { replyPrefix: `🔙 Background task ${id}:\n` },
           });
           const task = { id, turnId, sessionKey: session.key, prompt: prompt.slice(0, 200), createdAt: now };

@@ -9,6 +9,7 @@
 import type { CommandContext, CommandResult, DeferredAnswer } from "../core/commands.js";
 import { parseCommand } from "../core/commands.js";
 import type { Logger } from "../core/logger.js";
+import { attribute, isSharedGroup } from "../core/speakers.js";
 import type { NewTurn, TurnRecord } from "../core/turn.js";
 import type { ChatMessage, InboundMessage, InboundOutcome, OutboundMessage } from "../core/types.js";
 import type {
@@ -36,6 +37,8 @@ export interface InboundDeps {
   commands: { resolve(name: string, ctx: CommandContext): CommandResult | undefined };
   sessions: Pick<SessionStore, "open" | "append">;
   turns: Pick<TurnJournal, "get" | "create">;
+  /** Labels of the people in shared group sessions (`SpeakerRoster`); writes with the transaction. */
+  speakers: { label(sessionId: string, platform: string, sender: InboundMessage["sender"]): string };
   /** Queues a reply to `message` in the outbox; its delivery goes into `effects`. */
   reply(message: InboundMessage, text: string, kind: OutboundMessage["kind"], effects: Effect[]): void;
   /** Cancels the open turns of a key (see `TurnControl.cancel`); side effects into `effects`. */
@@ -61,6 +64,8 @@ export interface InboundContext {
   now: number;
   /** The turn's input: the message's text, or what a command turned it into. */
   input: string;
+  /** `input` is a stored user message answered again (`/retry`): it is not attributed again. */
+  replay?: boolean | undefined;
   opened?: OpenedSession | undefined;
   /** The message is in the inbound ledger (recorded by `dedupe`, or replayed from it). */
   recorded: boolean;
@@ -131,8 +136,9 @@ export const command: InboundStep = (ctx, deps) => {
     return "command";
   }
   if (typeof result === "object" && "turnInput" in result) {
-    // A command that starts a turn (`/<skill> args`): its text is the turn's input.
+    // A command that starts a turn (`/<skill> args`, `/retry`): its text is the turn's input.
     ctx.input = result.turnInput;
+    ctx.replay = result.replay === true;
     if (result.after) ctx.effects.push(result.after);
     return undefined;
   }
@@ -179,11 +185,21 @@ export const busyPolicy: InboundStep = ({ message, sessionKey, effects }, deps) 
   return undefined;
 };
 
+/**
+ * Journals the turn. In a shared group session its input is attributed here, once: the stored text and
+ * everything built from it (the job, a cancelled turn's kept input, a failure's user message) carry the
+ * sender's tag, and a redelivery, a queue retry or a restart reuses the journalled input as it is.
+ */
 export const createTurn: InboundStep = (ctx, deps) => {
   const { message, sessionKey, opened } = ctx;
   if (!opened) throw new Error("createTurn runs after openSession");
   const id = deps.turnId(message);
   if (deps.turns.get(id)) return "duplicate";
+  const shared = isSharedGroup(message.chatType, deps.settings.sessions.groupSessions);
+  const input =
+    shared && !ctx.replay
+      ? attribute(ctx.input, deps.speakers.label(opened.session.id, message.platform, message.sender))
+      : ctx.input;
   const turn: NewTurn = {
     id,
     sessionId: opened.session.id,
@@ -191,7 +207,7 @@ export const createTurn: InboundStep = (ctx, deps) => {
     chat: message.chat,
     userId: message.sender.id,
     source: message.platform === "api" ? "api" : "chat",
-    input: ctx.input,
+    input,
     inbound: message,
   };
   deps.claim(sessionKey, ctx.effects, deps.turns.create(turn, ctx.now));

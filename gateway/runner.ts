@@ -34,6 +34,7 @@ import {
 } from "./inbound.js";
 import { OutboxDispatcher } from "./outbox-dispatcher.js";
 import { type CompressSession, sessionCommands } from "./session-commands.js";
+import { SpeakerRoster } from "./speakers.js";
 import { defaultContext, TurnCoordinator } from "./turns.js";
 import type {
   Effect,
@@ -179,6 +180,7 @@ export class GatewayRunner {
       commands: this.commands,
       sessions: state.sessions,
       turns: state.turns,
+      speakers: new SpeakerRoster(state.kv("speakers")),
       reply: (message, text, kind, effects) => this.reply(message, text, kind, effects),
       cancel: (key, reason, effects, keepInput) => this.turns.cancel(key, reason, effects, keepInput),
       sessionEnded: (ended) => this.endedSession(ended),

@@ -68,7 +68,7 @@ export function sessionCommands(options: SessionCommandsOptions): CommandModule 
       const last = session && lastExchange(session);
       if (!session || !last) return "Nothing to retry yet.";
       sessions.truncate(session.id, last.from.seq);
-      return { turnInput: String(last.from.message.content ?? "") };
+      return { turnInput: String(last.from.message.content ?? ""), replay: true };
     },
   };
 

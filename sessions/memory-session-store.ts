@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { sessionKey } from "../core/chat.js";
 import { HeraldError } from "../core/errors.js";
+import { isSharedGroup, withSenderTag } from "../core/speakers.js";
 import type { ChatMessage, GroupSessionMode, SessionKeyParts } from "../core/types.js";
 import { compactionSummary } from "./compaction.js";
 import { staleReason } from "./reset-policy.js";
@@ -150,7 +151,10 @@ export class MemorySessionStore implements SessionStore {
           sessionKey: session.key,
           seq: m.seq,
           role: m.message.role,
-          snippet: textSnippet(content, terms),
+          snippet:
+            m.message.role === "user" && isSharedGroup(session.chatType, this.#groupMode)
+              ? withSenderTag(textSnippet(content, terms), content)
+              : textSnippet(content, terms),
           createdAt: m.createdAt,
         };
         scored.push({ hit, matched });

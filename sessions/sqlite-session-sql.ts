@@ -4,7 +4,7 @@
  */
 import type Database from "better-sqlite3";
 import type { ChatMessage, ToolCall } from "../core/types.js";
-import type { Session, StoredMessage } from "./types.js";
+import type { SearchHit, Session, StoredMessage } from "./types.js";
 
 /** A row of `sessions`. */
 export interface SessionRow {
@@ -84,6 +84,13 @@ export function toStored(row: MessageRow): StoredMessage {
   return stored;
 }
 
+/** A row of the search statements: a `SearchHit` plus what its sender tag is read from. */
+export interface SearchRow extends SearchHit {
+  chatType: Session["chatType"];
+  /** The start of a user message (its sender tag, in a shared group session); null for other roles. */
+  head: string | null;
+}
+
 /** Prepares every statement of the session store once. */
 export function prepareSessionStatements(db: Database.Database) {
   return {
@@ -147,7 +154,8 @@ export function prepareSessionStatements(db: Database.Database) {
     ),
     search: db.prepare(
       `SELECT m.session_id AS sessionId, s.key AS sessionKey, m.seq, m.role, m.created_at AS createdAt,
-         snippet(messages_fts, 0, '**', '**', '…', 16) AS snippet
+         snippet(messages_fts, 0, '**', '**', '…', 16) AS snippet, s.chat_type AS chatType,
+         CASE WHEN m.role = 'user' THEN substr(m.content, 1, 120) END AS head
        FROM messages_fts
        JOIN messages m ON m.id = messages_fts.rowid
        JOIN sessions s ON s.id = m.session_id
@@ -163,7 +171,8 @@ export function prepareSessionStatements(db: Database.Database) {
     /** Newest matches first: FTS5 walks its index by rowid and stops at the limit (no ranking of every match). */
     searchNewest: db.prepare(
       `SELECT m.session_id AS sessionId, s.key AS sessionKey, m.seq, m.role, m.created_at AS createdAt,
-         snippet(messages_fts, 0, '**', '**', '…', 16) AS snippet
+         snippet(messages_fts, 0, '**', '**', '…', 16) AS snippet, s.chat_type AS chatType,
+         CASE WHEN m.role = 'user' THEN substr(m.content, 1, 120) END AS head
        FROM messages_fts
        JOIN messages m ON m.id = messages_fts.rowid
        JOIN sessions s ON s.id = m.session_id

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type Database from "better-sqlite3";
 import { sessionKey } from "../core/chat.js";
 import { HeraldError } from "../core/errors.js";
+import { isSharedGroup, withSenderTag } from "../core/speakers.js";
 import type { ChatMessage, GroupSessionMode, SessionKeyParts } from "../core/types.js";
 import { compactionSummary } from "./compaction.js";
 import { HistoryCache } from "./history-cache.js";
@@ -10,6 +11,7 @@ import { ftsExpression, queryTerms } from "./search-query.js";
 import {
   type MessageRow,
   prepareSessionStatements,
+  type SearchRow,
   type SessionRow,
   type SessionStatements,
   toSession,
@@ -267,9 +269,20 @@ export class SqliteSessionStore implements SessionStore {
     };
     const all = ftsExpression(terms, "all");
     if (all === undefined) return [];
-    const hits = this.#stmt.search.all({ ...params, match: all }) as SearchHit[];
-    if (hits.length > 0 || terms.length < 2) return hits;
-    return this.#stmt.search.all({ ...params, match: ftsExpression(terms, "any") }) as SearchHit[];
+    const hits = this.#stmt.search.all({ ...params, match: all }) as SearchRow[];
+    if (hits.length > 0 || terms.length < 2) return this.#hits(hits);
+    return this.#hits(
+      this.#stmt.search.all({ ...params, match: ftsExpression(terms, "any") }) as SearchRow[],
+    );
+  }
+
+  /** Search rows as hits; a user message of a shared group session keeps its sender tag in the snippet. */
+  #hits(rows: SearchRow[]): SearchHit[] {
+    return rows.map(({ chatType, head, ...hit }) =>
+      head !== null && isSharedGroup(chatType, this.#groupMode)
+        ? { ...hit, snippet: withSenderTag(hit.snippet, head) }
+        : hit,
+    );
   }
 
   /** How many sessions are active (not ended). */
@@ -287,9 +300,11 @@ export class SqliteSessionStore implements SessionStore {
     const terms = queryTerms(query);
     const all = ftsExpression(terms, "all");
     if (all === undefined) return [];
-    const hits = this.#stmt.searchNewest.all({ match: all, limit }) as SearchHit[];
-    if (hits.length > 0 || terms.length < 2) return hits;
-    return this.#stmt.searchNewest.all({ match: ftsExpression(terms, "any"), limit }) as SearchHit[];
+    const hits = this.#stmt.searchNewest.all({ match: all, limit }) as SearchRow[];
+    if (hits.length > 0 || terms.length < 2) return this.#hits(hits);
+    return this.#hits(
+      this.#stmt.searchNewest.all({ match: ftsExpression(terms, "any"), limit }) as SearchRow[],
+    );
   }
 
   /** Records the summary and flags the replaced messages; they stay stored and searchable. */

@@ -59,6 +59,10 @@ export interface SearchHit {
   sessionKey: string;
   seq: number;
   role: ChatMessage["role"];
+  /**
+   * An excerpt around the match, matched words in `**`. A user message of a shared group session keeps
+   * its sender tag in front (`[Alice] …the **weather**…`) even when the excerpt starts mid-message.
+   */
   snippet: string;
   createdAt: number;
 }

@@ -1,9 +1,10 @@
 /**
  * The shared cases every `SessionStore` implementation must pass. Call `sessionStoreContract` from a
- * test file, once per implementation; `makeStore` returns a fresh, empty store each time.
+ * test file, once per implementation; `makeStore` returns a fresh, empty store each time (keying group
+ * chats by `groupMode`, per user when unset).
  */
 import { describe, expect, it } from "vitest";
-import type { ChatMessage, SessionKeyParts } from "../../core/types.js";
+import type { ChatMessage, GroupSessionMode, SessionKeyParts } from "../../core/types.js";
 import type { ResetPolicy, SessionStore } from "../../sessions/types.js";
 
 const T0 = Date.UTC(2024, 0, 10, 12, 0, 0);
@@ -27,7 +28,10 @@ const group = (chatId: string, userId: string): SessionKeyParts => ({
 const user = (content: string): ChatMessage => ({ role: "user", content });
 const assistant = (content: string): ChatMessage => ({ role: "assistant", content });
 
-export function sessionStoreContract(name: string, makeStore: () => SessionStore): void {
+export function sessionStoreContract(
+  name: string,
+  makeStore: (options?: { groupMode?: GroupSessionMode }) => SessionStore,
+): void {
   describe(`SessionStore contract: ${name}`, () => {
     it("open creates an active session keyed by chat", () => {
       const store = makeStore();
@@ -245,6 +249,26 @@ export function sessionStoreContract(name: string, makeStore: () => SessionStore
       expect(ids(store.search("recipe", { userId: "bob" }))).toEqual([bob.id]);
       expect(ids(store.search("recipe", { excludeSessionId: mine.id }))).toEqual([alice.id, bob.id].sort());
       expect(store.search("recipe", { keyPrefix: "slack:" })).toEqual([]);
+    });
+
+    it("search keeps the sender tag of a shared group's message whose excerpt starts mid-message", () => {
+      const store = makeStore({ groupMode: "shared" });
+      const room = store.open(group("42", "alice"), none, T0).session;
+      expect(room.key).toBe("discord:group:42");
+      const filler = "we talked about many unrelated things at length before getting to the point".repeat(3);
+      store.append(room.id, [user(`[Alice] ${filler} then the zeppelin landed`)], { now: T0 });
+      store.append(room.id, [user("[Bob #3f2a] zeppelin")], { now: T0 });
+      const snippets = store.search("zeppelin").map((h) => [h.seq, h.snippet]);
+      expect(snippets).toHaveLength(2);
+      const long = snippets.find(([seq]) => seq === 1)?.[1] as string;
+      expect(long).toMatch(/^\[Alice\] …/);
+      expect(long).toContain("**zeppelin**");
+      expect(snippets.find(([seq]) => seq === 2)?.[1]).toBe("[Bob #3f2a] **zeppelin**");
+      // A DM's leading bracket is the user's own text: an excerpt without it is left as it is.
+      const dmStore = makeStore({ groupMode: "shared" });
+      const d = dmStore.open(dm("100"), none, T0).session;
+      dmStore.append(d.id, [user(`[Alice] ${filler} then the zeppelin landed`)], { now: T0 });
+      expect(dmStore.search("zeppelin")[0]?.snippet).toMatch(/^…/);
     });
 
     it("search treats quotes, brackets and operators in the query as plain words", () => {

@@ -11,15 +11,15 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
-sessionStoreContract("SqliteState(:memory:).sessions", () => {
-  const state = SqliteState.open(":memory:");
+sessionStoreContract("SqliteState(:memory:).sessions", (options) => {
+  const state = SqliteState.open(":memory:", options);
   cleanups.push(() => state.close());
   return state.sessions;
 });
 
-sessionStoreContract("SqliteState(file).sessions", () => {
+sessionStoreContract("SqliteState(file).sessions", (options) => {
   const dir = mkdtempSync(join(tmpdir(), "herald-sessions-"));
-  const state = SqliteState.open(join(dir, "state.db"));
+  const state = SqliteState.open(join(dir, "state.db"), options);
   cleanups.push(() => {
     state.close();
     rmSync(dir, { recursive: true, force: true });
@@ -28,9 +28,10 @@ sessionStoreContract("SqliteState(file).sessions", () => {
 });
 
 // As the gateway opens it: histories cached in memory, commits batched per event-loop turn.
-sessionStoreContract("SqliteState(file, history cache, group commit).sessions", () => {
+sessionStoreContract("SqliteState(file, history cache, group commit).sessions", (options) => {
   const dir = mkdtempSync(join(tmpdir(), "herald-sessions-"));
   const state = SqliteState.open(join(dir, "state.db"), {
+    ...options,
     historyCacheBytes: 1024 * 1024,
     groupCommit: true,
   });
@@ -41,4 +42,4 @@ sessionStoreContract("SqliteState(file, history cache, group commit).sessions", 
   return state.sessions;
 });
 
-sessionStoreContract("MemorySessionStore", () => new MemorySessionStore());
+sessionStoreContract("MemorySessionStore", (options) => new MemorySessionStore(options));

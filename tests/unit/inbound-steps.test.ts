@@ -86,6 +86,7 @@ function deps(over: Partial<InboundDeps> = {}): { deps: InboundDeps; rec: Record
         return created;
       },
     },
+    speakers: { label: (_sessionId, _platform, sender) => sender.name ?? sender.id },
     reply: (_m, text, kind) => rec.replies.push({ text, kind }),
     cancel: (key, _reason, _effects, keepInput) => {
       rec.cancelled.push({ key, keepInput });
@@ -287,5 +288,27 @@ describe("createTurn", () => {
     createTurn(ctx(message({ platform: "api" }), { opened, input: "expanded" }), d);
     expect(rec.created[0]).toMatchObject({ id: "t-m1", sessionId: "s1", input: "expanded", source: "api" });
     expect(rec.claimed).toEqual(["k"]);
+  });
+
+  const shared = {
+    ...deps().deps.settings,
+    sessions: { ...deps().deps.settings.sessions, groupSessions: "shared" as const },
+  };
+  it.each<[string, Partial<InboundMessage>, Partial<InboundContext>, typeof shared | undefined, string]>([
+    ["a shared group's message carries its sender's tag", {}, {}, shared, "[Ada] expanded"],
+    ["a typed tag stays the sender's text", {}, { input: "[Bob] hi" }, shared, "[Ada] [Bob] hi"],
+    [
+      "a replayed message (/retry) is not tagged again",
+      {},
+      { input: "[Bob] hi", replay: true },
+      shared,
+      "[Bob] hi",
+    ],
+    ["a per-user group's message is stored as written", {}, {}, undefined, "expanded"],
+    ["a DM is stored as written in shared mode too", { chatType: "dm" }, {}, shared, "expanded"],
+  ])("%s", (_name, m, over, settings, input) => {
+    const { deps: d, rec } = deps(settings ? { settings } : {});
+    createTurn(ctx(message(m), { opened, input: "expanded", ...over }), d);
+    expect(rec.created[0]?.input).toBe(input);
   });
 });
