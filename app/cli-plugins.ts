@@ -1,7 +1,7 @@
 /**
  * `herald plugins list|enable|disable`. `list` loads every plugin the way the gateway does (so a broken
  * one shows its file and line); `enable`/`disable` write `plugins-state.json` in the plugins folder,
- * which the gateway reads on start and on `/reload-plugins`.
+ * which the gateway (and on Redis each worker) reads on start and on `/reload-plugins`.
  */
 import type { Command } from "commander";
 import { silentLogger } from "../core/logger.js";
@@ -58,7 +58,7 @@ export function registerPluginsCommands(program: Command, deps: PluginsCliDeps =
       out(
         was === enabled
           ? `${name} was already ${state}.\n`
-          : `${name} ${state}. A running gateway picks this up on /reload-plugins or a restart (workers on restart).\n`,
+          : `${name} ${state}. A running gateway (and on Redis its workers) picks this up on /reload-plugins or a restart.\n`,
       );
     });
   plugins.command("enable <name>").description("switch a plugin on").action(toggle(true));

@@ -24,9 +24,10 @@ import {
 } from "../mcp/index.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
+import { announceToWorkers, readMcpServers } from "./announcements.js";
 import { createApprovals } from "./approvals.js";
 import { createSessionCompressor } from "./compress.js";
-import { configuredPlatforms, type HeraldConfig, loadConfig, sectionOf } from "./config.js";
+import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
 import { createGatewayDashboard } from "./dashboard.js";
 import { createDelegation, type Delegation } from "./delegation.js";
@@ -168,10 +169,11 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   // tools are ready before the adapters start: loading them alongside let a Matrix adapter stopped in
   // that window leave an unhandled fetch abort behind.
   const tools = redis ? undefined : await createAgentTools(config, logger.child({ component: "tools" }));
+  // On Redis the workers run the tools: they hear of a session's end and of the reload commands.
+  const announce = tools ? undefined : queue.announce?.bind(queue);
   plugins = await createPlugins(config, logger, tools);
-  attachPlugins(runner, plugins, logger);
-  // A session's background processes end with it: here, or on the workers that started them.
-  if (!tools) runner.sessionEnded.add((ended) => void queue.announceSessionEnded?.(ended.key));
+  attachPlugins(runner, plugins, logger, announce && (() => announce({ type: "reload", what: "plugins" })));
+  if (announce) mcpServers = announceToWorkers(config, runner, announce, logger);
   if (tools) {
     // The embedded gateway runs them here.
     runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
@@ -179,8 +181,8 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     mcpServers = () => mcp.servers().map((s) => s.config);
     runner.commands.add(
       mcpCommands({
-        manager: mcp,
-        loadServers: () => loadConfig({ env: { ...process.env, HERALD_HOME: config.homeDir } }).mcpServers,
+        target: { type: "here", manager: mcp },
+        loadServers: () => readMcpServers(config),
         notify: (chat, text) => runner.control.notify(chat, text),
         logger: logger.child({ component: "mcp" }),
       }),

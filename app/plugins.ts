@@ -121,12 +121,18 @@ export function formatReport(report: PluginReport): string {
 
 /**
  * Gateway side: `/plugins`, `/reload-plugins`, the plugins' commands, a `/status` line and the
- * `turnFinished` hook on the runner.
+ * `turnFinished` hook on the runner. `announceReload`, where worker processes run the turns (Redis),
+ * tells them to reload their plugins too and resolves with how many it told (it may reject).
  */
-export function attachPlugins(runner: GatewayRunner, plugins: Plugins, logger: Logger): void {
+export function attachPlugins(
+  runner: GatewayRunner,
+  plugins: Plugins,
+  logger: Logger,
+  announceReload?: (() => Promise<number>) | undefined,
+): void {
   const { host, hooks } = plugins;
   const log = logger.child({ component: "plugins" });
-  runner.commands.add(pluginCommands(host, log));
+  runner.commands.add(pluginCommands(host, log, announceReload));
   runner.commands.add(host.commands());
   runner.statusLines.add(() => {
     const reports = host.reports();
@@ -148,7 +154,11 @@ export function attachPlugins(runner: GatewayRunner, plugins: Plugins, logger: L
   });
 }
 
-function pluginCommands(host: PluginHost, log: Logger): CommandModule {
+function pluginCommands(
+  host: PluginHost,
+  log: Logger,
+  announceReload: (() => Promise<number>) | undefined,
+): CommandModule {
   const list = () => {
     const reports = host.reports();
     if (reports.length === 0)
@@ -165,16 +175,40 @@ function pluginCommands(host: PluginHost, log: Logger): CommandModule {
       plugins: { description: "list plugins and their state", run: list },
       "reload-plugins": {
         description: "load the plugins folder again (new, changed and removed plugins)",
-        run: () => ({
-          reply: "🔄 Reloading plugins… /plugins shows the result.",
-          after: () =>
-            void host.load().then(
+        run: () => {
+          const reload = () =>
+            host.load().then(
               (reports) =>
                 log.info({ plugins: reports.map((r) => `${r.name}:${r.status}`) }, "plugins reloaded"),
               (err: unknown) => log.error({ err: describeError(err) }, "plugin reload failed"),
-            ),
-        }),
+            );
+          if (!announceReload) {
+            return { reply: "🔄 Reloading plugins… /plugins shows the result.", after: () => void reload() };
+          }
+          return {
+            notice: "🔄 Reloading plugins here and on the workers…",
+            answer: async () => {
+              await reload();
+              return `Reloaded the plugins here (/plugins shows them) ${await toldWorkers(announceReload, log)}`;
+            },
+          };
+        },
       },
     },
   };
+}
+
+/** The end of `/reload-plugins`'s answer on Redis: how many workers were told, none, or a failure. */
+async function toldWorkers(announce: () => Promise<number>, log: Logger): Promise<string> {
+  let told: number;
+  try {
+    told = await announce();
+  } catch (err) {
+    log.error({ err: describeError(err) }, "could not tell the workers to reload their plugins");
+    return `but could not tell the workers: ${describeError(err)}. Send /reload-plugins again, or restart the workers.`;
+  }
+  if (told === 0) {
+    return "and told no worker: none is running. A worker loads the plugins when it starts.";
+  }
+  return `and told ${told} worker${told === 1 ? "" : "s"} to reload theirs; each logs the outcome (herald logs --worker).`;
 }

@@ -12,6 +12,7 @@ import { createJobQueue } from "../agent/queue/index.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { listenToGateway } from "./announcements.js";
 import type { HeraldConfig } from "./config.js";
 import { startHousekeeping, workerHousekeeping } from "./housekeeping.js";
 import { createPlugins } from "./plugins.js";
@@ -82,7 +83,7 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
   const queue = await createJobQueue(config, logger.child({ component: "queue" }));
   // Tools run where the worker is: commands in this machine's workspaces (HERALD_HOME/workspaces).
   const tools = await createAgentTools(config, logger.child({ component: "tools" }));
-  // Plugins' tools and tool hooks run where the turns run (loaded at start; restart to reload).
+  // Plugins' tools and tool hooks run where the turns run (loaded at start, again on /reload-plugins).
   const plugins = await createPlugins(config, logger, tools);
   const handler = createTurnHandler({
     model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
@@ -96,12 +97,14 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
     logger: logger.child({ component: "agent" }),
     homeDir: config.homeDir,
   });
-  // A session reset at the gateway ends the background processes its turns started on this worker.
-  queue.onSessionEnded?.((sessionKey) => void tools.processes?.killAll(sessionKey));
+  // A session reset at the gateway ends the background processes its turns started on this worker;
+  // /reload-mcp and /reload-plugins there reload this worker's servers and plugins.
+  const stopListening = listenToGateway(queue, { config, tools, plugins, logger });
   const concurrency = options.concurrency ?? config.queue.concurrency;
   try {
     await queue.consume(handler, { concurrency });
   } catch (err) {
+    stopListening();
     await queue.close();
     await tools.close();
     throw err;
@@ -118,6 +121,7 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
   return {
     stop() {
       stopHousekeeping();
+      stopListening();
       stopping ??= queue.close().then(() => tools.close());
       return stopping;
     },

@@ -200,13 +200,24 @@ export interface JobQueue {
   stats(): Promise<{ waiting: number; active: number; workers: number }>;
   close(): Promise<void>;
   /**
-   * Gateway side, where workers run in other processes: tells every consumer that a session ended, so
-   * the background processes its turns started there end with it. Best effort: never rejects.
+   * Gateway side, where workers run in other processes: tells every consumer listening now (a worker
+   * disconnected at that moment misses it). Resolves with how many heard it (0: no worker listens);
+   * rejects when it could not be sent (the queue is closed, Redis refused it).
    */
-  announceSessionEnded?(sessionKey: string): Promise<void>;
-  /** Worker side: hears `announceSessionEnded`. The listener must not throw. Returns an unsubscribe function. */
-  onSessionEnded?(listener: (sessionKey: string) => void): () => void;
+  announce?(event: WorkerAnnouncement): Promise<number>;
+  /**
+   * Worker side: hears `announce`, from this call on. A message that is not a valid announcement is
+   * logged and skipped. The listener must not throw. Returns an unsubscribe function.
+   */
+  onAnnouncement?(listener: (event: WorkerAnnouncement) => void): () => void;
 }
+
+/** What the gateway tells every worker process at once (`JobQueue.announce`). */
+export type WorkerAnnouncement =
+  /** A session ended (/new, /reset, idle or daily): the background processes its turns started end. */
+  | { type: "session-ended"; sessionKey: string }
+  /** `/reload-mcp` or `/reload-plugins`: reload the MCP servers (config.yaml read again) or the plugins. */
+  | { type: "reload"; what: "mcp" | "plugins" };
 
 /** The reply text that means "deliver nothing" (a scheduled job with nothing to report). */
 export const SILENT_REPLY = "[SILENT]";

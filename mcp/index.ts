@@ -1,6 +1,6 @@
 /** The MCP client: server configs, connections with restarts, the manager, result conversion. */
 
-export { formatStatus, mcpCommands, type ReloadCommandDeps } from "./commands.js";
+export { formatStatus, type McpReloadTarget, mcpCommands, type ReloadCommandDeps } from "./commands.js";
 export {
   type McpServersSection,
   mcpServersSchema,

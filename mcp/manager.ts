@@ -20,6 +20,8 @@ export class McpManager {
   /** Called with a server's name after its tools changed (connected, refreshed, stopped). Must not throw. */
   readonly toolsChanged = new Set<(server: string) => void>();
   #started = false;
+  /** Counts `stop()` calls: a reload that sees another stop begin while it stopped starts nothing. */
+  #stops = 0;
 
   constructor(options: McpManagerOptions) {
     this.#options = options;
@@ -39,6 +41,7 @@ export class McpManager {
 
   /** Closes every connection (stdio children end). */
   async stop(): Promise<void> {
+    this.#stops++;
     this.#started = false;
     const servers = [...this.#servers.values()];
     await Promise.all(servers.map((s) => s.stop()));
@@ -47,10 +50,15 @@ export class McpManager {
 
   /**
    * Stops every server and starts them again, with `servers` when given (a re-read config.yaml);
-   * resolves when each has connected or failed its first attempt.
+   * resolves when each has connected or failed its first attempt. A `stop()` or another reload begun
+   * while this one stopped the servers wins: this one then starts nothing and resolves with the status.
    */
   async reload(servers?: readonly McpServerConfig[]): Promise<McpServerStatus[]> {
-    await this.stop();
+    const stopping = this.stop();
+    const stops = this.#stops;
+    await stopping;
+    // Else the process closing (or a newer reload) would find servers started behind its back.
+    if (this.#stops !== stops) return this.status();
     if (servers) {
       const gone = [...this.#servers.keys()].filter((name) => !servers.some((s) => s.name === name));
       this.#build(servers);

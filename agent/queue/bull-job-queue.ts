@@ -2,7 +2,16 @@ import { DelayedError, type Job, Queue, QueueEvents, UnrecoverableError, Worker 
 import { Redis } from "ioredis";
 import { describeError, HeraldError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
-import type { JobHandler, JobQueue, QueueEvent, TurnJob, TurnProgress, TurnResult } from "../../core/turn.js";
+import type {
+  JobHandler,
+  JobQueue,
+  QueueEvent,
+  TurnJob,
+  TurnProgress,
+  TurnResult,
+  WorkerAnnouncement,
+} from "../../core/turn.js";
+import { Announcements, encodeAnnouncement } from "./bull-announcements.js";
 import { LentSlots } from "./bull-lent-slots.js";
 import { fromBullId, QUEUE_NAME, RedisNames, toBullId } from "./bull-names.js";
 import { type OrderingScripts, orderingScripts } from "./bull-scripts.js";
@@ -78,7 +87,8 @@ const CANCEL_MARKER_TTL_MS = 24 * 60 * 60 * 1_000;
  * set for `busyDelayMs`. When a job finishes, its worker removes it from the list and promotes the next
  * head at once, so the delay is a fallback, not the hand-over. Cancellation is a Redis pub/sub message
  * every consumer hears, plus a marker a worker checks before it starts a job. A job waiting in
- * `ctx.idle` lends its slot (`LentSlots`): the worker takes one more job while it waits.
+ * `ctx.idle` lends its slot (`LentSlots`): the worker takes one more job while it waits. The gateway's
+ * announcements to workers (a session's end, a reload) are JSON messages on one more channel.
  */
 export class BullJobQueue implements JobQueue {
   readonly #logger: Logger;
@@ -94,9 +104,9 @@ export class BullJobQueue implements JobQueue {
   readonly #scripts: OrderingScripts;
   readonly #queue: Queue<BullJobData, TurnResult>;
   readonly #listeners: Listeners;
-  /** Worker side: told when a gateway announces that a session ended. */
-  readonly #sessionEndedListeners = new Set<(sessionKey: string) => void>();
-  #sessionEndedSubscribed = false;
+  /** Worker side: what the gateway announces (a session's end, a reload). */
+  readonly #announcements: Announcements;
+  #announcementsSubscribed = false;
   /** Ids this instance cancelled: their events are dropped even if a worker finished them. */
   readonly #cancelled: LruMap<true>;
   readonly #running = new Map<string, Running>();
@@ -128,6 +138,7 @@ export class BullJobQueue implements JobQueue {
     this.#listeners = new Listeners(this.#logger);
     this.#cancelled = new LruMap(this.#maxFinished);
     this.#lentSlots = new LentSlots(this.#logger);
+    this.#announcements = new Announcements(this.#logger);
   }
 
   async enqueue(job: TurnJob, options: { id: string; orderingKey: string }): Promise<void> {
@@ -229,29 +240,25 @@ export class BullJobQueue implements JobQueue {
     if (removed === 1) await this.#release(job.data.orderingKey, bullId, "", "remove");
   }
 
-  async announceSessionEnded(sessionKey: string): Promise<void> {
-    if (this.#closing) return;
-    await this.#client
-      .publish(this.#names.channel("session-ended"), sessionKey)
-      .catch((err: unknown) =>
-        this.#logger.warn({ err: describeError(err) }, "could not announce the end of a session"),
-      );
+  /** Publishes on the announcements channel; PUBLISH answers how many subscribers (workers) got it. */
+  async announce(event: WorkerAnnouncement): Promise<number> {
+    this.#assertOpen();
+    return this.#client.publish(this.#names.channel("announcements"), encodeAnnouncement(event));
   }
 
-  onSessionEnded(listener: (sessionKey: string) => void): () => void {
-    const entry = (sessionKey: string) => listener(sessionKey);
-    this.#sessionEndedListeners.add(entry);
-    if (!this.#sessionEndedSubscribed && !this.#closing) {
-      this.#sessionEndedSubscribed = true;
+  onAnnouncement(listener: (event: WorkerAnnouncement) => void): () => void {
+    const unsubscribe = this.#announcements.add(listener);
+    if (!this.#announcementsSubscribed && !this.#closing) {
+      this.#announcementsSubscribed = true;
+      // One connection carries every subscription, in order: a worker that asks before consume()
+      // hears announcements by the time it counts as a worker.
       void this.#ensureSubscriber()
-        .subscribe(this.#names.channel("session-ended"))
+        .subscribe(this.#names.channel("announcements"))
         .catch((err: unknown) =>
-          this.#logger.warn({ err: describeError(err) }, "could not listen for ended sessions"),
+          this.#logger.warn({ err: describeError(err) }, "could not listen for announcements"),
         );
     }
-    return () => {
-      this.#sessionEndedListeners.delete(entry);
-    };
+    return unsubscribe;
   }
 
   async stats(): Promise<{ waiting: number; active: number; workers: number }> {
@@ -516,14 +523,8 @@ export class BullJobQueue implements JobQueue {
   }
 
   #onMessage(channel: string, message: string): void {
-    if (channel === this.#names.channel("session-ended")) {
-      for (const listener of this.#sessionEndedListeners) {
-        try {
-          listener(message);
-        } catch (err) {
-          this.#logger.error({ err: describeError(err) }, "session-ended listener threw");
-        }
-      }
+    if (channel === this.#names.channel("announcements")) {
+      this.#announcements.receive(message);
       return;
     }
     if (channel === this.#names.channel("cancel")) {

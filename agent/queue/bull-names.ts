@@ -44,7 +44,8 @@ export class RedisNames {
     return `${this.#base}:cancelled:${bullId}`;
   }
 
-  channel(name: "cancel" | "progress" | "session-ended"): string {
+  /** A pub/sub channel: cancellations, progress, or the gateway's announcements to workers. */
+  channel(name: "cancel" | "progress" | "announcements"): string {
     return `${this.#base}:${name}`;
   }
 }

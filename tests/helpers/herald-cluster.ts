@@ -122,19 +122,25 @@ export class HeraldCluster {
 
   /**
    * Starts a worker with its own HERALD_HOME, or `home` (workers sharing one); `model` is the model name
-   * it asks for, so the fake model can tell which worker sent a request. Resolves once the gateway
-   * counts it.
+   * it asks for, so the fake model can tell which worker sent a request; `env` is added last (e.g.
+   * `HERALD_LOG_LEVEL: "info"` to read what it logs). Resolves once the gateway counts it.
    */
   async startWorker(
     model = "fake-model",
     concurrency = 1,
-    options: { home?: string } = {},
+    options: { home?: string; env?: Record<string, string> } = {},
   ): Promise<HeraldProcess> {
     const home = options.home ?? join(this.home, `worker-${this.processes.length}`);
     const proc = spawnHerald(
       `worker ${model}`,
       "worker",
-      { ...this.#env(), HERALD_MODEL: model, HERALD_HOME: home, HERALD_GATEWAY_URL: this.url },
+      {
+        ...this.#env(),
+        HERALD_MODEL: model,
+        HERALD_HOME: home,
+        HERALD_GATEWAY_URL: this.url,
+        ...options.env,
+      },
       ["--concurrency", String(concurrency)],
     );
     this.processes.push(proc);

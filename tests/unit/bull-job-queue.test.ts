@@ -4,10 +4,14 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { Writable } from "node:stream";
+import { Redis } from "ioredis";
+import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BullJobQueue, fromBullId, toBullId } from "../../agent/queue/bull-job-queue.js";
+import { RedisNames } from "../../agent/queue/bull-names.js";
 import { silentLogger } from "../../core/logger.js";
-import type { JobQueue, QueueEvent } from "../../core/turn.js";
+import type { JobQueue, QueueEvent, WorkerAnnouncement } from "../../core/turn.js";
 import { deferred, okResult, record, turnJob } from "../contracts/job-queue.contract.js";
 import { type PrivateRedis, startRedis } from "../helpers/redis.js";
 
@@ -185,6 +189,57 @@ describe("BullJobQueue", () => {
     } finally {
       await doomed.kill();
     }
+  });
+
+  it("tells every listening worker what the gateway announces, counts them, and skips malformed messages", async () => {
+    const prefix = `test-${randomBytes(6).toString("hex")}`;
+    const gateway = cluster(prefix)();
+    // Nobody listens yet.
+    expect(await gateway.announce({ type: "reload", what: "mcp" })).toBe(0);
+    const logLines: { msg: string; problem?: string }[] = [];
+    const heard: WorkerAnnouncement[][] = [[], []];
+    for (const ear of heard) {
+      const worker = new BullJobQueue({
+        logger: pino(
+          { level: "warn" },
+          new Writable({
+            write(chunk: Buffer, _encoding, done) {
+              logLines.push(JSON.parse(chunk.toString()) as { msg: string });
+              done();
+            },
+          }),
+        ),
+        connection: redis.url,
+        prefix,
+      });
+      open.push(worker);
+      worker.onAnnouncement((event) => ear.push(event));
+      // As `herald worker` does: listen, then consume (after which it counts as a worker).
+      await worker.consume(async (job) => okResult(job.turnId, "ok"));
+    }
+    expect(await gateway.announce({ type: "reload", what: "plugins" })).toBe(2);
+    const raw = new Redis(redis.url);
+    try {
+      const channel = new RedisNames(prefix).channel("announcements");
+      for (const bad of ["not json", '{"type":"reload","what":"everything"}', '{"type":"session-ended"}']) {
+        expect(await raw.publish(channel, bad)).toBe(2);
+      }
+    } finally {
+      raw.disconnect();
+    }
+    expect(await gateway.announce({ type: "session-ended", sessionKey: "telegram:dm:111" })).toBe(2);
+    const expected: WorkerAnnouncement[] = [
+      { type: "reload", what: "plugins" },
+      { type: "session-ended", sessionKey: "telegram:dm:111" },
+    ];
+    for (const ear of heard) await expect.poll(() => ear).toEqual(expected);
+    // Each worker logged each malformed message once, saying what was wrong.
+    const skipped = logLines.filter((l) => l.msg === "malformed announcement skipped");
+    expect(skipped).toHaveLength(6);
+    expect(skipped.map((l) => l.problem)).toContainEqual(expect.stringMatching(/^not JSON/));
+    expect(skipped.map((l) => l.problem)).toContainEqual(expect.stringMatching(/what/));
+    await gateway.close();
+    await expect(gateway.announce({ type: "reload", what: "mcp" })).rejects.toThrow(/closed/);
   });
 });
 
