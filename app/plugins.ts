@@ -21,6 +21,8 @@ import type { AgentTools } from "./tools.js";
 
 /** The plugins of one process. */
 export interface Plugins {
+  /** `plugins.enabled`: false loads none, and `/reload-plugins` says so instead of loading. */
+  enabled: boolean;
   host: PluginHost;
   hooks: HookRunner;
   /** `base` plus the loaded plugins' tools (as they are at each turn). */
@@ -58,7 +60,12 @@ export async function createPlugins(
     timeoutMs: config.plugins.hookTimeoutMs,
     logger,
   });
-  return { host, hooks, registry: (base) => new PluginToolRegistry(base, () => host.tools()) };
+  return {
+    enabled: config.plugins.enabled,
+    host,
+    hooks,
+    registry: (base) => new PluginToolRegistry(base, () => host.tools()),
+  };
 }
 
 /**
@@ -132,7 +139,9 @@ export function attachPlugins(
 ): void {
   const { host, hooks } = plugins;
   const log = logger.child({ component: "plugins" });
-  runner.commands.add(pluginCommands(host, log, announceReload));
+  runner.commands.add(
+    pluginCommands(host, log, plugins.enabled ? announceReload : undefined, plugins.enabled),
+  );
   runner.commands.add(host.commands());
   runner.statusLines.add(() => {
     const reports = host.reports();
@@ -158,6 +167,7 @@ function pluginCommands(
   host: PluginHost,
   log: Logger,
   announceReload: (() => Promise<number>) | undefined,
+  enabled: boolean,
 ): CommandModule {
   const list = () => {
     const reports = host.reports();
@@ -176,6 +186,8 @@ function pluginCommands(
       "reload-plugins": {
         description: "load the plugins folder again (new, changed and removed plugins)",
         run: () => {
+          if (!enabled)
+            return "Plugins are off (plugins.enabled: false in config.yaml, or HERALD_PLUGINS_ENABLED=false): nothing was loaded. Turn them on and restart Herald.";
           const reload = () =>
             host.load().then(
               (reports) =>

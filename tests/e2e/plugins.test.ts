@@ -261,6 +261,18 @@ export default definePlugin({ tools: [{ name: "${tool}", description: "POST to a
     expect((await chat(harness, "anything", { sessionId: reply.sessionId! })).text).toBe("throw reply");
   });
 
+  it("with plugins off, loads none and /reload-plugins says so instead of loading them", async () => {
+    const dir = withPlugins({
+      "probe/plugin.json": JSON.stringify({ name: "probe", version: "0.2.0" }),
+      "probe/index.js": PROBE,
+    });
+    harness = await startHarness({ env: { HERALD_PLUGINS_DIR: dir, HERALD_PLUGINS_ENABLED: "false" } });
+    expect((await chat(harness, "/reload-plugins")).text).toMatch(
+      /^Plugins are off .*HERALD_PLUGINS_ENABLED=false/,
+    );
+    expect((await chat(harness, "/plugins")).text).toMatch(/^No plugins/);
+  });
+
   it("reports broken plugins with file and line, loads the rest, and reloads on /reload-plugins", async () => {
     const dir = withPlugins({
       "broken-syntax/plugin.json": JSON.stringify({ name: "broken-syntax", version: "1.0.0" }),
