@@ -6,12 +6,12 @@
  * script (`set -- bwrap args…`, written 0600 in a private directory); the shell sources it and execs
  * bwrap, so every process of the sandbox is born inside the cgroup. Then the next shell is made ready.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import type { CommandCgroup, PidsCgroups } from "./cgroup.js";
-import { shellQuote, spawnGroup } from "./child.js";
+import { isAlive, shellQuote, spawnGroup } from "./child.js";
 import type { SpawnedProcess } from "./types.js";
 
 /**
@@ -26,6 +26,8 @@ const READY_SCRIPT = [
 
 interface ReadyShell {
   readonly proc: SpawnedProcess;
+  /** Settles once the shell (or the command it became) exited and its cgroup was given back. */
+  released: Promise<void>;
   /** The reading end of the shell's fd 3, which bwrap inherits (`--info-fd 3`). */
   readonly info: Readable;
   readonly cgroup: CommandCgroup;
@@ -54,6 +56,8 @@ export class CgroupLauncher {
   launch(file: string, args: readonly string[]): { proc: SpawnedProcess; info: Readable } {
     const shell = this.takeReady() ?? this.startShell();
     const script = this.writeScript(`set -- ${[file, ...args].map(shellQuote).join(" ")}\n`);
+    // bwrap writing its info means the shell has read the script and become bwrap: it can go now.
+    shell.info.once("data", () => rmSync(script, { force: true }));
     this.running++;
     void shell.proc.exited.then(() => {
       rmSync(script, { force: true });
@@ -75,12 +79,16 @@ export class CgroupLauncher {
     }
   }
 
-  /** Ends the ready shell and removes the scripts' directory. Idempotent. */
-  close(): void {
+  /**
+   * Ends the ready shell (it reads EOF and exits) and resolves once its cgroup was given back; removes
+   * the scripts' directory when no command runs. Idempotent.
+   */
+  async close(): Promise<void> {
     this.closed = true;
     const shell = this.takeReady();
-    shell?.proc.closeStdin(); // It reads EOF and exits; its cgroup is given back.
+    shell?.proc.closeStdin();
     if (this.running === 0) this.removeDir();
+    await shell?.released;
   }
 
   private removeDir(): void {
@@ -104,8 +112,14 @@ export class CgroupLauncher {
       },
     });
     // No pipe only when the shell could not start; `exited` reports that.
-    const shell: ReadyShell = { proc, info: info ?? Readable.from([]), cgroup, exited: false };
-    void proc.exited.then(() => {
+    const shell: ReadyShell = {
+      proc,
+      info: info ?? Readable.from([]),
+      cgroup,
+      exited: false,
+      released: Promise.resolve(),
+    };
+    shell.released = proc.exited.then(() => {
       shell.exited = true;
       return cgroup.release();
     });
@@ -126,7 +140,29 @@ export class CgroupLauncher {
   }
 
   private dir(): string {
-    this.scriptDir ??= mkdtempSync(join(tmpdir(), "herald-sandbox-launch-"));
+    if (this.scriptDir === undefined) {
+      sweepScriptDirs();
+      this.scriptDir = mkdtempSync(join(tmpdir(), `${DIR_PREFIX}${process.pid}-`));
+    }
     return this.scriptDir;
+  }
+}
+
+/** `herald-sandbox-launch-<pid>-XXXXXX` under the temp dir: one per launcher. */
+const DIR_PREFIX = "herald-sandbox-launch-";
+
+/** Removes the script directories of processes no longer running (a gateway that died). Never throws. */
+function sweepScriptDirs(): void {
+  let names: string[] = [];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(DIR_PREFIX)) continue;
+    const owner = Number(name.slice(DIR_PREFIX.length).split("-")[0]);
+    if (!Number.isInteger(owner) || owner <= 0 || isAlive(owner)) continue;
+    rmSync(join(tmpdir(), name), { recursive: true, force: true });
   }
 }

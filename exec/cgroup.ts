@@ -13,6 +13,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { isAlive } from "./child.js";
 
 /** Prefix of the cgroups Herald creates: `herald-sbx-<gateway pid>-<n>`. */
 const PREFIX = "herald-sbx-";
@@ -203,16 +204,6 @@ export class PidsCgroups {
         // Still has tasks (another gateway's live command): not ours to remove.
       }
     }
-  }
-}
-
-/** Whether a process with this pid exists (a gateway that may still be using its cgroups). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -142,3 +142,13 @@ export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void
 export function shellQuote(value: string): string {
   return `'${value.replaceAll("'", `'\\''`)}'`;
 }
+
+/** Whether a process with this pid exists (EPERM: it does, owned by someone else). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -305,7 +305,7 @@ export class SandboxBackend implements ExecutionBackend {
   }
 
   async close(): Promise<void> {
-    this.launcher?.close();
+    await this.launcher?.close();
     this.launcher = undefined;
     if (this.cgroups && "cgroups" in this.cgroups) this.cgroups.cgroups.close();
   }

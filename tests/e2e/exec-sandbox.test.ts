@@ -1,6 +1,7 @@
+import { execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCommand, terminate } from "../../exec/run.js";
@@ -196,6 +197,39 @@ describe("SandboxBackend", () => {
       rmSync(dir, { recursive: true, force: true });
       expect((await runCommand(own, ws, { command: "echo two" })).stdout).toBe("two\n");
       await own.close();
+    },
+  );
+
+  it.skipIf(limit.cgroupDir === undefined)(
+    "a gateway process that closes its backend leaves no cgroup, script or script directory behind",
+    async () => {
+      const root = join(import.meta.dirname, "..", "..");
+      const script = `
+        const { SandboxBackend } = await import(${JSON.stringify(join(root, "exec", "sandbox.ts"))});
+        const { runCommand } = await import(${JSON.stringify(join(root, "exec", "run.ts"))});
+        const backend = new SandboxBackend();
+        await backend.checkAvailable();
+        const ws = { key: "leftovers", dir: ${JSON.stringify(ws.dir)} };
+        for (const word of ["one", "two"]) console.log((await runCommand(backend, ws, { command: "echo " + word })).stdout.trim());
+        await backend.close();
+        console.log("pid", process.pid);
+      `;
+      const output = await new Promise<string>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          ["--import", "tsx", "--input-type=module", "-e", script],
+          { cwd: root, timeout: 30_000 },
+          (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(stdout)),
+        ),
+      );
+      const childPid = /^pid (\d+)$/m.exec(output)?.[1];
+      expect(output).toMatch(/^one\ntwo\n/);
+      expect(childPid).toBeDefined();
+      const left = [
+        ...readdirSync(limit.cgroupDir ?? "").filter((n) => n.startsWith(`herald-sbx-${childPid}-`)),
+        ...readdirSync(tmpdir()).filter((n) => n.startsWith(`herald-sandbox-launch-${childPid}-`)),
+      ];
+      expect(left).toEqual([]);
     },
   );
 
