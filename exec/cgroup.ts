@@ -104,7 +104,8 @@ let nextId = 0;
  * Lends per-command pids cgroups under one directory. Idle cgroups are kept for the next command
  * (up to `maxIdle`), so a command costs no mkdir or rmdir. What it does cost is the move into the
  * cgroup: the kernel waits for an RCU grace period when no move happened just before (measured here:
- * 1 ms for back-to-back commands, about 12 ms for a command after a pause; see BENCHMARKS.md).
+ * 1 ms for back-to-back commands, about 12 ms for a command after a pause), which `CgroupLauncher`
+ * takes off the command's path.
  */
 export class PidsCgroups {
   private readonly idle: string[] = [];
