@@ -5,21 +5,14 @@
  * a child that delegates lends its slot too; the chat's next turn still waits for the delegating one;
  * /stop during the wait still cancels the children.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
-import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
+import { describe, expect, it } from "vitest";
+import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
+import { clusterPerTest } from "../helpers/cluster-per-test.js";
+import { eventually, type HeraldCluster } from "../helpers/herald-cluster.js";
 import { redisPerFile } from "../helpers/redis.js";
 
 const redis = redisPerFile();
-let llm: FakeLlm | undefined;
-let cluster: HeraldCluster | undefined;
-
-afterEach(async () => {
-  await cluster?.stop();
-  await llm?.close();
-  cluster = undefined;
-  llm = undefined;
-});
+const cluster = clusterPerTest(redis);
 
 /** The children's time budget: before the fix a child never started and failed after this. */
 const CHILD_TIMEOUT_S = 15;
@@ -27,17 +20,11 @@ const CHILD_TIMEOUT_S = 15;
 const isChild = (r: FakeLlmRequest) => messageText(r.messages[0]).includes("sub-agent");
 const goalOf = (r: FakeLlmRequest) => messageText(r.messages[1]);
 
-async function start(): Promise<{ c: HeraldCluster; model: FakeLlm }> {
-  llm = await startFakeLlm();
-  cluster = new HeraldCluster({
-    redisUrl: redis.url,
-    llmUrl: llm.url,
+const start = () =>
+  cluster.startApiOnly({
     lockDurationMs: 2_000,
     gatewayEnv: { HERALD_DELEGATE_TIMEOUT_S: String(CHILD_TIMEOUT_S) },
   });
-  await cluster.startGateway();
-  return { c: cluster, model: llm };
-}
 
 async function chat(c: HeraldCluster, text: string, sessionId: string): Promise<string> {
   const res = await fetch(`${c.url}/v1/chat/completions`, {

@@ -4,31 +4,19 @@
  * order, a worker killed while a child runs leaves exactly one result per task, and /stop cancels the
  * parent and every child on any worker.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
-import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
+import { describe, expect, it } from "vitest";
+import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
+import { clusterPerTest } from "../helpers/cluster-per-test.js";
+import { eventually, type HeraldCluster } from "../helpers/herald-cluster.js";
 import { redisPerFile } from "../helpers/redis.js";
 
 const redis = redisPerFile();
-let llm: FakeLlm | undefined;
-let cluster: HeraldCluster | undefined;
-
-afterEach(async () => {
-  await cluster?.stop();
-  await llm?.close();
-  cluster = undefined;
-  llm = undefined;
-});
+const cluster = clusterPerTest(redis);
 
 const isChild = (r: FakeLlmRequest) => messageText(r.messages[0]).includes("sub-agent");
 const goalOf = (r: FakeLlmRequest) => messageText(r.messages[1]);
 
-async function start(): Promise<{ c: HeraldCluster; model: FakeLlm }> {
-  llm = await startFakeLlm();
-  cluster = new HeraldCluster({ redisUrl: redis.url, llmUrl: llm.url, lockDurationMs: 2_000 });
-  await cluster.startGateway();
-  return { c: cluster, model: llm };
-}
+const start = () => cluster.startApiOnly({ lockDurationMs: 2_000 });
 
 async function chat(c: HeraldCluster, text: string, sessionId: string): Promise<string> {
   const res = await fetch(`${c.url}/v1/chat/completions`, {

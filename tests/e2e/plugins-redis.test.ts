@@ -7,27 +7,22 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
-import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
-import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
+import { clusterPerTest } from "../helpers/cluster-per-test.js";
+import { eventually } from "../helpers/herald-cluster.js";
 import { redisPerFile } from "../helpers/redis.js";
 
 const redis = redisPerFile();
-let llm: FakeLlm | undefined;
-let telegram: FakeTelegram | undefined;
-let cluster: HeraldCluster | undefined;
 let dir: string | undefined;
 const saved = process.env["HERALD_PLUGINS_DIR"];
 
-afterEach(async () => {
-  await cluster?.stop();
-  await telegram?.close();
-  await llm?.close();
+// Registered before the cluster's: runs after it has stopped the processes that read the folder.
+afterEach(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
   if (saved === undefined) delete process.env["HERALD_PLUGINS_DIR"];
   else process.env["HERALD_PLUGINS_DIR"] = saved;
-  cluster = telegram = llm = dir = undefined;
+  dir = undefined;
 });
+const cluster = clusterPerTest(redis);
 
 const PINGER = `
 import { definePlugin, z } from "herald/plugin";
@@ -50,26 +45,14 @@ describe("plugins on Redis workers", () => {
     writeFileSync(join(dir, "pinger/index.js"), PINGER);
     // Every process the cluster spawns inherits this environment: gateway and worker share the folder.
     process.env["HERALD_PLUGINS_DIR"] = dir;
-    llm = await startFakeLlm();
-    telegram = await startFakeTelegram();
-    cluster = new HeraldCluster({
-      redisUrl: redis.url,
-      llmUrl: llm.url,
-      gatewayEnv: {
-        TELEGRAM_BOT_TOKEN: telegram.token,
-        TELEGRAM_API_ROOT: telegram.url,
-        TELEGRAM_ALLOWED_USERS: "111",
-      },
-    });
-    await cluster.startGateway();
-    const worker = await cluster.startWorker("fake-model", 1);
+    const { c, tg, model: llm } = await cluster.start();
+    const worker = await c.startWorker("fake-model", 1);
     llm.script({ toolCalls: [{ name: "ping_chat", arguments: {} }] }, { text: "done" });
-    telegram.userSends({ chatId: 111, fromId: 111, text: "ping the chat" });
-    const tg = telegram;
+    tg.userSends({ chatId: 111, fromId: 111, text: "ping the chat" });
     const texts = () => tg.botMessages(111).map((m) => m.text ?? "");
     await eventually(
       () => texts().includes("done ✓"),
-      () => `${texts().join(" | ")}:\n${cluster!.output()}`,
+      () => `${texts().join(" | ")}:\n${c.output()}`,
     );
     // The plugin's message once, the reply with the hook's mark (the progress line is the tool's).
     expect(texts().filter((t) => t === "pong from the plugin")).toHaveLength(1);
@@ -77,7 +60,7 @@ describe("plugins on Redis workers", () => {
     const result = String(llm.requests[1]!.messages.find((m) => m.role === "tool")?.content);
     expect(result).toBe(`sent on ${worker.child.pid}`);
 
-    telegram.userSends({
+    tg.userSends({
       chatId: 111,
       fromId: 111,
       text: "/pinger",
@@ -85,7 +68,7 @@ describe("plugins on Redis workers", () => {
     });
     await eventually(
       () => tg.botMessages(111).length >= 3,
-      () => cluster!.output(),
+      () => c.output(),
     );
     expect(tg.botMessages(111).at(-1)?.text).toBe("pinger here");
   }, 60_000);

@@ -4,25 +4,14 @@
  * click's turn runs on the worker again; the worker's `todo` plan is kept on the gateway (state API),
  * where `/todo` shows it.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
-import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
-import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
+import { describe, expect, it } from "vitest";
+import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
+import { clusterPerTest } from "../helpers/cluster-per-test.js";
+import { eventually } from "../helpers/herald-cluster.js";
 import { redisPerFile } from "../helpers/redis.js";
 
 const redis = redisPerFile();
-let llm: FakeLlm | undefined;
-let telegram: FakeTelegram | undefined;
-let cluster: HeraldCluster | undefined;
-
-afterEach(async () => {
-  await cluster?.stop();
-  await telegram?.close();
-  await llm?.close();
-  cluster = undefined;
-  telegram = undefined;
-  llm = undefined;
-});
+const cluster = clusterPerTest(redis);
 
 const command = (text: string) => ({ entities: [{ type: "bot_command", offset: 0, length: text.length }] });
 type Keyboard = { inline_keyboard: { text: string }[][] } | undefined;
@@ -47,21 +36,8 @@ function model(request: FakeLlmRequest) {
 
 describe("buttons on Redis", () => {
   it("a worker's clarify reaches Telegram with its keyboard; the click's turn runs on the worker; /todo shows its plan", async () => {
-    llm = await startFakeLlm();
+    const { c, tg, model: llm } = await cluster.start();
     llm.setDefault(model);
-    telegram = await startFakeTelegram();
-    const tg = telegram;
-    cluster = new HeraldCluster({
-      redisUrl: redis.url,
-      llmUrl: llm.url,
-      gatewayEnv: {
-        TELEGRAM_BOT_TOKEN: tg.token,
-        TELEGRAM_API_ROOT: tg.url,
-        TELEGRAM_ALLOWED_USERS: "111",
-      },
-    });
-    const c = cluster;
-    await c.startGateway();
     await c.startWorker();
 
     tg.userSends({ chatId: 111, fromId: 111, text: "paint the fence" });

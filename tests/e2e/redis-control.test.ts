@@ -12,52 +12,30 @@ import { afterEach, describe, expect, it } from "vitest";
 import { BullJobQueue } from "../../agent/queue/bull-job-queue.js";
 import { silentLogger } from "../../core/logger.js";
 import type { QueueEvent, TurnJob } from "../../core/turn.js";
-import { type FakeLlm, messageText, startFakeLlm } from "../fakes/llm/index.js";
-import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
-import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
+import { messageText } from "../fakes/llm/index.js";
+import type { FakeTelegram } from "../fakes/telegram/index.js";
+import { clusterPerTest, lastUser } from "../helpers/cluster-per-test.js";
+import { eventually, type HeraldCluster } from "../helpers/herald-cluster.js";
 import { redisPerFile } from "../helpers/redis.js";
 import { processesWithArg, uniqueSleep } from "./exec-contract.js";
 
 const cli = join(import.meta.dirname, "..", "..", "app", "cli.ts");
 
 const redis = redisPerFile();
-let llm: FakeLlm | undefined;
-let telegram: FakeTelegram | undefined;
-let cluster: HeraldCluster | undefined;
 let queue: BullJobQueue | undefined;
 const dirs: string[] = [];
 
+// vitest runs afterEach hooks as a stack: the queue closes, then the cluster stops, then the folders go.
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+const cluster = clusterPerTest(redis);
 afterEach(async () => {
   await queue?.close();
-  await cluster?.stop();
-  await telegram?.close();
-  await llm?.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   queue = undefined;
-  cluster = undefined;
-  telegram = undefined;
-  llm = undefined;
 });
 
-const lastUser = (messages: { role: string }[]) =>
-  messageText([...messages].reverse().find((m) => m.role === "user") as never);
 const command = (text: string) => ({ entities: [{ type: "bot_command", offset: 0, length: text.length }] });
-
-async function start(): Promise<{ c: HeraldCluster; tg: FakeTelegram; model: FakeLlm }> {
-  llm = await startFakeLlm();
-  telegram = await startFakeTelegram();
-  cluster = new HeraldCluster({
-    redisUrl: redis.url,
-    llmUrl: llm.url,
-    gatewayEnv: {
-      TELEGRAM_BOT_TOKEN: telegram.token,
-      TELEGRAM_API_ROOT: telegram.url,
-      TELEGRAM_ALLOWED_USERS: "111",
-    },
-  });
-  await cluster.startGateway();
-  return { c: cluster, tg: telegram, model: llm };
-}
 
 async function replies(c: HeraldCluster, tg: FakeTelegram, count: number): Promise<string[]> {
   await eventually(
@@ -69,7 +47,7 @@ async function replies(c: HeraldCluster, tg: FakeTelegram, count: number): Promi
 
 describe("herald worker on Redis", () => {
   it("stops a turn running in a worker process within 2 s of /stop or an interrupting message", async () => {
-    const { c, tg, model } = await start();
+    const { c, tg, model } = await cluster.start();
     model.setDefault((request) => {
       const text = lastUser(request.messages);
       return text.startsWith("long") ? { text: "never sent", delayMs: 60_000 } : { text: `echo: ${text}` };
@@ -112,7 +90,7 @@ describe("herald worker on Redis", () => {
   }, 60_000);
 
   it("runs tools against the gateway's state and shows their progress and streamed text", async () => {
-    const { c, tg, model } = await start();
+    const { c, tg, model } = await cluster.start();
     model.setDefault((request) => {
       const text = lastUser(request.messages);
       const toolResults = request.messages.filter((m) => m.role === "tool");
@@ -177,7 +155,7 @@ describe("herald worker on Redis", () => {
   }, 60_000);
 
   it("ends the background processes a worker started for a session when the session is reset", async () => {
-    const { c, tg, model } = await start();
+    const { c, tg, model } = await cluster.start();
     const marker = uniqueSleep();
     model.setDefault((request) => {
       const text = lastUser(request.messages);
@@ -206,12 +184,11 @@ describe("herald worker on Redis", () => {
   }, 60_000);
 
   it("runs a job offered twice under one id once, and re-emits its result when offered again", async () => {
-    llm = await startFakeLlm();
-    llm.setDefault((request) => ({ text: `ran ${lastUser(request.messages)}`, delayMs: 200 }));
-    cluster = new HeraldCluster({ redisUrl: redis.url, llmUrl: llm.url });
-    await cluster.startGateway();
-    await cluster.startWorker("wa", 4);
-    queue = new BullJobQueue({ logger: silentLogger(), connection: redis.url, prefix: cluster.prefix });
+    const { c, model } = await cluster.startApiOnly({ startGateway: false });
+    model.setDefault((request) => ({ text: `ran ${lastUser(request.messages)}`, delayMs: 200 }));
+    await c.startGateway();
+    await c.startWorker("wa", 4);
+    queue = new BullJobQueue({ logger: silentLogger(), connection: redis.url, prefix: c.prefix });
     const events: QueueEvent[] = [];
     queue.subscribe((e) => events.push(e));
     const id = "tdup:telegram:42";
@@ -224,7 +201,7 @@ describe("herald worker on Redis", () => {
     const completions = () => events.filter((e) => e.type === "completed" && e.jobId === id);
     await eventually(
       () => completions().length === 1,
-      () => `no completion:\n${cluster!.output()}`,
+      () => `no completion:\n${c.output()}`,
     );
     // A restarted gateway offers it again: the stored result comes back, the model is not asked again.
     await queue.enqueue(job, { id, orderingKey: "k" });
@@ -233,7 +210,7 @@ describe("herald worker on Redis", () => {
       () => "the finished job was not re-emitted",
     );
     expect(completions()[1]).toMatchObject({ result: { kind: "ok", reply: { text: "ran only once" } } });
-    expect(llm.requests.map((r) => lastUser(r.messages))).toEqual(["only once"]);
+    expect(model.requests.map((r) => lastUser(r.messages))).toEqual(["only once"]);
   }, 60_000);
 
   it("refuses to start a worker without its settings, a gateway without its key, and tells doctor", async () => {
@@ -260,21 +237,19 @@ describe("herald worker on Redis", () => {
     expect(gateway.status).toBe(2);
     expect(gateway.stderr).toContain("Configuration error (HERALD_GATEWAY_KEY)");
 
-    llm = await startFakeLlm();
-    cluster = new HeraldCluster({ redisUrl: redis.url, llmUrl: llm.url });
-    await cluster.startGateway();
+    const { c, model } = await cluster.startApiOnly();
     const wrongKey = await run(["worker"], {
       ...redisEnv,
-      HERALD_QUEUE_PREFIX: cluster.prefix,
-      HERALD_GATEWAY_URL: cluster.url,
+      HERALD_QUEUE_PREFIX: c.prefix,
+      HERALD_GATEWAY_URL: c.url,
       HERALD_GATEWAY_KEY: "not-the-key",
     });
     expect(wrongKey.status).toBe(2);
     expect(wrongKey.stderr).toContain("refused HERALD_GATEWAY_KEY");
     const doctor = await run(["doctor"], {
       ...redisEnv,
-      HERALD_QUEUE_PREFIX: cluster.prefix,
-      OPENAI_BASE_URL: llm.url,
+      HERALD_QUEUE_PREFIX: c.prefix,
+      OPENAI_BASE_URL: model.url,
       HERALD_MODEL: "fake-model",
     });
     expect(doctor.stdout).toContain("✗ 0 workers consume the Redis queue");

@@ -4,49 +4,21 @@
  * SIGKILL mid-turn, a Redis restart mid-run and a gateway killed while a worker finishes: every user
  * gets exactly one reply per message.
  */
-import { afterEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { BullJobQueue } from "../../agent/queue/bull-job-queue.js";
 import { silentLogger } from "../../core/logger.js";
-import { type FakeLlm, messageText, startFakeLlm } from "../fakes/llm/index.js";
-import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
-import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
+import type { FakeLlm } from "../fakes/llm/index.js";
+import type { FakeTelegram } from "../fakes/telegram/index.js";
+import { clusterPerTest, lastUser, type TelegramCluster } from "../helpers/cluster-per-test.js";
+import { eventually, type HeraldCluster } from "../helpers/herald-cluster.js";
 import { redisPerFile } from "../helpers/redis.js";
 
 const redis = redisPerFile();
-let llm: FakeLlm | undefined;
-let telegram: FakeTelegram | undefined;
-let cluster: HeraldCluster | undefined;
+const cluster = clusterPerTest(redis);
 
-afterEach(async () => {
-  await cluster?.stop();
-  await telegram?.close();
-  await llm?.close();
-  cluster = undefined;
-  telegram = undefined;
-  llm = undefined;
-});
-
-const lastUser = (messages: { role: string }[]) =>
-  messageText([...messages].reverse().find((m) => m.role === "user") as never);
-
-async function start(
-  lockDurationMs?: number,
-): Promise<{ c: HeraldCluster; tg: FakeTelegram; model: FakeLlm }> {
-  llm = await startFakeLlm();
-  telegram = await startFakeTelegram();
-  cluster = new HeraldCluster({
-    redisUrl: redis.url,
-    llmUrl: llm.url,
-    lockDurationMs,
-    gatewayEnv: {
-      TELEGRAM_BOT_TOKEN: telegram.token,
-      TELEGRAM_API_ROOT: telegram.url,
-      GATEWAY_ALLOW_ALL_USERS: "true",
-    },
-  });
-  await cluster.startGateway();
-  return { c: cluster, tg: telegram, model: llm };
-}
+/** A cluster whose gateway lets every Telegram user in. */
+const start = (lockDurationMs?: number): Promise<TelegramCluster> =>
+  cluster.start({ allowedUsers: false, gatewayEnv: { GATEWAY_ALLOW_ALL_USERS: "true" }, lockDurationMs });
 
 /** Waits for `count` bot messages in a chat and returns their texts. */
 async function replies(c: HeraldCluster, tg: FakeTelegram, chatId: number, count: number): Promise<string[]> {

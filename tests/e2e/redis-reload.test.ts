@@ -11,48 +11,36 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { RedisNames } from "../../agent/queue/bull-names.js";
-import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
-import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
-import { eventually, HeraldCluster, type HeraldProcess } from "../helpers/herald-cluster.js";
+import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
+import type { FakeTelegram } from "../fakes/telegram/index.js";
+import { clusterPerTest } from "../helpers/cluster-per-test.js";
+import { eventually, type HeraldCluster, type HeraldProcess } from "../helpers/herald-cluster.js";
 import { EVERYTHING_ENTRY } from "../helpers/mcp-servers.js";
 import { redisPerFile } from "../helpers/redis.js";
 
 const redis = redisPerFile();
-let llm: FakeLlm | undefined;
-let telegram: FakeTelegram | undefined;
-let cluster: HeraldCluster | undefined;
 let publisher: Redis | undefined;
 const dirs: string[] = [];
 const savedPluginsDir = process.env["HERALD_PLUGINS_DIR"];
 
-afterEach(async () => {
-  publisher?.disconnect();
-  await cluster?.stop();
-  await telegram?.close();
-  await llm?.close();
+// vitest runs afterEach hooks as a stack: the publisher disconnects, then the cluster stops, then the
+// folders go and the environment is restored.
+afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   if (savedPluginsDir === undefined) delete process.env["HERALD_PLUGINS_DIR"];
   else process.env["HERALD_PLUGINS_DIR"] = savedPluginsDir;
-  publisher = cluster = telegram = llm = undefined;
+});
+const cluster = clusterPerTest(redis);
+afterEach(() => {
+  publisher?.disconnect();
+  publisher = undefined;
 });
 
 /** Workers log at info here: each reload's outcome is an info line. */
 const INFO = { env: { HERALD_LOG_LEVEL: "info" } };
 
-async function start(): Promise<{ c: HeraldCluster; tg: FakeTelegram; model: FakeLlm }> {
-  llm = await startFakeLlm();
-  telegram = await startFakeTelegram();
-  cluster = new HeraldCluster({
-    redisUrl: redis.url,
-    llmUrl: llm.url,
-    gatewayEnv: {
-      TELEGRAM_BOT_TOKEN: telegram.token,
-      TELEGRAM_API_ROOT: telegram.url,
-      TELEGRAM_ALLOWED_USERS: "111",
-    },
-  });
-  return { c: cluster, tg: telegram, model: llm };
-}
+/** The cluster of a test; each test starts the gateway itself, once its config is written. */
+const start = () => cluster.start({ startGateway: false });
 
 /**
  * Sends `text` as the user (a command when it starts with '/') and resolves with the bot's messages

@@ -8,30 +8,15 @@
  */
 import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { type FakeLlm, messageText, startFakeLlm } from "../fakes/llm/index.js";
-import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
-import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
+import { describe, expect, it } from "vitest";
+import { clusterPerTest, lastUser } from "../helpers/cluster-per-test.js";
+import { eventually } from "../helpers/herald-cluster.js";
 import { redisPerFile } from "../helpers/redis.js";
 import { processesWithArg, uniqueSleep } from "./exec-contract.js";
 
 const DAY = 86_400_000;
 const redis = redisPerFile();
-let llm: FakeLlm | undefined;
-let telegram: FakeTelegram | undefined;
-let cluster: HeraldCluster | undefined;
-
-afterEach(async () => {
-  await cluster?.stop();
-  await telegram?.close();
-  await llm?.close();
-  cluster = undefined;
-  telegram = undefined;
-  llm = undefined;
-});
-
-const lastUser = (messages: { role: string }[]) =>
-  messageText([...messages].reverse().find((m) => m.role === "user") as never);
+const cluster = clusterPerTest(redis);
 
 /** A workspace folder with a file, last used `days` ago (made before this process kept records). */
 function workspace(root: string, name: string, days: number): string {
@@ -45,19 +30,7 @@ function workspace(root: string, name: string, days: number): string {
 
 describe("workspace pruning on Redis", () => {
   it("workers sharing HERALD_HOME prune old workspaces and keep the one another worker's turn used", async () => {
-    llm = await startFakeLlm();
-    telegram = await startFakeTelegram();
-    cluster = new HeraldCluster({
-      redisUrl: redis.url,
-      llmUrl: llm.url,
-      gatewayEnv: {
-        TELEGRAM_BOT_TOKEN: telegram.token,
-        TELEGRAM_API_ROOT: telegram.url,
-        TELEGRAM_ALLOWED_USERS: "111",
-      },
-    });
-    const c = cluster;
-    const tg = telegram;
+    const { c, tg, model: llm } = await cluster.start({ startGateway: false });
     const marker = uniqueSleep();
     llm.setDefault((request) => {
       const text = lastUser(request.messages);

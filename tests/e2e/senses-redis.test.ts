@@ -3,45 +3,20 @@
  * the authenticated state API (`chat.send`), the owner's message arrives in the other chat once, and a
  * user who is not the owner is refused there too.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
-import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
-import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";
+import { describe, expect, it } from "vitest";
+import type { FakeTelegram } from "../fakes/telegram/index.js";
+import { clusterPerTest } from "../helpers/cluster-per-test.js";
+import { eventually } from "../helpers/herald-cluster.js";
 import { redisPerFile } from "../helpers/redis.js";
 
 const redis = redisPerFile();
-let llm: FakeLlm | undefined;
-let telegram: FakeTelegram | undefined;
-let cluster: HeraldCluster | undefined;
-
-afterEach(async () => {
-  await cluster?.stop();
-  await telegram?.close();
-  await llm?.close();
-  cluster = undefined;
-  telegram = undefined;
-  llm = undefined;
-});
+const cluster = clusterPerTest(redis);
 
 const texts = (tg: FakeTelegram, chatId: number) => tg.botMessages(chatId).map((m) => m.text ?? "");
 
 describe("send_message on Redis", () => {
   it("goes from the worker through the state API to the other chat, owner only", async () => {
-    llm = await startFakeLlm();
-    telegram = await startFakeTelegram();
-    const tg = telegram;
-    cluster = new HeraldCluster({
-      redisUrl: redis.url,
-      llmUrl: llm.url,
-      gatewayEnv: {
-        TELEGRAM_BOT_TOKEN: tg.token,
-        TELEGRAM_API_ROOT: tg.url,
-        TELEGRAM_ALLOWED_USERS: "111",
-        GATEWAY_ALLOW_ALL_USERS: "true",
-      },
-    });
-    const c = cluster;
-    await c.startGateway();
+    const { c, tg, model: llm } = await cluster.start({ gatewayEnv: { GATEWAY_ALLOW_ALL_USERS: "true" } });
     await c.startWorker();
     const send = (text: string) => ({
       toolCalls: [{ name: "send_message", arguments: { target: "telegram:222", text } }],
