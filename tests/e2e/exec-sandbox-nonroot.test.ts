@@ -1,10 +1,10 @@
 /**
  * The sandbox as an ordinary user runs it (the deployment the README recommends): no pids cgroup, and
  * RLIMIT_NPROC alone stops a command at the process limit. The suite runs as root here, so the check
- * runs in a child process that `setpriv` turns into `nobody`; a suite run as an ordinary user proves the
- * same with exec-sandbox.test.ts directly.
+ * runs in a child process that `setpriv` turns into `nobody` (skipped where nobody cannot read the
+ * checkout); a suite run as an ordinary user proves the same with exec-sandbox.test.ts directly.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,17 @@ import { afterAll, describe, expect, it } from "vitest";
 
 const root = join(import.meta.dirname, "..", "..");
 const asRoot = process.getuid?.() === 0;
+/** `nobody` must be able to read the checkout (not so under a 0700 home such as /root). */
+const nobodyReads =
+  asRoot &&
+  spawnSync("setpriv", [
+    "--reuid=65534",
+    "--regid=65534",
+    "--clear-groups",
+    "test",
+    "-r",
+    join(root, "node_modules", "tsx", "package.json"),
+  ]).status === 0;
 
 /** Runs `command` in a SandboxBackend (limit 64 processes) inside a node process of uid/gid 65534. */
 function runAsNobody(
@@ -55,15 +66,18 @@ function runAsNobody(
   });
 }
 
-describe.skipIf(!asRoot)("sandbox of a gateway run as an ordinary user (nobody, through setpriv)", () => {
-  const dir = mkdtempSync(join(tmpdir(), "herald-nonroot-"));
-  chmodSync(dir, 0o777);
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+describe.skipIf(!nobodyReads)(
+  "sandbox of a gateway run as an ordinary user (nobody, through setpriv)",
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "herald-nonroot-"));
+    chmodSync(dir, 0o777);
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("has no pids cgroup and no caveat, and RLIMIT_NPROC stops 150 background sleeps", async () => {
-    const result = await runAsNobody(dir, "for i in $(seq 1 150); do sleep 2 & done; echo all-started");
-    expect(result.limit).toEqual({});
-    expect(result.stderr).toMatch(/Cannot fork/);
-    expect(result.stdout).not.toContain("all-started");
-  }, 40_000);
-});
+    it("has no pids cgroup and no caveat, and RLIMIT_NPROC stops 150 background sleeps", async () => {
+      const result = await runAsNobody(dir, "for i in $(seq 1 150); do sleep 2 & done; echo all-started");
+      expect(result.limit).toEqual({});
+      expect(result.stderr).toMatch(/Cannot fork/);
+      expect(result.stdout).not.toContain("all-started");
+    }, 40_000);
+  },
+);
