@@ -6,8 +6,9 @@
  */
 import { Agent } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createGuardedFetch, type HostLookup, WebError } from "../../web/index.js";
+import { createGuardedFetch, WebError } from "../../web/index.js";
 import { type EchoServer, startEchoServer } from "../fakes/web/echo.js";
+import { fakeLookup } from "../fakes/web/lookup.js";
 
 const HINT = "plugins may reach only public addresses unless allowed (test)";
 
@@ -18,22 +19,6 @@ beforeAll(async () => {
 });
 afterAll(() => Promise.all([echo.close(), other.close()]));
 afterEach(() => echo.release());
-
-/** A resolver that answers made-up names from `table` and records its calls. */
-function fakeLookup(table: Record<string, string[]>): HostLookup & { calls: string[] } {
-  const calls: string[] = [];
-  const lookup = async (hostname: string) => {
-    calls.push(hostname);
-    const addresses = table[hostname];
-    if (!addresses)
-      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
-    return addresses.map((address) => ({
-      address,
-      family: address.includes(":") ? (6 as const) : (4 as const),
-    }));
-  };
-  return Object.assign(lookup, { calls });
-}
 
 async function refusal(promise: Promise<unknown>): Promise<WebError> {
   const err = await promise.then(

@@ -9,12 +9,12 @@ import {
   blockedReason,
   createWorkerHtmlConverter,
   extractPage,
-  type HostLookup,
   type SafeFetchOptions,
   safeFetch,
   WebError,
 } from "../../web/index.js";
 import { type FakeWeb, HUGE_BYTES, startFakeWeb } from "../fakes/web/index.js";
+import { fakeLookup } from "../fakes/web/lookup.js";
 
 let web: FakeWeb;
 beforeAll(async () => {
@@ -31,22 +31,6 @@ async function refusal(promise: Promise<unknown>): Promise<WebError> {
   );
   expect(err).toBeInstanceOf(WebError);
   return err as WebError;
-}
-
-/** A resolver that answers made-up names from `table` and counts its calls. */
-function fakeLookup(table: Record<string, string[]>): HostLookup & { calls: string[] } {
-  const calls: string[] = [];
-  const lookup = async (hostname: string) => {
-    calls.push(hostname);
-    const addresses = table[hostname];
-    if (!addresses)
-      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
-    return addresses.map((address) => ({
-      address,
-      family: address.includes(":") ? (6 as const) : (4 as const),
-    }));
-  };
-  return Object.assign(lookup, { calls });
 }
 
 describe("blockedReason", () => {
