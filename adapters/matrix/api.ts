@@ -110,20 +110,30 @@ export class MatrixApi {
 }
 
 /**
- * matrix-js-sdk gives every request with a local timeout (each `/sync` long poll: poll time + 80 s) a
- * plain `setTimeout` that is never cleared, so a stopped client keeps the process alive for up to two
- * minutes. This turns those timeouts into `AbortSignal.timeout`, whose timer is unref'd; the request is
- * cut off at the same moment either way.
+ * Two fixes to matrix-js-sdk's requests, made where they all pass (`http.authedRequest`):
+ *
+ * - Every request with a local timeout (each `/sync` long poll: poll time + 80 s) gets a plain
+ *   `setTimeout` that is never cleared, so a stopped client keeps the process alive for up to two
+ *   minutes. Those timeouts become `AbortSignal.timeout`, whose timer is unref'd; the request is cut off
+ *   at the same moment either way.
+ * - A request's promise is marked handled. Resuming from a saved sync, the SDK reports itself prepared
+ *   while its startup is still in flight, then sends its first `/sync` and awaits it only if it is still
+ *   running: stopped meanwhile, that request fails with an AbortError nobody awaits, an unhandled
+ *   rejection that ends a Node process. The SDK still sees every rejection it does await.
  */
-export function unrefRequestTimeouts(client: MatrixClient): void {
+export function guardSdkRequests(client: MatrixClient): void {
   const http = client.http;
   const original = http.authedRequest.bind(http);
+  const handled = <T>(request: Promise<T>): Promise<T> => {
+    request.catch(() => undefined);
+    return request;
+  };
   http.authedRequest = ((...args: Parameters<typeof original>) => {
     const [method, path, query, body, opts] = args;
-    if (opts?.localTimeoutMs === undefined) return original(...args);
+    if (opts?.localTimeoutMs === undefined) return handled(original(...args));
     const { localTimeoutMs, ...rest } = opts;
     const deadline = AbortSignal.timeout(localTimeoutMs);
     const abortSignal = rest.abortSignal ? AbortSignal.any([rest.abortSignal, deadline]) : deadline;
-    return original(method, path, query, body, { ...rest, abortSignal });
+    return handled(original(method, path, query, body, { ...rest, abortSignal }));
   }) as typeof http.authedRequest;
 }

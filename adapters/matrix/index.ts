@@ -20,7 +20,7 @@ import type {
   SendResult,
 } from "../../core/types.js";
 import { type ReplyStreams, sameChunk } from "../shared/reply-stream.js";
-import { MatrixApi, txnIdFor, unrefRequestTimeouts } from "./api.js";
+import { guardSdkRequests, MatrixApi, txnIdFor } from "./api.js";
 import { chunkMarkdown, editContent, relationFor, textContent } from "./format.js";
 import { resolveIdentity } from "./login.js";
 import { uploadFile } from "./media.js";
@@ -105,7 +105,7 @@ export class MatrixAdapter implements PlatformAdapter {
       store,
       logger: sdkLogger(this.log),
     });
-    unrefRequestTimeouts(client);
+    guardSdkRequests(client);
     const api = new MatrixApi(client, identity.userId);
     const receiver = new MatrixReceiver({
       client,
