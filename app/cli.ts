@@ -15,6 +15,7 @@ import { type HeraldConfig, loadConfig } from "./config.js";
 import { printDoctor, runDoctor } from "./doctor.js";
 import { createProcessLogger } from "./logging.js";
 import { chatParser } from "./platforms.js";
+import { guardProcess } from "./process-guard.js";
 import { createCatalog } from "./providers.js";
 
 // Run from source (app/cli.ts) or from the build (dist/app/cli.js): package.json is one or two up.
@@ -65,6 +66,7 @@ program
       const startedAt = performance.now();
       const cfg = config();
       const { logger } = processLogger(cfg, "herald.log");
+      guardProcess(logger);
       const { startGateway } = await import("./gateway-main.js");
       const gateway = await startGateway(cfg, { logger });
       logger.info(
@@ -95,6 +97,7 @@ program
         );
       }
       const { logger } = processLogger(cfg, "worker.log");
+      guardProcess(logger);
       const { runWorker } = await import("./worker-main.js");
       const worker = await runWorker(cfg, { logger, concurrency: opts.concurrency });
       const shutdown = async (signal: string) => {

@@ -11,6 +11,7 @@ import type { PlatformAdapter } from "../core/types.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import type { SimpleRoute } from "./http-server.js";
 import { MetricsRegistry, PROMETHEUS_CONTENT_TYPE } from "./metrics.js";
+import { unhandledRejections } from "./process-guard.js";
 
 /** Turn latency buckets, seconds: fast fake models to slow multi-tool turns. */
 const TURN_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -43,7 +44,8 @@ export async function queueStats(queue: JobQueue): Promise<QueueStats | { error:
  * Series: `herald_turns_started_total{platform}`, `herald_turns_finished_total{platform,outcome}`,
  * `herald_turn_duration_seconds{outcome}` (queue hand-off to committed result),
  * `herald_deliveries_total{platform,outcome}`, `herald_queue_waiting`, `herald_queue_active`,
- * `herald_queue_workers`, `herald_queue_up`.
+ * `herald_queue_workers`, `herald_queue_up`, `herald_unhandled_rejections_total` (logged and survived,
+ * see `process-guard.ts`).
  */
 export function createGatewayMetrics(runner: GatewayRunner, queue: JobQueue): MetricsRegistry {
   const registry = new MetricsRegistry();
@@ -70,6 +72,11 @@ export function createGatewayMetrics(runner: GatewayRunner, queue: JobQueue): Me
     "nodejs_heap_bytes",
     "V8 heap of this process: used (live and not yet collected) and total (reserved).",
   );
+  const rejections = registry.counter(
+    "herald_unhandled_rejections_total",
+    "Promise rejections nobody handled, logged with their stack; the gateway kept running.",
+  );
+  let rejectionsSeen = 0;
 
   const startedAt = new Map<string, number>();
   runner.turnStarted.add((job) => {
@@ -92,6 +99,8 @@ export function createGatewayMetrics(runner: GatewayRunner, queue: JobQueue): Me
     rss.set({}, memory.rss);
     heap.set({ kind: "used" }, memory.heapUsed);
     heap.set({ kind: "total" }, memory.heapTotal);
+    rejections.inc({}, unhandledRejections() - rejectionsSeen);
+    rejectionsSeen = unhandledRejections();
     const stats = await queueStats(queue);
     if ("error" in stats) {
       up.set({}, 0);

@@ -1,14 +1,16 @@
 /**
  * A real `herald gateway` process killed with SIGKILL mid-turn: after restart the turn runs again and
- * the session ends up with exactly one answer; bad config exits with the named error.
+ * the session ends up with exactly one answer; bad config exits with the named error; a plugin's
+ * unhandled rejection is logged and survived (fatal again with `--unhandled-rejections=strict`).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteState } from "../../sessions/sqlite-state.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
+import { freePort } from "../helpers/net.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const cli = join(root, "app", "cli.ts");
@@ -27,8 +29,11 @@ afterEach(async () => {
   llm = undefined;
 });
 
-async function startGatewayProcess(env: Record<string, string>): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, nodeArgs, {
+async function startGatewayProcess(
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, [...nodeFlags, ...nodeArgs], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -99,6 +104,67 @@ describe("gateway process", () => {
     expect(next.status).toBe(200);
     expect(llm.requests).toHaveLength(3);
     expect(llm.requests[2]!.messages.map((m) => m.content)).toContain("42");
+  }, 60_000);
+
+  it("logs a plugin's unhandled rejection and keeps answering; strict mode makes it fatal again", async () => {
+    llm = await startFakeLlm();
+    home = mkdtempSync(join(tmpdir(), "herald-guard-"));
+    const plugin = join(home, "plugins", "leaky");
+    mkdirSync(plugin, { recursive: true });
+    writeFileSync(join(plugin, "plugin.json"), JSON.stringify({ name: "leaky", version: "1.0.0" }));
+    writeFileSync(
+      join(plugin, "index.js"),
+      `import { definePlugin, z } from "herald/plugin";
+export default definePlugin({ tools: [{ name: "leaky_tool", description: "forgets a catch",
+  parameters: z.object({}),
+  execute: async () => {
+    Promise.reject(new Error("the leaky plugin forgot a catch"));
+    return "done";
+  } }] });`,
+    );
+    const port = String(await freePort());
+    const env = {
+      HERALD_HOME: home,
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: "k",
+      HERALD_MODEL: "fake-model",
+      API_SERVER_PORT: port,
+    };
+    const ask = async (content: string) => {
+      const res = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-herald-session-id": "guard-1" },
+        body: JSON.stringify({ model: "herald", messages: [{ role: "user", content }] }),
+      });
+      const body = (await res.json()) as { choices: { message: { content: string } }[] };
+      return body.choices[0]!.message.content;
+    };
+    const leak = () =>
+      llm!.script({ toolCalls: [{ name: "leaky_tool", arguments: {} }] }, { text: "the tool ran" });
+
+    child = await startGatewayProcess(env);
+    leak();
+    expect(await ask("run the leaky tool")).toBe("the tool ran");
+    llm.script({ text: "still here" });
+    expect(await ask("are you there?")).toBe("still here");
+    expect(child.exitCode).toBeNull();
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toContain("herald_unhandled_rejections_total 1");
+    const log = readFileSync(join(home, "logs", "herald.log"), "utf8");
+    expect(log).toContain("Error: the leaky plugin forgot a catch");
+    expect(log).toContain("Herald keeps running");
+    child.kill("SIGKILL");
+    await new Promise((r) => child!.once("exit", r));
+
+    // An operator who prefers a supervisor's restart gets Node's fail-fast back.
+    child = await startGatewayProcess(env, ["--unhandled-rejections=strict"]);
+    const exited = new Promise<number | null>((r) => child!.once("exit", (code) => r(code)));
+    leak();
+    await ask("run the leaky tool").catch(() => undefined);
+    expect(await exited).toBe(1);
+    expect(readFileSync(join(home, "logs", "herald.log"), "utf8")).toContain(
+      "uncaught exception; Herald exits",
+    );
   }, 60_000);
 
   it("bad config exits with an error that names the key and the fix", () => {
