@@ -29,6 +29,17 @@ afterEach(async () => {
   llm = undefined;
 });
 
+/** A gateway on `home` with the fake model, its API on `port`. */
+function gatewayEnv(home: string, model: FakeLlm, port: string): Record<string, string> {
+  return {
+    HERALD_HOME: home,
+    OPENAI_BASE_URL: model.url,
+    OPENAI_API_KEY: "k",
+    HERALD_MODEL: "fake-model",
+    API_SERVER_PORT: port,
+  };
+}
+
 async function startGatewayProcess(
   env: Record<string, string>,
   nodeFlags: string[] = [],
@@ -54,15 +65,8 @@ describe("gateway process", () => {
   it("killed with SIGKILL mid-turn, answers exactly once after restart", async () => {
     llm = await startFakeLlm();
     home = mkdtempSync(join(tmpdir(), "herald-crash-"));
-    const port = String(20000 + Math.floor(Math.random() * 20000));
-    const env = {
-      HERALD_HOME: home,
-      OPENAI_BASE_URL: llm.url,
-      OPENAI_API_KEY: "k",
-      HERALD_MODEL: "fake-model",
-      API_SERVER_PORT: port,
-      HERALD_LOG_LEVEL: "silent",
-    };
+    const port = String(await freePort());
+    const env = { ...gatewayEnv(home, llm, port), HERALD_LOG_LEVEL: "silent" };
     llm.script({ text: "never delivered", delayMs: 60_000 });
     child = await startGatewayProcess(env);
     const request = fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
@@ -123,13 +127,7 @@ export default definePlugin({ tools: [{ name: "leaky_tool", description: "forget
   } }] });`,
     );
     const port = String(await freePort());
-    const env = {
-      HERALD_HOME: home,
-      OPENAI_BASE_URL: llm.url,
-      OPENAI_API_KEY: "k",
-      HERALD_MODEL: "fake-model",
-      API_SERVER_PORT: port,
-    };
+    const env = gatewayEnv(home, llm, port);
     const ask = async (content: string) => {
       const res = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
         method: "POST",
