@@ -26,16 +26,6 @@ const start = () =>
     gatewayEnv: { HERALD_DELEGATE_TIMEOUT_S: String(CHILD_TIMEOUT_S) },
   });
 
-async function chat(c: HeraldCluster, text: string, sessionId: string): Promise<string> {
-  const res = await fetch(`${c.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-herald-session-id": sessionId },
-    body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: text }] }),
-  });
-  const body = (await res.json()) as { choices?: { message: { content: string } }[] };
-  return body.choices?.[0]?.message.content ?? "";
-}
-
 const delegate = (...goals: string[]) => ({
   toolCalls: [{ name: "delegate_task", arguments: { tasks: goals.map((goal) => ({ goal })) } }],
 });
@@ -67,7 +57,7 @@ describe("delegate_task on Redis, parents ≥ slots", { timeout: 60_000 }, () =>
       return delegate("task one");
     });
     await c.startWorker("wa", 1);
-    const reply = await chat(c, "split it", "s-1");
+    const reply = await c.chat("split it", "s-1");
     // Before the fix the child never got the slot: it ran out of its time budget and the parent got a
     // failure (`## Task 1: failed … ran out of its time budget`), having held the only slot meanwhile.
     expect(reply, `${reply}\n${c.output()}`).toContain("## Task 1: done");
@@ -91,7 +81,7 @@ describe("delegate_task on Redis, parents ≥ slots", { timeout: 60_000 }, () =>
       return delegate("task one", "task two");
     });
     await c.startWorker("wa", 1);
-    const reply = await chat(c, "split it", "s-2");
+    const reply = await c.chat("split it", "s-2");
     expect(reply, `${reply}\n${c.output()}`).toContain("## Task 1: done");
     expect(reply).toContain("## Task 2: done");
     expect(reply).toContain("result of task one");
@@ -100,7 +90,7 @@ describe("delegate_task on Redis, parents ≥ slots", { timeout: 60_000 }, () =>
     expect(rows(c).map((r) => r.state)).toEqual(["done", "done"]);
 
     // The lent slot was given back: two turns of two chats run one after the other again.
-    const [a, b] = await Promise.all([chat(c, "plain a", "s-3"), chat(c, "plain b", "s-4")]);
+    const [a, b] = await Promise.all([c.chat("plain a", "s-3"), c.chat("plain b", "s-4")]);
     expect(a).toContain("answer to plain a");
     expect(b).toContain("answer to plain b");
     const [first, second] = [...spans].sort((x, y) => x.startedAt - y.startedAt);
@@ -119,7 +109,7 @@ describe("delegate_task on Redis, parents ≥ slots", { timeout: 60_000 }, () =>
     // Two workers of one slot each, three chats delegating at once.
     await c.startWorker("wa", 1);
     await c.startWorker("wb", 1);
-    const replies = await Promise.all(["x", "y", "z"].map((n) => chat(c, n, `s-5${n}`)));
+    const replies = await Promise.all(["x", "y", "z"].map((n) => c.chat(n, `s-5${n}`)));
     for (const [i, n] of ["x", "y", "z"].entries()) {
       expect(replies[i], `${replies[i]}\n${c.output()}`).toContain(`result of ${n} one`);
       expect(replies[i]).toContain(`result of ${n} two`);
@@ -138,7 +128,7 @@ describe("delegate_task on Redis, parents ≥ slots", { timeout: 60_000 }, () =>
       return delegate("task one");
     });
     await c.startWorker("wa", 1);
-    const reply = await chat(c, "split it deeply", "s-7");
+    const reply = await c.chat("split it deeply", "s-7");
     expect(reply, `${reply}\n${c.output()}`).toContain("child got:");
     expect(reply).toContain("result of sub one");
     expect(rows(c).map((r) => r.state)).toEqual(["done", "done"]);
@@ -162,7 +152,7 @@ describe("delegate_task on Redis, parents ≥ slots", { timeout: 60_000 }, () =>
       return text === "second" ? { text: "second done" } : delegate("task one");
     });
     await c.startWorker("wa", 1);
-    const first = chat(c, "first", "s-8");
+    const first = c.chat("first", "s-8");
     first.catch(() => undefined);
     await eventually(
       () => order.includes("child"),
@@ -170,7 +160,7 @@ describe("delegate_task on Redis, parents ≥ slots", { timeout: 60_000 }, () =>
     );
     // The parent waits and its slot is lent; the chat's next turn still comes after it (the gateway
     // holds it back, and the queue's orderingKey would too: see the JobQueue contract suite).
-    const second = await chat(c, "second", "s-8");
+    const second = await c.chat("second", "s-8");
     expect(await first).toContain("parent done");
     expect(second).toContain("second done");
     expect(order).toEqual(["first", "child", "parent resumed", "second"]);
@@ -186,7 +176,7 @@ describe("delegate_task on Redis, parents ≥ slots", { timeout: 60_000 }, () =>
       return delegate("task one", "task two");
     });
     await c.startWorker("wa", 1);
-    const pending = chat(c, "start slow work", "s-6");
+    const pending = c.chat("start slow work", "s-6");
     // Awaited below; a failed case stops the cluster under it, which must not be an unhandled rejection.
     pending.catch(() => undefined);
     // The first child runs in the parent's lent slot; the second waits for a slot.
@@ -195,7 +185,7 @@ describe("delegate_task on Redis, parents ≥ slots", { timeout: 60_000 }, () =>
       () => `no child started while the parent waited:\n${c.output()}`,
       CHILD_TIMEOUT_S * 1_000 - 3_000,
     );
-    expect(await chat(c, "/stop", "s-6")).toContain("Stopped");
+    expect(await c.chat("/stop", "s-6")).toContain("Stopped");
     await eventually(
       () => model.closedEarly.filter(isChild).length === 1,
       () => `the running child was not stopped:\n${c.output()}`,
@@ -204,7 +194,7 @@ describe("delegate_task on Redis, parents ≥ slots", { timeout: 60_000 }, () =>
     expect(rows(c).map((r) => r.state)).toEqual(["cancelled", "cancelled"]);
     expect(await pending).not.toContain("parent finished");
     // The queued child never ran, and the worker takes the chat's next message.
-    expect(await chat(c, "hello", "s-6")).toContain("hello back");
+    expect(await c.chat("hello", "s-6")).toContain("hello back");
     expect(model.requests.filter(isChild)).toHaveLength(1);
   });
 });

@@ -18,16 +18,6 @@ const goalOf = (r: FakeLlmRequest) => messageText(r.messages[1]);
 
 const start = () => cluster.startApiOnly({ lockDurationMs: 2_000 });
 
-async function chat(c: HeraldCluster, text: string, sessionId: string): Promise<string> {
-  const res = await fetch(`${c.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-herald-session-id": sessionId },
-    body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: text }] }),
-  });
-  const body = (await res.json()) as { choices?: { message: { content: string } }[] };
-  return body.choices?.[0]?.message.content ?? "";
-}
-
 const delegateThree = {
   toolCalls: [
     {
@@ -53,7 +43,7 @@ describe("delegate_task on Redis workers", () => {
     });
     await c.startWorker("wa", 2);
     await c.startWorker("wb", 2);
-    const reply = await chat(c, "split it", "r-1");
+    const reply = await c.chat("split it", "r-1");
     const order = ["one", "two", "three"].map((n) => reply.indexOf(`result of task ${n}`));
     expect(
       order.every((i) => i > -1),
@@ -83,7 +73,7 @@ describe("delegate_task on Redis workers", () => {
       return delegateThree;
     });
     const workers = [await c.startWorker("wa", 2), await c.startWorker("wb", 2)];
-    const pending = chat(c, "split it", "r-2");
+    const pending = c.chat("split it", "r-2");
     await eventually(
       () => model.requests.some((r) => isChild(r) && goalOf(r) === "task two"),
       () => `task two never started:\n${c.output()}`,
@@ -112,12 +102,12 @@ describe("delegate_task on Redis workers", () => {
     });
     await c.startWorker("wa", 2);
     await c.startWorker("wb", 2);
-    const pending = chat(c, "start slow work", "r-3");
+    const pending = c.chat("start slow work", "r-3");
     await eventually(
       () => model.requests.filter(isChild).length === 3,
       () => `children did not start:\n${c.output()}`,
     );
-    expect(await chat(c, "/stop", "r-3")).toContain("Stopped");
+    expect(await c.chat("/stop", "r-3")).toContain("Stopped");
     await eventually(
       () => model.closedEarly.filter(isChild).length === 3,
       () => `children still running (${model.closedEarly.length} closed):\n${c.output()}`,

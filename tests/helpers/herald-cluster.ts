@@ -167,6 +167,17 @@ export class HeraldCluster {
     return (await fetch(`${this.url}/metrics`)).text();
   }
 
+  /** One user message through the gateway's API in session `sessionId`; the reply's text ("" if none). */
+  async chat(text: string, sessionId: string): Promise<string> {
+    const res = await fetch(`${this.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-herald-session-id": sessionId },
+      body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: text }] }),
+    });
+    const body = (await res.json()) as { choices?: { message: { content: string } }[] };
+    return body.choices?.[0]?.message.content ?? "";
+  }
+
   /** The gateway's state file (read beside the running gateway; WAL allows it). */
   state(): SqliteState {
     this.#state ??= SqliteState.open(join(this.home, "state.db"));
