@@ -7,7 +7,7 @@ import OpenAI from "openai";
 import { modelConfigProblem } from "../agent/model-config.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import { silentLogger } from "../core/logger.js";
-import { createExecutionBackend, PROCESS_LIMIT_FIX, SandboxBackend } from "../exec/index.js";
+import { createExecutionBackend, SandboxBackend } from "../exec/index.js";
 import { LEGACY_PROVIDER, type ProviderCatalog } from "../providers/catalog.js";
 import type { ResolvedModel } from "../providers/types.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
@@ -273,11 +273,10 @@ async function checkExec(config: HeraldConfig): Promise<DoctorLine> {
           ? "on this host, unsandboxed (exec.backend: local)"
           : `in the ${backend.name} backend`;
       const limit = backend instanceof SandboxBackend ? backend.processLimit() : {};
-      const caveat = limit.caveat;
+      const runsAs = limit.runsAs ? `, as uid ${limit.runsAs.uid} outside (the gateway is root)` : "";
       return {
         ok: true,
-        text: `terminal tools: commands run ${where}${options.networkAllowed ? ", with network" : ", no network"}${limit.cgroupDir ? ", a pids cgroup per command" : ""}`,
-        ...(caveat ? { fix: `${caveat}; ${PROCESS_LIMIT_FIX}` } : {}),
+        text: `terminal tools: commands run ${where}${options.networkAllowed ? ", with network" : ", no network"}${limit.cgroupDir ? ", a pids cgroup per command" : ""}${runsAs}`,
       };
     }
     return {

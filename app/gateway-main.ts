@@ -176,7 +176,13 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   if (announce) mcpServers = announceToWorkers(config, runner, announce, logger);
   if (tools) {
     // The embedded gateway runs them here.
-    runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
+    runner.sessionEnded.add((ended) => {
+      tools
+        .endSession(ended.key)
+        .catch((err: unknown) =>
+          logger.warn({ error: describeError(err) }, "could not end the background processes of a session"),
+        );
+    });
     const mcp = tools.mcp;
     mcpServers = () => mcp.servers().map((s) => s.config);
     runner.commands.add(

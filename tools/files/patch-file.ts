@@ -1,8 +1,6 @@
-import { readFile as readBytes } from "node:fs/promises";
 import { HeraldError } from "../../core/errors.js";
 import { bomEncoding, formatBytes, isBinary } from "../../documents/index.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { displayPath, formatCount, statPath } from "./common.js";
+import { displayPath, formatCount, readWhole, statPath } from "./common.js";
 import { linesOf, replacementSnippet } from "./diff.js";
 import { type PatchFileArgs, parseArgs, patchFileArgsSchema } from "./schemas.js";
 import type { FileScope, FileToolOptions } from "./types.js";
@@ -54,18 +52,19 @@ export async function patchFile(
   options: FileToolOptions = {},
 ): Promise<string> {
   const parsed = parseArgs(patchFileArgsSchema, args, "patch_file");
-  const abs = scope.resolve(parsed.path);
-  const shown = displayPath(scope, abs);
-  const info = await statPath(abs, shown, "; to create a file use write_file");
-  if (!info.isFile()) throw new HeraldError(`${shown} is not a regular file`, { code: "invalid_input" });
-  if (info.size > MAX_PATCH_BYTES)
+  const rel = scope.resolve(parsed.path);
+  const shown = displayPath(rel);
+  const info = await statPath(scope, rel, "; to create a file use write_file");
+  if (info.kind !== "file")
+    throw new HeraldError(`${shown} is not a regular file`, { code: "invalid_input" });
+  if (info.sizeBytes > MAX_PATCH_BYTES)
     throw new HeraldError(
-      `${shown} is ${formatBytes(info.size)}, too large to patch (limit ${formatBytes(MAX_PATCH_BYTES)})`,
+      `${shown} is ${formatBytes(info.sizeBytes)}, too large to patch (limit ${formatBytes(MAX_PATCH_BYTES)})`,
       {
         code: "invalid_input",
       },
     );
-  const bytes = await readBytes(abs, { signal: options.signal });
+  const bytes = await readWhole(scope, rel, info.sizeBytes, options.signal);
   if (isBinary(bytes))
     throw new HeraldError(`${shown} is a binary file; patch_file edits text only`, { code: "invalid_input" });
   if (bomEncoding(bytes)?.startsWith("utf-16"))
@@ -116,7 +115,7 @@ export async function patchFile(
   }
   updated += original.slice(last);
   options.signal?.throwIfAborted();
-  await writeFileAtomic(abs, updated, info.mode & 0o7777);
+  await scope.files.write(rel, Buffer.from(updated, "utf8"));
   const [firstLine] = linesOf(original, found.slice(0, 1));
   const what =
     found.length === 1 ? `1 replacement at line ${firstLine}` : `${formatCount(found.length)} replacements`;

@@ -1,6 +1,5 @@
-import { createReadStream } from "node:fs";
-import { open, readFile as readBytes } from "node:fs/promises";
 import { createInterface } from "node:readline";
+import { Readable } from "node:stream";
 import { HeraldError } from "../../core/errors.js";
 import {
   bomEncoding,
@@ -10,7 +9,7 @@ import {
   SNIFF_BYTES,
   sniffDocument,
 } from "../../documents/index.js";
-import { displayPath, formatCount, statPath } from "./common.js";
+import { displayPath, fileChunks, formatCount, readWhole, statPath } from "./common.js";
 import { pageFooter, pageLines, splitLines } from "./pager.js";
 import { parseArgs, type ReadFileArgs, readFileArgsSchema } from "./schemas.js";
 import type { FileScope, FileToolOptions } from "./types.js";
@@ -28,17 +27,6 @@ export interface ReadFileOptions extends FileToolOptions {
 const MAX_UTF16_BYTES = 20 * 1024 * 1024;
 const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
 
-async function readHead(abs: string): Promise<Uint8Array> {
-  const handle = await open(abs, "r");
-  try {
-    const buffer = Buffer.alloc(SNIFF_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-}
-
 /**
  * Reads a file for the model, `cat -n` style: each line numbered (right-aligned, then a tab), at most
  * `limit` lines from `offset`, long lines cut with a marker, and a last line giving the total and the
@@ -55,19 +43,19 @@ export async function readFile(
   const { defaultLimit = 2000, maxLineChars = 2000, maxOutputChars = 100_000, signal } = options;
   const offset = parsed.offset ?? 1;
   const limits = { offset, limit: parsed.limit ?? defaultLimit, maxLineChars, maxOutputChars };
-  const abs = scope.resolve(parsed.path);
-  const shown = displayPath(scope, abs);
-  const info = await statPath(abs, shown, "; search_files finds files by name");
-  if (info.isDirectory())
+  const rel = scope.resolve(parsed.path);
+  const shown = displayPath(rel);
+  const info = await statPath(scope, rel, "; search_files finds files by name");
+  if (info.kind === "directory")
     throw new HeraldError(`${shown} is a directory; use search_files to list its files`, {
       code: "invalid_input",
     });
   signal?.throwIfAborted();
-  const head = await readHead(abs);
-  const sniff = sniffDocument(head, { fileName: abs });
+  const head = await scope.files.read(rel, { offset: 0, length: SNIFF_BYTES });
+  const sniff = sniffDocument(head, { fileName: rel });
   if (sniff.type === "binary")
     throw new HeraldError(
-      `${shown} is a binary file (${sniff.typeGuess ?? "unknown type"}, ${formatBytes(info.size)}); read_file shows text only`,
+      `${shown} is a binary file (${sniff.typeGuess ?? "unknown type"}, ${formatBytes(info.sizeBytes)}); read_file shows text only`,
       { code: "invalid_input" },
     );
   if (sniff.type === "unsupported")
@@ -81,13 +69,13 @@ export async function readFile(
   let header = "";
   let lines: AsyncIterable<string> | Iterable<string>;
   if (sniff.kind === "pdf" || sniff.kind === "docx") {
-    if (info.size > MAX_DOCUMENT_BYTES)
+    if (info.sizeBytes > MAX_DOCUMENT_BYTES)
       throw new HeraldError(
-        `${shown} is a ${formatBytes(info.size)} ${sniff.kind.toUpperCase()}, over the ${formatBytes(MAX_DOCUMENT_BYTES)} read_file extracts`,
+        `${shown} is a ${formatBytes(info.sizeBytes)} ${sniff.kind.toUpperCase()}, over the ${formatBytes(MAX_DOCUMENT_BYTES)} read_file extracts`,
         { code: "invalid_input" },
       );
     // From bytes, so refusals name the file as the model knows it (workspace-relative).
-    const doc = await extractDocumentFromBuffer(await readBytes(abs, { signal }), {
+    const doc = await extractDocumentFromBuffer(await readWhole(scope, rel, info.sizeBytes, signal), {
       fileName: shown,
       signal,
     });
@@ -97,20 +85,18 @@ export async function readFile(
     lines = splitLines(doc.text);
   } else if (bomEncoding(head)?.startsWith("utf-16")) {
     // readline decodes UTF-8 only; UTF-16 files (rare, Windows exports) are small enough to decode whole.
-    if (info.size > MAX_UTF16_BYTES)
+    if (info.sizeBytes > MAX_UTF16_BYTES)
       throw new HeraldError(
-        `${shown} is UTF-16 text of ${formatBytes(info.size)}; read_file decodes UTF-16 up to ${formatBytes(MAX_UTF16_BYTES)}`,
+        `${shown} is UTF-16 text of ${formatBytes(info.sizeBytes)}; read_file decodes UTF-16 up to ${formatBytes(MAX_UTF16_BYTES)}`,
         {
           code: "invalid_input",
         },
       );
-    lines = splitLines(decodeText(await readBytes(abs, { signal })));
+    lines = splitLines(decodeText(await readWhole(scope, rel, info.sizeBytes, signal)));
   } else {
-    if (info.size === 0) return `${shown} is empty (0 bytes)`;
-    lines = createInterface({
-      input: createReadStream(abs, { encoding: "utf8", signal }),
-      crlfDelay: Number.POSITIVE_INFINITY,
-    });
+    if (info.sizeBytes === 0) return `${shown} is empty (0 bytes)`;
+    const input = Readable.from(fileChunks(scope, rel, signal), { objectMode: false }).setEncoding("utf8");
+    lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   }
   const page = await pageLines(lines, limits, signal);
   if (page.totalLines === 0) return `${header}${shown} has no text`;

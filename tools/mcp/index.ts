@@ -3,6 +3,7 @@
  * and `mcp_list_resources`, `mcp_read_resource`, `mcp_get_prompt` (toolset `mcp`) over every server
  * the turn's chat may use. A call to a server that is down fails at once with a clear error.
  */
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { defineTool } from "../../agent/tool-registry.js";
@@ -10,6 +11,7 @@ import type { Tool, ToolContext, ToolOutput } from "../../agent/types.js";
 import {
   cleanInputSchema,
   convertResult,
+  type FileSink,
   type McpManager,
   type McpServerHandle,
   mcpToolset,
@@ -24,15 +26,26 @@ const anyObject = z.record(z.string(), z.unknown());
 
 /**
  * Where a call's images and binary resources are saved (named in the result, sent with the reply):
- * `dir` on this host, `shownAs` as the model names it (e.g. the sandbox's `/workspace/mcp`).
+ * a copy on this host for the reply, and the name the model is given (e.g. the sandbox's
+ * `/workspace/mcp/…`).
  */
-export type McpSaveDir = (ctx: ToolContext, server: string) => Promise<{ dir: string; shownAs: string }>;
+export type McpSaveDir = (ctx: ToolContext, server: string) => Promise<FileSink>;
 
-/** @defaultValue of `McpSaveDir`: `HERALD_HOME/cache/mcp/<server>`. */
-const cacheDir: McpSaveDir = async (ctx, server) => {
-  const dir = join(ctx.homeDir, "cache", "mcp", server);
-  return { dir, shownAs: dir };
-};
+/** A sink into `HERALD_HOME/cache/mcp/<server>/`: the model is given the cached file's path. */
+export function mcpCacheSink(homeDir: string, server: string): FileSink {
+  const dir = join(homeDir, "cache", "mcp", server);
+  return {
+    async save(name, bytes) {
+      await mkdir(dir, { recursive: true });
+      const path = join(dir, name);
+      await writeFile(path, bytes);
+      return { path, shownAs: path };
+    },
+  };
+}
+
+/** @defaultValue of `McpSaveDir`: the cache (`mcpCacheSink`). */
+const cacheDir: McpSaveDir = async (ctx, server) => mcpCacheSink(ctx.homeDir, server);
 
 /** `saveDir` for this call, resolved only when a result has a file; the cache when it fails. */
 function saveTo(ctx: ToolContext, server: string, saveDir: McpSaveDir) {

@@ -16,6 +16,7 @@ import type {
   RunResult,
   Workspace,
   WorkspaceManager,
+  WorkspaceQuota,
 } from "../../exec/index.js";
 import { runCommand } from "../../exec/index.js";
 
@@ -24,6 +25,11 @@ export interface TerminalToolsDeps {
   backend: ExecutionBackend;
   workspaces: WorkspaceManager;
   processes: ProcessRegistry;
+  /**
+   * The workspaces' disk quota: past it a command runs unable to grow any file, and is told why; after
+   * a command the workspace is measured again.
+   */
+  quota?: WorkspaceQuota | undefined;
   /** The longest foreground timeout a call may ask for, in seconds. @defaultValue 600 */
   maxTimeoutS?: number | undefined;
   /** Characters kept of each of stdout and stderr. @defaultValue 20_000 */
@@ -173,9 +179,11 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
           if (held) return held;
         }
       }
+      const limit = (await deps.quota?.commandPrefix(workspace)) ?? { prefix: "" };
+      const notice = limit.notice ? `\n[${limit.notice}]` : "";
       if (args.background) {
         const info = deps.processes.start(ctx.origin.sessionKey, workspace, {
-          command: args.command,
+          command: `${limit.prefix}${args.command}`,
           workdir: args.workdir,
         });
         const chat = ctx.state.chat;
@@ -192,16 +200,23 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
               .catch((err: unknown) => ctx.logger.warn({ err: String(err) }, "exit notice not sent"));
           });
         }
-        return `started in the background as ${info.id}. Follow it with the process tool (poll for new output, wait, kill)${args.notify_on_exit ? "; the chat is told when it finishes" : ""}.`;
+        return `started in the background as ${info.id}. Follow it with the process tool (poll for new output, wait, kill)${args.notify_on_exit ? "; the chat is told when it finishes" : ""}.${notice}`;
       }
-      const result = await runCommand(deps.backend, workspace, {
-        command: args.command,
-        workdir: args.workdir,
-        timeoutMs: (args.timeout_s ?? DEFAULT_TIMEOUT_S) * 1000,
-        maxOutputChars: deps.maxOutputChars ?? 20_000,
-        signal: ctx.signal,
-      });
-      return { content: formatRun(result), isError: result.timedOut || result.exitCode !== 0 };
+      try {
+        const result = await runCommand(deps.backend, workspace, {
+          command: `${limit.prefix}${args.command}`,
+          workdir: args.workdir,
+          timeoutMs: (args.timeout_s ?? DEFAULT_TIMEOUT_S) * 1000,
+          maxOutputChars: deps.maxOutputChars ?? 20_000,
+          signal: ctx.signal,
+        });
+        return {
+          content: `${formatRun(result)}${notice}`,
+          isError: result.timedOut || result.exitCode !== 0,
+        };
+      } finally {
+        deps.quota?.invalidate(workspace.dir);
+      }
     },
   });
 
