@@ -103,6 +103,8 @@ function execRunner(tools: AgentTools): PluginExecRunner | undefined {
     if (verdict.dangerous) {
       throw new Error(`refused: plugins may not run dangerous commands (${verdict.rule.description})`);
     }
+    // Made ready for the backend as the terminal tool does (a root gateway's sandbox user owns it).
+    await backend.prepare(workspace, signal);
     const result = await runCommand(backend, workspace, { command, timeoutMs, signal });
     return {
       exitCode: result.exitCode,

@@ -6,7 +6,15 @@
  * tools do their I/O inside the sandbox, where the host folder does not exist, so no try reaches it.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -100,4 +108,15 @@ describe("file tools against a process swapping a workspace folder with a link t
     expect(readdirSync(hostDir)).toEqual(["secret.txt"]);
     expect(readFileSync(join(hostDir, "secret.txt"), "utf8")).toBe(`SECRET=${secret}\n`);
   }, 120_000);
+
+  it("does not follow AGENTS.md when a command made it a link to the host's secret", async () => {
+    const dir = join(harness.homeDir, "workspaces", workspaceDirName("api:dm:agents-link"));
+    mkdirSync(dir, { recursive: true });
+    symlinkSync(join(hostDir, "secret.txt"), join(dir, "AGENTS.md"));
+    harness.llm.setDefault(() => ({ text: "hello" }));
+    expect((await chat(harness, "hi", { sessionId: "agents-link" })).text).toBe("hello");
+    const prompt = JSON.stringify(harness.llm.requests.at(-1)?.messages[0]);
+    expect(prompt).not.toContain(secret);
+    expect(prompt).not.toContain("Project context");
+  });
 });
