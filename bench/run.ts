@@ -9,6 +9,7 @@ import { benchCommands, commandsMarkdown } from "./commands.js";
 import { benchDashboard, dashboardMarkdown } from "./dashboard.js";
 import { benchDelegate, delegateMarkdown } from "./delegate.js";
 import { benchExtensions, extensionsMarkdown } from "./extensions.js";
+import { benchFiles, filesMarkdown } from "./files.js";
 import { machineLine, startFlags, writeSection } from "./lib.js";
 import { benchLogs, logsMarkdown } from "./logs.js";
 import { benchMcp, mcpMarkdown } from "./mcp.js";
@@ -62,6 +63,10 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchTools(opts);
     console.log(JSON.stringify({ tools: result }));
     writeSection(file, "tools", toolsMarkdown(result, opts, "npm run bench -- tools"));
+    const filesOpts = { root, calls: 200, turns: 100 };
+    const files = await benchFiles(filesOpts);
+    console.log(JSON.stringify({ files }));
+    writeSection(file, "files", filesMarkdown(files, filesOpts, "npm run bench -- tools"));
   },
   commands: async () => {
     const opts = { otherSessions: 5000, iterations: 100 };
