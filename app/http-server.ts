@@ -1,12 +1,14 @@
 /**
  * The gateway's one HTTP server: the API server (`/v1/*`), `GET /health`, `GET /metrics`, and platform
- * webhooks under `/webhooks/<platform>`, handed to the adapter as a web-standard Request.
+ * webhooks under `/webhooks/<platform>`, handed to the adapter as a web-standard Request. Every request
+ * passes the guard first (Host, Origin, CORS, JSON bodies: app/http-guard.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { PlatformAdapter } from "../core/types.js";
+import type { RequestGuard } from "./http-guard.js";
 
 /** Serves a path prefix with Node's own request/response (the API server, for streaming). */
 export interface NodeRoute {
@@ -29,6 +31,8 @@ export interface HttpServerOptions {
   /** More routes on Node's request/response (the dashboard, `/mcp`), asked after `api`. */
   nodeRoutes?: NodeRoute[] | undefined;
   routes?: SimpleRoute[];
+  /** Asked before any route; answers refused requests and CORS preflights itself. @defaultValue none */
+  guard?: RequestGuard | undefined;
   /** Largest webhook body accepted. @defaultValue 25 MiB */
   maxBodyBytes?: number;
 }
@@ -59,6 +63,7 @@ export async function startHttpServer(
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
+    if (options.guard?.(req, res, path)) return;
     if (options.api && (await options.api.handleHttp(req, res, path))) return;
     for (const route of options.nodeRoutes ?? []) if (await route.handleHttp(req, res, path)) return;
     for (const route of options.routes ?? []) {
