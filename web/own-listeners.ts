@@ -34,14 +34,24 @@ function normalize(address: string): string {
   return groups.join(":");
 }
 
+/** The machine's interface addresses, normalized; read again after a second (interfaces come and go). */
+let interfaces: { addresses: Set<string>; readAt: number } | undefined;
+function interfaceAddresses(): Set<string> {
+  const now = Date.now();
+  if (!interfaces || now - interfaces.readAt > 1_000) {
+    const addresses = new Set<string>();
+    for (const list of Object.values(networkInterfaces()))
+      for (const info of list ?? []) addresses.add(normalize(info.address));
+    interfaces = { addresses, readAt: now };
+  }
+  return interfaces.addresses;
+}
+
 /** Whether a connection to `address` stays on this machine: loopback, unspecified, or an interface's. */
 function isLocal(address: string): boolean {
   const a = normalize(address);
   if (isLoopbackAddress(a) || a === "0.0.0.0" || a === "0:0:0:0:0:0:0:0") return true;
-  for (const list of Object.values(networkInterfaces())) {
-    for (const info of list ?? []) if (normalize(info.address) === a) return true;
-  }
-  return false;
+  return interfaceAddresses().has(a);
 }
 
 /** The listeners of this process; `refusal` says whether a connection would reach one. */
