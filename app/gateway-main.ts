@@ -37,6 +37,7 @@ import {
   startWorkspaceHeartbeat,
   workspaceHousekeeping,
 } from "./housekeeping.js";
+import { createRequestGuard } from "./http-guard.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { mcpRoute } from "./mcp-serve.js";
@@ -302,6 +303,12 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
             logger,
             adapters: runner.adapters,
             api,
+            guard: createRequestGuard({
+              apiKeyless: !config.apiServer.key,
+              dashboardOpen: !config.dashboard.password && !config.apiServer.key,
+              corsOrigins: config.apiServer.corsOrigins,
+              logger,
+            }),
             nodeRoutes: [
               ...(webhooks ? [webhooks] : []),
               ...(dashboard ? [dashboard] : []),
