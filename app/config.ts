@@ -311,8 +311,9 @@ const coreShape = {
       allowedUsers: list,
       allowAllUsers: z.boolean().default(false),
       /**
-       * Who runs the owner's commands (`/usage all`) and hears about provider key failures:
-       * `platform:userId` entries. The API server (key holder) and the terminal count as the owner.
+       * The chat users who are owners (`platform:userId` entries; they are admitted too). Unset: everyone
+       * on an allowlist is an owner. The API server's key holder, the terminal and MCP callers always
+       * are. See the owner policy in gateway/access.ts.
        */
       owners: list,
     })

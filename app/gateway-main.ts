@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
 import { modelConfigProblem } from "../agent/model-config.js";
 import { createJobQueue } from "../agent/queue/index.js";
+import type { ToolRegistry } from "../agent/tool-registry.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -80,6 +81,8 @@ export interface Gateway {
   plugins: Plugins;
   /** The MCP servers of this process's tools (undefined on Redis: the workers run them). */
   mcp: McpManager | undefined;
+  /** The tools turns run with here, plugins' included (undefined on Redis: the workers run them). */
+  tools: ToolRegistry | undefined;
   /** Adapters that started, by platform. */
   adapters: ReadonlyMap<string, PlatformAdapter>;
   /** Platforms that failed to start, with the reason. */
@@ -175,7 +178,8 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   plugins = await createPlugins(config, logger, tools);
   attachPlugins(runner, plugins, logger, announce && (() => announce({ type: "reload", what: "plugins" })));
   if (announce) mcpServers = announceToWorkers(config, runner, announce, logger);
-  if (tools) {
+  const registry = tools ? plugins.registry(tools.registry) : undefined;
+  if (tools && registry) {
     // The embedded gateway runs them here.
     runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
     const mcp = tools.mcp;
@@ -191,7 +195,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     const handler = createTurnHandler({
       model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
       compressionModel: config.auxiliary.compression,
-      tools: plugins.registry(tools.registry),
+      tools: registry,
       hooks: plugins.hooks,
       stageAttachments: tools.stageAttachments,
       transcribe: tools.transcribe,
@@ -351,6 +355,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     delegation,
     plugins,
     mcp: tools?.mcp,
+    tools: registry,
     adapters: started,
     failed,
     async stop() {

@@ -185,6 +185,8 @@ function pluginCommands(
       plugins: { description: "list plugins and their state", run: list },
       "reload-plugins": {
         description: "load the plugins folder again (new, changed and removed plugins)",
+        // Every chat's plugin tools change: the owner's decision, not one user's.
+        access: "owner",
         run: () => {
           if (!enabled)
             return "Plugins are off (plugins.enabled: false in config.yaml, or HERALD_PLUGINS_ENABLED=false): nothing was loaded. Turn them on and restart Herald.";

@@ -28,7 +28,7 @@ export interface CommandContext {
   args: string;
   sessionKey: string;
   now: number;
-  /** Whether the sender is an owner (`GATEWAY_OWNERS`; API and terminal callers are). @defaultValue false */
+  /** Whether the sender is an owner (the owner policy, `AccessPolicy.isOwner`). @defaultValue false */
   isOwner?: boolean | undefined;
 }
 
