@@ -13,3 +13,4 @@ export {
 } from "./requests.js";
 export { RULES, UNPARSEABLE_RULE } from "./rules.js";
 export type { CommandClassification, CommandView, DangerRule, MatchedRule, RuleContext } from "./types.js";
+export { classifyWrite, STDIN_CODE_RULE, type StdinReader, stdinReaders } from "./stdin-code.js";
