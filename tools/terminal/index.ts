@@ -185,7 +185,12 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
         .max(50_000)
         .optional()
         .describe("log: characters to show (default 20000)."),
-      data: z.string().optional().describe("write: the text to send (add \\n for a line)."),
+      data: z
+        .string()
+        .optional()
+        .describe(
+          "write: the text to send (add \\n for a line). Text for a background shell or interpreter is checked like a command and may wait for the user's approval.",
+        ),
       end: z.boolean().optional().describe("write: close stdin after the text."),
     }),
     toolset: "terminal",
@@ -218,6 +223,7 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
             await deps.processes.wait(owner, id, (args.timeout_s ?? 30) * 1000, ctx.signal),
           );
         case "kill":
+          stdinPending.delete(id);
           return describeProcess(await deps.processes.kill(owner, id));
         case "write": {
           const data = args.data ?? "";
