@@ -6,7 +6,14 @@
  */
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { JobQueue, QueueEvent, TurnJob, TurnRecord, TurnResult } from "../core/turn.js";
+import {
+  type JobQueue,
+  type QueueEvent,
+  resumedStep,
+  type TurnJob,
+  type TurnRecord,
+  type TurnResult,
+} from "../core/turn.js";
 import type { KeyValueStore, PlatformAdapter } from "../core/types.js";
 import type { OutboxItem } from "../sessions/types.js";
 import { TurnFeedback } from "./feedback.js";
@@ -92,6 +99,7 @@ export class TurnCoordinator {
       },
       history: context.history,
       input: { text: turn.input, attachments: turn.inbound?.attachments },
+      ...(turn.resume ? { resume: turn.resume } : {}),
       systemPrompt: context.systemPrompt,
       toolsets: turn.options?.toolsets ?? context.toolsets,
       ...(context.eagerToolsets ? { eagerToolsets: context.eagerToolsets } : {}),
@@ -117,7 +125,9 @@ export class TurnCoordinator {
           "I couldn't start working on that (the job queue is unavailable). Please try again shortly.",
         error: describeError(err),
         retryable: true,
-        messages: [{ role: "user", content: job.input.text }],
+        messages: job.resume
+          ? resumedStep(job.resume, "not run: the job queue was unavailable.")
+          : [{ role: "user", content: job.input.text }],
       });
     });
   }
@@ -132,7 +142,14 @@ export class TurnCoordinator {
     for (const turn of state.turns.openTurns(key)) {
       if (!state.turns.finish(turn.id, "cancelled", reason, this.o.now())) continue;
       count++;
-      if (keepInput && turn.input) {
+      // A resumed call keeps its step, so the history says what became of it.
+      if (turn.resume) {
+        const why =
+          turn.status === "running"
+            ? `stopped before it finished (${reason}); it may have run in part: check before running it again.`
+            : `not run: ${reason}.`;
+        state.sessions.append(turn.sessionId, resumedStep(turn.resume, why), { turnId: turn.id });
+      } else if (keepInput && turn.input) {
         state.sessions.append(turn.sessionId, [{ role: "user", content: turn.input }], { turnId: turn.id });
       }
       effects.push(() => {

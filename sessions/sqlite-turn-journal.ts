@@ -1,6 +1,13 @@
 import type Database from "better-sqlite3";
 import { formatChat } from "../core/chat.js";
-import type { CronTurnOrigin, TurnOptions, TurnRecord, TurnSource, TurnStatus } from "../core/turn.js";
+import type {
+  CronTurnOrigin,
+  TurnOptions,
+  TurnRecord,
+  TurnResume,
+  TurnSource,
+  TurnStatus,
+} from "../core/turn.js";
 import type { ChatRef, InboundMessage } from "../core/types.js";
 import type { TurnJournal } from "./types.js";
 
@@ -44,14 +51,15 @@ function toTurn(row: TurnRow): TurnRecord {
 }
 
 /**
- * The `extra` column: `{ cron, options }`, or, in rows written before turns were typed, the flat bag
- * (`deliverTo`, `targetSpecs`, `subject`, `toolsets`, `model`, `cronJobId`, `runId`).
+ * The `extra` column: `{ cron, options, resume }`, or, in rows written before turns were typed, the
+ * flat bag (`deliverTo`, `targetSpecs`, `subject`, `toolsets`, `model`, `cronJobId`, `runId`).
  */
-function readExtra(extra: Record<string, unknown>): Pick<TurnRecord, "cron" | "options"> {
-  if ("cron" in extra || "options" in extra) {
-    const out: Pick<TurnRecord, "cron" | "options"> = {};
+function readExtra(extra: Record<string, unknown>): Pick<TurnRecord, "cron" | "options" | "resume"> {
+  if ("cron" in extra || "options" in extra || "resume" in extra) {
+    const out: Pick<TurnRecord, "cron" | "options" | "resume"> = {};
     if (extra["cron"]) out.cron = extra["cron"] as CronTurnOrigin;
     if (extra["options"]) out.options = extra["options"] as TurnOptions;
+    if (extra["resume"]) out.resume = extra["resume"] as TurnResume;
     return out;
   }
   const out: Pick<TurnRecord, "cron" | "options"> = {};
@@ -125,7 +133,10 @@ export class SqliteTurnJournal implements TurnJournal {
       source: turn.source,
       input: turn.input,
       inbound: turn.inbound === undefined ? null : JSON.stringify(turn.inbound),
-      extra: turn.cron || turn.options ? JSON.stringify({ cron: turn.cron, options: turn.options }) : null,
+      extra:
+        turn.cron || turn.options || turn.resume
+          ? JSON.stringify({ cron: turn.cron, options: turn.options, resume: turn.resume })
+          : null,
       now,
     });
     // Built here rather than read back: this runs on every turn's hot path.
