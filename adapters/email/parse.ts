@@ -1,8 +1,9 @@
 /**
  * A fetched mail → an `InboundMessage`, or the reason it is not passed on. Decides, in order: a sender
  * at all, not ourselves, not automated (auto-reply, bounce, list, bulk), an allowed sender, a sender the
- * receiving server vouches for (see sender-auth.ts); then the thread, the new text (quotes and signature stripped, HTML-only mail converted) and the attachments
- * (saved under the cache folder, larger ones left out with a note the agent can see).
+ * receiving server vouches for (see sender-auth.ts); then the thread, the new text (quotes and signature
+ * stripped, HTML-only mail converted) and the attachments (saved under the cache folder, larger ones
+ * left out with a note the agent can see).
  */
 import { createHash } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";

@@ -10,12 +10,17 @@
  * - without one: the topmost header, whoever wrote it. That holds only when the receiving server writes
  *   one into every mail; a server that writes none leaves the sender's own header on top.
  *
+ * RFC 8601 also has the receiving server delete incoming headers that claim its name; taking only the
+ * topmost one also holds against a server that does not (it prepends its own above them). A server
+ * that writes one header per check (OpenDKIM, then OpenDMARC) is judged by its last, topmost one.
+ *
  * The verdict vouches for the From domain when it says `dmarc=pass` with `header.from` equal to it, or
  * (with no `dmarc=fail` for it) `dkim=pass` whose `header.d` (else the domain of `header.i`) is aligned
  * with it, or `spf=pass` whose `smtp.mailfrom` domain is aligned with it. Aligned: the same domain, or
  * one a subdomain of the other (e.g. `mail.example.com` and `example.com`). That is simpler than DMARC's
- * organizational domain (it refuses siblings such as `a.example.com` for `b.example.com`, which needs
- * the Public Suffix List); a bare top-level domain aligns with nothing.
+ * organizational domain, which needs the Public Suffix List: it refuses siblings such as `a.example.com`
+ * for `b.example.com`, and accepts a public suffix with two labels (`github.io`) for its subdomains,
+ * whose signing key only the suffix's owner holds; a bare top-level domain aligns with nothing.
  */
 import { domainToASCII } from "node:url";
 import { type AuthResult, type AuthResults, parseAuthResults } from "./auth-results.js";

@@ -117,8 +117,10 @@ export async function startEmailEnv(options: { imapCapability?: string } = {}): 
     },
     async mail(bot, message) {
       if (typeof message === "string") return dovecot.deliver(vouched(message), bot.address);
-      const raw = ((await composer.sendMail(message)).message as Buffer).toString();
-      return dovecot.deliver(vouched(raw), bot.address, fromAddressOf(raw));
+      const composed = await composer.sendMail(message);
+      const raw = (composed.message as Buffer).toString();
+      await dovecot.deliver(vouched(raw), bot.address, fromAddressOf(raw));
+      return composed.messageId;
     },
     async close() {
       await smtp.close();
