@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { workspaceDirName } from "../../exec/index.js";
-import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
+import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import { clusterPerTest } from "../helpers/cluster-per-test.js";
 import { eventually, type HeraldProcess, spawnHerald, until } from "../helpers/herald-cluster.js";
@@ -185,6 +185,33 @@ describe("a turn that ends the process", () => {
     telegram!.userSends({ chatId: 111, fromId: 111, text: "hello again" });
     await telegram!.waitFor(() => texts(telegram!).includes("back to normal"), 30_000);
     expect(gateway.child.exitCode).toBeNull();
+    expect(texts(telegram!).filter((t) => t.includes(CRASHED))).toHaveLength(1);
+  }, 120_000);
+});
+
+describe("a delegated task that ends the process", () => {
+  it("goes with its parent: the parent is failed at the third start and the child is not run again", async () => {
+    const env = await gatewayEnv();
+    writeCrasher(join(home!, "plugins"));
+    const isChild = (r: FakeLlmRequest) => messageText(r.messages[0]).includes("sub-agent");
+    llm!.setDefault((request) =>
+      isChild(request)
+        ? crashEveryRun()
+        : { toolCalls: [{ name: "delegate_task", arguments: { tasks: [{ goal: "crash the process" }] } }] },
+    );
+    gateway = await startGateway(env);
+    telegram!.userSends({ chatId: 111, fromId: 111, text: "hand the crash to a sub-agent" });
+    expect(await exited(gateway)).toBe(1);
+    gateway = spawnHerald("gateway", "gateway", env);
+    expect(await exited(gateway)).toBe(1);
+    const children = llm!.requests.filter(isChild).length;
+
+    gateway = await startGateway(env);
+    await telegram!.waitFor(() => texts(telegram!).some((t) => t.includes(CRASHED)), 30_000);
+    // Given time to run, the child would have ended the process again.
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(alive(gateway), gateway.output()).toBe(true);
+    expect(llm!.requests.filter(isChild)).toHaveLength(children);
     expect(texts(telegram!).filter((t) => t.includes(CRASHED))).toHaveLength(1);
   }, 120_000);
 });
