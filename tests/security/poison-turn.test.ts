@@ -3,7 +3,8 @@
  * re-runs it at every start and the gateway crash-loops. A real `herald gateway` process (with a heap
  * limit, as a small VPS runs it), a fake Telegram and the scripted model:
  * - `read_file` with `limit: 1` on a workspace file of one huge line returns the line's start, cut, and
- *   the process stays up (the line reader no longer builds the whole line);
+ *   the process stays up (the line reader no longer builds the whole line); `search_files` and `patch`
+ *   on large files answer within the same heap;
  * - a turn that kills the process runs once more after the restart; when it kills it again, the next
  *   start fails it with a message to its chat, once, logs it with the turn id, and stays up;
  * - on Redis, a turn that kills its worker runs once more on another worker, then is failed the same way.
@@ -80,14 +81,14 @@ function exited(proc: HeraldProcess): Promise<number | null> {
   return new Promise((resolve) => proc.child.once("exit", (code) => resolve(code)));
 }
 
-/** Writes `bytes` of "a" as one line, then a short second line, 1 MiB at a time. */
-function writeOneHugeLine(path: string, bytes: number): void {
+/** Writes `unit` repeated to `bytes` (a multiple of its length), then `tail`, 1 MiB at a time. */
+function writeRepeated(path: string, unit: string, bytes: number, tail = ""): void {
   const fd = openSync(path, "w");
-  const block = Buffer.alloc(1024 * 1024, "a");
+  const block = Buffer.from(unit.repeat((1024 * 1024) / unit.length));
   try {
     for (let left = bytes; left > 0; left -= block.length)
       writeSync(fd, block, 0, Math.min(left, block.length));
-    writeSync(fd, "\nsecond line\n");
+    writeSync(fd, tail);
   } finally {
     closeSync(fd);
   }
@@ -116,40 +117,55 @@ const crashEveryRun = () => ({ toolCalls: [{ name: "crash_process", arguments: {
 const CRASHED = "made Herald stop twice";
 const texts = (fake: FakeTelegram) => fake.botMessages(111).map((m) => m.text ?? "");
 
-describe("a file of one huge line", () => {
-  it("read_file limit 1 returns the line's start, cut, and the gateway stays up", async () => {
-    // 128 MB of heap, a 300 MB line: the old line reader held the whole line and died at the limit.
+describe("tools on large files, in a gateway with a 128 MB heap", () => {
+  it("read_file, search_files and patch answer in bounded memory, and the gateway stays up", async () => {
+    // A small VPS's heap. The old line reader held a whole line (a 300 MB one died at the limit);
+    // ripgrep's JSON gave a matching line whole, with an entry per match; patch's hint and diff made
+    // arrays of every token and line of a file under its 20 MB limit.
     const env = await gatewayEnv({ NODE_OPTIONS: "--max-old-space-size=128" });
-    const lineBytes = 300 * 1024 * 1024;
     const workspace = join(home!, "workspaces", workspaceDirName("telegram:dm:111"));
     mkdirSync(workspace, { recursive: true });
-    writeOneHugeLine(join(workspace, "huge.log"), lineBytes);
+    const hugeBytes = 300 * 1024 * 1024;
+    writeRepeated(join(workspace, "huge.log"), "a", hugeBytes, "\nsecond line\n");
+    writeRepeated(join(workspace, "wide.log"), "b", 40 * 1024 * 1024, "\n");
+    writeRepeated(join(workspace, "spaced.txt"), "c ", 9 * 1024 * 1024);
+    writeRepeated(join(workspace, "lines.txt"), "d\n", 9 * 1024 * 1024);
     gateway = await startGateway(env);
 
+    const call = (name: string, args: Record<string, unknown>) => ({
+      toolCalls: [{ name, arguments: args }],
+    });
     llm!.script(
-      { toolCalls: [{ name: "read_file", arguments: { path: "huge.log", limit: 1 } }] },
+      call("read_file", { path: "huge.log", limit: 1 }),
+      call("search_files", { pattern: "b", content: true }),
+      call("patch", { path: "spaced.txt", old_string: "no such text", new_string: "x" }),
+      call("patch", { path: "lines.txt", old_string: "d", new_string: "dd", replace_all: true }),
       { text: "read it" },
     );
-    telegram!.userSends({ chatId: 111, fromId: 111, text: "show me the first line of huge.log" });
+    telegram!.userSends({ chatId: 111, fromId: 111, text: "look at the big files" });
     await eventually(
       () => texts(telegram!).includes("read it") || !alive(gateway!),
       () => `no answer:\n${gateway!.output()}`,
-      60_000,
+      90_000,
     );
-    expect(gateway.child.exitCode, gateway.output()).toBeNull();
-    const tool = llm!.requests[1]!.messages.find((m) => m.role === "tool");
-    const result = String(tool?.content ?? "");
-    expect(result).toContain(
-      `     1\t${"a".repeat(2000)} … [line cut: ${(lineBytes - 2000).toLocaleString("en-US")} more characters]`,
+    expect(alive(gateway), gateway.output()).toBe(true);
+    const [read, search, notFound, tooMany] = llm!.requests[4]!.messages.filter((m) => m.role === "tool").map(
+      (m) => String(m.content ?? ""),
     );
-    expect(result).toMatch(/\(lines 1–1 of 2; next page: offset=2\)$/);
+    expect(read).toContain(
+      `     1\t${"a".repeat(2000)} … [line cut: ${(hugeBytes - 2000).toLocaleString("en-US")} more characters]`,
+    );
+    expect(read).toMatch(/\(lines 1–1 of 2; next page: offset=2\)$/);
+    expect(search).toBe(`wide.log:1: ${"b".repeat(300)} … [line cut]\n(1 matching line in 1 file)`);
+    expect(notFound).toMatch(/old_string was not found in spaced\.txt/);
+    expect(tooMany).toMatch(/occurs more than 10,000 times in lines\.txt; patch replaces at most 10,000/);
 
-    // Still serving, with memory to spare.
+    // Still serving.
     llm!.script({ text: "still here" });
     telegram!.userSends({ chatId: 111, fromId: 111, text: "are you there?" });
     await telegram!.waitFor(() => texts(telegram!).includes("still here"), 30_000);
-    expect(gateway.child.exitCode).toBeNull();
-  }, 120_000);
+    expect(alive(gateway)).toBe(true);
+  }, 180_000);
 });
 
 describe("a turn that ends the process", () => {

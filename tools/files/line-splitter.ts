@@ -3,8 +3,8 @@
  * characters and the rest of it is only counted, and a line the caller does not want is only counted.
  * A file of one 1 GB line costs what a file of short lines costs.
  *
- * Lines end at "\n" (as `wc -l`, `sed -n` and `grep -n` count them); a "\r" before it is dropped; a
- * final line break ends the last line rather than starting an empty one.
+ * Lines end at "\n" (as `wc -l`, `sed -n` and `grep -n` count them); a "\r" before it is dropped
+ * unless `keepCr`; a final line break ends the last line rather than starting an empty one.
  */
 
 /** Receives each wanted line: its number (1-based), its first characters, how many characters were cut. */
@@ -16,6 +16,8 @@ export interface LineSplitterOptions {
   maxLineChars: number;
   /** Asked once as each line starts; an unwanted line is counted, never built. @defaultValue every line */
   wants?: (lineNumber: number) => boolean;
+  /** Keep a "\r" that ends a line (a search that must see lines as ripgrep does). @defaultValue false */
+  keepCr?: boolean;
   onLine: LineHandler;
 }
 
@@ -24,6 +26,7 @@ export class LineSplitter {
   readonly #maxLineChars: number;
   readonly #wants: (lineNumber: number) => boolean;
   readonly #onLine: LineHandler;
+  readonly #keepCr: boolean;
   #lines = 0;
   /** The current line's kept pieces and their length. */
   #parts: string[] = [];
@@ -39,6 +42,7 @@ export class LineSplitter {
     this.#maxLineChars = Math.max(0, options.maxLineChars);
     this.#wants = options.wants ?? (() => true);
     this.#onLine = options.onLine;
+    this.#keepCr = options.keepCr ?? false;
   }
 
   /** Lines ended so far (after `end()`: all lines of the text). */
@@ -86,7 +90,7 @@ export class LineSplitter {
     if (this.#wanted) {
       let text = this.#parts.length === 1 ? (this.#parts[0] ?? "") : this.#parts.join("");
       let cut = this.#cut;
-      if (this.#lastCr) {
+      if (this.#lastCr && !this.#keepCr) {
         if (cut > 0) cut--;
         else text = text.slice(0, -1);
       }
