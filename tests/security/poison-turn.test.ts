@@ -24,6 +24,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { workspaceDirName } from "../../exec/index.js";
 import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
+import { OVERSIZED_STDIO, type OversizedMcp, startOversizedMcp } from "../fakes/mcp/index.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import { clusterPerTest } from "../helpers/cluster-per-test.js";
 import { eventually, type HeraldProcess, spawnHerald, until } from "../helpers/herald-cluster.js";
@@ -165,6 +166,63 @@ describe("tools on large files, in a gateway with a 128 MB heap", () => {
     telegram!.userSends({ chatId: 111, fromId: 111, text: "are you there?" });
     await telegram!.waitFor(() => texts(telegram!).includes("still here"), 30_000);
     expect(alive(gateway)).toBe(true);
+  }, 180_000);
+});
+
+describe("MCP results, in a gateway with a 128 MB heap", () => {
+  let servers: OversizedMcp[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    servers = [];
+  });
+
+  it("a 200 MB answer over HTTP (JSON or SSE) or stdio fails the call clearly and the gateway stays up", async () => {
+    servers = [await startOversizedMcp(), await startOversizedMcp({ sse: true })];
+    const [json, sse] = servers;
+    const env = await gatewayEnv({ NODE_OPTIONS: "--max-old-space-size=128" });
+    writeFileSync(
+      join(home!, "config.yaml"),
+      `mcp_servers:
+  big_json:
+    url: ${json!.url}
+    transport: streamable_http
+  big_sse:
+    url: ${sse!.url}
+    transport: streamable_http
+  big_stdio:
+    command: ${JSON.stringify(process.execPath)}
+    args: [${JSON.stringify(OVERSIZED_STDIO)}]
+`,
+    );
+    gateway = await startGateway(env);
+    const log = () => readFileSync(join(home!, "logs", "herald.log"), "utf8");
+    await eventually(
+      () => (log().match(/mcp server connected/g) ?? []).length === 3,
+      () => `MCP servers not connected:\n${gateway!.output()}`,
+    );
+    const dump = (server: string) => ({
+      toolCalls: [{ name: `mcp_${server}_dump`, arguments: { megabytes: 200 } }],
+    });
+    llm!.script(dump("big_json"), dump("big_sse"), dump("big_stdio"), { text: "dumped" });
+    telegram!.userSends({ chatId: 111, fromId: 111, text: "dump everything" });
+    await eventually(
+      () => texts(telegram!).includes("dumped") || !alive(gateway!),
+      () => `no answer:\n${gateway!.output()}`,
+      90_000,
+    );
+    expect(alive(gateway), gateway.output()).toBe(true);
+    const results = llm!.requests[3]!.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+    for (const [k, server] of ["big_json", "big_sse", "big_stdio"].entries())
+      expect(results[k]).toMatch(
+        new RegExp(
+          `^error: mcp_${server}_dump failed: MCP server '${server}' sent a message over 10 MB; Herald stopped reading it`,
+        ),
+      );
+    // The HTTP servers were cut off early, not read to the end.
+    for (const server of servers) {
+      expect(server.cutShort()).toBe(true);
+      expect(server.sentBytes()).toBeLessThan(100 * 1024 * 1024);
+    }
   }, 180_000);
 });
 
