@@ -3,8 +3,9 @@
  * re-runs it at every start and the gateway crash-loops. A real `herald gateway` process (with a heap
  * limit, as a small VPS runs it), a fake Telegram and the scripted model:
  * - `read_file` with `limit: 1` on a workspace file of one huge line returns the line's start, cut, and
- *   the process stays up (the line reader no longer builds the whole line); `search_files` and `patch`
- *   on large files answer within the same heap;
+ *   the process stays up (the line reader no longer builds the whole line); `search_files`, `patch`,
+ *   and PDF and DOCX files that unpack to gigabytes (read, or sent as an attachment) answer within the
+ *   same heap, and the process's peak memory stays near it; MCP answers of 200 MB fail clearly;
  * - a turn that kills the process runs once more after the restart; when it kills it again, the next
  *   start fails it with a message to its chat, once, logs it with the turn id, and stays up;
  * - on Redis, a turn that kills its worker runs once more on another worker, then is failed the same way.
@@ -27,6 +28,7 @@ import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "..
 import { OVERSIZED_STDIO, type OversizedMcp, startOversizedMcp } from "../fakes/mcp/index.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import { clusterPerTest } from "../helpers/cluster-per-test.js";
+import { makeDocxBomb, makePdfBomb } from "../helpers/document-fixtures.js";
 import { eventually, type HeraldProcess, spawnHerald, until } from "../helpers/herald-cluster.js";
 import { freePort } from "../helpers/net.js";
 import { redisPerFile } from "../helpers/redis.js";
@@ -74,6 +76,12 @@ async function startGateway(env: Record<string, string>): Promise<HeraldProcess>
   return proc;
 }
 
+/** The highest resident memory `proc` had (Linux: VmHWM). */
+function peakResidentBytes(proc: HeraldProcess): number {
+  const status = readFileSync(`/proc/${proc.child.pid}/status`, "utf8");
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]) * 1024;
+}
+
 const alive = (proc: HeraldProcess) => proc.child.exitCode === null && proc.child.signalCode === null;
 
 /** Resolves with the exit code once `proc` has exited. */
@@ -119,7 +127,7 @@ const CRASHED = "made Herald stop twice";
 const texts = (fake: FakeTelegram) => fake.botMessages(111).map((m) => m.text ?? "");
 
 describe("tools on large files, in a gateway with a 128 MB heap", () => {
-  it("read_file, search_files and patch answer in bounded memory, and the gateway stays up", async () => {
+  it("read_file, search_files, patch and attachments answer in bounded memory, and the gateway stays up", async () => {
     // A small VPS's heap. The old line reader held a whole line (a 300 MB one died at the limit);
     // ripgrep's JSON gave a matching line whole, with an entry per match; patch's hint and diff made
     // arrays of every token and line of a file under its 20 MB limit.
@@ -131,6 +139,10 @@ describe("tools on large files, in a gateway with a 128 MB heap", () => {
     writeRepeated(join(workspace, "wide.log"), "b", 40 * 1024 * 1024, "\n");
     writeRepeated(join(workspace, "spaced.txt"), "c ", 9 * 1024 * 1024);
     writeRepeated(join(workspace, "lines.txt"), "d\n", 9 * 1024 * 1024);
+    // 1.5 MB and 1 MB that unpack to 1.5 GB and 300 MB: PDF.js held the first outside the heap (3 GB
+    // resident), mammoth the second in it.
+    writeFileSync(join(workspace, "bomb.pdf"), await makePdfBomb(1500));
+    writeFileSync(join(workspace, "bomb.docx"), await makeDocxBomb(300));
     gateway = await startGateway(env);
 
     const call = (name: string, args: Record<string, unknown>) => ({
@@ -141,6 +153,8 @@ describe("tools on large files, in a gateway with a 128 MB heap", () => {
       call("search_files", { pattern: "b", content: true }),
       call("patch", { path: "spaced.txt", old_string: "no such text", new_string: "x" }),
       call("patch", { path: "lines.txt", old_string: "d", new_string: "dd", replace_all: true }),
+      call("read_file", { path: "bomb.pdf", limit: 1 }),
+      call("read_file", { path: "bomb.docx", limit: 1 }),
       { text: "read it" },
     );
     telegram!.userSends({ chatId: 111, fromId: 111, text: "look at the big files" });
@@ -150,9 +164,9 @@ describe("tools on large files, in a gateway with a 128 MB heap", () => {
       90_000,
     );
     expect(alive(gateway), gateway.output()).toBe(true);
-    const [read, search, notFound, tooMany] = llm!.requests[4]!.messages.filter((m) => m.role === "tool").map(
-      (m) => String(m.content ?? ""),
-    );
+    const [read, search, notFound, tooMany, pdf, docx] = llm!.requests[6]!.messages.filter(
+      (m) => m.role === "tool",
+    ).map((m) => String(m.content ?? ""));
     expect(read).toContain(
       `     1\t${"a".repeat(2000)} … [line cut: ${(hugeBytes - 2000).toLocaleString("en-US")} more characters]`,
     );
@@ -160,6 +174,21 @@ describe("tools on large files, in a gateway with a 128 MB heap", () => {
     expect(search).toBe(`wide.log:1: ${"b".repeat(300)} … [line cut]\n(1 matching line in 1 file)`);
     expect(notFound).toMatch(/old_string was not found in spaced\.txt/);
     expect(tooMany).toMatch(/occurs more than 10,000 times in lines\.txt; patch replaces at most 10,000/);
+    expect(pdf).toMatch(/^error: .*bomb\.pdf could not be read as PDF: it needed more than 512 MB/);
+    expect(docx).toMatch(/^error: .*bomb\.docx could not be read as DOCX: it needed more than 512 MB/);
+
+    // The same DOCX as a chat attachment: its text cannot be read, the message is still answered.
+    const file = telegram!.addFile(await makeDocxBomb(300), "documents/bomb.docx");
+    llm!.script({ text: "got your file" });
+    telegram!.userSends({
+      chatId: 111,
+      fromId: 111,
+      extra: { document: { ...file, file_name: "report.docx" }, caption: "summarise this" },
+    });
+    await telegram!.waitFor(() => texts(telegram!).includes("got your file"), 60_000);
+    expect(JSON.stringify(llm!.requests.at(-1)!.messages.at(-1))).toContain("report.docx");
+    // What the process held at its peak, converters' work included: about the heap's size, not gigabytes.
+    expect(peakResidentBytes(gateway)).toBeLessThan(512 * 1024 * 1024);
 
     // Still serving.
     llm!.script({ text: "still here" });
