@@ -13,6 +13,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readUpTo } from "../../tools/files/common.js";
 import {
   createFileScope,
   type FileScope,
@@ -204,6 +205,16 @@ describe("writeFile", () => {
     await expect(writeFileAtomic(join(root, "blocked/inner"), "data")).rejects.toThrow();
     expect((await readdir(join(root, "blocked"))).sort()).toEqual(["inner"]);
     expect(await readText(join(root, "blocked/inner/keep.txt"), "utf8")).toBe("keep\n");
+  });
+});
+
+describe("readUpTo", () => {
+  it("reads one byte past the cap at most, whatever the path turns out to be", async () => {
+    // An endless file: what a checked path can become by the time it is read.
+    const endless = await readUpTo("/dev/zero", 3 * 1024 * 1024);
+    expect(endless.length).toBe(3 * 1024 * 1024 + 1);
+    await put("small.txt", "tiny");
+    expect((await readUpTo(join(root, "small.txt"), 1024)).toString()).toBe("tiny");
   });
 });
 

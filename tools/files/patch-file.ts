@@ -1,8 +1,7 @@
-import { open } from "node:fs/promises";
 import { HeraldError } from "../../core/errors.js";
 import { bomEncoding, formatBytes, isBinary } from "../../documents/index.js";
 import { writeFileAtomic } from "./atomic-write.js";
-import { displayPath, formatCount, statPath } from "./common.js";
+import { displayPath, formatCount, readUpTo, statPath } from "./common.js";
 import { linesOf, replacementSnippet } from "./diff.js";
 import { type PatchFileArgs, parseArgs, patchFileArgsSchema } from "./schemas.js";
 import type { FileScope, FileToolOptions } from "./types.js";
@@ -45,25 +44,6 @@ function whitespaceInsensitiveLines(text: string, needle: string): number[] {
   );
 }
 
-/** The file's bytes, refused past `MAX_PATCH_BYTES` however much it grew since it was measured. */
-async function readCapped(abs: string, shown: string, signal: AbortSignal | undefined): Promise<Buffer> {
-  const handle = await open(abs, "r");
-  try {
-    const buffer = Buffer.alloc(MAX_PATCH_BYTES + 1);
-    let filled = 0;
-    while (filled < buffer.length) {
-      signal?.throwIfAborted();
-      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    if (filled > MAX_PATCH_BYTES) throw tooLarge(`${shown} is over ${formatBytes(MAX_PATCH_BYTES)}`);
-    return buffer.subarray(0, filled);
-  } finally {
-    await handle.close();
-  }
-}
-
 /** The refusal of an edit past `MAX_PATCH_BYTES`; `what` says what is too large ("x.log is 12 MB"). */
 function tooLarge(what: string): HeraldError {
   return new HeraldError(
@@ -97,7 +77,8 @@ export async function patchFile(
   const info = await statPath(abs, shown, "; to create a file use write_file");
   if (!info.isFile()) throw new HeraldError(`${shown} is not a regular file`, { code: "invalid_input" });
   if (info.size > MAX_PATCH_BYTES) throw tooLarge(`${shown} is ${formatBytes(info.size)}`);
-  const bytes = await readCapped(abs, shown, options.signal);
+  const bytes = await readUpTo(abs, MAX_PATCH_BYTES, options.signal);
+  if (bytes.length > MAX_PATCH_BYTES) throw tooLarge(`${shown} is over ${formatBytes(MAX_PATCH_BYTES)}`);
   if (isBinary(bytes))
     throw new HeraldError(`${shown} is a binary file; patch_file edits text only`, { code: "invalid_input" });
   if (bomEncoding(bytes)?.startsWith("utf-16"))

@@ -1,5 +1,5 @@
 import { createReadStream } from "node:fs";
-import { open, readFile as readBytes } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { HeraldError } from "../../core/errors.js";
 import {
   bomEncoding,
@@ -8,7 +8,7 @@ import {
   SNIFF_BYTES,
   sniffDocument,
 } from "../../documents/index.js";
-import { displayPath, formatCount, statPath } from "./common.js";
+import { displayPath, formatCount, readUpTo, statPath } from "./common.js";
 import { pageFooter, pageLines, type TextChunks, type TextEncodingName } from "./pager.js";
 import { parseArgs, type ReadFileArgs, readFileArgsSchema } from "./schemas.js";
 import type { FileScope, FileToolOptions } from "./types.js";
@@ -79,13 +79,15 @@ export async function readFile(
   let chunks: TextChunks;
   let encoding: TextEncodingName = "utf-8";
   if (sniff.kind === "pdf" || sniff.kind === "docx") {
-    if (info.size > MAX_DOCUMENT_BYTES)
+    const bytes =
+      info.size > MAX_DOCUMENT_BYTES ? undefined : await readUpTo(abs, MAX_DOCUMENT_BYTES, signal);
+    if (!bytes || bytes.length > MAX_DOCUMENT_BYTES)
       throw new HeraldError(
-        `${shown} is a ${formatBytes(info.size)} ${sniff.kind.toUpperCase()}, over the ${formatBytes(MAX_DOCUMENT_BYTES)} read_file extracts`,
+        `${shown} is a ${formatBytes(Math.max(info.size, bytes?.length ?? 0))} ${sniff.kind.toUpperCase()}, over the ${formatBytes(MAX_DOCUMENT_BYTES)} read_file extracts`,
         { code: "invalid_input" },
       );
     // From bytes, so refusals name the file as the model knows it (workspace-relative).
-    const doc = await extractDocumentFromBuffer(await readBytes(abs, { signal }), {
+    const doc = await extractDocumentFromBuffer(bytes, {
       fileName: shown,
       signal,
     });
