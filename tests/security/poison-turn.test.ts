@@ -143,6 +143,8 @@ describe("tools on large files, in a gateway with a 128 MB heap", () => {
     // resident), mammoth the second in it.
     writeFileSync(join(workspace, "bomb.pdf"), await makePdfBomb(1500));
     writeFileSync(join(workspace, "bomb.docx"), await makeDocxBomb(300));
+    // Over what Herald sends: the adapters that upload read a file whole, at every delivery attempt.
+    writeRepeated(join(workspace, "video.bin"), "v", 60 * 1024 * 1024);
     gateway = await startGateway(env);
 
     const call = (name: string, args: Record<string, unknown>) => ({
@@ -155,6 +157,7 @@ describe("tools on large files, in a gateway with a 128 MB heap", () => {
       call("patch", { path: "lines.txt", old_string: "d", new_string: "dd", replace_all: true }),
       call("read_file", { path: "bomb.pdf", limit: 1 }),
       call("read_file", { path: "bomb.docx", limit: 1 }),
+      call("send_message", { target: "origin", file: "video.bin" }),
       { text: "read it" },
     );
     telegram!.userSends({ chatId: 111, fromId: 111, text: "look at the big files" });
@@ -164,7 +167,7 @@ describe("tools on large files, in a gateway with a 128 MB heap", () => {
       90_000,
     );
     expect(alive(gateway), gateway.output()).toBe(true);
-    const [read, search, notFound, tooMany, pdf, docx] = llm!.requests[6]!.messages.filter(
+    const [read, search, notFound, tooMany, pdf, docx, sent] = llm!.requests[7]!.messages.filter(
       (m) => m.role === "tool",
     ).map((m) => String(m.content ?? ""));
     expect(read).toContain(
@@ -176,6 +179,7 @@ describe("tools on large files, in a gateway with a 128 MB heap", () => {
     expect(tooMany).toMatch(/occurs more than 10,000 times in lines\.txt; patch replaces at most 10,000/);
     expect(pdf).toMatch(/^error: .*bomb\.pdf could not be read as PDF: it needed more than 512 MB/);
     expect(docx).toMatch(/^error: .*bomb\.docx could not be read as DOCX: it needed more than 512 MB/);
+    expect(sent).toMatch(/^error: .*video\.bin is 60\.0 MB; files sent to a chat are at most 50 MB/);
 
     // The same DOCX as a chat attachment: its text cannot be read, the message is still answered.
     const file = telegram!.addFile(await makeDocxBomb(300), "documents/bomb.docx");
