@@ -206,7 +206,14 @@ export type TurnProgress =
 export type QueueEvent =
   | { type: "progress"; jobId: string; progress: TurnProgress }
   | { type: "completed"; jobId: string; result: TurnResult }
-  | { type: "failed"; jobId: string; error: string; retryable: boolean };
+  | {
+      type: "failed";
+      jobId: string;
+      error: string;
+      retryable: boolean;
+      /** `turn_crashed`: the process running the job ended during it too often; it was not run again. */
+      code?: HeraldErrorCode | undefined;
+    };
 
 /** Runs one job; rejects only for failures the queue should retry. */
 export type JobHandler = (
@@ -317,6 +324,10 @@ export interface TurnRecord {
   options?: TurnOptions | undefined;
   /** Set when the turn resumes a call held for approval (`input` then only describes the answer). */
   resume?: TurnResume | undefined;
+  /**
+   * Runs started and not handed back by a clean stop: a turn still running at start with two of them
+   * ended the process twice and is failed rather than run a third time.
+   */
   attempts: number;
   createdAt: number;
   startedAt?: number | undefined;

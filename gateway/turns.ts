@@ -16,6 +16,7 @@ import {
 } from "../core/turn.js";
 import type { KeyValueStore, PlatformAdapter } from "../core/types.js";
 import type { OutboxItem } from "../sessions/types.js";
+import { crashedTurnResult } from "./crashed-turns.js";
 import { TurnFeedback } from "./feedback.js";
 import type { OutboxDispatcher } from "./outbox-dispatcher.js";
 import { recordResult } from "./turn-commit.js";
@@ -193,14 +194,19 @@ export class TurnCoordinator {
         this.commit(event.jobId, event.result);
         return;
       case "failed":
-        this.commit(event.jobId, {
-          kind: "failed",
-          turnId: event.jobId,
-          userMessage: "Something went wrong while working on that; please try again.",
-          error: event.error,
-          retryable: event.retryable,
-          messages: [],
-        });
+        this.commit(
+          event.jobId,
+          event.code === "turn_crashed"
+            ? crashedTurnResult(event.jobId, event.error)
+            : {
+                kind: "failed",
+                turnId: event.jobId,
+                userMessage: "Something went wrong while working on that; please try again.",
+                error: event.error,
+                retryable: event.retryable,
+                messages: [],
+              },
+        );
         return;
     }
   };
@@ -225,6 +231,11 @@ export class TurnCoordinator {
       });
       this.claimNext(turn.sessionKey, effects);
     });
+  }
+
+  /** Ids of the turns this coordinator runs now (marked running in the journal by it). */
+  runningTurnIds(): string[] {
+    return [...this.activeByTurn.keys()];
   }
 
   /** Ends every turn's feedback (the process stops; open turns stay in the journal). */

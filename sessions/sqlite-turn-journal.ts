@@ -83,8 +83,9 @@ function readExtra(extra: Record<string, unknown>): Pick<TurnRecord, "cron" | "o
 
 /**
  * `TurnJournal` on the `turns` table. Status moves pending → running → done | cancelled | failed, and
- * running → pending on restart; a final status never changes again, which is how a stale result (a turn
- * cancelled, or finished by another attempt) is recognised.
+ * running → pending on a stop or restart; a final status never changes again, which is how a stale
+ * result (a turn cancelled, or finished by another attempt) is recognised. `attempts` counts the runs
+ * that ended without a clean stop handing the turn back, so it survives the crash it counts.
  */
 export class SqliteTurnJournal implements TurnJournal {
   readonly #stmt;
@@ -116,6 +117,12 @@ export class SqliteTurnJournal implements TurnJournal {
         "SELECT * FROM turns WHERE status IN ('pending', 'running') ORDER BY created_at, rowid",
       ),
       requeueRunning: db.prepare("UPDATE turns SET status = 'pending' WHERE status = 'running'"),
+      handBack: db.prepare<[string]>(
+        "UPDATE turns SET status = 'pending', attempts = MAX(attempts - 1, 0) WHERE id = ? AND status = 'running'",
+      ),
+      requeueCrashed: db.prepare<[], TurnRow>(
+        "UPDATE turns SET status = 'pending' WHERE status = 'running' RETURNING *",
+      ),
       prune: db.prepare<[number]>(
         "DELETE FROM turns WHERE status IN ('done', 'cancelled', 'failed') AND finished_at < ?",
       ),
@@ -176,6 +183,16 @@ export class SqliteTurnJournal implements TurnJournal {
 
   requeueRunning(): number {
     return this.#stmt.requeueRunning.run().changes;
+  }
+
+  requeueCrashed(): TurnRecord[] {
+    return this.#stmt.requeueCrashed.all().map(toTurn);
+  }
+
+  handBack(turnIds: readonly string[]): number {
+    let changes = 0;
+    for (const id of turnIds) changes += this.#stmt.handBack.run(id).changes;
+    return changes;
   }
 
   /** Not in the contract: deletes final turns that finished before `beforeMs`; returns how many. */
