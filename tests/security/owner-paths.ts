@@ -226,22 +226,34 @@ export const toolPaths: OwnerPath[] = [
     who: "owner",
     covers: ["cronjob"],
     async run(ctx, key) {
-      const store = SqliteCronStore.open(`${ctx.h.homeDir}/state.db`);
+      // The gateway runs in this process and holds its write lock until its batch commits on
+      // setImmediate: a waiting (busy) insert here would block that very commit, so yield and retry.
+      const store = SqliteCronStore.open(`${ctx.h.homeDir}/state.db`, { busyTimeoutMs: 0 });
       const origin = { platform: "telegram", chatId: String(ctx.me) };
       const now = Date.now();
-      store.insertJob(
-        `jold${ctx.me}`,
-        {
-          name: key,
-          prompt: `report [[${key}/run]]`,
-          schedule: { kind: "every", everyMs: 3_600_000, anchorAt: now },
-          deliver: [`telegram:${OTHER}`, "origin"],
-          origin,
-          createdBy: String(ctx.me),
-        },
-        now + 3_600_000,
-        now,
-      );
+      const insert = () =>
+        store.insertJob(
+          `jold${ctx.me}`,
+          {
+            name: key,
+            prompt: `report [[${key}/run]]`,
+            schedule: { kind: "every", everyMs: 3_600_000, anchorAt: now },
+            deliver: [`telegram:${OTHER}`, "origin"],
+            origin,
+            createdBy: String(ctx.me),
+          },
+          now + 3_600_000,
+          now,
+        );
+      for (let tries = 0; ; tries++) {
+        try {
+          insert();
+          break;
+        } catch (err) {
+          if (tries > 200 || !/locked|busy/i.test(String(err))) throw err;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      }
       store.close();
       await ctx.h.gateway.cron.sync();
       await fire(ctx, key);
