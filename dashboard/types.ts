@@ -3,7 +3,7 @@
  * gateway's state, runner, cron service, memory and skills), and its access settings. The dashboard
  * holds no state of its own beyond login sessions and the last hour of turn figures.
  */
-import type { MemoryStateApi } from "../memory/types.js";
+import type { MemoryFiles, MemoryView } from "../memory/types.js";
 import type { CronJobView, CronRun } from "../scheduler/types.js";
 import type { PairingRequest, SearchHit, SessionStore, UsageLedger } from "../sessions/types.js";
 import type { SkillsStateApi } from "../skills/types.js";
@@ -76,7 +76,10 @@ export interface DashboardSources {
     answer(sessionKey: string, approve: boolean): boolean;
   };
   cron?: CronAdmin | undefined;
-  memory?: MemoryStateApi | undefined;
+  /** The owners' memory files (the dashboard's login is the owner's). */
+  memory?: MemoryFiles | undefined;
+  /** Every other user's own memory files, by folder name (`telegram-300-…`), shown read-only. */
+  userMemory?: (() => Promise<{ key: string; views: MemoryView[] }[]>) | undefined;
   skills?: SkillsStateApi | undefined;
   /** Token usage the turns recorded (the usage ledger). */
   usage?: (Pick<UsageLedger, "summary" | "forSession"> & { firstAt(): number | undefined }) | undefined;
