@@ -1,8 +1,9 @@
 /**
  * `CronStateApi` over the cron store: what the `cronjob` tool does. A caller (chat + user) sees and
  * changes only the jobs it created on its platform; a caller who is no owner makes jobs that deliver
- * only to its own chat (the owner policy, `deliveryRule`); every change is followed by `changed()`,
- * which tells the scheduler and starts queued runs.
+ * only to its own chat (the owner policy, `deliveryRule`); a job names only toolsets its maker's chat
+ * gets (`toolsetLimit`); every change is followed by `changed()`, which tells the scheduler and starts
+ * queued runs.
  */
 import type { DeliveryRule } from "../core/access.js";
 import { parseChat } from "../core/chat.js";
@@ -11,7 +12,7 @@ import type { ChatRef } from "../core/types.js";
 import { buildSpec, jobView, newJobId } from "./jobs.js";
 import { nextOccurrence } from "./schedule.js";
 import type { SqliteCronStore } from "./sqlite-cron-store.js";
-import type { CronCaller, CronJob, CronJobSpec, CronStateApi } from "./types.js";
+import type { CronCaller, CronJob, CronJobSpec, CronStateApi, ToolsetLimit } from "./types.js";
 
 /** What the API needs of the cron service. */
 export interface CronApiDeps {
@@ -27,6 +28,8 @@ export interface CronApiDeps {
   deliveryRule?: DeliveryRule | undefined;
   /** Parses a chat string with the platforms' chat-id rules. @defaultValue `parseChat` */
   parseChat?: ((value: string) => ChatRef | undefined) | undefined;
+  /** The toolsets a job's maker's chat gets; a job naming others is refused. @defaultValue none: any */
+  toolsetLimit?: ToolsetLimit | undefined;
 }
 
 /** Builds the API the `cronjob` tool reaches through `StateClient.cron`. */
@@ -56,12 +59,26 @@ export function createCronApi(deps: CronApiDeps): CronStateApi {
       deps.deliveryRule?.checkDelivery(maker, target, to);
     }
   };
+  /** Refuses toolsets the job's maker's chat does not get (its runs would not get them either). */
+  const checkToolsets = (spec: CronJobSpec) => {
+    if (!deps.toolsetLimit || !spec.origin || !spec.toolsets) return;
+    const maker = { chat: spec.origin, userId: spec.createdBy ?? "", chatType: spec.originChatType };
+    const allowed = deps.toolsetLimit(maker);
+    const denied = spec.toolsets.filter((t) => !allowed.includes(t));
+    if (denied.length === 0) return;
+    const s = denied.length > 1 ? "s" : "";
+    throw new HeraldError(
+      `this chat's turns don't get the toolset${s} ${denied.join(", ")}, so its jobs can't either: a job's runs get at most the toolsets of the chat that made it (here: ${allowed.join(", ") || "none"}). Leave ${denied.join(", ")} out of toolsets.`,
+      { code: "unauthorized" },
+    );
+  };
   const view = (id: string) => jobView(store.getJob(id)!, store.runs(id, 1)[0], deps.timezone);
   const ctx = (caller: CronCaller) => ({
     timezone: deps.timezone,
     now: deps.now(),
     origin: caller.chat,
     createdBy: caller.userId,
+    originChatType: caller.chatType,
     knownPlatforms: deps.knownPlatforms(),
   });
   return {
@@ -69,6 +86,7 @@ export function createCronApi(deps: CronApiDeps): CronStateApi {
       const c = ctx(caller);
       const spec = buildSpec(input, c);
       checkTargets(spec, caller);
+      checkToolsets(spec);
       const job = store.insertJob(newJobId(), spec, nextOccurrence(spec.schedule, c.now), c.now);
       await deps.changed();
       return view(job.id);
@@ -84,6 +102,7 @@ export function createCronApi(deps: CronApiDeps): CronStateApi {
       const c = ctx(caller);
       const spec = buildSpec(patch, c, job);
       checkTargets(spec, caller);
+      checkToolsets(spec);
       const rescheduled = JSON.stringify(spec.schedule) !== JSON.stringify(job.schedule);
       store.updateSpec(id, spec, rescheduled ? nextOccurrence(spec.schedule, c.now) : job.nextRunAt, c.now);
       await deps.changed();

@@ -21,7 +21,7 @@ import type { HomeChannels } from "./home-channels.js";
 import { formatDuration, latestOccurrence, nextOccurrence, periodAt, runsWhenLate } from "./schedule.js";
 import type { FinalRunStatus, SqliteCronStore } from "./sqlite-cron-store.js";
 import { type ResolvedTargets, resolveTargets, type TargetEnvironment } from "./targets.js";
-import type { CronJob, CronRun, CronStateApi, Scheduler, Tick } from "./types.js";
+import type { CronJob, CronRun, CronStateApi, Scheduler, Tick, ToolsetLimit } from "./types.js";
 
 /** Options of {@link CronService}. */
 export interface CronServiceOptions {
@@ -50,6 +50,11 @@ export interface CronServiceOptions {
    * made or changed, and again at each run). @defaultValue none: every target is delivered
    */
   deliveryRule?: DeliveryRule | undefined;
+  /**
+   * The toolsets a turn of a job's maker's chat gets: a job names no others (checked when it is made or
+   * changed), and each run gets at most these. @defaultValue none: a run gets the toolsets its job names
+   */
+  toolsetLimit?: ToolsetLimit | undefined;
   logger: Logger;
   /** @defaultValue Date.now */
   now?: () => number;
@@ -80,7 +85,8 @@ export function skipTicksAfter(failures: number, periodMs: number): number {
 export class CronService {
   /** The `StateClient.cron` member the `cronjob` tool uses. */
   readonly api: CronStateApi;
-  readonly #o: Required<Omit<CronServiceOptions, "logger" | "parseChat" | "deliveryRule">>;
+  readonly #o: Required<Omit<CronServiceOptions, "logger" | "parseChat" | "deliveryRule" | "toolsetLimit">>;
+  readonly #toolsetLimit: ToolsetLimit | undefined;
   readonly #rule: DeliveryRule | undefined;
   readonly #parseChat: (value: string) => ChatRef | undefined;
   readonly #log: Logger;
@@ -105,6 +111,7 @@ export class CronService {
     };
     this.#parseChat = options.parseChat ?? ((value) => parseChat(value));
     this.#rule = options.deliveryRule;
+    this.#toolsetLimit = options.toolsetLimit;
     this.#log = options.logger.child({ component: "cron" });
     this.api = createCronApi({
       store: options.store,
@@ -114,6 +121,7 @@ export class CronService {
       changed: () => this.sync(),
       deliveryRule: options.deliveryRule,
       parseChat: this.#parseChat,
+      toolsetLimit: options.toolsetLimit,
     });
     options.listeners.turnFinished.add(this.#turnListener);
     options.listeners.deliverySettled.add(this.#deliveryListener);
@@ -280,10 +288,7 @@ export class CronService {
       source: "cron",
       input: `${skills}${job.prompt}`,
       cron: { jobId: job.id, runId: run.id, targets: targets.chats, subject: job.name },
-      options: {
-        toolsets: job.toolsets ?? this.#o.defaultToolsets.filter((t) => t !== "cron"),
-        model: job.model,
-      },
+      options: { toolsets: this.#toolsetsOf(job), model: job.model },
     });
     this.#log.info({ jobId: job.id, runId: run.id, targets: targets.chats.length }, "cron run started");
   }
@@ -471,6 +476,28 @@ export class CronService {
         });
     }
     return out;
+  }
+
+  /**
+   * The run's toolsets: the job's (or the defaults), at most those of its maker's chat, asked again at
+   * each run (a job saved before the limit, or by an older Herald, loses the others). A job added on the
+   * command line is the owner's and gets what it names.
+   */
+  #toolsetsOf(job: CronJob): string[] {
+    const asked = job.toolsets ?? this.#o.defaultToolsets.filter((t) => t !== "cron");
+    if (!this.#toolsetLimit || !job.origin) return asked;
+    const allowed = this.#toolsetLimit({
+      chat: job.origin,
+      userId: job.createdBy ?? "",
+      chatType: job.originChatType,
+    });
+    const kept = asked.filter((t) => allowed.includes(t));
+    if (kept.length < asked.length && job.toolsets)
+      this.#log.warn(
+        { jobId: job.id, dropped: asked.filter((t) => !allowed.includes(t)) },
+        "cron run without the toolsets its maker's chat does not get",
+      );
+    return kept;
   }
 
   #targetEnv(): TargetEnvironment {
