@@ -9,6 +9,7 @@ import { sessionKey } from "../core/chat.js";
 import type { ChatRef, ChatType } from "../core/types.js";
 import type { AccessPolicy } from "../gateway/access.js";
 import { type McpServerConfig, mcpToolset, serverAdmits, serverServes } from "../mcp/index.js";
+import { OWNERS_PLUGINS_TOOLSET } from "../plugins/host.js";
 import type { ToolsetLimit } from "../scheduler/index.js";
 import type { SessionStore } from "../sessions/types.js";
 import type { HeraldConfig } from "./config.js";
@@ -17,7 +18,7 @@ import type { HeraldConfig } from "./config.js";
  * The toolsets of a turn: its platform's, else the default; groups lose the terminal tools unless the
  * owner gave them (`exec.groups`). Each MCP server that serves the platform and chat type, and admits
  * the turn (`access: owners` servers only an owner's), adds its toolset (`mcp_<name>`), and then `mcp`
- * (resources and prompts) comes too.
+ * (resources and prompts) comes too. An owner's turn also gets the tools of the plugins only owners get.
  * @param owner whether the turn acts for an owner. @defaultValue true
  */
 export function toolsetsFor(
@@ -35,7 +36,8 @@ export function toolsetsFor(
   const mcp = mcpServers
     .filter((s) => serverServes(s, platform, chatType) && serverAdmits(s, owner))
     .map((s) => mcpToolset(s.name));
-  return mcp.length === 0 ? base : [...new Set([...base, ...mcp, "mcp"])];
+  const own = owner ? [OWNERS_PLUGINS_TOOLSET] : [];
+  return [...new Set([...base, ...own, ...mcp, ...(mcp.length ? ["mcp"] : [])])];
 }
 
 /** {@link toolsetsFor} of a turn's caller, its owner rights read from the owner policy. */
