@@ -123,7 +123,7 @@ export const stateMethods = {
     z.string(),
     z.strictObject({ file: z.string().optional(), countUse: z.boolean().optional() }).optional(),
   ]),
-  "skills.manage": z.tuple([skillManage]),
+  "skills.manage": z.tuple([skillManage, caller]),
   "chat.notify": z.tuple([chatRef, z.string().min(1).max(4000)]),
   "chat.send": z.tuple([
     caller,

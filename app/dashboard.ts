@@ -128,7 +128,7 @@ export function createGatewayDashboard(deps: GatewayDashboardDeps): Dashboard | 
             views: await Promise.all([files.read("memory"), files.read("user")]),
           })),
         ),
-      skills: deps.learning.stateApis.skills,
+      skills: deps.learning.skills,
       usage: state.usage,
       logTail: (maxLines) => tailFile(join(config.homeDir, "logs", "herald.log"), maxLines),
     },

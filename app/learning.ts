@@ -24,6 +24,7 @@ import { curateSkills } from "../skills/curator.js";
 import { bundledSkillsDir } from "../skills/loader.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { FileSkillStore } from "../skills/store.js";
+import type { SkillsStateApi } from "../skills/types.js";
 import { memoryTool } from "../tools/memory/index.js";
 import { skillsTools } from "../tools/skills/index.js";
 import type { HeraldConfig } from "./config.js";
@@ -107,7 +108,20 @@ export function createLearning(
     },
     identity: options.persona?.identity,
   });
-  const stateApis = { memory, skills };
+  // Skills enter every chat's prompt: only a turn that acts for an owner changes them.
+  const ownersSkills: SkillsStateApi = {
+    list: () => skills.list(),
+    view: (name, viewOptions) => skills.view(name, viewOptions),
+    manage: async (request, caller) =>
+      scopeOf(caller).kind === "owners"
+        ? skills.manage(request)
+        : {
+            ok: false,
+            error:
+              "refused: only the owner may create or change skills (they are shared by every chat). Keep what you learned about this user with the memory tool instead.",
+          },
+  };
+  const stateApis = { memory, skills: ownersSkills };
   const reviewer = config.learning.enabled
     ? new LearningReviewer({
         // The review's model by role: auxiliary.review, else learning.model, else the default.

@@ -6,7 +6,7 @@
 import type { MemoryFiles, MemoryView } from "../memory/types.js";
 import type { CronJobView, CronRun } from "../scheduler/types.js";
 import type { PairingRequest, SearchHit, SessionStore, UsageLedger } from "../sessions/types.js";
-import type { SkillsStateApi } from "../skills/types.js";
+import type { SkillFiles } from "../skills/types.js";
 
 /** Who may open the dashboard and how long a login lasts. */
 export interface DashboardAccess {
@@ -80,7 +80,7 @@ export interface DashboardSources {
   memory?: MemoryFiles | undefined;
   /** Every other user's own memory files, by folder name (`telegram-300-…`), shown read-only. */
   userMemory?: (() => Promise<{ key: string; views: MemoryView[] }[]>) | undefined;
-  skills?: SkillsStateApi | undefined;
+  skills?: SkillFiles | undefined;
   /** Token usage the turns recorded (the usage ledger). */
   usage?: (Pick<UsageLedger, "summary" | "forSession"> & { firstAt(): number | undefined }) | undefined;
   /** The last lines of the gateway's log file; undefined when there is none. */

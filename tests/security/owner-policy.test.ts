@@ -105,7 +105,7 @@ const OWN_CHAT_TOOLS: Record<string, string> = {
   memory: "the caller's own memory (owners share one; every other user has theirs: owner-memory.test.ts)",
   skills_list: "reads skills",
   skill_view: "reads skills",
-  skill_manage: "writes skills (no delivery)",
+  skill_manage: "owners only, refused to others: skills enter every chat's prompt (owner-memory.test.ts)",
   clarify: "asks in the turn's own chat",
   todo: "the turn's session's plan",
   task_board: "a board in state; it delivers nothing",
