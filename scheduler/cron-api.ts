@@ -12,6 +12,7 @@ import type { ChatRef } from "../core/types.js";
 import { buildSpec, jobView, newJobId } from "./jobs.js";
 import { nextOccurrence } from "./schedule.js";
 import type { SqliteCronStore } from "./sqlite-cron-store.js";
+import { checkJobToolsets } from "./toolsets.js";
 import type { CronCaller, CronJob, CronJobSpec, CronStateApi, ToolsetLimit } from "./types.js";
 
 /** What the API needs of the cron service. */
@@ -59,19 +60,6 @@ export function createCronApi(deps: CronApiDeps): CronStateApi {
       deps.deliveryRule?.checkDelivery(maker, target, to);
     }
   };
-  /** Refuses toolsets the job's maker's chat does not get (its runs would not get them either). */
-  const checkToolsets = (spec: CronJobSpec) => {
-    if (!deps.toolsetLimit || !spec.origin || !spec.toolsets) return;
-    const maker = { chat: spec.origin, userId: spec.createdBy ?? "", chatType: spec.originChatType };
-    const allowed = deps.toolsetLimit(maker);
-    const denied = spec.toolsets.filter((t) => !allowed.includes(t));
-    if (denied.length === 0) return;
-    const s = denied.length > 1 ? "s" : "";
-    throw new HeraldError(
-      `this chat's turns don't get the toolset${s} ${denied.join(", ")}, so its jobs can't either: a job's runs get at most the toolsets of the chat that made it (here: ${allowed.join(", ") || "none"}). Leave ${denied.join(", ")} out of toolsets.`,
-      { code: "unauthorized" },
-    );
-  };
   const view = (id: string) => jobView(store.getJob(id)!, store.runs(id, 1)[0], deps.timezone);
   const ctx = (caller: CronCaller) => ({
     timezone: deps.timezone,
@@ -86,7 +74,7 @@ export function createCronApi(deps: CronApiDeps): CronStateApi {
       const c = ctx(caller);
       const spec = buildSpec(input, c);
       checkTargets(spec, caller);
-      checkToolsets(spec);
+      checkJobToolsets(spec, deps.toolsetLimit);
       const job = store.insertJob(newJobId(), spec, nextOccurrence(spec.schedule, c.now), c.now);
       await deps.changed();
       return view(job.id);
@@ -102,7 +90,7 @@ export function createCronApi(deps: CronApiDeps): CronStateApi {
       const c = ctx(caller);
       const spec = buildSpec(patch, c, job);
       checkTargets(spec, caller);
-      checkToolsets(spec);
+      checkJobToolsets(spec, deps.toolsetLimit);
       const rescheduled = JSON.stringify(spec.schedule) !== JSON.stringify(job.schedule);
       store.updateSpec(id, spec, rescheduled ? nextOccurrence(spec.schedule, c.now) : job.nextRunAt, c.now);
       await deps.changed();

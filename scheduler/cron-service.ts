@@ -21,6 +21,7 @@ import type { HomeChannels } from "./home-channels.js";
 import { formatDuration, latestOccurrence, nextOccurrence, periodAt, runsWhenLate } from "./schedule.js";
 import type { FinalRunStatus, SqliteCronStore } from "./sqlite-cron-store.js";
 import { type ResolvedTargets, resolveTargets, type TargetEnvironment } from "./targets.js";
+import { runToolsets } from "./toolsets.js";
 import type { CronJob, CronRun, CronStateApi, Scheduler, Tick, ToolsetLimit } from "./types.js";
 
 /** Options of {@link CronService}. */
@@ -478,26 +479,16 @@ export class CronService {
     return out;
   }
 
-  /**
-   * The run's toolsets: the job's (or the defaults), at most those of its maker's chat, asked again at
-   * each run (a job saved before the limit, or by an older Herald, loses the others). A job added on the
-   * command line is the owner's and gets what it names.
-   */
+  /** The run's toolsets: at most those of its maker's chat, asked again at each run. */
   #toolsetsOf(job: CronJob): string[] {
     const asked = job.toolsets ?? this.#o.defaultToolsets.filter((t) => t !== "cron");
-    if (!this.#toolsetLimit || !job.origin) return asked;
-    const allowed = this.#toolsetLimit({
-      chat: job.origin,
-      userId: job.createdBy ?? "",
-      chatType: job.originChatType,
-    });
-    const kept = asked.filter((t) => allowed.includes(t));
-    if (kept.length < asked.length && job.toolsets)
+    const { toolsets, dropped } = runToolsets(job, asked, this.#toolsetLimit);
+    if (dropped.length && job.toolsets)
       this.#log.warn(
-        { jobId: job.id, dropped: asked.filter((t) => !allowed.includes(t)) },
+        { jobId: job.id, dropped },
         "cron run without the toolsets its maker's chat does not get",
       );
-    return kept;
+    return toolsets;
   }
 
   #targetEnv(): TargetEnvironment {
