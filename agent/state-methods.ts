@@ -25,6 +25,21 @@ const chatRef = z.strictObject({
 });
 const caller = z.strictObject({ chat: chatRef, userId: z.string() });
 const cronCaller = caller.extend({ chatType: z.enum(["dm", "group"]).optional() });
+const toolCall = z.object({
+  id: z.string(),
+  type: z.literal("function"),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+const chatMessage = z.discriminatedUnion("role", [
+  z.object({ role: z.literal("system"), content: z.string() }),
+  z.object({ role: z.literal("user"), content: z.string(), name: z.string().optional() }),
+  z.object({
+    role: z.literal("assistant"),
+    content: z.string().nullable(),
+    tool_calls: z.array(toolCall).optional(),
+  }),
+  z.object({ role: z.literal("tool"), content: z.string(), tool_call_id: z.string() }),
+]);
 const searchOptions = z.strictObject({
   limit: z.number().int().positive().optional(),
   keyPrefix: z.string().optional(),
@@ -214,7 +229,7 @@ export const stateMethods = {
       })
       .optional(),
   ]),
-  "approvals.check": z.tuple([z.string(), z.string(), z.string()]),
+  "approvals.check": z.tuple([z.string(), z.string(), z.array(z.string()).max(64)]),
   "approvals.request": z.tuple([
     z.strictObject({
       sessionKey: z.string(),
@@ -224,6 +239,10 @@ export const stateMethods = {
       command: z.string(),
       ruleId: z.string(),
       ruleDescription: z.string(),
+      ruleIds: z.array(z.string()).max(64).optional(),
+      target: z.string().optional(),
+      call: toolCall.optional(),
+      step: z.array(chatMessage).max(200).optional(),
     }),
   ]),
 } satisfies { [P in StateMethodName]: z.ZodType<ArgsOf<P>> };

@@ -129,6 +129,8 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     state,
     queue,
     logger,
+    // On Redis the workers run the turns; BullMQ limits the re-runs of a job whose worker died.
+    turnsRunHere: !redis,
     userIds: userIdNormalisers,
     modelName: (key) => sessionModels?.modelOf(key) ?? config.model.default ?? config.model.name,
     compress: createSessionCompressor(config, state, logger.child({ component: "compress" }), {
@@ -262,6 +264,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
         logger,
       });
   runner.start();
+  delegation.resume();
   if (!options.localOnly) approvals.start();
   const stopMaintenance = startMaintenance({ state, logger: logger.child({ component: "maintenance" }) });
   // Old workspaces (where this process runs the turns; on Redis the workers prune them) and old cache and

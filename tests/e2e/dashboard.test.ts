@@ -185,8 +185,8 @@ describe("dashboard", () => {
       ),
     );
     expect(store.pending(session.key)).toBeUndefined();
-    expect(store.check(session.key, command, "recursive-delete")).toBe(true);
-    expect(store.check(session.key, command, "recursive-delete")).toBe(false);
+    expect(store.check(session.key, command, ["recursive-delete"])).toBe(true);
+    expect(store.check(session.key, command, ["recursive-delete"])).toBe(false);
     const again = await post(
       `${base}/dashboard/approvals/deny`,
       { sessionKey: session.key, _csrf: csrf },

@@ -1,6 +1,6 @@
 /** Small helpers the file tools share. */
 import type { Stats } from "node:fs";
-import { stat } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import { relative, sep } from "node:path";
 import { HeraldError } from "../../core/errors.js";
 import type { FileScope } from "./types.js";
@@ -25,6 +25,31 @@ export async function statPath(abs: string, shown: string, hint = ""): Promise<S
       code: "tool_error",
       cause: err,
     });
+  }
+}
+
+/**
+ * A file's bytes, at most `maxBytes + 1` of them (one more than allowed tells the caller it is too
+ * large), however much the file grew since it was measured: a size checked with `stat` does not bound
+ * what a later read of the same path returns.
+ */
+export async function readUpTo(abs: string, maxBytes: number, signal?: AbortSignal): Promise<Buffer> {
+  const handle = await open(abs, "r");
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    while (total <= maxBytes) {
+      signal?.throwIfAborted();
+      const want = Math.min(1024 * 1024, maxBytes + 1 - total);
+      const buffer = Buffer.allocUnsafe(want);
+      const { bytesRead } = await handle.read(buffer, 0, want, null);
+      if (bytesRead === 0) break;
+      chunks.push(buffer.subarray(0, bytesRead));
+      total += bytesRead;
+    }
+    return Buffer.concat(chunks, total);
+  } finally {
+    await handle.close();
   }
 }
 

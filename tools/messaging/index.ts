@@ -11,6 +11,7 @@ import { z } from "zod";
 import { defineTool } from "../../agent/tool-registry.js";
 import type { Tool, ToolContext } from "../../agent/types.js";
 import { HeraldError } from "../../core/errors.js";
+import { MAX_OUTBOUND_FILE_BYTES } from "../../core/types.js";
 
 /** What `send_message` runs with. */
 export interface MessagingToolDeps {
@@ -54,8 +55,14 @@ export function messagingTool(deps: MessagingToolDeps = {}): Tool {
             code: "invalid_input",
           });
         const path = await deps.resolvePath(args.file, ctx);
-        if (!(await stat(path).catch(() => undefined))?.isFile())
+        const info = await stat(path).catch(() => undefined);
+        if (!info?.isFile())
           throw new HeraldError(`${args.file} does not exist in the workspace`, { code: "not_found" });
+        if (info.size > MAX_OUTBOUND_FILE_BYTES)
+          throw new HeraldError(
+            `${args.file} is ${(info.size / 1024 / 1024).toFixed(1)} MB; files sent to a chat are at most ${MAX_OUTBOUND_FILE_BYTES / 1024 / 1024} MB: compress or split it, or send where to find it`,
+            { code: "invalid_input" },
+          );
         files = [{ path, fileName: basename(path) }];
       }
       // The same call of the same turn (run again after a crash) has the same key: sent once.

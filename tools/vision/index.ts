@@ -4,7 +4,7 @@
  * fetched through the guarded fetch (SSRF checks, size and time caps); the image goes to the model as
  * a `data:` URL. Without a `vision` section the tool says how to configure one.
  */
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { extname } from "node:path";
 import { z } from "zod";
 import { defineTool } from "../../agent/tool-registry.js";
@@ -12,6 +12,7 @@ import type { Tool, ToolContext } from "../../agent/types.js";
 import { HeraldError } from "../../core/errors.js";
 import { imageTypeOf, safeFetch } from "../../web/safe-fetch.js";
 import type { AllowPrivate } from "../../web/types.js";
+import { readUpTo } from "../files/common.js";
 import { askVision, type VisionEndpoint } from "./client.js";
 
 export type { VisionEndpoint } from "./client.js";
@@ -107,7 +108,10 @@ async function fromPath(
     throw new HeraldError(`${path} is ${info.size} bytes, over the ${maxBytes}-byte limit for images`, {
       code: "invalid_input",
     });
-  const bytes = await readFile(abs);
+  // Read with the cap too: the file may have grown since its size was checked.
+  const bytes = await readUpTo(abs, maxBytes, ctx.signal);
+  if (bytes.length > maxBytes)
+    throw new HeraldError(`${path} is over the ${maxBytes}-byte limit for images`, { code: "invalid_input" });
   const mime = imageTypeOf(bytes) ?? BY_EXTENSION[extname(abs).toLowerCase()];
   if (!mime)
     throw new HeraldError(`${path} is not an image (PNG, JPEG, WebP or GIF)`, { code: "invalid_input" });

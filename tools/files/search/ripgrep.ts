@@ -1,9 +1,19 @@
 import { spawn } from "node:child_process";
 import { access, constants } from "node:fs/promises";
 import { delimiter, join, relative, sep } from "node:path";
-import { createInterface } from "node:readline";
 import { HeraldError } from "../../../core/errors.js";
+import { LineSplitter } from "../line-splitter.js";
+import { hitText, MAX_CONTENT_BYTES } from "./limits.js";
 import type { SearchHit, SearchOutcome, SearchRequest } from "./types.js";
+
+/**
+ * Bytes of a matching line ripgrep prints (a longer one becomes a preview of this many bytes): at least
+ * the 300 characters a hit shows, whatever their UTF-8 width. Its `--json` output has no such limit: a
+ * match in a file of one 500 MB line was one 500 MB JSON line, plus an entry per match.
+ */
+const RG_MAX_COLUMNS = 1200;
+/** Characters of one line of ripgrep's output read at most (a path and a preview are far shorter). */
+const MAX_OUTPUT_LINE_CHARS = 16_384;
 
 let found: Promise<boolean> | undefined;
 
@@ -24,30 +34,26 @@ export function hasRipgrep(): Promise<boolean> {
   return found;
 }
 
-interface RgText {
-  text?: string;
-  bytes?: string;
-}
-interface RgMatch {
-  type: string;
-  data?: { path?: RgText; lines?: RgText; line_number?: number };
-}
-
-function rgText(value: RgText | undefined): string {
-  if (!value) return "";
-  return value.text ?? Buffer.from(value.bytes ?? "", "base64").toString("utf8");
-}
-
 function toRel(path: string): string {
   const clean = path.startsWith(`.${sep}`) ? path.slice(2) : path;
   return clean.split(sep).join("/");
+}
+
+/** A content hit out of one line of output: `path NUL line-number : text`; undefined if malformed. */
+function contentHit(line: string): SearchHit | undefined {
+  const nul = line.indexOf("\0");
+  const colon = line.indexOf(":", nul + 1);
+  const number = Number(line.slice(nul + 1, colon));
+  if (nul < 0 || colon < 0 || !Number.isInteger(number)) return undefined;
+  return { path: toRel(line.slice(0, nul)), line: number, text: hitText(line.slice(colon + 1)) };
 }
 
 /**
  * Runs ripgrep (arguments as an array, no shell) from the workspace root. It honours `.gitignore`,
  * `.ignore` and `.rgignore` even outside a git repository, skips hidden files, symlinks, binaries and
  * `node_modules`, and ignores the user's ripgrep config and global gitignore so results match the JS
- * walk. Stops ripgrep once `maxHits` hits are collected.
+ * walk. Its output is read in bounded memory (long lines come as previews); it is stopped once
+ * `maxHits` hits are collected.
  * @throws HeraldError `invalid_input` for a regex ripgrep rejects (its message included), `tool_error`
  *   when ripgrep fails with nothing found.
  */
@@ -56,7 +62,9 @@ export async function ripgrepSearch(req: SearchRequest): Promise<SearchOutcome> 
   if (req.nameGlob) args.push("--type-add", `herald:${req.nameGlob}`, "--type", "herald");
   if (req.mode === "names") args.push("--files");
   else {
-    args.push("--json");
+    args.push("--null", "--line-number", "--with-filename", "--no-heading", "--color", "never");
+    args.push("--max-columns", String(RG_MAX_COLUMNS), "--max-columns-preview");
+    args.push("--max-filesize", String(MAX_CONTENT_BYTES));
     if (req.ignoreCase) args.push("--ignore-case");
     args.push("--regexp", req.regex ?? "");
   }
@@ -76,25 +84,27 @@ export async function ripgrepSearch(req: SearchRequest): Promise<SearchOutcome> 
   });
   const hits: SearchHit[] = [];
   let complete = true;
-  for await (const line of createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY })) {
-    let hit: SearchHit | undefined;
-    if (req.mode === "names") hit = { path: toRel(line) };
-    else {
-      const event = JSON.parse(line) as RgMatch;
-      if (event.type !== "match" || !event.data) continue;
-      hit = {
-        path: toRel(rgText(event.data.path)),
-        line: event.data.line_number ?? 0,
-        text: rgText(event.data.lines).replace(/\r?\n$/, ""),
-      };
-    }
-    if (!req.accept(hit.path)) continue;
-    hits.push(hit);
-    if (hits.length >= req.maxHits) {
-      complete = false;
-      child.kill();
-      break;
-    }
+  const splitter = new LineSplitter({
+    maxLineChars: MAX_OUTPUT_LINE_CHARS,
+    wants: () => complete,
+    onLine: (_n, line) => {
+      const hit = req.mode === "names" ? { path: toRel(line) } : contentHit(line);
+      if (!hit || !req.accept(hit.path)) return;
+      hits.push(hit);
+      if (hits.length >= req.maxHits) {
+        complete = false;
+        child.kill();
+      }
+    },
+  });
+  const decoder = new TextDecoder();
+  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    splitter.push(decoder.decode(chunk, { stream: true }));
+    if (!complete) break;
+  }
+  if (complete) {
+    splitter.push(decoder.decode());
+    splitter.end();
   }
   const code = await exited.catch((err: unknown) => {
     if (req.signal?.aborted) throw req.signal.reason;
@@ -109,7 +119,8 @@ export async function ripgrepSearch(req: SearchRequest): Promise<SearchOutcome> 
       throw new HeraldError(`the pattern is not a valid regular expression: ${stderr.trim().slice(0, 600)}`, {
         code: "invalid_input",
       });
-    if (hits.length === 0)
+    // Every file was over --max-filesize (or ignored): nothing matched, as the JS walk says too.
+    if (hits.length === 0 && !/No files were searched/.test(stderr))
       throw new HeraldError(`ripgrep failed: ${stderr.trim().slice(0, 600)}`, { code: "tool_error" });
   }
   return { hits, complete };

@@ -1,13 +1,19 @@
-import type { Dirent } from "node:fs";
+import { createReadStream, type Dirent } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { HeraldError } from "../../../core/errors.js";
+import { LineSplitter } from "../line-splitter.js";
 import { globMatcher } from "./glob.js";
 import { type IgnoreLayer, isIgnored, readIgnoreLayer } from "./ignore.js";
+import { hitText, MAX_CONTENT_BYTES } from "./limits.js";
 import type { SearchHit, SearchOutcome, SearchRequest } from "./types.js";
 
-/** Files larger than this are skipped by the content search (ripgrep streams them; we read them whole). */
-const MAX_CONTENT_BYTES = 50 * 1024 * 1024;
+/** Files up to this size are read whole (one quick test rules most out); larger ones are streamed. */
+const WHOLE_READ_BYTES = 1024 * 1024;
+/** Characters of a line the regular expression is tested on (ripgrep tests whole lines). */
+const MAX_TESTED_LINE_CHARS = 65_536;
+/** How far in a file a NUL byte makes it a binary (ripgrep's rule, in its first block). */
+const BINARY_SNIFF_BYTES = 64 * 1024;
 const READ_CONCURRENCY = 32;
 
 function toRel(root: string, abs: string): string {
@@ -74,20 +80,41 @@ async function searchContent(req: SearchRequest, files: string[]): Promise<Searc
   const grep = async (abs: string): Promise<SearchHit[]> => {
     const info = await stat(abs).catch(() => undefined);
     if (!info || info.size > MAX_CONTENT_BYTES) return [];
-    const bytes = await readFile(abs).catch(() => undefined);
-    // ripgrep's binary rule: a NUL byte means binary, and binaries are skipped.
-    if (!bytes || bytes.subarray(0, 64 * 1024).includes(0)) return [];
-    const text = bytes.toString("utf8");
-    // Most files do not match: one multiline test of the whole text rules them out without splitting.
-    // It can only over-match (`\s` may span a line break), and the line-by-line test below decides.
-    if (!quick.test(text)) return [];
     const rel = toRel(req.root, abs);
     const found: SearchHit[] = [];
-    const lines = text.split("\n");
-    if (lines[lines.length - 1] === "") lines.pop();
-    lines.forEach((line, k) => {
-      if (regex.test(line)) found.push({ path: rel, line: k + 1, text: line.replace(/\r$/, "") });
+    // Lines as ripgrep sees them ("\r" kept for the test), each at most MAX_TESTED_LINE_CHARS.
+    const splitter = new LineSplitter({
+      maxLineChars: MAX_TESTED_LINE_CHARS,
+      keepCr: true,
+      onLine: (n, line) => {
+        if (regex.test(line)) found.push({ path: rel, line: n, text: hitText(line) });
+      },
     });
+    if (info.size <= WHOLE_READ_BYTES) {
+      const bytes = await readFile(abs).catch(() => undefined);
+      if (!bytes || bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return [];
+      const text = bytes.toString("utf8");
+      // Most files do not match: one multiline test of the whole text rules them out without splitting.
+      // It can only over-match (`\s` may span a line break), and the line-by-line test below decides.
+      if (!quick.test(text)) return [];
+      splitter.push(text);
+    } else {
+      // Streamed: a large file costs a chunk and a line, and the search stops with the turn.
+      const decoder = new TextDecoder();
+      let head = true;
+      try {
+        for await (const chunk of createReadStream(abs, { signal: req.signal }) as AsyncIterable<Buffer>) {
+          if (head && chunk.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return [];
+          head = false;
+          splitter.push(decoder.decode(chunk, { stream: true }));
+        }
+      } catch (err) {
+        if (req.signal?.aborted) throw err;
+        return []; // unreadable: skipped, as ripgrep skips it
+      }
+      splitter.push(decoder.decode());
+    }
+    splitter.end();
     return found;
   };
   for (let k = 0; k < files.length; k += READ_CONCURRENCY) {
@@ -106,7 +133,8 @@ async function searchContent(req: SearchRequest, files: string[]): Promise<Searc
 /**
  * The search without ripgrep: walks the tree in name order honouring the same ignore files, skipping
  * hidden entries, symlinks and `node_modules`; content search skips binaries (a NUL byte) and files over
- * 50 MB and tests a JavaScript regular expression on each line.
+ * 50 MB and tests a JavaScript regular expression on each line (on its first 65,536 characters), in
+ * bounded memory: files over 1 MB are streamed, and a hit keeps 300 characters of its line.
  * @throws HeraldError `invalid_input` for an invalid regular expression.
  */
 export async function walkSearch(req: SearchRequest): Promise<SearchOutcome> {
