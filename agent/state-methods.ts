@@ -24,6 +24,7 @@ const chatRef = z.strictObject({
   threadId: z.string().optional(),
 });
 const caller = z.strictObject({ chat: chatRef, userId: z.string() });
+const cronCaller = caller.extend({ chatType: z.enum(["dm", "group"]).optional() });
 const toolCall = z.object({
   id: z.string(),
   type: z.literal("function"),
@@ -122,22 +123,22 @@ type ArgsOf<P extends StateMethodName> = P extends "searchSessions"
  */
 export const stateMethods = {
   searchSessions: z.tuple([z.string(), searchOptions.optional()]),
-  "cron.create": z.tuple([cronInput, caller]),
-  "cron.list": z.tuple([caller]),
-  "cron.update": z.tuple([z.string(), cronInput.partial(), caller]),
-  "cron.setPaused": z.tuple([z.string(), z.boolean(), caller]),
-  "cron.remove": z.tuple([z.string(), caller]),
-  "cron.runNow": z.tuple([z.string(), caller]),
-  "memory.read": z.tuple([memoryTarget]),
-  "memory.add": z.tuple([memoryTarget, z.string()]),
-  "memory.replace": z.tuple([memoryTarget, z.string(), z.string()]),
-  "memory.remove": z.tuple([memoryTarget, z.string()]),
+  "cron.create": z.tuple([cronInput, cronCaller]),
+  "cron.list": z.tuple([cronCaller]),
+  "cron.update": z.tuple([z.string(), cronInput.partial(), cronCaller]),
+  "cron.setPaused": z.tuple([z.string(), z.boolean(), cronCaller]),
+  "cron.remove": z.tuple([z.string(), cronCaller]),
+  "cron.runNow": z.tuple([z.string(), cronCaller]),
+  "memory.read": z.tuple([memoryTarget, caller]),
+  "memory.add": z.tuple([memoryTarget, z.string(), caller]),
+  "memory.replace": z.tuple([memoryTarget, z.string(), z.string(), caller]),
+  "memory.remove": z.tuple([memoryTarget, z.string(), caller]),
   "skills.list": z.tuple([]),
   "skills.view": z.tuple([
     z.string(),
     z.strictObject({ file: z.string().optional(), countUse: z.boolean().optional() }).optional(),
   ]),
-  "skills.manage": z.tuple([skillManage]),
+  "skills.manage": z.tuple([skillManage, caller]),
   "chat.notify": z.tuple([chatRef, z.string().min(1).max(4000)]),
   "chat.send": z.tuple([
     caller,

@@ -345,6 +345,11 @@ const coreShape = {
        * opens every plugin's). Others reach only public addresses.
        */
       allowPrivate: z.array(z.string()).default([]),
+      /**
+       * Plugins whose tools and commands only owners' turns get (a plugin that acts elsewhere with the
+       * operator's credentials). Others' tools reach every admitted user.
+       */
+      ownersOnly: z.array(z.string()).default([]),
       /** What plugins may do by chat type (granted only when the plugin also declares it). */
       capabilities: z
         .strictObject({
@@ -487,6 +492,7 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_PLUGINS_DIR: ["plugins.dir", "string"],
   HERALD_PLUGINS_HOOK_TIMEOUT_MS: ["plugins.hook_timeout_ms", "int"],
   HERALD_PLUGINS_ALLOW_PRIVATE: ["plugins.allow_private", "list"],
+  HERALD_PLUGINS_OWNERS_ONLY: ["plugins.owners_only", "list"],
   HERALD_PLUGINS_DM_CAPABILITIES: ["plugins.capabilities.dm", "list"],
   HERALD_PLUGINS_GROUP_CAPABILITIES: ["plugins.capabilities.group", "list"],
 };

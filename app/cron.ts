@@ -20,10 +20,10 @@ import {
 import type { HeraldConfig } from "./config.js";
 import { chatParser, platformModules } from "./platforms.js";
 
-/** Tuning the composition root may pass through. */
+/** Tuning and the toolset limit of jobs' runs, which the composition root passes through. */
 export type CronTuning = Pick<
   CronServiceOptions,
-  "maxParallelRuns" | "runTimeoutMs" | "pollIntervalMs" | "now"
+  "maxParallelRuns" | "runTimeoutMs" | "pollIntervalMs" | "now" | "toolsetLimit"
 >;
 
 /**

@@ -16,13 +16,7 @@ import type { JobQueue } from "../core/turn.js";
 import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
 import { startMaintenance } from "../gateway/maintenance.js";
 import { GatewayRunner, turnIdFor } from "../gateway/runner.js";
-import {
-  type McpManager,
-  type McpServerConfig,
-  mcpCommands,
-  mcpToolset,
-  serverServes,
-} from "../mcp/index.js";
+import { type McpManager, type McpServerConfig, mcpCommands } from "../mcp/index.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { announceToWorkers, readMcpServers } from "./announcements.js";
@@ -52,6 +46,7 @@ import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
 import { createTodo } from "./todo.js";
 import { createAgentTools } from "./tools.js";
+import { eagerToolsetsFor, jobToolsetLimit, toolsetsOfCaller } from "./toolsets.js";
 import { createWebhooks } from "./webhooks.js";
 
 export interface GatewayOptions {
@@ -144,7 +139,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     context: (turn, chatType) => ({
       history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
       systemPrompt: learning.systemPrompt(turn, chatType),
-      toolsets: toolsetsFor(config, turn.chat.platform, chatType, mcpServers()),
+      toolsets: toolsetsOfCaller(config, runner.access, turn, chatType, mcpServers()),
       eagerToolsets: eagerToolsetsFor(config, turn.chat.platform, chatType),
       voiceReply: senses.voiceReplyOf(turn),
       ...sessionModels?.forTurn(turn),
@@ -156,7 +151,9 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   // The MCP servers a turn may get: the running set (after /reload-mcp), else the configured one.
   let mcpServers = (): readonly McpServerConfig[] => config.mcpServers;
 
-  const cron = createCronService(config, runner, state.database, logger);
+  const cron = createCronService(config, runner, state.database, logger, {
+    toolsetLimit: jobToolsetLimit(config, runner.access, state.sessions, () => mcpServers()),
+  });
   const webhooks = options.localOnly ? undefined : createWebhooks(config, runner, logger);
 
   const approvals = createApprovals(runner, config.exec.approvalTimeoutS * 1000, logger);
@@ -380,38 +377,4 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       state.close();
     },
   };
-}
-
-/**
- * The toolsets of a turn: its platform's, else the default; groups lose the terminal tools unless the
- * owner gave them (`exec.groups`). Each MCP server that serves the platform and chat type adds its
- * toolset (`mcp_<name>`), and then `mcp` (resources and prompts) comes too.
- */
-export function toolsetsFor(
-  config: HeraldConfig,
-  platform: string,
-  chatType: "dm" | "group",
-  mcpServers: readonly McpServerConfig[] = config.mcpServers,
-): string[] {
-  const toolsets = config.platforms[platform]?.toolsets ?? config.agent.toolsets;
-  const base =
-    chatType === "group" && !config.exec.groups
-      ? toolsets.filter((t) => t !== "terminal" && t !== "files")
-      : toolsets;
-  const mcp = mcpServers.filter((s) => serverServes(s, platform, chatType)).map((s) => mcpToolset(s.name));
-  return mcp.length === 0 ? base : [...new Set([...base, ...mcp, "mcp"])];
-}
-
-/**
- * The toolsets whose schemas a turn's every request carries: `tools.eager_for` of the platform and
- * chat type, else of the platform, else `tools.eager`; undefined with `tools.lazy: false` (all of them).
- */
-export function eagerToolsetsFor(
-  config: HeraldConfig,
-  platform: string,
-  chatType: "dm" | "group",
-): string[] | undefined {
-  const { lazy, eager, eagerFor } = config.tools;
-  if (!lazy) return undefined;
-  return eagerFor[`${platform}:${chatType}`] ?? eagerFor[platform] ?? eager;
 }

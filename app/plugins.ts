@@ -53,6 +53,7 @@ export async function createPlugins(
       new Set(tools ? tools.registry.forToolsets(tools.registry.toolsets()).map((t) => t.name) : []),
     exec: tools ? execRunner(tools) : undefined,
     fetch: pluginFetch(config),
+    ownersOnly: (plugin) => config.plugins.ownersOnly.includes(plugin),
   });
   if (config.plugins.enabled) await host.load();
   const hooks = new HookRunner({

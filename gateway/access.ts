@@ -118,6 +118,11 @@ export class AccessPolicy implements DeliveryRule {
     );
   }
 
+  /** `userId` as its platform compares ids (trimmed; a platform's own rule where it has one). */
+  normaliseUserId(platform: string, userId: string): string {
+    return this.norm(platform, userId);
+  }
+
   private norm(platform: string, raw: string): string {
     return (this.normalisers[platform] ?? ((s: string) => s))(raw.trim());
   }

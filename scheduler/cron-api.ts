@@ -1,8 +1,9 @@
 /**
  * `CronStateApi` over the cron store: what the `cronjob` tool does. A caller (chat + user) sees and
  * changes only the jobs it created on its platform; a caller who is no owner makes jobs that deliver
- * only to its own chat (the owner policy, `deliveryRule`); every change is followed by `changed()`,
- * which tells the scheduler and starts queued runs.
+ * only to its own chat (the owner policy, `deliveryRule`); a job names only toolsets its maker's chat
+ * gets (`toolsetLimit`); every change is followed by `changed()`, which tells the scheduler and starts
+ * queued runs.
  */
 import type { DeliveryRule } from "../core/access.js";
 import { parseChat } from "../core/chat.js";
@@ -11,7 +12,8 @@ import type { ChatRef } from "../core/types.js";
 import { buildSpec, jobView, newJobId } from "./jobs.js";
 import { nextOccurrence } from "./schedule.js";
 import type { SqliteCronStore } from "./sqlite-cron-store.js";
-import type { CronCaller, CronJob, CronJobSpec, CronStateApi } from "./types.js";
+import { checkJobToolsets } from "./toolsets.js";
+import type { CronCaller, CronJob, CronJobSpec, CronStateApi, ToolsetLimit } from "./types.js";
 
 /** What the API needs of the cron service. */
 export interface CronApiDeps {
@@ -27,6 +29,8 @@ export interface CronApiDeps {
   deliveryRule?: DeliveryRule | undefined;
   /** Parses a chat string with the platforms' chat-id rules. @defaultValue `parseChat` */
   parseChat?: ((value: string) => ChatRef | undefined) | undefined;
+  /** The toolsets a job's maker's chat gets; a job naming others is refused. @defaultValue none: any */
+  toolsetLimit?: ToolsetLimit | undefined;
 }
 
 /** Builds the API the `cronjob` tool reaches through `StateClient.cron`. */
@@ -62,6 +66,7 @@ export function createCronApi(deps: CronApiDeps): CronStateApi {
     now: deps.now(),
     origin: caller.chat,
     createdBy: caller.userId,
+    originChatType: caller.chatType,
     knownPlatforms: deps.knownPlatforms(),
   });
   return {
@@ -69,6 +74,7 @@ export function createCronApi(deps: CronApiDeps): CronStateApi {
       const c = ctx(caller);
       const spec = buildSpec(input, c);
       checkTargets(spec, caller);
+      checkJobToolsets(spec, deps.toolsetLimit);
       const job = store.insertJob(newJobId(), spec, nextOccurrence(spec.schedule, c.now), c.now);
       await deps.changed();
       return view(job.id);
@@ -84,6 +90,7 @@ export function createCronApi(deps: CronApiDeps): CronStateApi {
       const c = ctx(caller);
       const spec = buildSpec(patch, c, job);
       checkTargets(spec, caller);
+      checkJobToolsets(spec, deps.toolsetLimit);
       const rescheduled = JSON.stringify(spec.schedule) !== JSON.stringify(job.schedule);
       store.updateSpec(id, spec, rescheduled ? nextOccurrence(spec.schedule, c.now) : job.nextRunAt, c.now);
       await deps.changed();

@@ -21,7 +21,8 @@ import type { HomeChannels } from "./home-channels.js";
 import { formatDuration, latestOccurrence, nextOccurrence, periodAt, runsWhenLate } from "./schedule.js";
 import type { FinalRunStatus, SqliteCronStore } from "./sqlite-cron-store.js";
 import { type ResolvedTargets, resolveTargets, type TargetEnvironment } from "./targets.js";
-import type { CronJob, CronRun, CronStateApi, Scheduler, Tick } from "./types.js";
+import { runToolsets } from "./toolsets.js";
+import type { CronJob, CronRun, CronStateApi, Scheduler, Tick, ToolsetLimit } from "./types.js";
 
 /** Options of {@link CronService}. */
 export interface CronServiceOptions {
@@ -50,6 +51,11 @@ export interface CronServiceOptions {
    * made or changed, and again at each run). @defaultValue none: every target is delivered
    */
   deliveryRule?: DeliveryRule | undefined;
+  /**
+   * The toolsets a turn of a job's maker's chat gets: a job names no others (checked when it is made or
+   * changed), and each run gets at most these. @defaultValue none: a run gets the toolsets its job names
+   */
+  toolsetLimit?: ToolsetLimit | undefined;
   logger: Logger;
   /** @defaultValue Date.now */
   now?: () => number;
@@ -80,7 +86,8 @@ export function skipTicksAfter(failures: number, periodMs: number): number {
 export class CronService {
   /** The `StateClient.cron` member the `cronjob` tool uses. */
   readonly api: CronStateApi;
-  readonly #o: Required<Omit<CronServiceOptions, "logger" | "parseChat" | "deliveryRule">>;
+  readonly #o: Required<Omit<CronServiceOptions, "logger" | "parseChat" | "deliveryRule" | "toolsetLimit">>;
+  readonly #toolsetLimit: ToolsetLimit | undefined;
   readonly #rule: DeliveryRule | undefined;
   readonly #parseChat: (value: string) => ChatRef | undefined;
   readonly #log: Logger;
@@ -105,6 +112,7 @@ export class CronService {
     };
     this.#parseChat = options.parseChat ?? ((value) => parseChat(value));
     this.#rule = options.deliveryRule;
+    this.#toolsetLimit = options.toolsetLimit;
     this.#log = options.logger.child({ component: "cron" });
     this.api = createCronApi({
       store: options.store,
@@ -114,6 +122,7 @@ export class CronService {
       changed: () => this.sync(),
       deliveryRule: options.deliveryRule,
       parseChat: this.#parseChat,
+      toolsetLimit: options.toolsetLimit,
     });
     options.listeners.turnFinished.add(this.#turnListener);
     options.listeners.deliverySettled.add(this.#deliveryListener);
@@ -280,10 +289,7 @@ export class CronService {
       source: "cron",
       input: `${skills}${job.prompt}`,
       cron: { jobId: job.id, runId: run.id, targets: targets.chats, subject: job.name },
-      options: {
-        toolsets: job.toolsets ?? this.#o.defaultToolsets.filter((t) => t !== "cron"),
-        model: job.model,
-      },
+      options: { toolsets: this.#toolsetsOf(job), model: job.model },
     });
     this.#log.info({ jobId: job.id, runId: run.id, targets: targets.chats.length }, "cron run started");
   }
@@ -471,6 +477,18 @@ export class CronService {
         });
     }
     return out;
+  }
+
+  /** The run's toolsets: at most those of its maker's chat, asked again at each run. */
+  #toolsetsOf(job: CronJob): string[] {
+    const asked = job.toolsets ?? this.#o.defaultToolsets.filter((t) => t !== "cron");
+    const { toolsets, dropped } = runToolsets(job, asked, this.#toolsetLimit);
+    if (dropped.length && job.toolsets)
+      this.#log.warn(
+        { jobId: job.id, dropped },
+        "cron run without the toolsets its maker's chat does not get",
+      );
+    return toolsets;
   }
 
   #targetEnv(): TargetEnvironment {

@@ -88,16 +88,18 @@ export function toolResults(h: Harness, key: string): string[] {
   return [...seen.values()];
 }
 
-/** Sends a command as the caller; resolves with the first new bot message matching `answers`. */
+/**
+ * Sends a command as the caller; resolves with the next bot message matching `answers` (counted by
+ * matches: a progress message deleted meanwhile shifts the chat's messages).
+ */
 export async function command(ctx: PathContext, text: string, answers: RegExp): Promise<string> {
-  const before = ctx.fake.botMessages(ctx.me).length;
+  const matching = () => texts(ctx.fake, ctx.me).filter((t) => answers.test(t));
+  const before = matching().length;
   ctx.fake.userSends({ chatId: ctx.me, fromId: ctx.me, text });
   let found: string | undefined;
   await vi.waitFor(
     () => {
-      found = texts(ctx.fake, ctx.me)
-        .slice(before)
-        .find((t) => answers.test(t));
+      found = matching()[before];
       expect(found).toBeDefined();
     },
     { timeout: 10_000 },
@@ -139,7 +141,7 @@ async function made(ctx: PathContext, key: string, deliver: string | undefined):
 }
 
 /** Runs the caller's job `key` now (the scheduler's tick) and waits for its run's reply at origin. */
-async function fire(ctx: PathContext, key: string): Promise<void> {
+export async function fire(ctx: PathContext, key: string): Promise<void> {
   const [job] = jobsNamed(ctx.h, key);
   await ctx.h.gateway.cron.tick(job!.nextRunAt!);
   await botSays(ctx.fake, ctx.me, `done [[${key}/run]]`);

@@ -8,28 +8,23 @@
  * that every registered tool and command is either in the table or declared as acting on the caller's
  * own chat only, so a new path that sends elsewhere cannot be added without a row.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { MCP_TOOL_NAMES } from "../../mcp-server/server.js";
 import { botSays } from "../e2e/telegram-helpers.js";
-import { startFakeTelegram } from "../fakes/telegram/index.js";
-import { chat, startHarness } from "../helpers/gateway-harness.js";
+import { chat } from "../helpers/gateway-harness.js";
 import {
   commandPaths,
   HOME,
   jobsNamed,
-  ModelPlan,
   OTHER,
   type OwnerPath,
-  type PathContext,
   toolPaths,
   toolResults,
 } from "./owner-paths.js";
+import { pair, type Rig, startRig } from "./owner-rig.js";
 
 /** A kind of caller, on a gateway of its own configuration; `me` is its user and DM chat id. */
 interface CallerKind {
@@ -107,10 +102,10 @@ const OWN_CHAT_COMMANDS: Record<string, string> = {
 /** Tools that deliver nowhere and change no routing of others, and why. */
 const OWN_CHAT_TOOLS: Record<string, string> = {
   session_search: "reads sessions",
-  memory: "the agent's notes",
+  memory: "the caller's own memory (owners share one; every other user has theirs: owner-memory.test.ts)",
   skills_list: "reads skills",
   skill_view: "reads skills",
-  skill_manage: "writes skills (no delivery)",
+  skill_manage: "owners only, refused to others: skills enter every chat's prompt (owner-memory.test.ts)",
   clarify: "asks in the turn's own chat",
   todo: "the turn's session's plan",
   task_board: "a board in state; it delivers nothing",
@@ -132,77 +127,6 @@ const OWN_CHAT_TOOLS: Record<string, string> = {
 
 /** Herald's MCP server tools that only read. */
 const MCP_READ_ONLY = ["sessions_list", "sessions_search", "session_read", "cron_list"];
-
-const PROBE = `
-import { definePlugin, z } from "herald/plugin";
-export default definePlugin({
-  tools: [{ name: "probe_send", description: "send to this chat", parameters: z.object({ text: z.string() }),
-    execute: async ({ text }, ctx) => { await ctx.send(text); return "sent"; } }],
-});
-`;
-
-const temps: string[] = [];
-afterAll(() => {
-  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-/** A plugins folder with the probe plugin (capability `send`). */
-function pluginsDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "herald-owner-"));
-  temps.push(dir);
-  mkdirSync(join(dir, "probe"));
-  writeFileSync(
-    join(dir, "probe/plugin.json"),
-    JSON.stringify({ name: "probe", version: "0.1.0", capabilities: ["send"] }),
-  );
-  writeFileSync(join(dir, "probe/index.js"), PROBE);
-  return dir;
-}
-
-interface Rig extends PathContext {
-  stop(): Promise<void>;
-}
-
-async function startRig(
-  me: number,
-  env: Record<string, string>,
-  options: { configYaml?: string } = {},
-): Promise<Rig> {
-  const fake = await startFakeTelegram();
-  const model = new ModelPlan();
-  const h = await startHarness({
-    ...options,
-    env: {
-      TELEGRAM_BOT_TOKEN: fake.token,
-      TELEGRAM_API_ROOT: fake.url,
-      TELEGRAM_HOME_CHANNEL: String(HOME),
-      HERALD_PLUGINS_DIR: pluginsDir(),
-      HERALD_LEARNING_ENABLED: "false",
-      ...env,
-    },
-  });
-  h.llm.setDefault(model.answer);
-  return {
-    h,
-    fake,
-    model,
-    me,
-    async stop() {
-      await h.stop();
-      await fake.close();
-    },
-  };
-}
-
-/** Asks for a pairing code over the wire and approves it as `herald pairing approve <code>` does. */
-async function pair(rig: Rig): Promise<void> {
-  rig.fake.userSends({ chatId: rig.me, fromId: rig.me, text: "hello?" });
-  await vi.waitFor(() => expect(rig.fake.botMessages(rig.me).at(-1)?.text).toMatch(/pairing code/), {
-    timeout: 10_000,
-  });
-  const code = /code is ([A-Z0-9]{8})/.exec(rig.fake.botMessages(rig.me).at(-1)?.text ?? "")?.[1];
-  expect(rig.h.state.pairing.approve(code!)).toEqual({ platform: "telegram", userId: String(rig.me) });
-}
 
 /** What a path did: took effect, was refused (and changed nothing), or failed some other way. */
 async function outcome(run: Promise<boolean>): Promise<string> {
