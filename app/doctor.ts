@@ -4,6 +4,8 @@
  */
 import { join } from "node:path";
 import OpenAI from "openai";
+import { emailPlatform } from "../adapters/email/module.js";
+import { summarizeSenderCheck } from "../adapters/email/sender-auth.js";
 import { modelConfigProblem } from "../agent/model-config.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import { silentLogger } from "../core/logger.js";
@@ -20,6 +22,7 @@ import {
   type HeraldConfig,
   isLoopbackHost,
   loadConfig,
+  sectionOf,
 } from "./config.js";
 import { checkSpeech, checkVision } from "./doctor-senses.js";
 import { createCatalog } from "./providers.js";
@@ -78,6 +81,10 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
     ok: true,
     text: `platforms: ${platforms.length ? platforms.map((m) => m.name).join(", ") : "none (API server only)"}`,
   });
+  if (platforms.includes(emailPlatform)) {
+    const { ok, text, fix } = summarizeSenderCheck(sectionOf(config, emailPlatform));
+    lines.push({ ok, text, ...(fix ? { fix } : {}) });
+  }
   const lists = platforms
     .filter((m) => (config.platforms[m.name]?.allowedUsers ?? []).length > 0)
     .map((m) => m.name);

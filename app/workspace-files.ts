@@ -10,6 +10,7 @@ import { basename, join, posix } from "node:path";
 import type { ToolContext } from "../agent/types.js";
 import { HeraldError } from "../core/errors.js";
 import type { TurnJob } from "../core/turn.js";
+import { MAX_OUTBOUND_FILE_BYTES } from "../core/types.js";
 import type { WorkspaceAccess, WorkspaceOwner } from "../exec/index.js";
 import type { FileSink } from "../mcp/index.js";
 import { type McpSaveDir, mcpCacheSink } from "../tools/mcp/index.js";
@@ -19,8 +20,8 @@ export function ownerOf(origin: ToolContext["origin"]): WorkspaceOwner {
   return { sessionKey: origin.sessionKey, userKey: `${origin.chat.platform}:user:${origin.userId}` };
 }
 
-/** The largest workspace file `send_message` sends. */
-const MAX_SEND_BYTES = 100 * 1024 * 1024;
+/** The largest workspace file `send_message` sends (what the adapters read at most). */
+const MAX_SEND_BYTES = MAX_OUTBOUND_FILE_BYTES;
 /** Bytes per read when copying a file out of a workspace. */
 const COPY_CHUNK_BYTES = 1024 * 1024;
 
@@ -116,10 +117,8 @@ export function workspaceExporter(
       });
     if (info.sizeBytes > MAX_SEND_BYTES)
       throw new HeraldError(
-        `${path} is ${info.sizeBytes} bytes, over the ${MAX_SEND_BYTES}-byte limit for sending`,
-        {
-          code: "invalid_input",
-        },
+        `${path} is ${(info.sizeBytes / 1024 / 1024).toFixed(1)} MB; files sent to a chat are at most ${MAX_SEND_BYTES / 1024 / 1024} MB: compress or split it, or send where to find it`,
+        { code: "invalid_input" },
       );
     const outgoing = join(cacheDir, "outgoing");
     await mkdir(outgoing, { recursive: true, mode: 0o700 });

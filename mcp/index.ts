@@ -6,6 +6,7 @@ export {
   mcpServersSchema,
   mcpToolset,
   resolveMcpServers,
+  serverAdmits,
   serverServes,
 } from "./config.js";
 export { McpConnection, McpUnavailableError } from "./connection.js";

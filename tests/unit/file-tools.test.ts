@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileAtomic } from "../../exec/index.js";
+import { readUpTo } from "../../tools/files/common.js";
 import {
   createFileScope,
   type FileScope,
@@ -205,6 +206,16 @@ describe("writeFile", () => {
   });
 });
 
+describe("readUpTo", () => {
+  it("reads one byte past the cap at most, however large the file", async () => {
+    await put("large.bin", "x".repeat(3 * 1024 * 1024 + 4096));
+    const capped = await readUpTo(scope, "large.bin", 3 * 1024 * 1024);
+    expect(capped.length).toBe(3 * 1024 * 1024 + 1);
+    await put("small.txt", "tiny");
+    expect((await readUpTo(scope, "small.txt", 1024)).toString()).toBe("tiny");
+  });
+});
+
 describe("patchFile", () => {
   const source = "function add(a, b) {\n  return a + b;\n}\n\nfunction sub(a, b) {\n  return a - b;\n}\n";
 
@@ -287,6 +298,27 @@ describe("patchFile", () => {
     expect(out).toMatch(/… 3 more hunks not shown$/);
   });
 
+  it("refuses edits past its bounds, saying which and what to do instead", async () => {
+    await put("over.txt", Buffer.alloc(10 * 1024 * 1024 + 1, "a"));
+    await expect(patchFile(scope, { path: "over.txt", old_string: "a", new_string: "b" })).rejects.toThrow(
+      /over\.txt is 10\.0 MB, too large to patch \(limit 10\.0 MB\); edit it with a command in the terminal/,
+    );
+    await put("many.txt", "x\n".repeat(10_001));
+    await expect(
+      patchFile(scope, { path: "many.txt", old_string: "x", new_string: "y", replace_all: true }),
+    ).rejects.toThrow(/occurs more than 10,000 times in many\.txt; patch replaces at most 10,000 at once/);
+    await put("grow.txt", `${"NEEDLE\n".repeat(10)}${"z".repeat(9 * 1024 * 1024)}`);
+    await expect(
+      patchFile(scope, {
+        path: "grow.txt",
+        old_string: "NEEDLE",
+        new_string: "n".repeat(200_000),
+        replace_all: true,
+      }),
+    ).rejects.toThrow(/the patched grow\.txt would be 11,437,194 characters, too large to patch/);
+    expect((await readText(join(root, "grow.txt"), "utf8")).startsWith("NEEDLE\n")).toBe(true);
+  });
+
   it("matches LF text in a CRLF file and keeps CRLF", async () => {
     await put("win.txt", "one\r\ntwo\r\nthree\r\n");
     await patchFile(scope, { path: "win.txt", old_string: "one\ntwo", new_string: "uno\ndos" });
@@ -344,6 +376,13 @@ describe.runIf(hasRipgrep())("searchFiles: ripgrep and find/grep agree", () => {
     await file(".hidden/notes.txt", "TODO hidden\n");
     await file("image.bin", Buffer.concat([Buffer.from("TODO"), Buffer.from([0, 1, 2, 3])]));
     for (let i = 0; i < 30; i++) await file(`many/file-${String(i).padStart(2, "0")}.txt`, `needle ${i}\n`);
+    // Lines cut for the output, CRLF line ends, and a file over 1 MB (the JS walk streams it).
+    await file("wide/long.txt", `WIDE ${"é".repeat(5000)}\nshort WIDE\n`);
+    await file("wide/crlf.txt", "WIDE one\r\nnot here\r\nWIDE two\r\n");
+    await file(
+      "wide/big.txt",
+      `${"filler line\n".repeat(100_000)}WIDE in a big file\n${"more\n".repeat(10)}`,
+    );
     await symlink(join(dir, "src/app.ts"), join(dir, "link-to-app.ts"));
     tree = createFileScope(dir);
   });
@@ -363,6 +402,8 @@ describe.runIf(hasRipgrep())("searchFiles: ripgrep and find/grep agree", () => {
     ["names limited", { pattern: "*.txt", limit: 5 }],
     ["content limited", { pattern: "needle", content: true, limit: 3 }],
     ["no match", { pattern: "nothing-here-at-all", content: true }],
+    ["long lines, CRLF and a large file", { pattern: "WIDE", content: true }],
+    ["a line's end, CRLF included", { pattern: "(one|WIDE)$", content: true }],
   ];
 
   it.each(queries)("%s", async (_label, args) => {

@@ -18,16 +18,24 @@ export async function statPath(scope: FileScope, rel: string, hint = ""): Promis
   return info;
 }
 
-/** The whole file at `rel` (`sizeBytes` from its stat), read in pieces. */
-export async function readWhole(
+/**
+ * The file at `rel`, at most `maxBytes + 1` bytes of it (one more than allowed tells the caller it is
+ * too large), however much the file grew since it was measured: a size checked with `stat` does not
+ * bound what a later read of the same path returns.
+ */
+export async function readUpTo(
   scope: FileScope,
   rel: string,
-  sizeBytes: number,
+  maxBytes: number,
   signal?: AbortSignal,
 ): Promise<Buffer> {
   const parts: Uint8Array[] = [];
-  for await (const chunk of fileChunks(scope, rel, signal, sizeBytes)) parts.push(chunk);
-  return Buffer.concat(parts);
+  let total = 0;
+  for await (const chunk of fileChunks(scope, rel, signal, maxBytes + 1)) {
+    parts.push(chunk);
+    total += chunk.byteLength;
+  }
+  return Buffer.concat(parts, total);
 }
 
 /** The file at `rel` as chunks, read until its end (or `maxBytes`); stops when `signal` fires. */

@@ -1,16 +1,13 @@
-import { createInterface } from "node:readline";
-import { Readable } from "node:stream";
 import { HeraldError } from "../../core/errors.js";
 import {
   bomEncoding,
-  decodeText,
   extractDocumentFromBuffer,
   formatBytes,
   SNIFF_BYTES,
   sniffDocument,
 } from "../../documents/index.js";
-import { displayPath, fileChunks, formatCount, readWhole, statPath } from "./common.js";
-import { pageFooter, pageLines, splitLines } from "./pager.js";
+import { displayPath, fileChunks, formatCount, readUpTo, statPath } from "./common.js";
+import { pageFooter, pageLines, type TextChunks, type TextEncodingName } from "./pager.js";
 import { parseArgs, type ReadFileArgs, readFileArgsSchema } from "./schemas.js";
 import type { FileScope, FileToolOptions } from "./types.js";
 
@@ -24,7 +21,6 @@ export interface ReadFileOptions extends FileToolOptions {
   maxOutputChars?: number;
 }
 
-const MAX_UTF16_BYTES = 20 * 1024 * 1024;
 const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
 
 /**
@@ -67,38 +63,35 @@ export async function readFile(
     );
 
   let header = "";
-  let lines: AsyncIterable<string> | Iterable<string>;
+  let chunks: TextChunks;
+  let encoding: TextEncodingName = "utf-8";
   if (sniff.kind === "pdf" || sniff.kind === "docx") {
-    if (info.sizeBytes > MAX_DOCUMENT_BYTES)
+    const bytes =
+      info.sizeBytes > MAX_DOCUMENT_BYTES
+        ? undefined
+        : await readUpTo(scope, rel, MAX_DOCUMENT_BYTES, signal);
+    if (!bytes || bytes.length > MAX_DOCUMENT_BYTES)
       throw new HeraldError(
-        `${shown} is a ${formatBytes(info.sizeBytes)} ${sniff.kind.toUpperCase()}, over the ${formatBytes(MAX_DOCUMENT_BYTES)} read_file extracts`,
+        `${shown} is a ${formatBytes(Math.max(info.sizeBytes, bytes?.length ?? 0))} ${sniff.kind.toUpperCase()}, over the ${formatBytes(MAX_DOCUMENT_BYTES)} read_file extracts`,
         { code: "invalid_input" },
       );
     // From bytes, so refusals name the file as the model knows it (workspace-relative).
-    const doc = await extractDocumentFromBuffer(await readWhole(scope, rel, info.sizeBytes, signal), {
+    const doc = await extractDocumentFromBuffer(bytes, {
       fileName: shown,
       signal,
     });
     const pages = doc.pages !== undefined ? `, ${formatCount(doc.pages)} pages` : "";
     if (doc.noTextLayer) return `${shown} (${doc.kind.toUpperCase()}${pages}): ${doc.notice}`;
     header = `${shown} (${doc.kind.toUpperCase()}${pages}; extracted text${doc.truncated ? ", cut" : ""}${doc.notice ? `; ${doc.notice}` : ""})\n`;
-    lines = splitLines(doc.text);
-  } else if (bomEncoding(head)?.startsWith("utf-16")) {
-    // readline decodes UTF-8 only; UTF-16 files (rare, Windows exports) are small enough to decode whole.
-    if (info.sizeBytes > MAX_UTF16_BYTES)
-      throw new HeraldError(
-        `${shown} is UTF-16 text of ${formatBytes(info.sizeBytes)}; read_file decodes UTF-16 up to ${formatBytes(MAX_UTF16_BYTES)}`,
-        {
-          code: "invalid_input",
-        },
-      );
-    lines = splitLines(decodeText(await readWhole(scope, rel, info.sizeBytes, signal)));
+    chunks = [doc.text];
   } else {
     if (info.sizeBytes === 0) return `${shown} is empty (0 bytes)`;
-    const input = Readable.from(fileChunks(scope, rel, signal), { objectMode: false }).setEncoding("utf8");
-    lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+    // Streamed: the pager holds one chunk and the page, whatever the file's size or its longest line.
+    const bom = bomEncoding(head);
+    if (bom) encoding = bom;
+    chunks = fileChunks(scope, rel, signal);
   }
-  const page = await pageLines(lines, limits, signal);
+  const page = await pageLines(chunks, limits, { encoding, signal });
   if (page.totalLines === 0) return `${header}${shown} has no text`;
   if (offset > page.totalLines)
     throw new HeraldError(

@@ -21,8 +21,6 @@ export interface SearchFilesOptions extends FileToolOptions {
   maxOutputChars?: number;
 }
 
-const MAX_LINE_CHARS = 300;
-
 /**
  * How a name pattern matches: a regular expression when it looks like one (`\`, `^`, `$`, `(`, `|`,
  * `+`, `.*`), a glob when it has `*`, `?`, `[` or `{`, else a substring of the base name. Matching is
@@ -52,10 +50,6 @@ export function nameMatcher(pattern: string): (relPath: string) => boolean {
 function byPathThenLine(a: SearchHit, b: SearchHit): number {
   if (a.path !== b.path) return a.path < b.path ? -1 : 1;
   return (a.line ?? 0) - (b.line ?? 0);
-}
-
-function clipLine(text: string): string {
-  return text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} … [line cut]` : text;
 }
 
 /**
@@ -108,7 +102,7 @@ export async function searchFiles(
       : `No lines match /${parsed.pattern}/ in ${where}${parsed.glob ? ` (glob ${parsed.glob})` : ""}`;
   const shown = hits.slice(0, limit);
   const body = shown
-    .map((h) => (mode === "names" ? h.path : `${h.path}:${h.line}: ${clipLine(h.text ?? "")}`))
+    .map((h) => (mode === "names" ? h.path : `${h.path}:${h.line}: ${h.text ?? ""}`))
     .join("\n");
   const total = `${outcome.complete ? "" : "more than "}${formatCount(hits.length)}`;
   const files = new Set(hits.map((h) => h.path)).size;

@@ -1,7 +1,9 @@
 /**
  * The MCP tools: one `mcp_<server>_<tool>` per tool of each connected server (toolset `mcp_<server>`),
  * and `mcp_list_resources`, `mcp_read_resource`, `mcp_get_prompt` (toolset `mcp`) over every server
- * the turn's chat may use. A call to a server that is down fails at once with a clear error.
+ * the turn may use: it serves the turn's chat and the gateway gave the turn its toolset (an `access:
+ * owners` server's only to a turn that acts for an owner). A call to a server that is down fails at
+ * once with a clear error.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -93,11 +95,20 @@ export function mcpServerTools(server: McpServerHandle, saveDir: McpSaveDir = ca
   return tools;
 }
 
-/** The servers `ctx`'s chat may reach, or an error text naming the ones it may. */
-function serverFor(manager: McpManager, name: string, ctx: ToolContext): McpServerHandle | string {
-  const usable = manager
+/** The servers the turn of `ctx` may reach: they serve its chat, and the turn has their toolset. */
+function usableServers(manager: McpManager, ctx: ToolContext): McpServerHandle[] {
+  return manager
     .servers()
-    .filter((s) => serverServes(s.config, ctx.origin.chat.platform, ctx.origin.chatType));
+    .filter(
+      (s) =>
+        serverServes(s.config, ctx.origin.chat.platform, ctx.origin.chatType) &&
+        (ctx.turn?.toolsets.includes(mcpToolset(s.config.name)) ?? true),
+    );
+}
+
+/** The server `name` if the turn of `ctx` may reach it, or an error text naming the ones it may. */
+function serverFor(manager: McpManager, name: string, ctx: ToolContext): McpServerHandle | string {
+  const usable = usableServers(manager, ctx);
   const found = usable.find((s) => s.config.name === name);
   if (found) return found;
   return `error: there is no MCP server '${name}' here. Servers: ${usable.map((s) => s.config.name).join(", ") || "none"}.`;
@@ -115,12 +126,7 @@ export function mcpUtilityTools(manager: McpManager, saveDir: McpSaveDir = cache
         server: z.string().optional().describe("only this server (default: every server)"),
       }),
       async execute({ server }, ctx) {
-        const names = server
-          ? [server]
-          : manager
-              .servers()
-              .filter((s) => serverServes(s.config, ctx.origin.chat.platform, ctx.origin.chatType))
-              .map((s) => s.config.name);
+        const names = server ? [server] : usableServers(manager, ctx).map((s) => s.config.name);
         const sections: string[] = [];
         for (const name of names) {
           const handle = serverFor(manager, name, ctx);

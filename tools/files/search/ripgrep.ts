@@ -1,6 +1,14 @@
 import { access, constants } from "node:fs/promises";
 import { delimiter, join } from "node:path";
+import { hitText, MAX_CONTENT_BYTES } from "./limits.js";
 import type { SearchHit, SearchRequest } from "./types.js";
+
+/**
+ * Bytes of a matching line ripgrep prints (a longer one becomes a preview of this many bytes): at least
+ * the 300 characters a hit shows, whatever their UTF-8 width. Its `--json` output has no such limit: a
+ * match in a file of one 500 MB line was one 500 MB JSON line, plus an entry per match.
+ */
+const RG_MAX_COLUMNS = 1200;
 
 let found: Promise<boolean> | undefined;
 
@@ -31,7 +39,9 @@ export function ripgrepArgs(req: SearchRequest): string[] {
   if (req.nameGlob) args.push("--type-add", `herald:${req.nameGlob}`, "--type", "herald");
   if (req.mode === "names") args.push("--files");
   else {
-    args.push("--json");
+    args.push("--null", "--line-number", "--with-filename", "--no-heading", "--color", "never");
+    args.push("--max-columns", String(RG_MAX_COLUMNS), "--max-columns-preview");
+    args.push("--max-filesize", String(MAX_CONTENT_BYTES));
     if (req.ignoreCase) args.push("--ignore-case");
     args.push("--regexp", req.regex ?? "");
   }
@@ -40,33 +50,20 @@ export function ripgrepArgs(req: SearchRequest): string[] {
   return args;
 }
 
-interface RgText {
-  text?: string;
-  bytes?: string;
-}
-interface RgMatch {
-  type: string;
-  data?: { path?: RgText; lines?: RgText; line_number?: number };
-}
-
-function rgText(value: RgText | undefined): string {
-  if (!value) return "";
-  return value.text ?? Buffer.from(value.bytes ?? "", "base64").toString("utf8");
-}
-
 /** A workspace-relative path as ripgrep, grep or find print it (`./a/b` → `a/b`). */
 export function toRel(path: string): string {
   return path.startsWith("./") ? path.slice(2) : path;
 }
 
-/** One line of ripgrep's output as a hit (undefined for JSON events that are not matches). */
+/**
+ * One line of ripgrep's output (or grep's: both print `path NUL line-number : text`) as a hit;
+ * undefined when malformed. The text is cut to what a hit shows.
+ */
 export function ripgrepHit(line: string, mode: SearchRequest["mode"]): SearchHit | undefined {
   if (mode === "names") return { path: toRel(line) };
-  const event = JSON.parse(line) as RgMatch;
-  if (event.type !== "match" || !event.data) return undefined;
-  return {
-    path: toRel(rgText(event.data.path)),
-    line: event.data.line_number ?? 0,
-    text: rgText(event.data.lines).replace(/\r?\n$/, ""),
-  };
+  const nul = line.indexOf("\0");
+  const colon = line.indexOf(":", nul + 1);
+  const number = Number(line.slice(nul + 1, colon));
+  if (nul < 0 || colon < 0 || !Number.isInteger(number)) return undefined;
+  return { path: toRel(line.slice(0, nul)), line: number, text: hitText(line.slice(colon + 1)) };
 }

@@ -5,17 +5,22 @@
  *
  * Without ripgrep: hidden entries and `node_modules` are skipped, symbolic links are not followed,
  * binary files are skipped (`grep -I`), regular expressions are Perl-style (`grep -P`) where grep has
- * it, else extended; `.gitignore` files are not read.
+ * it, else extended; `.gitignore` files are not read. Either way content search skips files over
+ * `MAX_CONTENT_BYTES`, and the output is read in bounded memory (a line of it is cut at
+ * `MAX_OUTPUT_LINE_CHARS`; a hit keeps what `hitText` keeps).
  */
-import { createInterface } from "node:readline";
 import { HeraldError } from "../../../core/errors.js";
 import { shellQuote } from "../../../exec/index.js";
+import { LineSplitter } from "../line-splitter.js";
 import { globMatcher } from "./glob.js";
-import { ripgrepArgs, ripgrepHit, toRel } from "./ripgrep.js";
+import { MAX_CONTENT_BYTES } from "./limits.js";
+import { ripgrepArgs, ripgrepHit } from "./ripgrep.js";
 import type { SearchHit, SearchOutcome, SearchRequest } from "./types.js";
 
 /** The `find` expression: every regular file under `$p`, hidden entries and node_modules pruned. */
 const FIND = `find "$p" \\( \\( -name '.*' ! -path "$p" \\) -o -name node_modules \\) -prune -o -type f`;
+/** Characters of one line of the search's output read at most (a path and a preview are far shorter). */
+const MAX_OUTPUT_LINE_CHARS = 16_384;
 
 /** The shell script of one search (see the module comment). */
 export function searchScript(req: SearchRequest): string {
@@ -28,27 +33,13 @@ export function searchScript(req: SearchRequest): string {
       ? `${FIND} -print`
       : [
           `grep -P x /dev/null 2>/dev/null; [ $? -eq 2 ] && m=-E || m=-P`,
-          `${FIND} -print0 | xargs -0 -r grep ${grepFlags} "$m" -e ${shellQuote(req.regex ?? "")} --`,
+          `${FIND} -size -${Math.floor(MAX_CONTENT_BYTES / 1024)}k -print0 | xargs -0 -r grep ${grepFlags} "$m" -e ${shellQuote(req.regex ?? "")} --`,
         ].join("\n"),
   ].join("\n");
   if (req.engine === "ripgrep")
     return `command -v rg >/dev/null 2>&1 || { echo "ripgrep (rg) is not installed where commands run" >&2; exit 127; }\n${rg}`;
   if (req.engine === "grep") return grep;
   return `if command -v rg >/dev/null 2>&1; then ${rg}; fi\n${grep}`;
-}
-
-/** One line of grep's (or find's) output as a hit. */
-function grepHit(line: string, mode: SearchRequest["mode"]): SearchHit | undefined {
-  if (mode === "names") return { path: toRel(line) };
-  const nul = line.indexOf("\0");
-  if (nul < 0) return undefined;
-  const rest = line.slice(nul + 1);
-  const colon = rest.indexOf(":");
-  return {
-    path: toRel(line.slice(0, nul)),
-    line: Number(rest.slice(0, colon)),
-    text: rest.slice(colon + 1).replace(/\r$/, ""),
-  };
 }
 
 /**
@@ -75,27 +66,39 @@ export async function runSearch(req: SearchRequest): Promise<SearchOutcome> {
   const hits: SearchHit[] = [];
   let complete = true;
   let engine: "rg" | "grep" | undefined;
-  try {
-    for await (const line of createInterface({ input: proc.stdout, crlfDelay: Number.POSITIVE_INFINITY })) {
+  const splitter = new LineSplitter({
+    maxLineChars: MAX_OUTPUT_LINE_CHARS,
+    wants: () => complete,
+    onLine: (_n, line) => {
       if (engine === undefined) {
         if (line === "@rg" || line === "@grep") engine = line === "@rg" ? "rg" : "grep";
-        continue;
+        return;
       }
-      const hit = engine === "rg" ? ripgrepHit(line, req.mode) : grepHit(line, req.mode);
-      if (!hit || !req.accept(hit.path)) continue;
-      if (engine === "grep" && !nameOk(hit.path)) continue;
+      const hit = ripgrepHit(line, req.mode);
+      if (!hit || !req.accept(hit.path)) return;
+      if (engine === "grep" && !nameOk(hit.path)) return;
       hits.push(hit);
       if (hits.length >= req.maxHits) {
         complete = false;
         stop();
-        break;
       }
+    },
+  });
+  try {
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stdout as AsyncIterable<string | Uint8Array>) {
+      splitter.push(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }));
+      if (!complete) break;
     }
+    if (complete) splitter.end();
     const status = await proc.exited;
     req.signal?.throwIfAborted();
     if (timedOut) return { hits, complete: false };
+    // Every file over --max-filesize (or ignored) is "nothing matched", as grep's find says too.
     const failed =
-      engine === "rg" ? status.exitCode === 2 : (status.exitCode ?? 0) > 1 && /grep:/.test(stderr);
+      engine === "rg"
+        ? status.exitCode === 2 && !/No files were searched/.test(stderr)
+        : (status.exitCode ?? 0) > 1 && /grep:/.test(stderr);
     if (complete && (failed || status.exitCode === 127)) {
       const message = stderr.trim().slice(0, 600);
       if (

@@ -31,6 +31,7 @@ export interface SearchHit {
   /** Path relative to the workspace root, `/`-separated. */
   path: string;
   line?: number;
+  /** Content mode: the line as shown (`hitText`: cut at 300 characters, with a marker). */
   text?: string;
 }
 
