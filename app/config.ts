@@ -742,6 +742,14 @@ function validateCrossFields(config: HeraldConfig): void {
       `API_SERVER_HOST is ${api.host} (reachable from other machines) but API_SERVER_KEY is not set. Fix: set API_SERVER_KEY to a long random string, or set API_SERVER_HOST=127.0.0.1.`,
     );
   }
+  // Sandboxed commands with the network share the host's loopback, where a key-less API server answers
+  // as the owner (send anywhere, run turns) and a login-less dashboard shows every transcript.
+  if (api.enabled && !api.key && config.exec.backend === "sandbox" && config.exec.networkAllowed) {
+    throw new ConfigError(
+      "API_SERVER_KEY",
+      `HERALD_EXEC_NETWORK is on, so commands in the sandbox share this machine's network and can reach the API server on ${api.host}:${api.port}, which without API_SERVER_KEY answers them as the owner. Fix: set API_SERVER_KEY to a long random string (the dashboard then asks for it too), or set API_SERVER_ENABLED=false, or turn HERALD_EXEC_NETWORK off.`,
+    );
+  }
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: config.timezone });
   } catch {
