@@ -106,8 +106,8 @@ export function planCompression(
 export interface CompressOptions {
   systemPrompt: string;
   history: HistoryItem[];
-  /** This turn's user message as sent to the model. */
-  input: ModelMessage;
+  /** This turn's user message as sent to the model (a resumed turn: its first step's messages). */
+  input: ModelMessage | readonly ModelMessage[];
   tools?: ChatCompletionTool[] | undefined;
   client: ModelClient;
   /** Model for the summary call (`auxiliary.compression`). @defaultValue the client's default model */
@@ -153,6 +153,10 @@ function toolsChars(tools: readonly object[]): number {
   return chars;
 }
 
+function inputs(input: CompressOptions["input"]): readonly ModelMessage[] {
+  return Array.isArray(input) ? (input as readonly ModelMessage[]) : [input as ModelMessage];
+}
+
 export async function compressIfNeeded(options: CompressOptions): Promise<CompressResult> {
   const { history, client, logger } = options;
   const contextModel = options.contextModel ?? options.model ?? client.catalog.defaultModel;
@@ -161,7 +165,7 @@ export async function compressIfNeeded(options: CompressOptions): Promise<Compre
   const total =
     Math.ceil(options.systemPrompt.length / 4) +
     estimateTokens(stored) +
-    estimateMessageTokens(options.input) +
+    inputs(options.input).reduce((sum, m) => sum + estimateMessageTokens(m), 0) +
     Math.ceil(toolsChars(options.tools ?? []) / 4);
   if (!options.force && total <= declared * COMPRESS_AT_RATIO) return { history: stored };
   // Forced after the model refused the request as too long: its real window is smaller than this

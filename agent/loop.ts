@@ -13,30 +13,25 @@ import type {
   TurnResult,
   TurnUsage,
 } from "../core/turn.js";
-import type { ChatMessage, InboundAttachment, ToolCall } from "../core/types.js";
+import type { ChatMessage, InboundAttachment } from "../core/types.js";
 import { compressIfNeeded, repairToolPairs } from "./compression.js";
+import { holdStep, resumeStep } from "./held-calls.js";
 import { buildUserMessage } from "./input.js";
 import { TurnTools } from "./lazy-tools.js";
 import type { ModelClient, ModelMessage } from "./model-client.js";
 import { cancelledError } from "./model-errors.js";
-import type { ToolRegistry } from "./tool-registry.js";
-import type { StateClient, Tool, ToolOutput, TurnHooks } from "./types.js";
+import { runTool, type ToolRunDeps } from "./run-tool.js";
+import type { StateClient, ToolOutput, TurnHooks } from "./types.js";
 import type { SpeakReply } from "./voice-reply.js";
 
+export { summarizeArguments } from "./run-tool.js";
+
 /** What a turn runs with. */
-export interface TurnDeps {
+export interface TurnDeps extends ToolRunDeps {
   model: ModelClient;
-  tools: ToolRegistry;
-  state: StateClient;
   logger: Logger;
-  /** `HERALD_HOME`, passed to tools. */
-  homeDir: string;
-  /** Aborts the turn: the model call, every tool, the retries' waits. */
-  signal: AbortSignal;
   /** Receives progress events. Should not throw (a throw is logged and ignored). */
   progress(event: TurnProgress): void;
-  /** The queue's slot lending for waits (see `JobHandler`); absent outside a queue. */
-  idle?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
   /**
    * Makes the turn's attachments reachable from the tools (copies them into the session's workspace)
    * and says where the model finds each: original path → path for the model. May throw: the turn then
@@ -47,8 +42,6 @@ export interface TurnDeps {
   transcribe?: ((attachment: InboundAttachment, signal?: AbortSignal) => Promise<string>) | undefined;
   /** Text to speech for chats with voice replies on (`job.voiceReply`); see `agent/voice-reply.ts`. */
   speakReply?: SpeakReply | undefined;
-  /** Plugins' filters around tool calls and before the reply. @defaultValue none */
-  hooks?: TurnHooks | undefined;
   /** Model for context summaries (`auxiliary.compression`). @defaultValue the turn's model */
   compressionModel?: string | undefined;
 }
@@ -103,25 +96,14 @@ export async function runTurn(job: TurnJob, deps: TurnDeps): Promise<TurnResult>
       log.warn({ err: describeError(err) }, "progress listener threw");
     }
   };
-  let staged: ReadonlyMap<string, string> | undefined;
-  if (job.input.attachments?.length && deps.stageAttachments) {
-    staged = await deps.stageAttachments(job).catch((err: unknown) => {
-      log.warn({ err: describeError(err) }, "attachments not copied into the workspace");
-      return undefined;
-    });
-  }
-  const { stored: userMessage, forModel } = await buildUserMessage(job.input, {
-    vision: deps.model.catalog.vision(job.model ?? deps.model.catalog.defaultModel),
-    pathFor: staged ? (a) => staged.get(a.path) ?? a.path : undefined,
-    transcribe: deps.transcribe,
-    signal: deps.signal,
-  });
+  // A resumed turn opens with its held call's step, which the loop runs first.
+  const opening: Opening = job.resume ? { stored: [], forModel: [] } : await openingOf(job, deps, log);
   const tally: TurnTally = {
     usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, modelCalls: 0, toolCalls: 0 },
     alerts: [],
   };
   try {
-    const result = await loop(job, deps, log, emit, userMessage, forModel, tally);
+    const result = await loop(job, deps, log, emit, opening, tally);
     return deps.hooks?.has("beforeReply") ? await rewriteReply(result, job, deps.hooks) : result;
   } catch (err) {
     if (deps.signal.aborted || isAbortError(err))
@@ -139,11 +121,35 @@ export async function runTurn(job: TurnJob, deps: TurnDeps): Promise<TurnResult>
       retryable: known ? err.retryable : false,
       code: known ? err.code : undefined,
       retryAfterMs: err instanceof ModelError ? err.retryAfterMs : undefined,
-      messages: [userMessage],
+      messages: opening.stored,
       ...(tally.usage.modelCalls ? { usage: tally.usage } : {}),
       ...(tally.alerts.length ? { alerts: tally.alerts } : {}),
     };
   }
+}
+
+/** How a turn opens: the user's message (stored, and as the model gets it), or a resumed step. */
+interface Opening {
+  stored: ChatMessage[];
+  forModel: ModelMessage[];
+}
+
+/** The user's message of `job`, with its attachments made reachable from the tools. */
+async function openingOf(job: TurnJob, deps: TurnDeps, log: Logger): Promise<Opening> {
+  let staged: ReadonlyMap<string, string> | undefined;
+  if (job.input.attachments?.length && deps.stageAttachments) {
+    staged = await deps.stageAttachments(job).catch((err: unknown) => {
+      log.warn({ err: describeError(err) }, "attachments not copied into the workspace");
+      return undefined;
+    });
+  }
+  const { stored, forModel } = await buildUserMessage(job.input, {
+    vision: deps.model.catalog.vision(job.model ?? deps.model.catalog.defaultModel),
+    pathFor: staged ? (a) => staged.get(a.path) ?? a.path : undefined,
+    transcribe: deps.transcribe,
+    signal: deps.signal,
+  });
+  return { stored: [stored], forModel: [forModel] };
 }
 
 async function loop(
@@ -151,8 +157,7 @@ async function loop(
   deps: TurnDeps,
   log: Logger,
   emit: (event: TurnProgress) => void,
-  userMessage: ChatMessage,
-  forModel: ModelMessage,
+  opening: Opening,
   tally: TurnTally,
 ): Promise<TurnResult> {
   const { model: client, signal } = deps;
@@ -172,12 +177,19 @@ async function loop(
   const modelName = job.model ?? client.catalog.defaultModel;
   const maxIterations = job.maxIterations ?? client.config.maxIterations ?? DEFAULT_MAX_ITERATIONS;
   const { usage } = tally;
+  if (job.resume) {
+    const step = await resumeStep(job.resume, (call) => runTool(call, tools, job, deps, log, emit));
+    usage.toolCalls++;
+    opening.stored.push(...step);
+    opening.forModel.push(...step);
+    if (turnTools.note([job.resume.call])) toolsJson = turnTools.json;
+  }
 
   const compress = async (force: boolean) => {
     const result = await compressIfNeeded({
       systemPrompt,
       history: job.history,
-      input: forModel,
+      input: opening.forModel,
       tools: toolsJson,
       client,
       model: deps.compressionModel ?? modelName,
@@ -196,8 +208,8 @@ async function loop(
   // The todo plan after a compaction summary: after the stable prefix, before the user's message.
   const plan = await planNote(history, deps.state, job, log);
   const note: ModelMessage[] = plan ? [{ role: "system", content: plan }] : [];
-  const messages: ModelMessage[] = [...system, ...history, ...note, forModel];
-  const turnMessages: ChatMessage[] = [userMessage];
+  const messages: ModelMessage[] = [...system, ...history, ...note, ...opening.forModel];
+  const turnMessages: ChatMessage[] = [...opening.stored];
   const files: Files = [];
   let modelUsed = modelName;
   const finish = (text: string, buttons?: ToolOutput["buttons"]): TurnResult => ({
@@ -240,9 +252,11 @@ async function loop(
         "context too long for the model; compressed and retrying",
       );
       compressed = again;
-      const turnSoFar = messages.slice(system.length + history.length + note.length + 1);
+      const turnSoFar = messages.slice(
+        system.length + history.length + note.length + opening.forModel.length,
+      );
       history = repairToolPairs(again.history);
-      messages.splice(0, messages.length, ...system, ...history, ...note, forModel, ...turnSoFar);
+      messages.splice(0, messages.length, ...system, ...history, ...note, ...opening.forModel, ...turnSoFar);
       response = await call();
     }
     addUsage(usage, response.model, response.usage);
@@ -257,6 +271,16 @@ async function loop(
     usage.toolCalls += calls.length;
     // Toolsets this step loaded: their schemas go with every later request (appended: the prefix holds).
     if (turnTools.note(calls)) toolsJson = turnTools.json;
+    const held = deps.state.approvals ? outputs.findIndex((o) => o.approval) : -1;
+    if (held >= 0 && deps.state.approvals) {
+      // The step waits with the request; the answer's turn resumes it.
+      const hold = await holdStep(job, deps.state.approvals, assistant, calls, outputs, held);
+      turnMessages.pop();
+      turnMessages.push(...hold.kept, { role: "assistant", content: hold.prompt });
+      for (const output of outputs) files.push(...(output.files ?? []));
+      if (job.streamText) emit({ type: "text-delta", turnId: job.turnId, text: hold.prompt });
+      return finish(hold.prompt, hold.buttons);
+    }
     outputs.forEach((output, i) => {
       // Keys in the order the session store gives them back: the next turn's request repeats these bytes.
       const tool: ChatMessage = { role: "tool", content: output.content, tool_call_id: calls[i]!.id };
@@ -303,63 +327,6 @@ async function planNote(history: readonly ChatMessage[], state: StateClient, job
   ].join("\n");
 }
 
-/** One tool call with its progress events; never throws except on abort. */
-async function runTool(
-  call: ToolCall,
-  tools: readonly Tool[],
-  job: TurnJob,
-  deps: TurnDeps,
-  log: Logger,
-  emit: (event: TurnProgress) => void,
-): Promise<ToolOutput> {
-  const { turnId } = job;
-  const name = call.function.name;
-  const startedAt = performance.now();
-  emit({
-    type: "tool-start",
-    turnId,
-    callId: call.id,
-    name,
-    summary: summarizeArguments(call.function.arguments),
-    label: labelOf(
-      tools.find((t) => t.name === name),
-      call.function.arguments,
-    ),
-  });
-  let output: ToolOutput;
-  const blocked = deps.hooks?.has("beforeToolCall")
-    ? await deps.hooks.beforeToolCall(name, parseOrRaw(call.function.arguments), job.origin)
-    : undefined;
-  try {
-    if (blocked) output = { content: `error: ${blocked}`, isError: true };
-    else
-      output = await deps.tools.run(call, tools, {
-        signal: deps.signal,
-        origin: job.origin,
-        turnId,
-        callId: call.id,
-        turn: { toolsets: job.toolsets, depth: job.delegation?.depth ?? 0, model: job.model },
-        state: deps.state,
-        logger: lazyChild(log, { tool: name }),
-        homeDir: deps.homeDir,
-        progress: (line) => emit({ type: "status", turnId, text: line }),
-        ...(deps.idle ? { idle: deps.idle } : {}),
-      });
-  } catch (err) {
-    if (deps.signal.aborted || isAbortError(err)) throw err;
-    log.error({ tool: name, err: describeError(err) }, "tool boundary caught an error");
-    output = { content: `error: ${name} failed: ${describeError(err)}`, isError: true };
-  }
-  if (deps.hooks?.has("afterToolCall") && !blocked) {
-    const result = { content: output.content, isError: output.isError ?? false };
-    const args = parseOrRaw(call.function.arguments);
-    output = { ...output, content: await deps.hooks.afterToolCall(name, args, result, job.origin) };
-  }
-  const durationMs = Math.round(performance.now() - startedAt);
-  emit({ type: "tool-end", turnId, callId: call.id, name, ok: !output.isError, durationMs });
-  return output;
-}
-
 /** The reply of an `ok` turn after the `beforeReply` hooks; the stored final message follows it. */
 async function rewriteReply(result: TurnResult, job: TurnJob, hooks: TurnHooks): Promise<TurnResult> {
   if (result.kind !== "ok") return result;
@@ -371,41 +338,4 @@ async function rewriteReply(result: TurnResult, job: TurnJob, hooks: TurnHooks):
       ? [...result.messages.slice(0, -1), { ...last, content: text }]
       : result.messages;
   return { ...result, messages, reply: { ...result.reply, text } };
-}
-
-/** A call's arguments as JSON when they parse, else the raw string (for hooks). */
-function parseOrRaw(raw: string): unknown {
-  try {
-    return raw.trim() ? JSON.parse(raw) : {};
-  } catch {
-    return raw;
-  }
-}
-
-/** The tool's own progress line for a call, or undefined (no label, arguments unreadable, a throw). */
-function labelOf(tool: Tool | undefined, raw: string): string | undefined {
-  if (!tool?.label) return undefined;
-  try {
-    const line = tool.label(raw.trim() ? JSON.parse(raw) : {});
-    return line.length > 200 ? `${line.slice(0, 199)}…` : line;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A short human line for a tool call's arguments: `query: "deploy notes", limit: 3`. */
-export function summarizeArguments(raw: string, maxChars = 100): string {
-  const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-  let args: unknown;
-  try {
-    args = raw.trim() ? JSON.parse(raw) : {};
-  } catch {
-    return cut(raw, maxChars);
-  }
-  if (!args || typeof args !== "object" || Array.isArray(args)) return cut(JSON.stringify(args), maxChars);
-  const parts = Object.entries(args).map(([k, v]) => {
-    const value = typeof v === "string" ? `"${cut(v, 40)}"` : cut(JSON.stringify(v) ?? "", 40);
-    return `${k}: ${value}`;
-  });
-  return cut(parts.join(", "), maxChars);
 }

@@ -3,7 +3,9 @@
  * (memory, the skills index) taken once, when a session's first turn is built, and reused for every
  * later turn of that session. The prompt prefix stays the same within a session (providers cache it)
  * and a memory write shows up from the next session on. Snapshots live in a key-value store keyed by
- * session key, so a restart mid-session keeps them and there is at most one per chat.
+ * session key, so a restart mid-session keeps them and there is at most one per chat. Within a session,
+ * each scope (whose memory a turn reads: the owners', or one user's) has sections of its own, so a
+ * session several people share never shows one person's memory to another.
  */
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -32,6 +34,12 @@ export interface PromptBuilderOptions {
    */
   sections(turn: TurnRecord): string[];
   /**
+   * Whose sections a turn gets (its memory's scope); turns of one session in different scopes get
+   * sections of their own, each taken at the scope's first turn. Same contract as `sections`.
+   * @defaultValue one scope, `""`
+   */
+  scope?: ((turn: TurnRecord) => string) | undefined;
+  /**
    * The session's identity text (SOUL.md or the chat's personality), taken with the sections and
    * replacing `persona` for the whole session; undefined keeps `persona`. Same contract as `sections`.
    */
@@ -39,19 +47,25 @@ export interface PromptBuilderOptions {
   logger: Logger;
 }
 
-interface Snapshot {
-  sessionId: string;
+/** The sections of one scope of a session. */
+interface ScopeSnapshot {
   sections: string[];
   /** The identity taken for the session, when it replaces the configured persona. */
   persona?: string | undefined;
+  /** The prompt last built from it (memory only), and what else it was built from. */
+  built?: { key: string; prompt: string } | undefined;
+}
+
+interface Snapshot {
+  sessionId: string;
   /**
    * When the snapshot was taken (the session's first turn): the date line states this time for the
    * whole session, so the prompt prefix stays byte-stable across hours (snapshots of older builds have
    * none and follow each turn's hour).
    */
   takenAt?: number | undefined;
-  /** The prompt last built from it (memory only), and what else it was built from. */
-  built?: { key: string; prompt: string } | undefined;
+  /** By scope (snapshots of older builds hold one, the default scope `""`). */
+  scopes: Record<string, ScopeSnapshot>;
 }
 
 /** Sessions whose snapshot is also kept in memory (the store stays the durable copy). */
@@ -75,14 +89,14 @@ export class PromptBuilder {
    * names the speaker, in a shared group session nobody.
    */
   readonly build = (turn: TurnRecord, chatType: ChatType): string => {
-    const snapshot = this.#snapshot(turn);
+    const { snapshot, scope } = this.#snapshot(turn);
     const senderTags = isSharedGroup(chatType, this.#options.groupSessions ?? "per_user");
     const userName = senderTags ? undefined : turn.inbound?.sender.name;
     const at = snapshot.takenAt ?? turn.createdAt;
     const key = `${turn.chat.platform}\u0000${chatType}\u0000${userName ?? ""}\u0000${describeNow(at, this.#options.timezone)}`;
-    if (snapshot.built?.key === key) return snapshot.built.prompt;
+    if (scope.built?.key === key) return scope.built.prompt;
     const prompt = buildSystemPrompt({
-      persona: snapshot.persona ?? this.#persona,
+      persona: scope.persona ?? this.#persona,
       platform: turn.chat.platform,
       platformHint: this.#options.hints?.[turn.chat.platform],
       chatType,
@@ -90,9 +104,9 @@ export class PromptBuilder {
       senderTags,
       now: at,
       timezone: this.#options.timezone,
-      extra: snapshot.sections,
+      extra: scope.sections,
     });
-    snapshot.built = { key, prompt };
+    scope.built = { key, prompt };
     return prompt;
   };
 
@@ -105,28 +119,49 @@ export class PromptBuilder {
     this.#options.snapshots.delete(sessionKey);
   }
 
-  /** The session's snapshot, its sections taken now if this is the session's first turn built. */
-  #snapshot(turn: TurnRecord): Snapshot {
+  /**
+   * The session's snapshot and the turn's scope in it, the scope's sections taken now if this is its
+   * first turn built in the session.
+   */
+  #snapshot(turn: TurnRecord): { snapshot: Snapshot; scope: ScopeSnapshot } {
     const { snapshots, logger } = this.#options;
-    const recent = this.#recent.get(turn.sessionKey);
-    if (recent?.sessionId === turn.sessionId) return recent;
-    const stored = parse(snapshots.get(turn.sessionKey));
-    if (stored?.sessionId === turn.sessionId) return this.#remember(turn.sessionKey, stored);
-    let sections: string[] = [];
+    let scopeKey = "";
     try {
-      sections = this.#options.sections(turn).map(compactAscii);
+      scopeKey = this.#options.scope?.(turn) ?? "";
+    } catch (err) {
+      // No scope known: no sections rather than another scope's.
+      logger.warn({ sessionId: turn.sessionId, error: describeError(err) }, "prompt scope failed");
+      return { snapshot: { sessionId: turn.sessionId, scopes: {} }, scope: { sections: [] } };
+    }
+    let snapshot = this.#recent.get(turn.sessionKey);
+    if (snapshot?.sessionId !== turn.sessionId) {
+      const stored = parse(snapshots.get(turn.sessionKey));
+      snapshot =
+        stored?.sessionId === turn.sessionId
+          ? stored
+          : { sessionId: turn.sessionId, takenAt: turn.createdAt, scopes: {} };
+      this.#remember(turn.sessionKey, snapshot);
+    }
+    const known = snapshot.scopes[scopeKey];
+    if (known) return { snapshot, scope: known };
+    const scope: ScopeSnapshot = { sections: [] };
+    try {
+      scope.sections = this.#options.sections(turn).map(compactAscii);
     } catch (err) {
       logger.warn({ sessionId: turn.sessionId, error: describeError(err) }, "prompt sections failed");
     }
-    const snapshot: Snapshot = { sessionId: turn.sessionId, sections, takenAt: turn.createdAt };
     try {
       const identity = this.#options.identity?.(turn);
-      if (identity) snapshot.persona = compactAscii(identity);
+      if (identity) scope.persona = compactAscii(identity);
     } catch (err) {
       logger.warn({ sessionId: turn.sessionId, error: describeError(err) }, "prompt identity failed");
     }
-    snapshots.set(turn.sessionKey, JSON.stringify(snapshot));
-    return this.#remember(turn.sessionKey, snapshot);
+    snapshot.scopes[scopeKey] = scope;
+    snapshots.set(
+      turn.sessionKey,
+      JSON.stringify(snapshot, (k, v) => (k === "built" ? undefined : v)),
+    );
+    return { snapshot, scope };
   }
 
   #remember(sessionKey: string, snapshot: Snapshot): Snapshot {
@@ -140,8 +175,14 @@ export class PromptBuilder {
 function parse(raw: string | undefined): Snapshot | undefined {
   if (!raw) return undefined;
   try {
-    const value = JSON.parse(raw) as Snapshot;
-    return typeof value.sessionId === "string" && Array.isArray(value.sections) ? value : undefined;
+    const value = JSON.parse(raw) as Partial<Snapshot> & Partial<ScopeSnapshot>;
+    if (typeof value.sessionId !== "string") return undefined;
+    if (value.scopes && typeof value.scopes === "object")
+      return { sessionId: value.sessionId, takenAt: value.takenAt, scopes: value.scopes };
+    // An older build's snapshot: one set of sections, the default scope's.
+    if (!Array.isArray(value.sections)) return undefined;
+    const scope: ScopeSnapshot = { sections: value.sections, persona: value.persona };
+    return { sessionId: value.sessionId, takenAt: value.takenAt, scopes: { "": scope } };
   } catch {
     return undefined;
   }

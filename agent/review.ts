@@ -36,8 +36,11 @@ export interface LearningReviewerOptions {
   logger: Logger;
   /** `HERALD_HOME`; changes are also appended to `logs/learning/reviews.jsonl` there. */
   homeDir: string;
-  /** Current memory and skills, shown to the reviewer so it updates rather than duplicates. May throw. */
-  context?: (() => string[]) | undefined;
+  /**
+   * Current memory (of whom the reviewed turn acts for: the review writes there) and skills, shown to
+   * the reviewer so it updates rather than duplicates. May throw.
+   */
+  context?: ((origin: TurnOrigin) => string[]) | undefined;
   /** Reviews waiting beyond this are dropped (logged). @defaultValue 8 */
   maxQueued?: number | undefined;
   /**
@@ -166,7 +169,7 @@ export class LearningReviewer {
     const { model, tools, state, config, homeDir } = this.#o;
     let context: string[] = [];
     try {
-      context = this.#o.context?.() ?? [];
+      context = this.#o.context?.(origin) ?? [];
     } catch (err) {
       this.#log.warn({ error: describeError(err) }, "learning review context failed");
     }

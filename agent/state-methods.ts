@@ -24,6 +24,22 @@ const chatRef = z.strictObject({
   threadId: z.string().optional(),
 });
 const caller = z.strictObject({ chat: chatRef, userId: z.string() });
+const cronCaller = caller.extend({ chatType: z.enum(["dm", "group"]).optional() });
+const toolCall = z.object({
+  id: z.string(),
+  type: z.literal("function"),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+const chatMessage = z.discriminatedUnion("role", [
+  z.object({ role: z.literal("system"), content: z.string() }),
+  z.object({ role: z.literal("user"), content: z.string(), name: z.string().optional() }),
+  z.object({
+    role: z.literal("assistant"),
+    content: z.string().nullable(),
+    tool_calls: z.array(toolCall).optional(),
+  }),
+  z.object({ role: z.literal("tool"), content: z.string(), tool_call_id: z.string() }),
+]);
 const searchOptions = z.strictObject({
   limit: z.number().int().positive().optional(),
   keyPrefix: z.string().optional(),
@@ -107,22 +123,22 @@ type ArgsOf<P extends StateMethodName> = P extends "searchSessions"
  */
 export const stateMethods = {
   searchSessions: z.tuple([z.string(), searchOptions.optional()]),
-  "cron.create": z.tuple([cronInput, caller]),
-  "cron.list": z.tuple([caller]),
-  "cron.update": z.tuple([z.string(), cronInput.partial(), caller]),
-  "cron.setPaused": z.tuple([z.string(), z.boolean(), caller]),
-  "cron.remove": z.tuple([z.string(), caller]),
-  "cron.runNow": z.tuple([z.string(), caller]),
-  "memory.read": z.tuple([memoryTarget]),
-  "memory.add": z.tuple([memoryTarget, z.string()]),
-  "memory.replace": z.tuple([memoryTarget, z.string(), z.string()]),
-  "memory.remove": z.tuple([memoryTarget, z.string()]),
+  "cron.create": z.tuple([cronInput, cronCaller]),
+  "cron.list": z.tuple([cronCaller]),
+  "cron.update": z.tuple([z.string(), cronInput.partial(), cronCaller]),
+  "cron.setPaused": z.tuple([z.string(), z.boolean(), cronCaller]),
+  "cron.remove": z.tuple([z.string(), cronCaller]),
+  "cron.runNow": z.tuple([z.string(), cronCaller]),
+  "memory.read": z.tuple([memoryTarget, caller]),
+  "memory.add": z.tuple([memoryTarget, z.string(), caller]),
+  "memory.replace": z.tuple([memoryTarget, z.string(), z.string(), caller]),
+  "memory.remove": z.tuple([memoryTarget, z.string(), caller]),
   "skills.list": z.tuple([]),
   "skills.view": z.tuple([
     z.string(),
     z.strictObject({ file: z.string().optional(), countUse: z.boolean().optional() }).optional(),
   ]),
-  "skills.manage": z.tuple([skillManage]),
+  "skills.manage": z.tuple([skillManage, caller]),
   "chat.notify": z.tuple([chatRef, z.string().min(1).max(4000)]),
   "chat.send": z.tuple([
     caller,
@@ -213,7 +229,7 @@ export const stateMethods = {
       })
       .optional(),
   ]),
-  "approvals.check": z.tuple([z.string(), z.string(), z.string()]),
+  "approvals.check": z.tuple([z.string(), z.string(), z.array(z.string()).max(64)]),
   "approvals.request": z.tuple([
     z.strictObject({
       sessionKey: z.string(),
@@ -223,6 +239,10 @@ export const stateMethods = {
       command: z.string(),
       ruleId: z.string(),
       ruleDescription: z.string(),
+      ruleIds: z.array(z.string()).max(64).optional(),
+      target: z.string().optional(),
+      call: toolCall.optional(),
+      step: z.array(chatMessage).max(200).optional(),
     }),
   ]),
 } satisfies { [P in StateMethodName]: z.ZodType<ArgsOf<P>> };

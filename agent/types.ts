@@ -3,7 +3,7 @@
  * queue between the gateway and the workers that run turns.
  */
 import type { z } from "zod";
-import type { ApprovalsStateApi } from "../approvals/requests.js";
+import type { ApprovalAsk, ApprovalsStateApi } from "../approvals/requests.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnOrigin } from "../core/turn.js";
 import type { ChatRef, OutboundButton } from "../core/types.js";
@@ -220,6 +220,13 @@ export interface ToolOutput {
    * comes back as the user's next message with the button's `data`. Ignored without `stopTurn`.
    */
   buttons?: OutboundButton[][] | undefined;
+  /**
+   * The call did not run: it needs a person's approval first (a dangerous command). The loop records
+   * the request with this call and the rest of its step, and ends the turn with the prompt; the answer
+   * starts a turn that resumes here (`TurnJob.resume`), where an approved call is run by Herald itself
+   * and its output becomes this call's result. `content` is what a `delegate_task` child's model reads.
+   */
+  approval?: ApprovalAsk | undefined;
 }
 
 /**

@@ -82,8 +82,8 @@ export function listenToGateway(queue: JobQueue, deps: WorkerAnnouncementDeps): 
     queue.onAnnouncement?.((event: WorkerAnnouncement) => {
       switch (event.type) {
         case "session-ended":
-          deps.tools.processes
-            ?.killAll(event.sessionKey)
+          deps.tools
+            .endSession(event.sessionKey)
             .catch((err: unknown) =>
               log.warn({ err: describeError(err) }, "could not end the background processes of a session"),
             );

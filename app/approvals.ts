@@ -1,21 +1,25 @@
 /**
  * Approvals of dangerous commands, wired for the gateway (part of the composition root): the request
  * store on the gateway's state, `/approve` and `/deny`, `/stop` and session ends dropping a request, a
- * timer that lets lapsed requests go (and tells the agent in a turn of its own), and at start the
- * requests a previous process left asked again. Nothing here runs a command: an approval only lets
- * the agent's next `terminal` call of exactly that command through.
+ * timer that lets lapsed requests go, and at start the requests a previous process left asked again.
+ * Every answer (typed, clicked, from the dashboard, or none in time) starts a turn that resumes the
+ * held call (`TurnResume`); the worker runs it there on approval. A request that ends without such a
+ * turn (stopped, replaced by a newer one) leaves its step in the session, saying the call did not run.
  */
 import type { StateClient } from "../agent/types.js";
 import {
   ApprovalStore,
+  answerText,
   approvalButtonData,
   approvalButtons,
   approvalCommands,
   approvalPrompt,
   type PendingApproval,
+  resumeOf,
 } from "../approvals/index.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { resumedStep, type TurnResume } from "../core/turn.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 
 export interface Approvals {
@@ -27,8 +31,8 @@ export interface Approvals {
   /** Every pending request (the dashboard lists them). */
   pending(): PendingApproval[];
   /**
-   * Answers a session's pending request as `/approve` (once) or `/deny` in its chat would: the agent's
-   * next turn is told. False when nothing is waiting there (or it lapsed).
+   * Answers a session's pending request as `/approve` (once) or `/deny` in its chat would: a turn
+   * resumes the held call (run on approval). False when nothing is waiting there (or it lapsed).
    */
   answer(sessionKey: string, approve: boolean): boolean;
 }
@@ -41,11 +45,36 @@ export function createApprovals(runner: GatewayRunner, timeoutMs: number, logger
   // A prompt answered without a click (typed, lapsed, stopped, from the dashboard) loses its buttons.
   const settle = (pending: PendingApproval, note: string, viaButton = false, early = true) =>
     runner.prompts.settle(pending.chat, approvalButtonData(pending.id), note, { edit: !viaButton, early });
+  /** Keeps a request's step in its session when no turn will resume it (inside a transaction). */
+  const close = (pending: PendingApproval, why: string) => {
+    if (!pending.step || !pending.call) return;
+    const session = state.sessions.get(pending.sessionId);
+    if (!session || session.endedAt !== undefined) return;
+    const held = { approvalId: pending.id, call: pending.call, step: pending.step };
+    state.sessions.append(pending.sessionId, resumedStep(held, `not run: ${why}.`));
+  };
+  /** Starts the turn that resumes `pending` with `answer` (a request of an older release: told in words). */
+  const resume = (pending: PendingApproval, answer: TurnResume["answer"], by: string, words: string) => {
+    const turn = resumeOf(pending, answer, by);
+    runner.control.submit({
+      id: `t${answer[0]}${pending.id.replaceAll("-", "")}`,
+      sessionId: pending.sessionId,
+      sessionKey: pending.sessionKey,
+      chat: pending.chat,
+      userId: pending.userId,
+      source: "chat",
+      input: turn ? answerText(pending, answer, by) : `${words}\n${pending.command}`,
+      ...(turn ? { resume: turn } : {}),
+    });
+  };
   runner.commands.add(approvalCommands(store, Date.now, settle));
   runner.stopped.add((key) =>
     state.transaction(() => {
       const dropped = store.drop(key);
-      if (dropped) settle(dropped, "✗ Stopped: nothing was run.");
+      if (dropped) {
+        settle(dropped, "✗ Stopped: nothing was run.");
+        close(dropped, "the user stopped it (/stop) before answering");
+      }
       return dropped ? 1 : 0;
     }),
   );
@@ -66,15 +95,8 @@ export function createApprovals(runner: GatewayRunner, timeoutMs: number, logger
       const session = state.sessions.get(pending.sessionId);
       if (!session || session.endedAt !== undefined) continue;
       const minutes = Math.max(1, Math.round(timeoutMs / 60_000));
-      runner.control.submit({
-        id: `ta${pending.id.replaceAll("-", "")}`,
-        sessionId: pending.sessionId,
-        sessionKey: pending.sessionKey,
-        chat: pending.chat,
-        userId: pending.userId,
-        source: "chat",
-        input: `[Nobody answered the approval request within ${minutes} minute${minutes === 1 ? "" : "s"}; this command was not run:]\n${pending.command}`,
-      });
+      const words = `[Nobody answered the approval request within ${minutes} minute${minutes === 1 ? "" : "s"}; this command was not run:]`;
+      resume(pending, "lapsed", "nobody", words);
       log.info({ sessionKey: pending.sessionKey }, "approval request lapsed");
     }
   };
@@ -83,7 +105,14 @@ export function createApprovals(runner: GatewayRunner, timeoutMs: number, logger
     stateApi: {
       check: async (key, command, ruleId) => state.transaction(() => store.check(key, command, ruleId)),
       request: async (request) => {
-        const pending = state.transaction(() => store.request(request));
+        const pending = state.transaction(() => {
+          const older = store.pending(request.sessionKey);
+          if (older) {
+            settle(older, "↓ Replaced by a newer request.");
+            close(older, "a newer approval request replaced this one before the user answered");
+          }
+          return store.request(request);
+        });
         return { id: pending.id, expiresAt: pending.expiresAt };
       },
     },
@@ -117,17 +146,21 @@ export function createApprovals(runner: GatewayRunner, timeoutMs: number, logger
         if (approve) store.approve(sessionKey, false);
         else store.drop(sessionKey);
         settle(pending, approve ? "✓ Approved from the dashboard" : "✗ Denied from the dashboard");
-        runner.control.submit({
-          id: `td${pending.id.replaceAll("-", "")}`,
-          sessionId: pending.sessionId,
-          sessionKey: pending.sessionKey,
-          chat: pending.chat,
-          userId: pending.userId,
-          source: "chat",
-          input: approve
-            ? `[The owner approved running this command from the dashboard. Run it now with the terminal tool, exactly as written:]\n${pending.command}`
-            : `[The owner denied running this command from the dashboard. Do not run it; say what you will do instead:]\n${pending.command}`,
-        });
+        const by = "the owner from the dashboard";
+        if (approve)
+          resume(
+            pending,
+            "approved",
+            by,
+            "[The owner approved running this command from the dashboard. Run it now with the terminal tool, exactly as written:]",
+          );
+        else
+          resume(
+            pending,
+            "denied",
+            by,
+            "[The owner denied running this command from the dashboard. Do not run it; say what you will do instead:]",
+          );
         return true;
       });
     },

@@ -23,7 +23,7 @@ const ms = (since: number) => `${Math.round(performance.now() - since)} ms`;
 /** Where a server is: its command line or URL (headers and env values are never shown). */
 function describeServer(s: McpServerConfig): string {
   const where = s.transport === "stdio" ? [s.command, ...s.args].join(" ") : `${s.url} (${s.protocol})`;
-  const scope = `${s.platforms ? s.platforms.join(", ") : "every platform"}${s.groups ? ", groups too" : ", DMs only"}`;
+  const scope = `${s.platforms ? s.platforms.join(", ") : "every platform"}${s.groups ? ", groups too" : ", DMs only"}, ${s.access === "everyone" ? "EVERY allowed user (access: everyone)" : "owners only"}`;
   return `${where}; ${scope}${s.enabled ? "" : "; disabled"}`;
 }
 
@@ -58,14 +58,23 @@ export async function checkMcpServers(config: HeraldConfig): Promise<DoctorLine[
   return withServers(config.mcpServers, async (manager) =>
     manager.status().map((s): DoctorLine => {
       if (s.state === "disabled") return { ok: true, text: `MCP ${s.name}: disabled` };
+      const everyone = config.mcpServers.find((c) => c.name === s.name)?.access === "everyone";
+      const whose = everyone
+        ? "; its tools reach EVERY allowed user (access: everyone), paired and allow-all users included"
+        : "; owners only";
       if (s.state === "connected")
         return {
           ok: true,
-          text: `MCP ${s.name}: connected (${s.transport}), ${s.tools} tools, ${ms(started)}`,
+          text: `MCP ${s.name}: connected (${s.transport}), ${s.tools} tools, ${ms(started)}${whose}`,
+          ...(everyone
+            ? {
+                fix: `only for a server that reads and acts nowhere else; otherwise remove access: everyone from mcp_servers.${s.name}`,
+              }
+            : {}),
         };
       return {
         ok: false,
-        text: `MCP ${s.name}: not connected (${s.transport}): ${s.error ?? s.state}`,
+        text: `MCP ${s.name}: not connected (${s.transport}): ${s.error ?? s.state}${whose}`,
         fix: `check mcp_servers.${s.name} in config.yaml; \`herald mcp test ${s.name}\` shows the details`,
       };
     }),

@@ -38,6 +38,7 @@ const FLAG_ANSWERS: [flag: string, key: string, env?: string][] = [
   ["smtpHost", "email.smtp_host", "EMAIL_SMTP_HOST"],
   ["smtpPort", "email.smtp_port", "EMAIL_SMTP_PORT"],
   ["emailTls", "email.tls", "EMAIL_TLS"],
+  ["emailAuthservId", "email.trusted_authserv_id", "EMAIL_TRUSTED_AUTHSERV_ID"],
   ["emailOwner", "email.owner"],
   ["matrixHomeserver", "matrix.homeserver", "MATRIX_HOMESERVER"],
   ["matrixToken", "matrix.token", "MATRIX_ACCESS_TOKEN"],
@@ -144,6 +145,10 @@ export function registerSetupCommand(program: Command): void {
     .option("--smtp-host <host>")
     .option("--smtp-port <port>")
     .option("--email-tls <bool>", "true or false")
+    .option(
+      "--email-authserv-id <id>",
+      "env EMAIL_TRUSTED_AUTHSERV_ID: your mail server's name in Authentication-Results, e.g. mx.google.com",
+    )
     .option("--email-owner <address>", "your own address")
     .option("--matrix-homeserver <url>")
     .option("--matrix-token <token>", "env MATRIX_ACCESS_TOKEN")

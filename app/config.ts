@@ -15,11 +15,27 @@ import { execOptionsSchema } from "../exec/index.js";
 import { type McpServerConfig, mcpServersSchema, resolveMcpServers } from "../mcp/index.js";
 import { CAPABILITIES } from "../plugins/sdk.js";
 import { parseTargets } from "../scheduler/targets.js";
+import { isLoopbackHost } from "../web/address.js";
 import { type ResolvedWebhook, resolveWebhooks, webhooksSchema } from "../webhooks/index.js";
 import { chatParser, platformModules } from "./platforms.js";
 
 const list = z.array(z.string()).default([]);
 const optionalString = z.string().min(1).optional();
+
+/** Why `text` is not a web origin as browsers send it in `Origin`, or undefined when it is one. */
+function originProblem(text: string): string | undefined {
+  const hint =
+    "is not an origin: write scheme://host[:port] with no path or trailing slash, e.g. http://localhost:3000";
+  if (text === "*" || text === "null") return `${hint} ('${text}' would admit any page)`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return hint;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return hint;
+  return url.origin === text ? undefined : hint;
+}
 
 /** One entry of `providers:` (see providers/types.ts). */
 const providerSchema = z.strictObject({
@@ -265,6 +281,19 @@ const coreShape = {
       host: z.string().default("127.0.0.1"),
       port: z.number().int().min(0).max(65_535).default(8642),
       key: optionalString,
+      /**
+       * Origins (`scheme://host[:port]`) whose web pages may call the API and `/mcp` cross-origin: their
+       * CORS preflight is answered and the responses name them. Others get no CORS at all.
+       */
+      corsOrigins: z
+        .array(z.string())
+        .default([])
+        .superRefine((origins, ctx) => {
+          for (const origin of origins) {
+            const problem = originProblem(origin);
+            if (problem) ctx.addIssue({ code: "custom", message: `'${origin}' ${problem}` });
+          }
+        }),
     })
     .prefault({}),
   /** The web dashboard at /dashboard on the API server's host and port. */
@@ -282,8 +311,9 @@ const coreShape = {
       allowedUsers: list,
       allowAllUsers: z.boolean().default(false),
       /**
-       * Who runs the owner's commands (`/usage all`) and hears about provider key failures:
-       * `platform:userId` entries. The API server (key holder) and the terminal count as the owner.
+       * The chat users who are owners (`platform:userId` entries; they are admitted too). Unset: everyone
+       * on an allowlist is an owner. The API server's key holder, the terminal and MCP callers always
+       * are. See the owner policy in gateway/access.ts.
        */
       owners: list,
     })
@@ -315,6 +345,11 @@ const coreShape = {
        * opens every plugin's). Others reach only public addresses.
        */
       allowPrivate: z.array(z.string()).default([]),
+      /**
+       * Plugins whose tools and commands only owners' turns get (a plugin that acts elsewhere with the
+       * operator's credentials). Others' tools reach every admitted user.
+       */
+      ownersOnly: z.array(z.string()).default([]),
       /** What plugins may do by chat type (granted only when the plugin also declares it). */
       capabilities: z
         .strictObject({
@@ -401,6 +436,10 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_EXEC_DANGEROUS_COMMANDS: ["exec.dangerous_commands", "string"],
   HERALD_EXEC_APPROVAL_TIMEOUT_S: ["exec.approval_timeout_s", "int"],
   HERALD_EXEC_WORKSPACE_RETENTION_DAYS: ["exec.workspace_retention_days", "int"],
+  HERALD_EXEC_TMP_SIZE_BYTES: ["exec.limits.tmp_size_bytes", "int"],
+  HERALD_EXEC_WORKSPACE_QUOTA_BYTES: ["exec.limits.workspace_quota_bytes", "int"],
+  HERALD_EXEC_SANDBOX_UID: ["exec.sandbox.uid", "int"],
+  HERALD_EXEC_SANDBOX_GID: ["exec.sandbox.gid", "int"],
   HERALD_WEB_SEARCH_PROVIDER: ["web.search.provider", "string"],
   HERALD_WEB_SEARCH_URL: ["web.search.base_url", "url"],
   HERALD_WEB_SEARCH_KEY: ["web.search.api_key", "string"],
@@ -439,6 +478,7 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   API_SERVER_HOST: ["api_server.host", "string"],
   API_SERVER_PORT: ["api_server.port", "int"],
   API_SERVER_KEY: ["api_server.key", "string"],
+  API_SERVER_CORS_ORIGINS: ["api_server.cors_origins", "list"],
   DASHBOARD_ENABLED: ["dashboard.enabled", "bool"],
   DASHBOARD_PASSWORD: ["dashboard.password", "string"],
   DASHBOARD_SESSION_HOURS: ["dashboard.session_hours", "int"],
@@ -456,6 +496,7 @@ const ENV: Record<string, [path: string, kind: Kind]> = {
   HERALD_PLUGINS_DIR: ["plugins.dir", "string"],
   HERALD_PLUGINS_HOOK_TIMEOUT_MS: ["plugins.hook_timeout_ms", "int"],
   HERALD_PLUGINS_ALLOW_PRIVATE: ["plugins.allow_private", "list"],
+  HERALD_PLUGINS_OWNERS_ONLY: ["plugins.owners_only", "list"],
   HERALD_PLUGINS_DM_CAPABILITIES: ["plugins.capabilities.dm", "list"],
   HERALD_PLUGINS_GROUP_CAPABILITIES: ["plugins.capabilities.group", "list"],
 };
@@ -690,12 +731,8 @@ function resolveProviders(
 /** The providers with the key each read from its env variable (set by the loader; never logged). */
 export type ProviderConfig = HeraldConfig["providers"][number] & { apiKey?: string | undefined };
 
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
-
-/** True when `host` accepts connections only from this machine. */
-export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK.has(host) || host.startsWith("127.");
-}
+/** True when `host` accepts connections only from this machine (exact; see web/address.ts). */
+export { isLoopbackHost };
 
 function validateCrossFields(config: HeraldConfig): void {
   const api = config.apiServer;
@@ -703,6 +740,14 @@ function validateCrossFields(config: HeraldConfig): void {
     throw new ConfigError(
       "API_SERVER_KEY",
       `API_SERVER_HOST is ${api.host} (reachable from other machines) but API_SERVER_KEY is not set. Fix: set API_SERVER_KEY to a long random string, or set API_SERVER_HOST=127.0.0.1.`,
+    );
+  }
+  // Sandboxed commands with the network share the host's loopback, where a key-less API server answers
+  // as the owner (send anywhere, run turns) and a login-less dashboard shows every transcript.
+  if (api.enabled && !api.key && config.exec.backend === "sandbox" && config.exec.networkAllowed) {
+    throw new ConfigError(
+      "API_SERVER_KEY",
+      `HERALD_EXEC_NETWORK is on, so commands in the sandbox share this machine's network and can reach the API server on ${api.host}:${api.port}, which without API_SERVER_KEY answers them as the owner. Fix: set API_SERVER_KEY to a long random string (the dashboard then asks for it too), or set API_SERVER_ENABLED=false, or turn HERALD_EXEC_NETWORK off.`,
     );
   }
   try {

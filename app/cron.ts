@@ -1,7 +1,8 @@
 /**
  * The cron service of a gateway (part of the composition root): the scheduler the config asks for,
  * the store on the gateway's state connection (cron writes join its commit batches), home channels,
- * `/sethome`, and the service wired to the runner's turn port and listeners.
+ * `/sethome`, and the service wired to the runner's turn port, listeners and owner policy (a run acts
+ * as its job's maker).
  */
 import type Database from "better-sqlite3";
 import type { Logger } from "../core/logger.js";
@@ -19,10 +20,10 @@ import {
 import type { HeraldConfig } from "./config.js";
 import { chatParser, platformModules } from "./platforms.js";
 
-/** Tuning the composition root may pass through. */
+/** Tuning and the toolset limit of jobs' runs, which the composition root passes through. */
 export type CronTuning = Pick<
   CronServiceOptions,
-  "maxParallelRuns" | "runTimeoutMs" | "pollIntervalMs" | "now"
+  "maxParallelRuns" | "runTimeoutMs" | "pollIntervalMs" | "now" | "toolsetLimit"
 >;
 
 /**
@@ -42,8 +43,15 @@ export function createCronService(
     chatParser,
   );
   runner.commands.add(setHomeCommand(homes));
+  const store = SqliteCronStore.on(connection);
+  // A run's tool calls act as the job's maker in its origin chat; a job added on the CLI is the owner's.
+  runner.access.resolvePrincipals("cron", (chat) => {
+    const job = store.getJob(chat.chatId);
+    if (!job) return "nobody";
+    return job.origin ? { chat: job.origin, userId: job.createdBy ?? "" } : "owner";
+  });
   return new CronServiceClass({
-    store: SqliteCronStore.on(connection),
+    store,
     scheduler: createScheduler(config, logger),
     control: runner.control,
     sessions: runner.state.sessions,
@@ -55,6 +63,7 @@ export function createCronService(
     defaultToolsets: config.agent.toolsets,
     platforms: () => [...platformModules.map((m) => m.name), ...runner.adapters.keys()],
     parseChat: chatParser,
+    deliveryRule: runner.access,
     logger,
     ...tuning,
   });

@@ -120,8 +120,15 @@ export function createGatewayDashboard(deps: GatewayDashboardDeps): Dashboard | 
         answer: (key, approve) => deps.approvals.answer(key, approve),
       },
       cron: cronAdmin(config, state, deps.cron),
-      memory: deps.learning.stateApis.memory,
-      skills: deps.learning.stateApis.skills,
+      memory: deps.learning.memory.owners,
+      userMemory: () =>
+        Promise.all(
+          deps.learning.memory.users().map(async ({ key, files }) => ({
+            key,
+            views: await Promise.all([files.read("memory"), files.read("user")]),
+          })),
+        ),
+      skills: deps.learning.skills,
       usage: state.usage,
       logTail: (maxLines) => tailFile(join(config.homeDir, "logs", "herald.log"), maxLines),
     },

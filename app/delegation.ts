@@ -19,6 +19,12 @@ export interface Delegation {
   service: DelegationService;
   board: SqliteTaskBoard;
   stateApis: { delegate: DelegateStateApi; taskBoard: TaskBoardStateApi };
+  /**
+   * Runs again the children a previous process left open. Call after `runner.start()`: a parent turn
+   * failed there for crashing the process twice takes its children with it, rather than have them
+   * crash the process again.
+   */
+  resume(): void;
   /** Unsubscribes from the queue and clears the timers. */
   close(): void;
 }
@@ -74,10 +80,10 @@ export function createDelegation(
   });
   runner.commands.add(background.module);
   runner.stopTask.add(background.stopTask);
-  service.recover();
   return {
     service,
     board,
+    resume: () => service.recover(),
     stateApis: {
       delegate: service,
       taskBoard: {

@@ -4,10 +4,12 @@
  */
 import { join } from "node:path";
 import OpenAI from "openai";
+import { emailPlatform } from "../adapters/email/module.js";
+import { summarizeSenderCheck } from "../adapters/email/sender-auth.js";
 import { modelConfigProblem } from "../agent/model-config.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import { silentLogger } from "../core/logger.js";
-import { createExecutionBackend, PROCESS_LIMIT_FIX, SandboxBackend } from "../exec/index.js";
+import { createExecutionBackend, SandboxBackend } from "../exec/index.js";
 import { LEGACY_PROVIDER, type ProviderCatalog } from "../providers/catalog.js";
 import type { ResolvedModel } from "../providers/types.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
@@ -20,6 +22,7 @@ import {
   type HeraldConfig,
   isLoopbackHost,
   loadConfig,
+  sectionOf,
 } from "./config.js";
 import { checkSpeech, checkVision } from "./doctor-senses.js";
 import { createCatalog } from "./providers.js";
@@ -78,6 +81,10 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
     ok: true,
     text: `platforms: ${platforms.length ? platforms.map((m) => m.name).join(", ") : "none (API server only)"}`,
   });
+  if (platforms.includes(emailPlatform)) {
+    const { ok, text, fix } = summarizeSenderCheck(sectionOf(config, emailPlatform));
+    lines.push({ ok, text, ...(fix ? { fix } : {}) });
+  }
   const lists = platforms
     .filter((m) => (config.platforms[m.name]?.allowedUsers ?? []).length > 0)
     .map((m) => m.name);
@@ -273,11 +280,10 @@ async function checkExec(config: HeraldConfig): Promise<DoctorLine> {
           ? "on this host, unsandboxed (exec.backend: local)"
           : `in the ${backend.name} backend`;
       const limit = backend instanceof SandboxBackend ? backend.processLimit() : {};
-      const caveat = limit.caveat;
+      const runsAs = limit.runsAs ? `, as uid ${limit.runsAs.uid} outside (the gateway is root)` : "";
       return {
         ok: true,
-        text: `terminal tools: commands run ${where}${options.networkAllowed ? ", with network" : ", no network"}${limit.cgroupDir ? ", a pids cgroup per command" : ""}`,
-        ...(caveat ? { fix: `${caveat}; ${PROCESS_LIMIT_FIX}` } : {}),
+        text: `terminal tools: commands run ${where}${options.networkAllowed ? ", with network" : ", no network"}${limit.cgroupDir ? ", a pids cgroup per command" : ""}${runsAs}`,
       };
     }
     return {

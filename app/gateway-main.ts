@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
 import { modelConfigProblem } from "../agent/model-config.js";
 import { createJobQueue } from "../agent/queue/index.js";
+import type { ToolRegistry } from "../agent/tool-registry.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -15,13 +16,7 @@ import type { JobQueue } from "../core/turn.js";
 import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
 import { startMaintenance } from "../gateway/maintenance.js";
 import { GatewayRunner, turnIdFor } from "../gateway/runner.js";
-import {
-  type McpManager,
-  type McpServerConfig,
-  mcpCommands,
-  mcpToolset,
-  serverServes,
-} from "../mcp/index.js";
+import { type McpManager, type McpServerConfig, mcpCommands } from "../mcp/index.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { announceToWorkers, readMcpServers } from "./announcements.js";
@@ -37,6 +32,7 @@ import {
   startWorkspaceHeartbeat,
   workspaceHousekeeping,
 } from "./housekeeping.js";
+import { createRequestGuard } from "./http-guard.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { mcpRoute } from "./mcp-serve.js";
@@ -50,6 +46,7 @@ import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
 import { createTodo } from "./todo.js";
 import { createAgentTools } from "./tools.js";
+import { eagerToolsetsFor, jobToolsetLimit, toolsetsOfCaller } from "./toolsets.js";
 import { createWebhooks } from "./webhooks.js";
 
 export interface GatewayOptions {
@@ -79,6 +76,8 @@ export interface Gateway {
   plugins: Plugins;
   /** The MCP servers of this process's tools (undefined on Redis: the workers run them). */
   mcp: McpManager | undefined;
+  /** The tools turns run with here, plugins' included (undefined on Redis: the workers run them). */
+  tools: ToolRegistry | undefined;
   /** Adapters that started, by platform. */
   adapters: ReadonlyMap<string, PlatformAdapter>;
   /** Platforms that failed to start, with the reason. */
@@ -130,6 +129,8 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     state,
     queue,
     logger,
+    // On Redis the workers run the turns; BullMQ limits the re-runs of a job whose worker died.
+    turnsRunHere: !redis,
     userIds: userIdNormalisers,
     modelName: (key) => sessionModels?.modelOf(key) ?? config.model.default ?? config.model.name,
     compress: createSessionCompressor(config, state, logger.child({ component: "compress" }), {
@@ -138,7 +139,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     context: (turn, chatType) => ({
       history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
       systemPrompt: learning.systemPrompt(turn, chatType),
-      toolsets: toolsetsFor(config, turn.chat.platform, chatType, mcpServers()),
+      toolsets: toolsetsOfCaller(config, runner.access, turn, chatType, mcpServers()),
       eagerToolsets: eagerToolsetsFor(config, turn.chat.platform, chatType),
       voiceReply: senses.voiceReplyOf(turn),
       ...sessionModels?.forTurn(turn),
@@ -150,7 +151,9 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   // The MCP servers a turn may get: the running set (after /reload-mcp), else the configured one.
   let mcpServers = (): readonly McpServerConfig[] => config.mcpServers;
 
-  const cron = createCronService(config, runner, state.database, logger);
+  const cron = createCronService(config, runner, state.database, logger, {
+    toolsetLimit: jobToolsetLimit(config, runner.access, state.sessions, () => mcpServers()),
+  });
   const webhooks = options.localOnly ? undefined : createWebhooks(config, runner, logger);
 
   const approvals = createApprovals(runner, config.exec.approvalTimeoutS * 1000, logger);
@@ -174,9 +177,16 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   plugins = await createPlugins(config, logger, tools);
   attachPlugins(runner, plugins, logger, announce && (() => announce({ type: "reload", what: "plugins" })));
   if (announce) mcpServers = announceToWorkers(config, runner, announce, logger);
-  if (tools) {
+  const registry = tools ? plugins.registry(tools.registry) : undefined;
+  if (tools && registry) {
     // The embedded gateway runs them here.
-    runner.sessionEnded.add((ended) => void tools.processes?.killAll(ended.key));
+    runner.sessionEnded.add((ended) => {
+      tools
+        .endSession(ended.key)
+        .catch((err: unknown) =>
+          logger.warn({ error: describeError(err) }, "could not end the background processes of a session"),
+        );
+    });
     const mcp = tools.mcp;
     mcpServers = () => mcp.servers().map((s) => s.config);
     runner.commands.add(
@@ -190,7 +200,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     const handler = createTurnHandler({
       model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
       compressionModel: config.auxiliary.compression,
-      tools: plugins.registry(tools.registry),
+      tools: registry,
       hooks: plugins.hooks,
       stageAttachments: tools.stageAttachments,
       transcribe: tools.transcribe,
@@ -260,6 +270,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
         logger,
       });
   runner.start();
+  delegation.resume();
   if (!options.localOnly) approvals.start();
   const stopMaintenance = startMaintenance({ state, logger: logger.child({ component: "maintenance" }) });
   // Old workspaces (where this process runs the turns; on Redis the workers prune them) and old cache and
@@ -302,6 +313,12 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
             logger,
             adapters: runner.adapters,
             api,
+            guard: createRequestGuard({
+              apiKeyless: !config.apiServer.key,
+              dashboardOpen: !config.dashboard.password && !config.apiServer.key,
+              corsOrigins: config.apiServer.corsOrigins,
+              logger,
+            }),
             nodeRoutes: [
               ...(webhooks ? [webhooks] : []),
               ...(dashboard ? [dashboard] : []),
@@ -344,6 +361,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     delegation,
     plugins,
     mcp: tools?.mcp,
+    tools: registry,
     adapters: started,
     failed,
     async stop() {
@@ -365,38 +383,4 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       state.close();
     },
   };
-}
-
-/**
- * The toolsets of a turn: its platform's, else the default; groups lose the terminal tools unless the
- * owner gave them (`exec.groups`). Each MCP server that serves the platform and chat type adds its
- * toolset (`mcp_<name>`), and then `mcp` (resources and prompts) comes too.
- */
-export function toolsetsFor(
-  config: HeraldConfig,
-  platform: string,
-  chatType: "dm" | "group",
-  mcpServers: readonly McpServerConfig[] = config.mcpServers,
-): string[] {
-  const toolsets = config.platforms[platform]?.toolsets ?? config.agent.toolsets;
-  const base =
-    chatType === "group" && !config.exec.groups
-      ? toolsets.filter((t) => t !== "terminal" && t !== "files")
-      : toolsets;
-  const mcp = mcpServers.filter((s) => serverServes(s, platform, chatType)).map((s) => mcpToolset(s.name));
-  return mcp.length === 0 ? base : [...new Set([...base, ...mcp, "mcp"])];
-}
-
-/**
- * The toolsets whose schemas a turn's every request carries: `tools.eager_for` of the platform and
- * chat type, else of the platform, else `tools.eager`; undefined with `tools.lazy: false` (all of them).
- */
-export function eagerToolsetsFor(
-  config: HeraldConfig,
-  platform: string,
-  chatType: "dm" | "group",
-): string[] | undefined {
-  const { lazy, eager, eagerFor } = config.tools;
-  if (!lazy) return undefined;
-  return eagerFor[`${platform}:${chatType}`] ?? eagerFor[platform] ?? eager;
 }

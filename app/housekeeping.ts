@@ -32,11 +32,12 @@ import type { RunnerState } from "../gateway/types.js";
 import type { HeraldConfig } from "./config.js";
 
 /**
- * The cache folders a `herald worker` writes, and so prunes: files of MCP tools (tools/mcp/index.ts,
- * when the file tools are off) and spoken replies (voice/reply.ts). Inbound media are the gateway's,
+ * The cache folders a `herald worker` writes, and so prunes: files of MCP tools (tools/mcp/index.ts;
+ * a copy of each also goes into the workspace), files send_message sends (`outgoing/`, copied out of
+ * the workspace) and spoken replies (voice/reply.ts). Inbound media are the gateway's,
  * which knows which of them open turns still need; a worker sharing HERALD_HOME leaves them to it.
  */
-export const WORKER_CACHE_FOLDERS: readonly string[] = ["mcp", "speech"];
+export const WORKER_CACHE_FOLDERS: readonly string[] = ["mcp", "outgoing", "speech"];
 
 /** What {@link pruneOldFiles} removes under one root. */
 export interface PruneFilesOptions {

@@ -1,12 +1,16 @@
 /**
  * The gateway's one HTTP server: the API server (`/v1/*`), `GET /health`, `GET /metrics`, and platform
- * webhooks under `/webhooks/<platform>`, handed to the adapter as a web-standard Request.
+ * webhooks under `/webhooks/<platform>`, handed to the adapter as a web-standard Request. Every request
+ * passes the guard first (Host, Origin, CORS, JSON bodies: app/http-guard.ts). While it listens, its
+ * address and port are among the process's own listeners, which agents' fetches never reach.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { PlatformAdapter } from "../core/types.js";
+import { type OwnListeners, ownListeners } from "../web/own-listeners.js";
+import type { RequestGuard } from "./http-guard.js";
 
 /** Serves a path prefix with Node's own request/response (the API server, for streaming). */
 export interface NodeRoute {
@@ -29,6 +33,10 @@ export interface HttpServerOptions {
   /** More routes on Node's request/response (the dashboard, `/mcp`), asked after `api`. */
   nodeRoutes?: NodeRoute[] | undefined;
   routes?: SimpleRoute[];
+  /** Asked before any route; answers refused requests and CORS preflights itself. @defaultValue none */
+  guard?: RequestGuard | undefined;
+  /** Where the server registers its address while it listens. @defaultValue the process's (`ownListeners`) */
+  ownListeners?: OwnListeners | undefined;
   /** Largest webhook body accepted. @defaultValue 25 MiB */
   maxBodyBytes?: number;
 }
@@ -59,6 +67,7 @@ export async function startHttpServer(
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
+    if (options.guard?.(req, res, path)) return;
     if (options.api && (await options.api.handleHttp(req, res, path))) return;
     for (const route of options.nodeRoutes ?? []) if (await route.handleHttp(req, res, path)) return;
     for (const route of options.routes ?? []) {
@@ -100,11 +109,17 @@ export async function startHttpServer(
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const unregister = (options.ownListeners ?? ownListeners).add({
+    address: address.address,
+    port: address.port,
+    label: "Herald's own HTTP server (the API, dashboard, webhooks, state API and /mcp)",
+  });
   return {
     server,
     url: `http://${shownHost}:${address.port}`,
     close: () =>
       new Promise<void>((resolve) => {
+        unregister();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

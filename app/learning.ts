@@ -2,24 +2,29 @@
  * Memory, skills and the learning loop, wired for the gateway (part of the composition root): the
  * stores under `HERALD_HOME`, the system prompt with its per-session snapshot, `/skills` and
  * `/<skill>`, the background review after busy turns and at session end, and the optional weekly
- * curator.
+ * curator. Memory is by whom a turn acts for (the owner policy): the owners share one pair of files,
+ * every other user has their own, and a turn (its prompt, its `memory` calls, the review after it)
+ * reads and writes only those of whom it acts for.
  */
 import { join } from "node:path";
 import { PromptBuilder } from "../agent/prompt-builder.js";
 import { LearningReviewer } from "../agent/review.js";
 import type { StateClient } from "../agent/types.js";
+import type { Caller } from "../core/access.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnOrigin, TurnRecord } from "../core/turn.js";
 import type { ChatType } from "../core/types.js";
+import type { AccessPolicy } from "../gateway/access.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import type { RunnerState } from "../gateway/types.js";
-import { FileMemoryStore } from "../memory/store.js";
+import { type MemoryScope, ScopedMemoryStore, userMemoryKey } from "../memory/scoped.js";
 import { skillCommands } from "../skills/commands.js";
 import { curateSkills } from "../skills/curator.js";
 import { bundledSkillsDir } from "../skills/loader.js";
 import { skillsPromptSection } from "../skills/prompt.js";
 import { FileSkillStore } from "../skills/store.js";
+import type { SkillsStateApi } from "../skills/types.js";
 import { memoryTool } from "../tools/memory/index.js";
 import { skillsTools } from "../tools/skills/index.js";
 import type { HeraldConfig } from "./config.js";
@@ -33,7 +38,8 @@ const HOUR_MS = 3_600_000;
 const WEEK_MS = 7 * 24 * HOUR_MS;
 
 export interface Learning {
-  memory: FileMemoryStore;
+  /** Memory by caller; `memory.owners` is the owners' pair of files. */
+  memory: ScopedMemoryStore;
   skills: FileSkillStore;
   /** The background reviewer; undefined when `learning.enabled` is false. */
   reviewer: LearningReviewer | undefined;
@@ -64,11 +70,20 @@ export function createLearning(
   options: LearningOptions = {},
 ): Learning {
   const log = logger.child({ component: "learning" });
-  const memory = new FileMemoryStore({
+  // Set by attach(), before any turn runs.
+  let policy: AccessPolicy | undefined;
+  const scopeOf = (caller: Caller): MemoryScope =>
+    policy ? memoryScope(policy, caller) : { kind: "none", reason: "memory is not ready yet" };
+  const memory = new ScopedMemoryStore({
     dir: join(config.homeDir, "memories"),
     memoryChars: config.memory.memoryChars,
     userChars: config.memory.userChars,
     logger: log,
+    scopeOf,
+  });
+  const callerOf = (turn: { chat: Caller["chat"]; userId: string }): Caller => ({
+    chat: turn.chat,
+    userId: turn.userId,
   });
   const skills = new FileSkillStore({
     bundledDir: bundledSkillsDir(),
@@ -82,17 +97,31 @@ export function createLearning(
     timezone: config.timezone,
     snapshots: state.kv("prompt-snapshots"),
     logger: log,
+    scope: (turn) => scopeKey(scopeOf(callerOf(turn))),
     sections: (turn) => {
       const index = skillsPromptSection(skills.catalog().skills, turn.chat.platform);
       return [
         ...(options.persona?.sections(turn) ?? []),
-        ...memory.promptSections(),
+        ...memory.promptSections(callerOf(turn)),
         ...(index ? [index] : []),
       ];
     },
     identity: options.persona?.identity,
   });
-  const stateApis = { memory, skills };
+  // Skills enter every chat's prompt: only a turn that acts for an owner changes them.
+  const ownersSkills: SkillsStateApi = {
+    list: () => skills.list(),
+    view: (name, viewOptions) => skills.view(name, viewOptions),
+    manage: async (request, caller) =>
+      scopeOf(caller).kind === "owners"
+        ? skills.manage(request)
+        : {
+            ok: false,
+            error:
+              "refused: only the owner may create or change skills (they are shared by every chat). Keep what you learned about this user with the memory tool instead.",
+          },
+  };
+  const stateApis = { memory, skills: ownersSkills };
   const reviewer = config.learning.enabled
     ? new LearningReviewer({
         // The review's model by role: auxiliary.review, else learning.model, else the default.
@@ -113,11 +142,14 @@ export function createLearning(
           };
           state.transaction(() => state.usage?.record(turn, usage.byModel ?? [], Date.now()));
         },
-        context: () => {
+        context: (origin) => {
           const list = skills
             .catalog()
             .skills.map((s) => `- ${s.meta.name} (${s.source}): ${s.meta.description}`);
-          return [...memory.promptSections(), `## Existing skills\n${list.join("\n") || "none"}`];
+          return [
+            ...memory.promptSections(callerOf(origin)),
+            `## Existing skills\n${list.join("\n") || "none"}`,
+          ];
         },
       })
     : undefined;
@@ -130,6 +162,18 @@ export function createLearning(
     }
   };
   const load = (sessionId: string) => () => state.sessions.load(sessionId).map((m) => m.message);
+  /**
+   * Whether a review of `origin`'s session may write where it would: always, except into the owners'
+   * memory from a conversation several people share (a shared group session, a group's thread), whose
+   * transcript holds other people's words. There an owner saves with the `memory` tool, deliberately.
+   */
+  const mayReview = (origin: TurnOrigin): boolean => {
+    const shared =
+      origin.chatType === "group" && (config.sessions.groupSessions === "shared" || !!origin.chat.threadId);
+    if (!shared || scopeOf(callerOf(origin)).kind !== "owners") return true;
+    log.debug({ sessionId: origin.sessionId }, "no learning review of a shared conversation for the owners");
+    return false;
+  };
 
   let curatorTimers: NodeJS.Timeout[] = [];
   let curating: Promise<void> | undefined;
@@ -162,6 +206,7 @@ export function createLearning(
     systemPrompt: prompts.build,
     refreshPrompt: (sessionKey) => prompts.refresh(sessionKey),
     attach(runner) {
+      policy = runner.access;
       runner.commands.add(skillCommands(skills, log));
       if (reviewer) {
         runner.turnFinished.add((turn, result) =>
@@ -169,7 +214,8 @@ export function createLearning(
             // A scheduled job repeats the same prompt each run: reviewing every run would cost much and teach little.
             if (turn.source === "cron" || turn.source === "webhook") return;
             const chatType = turn.inbound?.chatType ?? state.sessions.get(turn.sessionId)?.chatType ?? "dm";
-            reviewer.afterTurn(originOf(turn, chatType), result, load(turn.sessionId));
+            const origin = originOf(turn, chatType);
+            if (mayReview(origin)) reviewer.afterTurn(origin, result, load(turn.sessionId));
           }),
         );
         runner.sessionEnded.add((ended) =>
@@ -183,7 +229,7 @@ export function createLearning(
               chatType: session.chatType,
               userId: session.userId,
             };
-            reviewer.afterSession(origin, load(session.id));
+            if (mayReview(origin)) reviewer.afterSession(origin, load(session.id));
           }),
         );
       }
@@ -210,4 +256,28 @@ function originOf(turn: TurnRecord, chatType: ChatType): TurnOrigin {
     userId: turn.userId,
     userName: turn.inbound?.sender.name,
   };
+}
+
+/**
+ * Whose memory `caller` reaches: the owners' shared files for an owner (or the operator's channels), a
+ * user's own for anyone else (a cron run: its job's maker's), none for a turn that acts for nobody.
+ */
+export function memoryScope(policy: AccessPolicy, caller: Caller): MemoryScope {
+  const principal = policy.principalOf(caller);
+  if (principal === "owner") return { kind: "owners" };
+  if (principal === "nobody")
+    return {
+      kind: "none",
+      reason: "this turn has no memory: it acts for nobody (a webhook's input comes from outside).",
+    };
+  const { platform } = principal.chat;
+  if (policy.isOwner(platform, principal.userId)) return { kind: "owners" };
+  return { kind: "user", platform, userId: policy.normaliseUserId(platform, principal.userId) };
+}
+
+/** The prompt builder's scope of a memory scope: the owners' is the default one. */
+function scopeKey(scope: MemoryScope): string {
+  if (scope.kind === "owners") return "";
+  if (scope.kind === "none") return "none";
+  return `user:${userMemoryKey(scope.platform, scope.userId)}`;
 }

@@ -23,7 +23,10 @@ import { chatParser } from "./platforms.js";
 
 /** Sends by idempotency key (kv namespace): a key seen before queues nothing. */
 const SENDS_NAMESPACE = "mcp-sends";
-/** Who owns jobs added over MCP. */
+/**
+ * Who calls over MCP: the holder of `API_SERVER_KEY` (the endpoint is off without it), an owner by the
+ * owner policy. Jobs added over MCP belong to it.
+ */
 const MCP_CALLER = { chat: { platform: "mcp", chatId: "owner" }, userId: "mcp" };
 
 /** Herald's version (package.json, from source or from dist/). */
@@ -67,6 +70,7 @@ export function createMcpPort(
       const chat = chatParser(target);
       if (!chat)
         throw invalid(`'${target}' is not a chat: give platform:chatId[:threadId], e.g. telegram:123456.`);
+      runner.access.checkDelivery(MCP_CALLER, target, chat);
       if (!runner.control.isRunning(chat.platform)) {
         const running = [...runner.adapters.keys()].join(", ") || "none";
         throw invalid(`Herald is not running on ${chat.platform} (running: ${running}).`);

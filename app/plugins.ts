@@ -53,6 +53,7 @@ export async function createPlugins(
       new Set(tools ? tools.registry.forToolsets(tools.registry.toolsets()).map((t) => t.name) : []),
     exec: tools ? execRunner(tools) : undefined,
     fetch: pluginFetch(config),
+    ownersOnly: (plugin) => config.plugins.ownersOnly.includes(plugin),
   });
   if (config.plugins.enabled) await host.load();
   const hooks = new HookRunner({
@@ -103,6 +104,8 @@ function execRunner(tools: AgentTools): PluginExecRunner | undefined {
     if (verdict.dangerous) {
       throw new Error(`refused: plugins may not run dangerous commands (${verdict.rule.description})`);
     }
+    // Made ready for the backend as the terminal tool does (a root gateway's sandbox user owns it).
+    await backend.prepare(workspace, signal);
     const result = await runCommand(backend, workspace, { command, timeoutMs, signal });
     return {
       exitCode: result.exitCode,
@@ -185,6 +188,8 @@ function pluginCommands(
       plugins: { description: "list plugins and their state", run: list },
       "reload-plugins": {
         description: "load the plugins folder again (new, changed and removed plugins)",
+        // Every chat's plugin tools change: the owner's decision, not one user's.
+        access: "owner",
         run: () => {
           if (!enabled)
             return "Plugins are off (plugins.enabled: false in config.yaml, or HERALD_PLUGINS_ENABLED=false): nothing was loaded. Turn them on and restart Herald.";

@@ -8,7 +8,7 @@ import { createModelClient, legacyProvider, type ModelClient } from "../agent/mo
 import { ConfigError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { ProviderAlert, TurnRecord, TurnResult } from "../core/turn.js";
-import type { ChatRef, InboundMessage } from "../core/types.js";
+import type { ChatRef } from "../core/types.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import { ProviderCatalog } from "../providers/catalog.js";
 import { providerCommands } from "../providers/commands.js";
@@ -64,17 +64,6 @@ export function createConfiguredModelClient(
   });
 }
 
-/** Whether the sender is the owner: the API server's key holder, the terminal, or `access.owners`. */
-export function ownerCheck(
-  config: HeraldConfig,
-): (message: Pick<InboundMessage, "platform" | "sender">) => boolean {
-  const owners = new Set(config.access.owners.map((o) => o.trim()));
-  return (message) =>
-    message.platform === "api" ||
-    message.platform === "cli" ||
-    owners.has(`${message.platform}:${message.sender.id}`);
-}
-
 /** What the gateway's turn context adds from the session's settings. */
 export interface SessionModels {
   /** The session's model and reasoning effort for a turn starting now (binds early settings to it). */
@@ -96,14 +85,12 @@ export function attachProviders(
 ): SessionModels {
   const catalog = createCatalog(config);
   const settings = new SessionModelStore(state.kv(SESSION_MODELS_NAMESPACE));
-  const isOwner = ownerCheck(config);
   runner.commands.add(
     providerCommands({
       catalog,
       settings,
       sessions: state.sessions,
       usage: state.usage,
-      isOwner,
       fallbacks: config.model.fallbacks,
     }),
   );
@@ -129,7 +116,10 @@ export function attachProviders(
     );
     const text = `⚠️ Provider '${alert.provider}' answered ${alert.status} for ${alert.model}; I used the next model in the fallback chain. ${alert.message} (You will hear this once, until that provider answers again.)`;
     const chats = new Map<string, ChatRef>();
-    const own = turn.inbound && isOwner(turn.inbound) && turn.chat.platform !== "api";
+    const own =
+      turn.inbound &&
+      turn.chat.platform !== "api" &&
+      runner.access.isOwner(turn.inbound.platform, turn.inbound.sender.id);
     if (own) chats.set(`${turn.chat.platform}:${turn.chat.chatId}`, turn.chat);
     for (const platform of runner.adapters.keys()) {
       const home = homes.get(platform);

@@ -4,16 +4,18 @@
  * `send_message`. Paths the model gives are read in the session's workspace (a user's attachments are
  * copied there before the turn), never elsewhere.
  */
-import type { Tool, ToolContext } from "../agent/types.js";
+import { join } from "node:path";
+import type { Tool } from "../agent/types.js";
 import type { SpeakReply } from "../agent/voice-reply.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { WorkspaceManager } from "../exec/index.js";
+import type { WorkspaceAccess } from "../exec/index.js";
 import { messagingTool } from "../tools/messaging/index.js";
 import { speechTool } from "../tools/speech/index.js";
 import { VISION_NOT_CONFIGURED, visionTool } from "../tools/vision/index.js";
 import { createSpokenReplies, parseVoiceConfig, speechDir } from "../voice/index.js";
 import type { HeraldConfig } from "./config.js";
+import { workspaceExporter, workspaceReader } from "./workspace-files.js";
 
 /** What {@link sensesTools} returns. */
 export interface SensesTools {
@@ -27,11 +29,14 @@ export function sensesTools(
   config: HeraldConfig,
   logger: Logger,
   unavailable: { toolset: string; missing: string; fix: string }[],
-  workspaces: { manager: WorkspaceManager; virtualRoot: string | undefined },
+  workspaces: WorkspaceAccess,
 ): SensesTools {
-  const resolvePath = workspacePaths(workspaces.manager, workspaces.virtualRoot);
-  const tools: Tool[] = [messagingTool({ resolvePath })];
-  tools.push(visionTool({ endpoint: config.vision, resolvePath, allowPrivate: config.web.allowPrivate }));
+  const exportFile = workspaceExporter(workspaces, join(config.homeDir, "cache"));
+  const tools: Tool[] = [messagingTool({ exportFile })];
+  const readWorkspaceFile = workspaceReader(workspaces);
+  tools.push(
+    visionTool({ endpoint: config.vision, readWorkspaceFile, allowPrivate: config.web.allowPrivate }),
+  );
   if (!config.vision)
     unavailable.push({
       toolset: "vision",
@@ -60,18 +65,4 @@ export function sensesTools(
     }
   }
   return { tools, speakReply };
-}
-
-/** Resolves a path the model gave inside the session's workspace (attachments are copied there). */
-function workspacePaths(
-  manager: WorkspaceManager,
-  virtualRoot: string | undefined,
-): (path: string, ctx: ToolContext) => Promise<string> {
-  return async (path, ctx) => {
-    const workspace = await manager.ensure({
-      sessionKey: ctx.origin.sessionKey,
-      userKey: `${ctx.origin.chat.platform}:user:${ctx.origin.userId}`,
-    });
-    return manager.resolve(workspace, path, { virtualRoot });
-  };
 }

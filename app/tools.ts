@@ -5,9 +5,7 @@
  * only where the configured execution backend is available), "files" (`read_file`, `write_file`,
  * `patch`, `search_files`, in the same workspaces).
  */
-import { existsSync, statSync } from "node:fs";
-import { copyFile, mkdir } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { ToolRegistry } from "../agent/tool-registry.js";
 import type { Tool } from "../agent/types.js";
 import type { SpeakReply } from "../agent/voice-reply.js";
@@ -17,12 +15,14 @@ import type { TurnJob } from "../core/turn.js";
 import type { InboundAttachment } from "../core/types.js";
 import {
   createExecutionBackend,
+  DEFAULT_LIMITS,
   type ExecutionBackend,
-  PROCESS_LIMIT_FIX,
   type ProcessInfo,
   ProcessRegistry,
   SandboxBackend,
+  WorkspaceAccess,
   WorkspaceManager,
+  WorkspaceQuota,
 } from "../exec/index.js";
 import { McpManager, mcpToolset } from "../mcp/index.js";
 import { clarifyTool } from "../tools/clarify/index.js";
@@ -42,6 +42,7 @@ import { createWorkerHtmlConverter } from "../web/html-converter.js";
 import { createWebSearchProvider } from "../web/search/index.js";
 import { execBackendOptions, type HeraldConfig } from "./config.js";
 import { sensesTools } from "./senses-tools.js";
+import { copyAttachments, mcpWorkspaceFiles } from "./workspace-files.js";
 
 /** The tools that need nothing but their context. Later features add theirs here. */
 export const builtinTools: readonly Tool[] = [
@@ -102,6 +103,8 @@ export interface AgentTools {
   mcp: McpManager;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: { toolset: string; missing: string; fix: string }[];
+  /** A session ended: its background processes are killed, its workspace's file helper ended. */
+  endSession(sessionKey: string): Promise<void>;
   /** Kills background processes and closes the backend. */
   close(): Promise<void>;
 }
@@ -120,7 +123,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     logger,
   });
   let backend: ExecutionBackend | undefined;
-  let stageAttachments: AgentTools["stageAttachments"];
+  let access: WorkspaceAccess | undefined;
   let processes: ProcessRegistry | undefined;
   // Files MCP tools return: into the session's workspace where the file tools are on, else the cache.
   let mcpFiles: McpSaveDir | undefined;
@@ -131,22 +134,31 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     const availability = await candidate.checkAvailable();
     if (availability.available) {
       backend = candidate;
+      const quota = new WorkspaceQuota({
+        backend,
+        quotaBytes: options.limits.workspaceQuotaBytes ?? DEFAULT_LIMITS.workspaceQuotaBytes,
+        isBusy: (dir) => processes?.isBusy(dir) ?? false,
+        logger,
+      });
       const exitNotices = new Map<string, (info: ProcessInfo) => void>();
       processes = new ProcessRegistry({
         backend,
         logger,
         onExit: (info) => {
+          quota.invalidate(info.workspaceDir);
           exitNotices.get(info.id)?.(info);
           exitNotices.delete(info.id);
         },
       });
-      // Commands in the sandbox see the workspace at /workspace: the file tools take those paths too.
-      const virtualRoot = backend.name === "sandbox" ? "/workspace" : undefined;
+      // Commands in the sandbox and the container see the workspace at /workspace: so do the tools.
+      const virtualRoot = backend.name === "sandbox" || backend.name === "docker" ? "/workspace" : undefined;
+      access = new WorkspaceAccess({ workspaces, backend, quota, virtualRoot });
       tools.push(
         ...terminalTools({
           backend,
           workspaces,
           processes,
+          quota,
           maxTimeoutS,
           dangerous: dangerousCommands,
           virtualRoot,
@@ -155,15 +167,15 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
       );
       if (dangerousCommands === "off")
         logger.warn({}, "dangerous commands run without approval (exec.dangerous_commands: off)");
-      tools.push(...fileTools({ workspaces, virtualRoot }));
-      stageAttachments = (job) => copyAttachments(workspaces, job, virtualRoot);
-      mcpFiles = mcpWorkspaceFiles(workspaces, virtualRoot);
+      tools.push(...fileTools({ access, backend }));
+      mcpFiles = mcpWorkspaceFiles(access);
       if (backend.name === "local")
         logger.warn({}, "terminal tools run commands on this host, unsandboxed (exec.backend: local)");
       if (backend instanceof SandboxBackend) {
-        const { caveat, cgroupDir } = backend.processLimit();
-        if (caveat) logger.warn({ fix: PROCESS_LIMIT_FIX }, caveat);
-        else if (cgroupDir) logger.info({ cgroupDir }, "sandboxed commands get a pids cgroup each");
+        const { cgroupDir, runsAs } = backend.processLimit();
+        if (cgroupDir) logger.info({ cgroupDir }, "sandboxed commands get a pids cgroup each");
+        if (runsAs)
+          logger.info(runsAs, "the gateway is root: sandboxed commands run as this unprivileged user");
       }
     } else {
       await candidate.close();
@@ -180,11 +192,13 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   }
   const web = webToolsOf(config, logger, unavailable);
   tools.push(...web.tools);
-  const virtualRoot = backend?.name === "sandbox" ? "/workspace" : undefined;
-  // Without the file tools attachments still go to the workspace: vision_analyze and send_message read
-  // them there, and only there (never another session's files in the shared cache).
-  stageAttachments ??= (job) => copyAttachments(workspaces, job, virtualRoot);
-  const senses = sensesTools(config, logger, unavailable, { manager: workspaces, virtualRoot });
+  // Without the terminal tools (no command runs in any workspace) the files are this host's; attachments
+  // still go to the workspace: vision_analyze and send_message read them there, and only there (never
+  // another session's files in the shared cache).
+  access ??= new WorkspaceAccess({ workspaces });
+  const workspaceAccess = access;
+  const stageAttachments = (job: TurnJob) => copyAttachments(workspaceAccess, job);
+  const senses = sensesTools(config, logger, unavailable, workspaceAccess);
   tools.push(...senses.tools);
   const registry = createToolRegistry(tools);
   const mcp = mcpOf(config, registry, logger, mcpFiles);
@@ -198,6 +212,12 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     transcribe: transcriberOf(config, logger, unavailable),
     speakReply: senses.speakReply,
     unavailable,
+    async endSession(sessionKey) {
+      await processes?.killAll(sessionKey);
+      // Per-user workspaces outlive a session: their helper ends when idle.
+      if (config.exec.workspaceScope === "session")
+        await backend?.release?.(workspaces.workspaceFor({ sessionKey }));
+    },
     async close() {
       await mcp.stop();
       await processes?.closeAll();
@@ -260,43 +280,6 @@ function webToolsOf(
     tools: webTools({ search, allowPrivate: config.web.allowPrivate, convertHtml: converter.convert }),
     close: () => converter.close(),
   };
-}
-
-/** MCP files go to `<workspace>/mcp/` of the turn's session, named as the file tools see it. */
-function mcpWorkspaceFiles(workspaces: WorkspaceManager, virtualRoot: string | undefined): McpSaveDir {
-  return async (ctx) => {
-    const workspace = await workspaces.ensure({
-      sessionKey: ctx.origin.sessionKey,
-      userKey: `${ctx.origin.chat.platform}:user:${ctx.origin.userId}`,
-    });
-    return { dir: join(workspace.dir, "mcp"), shownAs: join(virtualRoot ?? workspace.dir, "mcp") };
-  };
-}
-
-/** Copies `job`'s attachments into `<workspace>/attachments/` (names kept, other files of a name numbered). */
-async function copyAttachments(
-  workspaces: WorkspaceManager,
-  job: TurnJob,
-  virtualRoot: string | undefined,
-): Promise<ReadonlyMap<string, string>> {
-  const workspace = await workspaces.ensure({
-    sessionKey: job.origin.sessionKey,
-    userKey: `${job.origin.chat.platform}:user:${job.origin.userId}`,
-  });
-  const dir = join(workspace.dir, "attachments");
-  await mkdir(dir, { recursive: true });
-  const paths = new Map<string, string>();
-  for (const attachment of job.input.attachments ?? []) {
-    const name = basename(attachment.fileName ?? attachment.path).replace(/[^\w.+-]+/g, "_") || "file";
-    const size = statSync(attachment.path).size;
-    // The same file again (a turn run a second time) keeps its copy; another file of that name is numbered.
-    let target = name;
-    for (let n = 2; existsSync(join(dir, target)) && statSync(join(dir, target)).size !== size; n++)
-      target = `${n}-${name}`;
-    await copyFile(attachment.path, join(dir, target));
-    paths.set(attachment.path, join(virtualRoot ?? workspace.dir, "attachments", target));
-  }
-  return paths;
 }
 
 /** Transcription of voice notes before the turn, when `voice.stt` is set; a bad section is reported. */

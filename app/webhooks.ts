@@ -1,12 +1,15 @@
 /**
  * Inbound webhooks wired into the gateway (part of the composition root): each verified delivery
  * becomes a turn whose answer goes to the route's targets through the outbox, like a cron run's. The
- * turn id is derived from the route and the delivery id, and the turn journal is the ledger: the same
- * delivery twice (a replay, or a sender's retry) finds its turn and is refused.
+ * turn id is derived from the route and the delivery's signed timestamp and body, and the turn journal
+ * is the replay record: the same body resent (under any delivery id, or none) finds its turn and is
+ * refused. A delivery id is recorded in the inbound ledger besides, so a sender's retry signed anew under
+ * the same id is refused too. Both records are kept as long as the state keeps turns (14 days).
  */
 import { createHash } from "node:crypto";
 import { formatChat } from "../core/chat.js";
 import type { Logger } from "../core/logger.js";
+import type { InboundMessage } from "../core/types.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import { HOME_CHANNELS_NAMESPACE, HomeChannels } from "../scheduler/index.js";
 import { parseTargets, resolveTargets } from "../scheduler/targets.js";
@@ -56,9 +59,9 @@ export function createWebhooks(
     }
   });
 
-  const submit: WebhookSubmit = (route, deliveryId, prompt) => {
-    const turnId = webhookTurnId(route.name, deliveryId);
-    if (runner.state.turns.get(turnId)) return { kind: "duplicate" };
+  const submit: WebhookSubmit = (route, delivery, prompt) => {
+    const turnId = webhookTurnId(route.name, delivery.bodyKey);
+    if (runner.state.turns.get(turnId)) return { kind: "duplicate", by: "body" };
     const targets = resolveTargets(targetsOf.get(route.name) ?? [], undefined, {
       homeChannel: (platform) => homes.get(platform),
       isRunning: (platform) => runner.control.isRunning(platform),
@@ -70,6 +73,9 @@ export function createWebhooks(
         reason: targets.unreachable.map((t) => `${t.spec}: ${t.reason}`).join("; ") || "no target",
       };
     }
+    // Recorded before the turn: a replay must never run twice, even if submitting fails below.
+    if (delivery.id !== undefined && !recordDeliveryId(runner, route.name, delivery.id))
+      return { kind: "duplicate", by: "id" };
     for (const t of targets.unreachable)
       log.warn({ webhook: route.name, target: t.spec, reason: t.reason }, "webhook target unreachable");
     const parts = {
@@ -102,4 +108,26 @@ export function createWebhooks(
   };
   log.info({ routes: [...names] }, "inbound webhooks ready");
   return createInboundWebhookRoute({ routes: config.webhooks, submit, logger });
+}
+
+/**
+ * Records delivery id `id` of route `name` in the inbound ledger (handled at once, so it is never
+ * replayed at start, and pruned with the ledger); false when it was recorded before.
+ */
+function recordDeliveryId(runner: GatewayRunner, name: string, id: string): boolean {
+  const { state } = runner;
+  const message: InboundMessage = {
+    platform: "webhook",
+    messageId: `${name}:${id}`,
+    chat: { platform: "webhook", chatId: name },
+    chatType: "dm",
+    sender: { id: `webhook:${name}` },
+    text: "",
+    mentioned: false,
+  };
+  return state.transaction(() => {
+    if (!state.ledger.record(message)) return false;
+    state.ledger.markHandled(message.platform, message.messageId, "webhook delivery");
+    return true;
+  });
 }

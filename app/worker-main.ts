@@ -5,6 +5,7 @@
  * `HERALD_GATEWAY_KEY` and the model endpoint, nothing else.
  */
 import { mkdirSync } from "node:fs";
+import { isIP } from "node:net";
 import { join } from "node:path";
 import { createHttpStateClient, probeGateway } from "../agent/http-state-client.js";
 import { modelConfigProblem } from "../agent/model-config.js";
@@ -12,6 +13,8 @@ import { createJobQueue } from "../agent/queue/index.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { ownListeners } from "../web/own-listeners.js";
+import { portOf, systemLookup } from "../web/resolve.js";
 import { listenToGateway } from "./announcements.js";
 import type { HeraldConfig } from "./config.js";
 import { startHousekeeping, workerHousekeeping } from "./housekeeping.js";
@@ -62,6 +65,7 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
     );
   }
   mkdirSync(join(config.homeDir, "cache"), { recursive: true });
+  const forgetGateway = await markGatewayOwn(url, logger);
 
   const client = { url, key, logger: logger.child({ component: "state-client" }) };
   try {
@@ -104,6 +108,7 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
   try {
     await queue.consume(handler, { concurrency });
   } catch (err) {
+    forgetGateway();
     stopListening();
     await queue.close();
     await tools.close();
@@ -120,10 +125,45 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
   let stopping: Promise<void> | undefined;
   return {
     stop() {
+      forgetGateway();
       stopHousekeeping();
       stopListening();
       stopping ??= queue.close().then(() => tools.close());
       return stopping;
     },
+  };
+}
+
+/**
+ * Adds the gateway at `url` (by its name and the addresses it resolves to now) to the listeners the
+ * agents' fetches never reach: on this machine or beside it, its dashboard and API trust requests from
+ * where the worker runs. Returns the function that removes it.
+ */
+async function markGatewayOwn(url: string, logger: Logger): Promise<() => void> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch (err) {
+    throw new ConfigError(
+      "HERALD_GATEWAY_URL",
+      `HERALD_GATEWAY_URL '${url}' is not a URL. Fix: set it to the gateway's HTTP server, e.g. http://gateway:8642.`,
+      { cause: err },
+    );
+  }
+  const hostname = parsed.hostname.replace(/^\[|\]$/g, "");
+  let addresses = [hostname];
+  if (!isIP(hostname)) {
+    try {
+      addresses = (await systemLookup(hostname)).map((a) => a.address);
+    } catch (err) {
+      logger.warn({ gateway: url, err: describeError(err) }, "the gateway's name does not resolve yet");
+    }
+  }
+  const label = `the Herald gateway this worker reports to (HERALD_GATEWAY_URL)`;
+  const remove = addresses.map((address) =>
+    ownListeners.add({ address, port: portOf(parsed), hostname, label }),
+  );
+  return () => {
+    for (const r of remove) r();
   };
 }

@@ -1,11 +1,19 @@
 /**
  * `/approve [always] [id]` and `/deny [id]`: the user's answer to a pending request. An answer starts a
- * turn of the session whose input tells the agent (run it now, or don't); nothing runs without that
- * turn. In groups only the person who asked may answer. The id (what the prompt's buttons send) must
- * name the pending request: a click on an old prompt never answers a newer one.
+ * turn of the session that resumes the held call (`TurnResume`): approved, the worker runs exactly that
+ * call and the model carries on with its output as the call's result; denied, the result says so.
+ * Nothing runs without that turn. In groups only the person who asked may answer. The id (what the
+ * prompt's buttons send) must name the pending request: a click on an old prompt never answers a newer
+ * one.
  */
 import type { CommandModule, CommandResult } from "../core/commands.js";
-import { type ApprovalStore, type PendingApproval, shortRequestId } from "./requests.js";
+import {
+  type ApprovalStore,
+  answerText,
+  type PendingApproval,
+  resumeOf,
+  shortRequestId,
+} from "./requests.js";
 
 /** `always` and the request id in an answer's arguments (`always 3f2a1b2c`, `3f2a1b2c`, ``). */
 function parseAnswer(args: string): { always: boolean; ref: string | undefined } {
@@ -51,13 +59,15 @@ export function approvalCommands(
   return {
     commands: {
       approve: {
-        description: "run the command I asked about (/approve always: allow its kind for this session)",
+        description: "run the command I asked about (/approve always: allow its kinds for this session)",
         run: ({ sessionKey, message, args }): CommandResult => {
           const { always, ref } = parseAnswer(args);
           const pending = answerable(sessionKey, message.sender.id, message.chatType, ref);
           if (typeof pending === "string") return pending;
           store.approve(sessionKey, always);
           onAnswered?.(pending, always ? "✓ Approved (always)" : "✓ Approved", message.viaButton === true);
+          const resume = resumeOf(pending, "approved", "the user");
+          if (resume) return { turnInput: answerText(pending, "approved", "the user"), resume };
           const scope = always ? " (and commands of this kind for the rest of this session)" : "";
           return {
             turnInput: `[The user approved running this command${scope}. Run it now with the terminal tool, exactly as written:]\n${pending.command}`,
@@ -71,6 +81,8 @@ export function approvalCommands(
           if (typeof pending === "string") return pending;
           store.drop(sessionKey);
           onAnswered?.(pending, "✗ Denied", message.viaButton === true);
+          const resume = resumeOf(pending, "denied", "the user");
+          if (resume) return { turnInput: answerText(pending, "denied", "the user"), resume };
           return {
             turnInput: `[The user denied running this command. Do not run it; say what you will do instead:]\n${pending.command}`,
           };

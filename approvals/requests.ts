@@ -1,22 +1,39 @@
 /**
- * Approval requests: a dangerous command the agent wants to run waits here for the user's answer.
- * One pending request per session at a time (a newer one replaces it); an approved command may run
- * once, exactly as approved; "always" grants a rule for the rest of the session. Kept in a key-value
- * namespace of the gateway's state, so a restart neither loses a request nor runs anything.
+ * Approval requests: a dangerous command the agent wants to run waits here for the user's answer, with
+ * the tool call that holds it and the rest of its step, so the answer resumes the turn where it stopped
+ * (`TurnResume`): on approval Herald runs that call itself. One pending request per session at a time
+ * (a newer one replaces it); an approved command may run once, exactly as approved; "always" grants
+ * its rules for the rest of the session. Kept in a key-value namespace of the gateway's state, so a
+ * restart neither loses a request nor runs anything.
  */
 import { randomUUID } from "node:crypto";
-import type { ChatRef, KeyValueStore, OutboundButton } from "../core/types.js";
+import type { TurnResume } from "../core/turn.js";
+import type { ChatMessage, ChatRef, KeyValueStore, OutboundButton, ToolCall } from "../core/types.js";
 
-/** What the terminal tool asks for. */
-export interface ApprovalRequest {
+/** What a tool that cannot run a call without approval says about it (`ToolOutput.approval`). */
+export interface ApprovalAsk {
+  /** What would run: a command line, or the text written to a process. An approval matches it exactly. */
+  command: string;
+  /** The first rule it matched (named first in the prompt). */
+  ruleId: string;
+  ruleDescription: string;
+  /** Every rule it matched: "always" grants them all. @defaultValue [ruleId] */
+  ruleIds?: string[] | undefined;
+  /** Where `command` goes when it is not run as a command line ("the stdin of background process p3"). */
+  target?: string | undefined;
+}
+
+/** A request as the agent loop records it: the ask, who asked, and the held call. */
+export interface ApprovalRequest extends ApprovalAsk {
   sessionKey: string;
   sessionId: string;
   chat: ChatRef;
   /** Who asked: in groups only they may answer. */
   userId: string;
-  command: string;
-  ruleId: string;
-  ruleDescription: string;
+  /** The held tool call, which Herald runs on approval. */
+  call?: ToolCall | undefined;
+  /** The step the call was held in (see `TurnResume.step`). */
+  step?: ChatMessage[] | undefined;
 }
 
 /** A request as kept. */
@@ -26,13 +43,14 @@ export interface PendingApproval extends ApprovalRequest {
   expiresAt: number;
 }
 
-/** What the terminal tool (anywhere: over the state API on Redis) may do with approvals. */
+/** What the tools and the agent loop (anywhere: over the state API on Redis) may do with approvals. */
 export interface ApprovalsStateApi {
   /**
    * Whether `command` may run now in this session: true once for exactly an approved command (the
-   * approval is then used up), and for any command of a rule granted "always".
+   * approval is then used up), and for any command whose rules (`ruleIds`, all of them) were granted
+   * "always".
    */
-  check(sessionKey: string, command: string, ruleId: string): Promise<boolean>;
+  check(sessionKey: string, command: string, ruleIds: string[]): Promise<boolean>;
   /** Records a request (replacing the session's older one); the caller asks the user. */
   request(request: ApprovalRequest): Promise<{ id: string; expiresAt: number }>;
 }
@@ -43,6 +61,30 @@ interface SessionApprovals {
   approved?: string | undefined;
   /** Rules granted for the rest of the session. */
   always: string[];
+}
+
+/** The rules a request matched. */
+export function ruleIdsOf(ask: Pick<ApprovalAsk, "ruleId" | "ruleIds">): string[] {
+  return ask.ruleIds?.length ? ask.ruleIds : [ask.ruleId];
+}
+
+/**
+ * The turn that resumes `pending` after its answer, or undefined for a request recorded without its
+ * call (by an older release: the agent is then told in words).
+ */
+export function resumeOf(
+  pending: PendingApproval,
+  answer: TurnResume["answer"],
+  by: string,
+): TurnResume | undefined {
+  if (!pending.call) return undefined;
+  return { approvalId: pending.id, answer, by, call: pending.call, step: pending.step };
+}
+
+/** What a resumed turn's journal says it answers (its input, shown where turns are listed). */
+export function answerText(pending: PendingApproval, answer: TurnResume["answer"], by: string): string {
+  const verb = answer === "approved" ? "approved" : answer === "denied" ? "denied" : "did not answer";
+  return `[${by} ${verb}: ${pending.command}]`;
 }
 
 const INDEX = "index";
@@ -76,14 +118,13 @@ export class ApprovalStore {
     return this.read(sessionKey).pending;
   }
 
-  /** Approves the pending request (for this command once, or its rule for the session). */
+  /** Approves the pending request (for this command once, or its rules for the session). */
   approve(sessionKey: string, always: boolean): PendingApproval | undefined {
     const entry = this.read(sessionKey);
     const pending = entry.pending;
     if (!pending) return undefined;
-    const rules =
-      always && !entry.always.includes(pending.ruleId) ? [...entry.always, pending.ruleId] : entry.always;
-    this.write(sessionKey, { approved: pending.command, always: rules });
+    const granted = always ? ruleIdsOf(pending).filter((id) => !entry.always.includes(id)) : [];
+    this.write(sessionKey, { approved: pending.command, always: [...entry.always, ...granted] });
     this.index(sessionKey, false);
     return pending;
   }
@@ -98,9 +139,9 @@ export class ApprovalStore {
   }
 
   /** See {@link ApprovalsStateApi.check}. */
-  check(sessionKey: string, command: string, ruleId: string): boolean {
+  check(sessionKey: string, command: string, ruleIds: string[]): boolean {
     const entry = this.read(sessionKey);
-    if (entry.always.includes(ruleId)) return true;
+    if (ruleIds.length > 0 && ruleIds.every((id) => entry.always.includes(id))) return true;
     if (entry.approved !== command) return false;
     this.write(sessionKey, { ...entry, approved: undefined });
     return true;
@@ -142,11 +183,12 @@ export class ApprovalStore {
 
 /** What the chat shows for a request. */
 export function approvalPrompt(
-  request: Pick<PendingApproval, "command" | "ruleDescription" | "expiresAt" | "createdAt">,
+  request: Pick<PendingApproval, "command" | "ruleDescription" | "expiresAt" | "createdAt" | "target">,
 ): string {
   const minutes = Math.max(1, Math.round((request.expiresAt - request.createdAt) / 60_000));
+  const what = request.target ? `to write to ${request.target}, which` : "to run a command that";
   return [
-    `⚠️ I want to run a command that needs your approval (${request.ruleDescription}):`,
+    `⚠️ I want ${what} needs your approval (${request.ruleDescription}):`,
     "```",
     request.command,
     "```",

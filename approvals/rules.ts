@@ -1,28 +1,35 @@
 /**
  * The table of dangerous commands. Order matters: the first rule that matches names the danger, so the
- * specific rules come before `privilege-escalation` (`sudo rm -rf /` is reported as the delete).
+ * specific rules come before `privilege-escalation` (`sudo rm -rf /` is reported as the delete), and
+ * the rules for what cannot be read come last.
  */
 import { hasFlag, operandsOf, optionsOf, writeTargets } from "./args.js";
+import { readsProgramFromStdin, runsCode } from "./interpreters.js";
+import { FROM_INPUT } from "./nested-code.js";
+import { OPAQUE_RULES } from "./opaque.js";
 import { fromCwd, isDangerousDevice, isSystemPath, placeOf } from "./paths.js";
 import type { Script } from "./shell-parse.js";
 import type { CommandView, DangerRule, RuleContext } from "./types.js";
 import { allViews, commandName } from "./views.js";
 
 const FETCHERS = /^(curl|wget|fetch|http|https|xh|aria2c|nc|ncat|netcat|socat|lwp-request|ftp|tftp)$/;
-const INTERPRETERS =
-  /^(sh|bash|zsh|dash|ksh|mksh|ash|fish|csh|tcsh|python[0-9.]*|perl|ruby|node|nodejs|php|lua)$/;
-const SQL_CLIENTS = /^(psql|mysql|mariadb|sqlite3|sqlcmd|clickhouse-client|duckdb|pgcli|mycli|usql)$/;
+/** Database clients by base name. */
+export const SQL_CLIENTS = /^(psql|mysql|mariadb|sqlite3|sqlcmd|clickhouse-client|duckdb|pgcli|mycli|usql)$/;
 const SQL_CLIENT_WORD =
   /(^|[\s/])(psql|mysql|mariadb|sqlite3|sqlcmd|clickhouse-client|duckdb|pgcli|mycli|usql)(\s|$)/;
-const REMOTE_RUNNERS = /^(docker|podman|nerdctl|kubectl|oc|ssh)$/;
-const DESTRUCTIVE_SQL = /\b(drop\s+(table|database|schema)\b|truncate\s+(table\s+)?[\w."`[]+)/i;
+/** Commands that run a command elsewhere (a container, a pod, another host). */
+export const REMOTE_RUNNERS = /^(docker|podman|nerdctl|kubectl|oc|ssh)$/;
+/** SQL that drops or empties a table, database or schema. */
+export const DESTRUCTIVE_SQL = /\b(drop\s+(table|database|schema)\b|truncate\s+(table\s+)?[\w."`[]+)/i;
 const DISK_TOOLS =
   /^(mkfs(\..+)?|mke2fs|mkswap|mkntfs|mkdosfs|newfs(_.+)?|fdisk|sfdisk|cfdisk|gdisk|sgdisk|cgdisk|parted|wipefs|blkdiscard|pvremove|vgremove|lvremove)$/;
 
 function deletesOutside(view: CommandView, ctx: RuleContext): boolean {
   if (view.name === "rm") {
     if (view.args.includes("--no-preserve-root")) return true;
-    if (!hasFlag(view.args, "r", "--recursive") && !hasFlag(view.args, "R")) return false;
+    // An unquoted expansion may bring its own options: `a="-rf /x"; rm $a`.
+    const unknownOptions = view.words.some((w) => w.splits && w.text !== FROM_INPUT);
+    if (!unknownOptions && !hasFlag(view.args, "r", "--recursive") && !hasFlag(view.args, "R")) return false;
     return operandsOf(view.args).some((p) => placeOf(p, ctx.workspaceDir, view.cwd) !== "inside");
   }
   if (view.name === "find" && view.args.includes("-delete")) {
@@ -60,26 +67,13 @@ function scriptFetches(script: Script): boolean {
   return allViews(script).some((v) => FETCHERS.test(v.name));
 }
 
-/** True when the interpreter reads its program from stdin: no script operand, `-`, or `sh -s`. */
-function readsProgramFromStdin(view: CommandView): boolean {
-  const opts = optionsOf(view.args);
-  if (opts.some((o) => /^-[a-zA-Z]*[cemE]/.test(o) && !/^-[a-zA-Z]*s/.test(o))) return false;
-  if (opts.some((o) => /^-[a-zA-Z]*s[a-zA-Z]*$/.test(o))) return true;
-  const first = operandsOf(view.args)[0];
-  return first === undefined || first === "-";
-}
-
 function pipesNetworkToShell(view: CommandView): boolean {
-  const runsCode = INTERPRETERS.test(view.name) || ["source", ".", "eval"].includes(view.name);
-  if (!runsCode) return false;
+  const interpreter = runsCode(view.name);
+  if (!interpreter && !["source", ".", "eval"].includes(view.name)) return false;
   if (view.words.some((w) => w.subs.some(scriptFetches))) return true;
   if (view.redirects.some((r) => (r.op === "<" || r.op === "<<<") && r.target.subs.some(scriptFetches)))
     return true;
-  return (
-    INTERPRETERS.test(view.name) &&
-    readsProgramFromStdin(view) &&
-    view.upstream.some((u) => FETCHERS.test(u.name))
-  );
+  return interpreter && readsProgramFromStdin(view) && view.upstream.some((u) => FETCHERS.test(u.name));
 }
 
 function dropsSql(view: CommandView): boolean {
@@ -248,6 +242,7 @@ export const RULES: readonly DangerRule[] = [
     description: "runs a command as another user or root (sudo, su, doas, pkexec)",
     match: (view) => /^(sudo|sudoedit|su|doas|pkexec|runuser)$/.test(view.name),
   },
+  ...OPAQUE_RULES,
 ];
 
 /** The rule reported when a command cannot be parsed far enough to be checked. */

@@ -6,10 +6,23 @@
  * except `$IFS`, which is read as the blank it expands to.
  */
 
-/** One shell word with its quotes removed; `subs` are the scripts of its command substitutions. */
+/**
+ * One shell word with its quotes removed; `subs` are the scripts of its command substitutions. The flags
+ * say what the shell does to the word at run time that its text does not show.
+ */
 export interface Word {
   text: string;
   subs: Script[];
+  /** Holds an expansion outside single quotes (`$x`, `${x}`, `$(…)`, backticks, `$((…))`, `<(…)`). */
+  expands?: true;
+  /** Holds an unquoted expansion, which the shell splits into words (`$x`, not `"$x"`). */
+  splits?: true;
+  /** Some of it was quoted or escaped (a quoted here-document delimiter keeps the body literal). */
+  quoted?: true;
+  /** Holds an unquoted `*`, `?` or `[` (a pattern the shell may replace by file names). */
+  glob?: true;
+  /** Holds an unquoted `{` (a brace expansion such as `{rm,-rf,/}` when it holds a comma). */
+  brace?: true;
 }
 
 /** A redirection: `op` as written (`>`, `>>`, `2>` is `>`, `<<`, `<<<`, `&>`), `target` the next word. */
@@ -24,6 +37,11 @@ export interface Redirect {
 export interface SimpleCommand {
   words: Word[];
   redirects: Redirect[];
+  /**
+   * Ended by a `)` that closes no parenthesis: a `case` pattern (`*)`, `start|stop)`), which the shell
+   * matches rather than runs (anywhere else such a `)` is a syntax error and nothing runs).
+   */
+  pattern?: true;
 }
 
 /** Commands joined by `|`; pipelines are separated by `;`, `&&`, `||`, `&`, newlines and parentheses. */
@@ -33,6 +51,9 @@ export type Pipeline = SimpleCommand[];
 export interface Script {
   pipelines: Pipeline[];
 }
+
+/** Word flags a kind of text sets (see `Word`). */
+type WordFlag = "expands" | "splits" | "quoted" | "glob" | "brace";
 
 /** Thrown for input nested deeper than the parser follows. */
 export class ShellParseError extends Error {
@@ -46,6 +67,7 @@ import { decodeAnsiC } from "./ansi-c.js";
 
 const MAX_DEPTH = 32;
 const IFS = /^\$(\{IFS\}|IFS(?![A-Za-z0-9_]))/;
+const ARRAY_ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=$/;
 const REDIRECT_OPS = ["<<<", "<<-", "<<", "<&", "<>", "<", ">>", ">|", ">&", ">"];
 
 class Parser {
@@ -56,6 +78,8 @@ class Parser {
   private word: Word | null = null;
   private pendingRedirect: Redirect | null = null;
   private heredocs: { redirect: Redirect; delimiter: string; stripTabs: boolean }[] = [];
+  /** The input ended inside a quote, substitution, here-document or line continuation. */
+  open = false;
 
   constructor(
     private readonly src: string,
@@ -81,12 +105,14 @@ class Parser {
         while (this.i < s.length && s[this.i] !== "\n") this.i++;
       } else if (c === "\\") {
         const next = s[this.i + 1];
-        if (next !== undefined && next !== "\n") this.append(next);
+        if (next === undefined || (next === "\n" && this.i + 2 >= s.length)) this.open = true;
+        if (next !== undefined && next !== "\n") this.append(next, "quoted");
         this.i += 2;
       } else if (c === "'") {
         const end = s.indexOf("'", this.i + 1);
+        if (end < 0) this.open = true;
         const stop = end < 0 ? s.length : end;
-        this.append(s.slice(this.i + 1, stop));
+        this.append(s.slice(this.i + 1, stop), "quoted");
         this.i = stop + 1;
       } else if (c === '"') this.readDoubleQuoted();
       else if (c === "`") this.readBackticks();
@@ -107,31 +133,62 @@ class Parser {
           this.endPipeline();
           this.i++;
         }
+      } else if (c === "(" && this.word && ARRAY_ASSIGNMENT.test(this.word.text)) {
+        this.readArray(this.word);
       } else if (c === "(") {
         this.endPipeline();
         parens++;
         this.i++;
       } else if (c === ")") {
+        if (parens === 0 && !closing) this.markPattern();
         this.endPipeline();
         this.i++;
         if (parens === 0 && closing) return;
         parens = Math.max(0, parens - 1);
       } else {
-        this.append(c);
+        this.append(c, c === "{" ? "brace" : "*?[".includes(c) ? "glob" : undefined);
         this.i++;
       }
     }
+    // The input ended inside `$(`, an open parenthesis, a here-document or after `|`/`&&`.
+    if (closing || parens > 0 || this.heredocs.length > 0) this.open = true;
+    if (/(\|\||&&|\|)\s*$/.test(s) && !/\\(\|\||&&|\|)\s*$/.test(s)) this.open = true;
     this.endPipeline();
   }
 
-  private append(text: string): void {
+  private append(text: string, flag?: WordFlag): void {
     this.word ??= { text: "", subs: [] };
     this.word.text += text;
+    if (flag) this.word[flag] = true;
   }
 
-  private addSub(script: Script, marker: string): void {
-    this.append(marker);
+  /**
+   * A `)` that closes nothing ends a `case` pattern (`*)`, `stop|halt)`): its single words are matched,
+   * not run. Anything longer before such a `)` is a syntax error, which runs nothing, and stays a command.
+   */
+  private markPattern(): void {
+    this.endWord();
+    for (const cmd of [...this.pipeline, this.cmd])
+      if (cmd.words.length === 1 && cmd.redirects.length === 0) cmd.pattern = true;
+  }
+
+  /** `name=(a b $(c))`: the elements are words, not commands; their substitutions still run. */
+  private readArray(word: Word): void {
+    const elements = this.nested(this.i + 1);
+    for (const pipeline of elements.pipelines)
+      for (const cmd of pipeline) for (const w of cmd.words) word.subs.push(...w.subs);
+    this.append("(…)");
+  }
+
+  private addSub(script: Script, marker: string, quoted: boolean): void {
+    this.expansion(marker, quoted);
     this.word?.subs.push(script);
+  }
+
+  /** Appends the text of an expansion; unquoted, the shell splits its value into words. */
+  private expansion(text: string, quoted: boolean): void {
+    this.append(text, "expands");
+    if (!quoted) this.append("", "splits");
   }
 
   /** Parses a nested `$(`, `<(` or `>(` starting at `from`, up to its closing parenthesis. */
@@ -140,12 +197,13 @@ class Parser {
     sub.i = from;
     sub.parse(true);
     this.i = sub.i;
+    if (sub.open) this.open = true;
     return { pipelines: sub.pipelines };
   }
 
   private readDoubleQuoted(): void {
     const s = this.src;
-    this.append("");
+    this.append("", "quoted");
     this.i++;
     while (this.i < s.length && s[this.i] !== '"') {
       const c = s[this.i] as string;
@@ -156,17 +214,18 @@ class Parser {
         } else if ('"\\$`'.includes(next)) this.append(next);
         else this.append(c + next);
         this.i += 2;
-      } else if (c === "`") this.readBackticks();
+      } else if (c === "`") this.readBackticks(true);
       else if (c === "$") this.readDollar(true);
       else {
         this.append(c);
         this.i++;
       }
     }
+    if (this.i >= s.length) this.open = true;
     this.i++;
   }
 
-  private readBackticks(): void {
+  private readBackticks(quoted = false): void {
     const s = this.src;
     let j = this.i + 1;
     let inner = "";
@@ -176,8 +235,9 @@ class Parser {
         j += 2;
       } else inner += s[j++];
     }
+    if (j >= s.length) this.open = true;
     this.i = j + 1;
-    this.addSub(parseWithDepth(inner, this.depth + 1), "`…`");
+    this.addSub(parseWithDepth(inner, this.depth + 1), "`…`", quoted);
   }
 
   private readDollar(inDoubleQuotes: boolean): void {
@@ -191,10 +251,11 @@ class Parser {
         if (s[j] === "(") depth++;
         else if (s[j] === ")" && --depth === 0) break;
       }
-      this.append(s.slice(this.i, j + 1));
+      if (j >= s.length) this.open = true;
+      this.expansion(s.slice(this.i, j + 1), inDoubleQuotes);
       this.i = j + 1;
     } else if (next === "(") {
-      this.addSub(this.nested(this.i + 2), "$(…)");
+      this.addSub(this.nested(this.i + 2), "$(…)", inDoubleQuotes);
     } else if (next === "'" && !inDoubleQuotes) {
       this.readAnsiC();
     } else if (!inDoubleQuotes && IFS.test(s.slice(this.i, this.i + 6))) {
@@ -203,9 +264,14 @@ class Parser {
       this.i += s[this.i + 1] === "{" ? 6 : 4;
     } else if (next === "{") {
       const end = s.indexOf("}", this.i);
+      if (end < 0) this.open = true;
       const stop = end < 0 ? s.length : end + 1;
-      this.append(s.slice(this.i, stop));
+      this.expansion(s.slice(this.i, stop), inDoubleQuotes);
       this.i = stop;
+    } else if (next !== undefined && /[A-Za-z0-9_@*#?$!-]/.test(next)) {
+      // `$x`, `$1`, `$@`…: the name's characters follow as ordinary text.
+      this.expansion("$", inDoubleQuotes);
+      this.i++;
     } else {
       this.append("$");
       this.i++;
@@ -214,7 +280,8 @@ class Parser {
 
   private readAnsiC(): void {
     const { text, end } = decodeAnsiC(this.src, this.i + 2);
-    this.append(text);
+    if (end > this.src.length) this.open = true;
+    this.append(text, "quoted");
     this.i = end;
   }
 
@@ -222,7 +289,7 @@ class Parser {
     const s = this.src;
     if (s[this.i + 1] === "(") {
       const marker = s[this.i] === "<" ? "<(…)" : ">(…)";
-      this.addSub(this.nested(this.i + 2), marker);
+      this.addSub(this.nested(this.i + 2), marker, false);
       return;
     }
     // `2>file`: a word of digits right before the operator is a file descriptor, not an argument.
@@ -269,15 +336,20 @@ class Parser {
     const s = this.src;
     for (const doc of this.heredocs) {
       const lines: string[] = [];
+      let closed = false;
       while (this.i < s.length) {
         const end = s.indexOf("\n", this.i);
         const stop = end < 0 ? s.length : end;
         let line = s.slice(this.i, stop);
         this.i = stop + 1;
         if (doc.stripTabs) line = line.replace(/^\t+/, "");
-        if (line === doc.delimiter) break;
+        if (line === doc.delimiter) {
+          closed = true;
+          break;
+        }
         lines.push(line);
       }
+      if (!closed) this.open = true;
       doc.redirect.body = lines.join("\n");
     }
     this.heredocs = [];
@@ -296,4 +368,16 @@ function parseWithDepth(src: string, depth: number): Script {
  */
 export function parseShell(src: string): Script {
   return parseWithDepth(src, 0);
+}
+
+/**
+ * Whether a shell reading `src` would still be waiting for more of it: the text ends inside a quote,
+ * a substitution, a here-document, an open parenthesis, or after `\`, `|`, `&&` or `||`. Text sent
+ * to a shell piece by piece is read as one command line until it ends outside all of these.
+ * @throws ShellParseError as `parseShell`
+ */
+export function endsOpen(src: string): boolean {
+  const parser = new Parser(src, 0);
+  parser.parse(false);
+  return parser.open;
 }

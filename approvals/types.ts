@@ -4,6 +4,8 @@ import type { Redirect, Word } from "./shell-parse.js";
 export interface CommandView {
   /** Base name of the command word, lowercased: `/usr/bin/SUDO` → `sudo`. */
   name: string;
+  /** The command word as parsed (its text as written, its expansions). */
+  command: Word;
   /** The words after the command word, as text. */
   args: string[];
   /** The same words with their substitutions. */
@@ -17,6 +19,8 @@ export interface CommandView {
    * starting directory, or `?` when unknowable (`cd`, `cd ~`, `cd $X`). Undefined: no `cd` before.
    */
   cwd?: string;
+  /** The `NAME=value` words in front of the command (or alone on their command). */
+  assignments?: string[];
 }
 
 /** What the rules know besides the command. */
@@ -26,9 +30,10 @@ export interface RuleContext {
 }
 
 /**
- * One entry of the rule table. A rule tests either the raw command line (`matchRaw`, for shapes a
- * parser would mangle such as fork bombs) or each view of each simple command (`match`). Tests are
- * pure and never throw.
+ * One entry of the rule table. A rule tests the raw command line (`matchRaw`, for shapes a parser
+ * would mangle such as fork bombs), each view of each simple command (`match`), or the views of the
+ * whole line in order (`matchViews`, for what one command does to a later one). Tests are pure and
+ * never throw.
  */
 export interface DangerRule {
   /** Stable id, used by "/approve always" through `patternKey`. */
@@ -37,6 +42,7 @@ export interface DangerRule {
   description: string;
   matchRaw?: (command: string) => boolean;
   match?: (view: CommandView, context: RuleContext) => boolean;
+  matchViews?: (views: readonly CommandView[], context: RuleContext) => boolean;
 }
 
 /** The rule a dangerous command matched, as shown to the approver. */
@@ -45,5 +51,10 @@ export interface MatchedRule {
   description: string;
 }
 
-/** The verdict on one command line. */
-export type CommandClassification = { dangerous: false } | { dangerous: true; rule: MatchedRule };
+/**
+ * The verdict on one command line: the first rule it matched (what the approver reads first) and every
+ * rule it matched (all must be granted for "always" to let it through).
+ */
+export type CommandClassification =
+  | { dangerous: false }
+  | { dangerous: true; rule: MatchedRule; rules: MatchedRule[] };

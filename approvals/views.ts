@@ -1,11 +1,14 @@
 /**
  * Turns parsed commands into the views the rules test: the command as written, then each command it
  * wraps (`sudo`, `env`, `nice`, `xargs`, `timeout`, …), with the command word reduced to its base name
- * (`/bin/rm` → `rm`). Strings a command runs as shell code (`sh -c`, `eval`, `su -c`, `env -S`, `watch`,
- * `find -exec`) and every substitution are returned as nested scripts, checked like the top level.
+ * (`/bin/rm` → `rm`) and unquoted brace lists expanded. What `xargs` adds from its input is one word
+ * the rules read as unknown (`FROM_INPUT`). Strings a command runs as shell code (`sh -c`, `eval`,
+ * `su -c`, `env -S`, `watch`, `trap`, `find -exec`, `parallel`) and every substitution are returned as
+ * nested scripts, checked like the top level.
  */
 import { posix } from "node:path";
-import { codeInArgs, codeOnStdin } from "./nested-code.js";
+import { expandBraces } from "./braces.js";
+import { codeInArgs, codeOnStdin, fromInput } from "./nested-code.js";
 import { type Script, ShellParseError, type SimpleCommand, type Word } from "./shell-parse.js";
 import type { CommandView } from "./types.js";
 
@@ -58,22 +61,6 @@ const WRAPPERS: Record<string, WrapperSpec> = {
   stdbuf: { withArg: ["-i", "-o", "-e"] },
   flock: { withArg: ["-w", "-E", "--timeout", "--conflict-exit-code"], positional: 1 },
   strace: { withArg: ["-e", "-o", "-p", "-s", "-u", "-P"] },
-  xargs: {
-    withArg: [
-      "-a",
-      "-d",
-      "-E",
-      "-I",
-      "-L",
-      "-n",
-      "-P",
-      "-s",
-      "--arg-file",
-      "--delimiter",
-      "--max-args",
-      "--max-procs",
-    ],
-  },
 };
 
 const MAX_PIPELINE = 500;
@@ -107,6 +94,26 @@ function stripLeading(words: Word[]): Word[] {
   while (k < words.length && (RESERVED.has(words[k]?.text ?? "") || ASSIGNMENT.test(words[k]?.text ?? "")))
     k++;
   return words.slice(k);
+}
+
+/** Unquoted brace lists expanded into the words they become (`{rm,-rf,/x}` → `rm -rf /x`). */
+function expandWords(words: Word[]): Word[] {
+  if (!words.some((w) => w.brace)) return words;
+  return words.flatMap((w) => {
+    const texts = w.brace ? expandBraces(w.text) : undefined;
+    return texts ? texts.map((text) => ({ ...w, text })) : [w];
+  });
+}
+
+/** The assignments in front of a command (`PATH=./bin ls`, or a line of assignments alone). */
+function leadingAssignments(words: Word[]): string[] {
+  const out: string[] = [];
+  for (const w of words) {
+    if (RESERVED.has(w.text)) continue;
+    if (!ASSIGNMENT.test(w.text)) break;
+    out.push(w.text);
+  }
+  return out;
 }
 
 /** The words a wrapper runs, or undefined when it runs nothing. */
@@ -144,31 +151,39 @@ export function viewsOf(
   const nested: Script[] = [];
   for (const w of cmd.words) nested.push(...w.subs);
   for (const r of cmd.redirects) nested.push(...r.target.subs);
-  let words: Word[] | undefined = stripLeading(cmd.words);
+  // A `case` pattern is matched, not run; only its substitutions run.
+  if (cmd.pattern) return { views, nested };
+  const assignments = leadingAssignments(cmd.words);
+  const shared = {
+    redirects: cmd.redirects,
+    upstream,
+    ...(cwd !== undefined ? { cwd } : {}),
+  };
+  let words: Word[] | undefined = stripLeading(expandWords(cmd.words));
   for (let guard = 0; words && words.length > 0 && guard < 16; guard++) {
     const [first, ...rest] = words as [Word, ...Word[]];
     const view: CommandView = {
       name: commandName(first.text),
+      command: first,
       args: rest.map((w) => w.text),
       words: rest,
-      redirects: cmd.redirects,
-      upstream,
-      ...(cwd !== undefined ? { cwd } : {}),
+      ...shared,
+      ...(guard === 0 && assignments.length > 0 ? { assignments } : {}),
     };
     views.push(view);
     nested.push(...codeInArgs(view.name, rest), ...codeOnStdin(view));
-    words = unwrap(view.name, rest);
+    words = view.name === "xargs" ? fromInput(rest) : unwrap(view.name, rest);
     if (words) words = stripLeading(words);
   }
-  // `> /etc/passwd` alone still writes: a view with no command name keeps its redirections.
-  if (views.length === 0 && cmd.redirects.length > 0)
+  // `> /etc/passwd` or `PATH=.:$PATH` alone still acts: a view with no command name keeps them.
+  if (views.length === 0 && (cmd.redirects.length > 0 || assignments.length > 0))
     views.push({
       name: "",
+      command: { text: "", subs: [] },
       args: [],
       words: [],
-      redirects: cmd.redirects,
-      upstream,
-      ...(cwd !== undefined ? { cwd } : {}),
+      ...shared,
+      ...(assignments.length > 0 ? { assignments } : {}),
     });
   return { views, nested };
 }

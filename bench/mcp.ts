@@ -122,6 +122,7 @@ function mcpConfig() {
     timeoutS: 60,
     tools: { include: [], exclude: [] },
     groups: false,
+    access: "owners" as const,
   };
 }
 

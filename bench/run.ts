@@ -1,7 +1,9 @@
 /**
  * `npm run bench`: runs the scenarios and writes their figures to BENCHMARKS.md.
- * `npm run bench -- api` runs one scenario.
+ * `npm run bench -- api` runs one scenario. `npm run bench -- floor --check` runs the floor scenario
+ * and compares its ratios with the committed ones instead of writing them (exit 1 on a regression).
  */
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
@@ -9,6 +11,8 @@ import { benchCommands, commandsMarkdown } from "./commands.js";
 import { benchDashboard, dashboardMarkdown } from "./dashboard.js";
 import { benchDelegate, delegateMarkdown } from "./delegate.js";
 import { benchExtensions, extensionsMarkdown } from "./extensions.js";
+import { benchFiles, filesMarkdown } from "./files.js";
+import { benchFloor, committedRatios, floorMarkdown, floorRatios, floorRegressions } from "./floor.js";
 import { machineLine, startFlags, writeSection } from "./lib.js";
 import { benchLogs, logsMarkdown } from "./logs.js";
 import { benchMcp, mcpMarkdown } from "./mcp.js";
@@ -22,10 +26,28 @@ import { benchTools, toolsMarkdown } from "./tools.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const file = join(root, "BENCHMARKS.md");
-const wanted = new Set(process.argv.slice(2));
+const check = process.argv.includes("--check");
+const wanted = new Set(process.argv.slice(2).filter((arg) => arg !== "--check"));
+if (check && wanted.size === 0) wanted.add("floor");
 const run = (name: string) => wanted.size === 0 || wanted.has(name);
 
 const scenarios: Record<string, () => Promise<void>> = {
+  floor: async () => {
+    const opts = { root, runs: 3, singles: 100, chats: 200, perChat: 5 };
+    const committed = committedRatios(readFileSync(file, "utf8"));
+    const { result } = await benchFloor(opts);
+    console.log(JSON.stringify({ floor: result, ratios: floorRatios(result) }));
+    if (!check) {
+      writeSection(file, "floor", floorMarkdown(result, opts, "npm run bench -- floor"));
+      return;
+    }
+    if (!committed)
+      throw new Error("BENCHMARKS.md has no committed floor ratios: run `npm run bench -- floor` first");
+    const regressions = floorRegressions(floorRatios(result), committed);
+    for (const line of regressions) console.error(`regression: ${line}`);
+    if (regressions.length) process.exitCode = 1;
+    else console.log("floor: no ratio more than 25 % above the committed figures");
+  },
   api: async () => {
     const before = process.env["HERALD_BENCH_BEFORE"];
     const [result, defaults, earlier] = await benchApi({
@@ -62,6 +84,10 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchTools(opts);
     console.log(JSON.stringify({ tools: result }));
     writeSection(file, "tools", toolsMarkdown(result, opts, "npm run bench -- tools"));
+    const filesOpts = { root, calls: 200, turns: 100 };
+    const files = await benchFiles(filesOpts);
+    console.log(JSON.stringify({ files }));
+    writeSection(file, "files", filesMarkdown(files, filesOpts, "npm run bench -- tools"));
   },
   commands: async () => {
     const opts = { otherSessions: 5000, iterations: 100 };
@@ -149,4 +175,4 @@ for (const [name, scenario] of Object.entries(scenarios)) {
   console.log(`running ${name}…`);
   await scenario();
 }
-console.log(`figures written to ${file}`);
+if (!check) console.log(`figures written to ${file}`);

@@ -187,9 +187,12 @@ ${processLimitLine()}`;
 /** How the sandbox bounded processes in this run (it differs for a root gateway). */
 function processLimitLine(): string {
   const uid = process.getuid?.();
-  const { cgroupDir, caveat } = new SandboxBackend().processLimit();
+  const { cgroupDir, runsAs } = new SandboxBackend().processLimit();
   const who = uid === 0 ? "root" : `uid ${uid}`;
+  const as = runsAs
+    ? ` Sandboxed commands ran as uid ${runsAs.uid} outside (setpriv, then a user namespace of their own).`
+    : "";
   if (cgroupDir)
-    return `The gateway ran as ${who}; each sandboxed command ran in a pids cgroup of its own (under ${cgroupDir}), entered by a shell made ready ahead of the command, and under RLIMIT_NPROC.`;
-  return `The gateway ran as ${who}; the sandbox's process limit was RLIMIT_NPROC alone${caveat ? ` (${caveat})` : ""}.`;
+    return `The gateway ran as ${who}; each sandboxed command ran in a pids cgroup of its own (under ${cgroupDir}), entered by a shell made ready ahead of the command, and under RLIMIT_NPROC.${as}`;
+  return `The gateway ran as ${who}; the sandbox's process limit was RLIMIT_NPROC alone.${as}`;
 }

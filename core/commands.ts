@@ -2,6 +2,7 @@
  * Slash command contracts. A command is answered by the gateway itself, never by the model, and
  * bypasses a busy session. Features declare their own (`/sethome`, `/skills`) against these types.
  */
+import type { TurnResume } from "./turn.js";
 import type { InboundMessage } from "./types.js";
 
 export type { CommandMenuEntry } from "./types.js";
@@ -28,7 +29,7 @@ export interface CommandContext {
   args: string;
   sessionKey: string;
   now: number;
-  /** Whether the sender is an owner (`GATEWAY_OWNERS`; API and terminal callers are). @defaultValue false */
+  /** Whether the sender is an owner (the owner policy, `AccessPolicy.isOwner`). @defaultValue false */
   isOwner?: boolean | undefined;
 }
 
@@ -37,12 +38,18 @@ export interface CommandContext {
  * transaction commits, or `turnInput`: run a turn with this text as its input instead of the message's
  * (`/<skill-name> args` loads the skill this way). With `replay`, `turnInput` is a stored user message
  * answered again as it was (`/retry`): in a shared group it already carries its sender's tag, so it gets
- * none again (the sender stays the person who wrote it, whoever asked for the retry).
+ * none again (the sender stays the person who wrote it, whoever asked for the retry). With `resume`
+ * the turn resumes a held call instead (`/approve`, `/deny`), and `turnInput` only describes it.
  */
 export type CommandResult =
   | string
   | { reply: string; after?: () => void }
-  | { turnInput: string; replay?: boolean | undefined; after?: () => void }
+  | {
+      turnInput: string;
+      replay?: boolean | undefined;
+      resume?: TurnResume | undefined;
+      after?: () => void;
+    }
   | DeferredAnswer;
 
 /**

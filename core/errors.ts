@@ -18,6 +18,7 @@ export type HeraldErrorCode =
   | "tool_invalid_args"
   | "turn_cancelled"
   | "turn_timeout"
+  | "turn_crashed"
   | "iteration_limit"
   | "state_error"
   | "not_found"

@@ -10,6 +10,7 @@ import type {
   InboundAttachment,
   InboundMessage,
   OutboundButton,
+  ToolCall,
 } from "./types.js";
 
 /** Who and where a turn runs for; tools see this, never the adapter. */
@@ -28,6 +29,47 @@ export interface TurnInput {
   attachments?: InboundAttachment[] | undefined;
 }
 
+/**
+ * A turn that resumes one held for a person's answer (a command that needed approval): instead of a
+ * user message it starts with the held tool call's result, and the model carries on from there.
+ */
+export interface TurnResume {
+  /** The approval request that was answered. */
+  approvalId: string;
+  /** `approved`: the worker runs the held call now; `denied`, `lapsed`: it is not run, and its result says why. */
+  answer: "approved" | "denied" | "lapsed";
+  /** Who answered, as the result names them ("the user", "the owner from the dashboard"). */
+  by: string;
+  /** The held call, exactly as the model made it. */
+  call: ToolCall;
+  /**
+   * The step the call was held in: the assistant message with its calls, then one result per call in
+   * order (the held call's a placeholder this turn replaces). Absent when the call is not part of the
+   * session's history (a `delegate_task` child's): the turn adds the call as a step of its own.
+   */
+  step?: ChatMessage[] | undefined;
+}
+
+/**
+ * The messages a held step becomes once the held call's result is `content`: the step with that result
+ * in place, or (no step) an assistant message making the call and its result.
+ */
+export function resumedStep(
+  held: Pick<TurnResume, "approvalId" | "call" | "step">,
+  content: string,
+): ChatMessage[] {
+  if (held.step?.some((m) => m.role === "tool" && m.tool_call_id === held.call.id))
+    return held.step.map((m) =>
+      m.role === "tool" && m.tool_call_id === held.call.id ? { ...m, content } : m,
+    );
+  // Its own id: a child's call id may repeat one of the session's.
+  const id = `approved_${held.approvalId.replaceAll("-", "").slice(0, 12)}`;
+  return [
+    { role: "assistant", content: null, tool_calls: [{ ...held.call, id }] },
+    { role: "tool", content, tool_call_id: id },
+  ];
+}
+
 /** Everything a worker needs to run one turn; no worker reads gateway state to start. */
 export interface TurnJob {
   kind: "turn";
@@ -36,6 +78,8 @@ export interface TurnJob {
   /** The session's messages before this turn (already compacted where it was), with their seqs. */
   history: HistoryItem[];
   input: TurnInput;
+  /** Set when the turn resumes a held call instead of answering `input` (`input` is then unused). */
+  resume?: TurnResume | undefined;
   /** System prompt pieces the gateway assembled (persona, platform hints, memory snapshot, skills index). */
   systemPrompt: string;
   toolsets: string[];
@@ -162,7 +206,14 @@ export type TurnProgress =
 export type QueueEvent =
   | { type: "progress"; jobId: string; progress: TurnProgress }
   | { type: "completed"; jobId: string; result: TurnResult }
-  | { type: "failed"; jobId: string; error: string; retryable: boolean };
+  | {
+      type: "failed";
+      jobId: string;
+      error: string;
+      retryable: boolean;
+      /** `turn_crashed`: the process running the job ended during it too often; it was not run again. */
+      code?: HeraldErrorCode | undefined;
+    };
 
 /** Runs one job; rejects only for failures the queue should retry. */
 export type JobHandler = (
@@ -271,6 +322,12 @@ export interface TurnRecord {
   cron?: CronTurnOrigin | undefined;
   /** Overrides of this turn (a cron job's toolsets and model). */
   options?: TurnOptions | undefined;
+  /** Set when the turn resumes a call held for approval (`input` then only describes the answer). */
+  resume?: TurnResume | undefined;
+  /**
+   * Runs started and not handed back by a clean stop: a turn still running at start with two of them
+   * ended the process twice and is failed rather than run a third time.
+   */
   attempts: number;
   createdAt: number;
   startedAt?: number | undefined;

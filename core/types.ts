@@ -287,3 +287,9 @@ export interface CommandMenuEntry {
 
 /** The media size cap when none is configured (`HERALD_MEDIA_MAX_BYTES`): 20 MiB. */
 export const DEFAULT_MEDIA_MAX_BYTES = 20 * 1024 * 1024;
+
+/**
+ * The largest file Herald sends to a chat (50 MiB, Telegram's limit for bots): adapters that upload a
+ * file read it whole, so `send_message` refuses larger ones and the adapters read with this cap.
+ */
+export const MAX_OUTBOUND_FILE_BYTES = 50 * 1024 * 1024;

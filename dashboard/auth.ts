@@ -2,9 +2,11 @@
  * Who may use the dashboard. With a secret configured (DASHBOARD_PASSWORD or API_SERVER_KEY) every page
  * needs a login: a random session id in an HttpOnly, SameSite=Strict cookie, valid for a fixed time,
  * kept in memory (a restart logs everyone out). Without one, the dashboard answers only when the server
- * listens on loopback and the request comes from loopback with a loopback Host header (a page of
- * another site reaching 127.0.0.1 by DNS rebinding names its own host), which is the API server's own
- * rule: on loopback it needs no key either. Every change (POST) carries a CSRF token bound to the login.
+ * listens on loopback and the request comes from loopback, which is the API server's own rule: on
+ * loopback it needs no key either. The gateway's request guard (app/http-guard.ts) also holds such
+ * requests to a loopback Host with the server's port and the server's own Origin (a page of another
+ * site reaching 127.0.0.1 by DNS rebinding names its own host). Every change (POST) carries a CSRF token
+ * bound to the login.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -30,7 +32,6 @@ interface LoginSession {
 }
 
 const LOOPBACK_ADDRESS = /^(127\.|::1$|::ffff:127\.)/;
-const LOOPBACK_HOST = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/i;
 
 /** Logins, CSRF tokens and the loopback rule. */
 export class DashboardAuth {
@@ -58,10 +59,7 @@ export class DashboardAuth {
   /** The standing of `req`: logged in (or open on loopback), asked to log in, or refused outright. */
   check(req: IncomingMessage): AuthState {
     if (!this.loginRequired) {
-      const local =
-        this.#loopbackServer &&
-        LOOPBACK_ADDRESS.test(req.socket.remoteAddress ?? "") &&
-        LOOPBACK_HOST.test(req.headers.host ?? "");
+      const local = this.#loopbackServer && LOOPBACK_ADDRESS.test(req.socket.remoteAddress ?? "");
       return local
         ? { kind: "ok", csrf: this.#openCsrf }
         : {

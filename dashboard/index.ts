@@ -197,13 +197,14 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         ? await Promise.all([sources.memory.read("memory"), sources.memory.read("user")])
         : undefined;
       const skills = await sources.skills?.list();
+      const users = await sources.userMemory?.();
       return send(
         res,
         200,
         frame(state, url, {
           title: "Skills & memory",
           nav: "knowledge",
-          body: knowledgeBody({ memory, skills, csrf: state.csrf }),
+          body: knowledgeBody({ memory, users, skills, csrf: state.csrf }),
         }),
       );
     }

@@ -4,15 +4,19 @@ import type { SkillIssue, SkillSummary } from "../skills/types.js";
 import { html, type SafeHtml } from "./html.js";
 import { actionButton } from "./layout.js";
 
-/** MEMORY.md and USER.md entries with remove buttons and an add form each, then the skills list. */
+/**
+ * The owners' MEMORY.md and USER.md entries with remove buttons and an add form each, every other
+ * user's own files read-only, then the skills list.
+ */
 export function knowledgeBody(data: {
   memory: MemoryView[] | undefined;
+  users?: { key: string; views: MemoryView[] }[] | undefined;
   skills: { skills: SkillSummary[]; issues: SkillIssue[] } | undefined;
   csrf: string;
 }): SafeHtml {
   const { csrf } = data;
   const memory = (data.memory ?? []).map((view) => {
-    const title = view.target === "memory" ? "MEMORY.md (the agent's notes)" : "USER.md (about the user)";
+    const title = view.target === "memory" ? "MEMORY.md (the agent's notes)" : "USER.md (about the owners)";
     const entries = view.entries.map(
       (e, i) =>
         html`<li><pre>${e}</pre>${actionButton({ action: "/dashboard/memory/remove", label: "Remove", csrf, kind: "danger", fields: { target: view.target, oldText: e }, confirm: "Remove this entry?", ariaLabel: `Remove entry ${i + 1} of ${view.target}` })}</li>`,
@@ -31,7 +35,15 @@ ${entries.length ? html`<ol>${entries}</ol>` : html`<p class="muted">Empty.</p>`
   const issues = (data.skills?.issues ?? []).map(
     (i) => html`<li><code>${i.file}</code> ${i.field}: ${i.message}</li>`,
   );
+  const users = (data.users ?? []).map(
+    ({ key, views }) =>
+      html`<details><summary>${key}</summary>${views.map(
+        (v) =>
+          html`<h3>${v.target === "memory" ? "MEMORY.md" : "USER.md"} (${v.usedChars} of ${v.limitChars} characters)</h3>${v.entries.length ? html`<ol>${v.entries.map((e) => html`<li><pre>${e}</pre></li>`)}</ol>` : html`<p class="muted">Empty.</p>`}`,
+      )}</details>`,
+  );
   return html`${data.memory ? memory : html`<p class="muted">Memory is not available in this process.</p>`}
+${users.length ? html`<section aria-labelledby="mem-users"><h2 id="mem-users">Other users' memory (read-only)</h2><p class="muted">Users who are not owners each have their own files (HERALD_HOME/memories/users/); the owners' memory above never reaches them, and theirs never reaches the owners.</p>${users}</section>` : ""}
 <section aria-labelledby="skills-h"><h2 id="skills-h">Skills</h2>
 ${
   skills.length

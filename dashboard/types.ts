@@ -3,10 +3,10 @@
  * gateway's state, runner, cron service, memory and skills), and its access settings. The dashboard
  * holds no state of its own beyond login sessions and the last hour of turn figures.
  */
-import type { MemoryStateApi } from "../memory/types.js";
+import type { MemoryFiles, MemoryView } from "../memory/types.js";
 import type { CronJobView, CronRun } from "../scheduler/types.js";
 import type { PairingRequest, SearchHit, SessionStore, UsageLedger } from "../sessions/types.js";
-import type { SkillsStateApi } from "../skills/types.js";
+import type { SkillFiles } from "../skills/types.js";
 
 /** Who may open the dashboard and how long a login lasts. */
 export interface DashboardAccess {
@@ -76,8 +76,11 @@ export interface DashboardSources {
     answer(sessionKey: string, approve: boolean): boolean;
   };
   cron?: CronAdmin | undefined;
-  memory?: MemoryStateApi | undefined;
-  skills?: SkillsStateApi | undefined;
+  /** The owners' memory files (the dashboard's login is the owner's). */
+  memory?: MemoryFiles | undefined;
+  /** Every other user's own memory files, by folder name (`telegram-300-…`), shown read-only. */
+  userMemory?: (() => Promise<{ key: string; views: MemoryView[] }[]>) | undefined;
+  skills?: SkillFiles | undefined;
   /** Token usage the turns recorded (the usage ledger). */
   usage?: (Pick<UsageLedger, "summary" | "forSession"> & { firstAt(): number | undefined }) | undefined;
   /** The last lines of the gateway's log file; undefined when there is none. */

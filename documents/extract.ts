@@ -1,8 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { HeraldError } from "../core/errors.js";
+import { ConversionStoppedError, convertInChild } from "./convert-process.js";
 import { bomEncoding, sniffDocument } from "./detect.js";
-import { readDocxText } from "./docx.js";
-import { readPdfText } from "./pdf.js";
 import { DocumentRefusedError, type ExtractedDocument, type ExtractOptions } from "./types.js";
 
 const DEFAULT_MAX_CHARS = 2_000_000;
@@ -32,7 +31,8 @@ export function decodeText(bytes: Uint8Array): string {
 
 /**
  * Extracts the text of a document held in memory (a download, an attachment).
- * PDF through unpdf, DOCX through mammoth (raw text), text-like types decoded as UTF-8.
+ * PDF through unpdf, DOCX through mammoth (raw text), each in a child process of bounded memory and
+ * time (`convert-process.ts`); text-like types decoded as UTF-8.
  * @param options.fileName a name for the extension hint and for messages
  * @throws DocumentRefusedError for binaries, unsupported formats, inputs over `maxBytes` and files the
  *   converter could not parse; the signal's reason when aborted.
@@ -62,45 +62,55 @@ export async function extractDocumentFromBuffer(
     );
   const { kind } = sniff;
   try {
-    if (kind === "pdf") {
-      const pdf = await readPdfText(bytes, maxChars, signal);
-      const pages = pdf.pageTexts.map((t, i) =>
-        pdf.pageCount > 1 ? `--- page ${i + 1} of ${pdf.pageCount} ---\n${t}` : t,
-      );
-      const hasText = pdf.pageTexts.some((t) => t.length > 0);
-      if (!hasText && !pdf.stoppedEarly)
+    if (kind === "pdf" || kind === "docx") {
+      const answer = await convertInChild(kind, bytes, maxChars, { signal });
+      if (!answer.ok) throw new Error(answer.message);
+      if (answer.kind === "pdf") {
+        const pdf = answer;
+        const pages = pdf.pageTexts.map((t, i) =>
+          pdf.pageCount > 1 ? `--- page ${i + 1} of ${pdf.pageCount} ---\n${t}` : t,
+        );
+        const hasText = pdf.pageTexts.some((t) => t.length > 0);
+        if (!hasText && !pdf.stoppedEarly)
+          return {
+            kind,
+            text: "",
+            pages: pdf.pageCount,
+            truncated: false,
+            totalChars: 0,
+            noTextLayer: true,
+            notice: NO_TEXT_LAYER_NOTICE,
+          };
+        const full = pages.join("\n\n");
+        const out = cut(full, maxChars);
         return {
           kind,
-          text: "",
+          ...out,
+          truncated: out.truncated || pdf.stoppedEarly,
           pages: pdf.pageCount,
-          truncated: false,
-          totalChars: 0,
-          noTextLayer: true,
-          notice: NO_TEXT_LAYER_NOTICE,
+          totalChars: full.length,
         };
-      const full = pages.join("\n\n");
-      const out = cut(full, maxChars);
-      return {
-        kind,
-        ...out,
-        truncated: out.truncated || pdf.stoppedEarly,
-        pages: pdf.pageCount,
-        totalChars: full.length,
-      };
-    }
-    if (kind === "docx") {
-      signal?.throwIfAborted();
-      const docx = await readDocxText(bytes);
-      const text = docx.text.replace(/\n{3,}/g, "\n\n").trim();
-      const out = cut(text, maxChars);
+      }
+      const { warnings } = answer;
+      const out = cut(answer.text, maxChars);
       const notice =
-        docx.warnings.length > 0 ? `converter warnings: ${docx.warnings.slice(0, 3).join("; ")}` : undefined;
-      return { kind, ...out, totalChars: text.length, ...(notice ? { notice } : {}) };
+        warnings.length > 0 ? `converter warnings: ${warnings.slice(0, 3).join("; ")}` : undefined;
+      return { kind, ...out, totalChars: answer.totalChars, ...(notice ? { notice } : {}) };
     }
     const text = decodeText(bytes);
     return { kind, ...cut(text, maxChars), totalChars: text.length };
   } catch (err) {
     if (err instanceof HeraldError || signal?.aborted) throw err;
+    if (err instanceof ConversionStoppedError)
+      throw new DocumentRefusedError(
+        `${label} could not be read as ${kind.toUpperCase()}: ${err.message} (a file that unpacks to far more than its size, or a very complex one); Herald stopped reading it. Ask for a smaller or simpler file`,
+        {
+          reason: err.why === "crashed" ? "corrupt" : "too_large",
+          sizeBytes: bytes.byteLength,
+          typeGuess: kind,
+          cause: err,
+        },
+      );
     throw new DocumentRefusedError(
       `${label} looks like a ${kind.toUpperCase()} file but could not be read: ${err instanceof Error ? err.message : String(err)}`,
       {

@@ -9,6 +9,7 @@ import { basename } from "node:path";
 import { HeraldError } from "../core/errors.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 import { spawnGroup } from "./child.js";
+import { ShellWorkspaceFiles } from "./files-shell.js";
 import { remoteWorkdir } from "./paths.js";
 import { remoteKillScript, remotePidFile, remoteRunScript } from "./remote.js";
 import {
@@ -20,6 +21,7 @@ import {
   type SpawnedProcess,
   type SpawnRequest,
   type Workspace,
+  type WorkspaceFiles,
 } from "./types.js";
 
 /** Where commands see their workspace inside the container. */
@@ -156,7 +158,9 @@ export class DockerBackend implements ExecutionBackend {
       "--security-opt",
       "no-new-privileges",
       "--tmpfs",
-      "/tmp",
+      `/tmp:rw,size=${this.limits.tmpSizeBytes}`,
+      "--shm-size",
+      String(this.limits.tmpSizeBytes),
       "-v",
       `${workspace.dir}:${CONTAINER_WORKSPACE}`,
       "-w",
@@ -195,6 +199,11 @@ export class DockerBackend implements ExecutionBackend {
         return kill.then(() => {});
       },
     });
+  }
+
+  /** The workspace's files, read and written in the container (`docker exec`), as its commands see them. */
+  files(workspace: Workspace): WorkspaceFiles {
+    return new ShellWorkspaceFiles(this, workspace, CONTAINER_WORKSPACE);
   }
 
   async close(): Promise<void> {

@@ -11,8 +11,15 @@ import { SandboxBackend } from "./sandbox.js";
 import { SshBackend } from "./ssh.js";
 import type { BackendName, ExecutionBackend } from "./types.js";
 
+export { type OpenWorkspace, WorkspaceAccess, type WorkspaceAccessOptions } from "./access.js";
+export { writeFileAtomic } from "./atomic-write.js";
+export { shellQuote } from "./child.js";
 export { createDockerBackend, DockerBackend, type DockerBackendOptions } from "./docker.js";
+export { HelperWorkspaceFiles } from "./files-helper.js";
+export { LocalWorkspaceFiles } from "./files-local.js";
+export { ShellWorkspaceFiles } from "./files-shell.js";
 export { createLocalBackend, LocalBackend, type LocalBackendOptions } from "./local.js";
+export { type WorkspacePathOptions, workspacePath } from "./paths.js";
 export {
   type LogPage,
   type PollResult,
@@ -20,12 +27,13 @@ export {
   ProcessRegistry,
   type ProcessRegistryOptions,
 } from "./processes.js";
+export { QuotaExceededError, WorkspaceQuota, type WorkspaceUsage } from "./quota.js";
 export { type RunOptions, type RunResult, runCommand, terminate } from "./run.js";
 export {
   bwrapArgs,
   createSandboxBackend,
-  PROCESS_LIMIT_FIX,
-  processLimitCaveat,
+  DEFAULT_SANDBOX_UID,
+  SANDBOX_WORKSPACE,
   SandboxBackend,
   type SandboxBackendOptions,
 } from "./sandbox.js";
@@ -43,6 +51,12 @@ export {
 } from "./workspaces.js";
 
 const positiveInt = z.number().int().positive();
+/** An id for the sandbox's user outside: never 0, the sandbox must not run as root. */
+const sandboxId = z
+  .number()
+  .int()
+  .min(1, "must not be 0: the sandbox never runs as root; give an unprivileged id such as 65534")
+  .max(4_294_967_294);
 
 /** The options of `createExecutionBackend`, as read from config. */
 export const execOptionsSchema = z
@@ -55,6 +69,14 @@ export const execOptionsSchema = z
         memoryBytes: positiveInt,
         maxProcesses: positiveInt,
         maxFileSizeBytes: positiveInt,
+        tmpSizeBytes: z
+          .number()
+          .int()
+          .min(1024 * 1024, "give at least 1048576 bytes (1 MiB)"),
+        workspaceQuotaBytes: z
+          .number()
+          .int()
+          .min(1024 * 1024, "give at least 1048576 bytes (1 MiB)"),
       })
       .partial()
       .default({}),
@@ -65,6 +87,9 @@ export const execOptionsSchema = z
         bwrapPath: z.string().min(1).optional(),
         /** A pids cgroup per command: true finds one, a path names the directory, false: none. @defaultValue true */
         pidsCgroup: z.union([z.boolean(), z.string().min(1)]).optional(),
+        /** The unprivileged uid/gid of a root gateway's sandbox. @defaultValue 65534 */
+        uid: sandboxId.optional(),
+        gid: sandboxId.optional(),
       })
       .optional(),
     ssh: z
@@ -92,7 +117,11 @@ export type ExecOptions = z.output<typeof execOptionsSchema>;
 function fixFor(path: string): string {
   if (path === "backend") return 'choose one of "local", "sandbox", "ssh", "docker"';
   if (path.startsWith("ssh")) return "set exec.ssh.host, user, identityFile (a private key) and stateDir";
+  if (path === "limits.tmpSizeBytes" || path === "limits.workspaceQuotaBytes")
+    return "give a whole number of bytes, at least 1048576 (1 MiB)";
   if (path.startsWith("limits")) return "give a positive whole number";
+  if (path === "sandbox.uid" || path === "sandbox.gid")
+    return "give an unprivileged id (not 0, the sandbox must never be root outside), e.g. 65534";
   if (path === "sandbox.pidsCgroup") return "give true, false or a cgroup directory path";
   return "see the exec options in the README";
 }
@@ -128,6 +157,8 @@ export const backendFactories: Record<BackendName, Factory> = {
     new SandboxBackend({
       bwrapPath: o.sandbox?.bwrapPath,
       pidsCgroup: o.sandbox?.pidsCgroup,
+      uid: o.sandbox?.uid,
+      gid: o.sandbox?.gid,
       networkAllowed: o.networkAllowed,
       limits: o.limits,
     }),

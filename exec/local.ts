@@ -4,6 +4,7 @@
  * agent is trusted with the host (a personal machine), otherwise `SandboxBackend`.
  */
 import { spawnGroup } from "./child.js";
+import { LocalWorkspaceFiles } from "./files-local.js";
 import { resolveInside } from "./paths.js";
 import {
   type Availability,
@@ -12,6 +13,7 @@ import {
   type SpawnedProcess,
   type SpawnRequest,
   type Workspace,
+  type WorkspaceFiles,
 } from "./types.js";
 import { makeWorkspaceDir } from "./workspaces.js";
 
@@ -52,6 +54,11 @@ export class LocalBackend implements ExecutionBackend {
       cwd,
       env: minimalEnv(workspace.dir, request.env),
     });
+  }
+
+  /** Commands run here unconfined: the files are this host's, behind the workspace path check. */
+  files(workspace: Workspace): WorkspaceFiles {
+    return new LocalWorkspaceFiles(workspace);
   }
 
   async close(): Promise<void> {}

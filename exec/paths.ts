@@ -2,8 +2,8 @@
  * Keeping paths inside a workspace. The file tools and every backend's `workdir` go through here, so
  * `../`, absolute paths elsewhere and symlinks pointing out of the workspace are refused in one place.
  */
-import { existsSync, realpathSync } from "node:fs";
-import { isAbsolute, join, posix, relative, resolve, sep } from "node:path";
+import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
 import { HeraldError } from "../core/errors.js";
 
 /** Options of `resolveInside`. */
@@ -73,4 +73,75 @@ export function remoteWorkdir(root: string, workdir: string | undefined): string
   const rel = posix.relative(root, target);
   if (rel === ".." || rel.startsWith("../") || posix.isAbsolute(rel)) throw outside(workdir, root);
   return target;
+}
+
+/** Options of `workspacePath`. */
+export interface WorkspacePathOptions {
+  /** Where commands see the workspace (`/workspace` in the sandbox and the container). */
+  readonly virtualRoot?: string | undefined;
+  /** The workspace's directory on the gateway's host (absolute paths under it are taken too). */
+  readonly hostRoot?: string | undefined;
+}
+
+/**
+ * The gateway's first check of a path the model gave: `path` relative to the workspace, or absolute
+ * under `virtualRoot` or `hostRoot`, becomes a normalised workspace-relative path ("." for the root).
+ * Lexical only: the backend resolves symbolic links where the files are (see `WorkspaceFiles`).
+ * @throws HeraldError `invalid_input` for a NUL byte, `..` above the root, or an absolute path elsewhere.
+ */
+export function workspacePath(path: string, options: WorkspacePathOptions = {}): string {
+  if (path.includes("\0")) throw new HeraldError("the path contains a NUL byte", { code: "invalid_input" });
+  let rel = path;
+  if (posix.isAbsolute(path)) {
+    const normal = posix.normalize(path);
+    const under = [options.virtualRoot, options.hostRoot]
+      .filter((root): root is string => Boolean(root))
+      .map((root) => posix.normalize(root).replace(/\/+$/, ""))
+      .find((root) => normal === root || normal.startsWith(`${root}/`));
+    if (under === undefined) throw outside(path, options.virtualRoot ?? options.hostRoot ?? "root");
+    rel = normal.slice(under.length).replace(/^\/+/, "");
+  }
+  const normal = posix.normalize(rel === "" ? "." : rel).replace(/\/+$/, "");
+  if (normal === ".." || normal.startsWith("../")) throw outside(path, options.virtualRoot ?? "root");
+  return normal === "" ? "." : normal;
+}
+
+const MAX_LINKS = 40;
+
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+/**
+ * The real path of `abs` when only a prefix of it exists: the longest existing prefix is realpathed and
+ * the rest appended. A dangling symlink on the way is followed to where it points, so writing through
+ * it cannot land outside the workspace unseen.
+ */
+export function realpathOfPrefix(abs: string, links = 0): string {
+  const tail: string[] = [];
+  let head = abs;
+  for (;;) {
+    try {
+      return join(realpathSync(head), ...tail);
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+    let isLink = false;
+    try {
+      isLink = lstatSync(head).isSymbolicLink();
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+    if (isLink) {
+      if (links >= MAX_LINKS)
+        throw new HeraldError(`${abs}: too many levels of symbolic links`, { code: "invalid_input" });
+      const target = resolve(dirname(head), readlinkSync(head));
+      return realpathOfPrefix(join(target, ...tail), links + 1);
+    }
+    const parent = dirname(head);
+    if (parent === head) return join(head, ...tail);
+    tail.unshift(basename(head));
+    head = parent;
+  }
 }

@@ -1,25 +1,32 @@
 /**
  * `SandboxBackend`: each command runs in a bubblewrap sandbox. The workspace is the only writable
- * place that outlives the command (`/workspace`); the system is read-only, `/tmp` private, the network
- * off unless allowed, and resource limits are set by util-linux `prlimit` inside the sandbox.
+ * place that outlives the command (`/workspace`); the system is read-only, `/tmp` and `/dev/shm` private
+ * and size-bounded, the network off unless allowed, and resource limits are set by util-linux `prlimit`
+ * inside the sandbox. The workspace's files are read and written by a file helper in the same sandbox
+ * (`files(workspace)`), never by the gateway on the host.
  *
  * Why `prlimit` and not `ulimit`: it takes exact numbers and execs the shell, so the user's command is
  * never parsed by a wrapping shell, and dash's `ulimit` lacks some limits on some versions. RLIMIT_NPROC
- * counts per user namespace (Linux ≥ 5.14), and the sandbox has its own, so the process limit bounds
- * the sandbox alone, not every process of the gateway's user. It does not bind root's processes:
- * where the gateway can create cgroups, each command also runs in a pids cgroup of its own
- * (`cgroup.ts`, started through `cgroup-launcher.ts`). A kill reaches the sandbox's own session and pid
- * namespace (`sandbox-process.ts`).
+ * counts per user namespace (Linux ≥ 5.14), and each command has its own, so the process limit bounds
+ * one command, not every process of the gateway's user. Commands never run as root outside: a root
+ * gateway runs them as an unprivileged uid (`sandbox-args.ts`), and where the gateway can create
+ * cgroups each command also runs in a pids cgroup of its own (`cgroup.ts`, started through
+ * `cgroup-launcher.ts`). A kill reaches the sandbox's own session and pid namespace
+ * (`sandbox-process.ts`).
  */
-import { execFile } from "node:child_process";
-import { constants, existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
-import { access, mkdtemp, rm } from "node:fs/promises";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { constants } from "node:fs";
+import { access, chown, lstat, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { HeraldError } from "../core/errors.js";
 import { PidsCgroups } from "./cgroup.js";
 import { CgroupLauncher } from "./cgroup-launcher.js";
 import { spawnGroup } from "./child.js";
+import { HelperWorkspaceFiles } from "./files-helper.js";
+import { FILES_HELPER_SOURCE } from "./files-helper-script.js";
 import { resolveInside } from "./paths.js";
+import { bwrapArgs, SANDBOX_WORKSPACE, type SandboxUser } from "./sandbox-args.js";
 import { INFO_FD, readChildPid, sandboxProcess } from "./sandbox-process.js";
 import {
   type Availability,
@@ -30,38 +37,22 @@ import {
   type SpawnedProcess,
   type SpawnRequest,
   type Workspace,
+  type WorkspaceFiles,
 } from "./types.js";
 import { makeWorkspaceDir } from "./workspaces.js";
 
-/** Where commands see their workspace. */
-export const SANDBOX_WORKSPACE = "/workspace";
-
-/** The uid and gid commands have inside the sandbox (mapped to the gateway's own user). */
-const SANDBOX_ID = "1000";
-
-/** Files of /etc that hold secrets readable by the gateway's user: hidden behind /dev/null. */
-const MASKED_ETC_FILES = ["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"];
-/** Directories of /etc that hold secrets: replaced by an empty tmpfs. */
-const MASKED_ETC_DIRS = ["/etc/ssh", "/etc/ssl/private"];
+export { bwrapArgs, SANDBOX_WORKSPACE, type SandboxUser } from "./sandbox-args.js";
 
 /**
- * Why the sandbox's process limit does not hold for this gateway, or undefined when it does. Linux
- * skips RLIMIT_NPROC for processes of root (the check exempts the initial user), and bubblewrap started
- * by root maps the sandbox's user to root outside; a per-command pids cgroup (see `cgroup.ts`) holds
- * for root as well. Without either, a fork bomb is bounded only by the command's timeout.
- * @param pidsCgroup whether commands get a pids cgroup.
+ * The uid and gid a root gateway's sandbox runs as: 65534 (`nobody`/`nogroup`), which every Debian
+ * and Ubuntu system has (base-passwd), which owns no system file and has no login; the workspaces it
+ * then owns sit under HERALD_HOME, which only root can traverse, so other processes of that uid reach
+ * none of them.
  */
-export function processLimitCaveat(
-  uid: number | undefined = process.getuid?.(),
-  pidsCgroup = false,
-): string | undefined {
-  if (uid !== 0 || pidsCgroup) return undefined;
-  return "the gateway runs as root and cannot create pids cgroups, so the sandbox's process limit (RLIMIT_NPROC) does not bind its commands: a fork bomb is stopped only by the command's timeout";
-}
+export const DEFAULT_SANDBOX_UID = 65534;
 
-/** The fix for `processLimitCaveat`. */
-export const PROCESS_LIMIT_FIX =
-  "run Herald as an ordinary user, or give it a writable pids cgroup (cgroup v1 pids hierarchy, or a delegated cgroup v2 subtree: exec.sandbox.cgroupDir)";
+/** Where the file helper's node is mounted when the gateway's own node is not under /usr. */
+const HELPER_NODE = "/opt/herald-node/node";
 
 /** Options of `SandboxBackend`. */
 export interface SandboxBackendOptions {
@@ -79,94 +70,16 @@ export interface SandboxBackendOptions {
    * relies on RLIMIT_NPROC alone. @defaultValue true
    */
   readonly pidsCgroup?: boolean | string;
-}
-
-/**
- * With the network allowed, /etc/resolv.conf must resolve: on systemd-resolved hosts it links to a file
- * under /run, which the sandbox does not mount, so that one file is bound at its own path.
- */
-function resolverArgs(): string[] {
-  try {
-    if (!lstatSync("/etc/resolv.conf").isSymbolicLink()) return [];
-    const target = realpathSync("/etc/resolv.conf");
-    return target.startsWith("/etc/") || target.startsWith("/usr/") ? [] : ["--ro-bind", target, target];
-  } catch {
-    return []; // No resolver configured: names will not resolve, as on the host.
-  }
-}
-
-/** The system part of the sandbox: /usr read-only and the merged-usr links (or binds) as on the host. */
-function systemArgs(): string[] {
-  const args = ["--ro-bind", "/usr", "/usr"];
-  for (const top of ["/bin", "/sbin", "/lib", "/lib32", "/lib64"]) {
-    if (!existsSync(top)) continue;
-    const stat = lstatSync(top);
-    if (stat.isSymbolicLink()) args.push("--symlink", readlinkSync(top), top);
-    else args.push("--ro-bind", top, top);
-  }
-  args.push("--ro-bind", "/etc", "/etc");
-  for (const file of MASKED_ETC_FILES) if (existsSync(file)) args.push("--ro-bind", "/dev/null", file);
-  for (const dir of MASKED_ETC_DIRS) if (existsSync(dir)) args.push("--tmpfs", dir);
-  return args;
-}
-
-/**
- * The complete bwrap argument list for one command: exported so it can be shown and reviewed.
- * @param workdir the working directory inside the sandbox (under `/workspace`).
- */
-export function bwrapArgs(input: {
-  workspaceDir: string;
-  workdir: string;
-  command: string;
-  env: Readonly<Record<string, string>>;
-  limits: ExecLimits;
-  networkAllowed: boolean;
-  prlimitPath: string;
-}): string[] {
-  const { limits } = input;
-  const args = [
-    "--die-with-parent",
-    "--new-session",
-    "--unshare-all",
-    ...(input.networkAllowed ? ["--share-net"] : []),
-    "--unshare-user",
-    "--uid",
-    SANDBOX_ID,
-    "--gid",
-    SANDBOX_ID,
-    "--cap-drop",
-    "ALL",
-    "--hostname",
-    "herald-sandbox",
-    ...systemArgs(),
-    ...(input.networkAllowed ? resolverArgs() : []),
-    "--tmpfs",
-    "/tmp",
-    "--proc",
-    "/proc",
-    "--dev",
-    "/dev",
-    "--bind",
-    input.workspaceDir,
-    SANDBOX_WORKSPACE,
-    "--chdir",
-    input.workdir,
-    "--clearenv",
-  ];
-  for (const [name, value] of Object.entries(input.env)) args.push("--setenv", name, value);
-  args.push(
-    "--",
-    input.prlimitPath,
-    `--cpu=${limits.cpuSeconds}`,
-    `--as=${limits.memoryBytes}`,
-    `--nproc=${limits.maxProcesses}`,
-    `--fsize=${limits.maxFileSizeBytes}`,
-    "--",
-    "/bin/sh",
-    "-c",
-    input.command,
-  );
-  return args;
+  /**
+   * The unprivileged uid and gid the sandbox runs as when the gateway is root (ignored otherwise: the
+   * gateway's own user is then the sandbox's). @defaultValue 65534 (nobody / nogroup)
+   */
+  readonly uid?: number;
+  readonly gid?: number;
+  /** The file helper ends after this long without a request, ms. @defaultValue 30_000 */
+  readonly fileHelperIdleMs?: number;
+  /** @defaultValue process.getuid() (tests pass 0 or 1000 to see both argument lists) */
+  readonly gatewayUid?: number;
 }
 
 /** Runs every command in a fresh bubblewrap sandbox with the workspace bind-mounted at /workspace. */
@@ -177,8 +90,12 @@ export class SandboxBackend implements ExecutionBackend {
   private readonly networkAllowed: boolean;
   private readonly limits: ExecLimits;
   private readonly pidsCgroupOption: boolean | string;
+  private readonly user: SandboxUser | undefined;
+  private readonly fileHelperIdleMs: number;
   private cgroups: { cgroups: PidsCgroups } | { reason: string } | undefined;
   private launcher: CgroupLauncher | undefined;
+  /** File helpers by workspace directory (each starts and ends its own process). */
+  private readonly helpers = new Map<string, HelperWorkspaceFiles>();
 
   constructor(options: SandboxBackendOptions = {}) {
     this.bwrapPath = options.bwrapPath ?? "/usr/bin/bwrap";
@@ -186,6 +103,12 @@ export class SandboxBackend implements ExecutionBackend {
     this.networkAllowed = options.networkAllowed ?? false;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.pidsCgroupOption = options.pidsCgroup ?? true;
+    this.fileHelperIdleMs = options.fileHelperIdleMs ?? 30_000;
+    const uid = options.uid ?? DEFAULT_SANDBOX_UID;
+    this.user =
+      (options.gatewayUid ?? process.getuid?.()) === 0
+        ? { uid, gid: options.gid ?? uid, setprivPath: "/usr/bin/setpriv", unsharePath: "/usr/bin/unshare" }
+        : undefined;
   }
 
   /** The per-command pids cgroups, found (and proven) on first use; undefined when there are none. */
@@ -198,13 +121,15 @@ export class SandboxBackend implements ExecutionBackend {
   }
 
   /**
-   * How the process limit is enforced: a pids cgroup per command (`cgroupDir` names where), or
-   * RLIMIT_NPROC alone with the caveat when that does not bind (a root gateway).
+   * How commands are bounded: a pids cgroup per command (`cgroupDir` names where) besides
+   * RLIMIT_NPROC, and, for a root gateway, the unprivileged uid/gid they run as outside (`runsAs`).
    */
-  processLimit(): { cgroupDir?: string; caveat?: string } {
+  processLimit(): { cgroupDir?: string; runsAs?: { uid: number; gid: number } } {
     const cgroups = this.pidsCgroups();
-    const caveat = processLimitCaveat(process.getuid?.(), cgroups !== undefined);
-    return { ...(cgroups ? { cgroupDir: cgroups.dir } : {}), ...(caveat ? { caveat } : {}) };
+    return {
+      ...(cgroups ? { cgroupDir: cgroups.dir } : {}),
+      ...(this.user ? { runsAs: { uid: this.user.uid, gid: this.user.gid } } : {}),
+    };
   }
 
   async checkAvailable(): Promise<Availability> {
@@ -215,12 +140,9 @@ export class SandboxBackend implements ExecutionBackend {
         fix: "apt-get install bubblewrap (or set the sandbox bwrapPath option to where bwrap is)",
       };
     }
-    if (!(await isExecutable(this.prlimitPath))) {
-      return {
-        available: false,
-        missing: `prlimit is not installed at ${this.prlimitPath}`,
-        fix: "apt-get install util-linux",
-      };
+    for (const tool of [this.prlimitPath, this.user?.setprivPath, this.user?.unsharePath]) {
+      if (tool && !(await isExecutable(tool)))
+        return { available: false, missing: `${tool} is not installed`, fix: "apt-get install util-linux" };
     }
     const availability = await this.probe();
     // A gateway checks before its first command: have a shell ready in a cgroup by then.
@@ -228,10 +150,11 @@ export class SandboxBackend implements ExecutionBackend {
     return availability;
   }
 
-  /** Runs `true` in a real sandbox: catches kernels without user namespaces. */
+  /** Runs `true` in a real sandbox: catches kernels without user namespaces, an old util-linux. */
   private async probe(): Promise<Availability> {
     const dir = await mkdtemp(join(tmpdir(), "herald-sandbox-probe-"));
     try {
+      await this.prepare({ key: "probe", dir });
       const args = this.argsFor({ key: "probe", dir }, { command: "true" });
       await new Promise<void>((resolve, reject) => {
         execFile(this.bwrapPath, args, { env: {}, timeout: 10_000 }, (err, _stdout, stderr) =>
@@ -240,9 +163,16 @@ export class SandboxBackend implements ExecutionBackend {
       });
       return { available: true };
     } catch (err) {
+      const message = (err as Error).message;
+      if (this.user && /unrecognized option|--map-user|--wd/.test(message))
+        return {
+          available: false,
+          missing: `util-linux's unshare is too old for a root gateway's sandbox: ${message}`,
+          fix: "install util-linux 2.38 or later (Debian 12, Ubuntu 23.04), or run Herald as an ordinary user",
+        };
       return {
         available: false,
-        missing: `bwrap cannot create a sandbox here: ${(err as Error).message}`,
+        missing: `bwrap cannot create a sandbox here: ${message}`,
         fix:
           "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 and " +
           "user.max_user_namespaces > 0), or in a container allow them (e.g. --security-opt seccomp=unconfined)",
@@ -252,8 +182,25 @@ export class SandboxBackend implements ExecutionBackend {
     }
   }
 
+  /**
+   * Creates the workspace; for a root gateway hands it to the sandbox's uid (a workspace made before,
+   * owned by root, is handed over with everything in it, links not followed).
+   */
   async prepare(workspace: Workspace): Promise<void> {
     await makeWorkspaceDir(workspace.dir);
+    const user = this.user;
+    if (!user) return;
+    try {
+      const info = await lstat(workspace.dir);
+      if (info.uid === user.uid && info.gid === user.gid) return;
+      if (info.uid === 0) await chownTree(workspace.dir, user);
+      else await chown(workspace.dir, user.uid, user.gid);
+    } catch (err) {
+      throw new HeraldError(
+        `cannot hand the workspace ${workspace.dir} to the sandbox's user ${user.uid}: ${(err as Error).message}`,
+        { code: "tool_error", cause: err },
+      );
+    }
   }
 
   spawn(workspace: Workspace, request: SpawnRequest): SpawnedProcess {
@@ -279,6 +226,45 @@ export class SandboxBackend implements ExecutionBackend {
     }
   }
 
+  /**
+   * The workspace's files, through a file helper (node) in a sandbox like the commands': the same
+   * mounts, user and limits, so the kernel keeps every read and write inside what commands can reach.
+   */
+  files(workspace: Workspace): WorkspaceFiles {
+    let helper = this.helpers.get(workspace.dir);
+    if (!helper) {
+      helper = new HelperWorkspaceFiles({
+        start: () => this.startHelper(workspace),
+        idleMs: this.fileHelperIdleMs,
+        shownRoot: SANDBOX_WORKSPACE,
+      });
+      this.helpers.set(workspace.dir, helper);
+    }
+    return helper;
+  }
+
+  /** Ends the workspace's file helper, if one runs (its session ended). */
+  async release(workspace: Workspace): Promise<void> {
+    await this.helpers.get(workspace.dir)?.close();
+  }
+
+  /** How many file helpers run now (an idle gateway runs none). */
+  get runningFileHelpers(): number {
+    return [...this.helpers.values()].filter((h) => h.active).length;
+  }
+
+  private startHelper(workspace: Workspace): ChildProcess {
+    const node = process.execPath;
+    const inUsr = node.startsWith("/usr/");
+    const args = this.argsFor(
+      workspace,
+      {},
+      [inUsr ? node : HELPER_NODE, "--max-old-space-size=64", "-e", FILES_HELPER_SOURCE, SANDBOX_WORKSPACE],
+      inUsr ? [] : ["--ro-bind", node, HELPER_NODE],
+    );
+    return spawn(this.bwrapPath, args, { env: {}, stdio: ["pipe", "pipe", "pipe"] });
+  }
+
   /** The launcher into per-command pids cgroups, when there are any. */
   private cgroupLauncher(): CgroupLauncher | undefined {
     const cgroups = this.pidsCgroups();
@@ -287,8 +273,16 @@ export class SandboxBackend implements ExecutionBackend {
     return this.launcher;
   }
 
-  /** The bwrap arguments `spawn` would use (for review and the docs). */
-  argsFor(workspace: Workspace, request: SpawnRequest): string[] {
+  /**
+   * The bwrap arguments `spawn` would use (for review and the docs); `argv` replaces the shell running
+   * `request.command` (the file helper), `extraMounts` adds mounts.
+   */
+  argsFor(
+    workspace: Workspace,
+    request: Partial<SpawnRequest>,
+    argv?: readonly string[],
+    extraMounts: readonly string[] = [],
+  ): string[] {
     const hostWorkdir = resolveInside(workspace.dir, request.workdir ?? ".", {
       virtualRoot: SANDBOX_WORKSPACE,
     });
@@ -296,19 +290,36 @@ export class SandboxBackend implements ExecutionBackend {
     return bwrapArgs({
       workspaceDir: workspace.dir,
       workdir: rel ? `${SANDBOX_WORKSPACE}/${rel}` : SANDBOX_WORKSPACE,
-      command: request.command,
+      argv: argv ?? ["/bin/sh", "-c", request.command ?? "true"],
       env: { PATH: DEFAULT_PATH, HOME: SANDBOX_WORKSPACE, LANG: "C.UTF-8", ...request.env },
       limits: this.limits,
       networkAllowed: this.networkAllowed,
       prlimitPath: this.prlimitPath,
+      user: this.user,
+      extraMounts,
     });
   }
 
   async close(): Promise<void> {
+    const helpers = [...this.helpers.values()];
+    this.helpers.clear();
+    await Promise.all(helpers.map((h) => h.close()));
     await this.launcher?.close();
     this.launcher = undefined;
     if (this.cgroups && "cgroups" in this.cgroups) this.cgroups.cgroups.close();
   }
+}
+
+/** `chown -R -P`: every entry of `dir` to `user`, symbolic links themselves, never their targets. */
+function chownTree(dir: string, user: SandboxUser): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      "chown",
+      ["-R", "-P", `${user.uid}:${user.gid}`, "--", dir],
+      { env: { PATH: DEFAULT_PATH } },
+      (err, _stdout, stderr) => (err ? reject(new Error(stderr.trim() || err.message)) : resolve()),
+    );
+  });
 }
 
 async function isExecutable(path: string): Promise<boolean> {

@@ -10,6 +10,7 @@ import { basename, join } from "node:path";
 import { HeraldError } from "../core/errors.js";
 import { type Logger, silentLogger } from "../core/logger.js";
 import { shellQuote, spawnGroup } from "./child.js";
+import { ShellWorkspaceFiles } from "./files-shell.js";
 import { remoteWorkdir } from "./paths.js";
 import { remoteKillScript, remotePidFile, remoteRunScript } from "./remote.js";
 import {
@@ -19,6 +20,7 @@ import {
   type SpawnedProcess,
   type SpawnRequest,
   type Workspace,
+  type WorkspaceFiles,
 } from "./types.js";
 
 /** Options of `SshBackend`. */
@@ -197,6 +199,11 @@ export class SshBackend implements ExecutionBackend {
         return kill.then(() => {});
       },
     });
+  }
+
+  /** The remote workspace's files, read and written on the remote host over the same connection. */
+  files(workspace: Workspace): WorkspaceFiles {
+    return new ShellWorkspaceFiles(this, workspace, this.remoteDir(workspace));
   }
 
   async close(): Promise<void> {

@@ -66,6 +66,52 @@ export interface SpawnedProcess {
   readonly exited: Promise<ExitStatus>;
 }
 
+/** A file or folder of a workspace as `WorkspaceFiles.stat` sees it (symbolic links followed). */
+export interface FileInfo {
+  readonly kind: "file" | "directory" | "other";
+  readonly sizeBytes: number;
+  /** Permission bits (`0o644`). */
+  readonly mode: number;
+  readonly mtimeMs: number;
+}
+
+/** What `WorkspaceFiles.write` did. */
+export interface WriteOutcome {
+  /** True when the file did not exist before. */
+  readonly created: boolean;
+  /** The size of the file it replaced (0 when created). */
+  readonly previousBytes: number;
+  readonly writtenBytes: number;
+}
+
+/**
+ * The files of one workspace, read and written where its commands run: inside the sandbox as the
+ * sandbox's user, on the remote host, in the container, or on this host for `local`. The file tools,
+ * attachments, MCP files and the senses reach workspaces only through it, so a command that swaps a
+ * folder for a link cannot steer a read or write out of what the commands themselves can reach.
+ *
+ * Paths are relative to the workspace root, `/`-separated, already checked by `workspacePath` (no
+ * `..` above the root). The backend checks again where the files are: a path whose real location is
+ * outside the workspace (a symbolic link pointing out) is refused with `invalid_input`.
+ * Errors: `HeraldError` with `not_found` (no such file or folder), `invalid_input` (outside, a folder
+ * where a file is expected, too large) or `tool_error` (anything else, with the reason).
+ */
+export interface WorkspaceFiles {
+  /** The file or folder at `path`, or undefined when nothing is there. */
+  stat(path: string): Promise<FileInfo | undefined>;
+  /** Up to `length` bytes of the file at `path` from byte `offset` (fewer at its end). */
+  read(path: string, range: { readonly offset: number; readonly length: number }): Promise<Uint8Array>;
+  /**
+   * Writes the file at `path` whole and atomically (a temporary file beside it, then a rename), making
+   * missing parent folders. Keeps the mode of a file it replaces; a new file gets `mode` or 0644.
+   */
+  write(
+    path: string,
+    data: Uint8Array | AsyncIterable<Uint8Array>,
+    options?: { readonly mode?: number },
+  ): Promise<WriteOutcome>;
+}
+
 /**
  * Where commands run. Implementations: `LocalBackend`, `SandboxBackend`, `SshBackend`,
  * `DockerBackend`, built by `createExecutionBackend`.
@@ -85,7 +131,17 @@ export interface ExecutionBackend {
    * error message on stderr, as a shell would report it.
    */
   spawn(workspace: Workspace, request: SpawnRequest): SpawnedProcess;
-  /** Releases what the backend opened (control connections, containers). Idempotent. */
+  /**
+   * The files of a prepared workspace, read and written where its commands run (see
+   * `WorkspaceFiles`). Cheap: call it per use.
+   */
+  files(workspace: Workspace): WorkspaceFiles;
+  /**
+   * Ends what the backend keeps running for `workspace` besides commands (the sandbox's file helper),
+   * e.g. when its session ends; the next use starts it again. Optional; never throws.
+   */
+  release?(workspace: Workspace): Promise<void>;
+  /** Releases what the backend opened (control connections, containers, file helpers). Idempotent. */
   close(): Promise<void>;
 }
 
@@ -99,14 +155,26 @@ export interface ExecLimits {
   readonly maxProcesses: number;
   /** Largest file a command may write, bytes (RLIMIT_FSIZE). */
   readonly maxFileSizeBytes: number;
+  /** Size of the sandbox's `/tmp` and of its `/dev/shm` (each a tmpfs in memory), bytes. */
+  readonly tmpSizeBytes: number;
+  /**
+   * Disk a workspace may hold, bytes (measured with `du`; see `WorkspaceQuota`). Past it, file writes
+   * are refused and commands cannot grow files until files are deleted.
+   */
+  readonly workspaceQuotaBytes: number;
 }
 
-/** Defaults of `ExecLimits`: 5 CPU minutes, 1 GiB, 256 processes, 1 GiB files. */
+/**
+ * Defaults of `ExecLimits`: 5 CPU minutes, 1 GiB, 256 processes, 1 GiB files, 256 MiB of `/tmp` (and
+ * of `/dev/shm`), 2 GiB per workspace.
+ */
 export const DEFAULT_LIMITS: ExecLimits = {
   cpuSeconds: 300,
   memoryBytes: 1024 * 1024 * 1024,
   maxProcesses: 256,
   maxFileSizeBytes: 1024 * 1024 * 1024,
+  tmpSizeBytes: 256 * 1024 * 1024,
+  workspaceQuotaBytes: 2 * 1024 * 1024 * 1024,
 };
 
 /** PATH every backend gives its commands. */

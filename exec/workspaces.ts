@@ -16,7 +16,6 @@ import { lstat, mkdir, readdir, rename, rm, stat, unlink, utimes, writeFile } fr
 import { basename, dirname, join, resolve } from "node:path";
 import { describeError, HeraldError } from "../core/errors.js";
 import { type Logger, silentLogger } from "../core/logger.js";
-import { type ResolveInsideOptions, resolveInside } from "./paths.js";
 import type { Workspace } from "./types.js";
 
 export { resolveInside } from "./paths.js";
@@ -112,11 +111,6 @@ export class WorkspaceManager {
       );
     }
     return workspace;
-  }
-
-  /** `resolveInside(workspace.dir, path)`: a host path inside the workspace, or `HeraldError`. */
-  resolve(workspace: Workspace, path: string, options?: ResolveInsideOptions): string {
-    return resolveInside(workspace.dir, path, options);
   }
 
   /** The file whose modification time records the last use of the workspace `dir`. */

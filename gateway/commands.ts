@@ -26,6 +26,11 @@ export class CommandRegistry {
     this.resolvers.push(...(module.resolvers ?? []));
   }
 
+  /** The names of every registered command, hidden ones included (resolvers answer other names). */
+  names(): string[] {
+    return [...this.commands.keys()];
+  }
+
   /**
    * The command called `name`. Telegram's menu cannot carry hyphens, so `/my_command` also finds
    * `my-command`.

@@ -10,7 +10,7 @@ import type { CommandContext, CommandResult, DeferredAnswer } from "../core/comm
 import { parseCommand } from "../core/commands.js";
 import type { Logger } from "../core/logger.js";
 import { attribute, isSharedGroup } from "../core/speakers.js";
-import type { NewTurn, TurnRecord } from "../core/turn.js";
+import type { NewTurn, TurnRecord, TurnResume } from "../core/turn.js";
 import type { ChatMessage, InboundMessage, InboundOutcome, OutboundMessage } from "../core/types.js";
 import type {
   InboundLedger,
@@ -66,6 +66,8 @@ export interface InboundContext {
   input: string;
   /** `input` is a stored user message answered again (`/retry`): it is not attributed again. */
   replay?: boolean | undefined;
+  /** The turn resumes a held call (`/approve`, `/deny`): see `TurnResume`. */
+  resume?: TurnResume | undefined;
   opened?: OpenedSession | undefined;
   /** The message is in the inbound ledger (recorded by `dedupe`, or replayed from it). */
   recorded: boolean;
@@ -139,6 +141,7 @@ export const command: InboundStep = (ctx, deps) => {
     // A command that starts a turn (`/<skill> args`, `/retry`): its text is the turn's input.
     ctx.input = result.turnInput;
     ctx.replay = result.replay === true;
+    ctx.resume = result.resume;
     if (result.after) ctx.effects.push(result.after);
     return undefined;
   }
@@ -209,6 +212,7 @@ export const createTurn: InboundStep = (ctx, deps) => {
     source: message.platform === "api" ? "api" : "chat",
     input,
     inbound: message,
+    ...(ctx.resume ? { resume: ctx.resume } : {}),
   };
   deps.claim(sessionKey, ctx.effects, deps.turns.create(turn, ctx.now));
   return "accepted";

@@ -3,7 +3,8 @@
  * SQLite transaction, and every turn goes journal → queue → worker → result → session + outbox through
  * the turn coordinator (gateway/turns.ts), in one more. Side effects (enqueue, cancel, deliver) run after
  * the transaction commits, so a crash at any point leaves state that `start()` finishes: open turns run
- * again, undelivered replies go out, once. Commands and the scheduler reach turns through `control`.
+ * again (a turn that was running at two crashes is failed instead), undelivered replies go out, once.
+ * Commands and the scheduler reach turns through `control`.
  */
 
 import { createHash } from "node:crypto";
@@ -24,6 +25,7 @@ import { AccessPolicy, type UserIdNormalisers } from "./access.js";
 import { ButtonPrompts } from "./button-prompts.js";
 import { CommandRegistry } from "./commands.js";
 import { coreCommands } from "./core-commands.js";
+import { crashedTurnResult, crashedTurnsToFail } from "./crashed-turns.js";
 import {
   decideInbound,
   type InboundContext,
@@ -64,6 +66,13 @@ export interface GatewayRunnerOptions {
   compress?: CompressSession | undefined;
   /** Plugins' inbound hooks: may drop or rewrite a message of an allowed user. @defaultValue none */
   inboundHook?: InboundHook | undefined;
+  /**
+   * This process runs the turns (the embedded queue), so a turn found running at start was cut short
+   * by this process's own end: it runs once more, and is failed after a second such end
+   * (gateway/crashed-turns.ts). False where workers run them (Redis: BullMQ limits a dead worker's
+   * job). @defaultValue true
+   */
+  turnsRunHere?: boolean | undefined;
   now?: () => number;
 }
 
@@ -215,18 +224,37 @@ export class GatewayRunner {
         state.ledger.markHandled(message.platform, message.messageId, outcome);
       });
     }
-    const requeued = state.turns.requeueRunning();
+    let requeued: number;
+    if (this.options.turnsRunHere ?? true) {
+      const crashed = state.turns.requeueCrashed();
+      requeued = crashed.length;
+      for (const turn of crashedTurnsToFail(crashed, this.log))
+        this.turns.commit(turn.id, crashedTurnResult(turn.id, "the process ended during this turn twice"));
+    } else requeued = state.turns.requeueRunning();
     const keys = new Set(state.turns.allOpen().map((t) => t.sessionKey));
     if (requeued || keys.size) this.log.info({ requeued, sessions: keys.size }, "resuming open turns");
     for (const key of keys) this.turns.dispatch(key);
     this.outbox.resume();
   }
 
-  /** Stops feedback loops and delivery; open turns stay in the journal for the next start. */
+  /**
+   * Stops feedback loops and delivery; open turns stay in the journal for the next start, and the ones
+   * running are handed back uncounted (a clean stop is not a crash).
+   */
   async stop(): Promise<void> {
     this.unsubscribe?.();
     await this.outbox.stop();
+    const running = this.turns.runningTurnIds();
     await this.turns.stop();
+    try {
+      if (running.length) this.work.run(() => this.options.state.turns.handBack(running));
+    } catch (err) {
+      // The next start then counts their run as a crash: at worst one of them is failed early.
+      this.log.warn(
+        { error: describeError(err), turns: running.length },
+        "could not hand back running turns",
+      );
+    }
   }
 
   /** The InboundHandler adapters call. Resolves once the message is recorded and decided, durably. */

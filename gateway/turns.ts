@@ -6,9 +6,17 @@
  */
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { JobQueue, QueueEvent, TurnJob, TurnRecord, TurnResult } from "../core/turn.js";
+import {
+  type JobQueue,
+  type QueueEvent,
+  resumedStep,
+  type TurnJob,
+  type TurnRecord,
+  type TurnResult,
+} from "../core/turn.js";
 import type { KeyValueStore, PlatformAdapter } from "../core/types.js";
 import type { OutboxItem } from "../sessions/types.js";
+import { crashedTurnResult } from "./crashed-turns.js";
 import { TurnFeedback } from "./feedback.js";
 import type { OutboxDispatcher } from "./outbox-dispatcher.js";
 import { recordResult } from "./turn-commit.js";
@@ -92,6 +100,7 @@ export class TurnCoordinator {
       },
       history: context.history,
       input: { text: turn.input, attachments: turn.inbound?.attachments },
+      ...(turn.resume ? { resume: turn.resume } : {}),
       systemPrompt: context.systemPrompt,
       toolsets: turn.options?.toolsets ?? context.toolsets,
       ...(context.eagerToolsets ? { eagerToolsets: context.eagerToolsets } : {}),
@@ -117,7 +126,9 @@ export class TurnCoordinator {
           "I couldn't start working on that (the job queue is unavailable). Please try again shortly.",
         error: describeError(err),
         retryable: true,
-        messages: [{ role: "user", content: job.input.text }],
+        messages: job.resume
+          ? resumedStep(job.resume, "not run: the job queue was unavailable.")
+          : [{ role: "user", content: job.input.text }],
       });
     });
   }
@@ -132,7 +143,14 @@ export class TurnCoordinator {
     for (const turn of state.turns.openTurns(key)) {
       if (!state.turns.finish(turn.id, "cancelled", reason, this.o.now())) continue;
       count++;
-      if (keepInput && turn.input) {
+      // A resumed call keeps its step, so the history says what became of it.
+      if (turn.resume) {
+        const why =
+          turn.status === "running"
+            ? `stopped before it finished (${reason}); it may have run in part: check before running it again.`
+            : `not run: ${reason}.`;
+        state.sessions.append(turn.sessionId, resumedStep(turn.resume, why), { turnId: turn.id });
+      } else if (keepInput && turn.input) {
         state.sessions.append(turn.sessionId, [{ role: "user", content: turn.input }], { turnId: turn.id });
       }
       effects.push(() => {
@@ -176,14 +194,19 @@ export class TurnCoordinator {
         this.commit(event.jobId, event.result);
         return;
       case "failed":
-        this.commit(event.jobId, {
-          kind: "failed",
-          turnId: event.jobId,
-          userMessage: "Something went wrong while working on that; please try again.",
-          error: event.error,
-          retryable: event.retryable,
-          messages: [],
-        });
+        this.commit(
+          event.jobId,
+          event.code === "turn_crashed"
+            ? crashedTurnResult(event.jobId, event.error)
+            : {
+                kind: "failed",
+                turnId: event.jobId,
+                userMessage: "Something went wrong while working on that; please try again.",
+                error: event.error,
+                retryable: event.retryable,
+                messages: [],
+              },
+        );
         return;
     }
   };
@@ -208,6 +231,11 @@ export class TurnCoordinator {
       });
       this.claimNext(turn.sessionKey, effects);
     });
+  }
+
+  /** Ids of the turns this coordinator runs now (marked running in the journal by it). */
+  runningTurnIds(): string[] {
+    return [...this.activeByTurn.keys()];
   }
 
   /** Ends every turn's feedback (the process stops; open turns stay in the journal). */

@@ -1,8 +1,8 @@
 /**
- * `/reload-mcp`: restarts every MCP server, with `mcp_servers:` read again from config.yaml. Where this
- * process runs the servers it answers at once with the servers it reloads, and the outcome follows as a
- * notice when they settled; where worker processes run them (Redis) it tells the workers to reload and
- * answers how many it told.
+ * `/reload-mcp` (owner only): restarts every MCP server, with `mcp_servers:` read again from config.yaml.
+ * Where this process runs the servers it answers at once with the servers it reloads, and the outcome
+ * follows as a notice when they settled; where worker processes run them (Redis) it tells the workers to
+ * reload and answers how many it told.
  */
 import type { CommandModule } from "../core/commands.js";
 import { describeError } from "../core/errors.js";
@@ -55,6 +55,8 @@ export function mcpCommands(deps: ReloadCommandDeps): CommandModule {
     commands: {
       "reload-mcp": {
         description: "restart the MCP servers (reads mcp_servers: in config.yaml again)",
+        // Every chat's MCP tools restart: the owner's decision, not one user's.
+        access: "owner",
         run: ({ message }) => {
           let servers: McpServerConfig[];
           try {

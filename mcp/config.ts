@@ -40,6 +40,11 @@ export const mcpServerSchema = z
     platforms: z.array(z.string().min(1)).optional(),
     /** Group chats get its tools too. @defaultValue false */
     groups: z.boolean().default(false),
+    /**
+     * Whose turns get its tools: `owners`, or `everyone` admitted. A server acts with the operator's
+     * credentials (posts to Slack, GitHub, email…), so it serves owners unless opened. @defaultValue "owners"
+     */
+    access: z.enum(["owners", "everyone"]).default("owners"),
   })
   .refine((s) => Boolean(s.command) !== Boolean(s.url), {
     message:
@@ -77,6 +82,7 @@ export function resolveMcpServers(
       exclude: s.tools.exclude,
       platforms: s.platforms,
       groups: s.groups,
+      access: s.access,
     };
     if (s.command) {
       for (const field of ["headers", "bearerTokenEnv"] as const)
@@ -144,4 +150,9 @@ export function serverServes(server: McpServerConfig, platform: string, chatType
   if (!server.enabled) return false;
   if (server.platforms && !server.platforms.includes(platform)) return false;
   return chatType !== "group" || server.groups;
+}
+
+/** Whether a turn that acts for an owner (or not) gets `server`'s tools (its `access`). */
+export function serverAdmits(server: Pick<McpServerConfig, "access">, owner: boolean): boolean {
+  return owner || server.access === "everyone";
 }

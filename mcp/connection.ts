@@ -11,6 +11,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, type Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
 import { describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { cappedFetch, MAX_MCP_MESSAGE_BYTES, McpMessageTooLargeError } from "./capped-fetch.js";
 import type {
   McpCallOptions,
   McpResourceInfo,
@@ -66,6 +67,8 @@ export class McpConnection implements McpServerHandle {
   #tools: McpToolInfo[] = [];
   #error: string | undefined;
   #attempts = 0;
+  /** The client whose transport closed on a message over `MAX_MCP_MESSAGE_BYTES` (stdio). */
+  #oversized: Client | undefined;
   #connectedAt = 0;
   #timer: NodeJS.Timeout | undefined;
   #protocol: McpServerStatus["transport"];
@@ -271,6 +274,8 @@ export class McpConnection implements McpServerHandle {
       return await run(own.signal);
     } catch (err) {
       if (signal.aborted) throw signal.reason ?? err;
+      if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed && this.#oversized === client)
+        throw new McpMessageTooLargeError(name, MAX_MCP_MESSAGE_BYTES);
       if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
         throw new McpUnavailableError(
           name,
@@ -359,6 +364,7 @@ export class McpConnection implements McpServerHandle {
         env: config.env,
         ...(config.cwd ? { cwd: config.cwd } : {}),
         stderr: "pipe",
+        maxBufferSize: MAX_MCP_MESSAGE_BYTES,
       });
       transport.stderr?.on("data", (chunk: Buffer) =>
         this.#log.debug({ stderr: chunk.toString("utf8").slice(0, 2000) }, "mcp server stderr"),
@@ -366,16 +372,25 @@ export class McpConnection implements McpServerHandle {
       return attempt(transport, "stdio");
     }
     const url = new URL(config.url);
-    const requestInit = { headers: config.headers };
-    if (config.protocol === "sse") return attempt(new SSEClientTransport(url, { requestInit }), "sse");
+    const fetch = cappedFetch(config.name, { onTooLarge: () => this.#dropOversized() });
+    const options = { requestInit: { headers: config.headers }, fetch };
+    if (config.protocol === "sse") return attempt(new SSEClientTransport(url, options), "sse");
     try {
-      return await attempt(new StreamableHTTPClientTransport(url, { requestInit }), "streamable_http");
+      return await attempt(new StreamableHTTPClientTransport(url, options), "streamable_http");
     } catch (err) {
       // A refusal of the credentials is not a sign of an older server: no SSE attempt then.
       if (config.protocol === "streamable_http" || isAuthRefusal(err)) throw err;
       this.#log.debug({ error: describeError(err) }, "streamable HTTP failed, trying SSE");
-      return attempt(new SSEClientTransport(url, { requestInit }), "sse");
+      return attempt(new SSEClientTransport(url, options), "sse");
     }
+  }
+
+  /** A message over the bound arrived: its calls fail with McpMessageTooLargeError, the connection restarts. */
+  #dropOversized(): void {
+    const client = this.#client;
+    if (!client) return;
+    this.#oversized = client;
+    void client.close().catch(() => undefined);
   }
 
   #newClient(): Client {
@@ -409,7 +424,11 @@ export class McpConnection implements McpServerHandle {
       if (Date.now() - this.#connectedAt > STABLE_AFTER_MS) this.#attempts = 0;
       this.#retry();
     };
-    client.onerror = (err) => this.#log.debug({ error: describeError(err) }, "mcp transport error");
+    client.onerror = (err) => {
+      // The stdio transport's own bound: it closes the connection, and the call sees only that.
+      if (/ReadBuffer exceeded maximum size/.test(String(err))) this.#oversized = client;
+      this.#log.debug({ error: describeError(err) }, "mcp transport error");
+    };
     return client;
   }
 

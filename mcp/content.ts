@@ -2,8 +2,6 @@
  * An MCP tool result as the agent loop understands it: text for the model, with images and binary
  * resources saved as files (in a folder the caller gives) and named in the text.
  */
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 /** A converted result: text for the model, files saved, whether the server flagged an error. */
@@ -24,8 +22,16 @@ const EXTENSIONS: Record<string, string> = {
   "application/gzip": "gz",
 };
 
-/** Where binary parts go, resolved only when a result has one: `dir` on this host, `shownAs` for the model. */
-export type SaveTarget = () => Promise<{ dir: string; shownAs: string }>;
+/**
+ * Saves one file of a result: `path` is a copy on this host the reply may send, `shownAs` the name the
+ * model is given (in a workspace: as its commands see it).
+ */
+export interface FileSink {
+  save(name: string, bytes: Uint8Array): Promise<{ path: string; shownAs: string }>;
+}
+
+/** Where binary parts go, resolved only when a result has one. */
+export type SaveTarget = () => Promise<FileSink>;
 
 /**
  * Converts `result`. Binary parts (images, audio, blob resources) are written under `saveTo`'s folder
@@ -39,18 +45,16 @@ export async function convertResult(
   const parts: string[] = [];
   const files: ConvertedResult["files"] = [];
   let n = 0;
-  let target: Promise<{ dir: string; shownAs: string }> | undefined;
+  let target: Promise<FileSink> | undefined;
   const save = async (base64: string, mimeType: string | undefined): Promise<string | undefined> => {
     if (!saveTo) return undefined;
     target ??= saveTo();
-    const { dir, shownAs } = await target;
-    await mkdir(dir, { recursive: true });
+    const sink = await target;
     const ext = (mimeType && EXTENSIONS[mimeType]) ?? "bin";
     const name = `${prefix}-${Date.now()}-${++n}.${ext}`;
-    const path = join(dir, name);
-    await writeFile(path, Buffer.from(base64, "base64"));
+    const { path, shownAs } = await sink.save(name, Buffer.from(base64, "base64"));
     files.push({ path, ...(mimeType ? { mimeType } : {}) });
-    return join(shownAs, name);
+    return shownAs;
   };
   for (const part of result.content ?? []) {
     switch (part.type) {

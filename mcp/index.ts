@@ -6,10 +6,11 @@ export {
   mcpServersSchema,
   mcpToolset,
   resolveMcpServers,
+  serverAdmits,
   serverServes,
 } from "./config.js";
 export { McpConnection, McpUnavailableError } from "./connection.js";
-export { convertResult } from "./content.js";
+export { convertResult, type FileSink, type SaveTarget } from "./content.js";
 export { SAFE_ENV_KEYS, stdioEnvironment } from "./env.js";
 export { McpManager, type McpManagerOptions } from "./manager.js";
 export { cleanInputSchema, modelToolName } from "./schema.js";

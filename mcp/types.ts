@@ -19,6 +19,11 @@ interface McpServerCommon {
   platforms: string[] | undefined;
   /** Whether group chats get its tools too (DMs of allowed users do). */
   groups: boolean;
+  /**
+   * Whose turns get its tools: `owners` (the users the configuration names, and the operator's
+   * channels), or `everyone` admitted (pairing codes and `GATEWAY_ALLOW_ALL_USERS` included).
+   */
+  access: "owners" | "everyone";
 }
 
 /** A server Herald starts as a child process and talks to over stdin/stdout. */

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { Logger } from "../core/logger.js";
 import { withFileLock, writeFileAtomic } from "./atomic.js";
 import { checkContent } from "./guard.js";
-import type { MemoryStateApi, MemoryTarget, MemoryView, MemoryWriteResult } from "./types.js";
+import type { MemoryFiles, MemoryTarget, MemoryView, MemoryWriteResult } from "./types.js";
 
 /** Between two entries in a file (and in the prompt). */
 export const ENTRY_DELIMITER = "\n§\n";
@@ -43,7 +43,7 @@ function usedChars(entries: readonly string[]): number {
 }
 
 /** The memory files on disk. */
-export class FileMemoryStore implements MemoryStateApi {
+export class FileMemoryStore implements MemoryFiles {
   readonly dir: string;
   readonly #limits: Record<MemoryTarget, number>;
   readonly #logger: Logger | undefined;

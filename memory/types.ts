@@ -1,8 +1,11 @@
 /**
- * Contracts of the agent's memory: two bounded files of entries under `HERALD_HOME/memories/`
- * (`MEMORY.md`, the agent's notes about its environment and lessons; `USER.md`, what it knows about the
- * user) and the `MemoryStateApi` tools reach them through (in-process or over HTTP).
+ * Contracts of the agent's memory: two bounded files of entries (`MEMORY.md`, the agent's notes about
+ * its environment and lessons; `USER.md`, what it knows about the user). The owners share one pair under
+ * `HERALD_HOME/memories/`; every other user has a pair of their own under `memories/users/<user>/`.
+ * `MemoryFiles` is one pair; `MemoryStateApi` is what tools reach (in-process or over HTTP): each call
+ * names its caller, and the gateway picks the caller's pair.
  */
+import type { Caller } from "../core/access.js";
 
 /** Which file: `memory` is MEMORY.md (the agent's notes), `user` is USER.md (the user profile). */
 export type MemoryTarget = "memory" | "user";
@@ -25,10 +28,10 @@ export type MemoryWriteResult =
   | { ok: false; error: string; view?: MemoryView | undefined };
 
 /**
- * What tools need of memory. Writes are serialised and atomic; the prompt's snapshot is taken at a
+ * One pair of memory files. Writes are serialised and atomic; the prompt's snapshot is taken at a
  * session's start, so a write shows up in the system prompt from the next session on.
  */
-export interface MemoryStateApi {
+export interface MemoryFiles {
   read(target: MemoryTarget): Promise<MemoryView>;
   /** Adds an entry. Refused over the limit, for duplicates, secrets and instructions to the system. */
   add(target: MemoryTarget, content: string): Promise<MemoryWriteResult>;
@@ -36,4 +39,18 @@ export interface MemoryStateApi {
   replace(target: MemoryTarget, oldText: string, content: string): Promise<MemoryWriteResult>;
   /** Removes the one entry containing `oldText` (a unique substring). */
   remove(target: MemoryTarget, oldText: string): Promise<MemoryWriteResult>;
+}
+
+/**
+ * What tools need of memory: the files of whom `caller` acts for (the owners' shared pair, or the user's
+ * own). A caller that acts for nobody (a webhook's turn) has none: reads are empty, writes are refused.
+ */
+export interface MemoryStateApi {
+  read(target: MemoryTarget, caller: Caller): Promise<MemoryView>;
+  /** Adds an entry. Refused over the limit, for duplicates, secrets and instructions to the system. */
+  add(target: MemoryTarget, content: string, caller: Caller): Promise<MemoryWriteResult>;
+  /** Replaces the one entry containing `oldText` (a unique substring) with `content`. */
+  replace(target: MemoryTarget, oldText: string, content: string, caller: Caller): Promise<MemoryWriteResult>;
+  /** Removes the one entry containing `oldText` (a unique substring). */
+  remove(target: MemoryTarget, oldText: string, caller: Caller): Promise<MemoryWriteResult>;
 }

@@ -4,7 +4,16 @@
  * /personality) and `AGENTS.md` in a session's workspace (project context). Read synchronously, when a
  * session's prompt snapshot is taken, so each file is read once per session, not once per turn.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  statSync,
+} from "node:fs";
 import { join } from "node:path";
 
 /** A file's text is cut to this many characters (the prompt prefix goes out on every request). */
@@ -72,25 +81,49 @@ export class PersonaFiles {
     return picked ?? this.soul();
   }
 
-  /** The prompt section of `AGENTS.md` in `workspaceDir`, or undefined when there is none. */
+  /**
+   * The prompt section of `AGENTS.md` in `workspaceDir`, or undefined when there is none. The file is
+   * the commands' to change: a symbolic link there (to HERALD_HOME/.env, say) is not followed, and only
+   * a regular file is read, as much of it as the prompt takes.
+   */
   projectContext(workspaceDir: string): string | undefined {
-    const text = this.#read(join(workspaceDir, "AGENTS.md"));
-    return text && `## Project context (AGENTS.md in your workspace)\n${text}`;
+    const path = join(workspaceDir, "AGENTS.md");
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      if (!fstatSync(fd).isFile()) return undefined;
+      // UTF-8 takes at most 4 bytes a character: this is always enough for MAX_FILE_CHARS.
+      const buffer = Buffer.alloc(MAX_FILE_CHARS * 4 + 4);
+      const length = readSync(fd, buffer, 0, buffer.length, 0);
+      const text = cut(buffer.subarray(0, length).toString("utf8").trim());
+      return text && `## Project context (AGENTS.md in your workspace)\n${text}`;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // ELOOP: a symbolic link, refused by O_NOFOLLOW.
+      if (code !== "ENOENT" && code !== "ELOOP") this.#onError?.(path, err);
+      return undefined;
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
   }
 
   #read(path: string): string | undefined {
     try {
       if (!statSync(path).isFile()) return undefined;
-      const text = readFileSync(path, "utf8").trim();
-      if (!text) return undefined;
-      return text.length > MAX_FILE_CHARS
-        ? `${text.slice(0, MAX_FILE_CHARS)}\n[…cut at ${MAX_FILE_CHARS} characters]`
-        : text;
+      return cut(readFileSync(path, "utf8").trim());
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") this.#onError?.(path, err);
       return undefined;
     }
   }
+}
+
+/** `text` cut at `MAX_FILE_CHARS` with a note; undefined when empty. */
+function cut(text: string): string | undefined {
+  if (!text) return undefined;
+  return text.length > MAX_FILE_CHARS
+    ? `${text.slice(0, MAX_FILE_CHARS)}\n[…cut at ${MAX_FILE_CHARS} characters]`
+    : text;
 }
 
 function readdirSafe(dir: string): string[] {

@@ -23,6 +23,12 @@ import type {
 } from "./sdk.js";
 import { CAPABILITIES } from "./sdk.js";
 
+/** The toolset of plugins' tools every admitted user's turns get. */
+export const PLUGINS_TOOLSET = "plugins";
+
+/** The toolset of the tools of plugins only owners' turns get (`plugins.owners_only`). */
+export const OWNERS_PLUGINS_TOOLSET = "plugins_owners";
+
 /** Runs a plugin's command line in a turn's workspace (the app wires the execution backend). */
 export type PluginExecRunner = (
   origin: TurnOrigin,
@@ -48,6 +54,11 @@ export interface PluginHostOptions {
    * addresses only unless the owner allows the plugin more). Called at each tool call; must not throw.
    */
   fetch(plugin: string): typeof fetch;
+  /**
+   * Whether only owners get the plugin's tools (toolset `plugins_owners`) and commands.
+   * @defaultValue none: every admitted user gets them
+   */
+  ownersOnly?: ((plugin: string) => boolean) | undefined;
 }
 
 /** One plugin as `herald plugins list`, `/plugins`, `/status` and doctor show it. */
@@ -173,6 +184,8 @@ export class PluginHost {
           const owner = this.#loaded.find((p) => p.definition.commands?.[name]);
           const command = owner?.definition.commands?.[name];
           if (!owner || !command) return undefined;
+          if (this.#o.ownersOnly?.(owner.manifest.name) && !ctx.isOwner)
+            return `/${name} is for the owner only.`;
           const { chat, chatType } = ctx.message;
           const files =
             owner.manifest.capabilities.includes("filesystem") &&
@@ -220,7 +233,7 @@ export class PluginHost {
       name: tool.name,
       description: tool.description,
       parameters: tool.parameters,
-      toolset: "plugins",
+      toolset: this.#o.ownersOnly?.(plugin) ? OWNERS_PLUGINS_TOOLSET : PLUGINS_TOOLSET,
       ...(tool.label ? { label: (args: unknown) => tool.label!(args) } : {}),
       execute: async (args: unknown, ctx: ToolContext): Promise<ToolOutput> => {
         try {
@@ -281,9 +294,16 @@ export class PluginHost {
     const chat = ctx.state.chat;
     if (has("send") && chat) plugin.send = (text) => chat.notify(origin.chat, text);
     if (has("state")) {
+      // The caller's own conversations, as `session_search` reads them: never another user's.
       plugin.state = {
         searchSessions: async (query, options) =>
-          (await ctx.state.searchSessions(query, { limit: options?.limit ?? 5 })).map((h) => ({
+          (
+            await ctx.state.searchSessions(query, {
+              limit: options?.limit ?? 5,
+              keyPrefix: `${origin.chat.platform}:`,
+              userId: origin.userId,
+            })
+          ).map((h) => ({
             sessionId: h.sessionId,
             role: h.role,
             snippet: h.snippet,

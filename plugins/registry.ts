@@ -4,10 +4,12 @@
  */
 import { ToolRegistry } from "../agent/tool-registry.js";
 import type { Tool } from "../agent/types.js";
+import { OWNERS_PLUGINS_TOOLSET, PLUGINS_TOOLSET } from "./host.js";
 
 /**
- * Built-in tools by toolset, plus the plugins' tools in every turn (a plugin is the owner's choice;
- * `herald plugins disable` removes its tools).
+ * Built-in tools by toolset, plus the plugins' tools: those of toolset `plugins` in every turn (a plugin
+ * is the owner's choice; `herald plugins disable` removes its tools), those of `plugins_owners` in turns
+ * whose toolsets name it (an owner's).
  */
 export class PluginToolRegistry extends ToolRegistry {
   constructor(
@@ -27,15 +29,17 @@ export class PluginToolRegistry extends ToolRegistry {
   }
 
   override toolsets(): string[] {
-    const sets = this.base.toolsets();
-    return this.plugins().length > 0 && !sets.includes("plugins") ? [...sets, "plugins"] : sets;
+    return [...new Set([...this.base.toolsets(), ...this.plugins().map((t) => t.toolset)])];
   }
 
   override toolsetSummary(toolset: string): string | undefined {
-    return toolset === "plugins" ? "tools of the installed plugins" : this.base.toolsetSummary(toolset);
+    if (toolset === PLUGINS_TOOLSET) return "tools of the installed plugins";
+    if (toolset === OWNERS_PLUGINS_TOOLSET) return "tools of the installed plugins for owners";
+    return this.base.toolsetSummary(toolset);
   }
 
   override forToolsets(names: readonly string[]): Tool[] {
-    return [...this.base.forToolsets(names), ...this.plugins()];
+    const plugins = this.plugins().filter((t) => t.toolset === PLUGINS_TOOLSET || names.includes(t.toolset));
+    return [...this.base.forToolsets(names), ...plugins];
   }
 }

@@ -4,7 +4,6 @@
  * a switch applies from the session's next turn.
  */
 import type { CommandContext, CommandModule } from "../core/commands.js";
-import type { InboundMessage } from "../core/types.js";
 import type { SessionStore, UsageLedger, UsageLine } from "../sessions/types.js";
 import type { ProviderCatalog } from "./catalog.js";
 import type { SessionModelStore } from "./settings.js";
@@ -15,8 +14,6 @@ export interface ProviderCommandsOptions {
   settings: SessionModelStore;
   sessions: Pick<SessionStore, "list">;
   usage: UsageLedger;
-  /** Whether the sender may run the owner's commands (`/usage all`, `/model` with an unlisted model). */
-  isOwner(message: InboundMessage): boolean;
   /** The fallback chain (`model.fallbacks`): listed and selectable like declared models. */
   fallbacks?: readonly string[] | undefined;
 }
@@ -53,7 +50,7 @@ export function providerCommands(options: ProviderCommandsOptions): CommandModul
             settings.set(ctx.sessionKey, sessionOf(ctx), { model: undefined });
             return `Back to the default model, ${catalog.defaultModel}.`;
           }
-          const target = pickModel(catalog, offered(), arg, options.isOwner(ctx.message));
+          const target = pickModel(catalog, offered(), arg, ctx.isOwner === true);
           if (!target) {
             return `There is no model '${arg}' here. ${modelList(offered(), modelOf(session), session.model !== undefined)}`;
           }
@@ -86,7 +83,7 @@ export function providerCommands(options: ProviderCommandsOptions): CommandModul
         run: (ctx) => {
           const arg = ctx.args.trim().toLowerCase();
           if (arg === "all") {
-            if (!options.isOwner(ctx.message)) return "Only the owner can see everyone's usage.";
+            if (!ctx.isOwner) return "Only the owner can see everyone's usage.";
             return usageAll(options.usage, catalog);
           }
           if (arg) return "Use /usage for this session, or /usage all (owner only).";

@@ -9,6 +9,7 @@
  * crash finds the turn instead of adding one; the runner resumes open turns at start.
  */
 
+import type { DeliveryRule } from "../core/access.js";
 import { formatChat, parseChat, sessionKey } from "../core/chat.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -19,8 +20,9 @@ import { createCronApi } from "./cron-api.js";
 import type { HomeChannels } from "./home-channels.js";
 import { formatDuration, latestOccurrence, nextOccurrence, periodAt, runsWhenLate } from "./schedule.js";
 import type { FinalRunStatus, SqliteCronStore } from "./sqlite-cron-store.js";
-import { resolveTargets, type TargetEnvironment } from "./targets.js";
-import type { CronJob, CronRun, CronStateApi, Scheduler, Tick } from "./types.js";
+import { type ResolvedTargets, resolveTargets, type TargetEnvironment } from "./targets.js";
+import { runToolsets } from "./toolsets.js";
+import type { CronJob, CronRun, CronStateApi, Scheduler, Tick, ToolsetLimit } from "./types.js";
 
 /** Options of {@link CronService}. */
 export interface CronServiceOptions {
@@ -44,6 +46,16 @@ export interface CronServiceOptions {
   platforms: () => Iterable<string>;
   /** Parses a chat string with the platforms' chat-id rules. @defaultValue `parseChat` */
   parseChat?: (value: string) => ChatRef | undefined;
+  /**
+   * The owner policy: a job whose maker is no owner delivers only to its origin (checked when a job is
+   * made or changed, and again at each run). @defaultValue none: every target is delivered
+   */
+  deliveryRule?: DeliveryRule | undefined;
+  /**
+   * The toolsets a turn of a job's maker's chat gets: a job names no others (checked when it is made or
+   * changed), and each run gets at most these. @defaultValue none: a run gets the toolsets its job names
+   */
+  toolsetLimit?: ToolsetLimit | undefined;
   logger: Logger;
   /** @defaultValue Date.now */
   now?: () => number;
@@ -74,7 +86,9 @@ export function skipTicksAfter(failures: number, periodMs: number): number {
 export class CronService {
   /** The `StateClient.cron` member the `cronjob` tool uses. */
   readonly api: CronStateApi;
-  readonly #o: Required<Omit<CronServiceOptions, "logger" | "parseChat">>;
+  readonly #o: Required<Omit<CronServiceOptions, "logger" | "parseChat" | "deliveryRule" | "toolsetLimit">>;
+  readonly #toolsetLimit: ToolsetLimit | undefined;
+  readonly #rule: DeliveryRule | undefined;
   readonly #parseChat: (value: string) => ChatRef | undefined;
   readonly #log: Logger;
   /** What the scheduler was told per job (schedule, paused, done), to tell it only changes. */
@@ -97,6 +111,8 @@ export class CronService {
       ...options,
     };
     this.#parseChat = options.parseChat ?? ((value) => parseChat(value));
+    this.#rule = options.deliveryRule;
+    this.#toolsetLimit = options.toolsetLimit;
     this.#log = options.logger.child({ component: "cron" });
     this.api = createCronApi({
       store: options.store,
@@ -104,6 +120,9 @@ export class CronService {
       now: () => this.#now(),
       knownPlatforms: () => this.#knownPlatforms(),
       changed: () => this.sync(),
+      deliveryRule: options.deliveryRule,
+      parseChat: this.#parseChat,
+      toolsetLimit: options.toolsetLimit,
     });
     options.listeners.turnFinished.add(this.#turnListener);
     options.listeners.deliverySettled.add(this.#deliveryListener);
@@ -254,7 +273,7 @@ export class CronService {
   #submit(job: CronJob, run: CronRun, key: string, now: number): void {
     const { control, turns, sessions } = this.#o;
     if (turns.get(run.id)) return;
-    const targets = resolveTargets(job.deliver, job.origin, this.#targetEnv());
+    const targets = this.#permitted(job, resolveTargets(job.deliver, job.origin, this.#targetEnv()));
     for (const { spec, reason } of targets.unreachable) this.#reportUnreachable(job, spec, reason);
     const parts = sessionPartsOf(job, run);
     const session = sessions.open(parts, { mode: "none", idleMinutes: 1440, atHour: 4 }, now).session;
@@ -270,10 +289,7 @@ export class CronService {
       source: "cron",
       input: `${skills}${job.prompt}`,
       cron: { jobId: job.id, runId: run.id, targets: targets.chats, subject: job.name },
-      options: {
-        toolsets: job.toolsets ?? this.#o.defaultToolsets.filter((t) => t !== "cron"),
-        model: job.model,
-      },
+      options: { toolsets: this.#toolsetsOf(job), model: job.model },
     });
     this.#log.info({ jobId: job.id, runId: run.id, targets: targets.chats.length }, "cron run started");
   }
@@ -440,6 +456,39 @@ export class CronService {
     for (const chat of chats) {
       if (this.#targetEnv().isRunning(chat.platform)) this.#o.control.notify(chat, text);
     }
+  }
+
+  /**
+   * The targets the job's maker may deliver to (the owner policy, asked again at each run: a job saved
+   * before its maker lost owner rights, or by an older Herald, delivers to its origin only). A job
+   * added on the command line is the owner's.
+   */
+  #permitted(job: CronJob, resolved: ResolvedTargets): ResolvedTargets {
+    const rule = this.#rule;
+    if (!rule || !job.origin) return resolved;
+    const maker = { chat: job.origin, userId: job.createdBy ?? "" };
+    const out: ResolvedTargets = { chats: [], unreachable: [...resolved.unreachable] };
+    for (const target of resolved.chats) {
+      if (rule.mayDeliver(maker, target.chat)) out.chats.push(target);
+      else
+        out.unreachable.push({
+          spec: target.spec,
+          reason: "only an owner's job delivers to another chat (this one may deliver to its origin)",
+        });
+    }
+    return out;
+  }
+
+  /** The run's toolsets: at most those of its maker's chat, asked again at each run. */
+  #toolsetsOf(job: CronJob): string[] {
+    const asked = job.toolsets ?? this.#o.defaultToolsets.filter((t) => t !== "cron");
+    const { toolsets, dropped } = runToolsets(job, asked, this.#toolsetLimit);
+    if (dropped.length && job.toolsets)
+      this.#log.warn(
+        { jobId: job.id, dropped },
+        "cron run without the toolsets its maker's chat does not get",
+      );
+    return toolsets;
   }
 
   #targetEnv(): TargetEnvironment {

@@ -1,6 +1,8 @@
 /**
- * Home channels: per platform, the chat that a job delivering to `<platform>` reports to. `/sethome` in a
- * chat makes it the home channel of its platform; `<P>_HOME_CHANNEL` is the default until then.
+ * Home channels: per platform, the chat that a job delivering to `<platform>` reports to (and
+ * `send_message` to `<platform>`, webhooks, provider key alerts). `/sethome` in a chat makes it the
+ * home channel of its platform; `<P>_HOME_CHANNEL` is the default until then. Only owners may run it:
+ * the home channel is where the owner's reports go, and no one else may reroute them.
  */
 
 import { formatChat, parseChat } from "../core/chat.js";
@@ -35,12 +37,13 @@ export class HomeChannels {
   }
 }
 
-/** `/sethome`: the chat it is sent in becomes its platform's home channel. */
+/** `/sethome` (owner only): the chat it is sent in becomes its platform's home channel. */
 export function setHomeCommand(homes: HomeChannels): CommandModule {
   return {
     commands: {
       sethome: {
         description: "make this chat the home channel for scheduled reports",
+        access: "owner",
         run: ({ message }) => {
           homes.set(message.chat);
           const p = message.platform;

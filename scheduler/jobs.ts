@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { formatChat } from "../core/chat.js";
 import { HeraldError } from "../core/errors.js";
-import type { ChatRef } from "../core/types.js";
+import type { ChatRef, ChatType } from "../core/types.js";
 import { describeSchedule, formatDuration, formatTime, parseSchedule } from "./schedule.js";
 import { parseTargets } from "./targets.js";
 import type { CronJob, CronJobInput, CronJobSpec, CronJobView, CronRun, MissedRunPolicy } from "./types.js";
@@ -22,6 +22,8 @@ export interface SpecContext {
   /** The creating chat and user (absent on the CLI). */
   origin?: ChatRef | undefined;
   createdBy?: string | undefined;
+  /** The creating chat's type. */
+  originChatType?: ChatType | undefined;
   /** Platform names targets may use; absent: any well-formed name. */
   knownPlatforms?: ReadonlySet<string> | undefined;
 }
@@ -87,6 +89,7 @@ export function buildSpec(input: Partial<CronJobInput>, ctx: SpecContext, base?:
     deliver,
     origin,
     createdBy: base ? base.createdBy : ctx.createdBy,
+    originChatType: base ? base.originChatType : ctx.originChatType,
     skills: input.skills !== undefined ? cleanList(input.skills, "skill") : base?.skills,
     toolsets: input.toolsets !== undefined ? cleanList(input.toolsets, "toolset") : base?.toolsets,
     model: input.model !== undefined ? input.model.trim() || undefined : base?.model,

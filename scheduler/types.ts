@@ -4,7 +4,7 @@
  * through. A tick is only a wake-up: the cron service claims the job's due tick in SQLite before a run
  * starts, so a tick delivered twice (restart, two processes) still runs once.
  */
-import type { ChatRef } from "../core/types.js";
+import type { ChatRef, ChatType } from "../core/types.js";
 
 /** When a job fires. Times are epoch ms. */
 export type Schedule =
@@ -36,6 +36,11 @@ export interface CronJobSpec {
   origin?: ChatRef | undefined;
   /** User id of the creator on the origin's platform; runs act as this user. */
   createdBy?: string | undefined;
+  /**
+   * Whether the origin is a DM or a group: a run gets at most the toolsets a turn of that chat gets.
+   * Absent in jobs of older builds (the gateway then decides by the chat's sessions).
+   */
+  originChatType?: ChatType | undefined;
   /** Skills the run should use (named in the run's input). */
   skills?: string[] | undefined;
   /** Toolsets of the run. @defaultValue the configured toolsets without "cron" */
@@ -148,7 +153,22 @@ export interface CronJobInput {
 export interface CronCaller {
   chat: ChatRef;
   userId: string;
+  /** The chat's type: the toolsets a job made here may name are that chat's. */
+  chatType?: ChatType | undefined;
 }
+
+/** The maker of a job as the toolset limit sees it: its origin chat, user and the chat's type. */
+export interface JobMaker {
+  chat: ChatRef;
+  userId: string;
+  chatType: ChatType | undefined;
+}
+
+/**
+ * The toolsets a turn of the maker's chat gets (its platform, chat type and owner rights): a job's runs
+ * get at most these. Must not throw.
+ */
+export type ToolsetLimit = (maker: JobMaker) => readonly string[];
 
 /** A job as tools and the CLI show it. */
 export interface CronJobView {

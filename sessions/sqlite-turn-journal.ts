@@ -1,6 +1,13 @@
 import type Database from "better-sqlite3";
 import { formatChat } from "../core/chat.js";
-import type { CronTurnOrigin, TurnOptions, TurnRecord, TurnSource, TurnStatus } from "../core/turn.js";
+import type {
+  CronTurnOrigin,
+  TurnOptions,
+  TurnRecord,
+  TurnResume,
+  TurnSource,
+  TurnStatus,
+} from "../core/turn.js";
 import type { ChatRef, InboundMessage } from "../core/types.js";
 import type { TurnJournal } from "./types.js";
 
@@ -44,14 +51,15 @@ function toTurn(row: TurnRow): TurnRecord {
 }
 
 /**
- * The `extra` column: `{ cron, options }`, or, in rows written before turns were typed, the flat bag
- * (`deliverTo`, `targetSpecs`, `subject`, `toolsets`, `model`, `cronJobId`, `runId`).
+ * The `extra` column: `{ cron, options, resume }`, or, in rows written before turns were typed, the
+ * flat bag (`deliverTo`, `targetSpecs`, `subject`, `toolsets`, `model`, `cronJobId`, `runId`).
  */
-function readExtra(extra: Record<string, unknown>): Pick<TurnRecord, "cron" | "options"> {
-  if ("cron" in extra || "options" in extra) {
-    const out: Pick<TurnRecord, "cron" | "options"> = {};
+function readExtra(extra: Record<string, unknown>): Pick<TurnRecord, "cron" | "options" | "resume"> {
+  if ("cron" in extra || "options" in extra || "resume" in extra) {
+    const out: Pick<TurnRecord, "cron" | "options" | "resume"> = {};
     if (extra["cron"]) out.cron = extra["cron"] as CronTurnOrigin;
     if (extra["options"]) out.options = extra["options"] as TurnOptions;
+    if (extra["resume"]) out.resume = extra["resume"] as TurnResume;
     return out;
   }
   const out: Pick<TurnRecord, "cron" | "options"> = {};
@@ -75,8 +83,9 @@ function readExtra(extra: Record<string, unknown>): Pick<TurnRecord, "cron" | "o
 
 /**
  * `TurnJournal` on the `turns` table. Status moves pending → running → done | cancelled | failed, and
- * running → pending on restart; a final status never changes again, which is how a stale result (a turn
- * cancelled, or finished by another attempt) is recognised.
+ * running → pending on a stop or restart; a final status never changes again, which is how a stale
+ * result (a turn cancelled, or finished by another attempt) is recognised. `attempts` counts the runs
+ * that ended without a clean stop handing the turn back, so it survives the crash it counts.
  */
 export class SqliteTurnJournal implements TurnJournal {
   readonly #stmt;
@@ -108,6 +117,12 @@ export class SqliteTurnJournal implements TurnJournal {
         "SELECT * FROM turns WHERE status IN ('pending', 'running') ORDER BY created_at, rowid",
       ),
       requeueRunning: db.prepare("UPDATE turns SET status = 'pending' WHERE status = 'running'"),
+      handBack: db.prepare<[string]>(
+        "UPDATE turns SET status = 'pending', attempts = MAX(attempts - 1, 0) WHERE id = ? AND status = 'running'",
+      ),
+      requeueCrashed: db.prepare<[], TurnRow>(
+        "UPDATE turns SET status = 'pending' WHERE status = 'running' RETURNING *",
+      ),
       prune: db.prepare<[number]>(
         "DELETE FROM turns WHERE status IN ('done', 'cancelled', 'failed') AND finished_at < ?",
       ),
@@ -125,7 +140,10 @@ export class SqliteTurnJournal implements TurnJournal {
       source: turn.source,
       input: turn.input,
       inbound: turn.inbound === undefined ? null : JSON.stringify(turn.inbound),
-      extra: turn.cron || turn.options ? JSON.stringify({ cron: turn.cron, options: turn.options }) : null,
+      extra:
+        turn.cron || turn.options || turn.resume
+          ? JSON.stringify({ cron: turn.cron, options: turn.options, resume: turn.resume })
+          : null,
       now,
     });
     // Built here rather than read back: this runs on every turn's hot path.
@@ -165,6 +183,16 @@ export class SqliteTurnJournal implements TurnJournal {
 
   requeueRunning(): number {
     return this.#stmt.requeueRunning.run().changes;
+  }
+
+  requeueCrashed(): TurnRecord[] {
+    return this.#stmt.requeueCrashed.all().map(toTurn);
+  }
+
+  handBack(turnIds: readonly string[]): number {
+    let changes = 0;
+    for (const id of turnIds) changes += this.#stmt.handBack.run(id).changes;
+    return changes;
   }
 
   /** Not in the contract: deletes final turns that finished before `beforeMs`; returns how many. */

@@ -132,7 +132,7 @@ export interface InboundLedger {
 export interface TurnJournal {
   create(turn: Omit<TurnRecord, "status" | "attempts" | "createdAt">, now?: number): TurnRecord;
   get(turnId: string): TurnRecord | undefined;
-  /** pending → running (returns false if the turn is not pending). Counts an attempt. */
+  /** pending → running (returns false if the turn is not pending). Counts an attempt (`attempts`). */
   markRunning(turnId: string, now?: number): boolean;
   /** Sets a final status; returns false if the turn was already final (its result is then stale). */
   finish(turnId: string, status: "done" | "cancelled" | "failed", error?: string, now?: number): boolean;
@@ -142,8 +142,19 @@ export interface TurnJournal {
   nextOpen(sessionKey: string): { id: string; status: TurnStatus } | undefined;
   /** Every non-final turn (restart recovery); running ones are returned as they are. */
   allOpen(): TurnRecord[];
-  /** Sets running turns back to pending (at start: the process that ran them is gone). */
+  /** Sets running turns back to pending (at start, where other processes run the turns: Redis workers). */
   requeueRunning(): number;
+  /**
+   * At the start of the process that runs the turns: a turn still running was cut short by the end of
+   * the previous process without a clean stop (a crash, an out-of-memory kill). Sets each back to
+   * pending with its run counted, and returns them so the caller can fail those that crashed before.
+   */
+  requeueCrashed(): TurnRecord[];
+  /**
+   * A clean stop: these running turns (the ones this process runs) go back to pending with their run
+   * not counted, so a restart is never taken for a crash. Returns how many changed.
+   */
+  handBack(turnIds: readonly string[]): number;
   /** Deletes final turns that finished before `beforeMs`; returns how many. */
   prune?(beforeMs: number): number;
 }

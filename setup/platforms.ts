@@ -274,12 +274,35 @@ async function emailStep(ctx: StepContext): Promise<void> {
     files.set("email.smtp_port", smtpPort);
     files.set("email.tls", tls);
     if (password.isNew) files.setEnv("EMAIL_PASSWORD", password.value);
+    await trustedAuthservStep(ctx);
     const owner = await p.text({
       key: "email.owner",
       message: "Your own email address (mail from it is answered; empty skips)",
     });
     return addOwner(ctx, "email", owner);
   }
+}
+
+/** `email.trusted_authserv_id`: whose Authentication-Results header vouches for senders. */
+async function trustedAuthservStep({ p, files }: StepContext): Promise<void> {
+  p.say(
+    "info",
+    "Herald answers a mail only when your mail server vouches for its sender (Authentication-Results: dmarc=pass, or dkim/spf=pass for the sender's domain). Name that server: the first word after 'Authentication-Results:' in the source of a mail you received, e.g. mx.google.com.",
+  );
+  const id = (
+    await p.text({
+      key: "email.trusted_authserv_id",
+      message: "Your mail server's authserv-id (empty: the topmost Authentication-Results header counts)",
+      initial: files.get("email.trusted_authserv_id") as string | undefined,
+    })
+  )?.trim();
+  // The config schema's rule: one word. Empty trusts the topmost header, safe only if the server writes one into every mail.
+  if (id && /^[^\s;()"\\]+$/.test(id)) files.set("email.trusted_authserv_id", id);
+  else
+    p.say(
+      "warn",
+      `${id ? `'${id}' is not an authserv-id` : "No authserv-id"}: the topmost header counts, whoever wrote it.`,
+    );
 }
 
 async function matrixStep(ctx: StepContext): Promise<void> {

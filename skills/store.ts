@@ -16,11 +16,11 @@ import { withFileLock, writeFileAtomic } from "../memory/atomic.js";
 import { listSupportFiles, loadSkills, parseSkillMarkdown, SKILL_FILE } from "./loader.js";
 import type {
   Skill,
+  SkillFiles,
   SkillIssue,
   SkillManageRequest,
   SkillResult,
   SkillSummary,
-  SkillsStateApi,
 } from "./types.js";
 import { checkFileText, checkName, checkSkillText, MAX_FILE_CHARS, resolveSupportPath } from "./validate.js";
 
@@ -47,7 +47,7 @@ export interface SkillUsage {
 
 const ABSENT = ".absent";
 
-export class FileSkillStore implements SkillsStateApi {
+export class FileSkillStore implements SkillFiles {
   readonly bundledDir: string;
   readonly userDir: string;
   readonly #options: FileSkillStoreOptions;

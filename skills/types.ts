@@ -4,6 +4,7 @@
  * live in `HERALD_HOME/skills/` and win on a name clash. Tools reach skills through `SkillsStateApi`
  * (in-process or over HTTP).
  */
+import type { Caller } from "../core/access.js";
 
 /** The frontmatter of a SKILL.md, validated. */
 export interface SkillMeta {
@@ -69,8 +70,8 @@ export type SkillManageRequest =
 /** A result phrased for the model; refusals are results, not errors. */
 export type SkillResult = { ok: true; message: string } | { ok: false; error: string };
 
-/** What tools need of skills. */
-export interface SkillsStateApi {
+/** The skill files (`FileSkillStore`); the dashboard edits them as the owner. */
+export interface SkillFiles {
   /** Skills that load (available or not) and the SKILL.md files that did not. */
   list(): Promise<{ skills: SkillSummary[]; issues: SkillIssue[] }>;
   /**
@@ -83,4 +84,14 @@ export interface SkillsStateApi {
   ): Promise<SkillResult>;
   /** Creates, patches, deletes or rolls back a user skill; every change keeps the previous version. */
   manage(request: SkillManageRequest): Promise<SkillResult>;
+}
+
+/**
+ * What tools need of skills: the skill files, changed only by a caller that acts for an owner (skills
+ * are shared by every chat: their index enters every prompt). Anyone else's `manage` is refused with a
+ * result saying so.
+ */
+export interface SkillsStateApi extends Omit<SkillFiles, "manage"> {
+  /** Creates, patches, deletes or rolls back a user skill, for an owner's caller. */
+  manage(request: SkillManageRequest, caller: Caller): Promise<SkillResult>;
 }

@@ -13,6 +13,8 @@ command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
 command -v rg >/dev/null 2>&1 || need_apt+=(ripgrep)
+# python3 inside the sandbox (/usr/bin): the sandbox tests' memory hog and the workspace-race swapper.
+[ -x /usr/bin/python3 ] || need_apt+=(python3)
 command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
 # The dashboard's tests drive a real headless Chromium through puppeteer-core.

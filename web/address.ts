@@ -122,3 +122,53 @@ export function blockedReason(address: string): string | undefined {
   const reason = inner && BLOCKED_V4.find((r) => inRange(inner, r))?.label;
   return reason ? `${reason}, inside an IPv6 address` : undefined;
 }
+
+/**
+ * `host` (a bind address, the name in a Host header, a URL's host) as WHATWG URL parsing canonicalizes
+ * it, the way browsers and `fetch` read it: lowercase, IDN to punycode, every IPv4 spelling
+ * (2130706433, 0177.0.0.1, 0x7f.1, 127.1, a trailing dot) to dotted decimal, IPv6 compressed in
+ * brackets. A bare IPv6 address is taken as if bracketed. Undefined when `host` is not a host alone:
+ * userinfo, a port, a path, percent-escapes, a zone id, white space. Pure; never throws.
+ */
+export function canonicalHost(host: string): string | undefined {
+  const text = isIP(host) === 6 ? `[${host}]` : host;
+  if (!text || /[@/?#\\%\s]/.test(text)) return undefined;
+  // A colon outside brackets is a port (which URL parsing drops silently when it is the default).
+  if (text.replace(/^\[[^\]]*\]/, "").includes(":")) return undefined;
+  try {
+    const url = new URL(`http://${text}/`);
+    return url.port === "" && !url.username && !url.password ? url.hostname : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * True when `address` (an IP address, bracketed or not) is this machine's loopback: 127.0.0.0/8, ::1,
+ * or 127.0.0.0/8 inside an IPv4-mapped IPv6 address (::ffff:127.0.0.1, which reaches the same socket).
+ * NAT64 and 6to4 forms are not: they leave the machine. Exact dotted decimal only; see `isLoopbackHost`
+ * for other spellings.
+ */
+export function isLoopbackAddress(address: string): boolean {
+  const bare = address.replace(/^\[|\]$/g, "");
+  const family = isIP(bare);
+  if (family === 4) return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+  if (family !== 6 || bare.includes("%")) return false;
+  const bytes = parseIpv6(bare);
+  if (!bytes) return false;
+  const zeros = (from: number, to: number) => bytes.slice(from, to).every((b) => b === 0);
+  if (zeros(0, 15) && bytes[15] === 1) return true;
+  return zeros(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff && bytes[12] === 127;
+}
+
+/**
+ * True when `host` names this machine's loopback and nothing else: `localhost` (with or without the
+ * trailing dot, any case) or a loopback address in any spelling URL parsing accepts (127.1,
+ * 2130706433, [::1], ::ffff:127.0.0.1). `127.0.0.1.evil.com`, `localhost.evil.com`, userinfo, ports
+ * and zone ids are not. Pure; never throws.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const name = canonicalHost(host);
+  if (name === undefined) return false;
+  return name === "localhost" || name === "localhost." || isLoopbackAddress(name);
+}

@@ -18,7 +18,8 @@ import {
 } from "undici";
 import { blockedReason } from "./address.js";
 import { WebError } from "./errors.js";
-import { systemLookup } from "./resolve.js";
+import { type OwnListeners, ownListeners } from "./own-listeners.js";
+import { ownListenerRefusal, systemLookup } from "./resolve.js";
 import type { AllowPrivate, GuardedFetchOptions, HostLookup } from "./types.js";
 
 type LookupCallback = Parameters<LookupFunction>[2];
@@ -34,13 +35,23 @@ class RefusedConnection extends Error {
   }
 }
 
-/** Why connecting to `address` for `hostname` is refused, or undefined when it may go ahead. */
+/** What a connection is checked against. */
+interface Policy {
+  allowPrivate: AllowPrivate;
+  listeners: OwnListeners;
+  hint: string;
+}
+
+/** Why connecting to `address`:`port` for `hostname` is refused, or undefined when it may go ahead. */
 function refusal(
   hostname: string,
   address: string,
-  allowPrivate: AllowPrivate,
-  hint: string,
+  port: number,
+  policy: Policy,
 ): RefusedConnection | undefined {
+  const { allowPrivate, hint } = policy;
+  const own = ownListenerRefusal(policy.listeners, hostname, address, port);
+  if (own) return new RefusedConnection(hostname, own);
   const reason = blockedReason(address);
   if (!reason) return undefined;
   const allowed =
@@ -56,13 +67,13 @@ function refusal(
  * A `net` lookup that resolves with `lookup` and refuses the whole name when any of its addresses is not
  * allowed (the connection may try them all: happy eyeballs). Answers both callback forms.
  */
-function checkingLookup(lookup: HostLookup, allowPrivate: AllowPrivate, hint: string): LookupFunction {
+function checkingLookup(lookup: HostLookup, port: number, policy: Policy): LookupFunction {
   return (hostname, options: LookupOptions, callback: LookupCallback) => {
     const { family: asked } = options;
     const family = asked === 4 || asked === "IPv4" ? 4 : asked === 6 || asked === "IPv6" ? 6 : 0;
     lookup(hostname).then(
       (found) => {
-        const refused = found.map((a) => refusal(hostname, a.address, allowPrivate, hint)).find(Boolean);
+        const refused = found.map((a) => refusal(hostname, a.address, port, policy)).find(Boolean);
         const usable = family ? found.filter((a) => a.family === family) : found;
         const first = usable[0];
         process.nextTick(() => {
@@ -120,7 +131,8 @@ function adopt(
 }
 
 /**
- * A `fetch` whose connections reach only public addresses unless `options.allowPrivate` allows more.
+ * A `fetch` whose connections reach only public addresses unless `options.allowPrivate` allows more,
+ * and never Herald's own listeners (`options.ownListeners`).
  * Redirects are followed by fetch as usual; each hop's connection is checked the same way. A refused
  * request rejects with a `WebError` of reason `blocked_address` whose message names the URL asked for,
  * the host, its address, why it is refused and then `options.hint` (how to allow it); every other
@@ -129,16 +141,30 @@ function adopt(
  * not the same class).
  */
 export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
-  const allowPrivate = options.allowPrivate ?? false;
+  const policy: Policy = {
+    allowPrivate: options.allowPrivate ?? false,
+    listeners: options.ownListeners ?? ownListeners,
+    hint: options.hint,
+  };
   const lookup = options.lookup ?? systemLookup;
-  const connectChecked = buildConnector({ lookup: checkingLookup(lookup, allowPrivate, options.hint) });
+  // The lookup is told no port, and the check needs one: a connector per port (a handful at most).
+  const connectors = new Map<number, buildConnector.connector>();
+  const connectorFor = (port: number) => {
+    let connector = connectors.get(port);
+    if (!connector) {
+      connector = buildConnector({ lookup: checkingLookup(lookup, port, policy) });
+      connectors.set(port, connector);
+    }
+    return connector;
+  };
   const dispatcher = new Agent({
     connect: (connect, callback) => {
+      const port = connect.port ? Number(connect.port) : connect.protocol === "https:" ? 443 : 80;
       // An IP literal never reaches the lookup: Node connects to it directly.
       const host = connect.hostname.replace(/^\[|\]$/g, "");
-      const refused = isIP(host) ? refusal(host, host, allowPrivate, options.hint) : undefined;
+      const refused = isIP(host) ? refusal(host, host, port, policy) : undefined;
       if (refused) callback(refused, null);
-      else connectChecked(connect, callback);
+      else connectorFor(port)(connect, callback);
     },
   });
   const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {

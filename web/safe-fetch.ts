@@ -160,9 +160,21 @@ async function fetchHops(
       );
     const lookup = options.lookup ?? systemLookup;
     const target = await untilAborted(
-      resolveChecked(current, options.allowPrivate ?? false, (host) => lookup(host, signal), signal),
+      resolveChecked(
+        current,
+        options.allowPrivate ?? false,
+        (host) => lookup(host, signal),
+        signal,
+        options.ownListeners,
+      ),
       signal,
-    );
+    ).catch((err: unknown) => {
+      // A refused hop says where the chain started: the URL asked for may look harmless.
+      if (!(err instanceof WebError) || err.reason !== "blocked_address" || !redirects[0]) throw err;
+      throw new WebError("blocked_address", err.url, `${err.message} (at a redirect from ${redirects[0]})`, {
+        cause: err,
+      });
+    });
     const res = await requestHop(current, target, headers, signal);
     const status = res.statusCode ?? 0;
     const location = res.headers.location;

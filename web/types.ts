@@ -1,4 +1,5 @@
 /** Contracts of the web module: the guarded fetcher and page extraction. Search contracts: `search/types.ts`. */
+import type { OwnListeners } from "./own-listeners.js";
 
 /** One resolved address of a host name, as node:dns `lookup({ all: true })` gives it. */
 export interface ResolvedAddress {
@@ -38,6 +39,8 @@ export interface SafeFetchOptions {
   maxRedirects?: number;
   /** See `AllowPrivate`. @defaultValue false */
   allowPrivate?: AllowPrivate;
+  /** Herald's own listeners, refused whatever `allowPrivate` says. @defaultValue the process's (`ownListeners`) */
+  ownListeners?: OwnListeners;
   /** The resolver; see `HostLookup`. @defaultValue node:dns lookup */
   lookup?: HostLookup;
   /** Sent as User-Agent. @defaultValue a current desktop Chrome string */
@@ -53,6 +56,8 @@ export interface SafeFetchOptions {
 export interface GuardedFetchOptions {
   /** See `AllowPrivate`; a function is asked per host and address at each connect. @defaultValue false */
   allowPrivate?: AllowPrivate;
+  /** Herald's own listeners, refused whatever `allowPrivate` says. @defaultValue the process's (`ownListeners`) */
+  ownListeners?: OwnListeners;
   /** The resolver each connection uses; see `HostLookup`. @defaultValue node:dns lookup */
   lookup?: HostLookup;
   /**

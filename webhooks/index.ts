@@ -5,6 +5,7 @@ export { fillPrompt } from "./template.js";
 export type {
   ResolvedWebhook,
   WebhookConfig,
+  WebhookDelivery,
   WebhookNodeRoute,
   WebhookSubmit,
   WebhookSubmitOutcome,

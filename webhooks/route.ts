@@ -1,14 +1,15 @@
 /**
  * `POST /webhooks/in/<name>`: reads the body up to the route's cap (413 past it), verifies it (401,
  * logging the reason and never the body), parses it as JSON (400), fills the prompt and hands it to the
- * injected `submit`, which rejects a replayed delivery id (409). A route starts at most `max_per_minute`
+ * injected `submit`, which rejects a replayed delivery (409: the same signed timestamp and body, or the
+ * same delivery id). A route starts at most `max_per_minute`
  * turns a minute (429 with Retry-After past it).
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../core/logger.js";
 import { fillPrompt } from "./template.js";
-import type { ResolvedWebhook, WebhookNodeRoute, WebhookSubmit } from "./types.js";
+import type { ResolvedWebhook, WebhookDelivery, WebhookNodeRoute, WebhookSubmit } from "./types.js";
 import { verifyDelivery } from "./verify.js";
 
 /** What the route needs. */
@@ -91,16 +92,18 @@ export function createInboundWebhookRoute(options: InboundWebhookOptions): Webho
         reply(res, 400, { error: "the body is not JSON" });
         return true;
       }
-      // Without an id header: the signed timestamp and the body. The same body signed again later is a
-      // new delivery; the same request sent twice is a replay.
+      // The replay record is what the signature covers, the signed timestamp and the body: the same body
+      // signed again later is a new delivery, the same one resent is a replay whatever id it names (the
+      // id header is not signed). The id, when the route names one, is recorded too: a sender's retry.
       const signedAt =
         route.auth.type === "hmac" && route.auth.timestampHeader ? header(route.auth.timestampHeader) : "";
-      const deliveryId =
-        (route.idHeader && header(route.idHeader)?.trim()) ||
-        createHash("sha256")
+      const delivery: WebhookDelivery = {
+        bodyKey: createHash("sha256")
           .update(`${signedAt ?? ""}.`)
           .update(body)
-          .digest("hex");
+          .digest("hex"),
+        id: (route.idHeader && header(route.idHeader)?.trim()) || undefined,
+      };
       const at = now();
       const window = (recent.get(name) ?? []).filter((t) => at - t < 60_000);
       recent.set(name, window);
@@ -113,7 +116,7 @@ export function createInboundWebhookRoute(options: InboundWebhookOptions): Webho
         });
         return true;
       }
-      const outcome = options.submit(route, deliveryId, fillPrompt(name, route.prompt, parsed));
+      const outcome = options.submit(route, delivery, fillPrompt(name, route.prompt, parsed));
       if (outcome.kind === "accepted") window.push(at);
       switch (outcome.kind) {
         case "accepted":
@@ -121,8 +124,13 @@ export function createInboundWebhookRoute(options: InboundWebhookOptions): Webho
           reply(res, 202, { accepted: true, turn_id: outcome.turnId });
           return true;
         case "duplicate":
-          log.warn({ webhook: name }, "webhook replay refused");
-          reply(res, 409, { error: "this delivery was already received" });
+          log.warn({ webhook: name, by: outcome.by }, "webhook replay refused");
+          reply(res, 409, {
+            error:
+              outcome.by === "id"
+                ? "this delivery id was already received"
+                : "this body (with its signed timestamp) was already received; a sender that sends the same body as a new event must sign a timestamp (timestamp_header)",
+          });
           return true;
         case "undeliverable":
           log.warn({ webhook: name, reason: outcome.reason }, "webhook has no reachable target");

@@ -43,7 +43,10 @@ const webhookSchema = z.strictObject({
   prompt: z.string().min(1),
   /** Where the answer goes, as cron's targets: `telegram` (home channel), `telegram:123`, a comma list. */
   deliver: z.string().min(1),
-  /** A header naming each delivery uniquely (`X-GitHub-Delivery`); absent: the body's SHA-256. */
+  /**
+   * A header naming each delivery uniquely (`X-GitHub-Delivery`): a second delivery with the same id is
+   * refused, as one with the same body (and signed timestamp) is whatever its id.
+   */
   idHeader: HEADER_NAME.optional(),
   /** Largest body accepted; larger gets 413. @defaultValue 65536 */
   maxBodyBytes: z.number().int().positive().max(10_485_760).default(65_536),
@@ -62,19 +65,28 @@ export type WebhookConfig = z.infer<typeof webhookSchema>;
 /** A route with its secret read from the environment (set by `resolveWebhooks`; never logged). */
 export type ResolvedWebhook = WebhookConfig & { secret: string };
 
+/** What identifies one verified delivery, for the replay record. */
+export interface WebhookDelivery {
+  /** SHA-256 (hex) of the signed timestamp (empty without one), a dot and the raw body. */
+  bodyKey: string;
+  /** The route's id header (`id_header`), when it names one and the request sent it. Not signed. */
+  id?: string | undefined;
+}
+
 /** What the composition root did with a verified delivery. */
 export type WebhookSubmitOutcome =
   | { kind: "accepted"; turnId: string }
-  | { kind: "duplicate" }
+  /** A replay or a retry: the same `bodyKey` was received before, or the same `id`. */
+  | { kind: "duplicate"; by: "body" | "id" }
   | { kind: "undeliverable"; reason: string };
 
 /**
- * Runs a verified delivery's turn. `deliveryId` is stable for the same delivery (its id header, else the
- * body's hash); the same id twice answers `duplicate`. Must not throw for a duplicate.
+ * Runs a verified delivery's turn. The same `bodyKey` twice answers `duplicate` whatever the id says;
+ * so does the same `id` with another body (a sender's retry signed anew). Must not throw for a duplicate.
  */
 export type WebhookSubmit = (
   route: ResolvedWebhook,
-  deliveryId: string,
+  delivery: WebhookDelivery,
   prompt: string,
 ) => WebhookSubmitOutcome;
 

@@ -4,12 +4,12 @@
  * progress message, deletes, and throttled typing. Also opens a planned auto-thread on first use and
  * reaches users by id through a DM channel.
  */
-import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { type RawFile, type REST, Routes } from "discord.js";
 import { PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { ChatRef, OutboundFile, OutboundMessage, SendOptions, SendResult } from "../../core/types.js";
+import { readOutboundFile } from "../shared/media.js";
 import { type PreviewMessage, sameChunk } from "../shared/reply-stream.js";
 import type { DiscordCommands } from "./commands.js";
 import { apiCode, restError } from "./errors.js";
@@ -310,7 +310,7 @@ export class DiscordOutbound {
     return Promise.all(
       files.map(async (f) => ({
         name: f.fileName ?? basename(f.path),
-        data: await readFile(f.path),
+        data: await readOutboundFile("discord", f.path),
         ...(f.mimeType ? { contentType: f.mimeType } : {}),
       })),
     );

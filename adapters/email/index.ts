@@ -27,6 +27,7 @@ import { ImapInbox } from "./imap-inbox.js";
 import { parseMail } from "./parse.js";
 import { replySubject } from "./quote.js";
 import type { EmailSection } from "./section.js";
+import { summarizeSenderCheck } from "./sender-auth.js";
 import { createSmtpTransport, type MailTransport } from "./smtp.js";
 import { replyReferences, ThreadStore } from "./threads.js";
 import type { EmailAdapterConfig, FetchedMail, MailOutcome, ThreadMeta } from "./types.js";
@@ -66,6 +67,7 @@ export class EmailAdapter implements PlatformAdapter {
         "EMAIL_ALLOWED_USERS is empty: only senders admitted by GATEWAY_ALLOWED_USERS (email:<address>), GATEWAY_ALLOW_ALL_USERS or a pairing approval are answered; set EMAIL_ALLOWED_USERS=you@example.com",
       );
     }
+    warnAboutSenderCheck(this.config, this.log);
     const transport = this.transport ?? createSmtpTransport(this.config);
     this.transport = transport;
     try {
@@ -186,18 +188,32 @@ export class EmailAdapter implements PlatformAdapter {
         threads: this.threads,
         attachmentsDir: join(this.config.cacheDir, "email"),
         maxAttachmentBytes: this.config.maxAttachmentBytes,
+        senderCheck:
+          this.config.verifySender === false
+            ? undefined
+            : { trustedAuthservId: this.config.trustedAuthservId },
       });
     } catch (err) {
       this.log.warn({ uid: mail.uid, err: (err as Error).message }, "malformed mail skipped");
       return "skipped";
     }
     if (result.kind === "skip") {
-      this.log.info({ uid: mail.uid, reason: result.reason, from: result.from }, "mail not answered");
+      // Never the body: the sender, the reason and, for an unverified sender, which header said what.
+      const { reason, from, detail } = result;
+      this.log.info({ uid: mail.uid, reason, from, ...(detail ? { detail } : {}) }, "mail not answered");
       return "skipped";
     }
+    if (result.vouchedBy) this.log.debug({ uid: mail.uid, ...result.vouchedBy }, "mail sender vouched for");
     await onMessage(result.message);
     return "recorded";
   }
+}
+
+/** A start-up warning when senders are not checked, or checked against any server's header. */
+function warnAboutSenderCheck(config: EmailAdapterConfig, log: Logger): void {
+  const summary = summarizeSenderCheck(config);
+  if (summary.mode === "pinned") return;
+  log.warn({ fix: summary.fix }, summary.text);
 }
 
 /** Builds the email adapter from its config section. */
@@ -230,6 +246,8 @@ export function emailConfigFrom(
     smtpPort: section.smtpPort,
     tls: section.tls,
     allowedUsers: section.allowedUsers,
+    verifySender: section.verifySender,
+    trustedAuthservId: section.trustedAuthservId,
     pollIntervalMs: section.pollIntervalMs,
     maxAttachmentBytes: deps.mediaMaxBytes ?? DEFAULT_MEDIA_MAX_BYTES,
     cacheDir: deps.cacheDir,

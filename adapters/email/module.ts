@@ -16,6 +16,8 @@ export const emailPlatform = definePlatform({
     EMAIL_SMTP_PORT: ["smtp_port", "int"],
     EMAIL_TLS: ["tls", "bool"],
     EMAIL_POLL_INTERVAL_MS: ["poll_interval_ms", "int"],
+    EMAIL_VERIFY_SENDER: ["verify_sender", "bool"],
+    EMAIL_TRUSTED_AUTHSERV_ID: ["trusted_authserv_id", "string"],
   },
   isConfigured: (c) => Boolean(c.address),
   validate(c) {

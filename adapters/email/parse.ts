@@ -1,17 +1,19 @@
 /**
  * A fetched mail → an `InboundMessage`, or the reason it is not passed on. Decides, in order: a sender
- * at all, not ourselves, not automated (auto-reply, bounce, list, bulk), an allowed sender; then the
- * thread, the new text (quotes and signature stripped, HTML-only mail converted) and the attachments
- * (saved under the cache folder, larger ones left out with a note the agent can see).
+ * at all, not ourselves, not automated (auto-reply, bounce, list, bulk), an allowed sender, a sender the
+ * receiving server vouches for (see sender-auth.ts); then the thread, the new text (quotes and signature
+ * stripped, HTML-only mail converted) and the attachments (saved under the cache folder, larger ones
+ * left out with a note the agent can see).
  */
 import { createHash } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type Attachment, simpleParser } from "mailparser";
+import { type Attachment, type EmailAddress, simpleParser } from "mailparser";
 import type { InboundAttachment, InboundMessage } from "../../core/types.js";
 import { attachmentKindOf, megabytes } from "../shared/media.js";
 import { type AutomatedReason, automatedReason, headerMap } from "./automated.js";
 import { htmlToText, stripQuoted } from "./quote.js";
+import { checkSender, type SenderCheckPolicy } from "./sender-auth.js";
 import { bareId, headerId, parseIds, type ThreadStore } from "./threads.js";
 import type { FetchedMail, ThreadMeta } from "./types.js";
 
@@ -24,14 +26,17 @@ export interface ParseContext {
   /** Folder for saved attachments (created when needed). */
   attachmentsDir: string;
   maxAttachmentBytes: number;
+  /** How the sender is checked; undefined: not at all (the From: address is believed). */
+  senderCheck?: SenderCheckPolicy | undefined;
 }
 
 /** Why a mail was not passed on. */
-export type SkipReason = AutomatedReason | "no_sender" | "self" | "not_allowed";
+export type SkipReason = AutomatedReason | "no_sender" | "self" | "not_allowed" | "sender_unverified";
 
+/** A message for the gateway (with who vouched for its sender, when checked), or why there is none. */
 export type ParseResult =
-  | { kind: "message"; message: InboundMessage }
-  | { kind: "skip"; reason: SkipReason; from?: string | undefined };
+  | { kind: "message"; message: InboundMessage; vouchedBy?: { method: string; authservId: string } }
+  | { kind: "skip"; reason: SkipReason; from?: string | undefined; detail?: string | undefined };
 
 /**
  * Parses one mail. Writes the thread mapping and any attachments as side effects.
@@ -51,6 +56,13 @@ export async function parseMail(mail: FetchedMail, ctx: ParseContext): Promise<P
   const automated = automatedReason(headerMap(parsed.headerLines), from, subject);
   if (automated) return { kind: "skip", reason: automated, from };
   if (!ctx.isAllowed(from)) return { kind: "skip", reason: "not_allowed", from };
+  let vouchedBy: { method: string; authservId: string } | undefined;
+  if (ctx.senderCheck) {
+    const fromAddresses = addressesOf(parsed.from?.value ?? []);
+    const verdict = checkSender({ headerLines: parsed.headerLines, fromAddresses }, ctx.senderCheck);
+    if (!verdict.vouched) return { kind: "skip", reason: "sender_unverified", from, detail: verdict.detail };
+    vouchedBy = { method: verdict.by, authservId: verdict.authservId };
+  }
 
   const ownId = parsed.messageId ? bareId(parsed.messageId) : undefined;
   // No Message-ID: the mailbox position is stable across redeliveries (the ledger's dedupe key).
@@ -90,7 +102,14 @@ export async function parseMail(mail: FetchedMail, ctx: ParseContext): Promise<P
   };
   if (saved.files.length > 0) message.attachments = saved.files;
   if (meta) message.meta = { ...meta };
-  return { kind: "message", message };
+  return vouchedBy ? { kind: "message", message, vouchedBy } : { kind: "message", message };
+}
+
+/** Every address of an address list, the members of groups included, lowercased. */
+function addressesOf(list: readonly EmailAddress[]): string[] {
+  return list.flatMap((entry) =>
+    entry.group ? addressesOf(entry.group) : entry.address ? [entry.address.trim().toLowerCase()] : [],
+  );
 }
 
 /** A reply to a report we sent: the report, quoted, so the new session knows what is being answered. */

@@ -12,6 +12,15 @@ export const emailSchema = platformSection({
   smtpPort: z.number().int().positive().default(587),
   tls: z.boolean().default(true),
   pollIntervalMs: z.number().int().positive().default(60_000),
+  verifySender: z.boolean().default(true),
+  trustedAuthservId: z
+    .string()
+    .trim()
+    .regex(
+      /^[^\s;()"\\]+$/,
+      "an authserv-id is one word without spaces, quotes, ';' or parentheses: the name your mail server writes first in Authentication-Results, e.g. mx.google.com",
+    )
+    .optional(),
 });
 
 /** The parsed `email:` section. */

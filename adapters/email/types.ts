@@ -25,6 +25,19 @@ export interface EmailAdapterConfig {
   allowedUsers: string[];
   /** Let every sender through to the gateway (GATEWAY_ALLOW_ALL_USERS). @defaultValue false */
   allowAllUsers?: boolean | undefined;
+  /**
+   * Pass a mail on only when the receiving server vouches for its `From:` address in its
+   * `Authentication-Results` header (DMARC, or aligned DKIM or SPF; see sender-auth.ts). false believes
+   * the `From:` address as written: anyone can then write an allowed user's address and get that user's
+   * rights. @defaultValue true
+   */
+  verifySender?: boolean | undefined;
+  /**
+   * The authserv-id the receiving server writes first in its `Authentication-Results` header (e.g.
+   * `mx.google.com`): only the topmost header with this name counts. Unset: the topmost header counts,
+   * whoever wrote it.
+   */
+  trustedAuthservId?: string | undefined;
   /** How often the mailbox is searched for new mail besides IDLE (servers without IDLE rely on it). */
   pollIntervalMs: number;
   /** Attachments larger than this are not saved; the agent is told they were left out. */

@@ -4,13 +4,13 @@
  * `m.image` / `m.audio` / `m.video` / `m.file`.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, stat, writeFile } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import type { MatrixClient } from "matrix-js-sdk";
 import { PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { InboundAttachment, OutboundFile } from "../../core/types.js";
-import { safeFileName } from "../shared/media.js";
+import { readOutboundFile, safeFileName } from "../shared/media.js";
 import type { MediaRef } from "./parse.js";
 import type { BotIdentity, MatrixAdapterConfig } from "./types.js";
 
@@ -83,8 +83,9 @@ export async function uploadFile(client: MatrixClient, file: OutboundFile): Prom
   const mimeType = file.mimeType ?? MIME_BY_EXT[extname(name).toLowerCase()] ?? "application/octet-stream";
   let bytes: Buffer;
   try {
-    bytes = await readFile(file.path);
+    bytes = await readOutboundFile("matrix", file.path);
   } catch (err) {
+    if (err instanceof PlatformError) throw err;
     throw new PlatformError("matrix", `File ${file.path} cannot be read: ${(err as Error).message}`, {
       cause: err,
     });

@@ -4,7 +4,7 @@
  * metadata already says it is over the media cap, and cut off when the download passes it. Out: files are
  * uploaded to the channel (`POST /files`, multipart) and the post carries their `file_ids`.
  */
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { Readable } from "node:stream";
 import { describeError } from "../../core/errors.js";
@@ -14,6 +14,7 @@ import {
   attachmentKindOf,
   FileTooLargeError,
   megabytes,
+  readOutboundFile,
   safeFileName,
   writeCapped,
 } from "../shared/media.js";
@@ -95,7 +96,7 @@ export async function uploadFiles(
   const form = new FormData();
   form.append("channel_id", channelId);
   for (const file of files) {
-    const bytes = await readFile(file.path);
+    const bytes = await readOutboundFile("mattermost", file.path);
     const name = file.fileName ?? basename(file.path);
     form.append("files", new Blob([bytes], { type: file.mimeType ?? "application/octet-stream" }), name);
   }

@@ -5,11 +5,12 @@
  * are the platform's business).
  */
 import { createWriteStream } from "node:fs";
-import { rm } from "node:fs/promises";
+import { open, rm } from "node:fs/promises";
+import { basename } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { HeraldError } from "../../core/errors.js";
-import type { InboundAttachment } from "../../core/types.js";
+import { HeraldError, PlatformError } from "../../core/errors.js";
+import { type InboundAttachment, MAX_OUTBOUND_FILE_BYTES } from "../../core/types.js";
 
 /** A file passed the media size cap (`maxBytes`) while it was being saved. */
 export class FileTooLargeError extends HeraldError {
@@ -20,6 +21,44 @@ export class FileTooLargeError extends HeraldError {
     });
     this.name = "FileTooLargeError";
     this.maxBytes = maxBytes;
+  }
+}
+
+/**
+ * The bytes of a file to send, read whole (as an upload needs them) but never past `maxBytes`: a larger
+ * file, or one that grew since `send_message` measured it, fails its delivery for good instead of
+ * taking that much memory at every retry.
+ * @throws PlatformError (not retryable) naming the file and the limit; the read's error otherwise.
+ */
+export async function readOutboundFile(
+  platform: string,
+  path: string,
+  maxBytes: number = MAX_OUTBOUND_FILE_BYTES,
+): Promise<Buffer<ArrayBuffer>> {
+  const handle = await open(path, "r");
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(Math.min(1024 * 1024, maxBytes + 1 - total));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) {
+        const bytes = Buffer.alloc(total);
+        let at = 0;
+        for (const chunk of chunks) at += chunk.copy(bytes, at);
+        return bytes;
+      }
+      chunks.push(buffer.subarray(0, bytesRead));
+      total += bytesRead;
+      if (total > maxBytes)
+        throw new PlatformError(
+          platform,
+          `${basename(path)} is over the ${megabytes(maxBytes)} Herald sends; it was not sent`,
+          { retryable: false },
+        );
+    }
+  } finally {
+    await handle.close();
   }
 }
 

@@ -4,10 +4,10 @@
  * base64), so the daemon may run elsewhere, and saves it under `HERALD_HOME/cache/signal/`. Out: files go
  * inline as data URIs (`data:<type>;filename=<name>;base64,…`), which signal-cli accepts in place of a path.
  */
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { ChatRef, InboundAttachment, OutboundFile } from "../../core/types.js";
-import { attachmentKindOf, megabytes, safeFileName } from "../shared/media.js";
+import { attachmentKindOf, megabytes, readOutboundFile, safeFileName } from "../shared/media.js";
 import { targetOf } from "./parse.js";
 import type { SignalRpc } from "./rpc.js";
 import type { SignalAttachment } from "./types.js";
@@ -61,7 +61,7 @@ export async function saveAttachments(
 
 /** A file as signal-cli's data-URI attachment. */
 export async function dataUri(file: OutboundFile): Promise<string> {
-  const bytes = await readFile(file.path);
+  const bytes = await readOutboundFile("signal", file.path);
   const type = file.mimeType ?? "application/octet-stream";
   const name = (file.fileName ?? basename(file.path)).replace(/[;,]/g, "_");
   return `data:${type};filename=${name};base64,${bytes.toString("base64")}`;

@@ -75,6 +75,8 @@ interface Running {
 }
 
 const CANCELLED_REASON = "herald: turn cancelled";
+/** BullMQ's failure of a job whose worker died (its lock expired) more than `maxStalledCount` times. */
+const STALLED_TOO_OFTEN = "job stalled more than allowable limit";
 const FAILURE_FIELD = "heraldFailure";
 const CANCEL_MARKER_TTL_MS = 24 * 60 * 60 * 1_000;
 
@@ -194,7 +196,9 @@ export class BullJobQueue implements JobQueue {
         concurrency,
         lockDuration: this.#lockDurationMs,
         stalledInterval: this.#stalledIntervalMs,
-        maxStalledCount: 2,
+        // A job whose worker died runs once more; a second death fails it (STALLED_TOO_OFTEN): a turn
+        // that kills its worker must not take down every worker in turn.
+        maxStalledCount: 1,
         autorun: false,
       },
     );
@@ -502,7 +506,12 @@ export class BullJobQueue implements JobQueue {
       const job = failedReason === undefined ? await this.#queue.getJob(bullId) : undefined;
       const reason = failedReason ?? job?.failedReason ?? "unknown failure";
       if (reason === CANCELLED_REASON) return undefined;
-      // Failed without our record: BullMQ gave up on it (e.g. its worker died too often): worth a retry.
+      if (reason === STALLED_TOO_OFTEN) {
+        this.#logger.error({ jobId: id }, "a turn's worker died during it twice; failed, not run again");
+        const error = "the worker running this turn ended during it twice (killed, crashed or stalled)";
+        return { type, jobId: id, error, retryable: false, code: "turn_crashed" };
+      }
+      // Failed without our record: BullMQ gave up on it for another reason: worth a retry.
       return { type, jobId: id, error: reason, retryable: true };
     } catch (err) {
       this.#logger.error({ jobId: id, err: describeError(err) }, "could not read a finished job");

@@ -1,8 +1,9 @@
 /**
  * Approvals of dangerous commands, through the whole gateway (API server, runner, agent loop, the
- * bubblewrap sandbox): a dangerous command waits for the user; /approve runs it once, /deny, /stop and
- * the timeout run nothing and the agent is told; a restart while waiting runs nothing and keeps the
- * request. The command writes a proof file into the workspace, so "ran" and "did not run" are seen on disk.
+ * bubblewrap sandbox): a dangerous command waits for the user; /approve runs it once, itself, and the
+ * model carries on with its output as the call's result; /deny, /stop and the timeout run nothing and
+ * the agent is told in that call's result; a restart while waiting runs nothing and keeps the request.
+ * The command writes a proof file into the workspace, so "ran" and "did not run" are seen on disk.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -23,9 +24,9 @@ afterEach(async () => {
 /** The fake model: asked anything, it wants to run COMMAND; given a tool result, it reports it. */
 function wantsCommand(request: FakeLlmRequest) {
   const last = request.messages.at(-1);
+  if (messageText(last).includes("denied it")) return { text: "understood, not running it" };
+  if (messageText(last).includes("nobody answered")) return { text: "the request lapsed" };
   if (last?.role === "tool") return { text: `tool said: ${messageText(last)}` };
-  if (messageText(last).includes("denied")) return { text: "understood, not running it" };
-  if (messageText(last).includes("Nobody answered")) return { text: "the request lapsed" };
   return { toolCalls: [{ name: "terminal", arguments: { command: COMMAND } }] };
 }
 
@@ -57,6 +58,11 @@ describe("approvals", () => {
     const ran = await say(h, "/approve", "ap-1");
     expect(ran).toContain("exit code 0");
     expect(ran.match(/approved-run/g)).toHaveLength(1);
+    // The model was not asked to run it again: its next request held the call's real result.
+    const next = h.llm.requests.at(-1)!.messages;
+    expect(next.at(-1)).toMatchObject({ role: "tool" });
+    expect(messageText(next.at(-1))).toContain("approved-run");
+    expect(JSON.stringify(next)).not.toContain("Run it now");
 
     const again = await say(h, "do it again", "ap-1");
     expect(again).toContain("needs your approval");
@@ -76,8 +82,9 @@ describe("approvals", () => {
     const h = await start();
     await say(h, "tidy", "ap-3");
     expect(await say(h, "/deny", "ap-3")).toBe("understood, not running it");
-    const told = messageText(h.llm.requests.at(-1)!.messages.at(-1));
-    expect(told).toContain("The user denied running this command");
+    const told = h.llm.requests.at(-1)!.messages.at(-1);
+    expect(told?.role).toBe("tool");
+    expect(messageText(told)).toContain("not run: the user denied it");
     expect(await say(h, "/approve", "ap-3")).toBe("Nothing is waiting for your approval.");
     expect(existsSync(proof(h, "ap-3"))).toBe(false);
   });
@@ -103,7 +110,7 @@ describe("approvals", () => {
     const h = await start({ HERALD_EXEC_APPROVAL_TIMEOUT_S: "1" });
     await say(h, "tidy", "ap-6");
     await expect
-      .poll(() => h.llm.requests.some((r) => messageText(r.messages.at(-1)).includes("Nobody answered")), {
+      .poll(() => h.llm.requests.some((r) => messageText(r.messages.at(-1)).includes("nobody answered")), {
         timeout: 10_000,
       })
       .toBe(true);

@@ -185,7 +185,13 @@ describe("buttons on Telegram", () => {
       },
       { timeout: 15_000 },
     );
-    expect(h.llm.requests.filter((r) => r.messages.at(-1)?.role === "tool")).toHaveLength(0);
+    // Nothing ran: the model was told in the call's own result.
+    await vi.waitFor(() => {
+      const results = h.llm.requests.filter((r) => r.messages.at(-1)?.role === "tool");
+      expect(results.map((r) => messageText(r.messages.at(-1)))).toEqual([
+        "not run: the user denied it. Do not run it another way; say what you will do instead.",
+      ]);
+    });
   });
 
   it("a prompt nobody answered loses its keyboard when the request lapses", async () => {

@@ -4,19 +4,19 @@
  * API, the cron service. Plain fetches check what a browser would never send: no login, no or a wrong
  * CSRF token, a form from another site. Screenshots of each page go to docs/screenshots/ for the README.
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ApprovalStore } from "../../approvals/index.js";
 import type { FakeTelegram } from "../fakes/telegram/index.js";
+import { launchChromium } from "../helpers/chromium.js";
 import { chat } from "../helpers/gateway-harness.js";
 import { platformPerTest } from "../helpers/per-test.js";
 import { botReplies, startTelegramGateway } from "./telegram-helpers.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const PASSWORD = "correct-horse-battery-staple";
 // Screenshots are taken on every run (a page that cannot render fails); they replace the README's only
 // when HERALD_SCREENSHOTS_DIR says where (docs/screenshots), so a test run leaves the tree clean.
@@ -28,12 +28,7 @@ const start = (env: Record<string, string> = {}) =>
 
 let browser: Browser | undefined;
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--headless=new", "--disable-dev-shm-usage", "--disable-gpu"],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
@@ -190,8 +185,8 @@ describe("dashboard", () => {
       ),
     );
     expect(store.pending(session.key)).toBeUndefined();
-    expect(store.check(session.key, command, "recursive-delete")).toBe(true);
-    expect(store.check(session.key, command, "recursive-delete")).toBe(false);
+    expect(store.check(session.key, command, ["recursive-delete"])).toBe(true);
+    expect(store.check(session.key, command, ["recursive-delete"])).toBe(false);
     const again = await post(
       `${base}/dashboard/approvals/deny`,
       { sessionKey: session.key, _csrf: csrf },

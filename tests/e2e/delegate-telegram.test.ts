@@ -1,7 +1,8 @@
 /**
  * `delegate_task` in front of the fake Telegram: the progress line shows the children's states, and a
  * child that needs the user's approval for a dangerous command runs nothing: its question reaches the
- * chat with the Approve / Deny buttons (a child's reply goes to its parent, so the gateway posts it).
+ * chat with the Approve / Deny buttons (a child's reply goes to its parent, so the gateway posts it);
+ * approved, the command runs in a turn of the chat's session.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -69,5 +70,15 @@ describe("delegate_task on Telegram", () => {
       .map((c) => String(c.params["text"] ?? ""))
       .filter((t) => t.includes("🧩 subtasks"));
     expect(progress.length, JSON.stringify(fake.callsTo("editMessageText", 111))).toBeGreaterThan(0);
+
+    // Approved, the child's command runs in a turn of the chat's session, as a call of its own whose
+    // result the model reads next.
+    fake.userClicks({ chatId: 111, messageId: asked!.message_id, label: "✅ Approve" });
+    await vi.waitFor(() => expect(existsSync(proof)).toBe(true), { timeout: 15_000 });
+    await vi.waitFor(() => {
+      const last = h.llm.requests.at(-1)!.messages;
+      expect(last.at(-1)?.role).toBe("tool");
+      expect(last.at(-2)?.tool_calls?.[0]?.function.arguments).toContain("child-ran");
+    });
   });
 });

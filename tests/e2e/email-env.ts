@@ -2,11 +2,17 @@
  * Shared setup of the email end-to-end tests: a private Dovecot with a few bot mailboxes and two human
  * users, an SMTP endpoint that records what the adapter sends and delivers it into Dovecot, an in-memory
  * key-value store, and a recording stand-in for the gateway (ledger dedupe + a scripted reply).
+ *
+ * `mail()` plays the bot's receiving mail server, which checked the sender: it puts its
+ * `Authentication-Results` (authserv-id `AUTHSERV_ID`, DMARC passed for the From domain) on top of the
+ * mail before handing it to Dovecot, and every adapter config trusts that authserv-id. Tests of the
+ * sender check itself write their own headers and deliver through `dovecot.deliver`.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ImapFlow } from "imapflow";
+import nodemailer from "nodemailer";
 import type Mail from "nodemailer/lib/mailer/index.js";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import {
@@ -24,6 +30,8 @@ export const PASSWORD = "bot-secret";
 export const ALICE = "alice@example.test";
 export const MALLORY = "mallory@example.test";
 const BOTS = 12;
+/** The authserv-id of the bots' receiving mail server (what EMAIL_TRUSTED_AUTHSERV_ID names). */
+export const AUTHSERV_ID = "mx.herald.test";
 
 export interface Bot {
   address: string;
@@ -38,7 +46,12 @@ export interface EmailEnv {
   nextBot(): Bot;
   /** Adapter config for `bot` against this env (fast IDLE, slow poll unless overridden). */
   config(bot: Bot, overrides?: Partial<EmailAdapterConfig>): EmailAdapterConfig;
-  /** Delivers a mail into `bot`'s INBOX (as the recipient's MTA would). Returns its Message-ID. */
+  /** The EMAIL_* variables that configure a gateway's adapter for `bot` as an operator would. */
+  gatewayEnv(bot: Bot): Record<string, string>;
+  /**
+   * Delivers a mail into `bot`'s INBOX as the recipient's MTA would after checking its sender: with
+   * its `Authentication-Results` on top (see `vouched`). Returns the Message-ID as delivered.
+   */
   mail(bot: Bot, options: Mail.Options | string): Promise<string>;
   close(): Promise<void>;
 }
@@ -78,6 +91,7 @@ export async function startEmailEnv(options: { imapCapability?: string } = {}): 
         smtpPort: smtp.port,
         tls: false,
         allowedUsers: [ALICE],
+        trustedAuthservId: AUTHSERV_ID,
         pollIntervalMs: 60_000,
         maxAttachmentBytes: 1024 * 1024,
         cacheDir,
@@ -88,8 +102,25 @@ export async function startEmailEnv(options: { imapCapability?: string } = {}): 
         ...overrides,
       };
     },
-    mail(bot, message) {
-      return dovecot.deliver(message, bot.address);
+    gatewayEnv(bot) {
+      return {
+        EMAIL_ADDRESS: bot.address,
+        EMAIL_PASSWORD: PASSWORD,
+        EMAIL_IMAP_HOST: "127.0.0.1",
+        EMAIL_IMAP_PORT: String(dovecot.imapPort),
+        EMAIL_SMTP_HOST: "127.0.0.1",
+        EMAIL_SMTP_PORT: String(smtp.port),
+        EMAIL_TLS: "false",
+        EMAIL_ALLOWED_USERS: ALICE,
+        EMAIL_TRUSTED_AUTHSERV_ID: AUTHSERV_ID,
+      };
+    },
+    async mail(bot, message) {
+      if (typeof message === "string") return dovecot.deliver(vouched(message), bot.address);
+      const composed = await composer.sendMail(message);
+      const raw = (composed.message as Buffer).toString();
+      await dovecot.deliver(vouched(raw), bot.address, fromAddressOf(raw));
+      return composed.messageId;
     },
     async close() {
       await smtp.close();
@@ -97,6 +128,28 @@ export async function startEmailEnv(options: { imapCapability?: string } = {}): 
       rmSync(cacheDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Builds raw messages from nodemailer options (no transport: the buffer is the message). */
+const composer = nodemailer.createTransport({ streamTransport: true, buffer: true });
+
+/**
+ * `raw` as the receiving server hands it on after it checked the sender: its `Authentication-Results`
+ * on top, saying DMARC passed for the domain of the From address. A mail without a From address gets
+ * no header (there is nothing to vouch for).
+ */
+export function vouched(raw: string | Buffer): string {
+  const text = raw.toString();
+  const eol = text.includes("\r\n") ? "\r\n" : "\n";
+  const domain = fromAddressOf(text)?.split("@")[1];
+  if (!domain) return text;
+  return `Authentication-Results: ${AUTHSERV_ID}; dkim=pass header.d=${domain}; dmarc=pass (p=none) header.from=${domain}${eol}${text}`;
+}
+
+/** The first address of a raw message's From header (also its envelope sender here). */
+function fromAddressOf(raw: string): string | undefined {
+  const head = raw.split(/\r?\n\r?\n/)[0]!.replace(/\r?\n[ \t]+/g, " ");
+  return /^from:[^\n]*?([^\s<>",:]+@[A-Za-z0-9.-]+)/im.exec(head)?.[1];
 }
 
 /** An in-memory `KeyValueStore` (survives adapter restarts when the test keeps it). */

@@ -4,7 +4,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, startHarness } from "../helpers/gateway-harness.js";
-import { ALICE, type Bot, type EmailEnv, eventually, MALLORY, PASSWORD, startEmailEnv } from "./email-env.js";
+import { ALICE, type Bot, type EmailEnv, eventually, MALLORY, startEmailEnv } from "./email-env.js";
 
 let env: EmailEnv;
 let harness: Harness | undefined;
@@ -24,14 +24,7 @@ async function start(extraEnv: Record<string, string> = {}): Promise<{ h: Harnes
   const bot = env.nextBot();
   harness = await startHarness({
     env: {
-      EMAIL_ADDRESS: bot.address,
-      EMAIL_PASSWORD: PASSWORD,
-      EMAIL_IMAP_HOST: "127.0.0.1",
-      EMAIL_IMAP_PORT: String(env.dovecot.imapPort),
-      EMAIL_SMTP_HOST: "127.0.0.1",
-      EMAIL_SMTP_PORT: String(env.smtp.port),
-      EMAIL_TLS: "false",
-      EMAIL_ALLOWED_USERS: ALICE,
+      ...env.gatewayEnv(bot),
       ...extraEnv,
     },
   });

@@ -18,6 +18,7 @@ import {
   newAdapter,
   PASSWORD,
   startEmailEnv,
+  vouched,
 } from "./email-env.js";
 
 const adapters: EmailAdapter[] = [];
@@ -190,7 +191,7 @@ describe("email adapter: restarts", () => {
     writeFileSync(join(box, "dovecot-uidlist"), `${uidlist.join("\n")}\n`);
     chownSync(join(box, "dovecot-uidlist"), statSync(box).uid, statSync(box).gid);
     env.dovecot.deliverOffline(
-      readFileSync(join(import.meta.dirname, "../fixtures/email/inline-reply.eml"), "utf8"),
+      vouched(readFileSync(join(import.meta.dirname, "../fixtures/email/inline-reply.eml"), "utf8")),
       bot.user,
     );
     await env.dovecot.restart();
@@ -227,15 +228,17 @@ describe("email adapter: connection faults", () => {
       "reconnecting",
     );
     env.dovecot.deliverOffline(
-      [
-        "From: alice@example.test",
-        `To: ${bot.address}`,
-        "Subject: During the outage",
-        "Message-ID: <b@example.test>",
-        "",
-        "question b",
-        "",
-      ].join("\r\n"),
+      vouched(
+        [
+          "From: alice@example.test",
+          `To: ${bot.address}`,
+          "Subject: During the outage",
+          "Message-ID: <b@example.test>",
+          "",
+          "question b",
+          "",
+        ].join("\r\n"),
+      ),
       bot.user,
     );
     await env.dovecot.restart();

@@ -133,6 +133,59 @@ export function describeBackendContract(
       expect(await until(() => processesWithArg(marker).length === 0)).toBe(true);
     });
 
+    it("files: writes whole files (folders made), stats and reads ranges; commands and files see each other", async () => {
+      const files = backend.files(ws);
+      expect(await files.write("f/deep/a.txt", Buffer.from("hello files"))).toEqual({
+        created: true,
+        previousBytes: 0,
+        writtenBytes: 11,
+      });
+      expect(await files.stat("f/deep/a.txt")).toMatchObject({ kind: "file", sizeBytes: 11 });
+      expect(await files.stat("f/deep")).toMatchObject({ kind: "directory" });
+      expect(await files.stat("f/none")).toBeUndefined();
+      expect(Buffer.from(await files.read("f/deep/a.txt", { offset: 6, length: 100 })).toString()).toBe(
+        "files",
+      );
+      const seen = await runCommand(backend, ws, { command: "cat f/deep/a.txt; printf made > f/by-command" });
+      expect(seen.stdout).toBe("hello files");
+      expect(Buffer.from(await files.read("f/by-command", { offset: 0, length: 10 })).toString()).toBe(
+        "made",
+      );
+      const chunks = (async function* () {
+        for (let i = 0; i < 3; i++) yield Buffer.alloc(700_000, 97 + i);
+      })();
+      expect(await files.write("f/deep/a.txt", chunks)).toEqual({
+        created: false,
+        previousBytes: 11,
+        writtenBytes: 2_100_000,
+      });
+      const tail = await files.read("f/deep/a.txt", { offset: 2_099_998, length: 10 });
+      expect(Buffer.from(tail).toString()).toBe("cc");
+      const listing = await runCommand(backend, ws, { command: "ls -a f/deep" });
+      expect(listing.stdout.split("\n").filter((n) => n.endsWith(".tmp"))).toEqual([]);
+    });
+
+    it("files: keep the mode of a file they replace", async () => {
+      const files = backend.files(ws);
+      await runCommand(backend, ws, { command: "printf x > f/script.sh; chmod 750 f/script.sh" });
+      await files.write("f/script.sh", Buffer.from("echo hi\n"));
+      expect((await files.stat("f/script.sh"))?.mode).toBe(0o750);
+    });
+
+    it("files: refuse a link leading out of the workspace, a folder as a file, and say a file is missing", async () => {
+      const files = backend.files(ws);
+      await runCommand(backend, ws, { command: "ln -sf /etc f/etc-link; ln -sf /nonexistent/x f/dangling" });
+      await expect(files.read("f/etc-link/passwd", { offset: 0, length: 10 })).rejects.toMatchObject({
+        code: "invalid_input",
+        message: expect.stringMatching(/outside the workspace/),
+      });
+      await expect(files.write("f/dangling", Buffer.from("x"))).rejects.toThrow(/outside the workspace/);
+      await expect(files.write("f/deep", Buffer.from("x"))).rejects.toThrow(/is a directory/);
+      await expect(files.read("f/missing.txt", { offset: 0, length: 1 })).rejects.toMatchObject({
+        code: "not_found",
+      });
+    });
+
     it("cancels on abort and kills the command", async () => {
       const marker = uniqueSleep();
       const controller = new AbortController();

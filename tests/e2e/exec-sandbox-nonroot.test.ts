@@ -73,7 +73,7 @@ describe.skipIf(!nobodyReads)(
     chmodSync(dir, 0o777);
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-    it("has no pids cgroup and no caveat, and RLIMIT_NPROC stops 150 background sleeps", async () => {
+    it("has no pids cgroup, runs as its own user, and RLIMIT_NPROC stops 150 background sleeps", async () => {
       const result = await runAsNobody(dir, "for i in $(seq 1 150); do sleep 2 & done; echo all-started");
       expect(result.limit).toEqual({});
       expect(result.stderr).toMatch(/Cannot fork/);

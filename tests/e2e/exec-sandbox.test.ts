@@ -5,7 +5,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCommand, terminate } from "../../exec/run.js";
-import { processLimitCaveat, SandboxBackend } from "../../exec/sandbox.js";
+import { SandboxBackend } from "../../exec/sandbox.js";
 import {
   describeBackendContract,
   processesWithArg,
@@ -77,44 +77,34 @@ describe("SandboxBackend", () => {
     expect(result.stdout.trim()).toBe("hello from the host");
   });
 
-  // As root the kernel exempts the sandbox's processes from RLIMIT_NPROC (see processLimitCaveat): there
-  // the limit holds only through a pids cgroup per command. Where neither holds, a fork bomb would exhaust
-  // the host's PIDs until the timeout and break everything else running, so those tests need the limit.
+  // Commands never run as root outside (a root gateway runs them as an unprivileged uid), so
+  // RLIMIT_NPROC binds everywhere; a pids cgroup per command adds to it where the gateway can make one.
   const limit = backend.processLimit();
-  const limitHolds = limit.caveat === undefined;
 
-  it("says when the process limit does not bind: a root gateway without pids cgroups", () => {
-    expect(processLimitCaveat(0)).toMatch(/runs as root.*RLIMIT_NPROC/);
-    expect(processLimitCaveat(0, true)).toBeUndefined();
-    expect(processLimitCaveat(1000)).toBeUndefined();
-    if (process.getuid?.() === 0) expect(limit.cgroupDir !== undefined).toBe(limitHolds);
+  it("says how commands are bounded: a pids cgroup where there is one, the uid outside for a root gateway", () => {
+    if (process.getuid?.() === 0) expect(limit.runsAs).toEqual({ uid: 65534, gid: 65534 });
+    else expect(limit.runsAs).toBeUndefined();
   });
 
-  it.skipIf(!limitHolds)(
-    "stops a command at the process limit (64): 150 background sleeps do not all start",
-    async () => {
-      const result = await runCommand(backend, ws, {
-        command: "for i in $(seq 1 150); do sleep 2 & done; echo all-started",
-        timeoutMs: 10_000,
-      });
-      expect(result.stderr).toMatch(/Cannot fork/);
-      expect(result.stdout).not.toContain("all-started");
-    },
-  );
+  it("stops a command at the process limit (64): 150 background sleeps do not all start", async () => {
+    const result = await runCommand(backend, ws, {
+      command: "for i in $(seq 1 150); do sleep 2 & done; echo all-started",
+      timeoutMs: 10_000,
+    });
+    expect(result.stderr).toMatch(/Cannot fork/);
+    expect(result.stdout).not.toContain("all-started");
+  });
 
-  it.skipIf(!limitHolds)(
-    "contains a fork bomb with the process limit; the test process stays healthy",
-    async () => {
-      const result = await runCommand(backend, ws, {
-        command: "bomb() { bomb | bomb & }; bomb; sleep 1; echo survived",
-        timeoutMs: 4_000,
-        killGraceMs: 200,
-      });
-      expect(result.timedOut || result.exitCode !== null).toBe(true);
-      const after = await runCommand(backend, ws, { command: "echo healthy" });
-      expect(after.stdout).toBe("healthy\n");
-    },
-  );
+  it("contains a fork bomb with the process limit; the test process stays healthy", async () => {
+    const result = await runCommand(backend, ws, {
+      command: "bomb() { bomb | bomb & }; bomb; sleep 1; echo survived",
+      timeoutMs: 4_000,
+      killGraceMs: 200,
+    });
+    expect(result.timedOut || result.exitCode !== null).toBe(true);
+    const after = await runCommand(backend, ws, { command: "echo healthy" });
+    expect(after.stdout).toBe("healthy\n");
+  });
 
   it.skipIf(limit.cgroupDir === undefined)(
     "runs each command in a pids cgroup of its own, and close() removes them",

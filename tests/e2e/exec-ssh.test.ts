@@ -1,10 +1,13 @@
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCommand } from "../../exec/run.js";
 import { SshBackend } from "../../exec/ssh.js";
 import type { Workspace } from "../../exec/types.js";
+import { workspaceDirName } from "../../exec/workspaces.js";
+import { chat, startHarness } from "../helpers/gateway-harness.js";
 import { type PrivateSshd, startSshd } from "../helpers/sshd.js";
 import {
   describeBackendContract,
@@ -143,4 +146,50 @@ describe("SshBackend", () => {
       ws.cleanup();
     }
   });
+});
+
+describe("the file tools on the ssh backend, through the gateway", () => {
+  it("write_file, read_file and terminal work on the same remote workspace; nothing lands in the local one", async () => {
+    const remoteRoot = mkdtempSync(join(tmpdir(), "herald-remote-"));
+    const harness = await startHarness({
+      configYaml: [
+        "exec:",
+        "  backend: ssh",
+        "  ssh:",
+        `    host: ${sshd.host}`,
+        `    port: ${sshd.port}`,
+        `    user: ${sshd.user}`,
+        `    identity_file: ${sshd.identityFile}`,
+        `    state_dir: ${join(sshd.dir, "gw")}`,
+        `    remote_root: ${remoteRoot}`,
+        "",
+      ].join("\n"),
+    });
+    try {
+      harness.llm.script(
+        { toolCalls: [{ name: "write_file", arguments: { path: "notes/plan.txt", content: "step one\n" } }] },
+        {
+          toolCalls: [
+            { name: "terminal", arguments: { command: "cat notes/plan.txt; echo two >> notes/plan.txt" } },
+          ],
+        },
+        { toolCalls: [{ name: "read_file", arguments: { path: "notes/plan.txt" } }] },
+        { text: "done" },
+      );
+      const reply = await chat(harness, "plan", { sessionId: "ssh-files" });
+      expect(reply.text).toBe("done");
+      const results = harness.llm.requests
+        .at(-1)
+        ?.messages.filter((m) => m.role === "tool")
+        .map((m) => String(m.content ?? ""));
+      expect(results?.[1]).toContain("step one");
+      expect(results?.[2]).toMatch(/1\tstep one\n\s+2\ttwo/);
+      const name = workspaceDirName("api:dm:ssh-files");
+      expect(readFileSync(join(remoteRoot, name, "notes", "plan.txt"), "utf8")).toBe("step one\ntwo\n");
+      expect(existsSync(join(harness.homeDir, "workspaces", name, "notes"))).toBe(false);
+    } finally {
+      await harness.stop();
+      rmSync(remoteRoot, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -1,6 +1,7 @@
 /**
  * A real `herald gateway` process killed with SIGKILL mid-turn: after restart the turn runs again and
- * the session ends up with exactly one answer; bad config exits with the named error; a plugin's
+ * the session ends up with exactly one answer; stopped cleanly mid-turn, again and again, the turn still
+ * runs (only crashes count towards failing a turn that crashes the process); bad config exits with the named error; a plugin's
  * unhandled rejection is logged and survived (fatal again with `--unhandled-rejections=strict`).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
@@ -108,6 +109,48 @@ describe("gateway process", () => {
     expect(next.status).toBe(200);
     expect(llm.requests).toHaveLength(3);
     expect(llm.requests[2]!.messages.map((m) => m.content)).toContain("42");
+  }, 60_000);
+
+  it("stopped cleanly mid-turn twice, still runs the turn after the next start (a stop is not a crash)", async () => {
+    llm = await startFakeLlm();
+    home = mkdtempSync(join(tmpdir(), "herald-stop-"));
+    const port = String(await freePort());
+    const env = { ...gatewayEnv(home, llm, port), HERALD_LOG_LEVEL: "silent" };
+    const ask = () =>
+      fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-herald-session-id": "stop-1" },
+        body: JSON.stringify({ model: "herald", messages: [{ role: "user", content: "what is 6 x 7?" }] }),
+      }).catch((err: unknown) => err);
+    llm.script({ text: "never delivered", delayMs: 60_000 }, { text: "never delivered", delayMs: 60_000 });
+    child = await startGatewayProcess(env);
+    const request = ask();
+    for (const seen of [1, 2]) {
+      await llm.waitForRequests(seen);
+      const exit = new Promise<number | null>((r) => child!.once("exit", (code) => r(code)));
+      child.kill("SIGTERM");
+      expect(await exit).toBe(0);
+      if (seen === 1) child = await startGatewayProcess(env);
+    }
+    await request;
+
+    llm.script({ text: "42" });
+    child = await startGatewayProcess(env);
+    await llm.waitForRequests(3);
+    let answers: string[] = [];
+    for (let i = 0; i < 100 && answers.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const state = SqliteState.open(join(home, "state.db"));
+      const session = state.sessions.list({ keyPrefix: "api:dm:stop-1" })[0];
+      answers = session
+        ? state.sessions
+            .load(session.id)
+            .filter((m) => m.message.role === "assistant")
+            .map((m) => String(m.message.content))
+        : [];
+      state.close();
+    }
+    expect(answers).toEqual(["42"]);
   }, 60_000);
 
   it("logs a plugin's unhandled rejection and keeps answering; strict mode makes it fatal again", async () => {

@@ -11,7 +11,7 @@ import { parse as parseYaml } from "yaml";
 import { type FakeHomeserver, startFakeHomeserver } from "../fakes/matrix/index.js";
 import { type FakeSlack, startFakeSlack } from "../fakes/slack/index.js";
 import { nonInteractiveSetup } from "../helpers/setup-cli.js";
-import { type EmailEnv, PASSWORD, startEmailEnv } from "./email-env.js";
+import { AUTHSERV_ID, type EmailEnv, PASSWORD, startEmailEnv } from "./email-env.js";
 
 let slack: FakeSlack;
 let matrix: FakeHomeserver;
@@ -45,6 +45,8 @@ const mailArgs = (password: string) => {
     "false",
     "--email-owner",
     "alice@example.test",
+    "--email-authserv-id",
+    AUTHSERV_ID,
   ];
 };
 
@@ -86,6 +88,7 @@ describe("herald setup for Slack, Matrix, email and WhatsApp", () => {
       imap_host: "127.0.0.1",
       tls: false,
       allowed_users: ["alice@example.test"],
+      trusted_authserv_id: AUTHSERV_ID,
     });
     const env = readFileSync(join(run.home, ".env"), "utf8");
     for (const name of ["SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "MATRIX_ACCESS_TOKEN", "EMAIL_PASSWORD"])

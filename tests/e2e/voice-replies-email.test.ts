@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeSpeech, ffprobe, startFakeSpeech } from "../fakes/speech/index.js";
 import { type Harness, startHarness } from "../helpers/gateway-harness.js";
-import { ALICE, type EmailEnv, eventually, PASSWORD, startEmailEnv } from "./email-env.js";
+import { ALICE, type EmailEnv, eventually, startEmailEnv } from "./email-env.js";
 
 let env: EmailEnv;
 let harness: Harness | undefined;
@@ -34,14 +34,7 @@ describe("voice replies by email", () => {
     const bot = env.nextBot();
     harness = await startHarness({
       env: {
-        EMAIL_ADDRESS: bot.address,
-        EMAIL_PASSWORD: PASSWORD,
-        EMAIL_IMAP_HOST: "127.0.0.1",
-        EMAIL_IMAP_PORT: String(env.dovecot.imapPort),
-        EMAIL_SMTP_HOST: "127.0.0.1",
-        EMAIL_SMTP_PORT: String(env.smtp.port),
-        EMAIL_TLS: "false",
-        EMAIL_ALLOWED_USERS: ALICE,
+        ...env.gatewayEnv(bot),
         HERALD_TTS_URL: speech.baseUrl,
         HERALD_TTS_MODEL: "tts-1",
         HERALD_TTS_VOICE: "alloy",

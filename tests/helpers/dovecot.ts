@@ -42,10 +42,11 @@ export interface Dovecot {
   dir: string;
   /**
    * Delivers a message over LMTP into `to`'s INBOX (`to` is `user@any.domain`; the local part names the
-   * Dovecot user). `message` is a raw RFC 5322 message or nodemailer options. Resolves with the
-   * Message-ID as delivered (with angle brackets).
+   * Dovecot user), as it stands: Dovecot adds its own trace headers only. `message` is a raw RFC 5322
+   * message or nodemailer options; `envelopeFrom` the MAIL FROM (default: the `from` of the options,
+   * else sender@example.test). Resolves with the Message-ID as delivered (with angle brackets).
    */
-  deliver(message: string | Buffer | Mail.Options, to: string): Promise<string>;
+  deliver(message: string | Buffer | Mail.Options, to: string, envelopeFrom?: string): Promise<string>;
   /**
    * Writes a raw message straight into `user`'s maildir, as a local delivery agent does: works while the
    * server is stopped (mail that arrives while IMAP is down).
@@ -227,11 +228,11 @@ export async function startDovecot(options: StartDovecotOptions): Promise<Doveco
     imapPort,
     lmtpPort,
     dir,
-    async deliver(message, to) {
+    async deliver(message, to, sender) {
       const mail: Mail.Options =
         typeof message === "string" || Buffer.isBuffer(message)
-          ? { raw: message, envelope: { from: "sender@example.test", to } }
-          : { ...message, envelope: { from: envelopeFrom(message.from), to } };
+          ? { raw: message, envelope: { from: sender ?? "sender@example.test", to } }
+          : { ...message, envelope: { from: sender ?? envelopeFrom(message.from), to } };
       const info = await lmtp.sendMail(mail);
       if (info.rejected.length > 0) throw new Error(`dovecot rejected delivery to ${to}: ${info.response}`);
       return info.messageId;

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../app/config.js";
 import { type Gateway, startGateway } from "../../app/gateway-main.js";
-import { silentLogger } from "../../core/logger.js";
+import { type Logger, silentLogger } from "../../core/logger.js";
 import type { PlatformAdapter } from "../../core/types.js";
 import type { SqliteState } from "../../sessions/sqlite-state.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
@@ -21,6 +21,8 @@ export interface HarnessOptions {
   llm?: FakeLlm;
   /** Adapters the test built itself, run besides the configured ones. */
   adapters?: () => PlatformAdapter[];
+  /** The gateway's logger (tests that read log lines). @defaultValue a silent logger */
+  logger?: Logger;
 }
 
 export interface Harness {
@@ -58,7 +60,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   let gateway: Gateway | undefined;
   const boot = async () => {
     gateway = await startGateway(config, {
-      logger: silentLogger(),
+      logger: options.logger ?? silentLogger(),
       extraAdapters: options.adapters?.(),
       retryBaseDelayMs: 5,
     });

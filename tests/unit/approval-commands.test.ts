@@ -43,20 +43,40 @@ describe("approval commands", () => {
     expect(store.pending(KEY)?.command).toBe("sudo reboot");
   });
 
-  it("/approve from the requester starts a turn with the command, which may then run once", () => {
+  it("/approve resumes the held call: the turn carries it and its step, and it may then run once", () => {
     const { store, run } = setup();
-    expect(run("approve", "alice")).toMatchObject({ turnInput: expect.stringContaining("sudo reboot") });
-    expect(store.check(KEY, "sudo reboot", "privilege-escalation")).toBe(true);
-    expect(store.check(KEY, "sudo reboot", "privilege-escalation")).toBe(false);
-    expect(store.check(KEY, "sudo halt", "privilege-escalation")).toBe(false);
+    const call = { id: "c1", type: "function" as const, function: { name: "terminal", arguments: "{}" } };
+    const step = [{ role: "assistant" as const, content: null, tool_calls: [call] }];
+    store.request({ ...store.pending(KEY)!, call, step });
+    const id = store.pending(KEY)!.id;
+    expect(run("approve", "alice")).toEqual({
+      turnInput: "[the user approved: sudo reboot]",
+      resume: { approvalId: id, answer: "approved", by: "the user", call, step },
+    });
+    expect(store.check(KEY, "sudo reboot", ["privilege-escalation"])).toBe(true);
+    expect(store.check(KEY, "sudo reboot", ["privilege-escalation"])).toBe(false);
+    expect(store.check(KEY, "sudo halt", ["privilege-escalation"])).toBe(false);
   });
 
   it("/approve always grants the rule for the session", () => {
     const { store, run } = setup();
     run("approve", "alice", "always");
-    expect(store.check(KEY, "sudo ls", "privilege-escalation")).toBe(true);
-    expect(store.check(KEY, "sudo ls", "privilege-escalation")).toBe(true);
-    expect(store.check(KEY, "rm -rf /", "recursive-delete-outside-workspace")).toBe(false);
+    expect(store.check(KEY, "sudo ls", ["privilege-escalation"])).toBe(true);
+    expect(store.check(KEY, "sudo ls", ["privilege-escalation"])).toBe(true);
+    expect(store.check(KEY, "rm -rf /", ["recursive-delete-outside-workspace"])).toBe(false);
+  });
+
+  it("/deny resumes the held call as denied, and nothing may run", () => {
+    const { store, run } = setup();
+    const call = { id: "c1", type: "function" as const, function: { name: "terminal", arguments: "{}" } };
+    store.request({ ...store.pending(KEY)!, call });
+    expect(run("deny", "alice")).toMatchObject({ resume: { answer: "denied", call } });
+    expect(store.check(KEY, "sudo reboot", ["privilege-escalation"])).toBe(false);
+  });
+
+  it("a request of an older release (no held call) is answered in words", () => {
+    const { run } = setup();
+    expect(run("approve", "alice")).toEqual({ turnInput: expect.stringContaining("sudo reboot") });
   });
 
   it("a lapsed request cannot be approved", () => {
@@ -64,7 +84,7 @@ describe("approval commands", () => {
     clock += 60_001;
     expect(run("approve", "alice")).toMatch(/lapsed; nothing was run/);
     expect(store.pending(KEY)).toBeUndefined();
-    expect(store.check(KEY, "sudo reboot", "privilege-escalation")).toBe(false);
+    expect(store.check(KEY, "sudo reboot", ["privilege-escalation"])).toBe(false);
   });
 
   it("a button's answer names its request: an old prompt's click never answers a newer request", () => {
@@ -87,7 +107,7 @@ describe("approval commands", () => {
     const { store, run } = setup();
     const [, always] = approvalButtons(store.pending(KEY)!.id)[0]!;
     run("approve", "alice", always!.data.replace("/approve ", ""));
-    expect(store.check(KEY, "sudo anything-else", "privilege-escalation")).toBe(true);
+    expect(store.check(KEY, "sudo anything-else", ["privilege-escalation"])).toBe(true);
   });
 
   it("a click on someone else's prompt from another session is refused as such", () => {

@@ -95,6 +95,26 @@ describe("loadConfig", () => {
     ).not.toThrow();
   });
 
+  it("refuses an API server on a host that only starts like loopback", () => {
+    expect(configError({ HERALD_HOME: withHome(), API_SERVER_HOST: "127.0.0.1.nip.io" }).key).toBe(
+      "API_SERVER_KEY",
+    );
+  });
+
+  it("reads API_SERVER_CORS_ORIGINS as a list of origins and refuses anything else, naming it", () => {
+    const dir = withHome();
+    const config = loadConfig({
+      env: { HERALD_HOME: dir, API_SERVER_CORS_ORIGINS: "http://localhost:3000,https://app.example" },
+    });
+    expect(config.apiServer.corsOrigins).toEqual(["http://localhost:3000", "https://app.example"]);
+    for (const bad of ["*", "http://localhost:3000/", "app.example", "https://app.example/path"]) {
+      const err = configError({ HERALD_HOME: dir, API_SERVER_CORS_ORIGINS: bad });
+      expect(err.key).toBe("API_SERVER_CORS_ORIGINS");
+      expect(err.message).toContain("API_SERVER_CORS_ORIGINS (config.yaml: api_server.cors_origins)");
+      expect(err.message).toMatch(/is not an origin: write scheme:\/\/host\[:port\]/);
+    }
+  });
+
   it("checks cross-field settings: time zone, Slack transport, email servers, Redis URL", () => {
     expect(configError({ HERALD_HOME: withHome(), HERALD_TIMEZONE: "Mars/Olympus" }).key).toBe(
       "HERALD_TIMEZONE",

@@ -109,4 +109,30 @@ describe("herald doctor", () => {
     expect(out).toMatch(/✓ model: fake-model at http:\/\/127\.0\.0\.1:\d+\/v1, no key/);
     expect(out).toContain("✓ model endpoint answered a request");
   });
+
+  it("says whether email senders are checked and whose Authentication-Results it trusts", async () => {
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    const email = {
+      HERALD_HOME: home,
+      EMAIL_ADDRESS: "bot@example.org",
+      EMAIL_PASSWORD: "p",
+      EMAIL_IMAP_HOST: "imap.example.org",
+      EMAIL_SMTP_HOST: "smtp.example.org",
+    };
+    const pinned = text(await runDoctor({ ...email, EMAIL_TRUSTED_AUTHSERV_ID: "mx.example.org" }));
+    expect(pinned.out).toContain(
+      "✓ email sender check: on; trusts the topmost Authentication-Results header from mx.example.org",
+    );
+    const topmost = text(await runDoctor(email));
+    expect(topmost.out).toMatch(
+      /✓ email sender check: on; the topmost .* whoever wrote it.*\s+fix: set EMAIL_TRUSTED_AUTHSERV_ID/,
+    );
+    const off = text(await runDoctor({ ...email, EMAIL_VERIFY_SENDER: "false" }));
+    expect(off.out).toMatch(/✗ email sender check: off .*\s+fix: remove EMAIL_VERIFY_SENDER=false/);
+    const bad = text(await runDoctor({ ...email, EMAIL_TRUSTED_AUTHSERV_ID: "mx example" }));
+    expect(bad.out).toContain(
+      "EMAIL_TRUSTED_AUTHSERV_ID (config.yaml: email.trusted_authserv_id) is invalid",
+    );
+    expect(bad.out).toContain("e.g. mx.google.com");
+  });
 });

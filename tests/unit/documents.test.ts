@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { convertInChild } from "../../documents/convert-process.js";
 import {
   DocumentRefusedError,
   extractDocument,
@@ -11,7 +12,7 @@ import {
   NO_TEXT_LAYER_NOTICE,
   sniffDocument,
 } from "../../documents/index.js";
-import { makeDocx, makePdf, TINY_PNG } from "../helpers/document-fixtures.js";
+import { makeDocx, makeDocxBomb, makePdf, makePdfBomb, TINY_PNG } from "../helpers/document-fixtures.js";
 
 let dir: string;
 
@@ -110,6 +111,38 @@ describe("extractDocument", () => {
     controller.abort(new Error("stop"));
     await expect(extractDocument(path, { signal: controller.signal })).rejects.toThrow("stop");
   });
+});
+
+describe("PDF and DOCX in a child process", () => {
+  it("refuses files that unpack to more than the converter may hold, and this process stays small", async () => {
+    const before = process.memoryUsage().rss;
+    for (const [name, bytes, kind] of [
+      ["bomb.pdf", await makePdfBomb(1500), "PDF"],
+      ["bomb.docx", await makeDocxBomb(300), "DOCX"],
+    ] as const) {
+      const err = await extractDocumentFromBuffer(bytes, { fileName: name }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DocumentRefusedError);
+      expect(err).toMatchObject({ reason: "too_large", typeGuess: kind.toLowerCase() });
+      expect((err as Error).message).toMatch(
+        new RegExp(`^${name.replace(".", "\\.")} could not be read as ${kind}: it needed more than 512 MB`),
+      );
+    }
+    expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
+  }, 60_000);
+
+  it("stops a conversion past its time, and at once when the signal fires", async () => {
+    const bytes = await makePdfBomb(1500);
+    await expect(convertInChild("pdf", bytes, 1000, { timeoutMs: 300 })).rejects.toMatchObject({
+      why: "time",
+      message: "it took longer than 0.3 s",
+    });
+    const controller = new AbortController();
+    const converting = convertInChild("pdf", bytes, 1000, { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("the turn was stopped")), 200);
+    const started = Date.now();
+    await expect(converting).rejects.toThrow("the turn was stopped");
+    expect(Date.now() - started).toBeLessThan(2_000);
+  }, 30_000);
 });
 
 describe("extractDocumentFromBuffer", () => {

@@ -13,6 +13,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeFileAtomic } from "../../exec/index.js";
+import { readUpTo } from "../../tools/files/common.js";
 import {
   createFileScope,
   type FileScope,
@@ -20,7 +22,6 @@ import {
   readFile,
   searchFiles,
   writeFile,
-  writeFileAtomic,
 } from "../../tools/files/index.js";
 import { makeDocx, makePdf, TINY_PNG } from "../helpers/document-fixtures.js";
 
@@ -36,7 +37,7 @@ beforeAll(async () => {
   await mkdir(root);
   await mkdir(outside);
   await writeRaw(join(outside, "secret.txt"), "secret\n");
-  scope = createFileScope(root, { confine: true });
+  scope = createFileScope(root);
 });
 
 afterAll(async () => {
@@ -51,38 +52,36 @@ async function put(rel: string, content: string | Uint8Array): Promise<string> {
 }
 
 describe("createFileScope", () => {
-  it("resolves relative paths inside the workspace, existing or not", () => {
-    expect(scope.resolve("a/b.txt")).toBe(join(scope.root, "a/b.txt"));
-    expect(scope.resolve(join(root, "x.txt"))).toBe(join(scope.root, "x.txt"));
-    expect(scope.resolve(".")).toBe(scope.root);
+  it("takes paths relative to the workspace, or absolute inside it, as workspace-relative paths", () => {
+    expect(scope.resolve("a/b.txt")).toBe("a/b.txt");
+    expect(scope.resolve(join(scope.root, "x.txt"))).toBe("x.txt");
+    expect(scope.resolve(".")).toBe(".");
+    expect(scope.resolve("a/../b/")).toBe("b");
   });
 
   it.each(["../x", "../outside/secret.txt", "a/../../x", "/etc/passwd"])(
     "refuses %s as outside the workspace",
     (path) => {
-      expect(() => scope.resolve(path)).toThrow(/is outside the workspace \(/);
+      expect(() => scope.resolve(path)).toThrow(/is outside the workspace/);
     },
   );
 
-  it("refuses symlinks pointing outside, including dangling ones, and follows those inside", async () => {
+  it("refuses symlinks pointing outside, including dangling ones, where the files are, and follows those inside", async () => {
     await symlink(outside, join(root, "escape"));
     await symlink(join(outside, "not-yet.txt"), join(root, "dangling.txt"));
     await put("real/inside.txt", "in\n");
     await symlink(join(root, "real"), join(root, "alias"));
-    expect(() => scope.resolve("escape/secret.txt")).toThrow(/outside the workspace.*resolves to/);
-    expect(() => scope.resolve("escape/new.txt")).toThrow(/outside the workspace/);
-    expect(() => scope.resolve("dangling.txt")).toThrow(/outside the workspace/);
-    expect(scope.resolve("alias/inside.txt")).toBe(join(scope.root, "real/inside.txt"));
+    await expect(readFile(scope, { path: "escape/secret.txt" })).rejects.toThrow(/outside the workspace/);
+    await expect(writeFile(scope, { path: "escape/new.txt", content: "x" })).rejects.toThrow(
+      /outside the workspace/,
+    );
     await expect(writeFile(scope, { path: "dangling.txt", content: "x" })).rejects.toThrow(
       /outside the workspace/,
     );
+    expect(await readFile(scope, { path: "alias/inside.txt" })).toContain("1\tin");
+    expect(await readdir(outside)).toEqual(["secret.txt"]);
     await rm(join(root, "escape"));
     await rm(join(root, "dangling.txt"));
-  });
-
-  it("lets outside paths through when not confined", () => {
-    const open = createFileScope(root, { confine: false });
-    expect(open.resolve("../outside/secret.txt")).toBe(join(outside, "secret.txt"));
   });
 });
 
@@ -164,7 +163,7 @@ describe("readFile", () => {
       "turn cancelled",
     );
     await expect(
-      searchFiles(scope, { pattern: "x", content: true }, { signal: controller.signal, useRipgrep: false }),
+      searchFiles(scope, { pattern: "x", content: true }, { signal: controller.signal, engine: "grep" }),
     ).rejects.toThrow("turn cancelled");
   });
 
@@ -204,6 +203,16 @@ describe("writeFile", () => {
     await expect(writeFileAtomic(join(root, "blocked/inner"), "data")).rejects.toThrow();
     expect((await readdir(join(root, "blocked"))).sort()).toEqual(["inner"]);
     expect(await readText(join(root, "blocked/inner/keep.txt"), "utf8")).toBe("keep\n");
+  });
+});
+
+describe("readUpTo", () => {
+  it("reads one byte past the cap at most, however large the file", async () => {
+    await put("large.bin", "x".repeat(3 * 1024 * 1024 + 4096));
+    const capped = await readUpTo(scope, "large.bin", 3 * 1024 * 1024);
+    expect(capped.length).toBe(3 * 1024 * 1024 + 1);
+    await put("small.txt", "tiny");
+    expect((await readUpTo(scope, "small.txt", 1024)).toString()).toBe("tiny");
   });
 });
 
@@ -289,6 +298,27 @@ describe("patchFile", () => {
     expect(out).toMatch(/… 3 more hunks not shown$/);
   });
 
+  it("refuses edits past its bounds, saying which and what to do instead", async () => {
+    await put("over.txt", Buffer.alloc(10 * 1024 * 1024 + 1, "a"));
+    await expect(patchFile(scope, { path: "over.txt", old_string: "a", new_string: "b" })).rejects.toThrow(
+      /over\.txt is 10\.0 MB, too large to patch \(limit 10\.0 MB\); edit it with a command in the terminal/,
+    );
+    await put("many.txt", "x\n".repeat(10_001));
+    await expect(
+      patchFile(scope, { path: "many.txt", old_string: "x", new_string: "y", replace_all: true }),
+    ).rejects.toThrow(/occurs more than 10,000 times in many\.txt; patch replaces at most 10,000 at once/);
+    await put("grow.txt", `${"NEEDLE\n".repeat(10)}${"z".repeat(9 * 1024 * 1024)}`);
+    await expect(
+      patchFile(scope, {
+        path: "grow.txt",
+        old_string: "NEEDLE",
+        new_string: "n".repeat(200_000),
+        replace_all: true,
+      }),
+    ).rejects.toThrow(/the patched grow\.txt would be 11,437,194 characters, too large to patch/);
+    expect((await readText(join(root, "grow.txt"), "utf8")).startsWith("NEEDLE\n")).toBe(true);
+  });
+
   it("matches LF text in a CRLF file and keeps CRLF", async () => {
     await put("win.txt", "one\r\ntwo\r\nthree\r\n");
     await patchFile(scope, { path: "win.txt", old_string: "one\ntwo", new_string: "uno\ndos" });
@@ -322,33 +352,37 @@ function hasRipgrep(): boolean {
   }
 }
 
-describe.runIf(hasRipgrep())("searchFiles: ripgrep and the JS walk agree", () => {
+/** Writes `content` at `rel` under `dir`, making folders. */
+async function fileIn(dir: string, rel: string, content: string | Uint8Array): Promise<void> {
+  await mkdir(join(dir, rel, ".."), { recursive: true });
+  await writeRaw(join(dir, rel), content);
+}
+
+describe.runIf(hasRipgrep())("searchFiles: ripgrep and find/grep agree", () => {
   let tree: FileScope;
 
   beforeAll(async () => {
     const dir = join(base, "tree");
-    const file = async (rel: string, content: string | Uint8Array) => {
-      await mkdir(join(dir, rel, ".."), { recursive: true });
-      await writeRaw(join(dir, rel), content);
-    };
-    await file(".gitignore", "dist/\n*.log\n/secret.txt\n!keep.log\n");
+    const file = (rel: string, content: string | Uint8Array) => fileIn(dir, rel, content);
     await file("src/app.ts", "import { helper } from './lib/helper';\nexport const TODO_APP = helper(1);\n");
     await file(
       "src/lib/helper.ts",
       "// TODO: speed up\nexport function helper(n: number) {\n  return n * 2;\n}\n",
     );
-    await file("src/lib/.gitignore", "generated.ts\n");
-    await file("src/lib/generated.ts", "// TODO generated\n");
     await file("src/styles/main.css", "body { color: red; } /* todo */\n");
     await file("docs/README.md", "# Helper\nTODO: write docs\n");
-    await file("debug.log", "TODO in a log\n");
     await file("keep.log", "TODO kept log\n");
-    await file("secret.txt", "TODO secret\n");
-    await file("dist/bundle.js", "TODO bundled\n");
     await file("node_modules/pkg/index.js", "TODO dependency\n");
     await file(".hidden/notes.txt", "TODO hidden\n");
     await file("image.bin", Buffer.concat([Buffer.from("TODO"), Buffer.from([0, 1, 2, 3])]));
     for (let i = 0; i < 30; i++) await file(`many/file-${String(i).padStart(2, "0")}.txt`, `needle ${i}\n`);
+    // Lines cut for the output, CRLF line ends, and a file over 1 MB (the JS walk streams it).
+    await file("wide/long.txt", `WIDE ${"é".repeat(5000)}\nshort WIDE\n`);
+    await file("wide/crlf.txt", "WIDE one\r\nnot here\r\nWIDE two\r\n");
+    await file(
+      "wide/big.txt",
+      `${"filler line\n".repeat(100_000)}WIDE in a big file\n${"more\n".repeat(10)}`,
+    );
     await symlink(join(dir, "src/app.ts"), join(dir, "link-to-app.ts"));
     tree = createFileScope(dir);
   });
@@ -368,17 +402,19 @@ describe.runIf(hasRipgrep())("searchFiles: ripgrep and the JS walk agree", () =>
     ["names limited", { pattern: "*.txt", limit: 5 }],
     ["content limited", { pattern: "needle", content: true, limit: 3 }],
     ["no match", { pattern: "nothing-here-at-all", content: true }],
+    ["long lines, CRLF and a large file", { pattern: "WIDE", content: true }],
+    ["a line's end, CRLF included", { pattern: "(one|WIDE)$", content: true }],
   ];
 
   it.each(queries)("%s", async (_label, args) => {
-    const withRg = await searchFiles(tree, args, { useRipgrep: true });
-    const withJs = await searchFiles(tree, args, { useRipgrep: false });
-    expect(withJs).toBe(withRg);
+    const withRg = await searchFiles(tree, args, { engine: "ripgrep" });
+    const withGrep = await searchFiles(tree, args, { engine: "grep" });
+    expect(withGrep).toBe(withRg);
   });
 
-  it("honours .gitignore (nested, negated, anchored), skips hidden, binaries, node_modules and symlinks", async () => {
-    for (const useRipgrep of [true, false]) {
-      const out = await searchFiles(tree, { pattern: "TODO", content: true }, { useRipgrep });
+  it("skips hidden entries, binaries, node_modules and symlinks with either", async () => {
+    for (const engine of ["ripgrep", "grep"] as const) {
+      const out = await searchFiles(tree, { pattern: "TODO", content: true }, { engine });
       expect(out).toBe(
         [
           "docs/README.md:2: TODO: write docs",
@@ -391,12 +427,28 @@ describe.runIf(hasRipgrep())("searchFiles: ripgrep and the JS walk agree", () =>
     }
   });
 
-  it("caps results and counts the rest", async () => {
+  it("with ripgrep honours .gitignore (nested, negated, anchored)", async () => {
+    const dir = join(base, "ignored");
+    await fileIn(dir, ".gitignore", "dist/\n*.log\n/secret.txt\n!keep.log\n");
+    await fileIn(dir, "src/lib/.gitignore", "generated.ts\n");
+    await fileIn(dir, "src/lib/generated.ts", "// TODO generated\n");
+    await fileIn(dir, "src/app.ts", "// TODO app\n");
+    await fileIn(dir, "debug.log", "TODO in a log\n");
+    await fileIn(dir, "keep.log", "TODO kept log\n");
+    await fileIn(dir, "secret.txt", "TODO secret\n");
+    await fileIn(dir, "dist/bundle.js", "TODO bundled\n");
     const out = await searchFiles(
-      tree,
-      { pattern: "needle", content: true, limit: 3 },
-      { useRipgrep: false },
+      createFileScope(dir),
+      { pattern: "TODO", content: true },
+      { engine: "ripgrep" },
     );
+    expect(out).toBe(
+      ["keep.log:1: TODO kept log", "src/app.ts:1: // TODO app", "(2 matching lines in 2 files)"].join("\n"),
+    );
+  });
+
+  it("caps results and counts the rest", async () => {
+    const out = await searchFiles(tree, { pattern: "needle", content: true, limit: 3 }, { engine: "grep" });
     expect(out).toBe(
       [
         "many/file-00.txt:1: needle 0",
@@ -408,12 +460,10 @@ describe.runIf(hasRipgrep())("searchFiles: ripgrep and the JS walk agree", () =>
   });
 
   it("says when a regular expression is invalid", async () => {
-    for (const useRipgrep of [true, false])
-      await expect(searchFiles(tree, { pattern: "([", content: true }, { useRipgrep })).rejects.toMatchObject(
-        {
-          code: "invalid_input",
-        },
-      );
+    for (const engine of ["ripgrep", "grep"] as const)
+      await expect(searchFiles(tree, { pattern: "([", content: true }, { engine })).rejects.toMatchObject({
+        code: "invalid_input",
+      });
   });
 
   it("stays inside the workspace", async () => {

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { TurnTools } from "../../agent/lazy-tools.js";
 import type { Tool } from "../../agent/types.js";
 import { loadConfig } from "../../app/config.js";
-import { eagerToolsetsFor } from "../../app/gateway-main.js";
+import { eagerToolsetsFor } from "../../app/toolsets.js";
 import type { ChatMessage, ToolCall } from "../../core/types.js";
 
 const tool = (name: string, toolset: string): Tool => ({

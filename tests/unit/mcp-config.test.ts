@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../app/config.js";
-import { toolsetsFor } from "../../app/gateway-main.js";
+import { toolsetsFor } from "../../app/toolsets.js";
 import { ConfigError } from "../../core/errors.js";
 import { cleanInputSchema, modelToolName } from "../../mcp/index.js";
 
@@ -69,6 +69,7 @@ describe("mcp_servers config", () => {
         exclude: ["write"],
         platforms: ["telegram"],
         groups: false,
+        access: "owners",
       },
     ]);
   });
@@ -121,6 +122,18 @@ describe("mcp_servers config", () => {
     expect(mcp("api", "dm")).toEqual(["mcp_a", "mcp_c", "mcp"]);
     expect(mcp("telegram", "group")).toEqual(["mcp_c", "mcp"]);
     expect(toolsetsFor(load("timezone: UTC\n"), "api", "dm").some((t) => t.startsWith("mcp"))).toBe(false);
+  });
+
+  it("a server serves owners only unless its access says everyone", () => {
+    const config = load(
+      ["mcp_servers:", "  slack: { command: x }", "  docs: { command: x, access: everyone }"].join("\n"),
+    );
+    const mcp = (owner: boolean) =>
+      toolsetsFor(config, "telegram", "dm", config.mcpServers, owner).filter((t) => t.startsWith("mcp"));
+    expect(config.mcpServers.map((s) => s.access)).toEqual(["owners", "everyone"]);
+    expect(mcp(true)).toEqual(["mcp_slack", "mcp_docs", "mcp"]);
+    expect(mcp(false)).toEqual(["mcp_docs", "mcp"]);
+    expect(errorOf("mcp_servers:\n  x: { command: a, access: friends }\n").key).toContain("access");
   });
 });
 

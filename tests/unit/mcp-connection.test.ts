@@ -36,6 +36,7 @@ const base = {
   exclude: [] as string[],
   platforms: undefined,
   groups: false,
+  access: "owners" as const,
 };
 
 describe("McpConnection", () => {

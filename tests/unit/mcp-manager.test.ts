@@ -22,6 +22,7 @@ const server = (name: string): McpServerConfig => ({
   exclude: [],
   platforms: undefined,
   groups: false,
+  access: "owners",
   transport: "stdio",
   command: process.execPath,
   args: [EVERYTHING_ENTRY, "stdio"],

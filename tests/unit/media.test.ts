@@ -7,9 +7,11 @@ import {
   attachmentKindOf,
   FileTooLargeError,
   megabytes,
+  readOutboundFile,
   safeFileName,
   writeCapped,
 } from "../../adapters/shared/media.js";
+import { PlatformError } from "../../core/errors.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -53,6 +55,19 @@ describe("writeCapped", () => {
     const path = join(tempDir(), "private.bin");
     await writeCapped(chunks("secret"), path, 100, { mode: 0o600 });
     expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe("readOutboundFile", () => {
+  it("reads a file to send, and refuses one past the cap for good without reading the rest", async () => {
+    const path = join(tempDir(), "note.txt");
+    await writeCapped(chunks("hello"), path, 100);
+    expect((await readOutboundFile("discord", path)).toString()).toBe("hello");
+    // An endless file: what a file growing under a background process looks like to the reader.
+    const err = await readOutboundFile("discord", "/dev/zero", 2 * 1024 * 1024).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PlatformError);
+    expect(err).toMatchObject({ platform: "discord", retryable: false });
+    expect((err as Error).message).toBe("zero is over the 2.0 MB Herald sends; it was not sent");
   });
 });
 

@@ -161,10 +161,16 @@ describe("turn journal", () => {
       ["b1", "pending"],
       ["a2", "pending"],
     ]);
-    expect(state.turns.requeueRunning()).toBe(1);
-    expect(state.turns.get("a1")).toMatchObject({ status: "pending", attempts: 1 });
+    // Found running at start: the process that ran it ended without a clean stop; the run counts.
+    expect(state.turns.requeueCrashed().map((t) => [t.id, t.status, t.attempts])).toEqual([
+      ["a1", "pending", 1],
+    ]);
     expect(state.turns.markRunning("a1", T0 + 10)).toBe(true);
     expect(state.turns.get("a1")?.attempts).toBe(2);
+    // A clean stop hands it back without counting that run.
+    expect(state.turns.handBack(["a1", "b1"])).toBe(1);
+    expect(state.turns.get("a1")).toMatchObject({ status: "pending", attempts: 1 });
+    expect(state.turns.requeueCrashed()).toEqual([]);
     expect(state.turns.get("a3")).toMatchObject({ status: "failed", error: "boom" });
   });
 });

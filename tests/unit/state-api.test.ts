@@ -100,7 +100,7 @@ describe("state API over HTTP", () => {
     expect(err).toBeInstanceOf(HeraldError);
     expect(err).toMatchObject({ code: "not_found", message: expect.stringContaining("no job nope") });
     // This gateway has no memory: the worker's tool gets a clear error, not a hang.
-    await expect(client.memory!.read("memory")).rejects.toMatchObject({
+    await expect(client.memory!.read("memory", caller)).rejects.toMatchObject({
       code: "not_found",
       message: expect.stringContaining("memory.read"),
     });

@@ -66,7 +66,11 @@ export const cronjobTool = defineTool({
   async execute(args, ctx) {
     const cron = ctx.state.cron;
     if (!cron) return { content: "error: scheduling is not available in this gateway.", isError: true };
-    const caller: CronCaller = { chat: ctx.origin.chat, userId: ctx.origin.userId };
+    const caller: CronCaller = {
+      chat: ctx.origin.chat,
+      userId: ctx.origin.userId,
+      chatType: ctx.origin.chatType,
+    };
     if (caller.chat.platform === "cron") {
       return { content: "error: a scheduled run can't manage scheduled jobs.", isError: true };
     }

@@ -1,30 +1,58 @@
 /** Small helpers the file tools share. */
-import type { Stats } from "node:fs";
-import { stat } from "node:fs/promises";
-import { relative, sep } from "node:path";
 import { HeraldError } from "../../core/errors.js";
+import type { FileInfo } from "../../exec/index.js";
 import type { FileScope } from "./types.js";
 
-/** How a path is shown to the model: relative to the workspace when inside it, absolute otherwise. */
-export function displayPath(scope: FileScope, abs: string): string {
-  const rel = relative(scope.root, abs);
-  if (rel === "") return ".";
-  if (rel.startsWith("..") || rel.startsWith(sep)) return abs;
-  return rel.split(sep).join("/");
+/** Bytes asked of the backend per read while streaming a file. */
+const CHUNK_BYTES = 1024 * 1024;
+
+/** How a workspace-relative path is shown to the model. */
+export function displayPath(rel: string): string {
+  return rel === "" ? "." : rel;
 }
 
-/** `stat`, with "does not exist" as a HeraldError `not_found` that names the path. */
-export async function statPath(abs: string, shown: string, hint = ""): Promise<Stats> {
-  try {
-    return await stat(abs);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR")
-      throw new HeraldError(`${shown} does not exist${hint}`, { code: "not_found", cause: err });
-    throw new HeraldError(`${shown} cannot be read: ${(err as Error).message}`, {
-      code: "tool_error",
-      cause: err,
-    });
+/** The file or folder at `rel`; "does not exist" as a HeraldError `not_found` that names it. */
+export async function statPath(scope: FileScope, rel: string, hint = ""): Promise<FileInfo> {
+  const info = await scope.files.stat(rel);
+  if (!info) throw new HeraldError(`${displayPath(rel)} does not exist${hint}`, { code: "not_found" });
+  return info;
+}
+
+/**
+ * The file at `rel`, at most `maxBytes + 1` bytes of it (one more than allowed tells the caller it is
+ * too large), however much the file grew since it was measured: a size checked with `stat` does not
+ * bound what a later read of the same path returns.
+ */
+export async function readUpTo(
+  scope: FileScope,
+  rel: string,
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<Buffer> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of fileChunks(scope, rel, signal, maxBytes + 1)) {
+    parts.push(chunk);
+    total += chunk.byteLength;
+  }
+  return Buffer.concat(parts, total);
+}
+
+/** The file at `rel` as chunks, read until its end (or `maxBytes`); stops when `signal` fires. */
+export async function* fileChunks(
+  scope: FileScope,
+  rel: string,
+  signal?: AbortSignal,
+  maxBytes = Number.POSITIVE_INFINITY,
+): AsyncGenerator<Uint8Array> {
+  let offset = 0;
+  while (offset < maxBytes) {
+    signal?.throwIfAborted();
+    const length = Math.min(CHUNK_BYTES, maxBytes - offset);
+    const chunk = await scope.files.read(rel, { offset, length });
+    if (chunk.byteLength > 0) yield chunk;
+    if (chunk.byteLength < length) return;
+    offset += chunk.byteLength;
   }
 }
 

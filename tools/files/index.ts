@@ -1,9 +1,8 @@
 /**
  * The engine of the agent's file tools: read (paged, numbered, documents as text), write (atomic),
- * patch (exact replacement with a diff) and search (ripgrep or a JS walk), all inside a `FileScope`.
+ * patch (exact replacement with a diff) and search (ripgrep, or find and grep), all inside a `FileScope`.
  * Each returns the plain string the model sees and throws a HeraldError whose message says what to do.
  */
-export { writeFileAtomic } from "./atomic-write.js";
 export { patchFile } from "./patch-file.js";
 export { type ReadFileOptions, readFile } from "./read-file.js";
 export {
@@ -17,7 +16,7 @@ export {
   type WriteFileArgs,
   writeFileArgsSchema,
 } from "./schemas.js";
-export { createFileScope } from "./scope.js";
+export { createFileScope, workspaceFileScope } from "./scope.js";
 export { hasRipgrep } from "./search/ripgrep.js";
 export { nameMatcher, type SearchFilesOptions, searchFiles } from "./search-files.js";
 export type { FileScope, FileToolOptions } from "./types.js";

@@ -1,5 +1,10 @@
-/** `cat -n`-style pages of lines: right-aligned numbers, a tab, long lines cut. */
+/**
+ * `cat -n`-style pages of lines: right-aligned numbers, a tab, long lines cut. The text comes as a
+ * stream of chunks (bytes or strings) and is paged in bounded memory: only the page's lines are built,
+ * each at most `maxLineChars` long, whatever the size of the file or the length of its lines.
+ */
 import { formatCount } from "./common.js";
+import { LineSplitter } from "./line-splitter.js";
 
 /** Limits of one page. */
 export interface PageLimits {
@@ -23,47 +28,67 @@ export interface Page {
   cutForSize: boolean;
 }
 
-function numbered(n: number, line: string, maxLineChars: number): string {
-  const text =
-    line.length > maxLineChars
-      ? `${line.slice(0, maxLineChars)} … [line cut: ${formatCount(line.length - maxLineChars)} more characters]`
-      : line;
-  return `${String(n).padStart(6)}\t${text}`;
+/** How byte chunks are decoded (a BOM of the same encoding is dropped). */
+export type TextEncodingName = "utf-8" | "utf-16le" | "utf-16be";
+
+/** A text as chunks: a file's read stream, a helper's chunks, or one in-memory string. */
+export type TextChunks = AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>;
+
+/** Options of {@link pageLines}. */
+export interface PageOptions {
+  /** Encoding of byte chunks (string chunks are text already). @defaultValue "utf-8" */
+  encoding?: TextEncodingName;
+  /** Checked between chunks; the page then rejects with the signal's reason. */
+  signal?: AbortSignal | undefined;
 }
 
-/** Lines of an in-memory text as readline yields a file's: a final line break ends the last line. */
-export function splitLines(text: string): string[] {
-  const lines = text.split("\n");
-  if (lines[lines.length - 1] === "") lines.pop();
-  return lines;
+function numbered(n: number, text: string, cutChars: number): string {
+  const cut = cutChars > 0 ? ` … [line cut: ${formatCount(cutChars)} more characters]` : "";
+  return `${String(n).padStart(6)}\t${text}${cut}`;
 }
 
-/** Reads all `lines` (to count them) and numbers those of the page. */
+/**
+ * Reads all of `chunks` (to count the lines) and numbers the lines of the page. Bad byte sequences
+ * become U+FFFD. Memory stays within one chunk plus the page.
+ */
 export async function pageLines(
-  lines: AsyncIterable<string> | Iterable<string>,
+  chunks: TextChunks,
   limits: PageLimits,
-  signal?: AbortSignal,
+  options: PageOptions = {},
 ): Promise<Page> {
+  const { signal } = options;
   const out: string[] = [];
   let chars = 0;
-  let n = 0;
   let lastShown = 0;
   let cutForSize = false;
   const end = limits.offset + limits.limit - 1;
-  for await (const raw of lines) {
-    n++;
-    if ((n & 0xfff) === 0) signal?.throwIfAborted();
-    if (n < limits.offset || n > end || cutForSize) continue;
-    const line = numbered(n, raw.endsWith("\r") ? raw.slice(0, -1) : raw, limits.maxLineChars);
-    if (chars + line.length + 1 > limits.maxOutputChars && out.length > 0) {
-      cutForSize = true;
-      continue;
-    }
-    out.push(line);
-    chars += line.length + 1;
-    lastShown = n;
+  const splitter = new LineSplitter({
+    maxLineChars: limits.maxLineChars,
+    wants: (n) => n >= limits.offset && n <= end && !cutForSize,
+    onLine: (n, text, cutChars) => {
+      const line = numbered(n, text, cutChars);
+      if (chars + line.length + 1 > limits.maxOutputChars && out.length > 0) {
+        cutForSize = true;
+        return;
+      }
+      out.push(line);
+      chars += line.length + 1;
+      lastShown = n;
+    },
+  });
+  const decoder = new TextDecoder(options.encoding ?? "utf-8");
+  let first = true;
+  for await (const chunk of chunks) {
+    signal?.throwIfAborted();
+    let text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+    // TextDecoder drops the byte-order mark of byte chunks; a string source may still hold one.
+    if (first && typeof chunk === "string" && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    if (text.length > 0) first = false;
+    splitter.push(text);
   }
-  return { body: out.join("\n"), lastShown, totalLines: n, cutForSize };
+  splitter.push(decoder.decode());
+  splitter.end();
+  return { body: out.join("\n"), lastShown, totalLines: splitter.lines, cutForSize };
 }
 
 /** The footer: what was shown, of how many lines, and the offset of the next page. */

@@ -1,18 +1,29 @@
-import { readFile as readBytes } from "node:fs/promises";
 import { HeraldError } from "../../core/errors.js";
 import { bomEncoding, formatBytes, isBinary } from "../../documents/index.js";
-import { writeFileAtomic } from "./atomic-write.js";
-import { displayPath, formatCount, statPath } from "./common.js";
+import { displayPath, formatCount, readUpTo, statPath } from "./common.js";
 import { linesOf, replacementSnippet } from "./diff.js";
 import { type PatchFileArgs, parseArgs, patchFileArgsSchema } from "./schemas.js";
 import type { FileScope, FileToolOptions } from "./types.js";
 
-const MAX_PATCH_BYTES = 20 * 1024 * 1024;
+/**
+ * The largest file patch edits, before and after the edit. The file, its text, the edited text and the
+ * bytes written are all in memory at once: about five times this at the peak, which a gateway with a
+ * small heap (a 512 MB VPS) still affords.
+ */
+const MAX_PATCH_BYTES = 10 * 1024 * 1024;
+/** Replacements one `replace_all` makes at most (each is an index and a piece of the diff). */
+const MAX_REPLACEMENTS = 10_000;
+/** Files up to this size get the "it would match ignoring whitespace" hint (4 bytes per character). */
+const MAX_HINT_CHARS = 2 * 1024 * 1024;
 
-/** Start indices of every non-overlapping occurrence of `needle`. */
-function occurrences(haystack: string, needle: string): number[] {
+/** Start indices of the non-overlapping occurrences of `needle`, at most `max` of them. */
+function occurrences(haystack: string, needle: string, max: number): number[] {
   const found: number[] = [];
-  for (let i = haystack.indexOf(needle); i >= 0; i = haystack.indexOf(needle, i + needle.length))
+  for (
+    let i = haystack.indexOf(needle);
+    i >= 0 && found.length < max;
+    i = haystack.indexOf(needle, i + needle.length)
+  )
     found.push(i);
   return found;
 }
@@ -20,17 +31,23 @@ function occurrences(haystack: string, needle: string): number[] {
 /** Lines where `needle` occurs once all whitespace is ignored on both sides (for the "not found" hint). */
 function whitespaceInsensitiveLines(text: string, needle: string): number[] {
   const squeezedNeedle = needle.replace(/\s+/g, "");
-  if (squeezedNeedle === "") return [];
-  const parts: string[] = [];
-  const origin: number[] = [];
-  for (const m of text.matchAll(/\S+/g)) {
-    parts.push(m[0]);
-    for (let j = 0; j < m[0].length; j++) origin.push(m.index + j);
-  }
-  const squeezed = parts.join("");
+  if (squeezedNeedle === "" || text.length > MAX_HINT_CHARS) return [];
+  // Where each character of the squeezed text was in `text`: one typed array, not an array per token.
+  const origin = new Int32Array(text.length);
+  let k = 0;
+  for (const m of text.matchAll(/\S+/g)) for (let j = 0; j < m[0].length; j++) origin[k++] = m.index + j;
+  const squeezed = text.replace(/\s+/g, "");
   return linesOf(
     text,
-    occurrences(squeezed, squeezedNeedle).map((i) => origin[i] ?? 0),
+    occurrences(squeezed, squeezedNeedle, 11).map((i) => origin[i] ?? 0),
+  );
+}
+
+/** The refusal of an edit past `MAX_PATCH_BYTES`; `what` says what is too large ("x.log is 12 MB"). */
+function tooLarge(what: string): HeraldError {
+  return new HeraldError(
+    `${what}, too large to patch (limit ${formatBytes(MAX_PATCH_BYTES)}); edit it with a command in the terminal (sed, a script) instead`,
+    { code: "invalid_input" },
   );
 }
 
@@ -54,18 +71,14 @@ export async function patchFile(
   options: FileToolOptions = {},
 ): Promise<string> {
   const parsed = parseArgs(patchFileArgsSchema, args, "patch_file");
-  const abs = scope.resolve(parsed.path);
-  const shown = displayPath(scope, abs);
-  const info = await statPath(abs, shown, "; to create a file use write_file");
-  if (!info.isFile()) throw new HeraldError(`${shown} is not a regular file`, { code: "invalid_input" });
-  if (info.size > MAX_PATCH_BYTES)
-    throw new HeraldError(
-      `${shown} is ${formatBytes(info.size)}, too large to patch (limit ${formatBytes(MAX_PATCH_BYTES)})`,
-      {
-        code: "invalid_input",
-      },
-    );
-  const bytes = await readBytes(abs, { signal: options.signal });
+  const rel = scope.resolve(parsed.path);
+  const shown = displayPath(rel);
+  const info = await statPath(scope, rel, "; to create a file use write_file");
+  if (info.kind !== "file")
+    throw new HeraldError(`${shown} is not a regular file`, { code: "invalid_input" });
+  if (info.sizeBytes > MAX_PATCH_BYTES) throw tooLarge(`${shown} is ${formatBytes(info.sizeBytes)}`);
+  const bytes = await readUpTo(scope, rel, MAX_PATCH_BYTES, options.signal);
+  if (bytes.length > MAX_PATCH_BYTES) throw tooLarge(`${shown} is over ${formatBytes(MAX_PATCH_BYTES)}`);
   if (isBinary(bytes))
     throw new HeraldError(`${shown} is a binary file; patch_file edits text only`, { code: "invalid_input" });
   if (bomEncoding(bytes)?.startsWith("utf-16"))
@@ -83,10 +96,12 @@ export async function patchFile(
     throw new HeraldError("old_string and new_string are the same; nothing to change", {
       code: "invalid_input",
     });
-  let found = occurrences(original, oldText);
+  // One more than may be replaced, to tell "too many" from "just enough".
+  const max = MAX_REPLACEMENTS + 1;
+  let found = occurrences(original, oldText, max);
   if (found.length === 0 && original.includes("\r\n") && /(^|[^\r])\n/.test(oldText)) {
     const crlf = (s: string) => s.replace(/\r?\n/g, "\r\n");
-    const retry = occurrences(original, crlf(oldText));
+    const retry = occurrences(original, crlf(oldText), max);
     if (retry.length > 0) {
       found = retry;
       oldText = crlf(oldText);
@@ -101,22 +116,36 @@ export async function patchFile(
         : "; read the file again and copy the text exactly";
     throw new HeraldError(`old_string was not found in ${shown}${hint}`, { code: "invalid_input" });
   }
+  const count = found.length > MAX_REPLACEMENTS ? `more than ${formatCount(MAX_REPLACEMENTS)}` : found.length;
   if (found.length > 1 && !parsed.replace_all) {
-    const lines = linesOf(original, found);
+    const lines = [...new Set(linesOf(original, found))];
     throw new HeraldError(
-      `old_string occurs ${found.length} times in ${shown} (lines ${listLines(lines)}); add surrounding lines to make it unique, or set replace_all to replace every one`,
+      `old_string occurs ${count} times in ${shown} (${lines.length === 1 ? "line" : "lines"} ${listLines(lines)}); add surrounding lines to make it unique, or set replace_all to replace every one`,
       { code: "invalid_input" },
     );
   }
-  let updated = "";
+  if (found.length > MAX_REPLACEMENTS)
+    throw new HeraldError(
+      `old_string occurs ${count} times in ${shown}; patch replaces at most ${formatCount(MAX_REPLACEMENTS)} at once: make old_string more specific, or edit with a command in the terminal (sed) instead`,
+      { code: "invalid_input" },
+    );
+  // Measured before it is built: a short old_string replaced by a long new_string everywhere multiplies.
+  const updatedChars = original.length + found.length * (newText.length - oldText.length);
+  if (updatedChars > MAX_PATCH_BYTES)
+    throw tooLarge(`the patched ${shown} would be ${formatCount(updatedChars)} characters`);
+  const pieces: string[] = [];
   let last = 0;
   for (const index of found) {
-    updated += original.slice(last, index) + newText;
+    pieces.push(original.slice(last, index), newText);
     last = index + oldText.length;
   }
-  updated += original.slice(last);
+  pieces.push(original.slice(last));
+  const updated = pieces.join("");
+  const updatedBytes = Buffer.byteLength(updated, "utf8");
+  if (updatedBytes > MAX_PATCH_BYTES)
+    throw tooLarge(`the patched ${shown} would be ${formatBytes(updatedBytes)}`);
   options.signal?.throwIfAborted();
-  await writeFileAtomic(abs, updated, info.mode & 0o7777);
+  await scope.files.write(rel, Buffer.from(updated, "utf8"));
   const [firstLine] = linesOf(original, found.slice(0, 1));
   const what =
     found.length === 1 ? `1 replacement at line ${firstLine}` : `${formatCount(found.length)} replacements`;

@@ -1,17 +1,13 @@
-import { createReadStream } from "node:fs";
-import { open, readFile as readBytes } from "node:fs/promises";
-import { createInterface } from "node:readline";
 import { HeraldError } from "../../core/errors.js";
 import {
   bomEncoding,
-  decodeText,
   extractDocumentFromBuffer,
   formatBytes,
   SNIFF_BYTES,
   sniffDocument,
 } from "../../documents/index.js";
-import { displayPath, formatCount, statPath } from "./common.js";
-import { pageFooter, pageLines, splitLines } from "./pager.js";
+import { displayPath, fileChunks, formatCount, readUpTo, statPath } from "./common.js";
+import { pageFooter, pageLines, type TextChunks, type TextEncodingName } from "./pager.js";
 import { parseArgs, type ReadFileArgs, readFileArgsSchema } from "./schemas.js";
 import type { FileScope, FileToolOptions } from "./types.js";
 
@@ -25,19 +21,7 @@ export interface ReadFileOptions extends FileToolOptions {
   maxOutputChars?: number;
 }
 
-const MAX_UTF16_BYTES = 20 * 1024 * 1024;
 const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
-
-async function readHead(abs: string): Promise<Uint8Array> {
-  const handle = await open(abs, "r");
-  try {
-    const buffer = Buffer.alloc(SNIFF_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-}
 
 /**
  * Reads a file for the model, `cat -n` style: each line numbered (right-aligned, then a tab), at most
@@ -55,19 +39,19 @@ export async function readFile(
   const { defaultLimit = 2000, maxLineChars = 2000, maxOutputChars = 100_000, signal } = options;
   const offset = parsed.offset ?? 1;
   const limits = { offset, limit: parsed.limit ?? defaultLimit, maxLineChars, maxOutputChars };
-  const abs = scope.resolve(parsed.path);
-  const shown = displayPath(scope, abs);
-  const info = await statPath(abs, shown, "; search_files finds files by name");
-  if (info.isDirectory())
+  const rel = scope.resolve(parsed.path);
+  const shown = displayPath(rel);
+  const info = await statPath(scope, rel, "; search_files finds files by name");
+  if (info.kind === "directory")
     throw new HeraldError(`${shown} is a directory; use search_files to list its files`, {
       code: "invalid_input",
     });
   signal?.throwIfAborted();
-  const head = await readHead(abs);
-  const sniff = sniffDocument(head, { fileName: abs });
+  const head = await scope.files.read(rel, { offset: 0, length: SNIFF_BYTES });
+  const sniff = sniffDocument(head, { fileName: rel });
   if (sniff.type === "binary")
     throw new HeraldError(
-      `${shown} is a binary file (${sniff.typeGuess ?? "unknown type"}, ${formatBytes(info.size)}); read_file shows text only`,
+      `${shown} is a binary file (${sniff.typeGuess ?? "unknown type"}, ${formatBytes(info.sizeBytes)}); read_file shows text only`,
       { code: "invalid_input" },
     );
   if (sniff.type === "unsupported")
@@ -79,40 +63,35 @@ export async function readFile(
     );
 
   let header = "";
-  let lines: AsyncIterable<string> | Iterable<string>;
+  let chunks: TextChunks;
+  let encoding: TextEncodingName = "utf-8";
   if (sniff.kind === "pdf" || sniff.kind === "docx") {
-    if (info.size > MAX_DOCUMENT_BYTES)
+    const bytes =
+      info.sizeBytes > MAX_DOCUMENT_BYTES
+        ? undefined
+        : await readUpTo(scope, rel, MAX_DOCUMENT_BYTES, signal);
+    if (!bytes || bytes.length > MAX_DOCUMENT_BYTES)
       throw new HeraldError(
-        `${shown} is a ${formatBytes(info.size)} ${sniff.kind.toUpperCase()}, over the ${formatBytes(MAX_DOCUMENT_BYTES)} read_file extracts`,
+        `${shown} is a ${formatBytes(Math.max(info.sizeBytes, bytes?.length ?? 0))} ${sniff.kind.toUpperCase()}, over the ${formatBytes(MAX_DOCUMENT_BYTES)} read_file extracts`,
         { code: "invalid_input" },
       );
     // From bytes, so refusals name the file as the model knows it (workspace-relative).
-    const doc = await extractDocumentFromBuffer(await readBytes(abs, { signal }), {
+    const doc = await extractDocumentFromBuffer(bytes, {
       fileName: shown,
       signal,
     });
     const pages = doc.pages !== undefined ? `, ${formatCount(doc.pages)} pages` : "";
     if (doc.noTextLayer) return `${shown} (${doc.kind.toUpperCase()}${pages}): ${doc.notice}`;
     header = `${shown} (${doc.kind.toUpperCase()}${pages}; extracted text${doc.truncated ? ", cut" : ""}${doc.notice ? `; ${doc.notice}` : ""})\n`;
-    lines = splitLines(doc.text);
-  } else if (bomEncoding(head)?.startsWith("utf-16")) {
-    // readline decodes UTF-8 only; UTF-16 files (rare, Windows exports) are small enough to decode whole.
-    if (info.size > MAX_UTF16_BYTES)
-      throw new HeraldError(
-        `${shown} is UTF-16 text of ${formatBytes(info.size)}; read_file decodes UTF-16 up to ${formatBytes(MAX_UTF16_BYTES)}`,
-        {
-          code: "invalid_input",
-        },
-      );
-    lines = splitLines(decodeText(await readBytes(abs, { signal })));
+    chunks = [doc.text];
   } else {
-    if (info.size === 0) return `${shown} is empty (0 bytes)`;
-    lines = createInterface({
-      input: createReadStream(abs, { encoding: "utf8", signal }),
-      crlfDelay: Number.POSITIVE_INFINITY,
-    });
+    if (info.sizeBytes === 0) return `${shown} is empty (0 bytes)`;
+    // Streamed: the pager holds one chunk and the page, whatever the file's size or its longest line.
+    const bom = bomEncoding(head);
+    if (bom) encoding = bom;
+    chunks = fileChunks(scope, rel, signal);
   }
-  const page = await pageLines(lines, limits, signal);
+  const page = await pageLines(chunks, limits, { encoding, signal });
   if (page.totalLines === 0) return `${header}${shown} has no text`;
   if (offset > page.totalLines)
     throw new HeraldError(

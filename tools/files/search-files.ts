@@ -2,22 +2,24 @@ import { HeraldError } from "../../core/errors.js";
 import { capOutput, displayPath, formatCount, statPath } from "./common.js";
 import { parseArgs, type SearchFilesArgs, searchFilesArgsSchema } from "./schemas.js";
 import { globMatcher } from "./search/glob.js";
-import { hasRipgrep, ripgrepSearch } from "./search/ripgrep.js";
-import type { SearchHit, SearchRequest } from "./search/types.js";
-import { walkSearch } from "./search/walk.js";
+import { runSearch } from "./search/run.js";
+import type { SearchEngine, SearchHit, SearchRequest } from "./search/types.js";
 import type { FileScope, FileToolOptions } from "./types.js";
 
 /** Options of `searchFiles`. */
 export interface SearchFilesOptions extends FileToolOptions {
-  /** true: ripgrep (fails when it is missing); false: the JS walk; unset: ripgrep when on PATH. */
-  useRipgrep?: boolean;
+  /**
+   * `ripgrep` (fails where it is missing), `grep` (find and grep), `auto`: ripgrep when installed where
+   * commands run. @defaultValue "auto"
+   */
+  engine?: SearchEngine;
+  /** The longest a search may run; it then shows what it found. @defaultValue 60_000 */
+  timeoutMs?: number;
   /** Hits collected before the search stops (the count of the rest is then a lower bound). @defaultValue 10_000 */
   maxCollected?: number;
   /** Characters of output. @defaultValue 50_000 */
   maxOutputChars?: number;
 }
-
-const MAX_LINE_CHARS = 300;
 
 /**
  * How a name pattern matches: a regular expression when it looks like one (`\`, `^`, `$`, `(`, `|`,
@@ -50,18 +52,14 @@ function byPathThenLine(a: SearchHit, b: SearchHit): number {
   return (a.line ?? 0) - (b.line ?? 0);
 }
 
-function clipLine(text: string): string {
-  return text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} … [line cut]` : text;
-}
-
 /**
  * Finds files by name (`content` false, the default) or lines by regular expression (`content` true)
  * under `path` (default: the workspace root), optionally narrowed by `glob` (base name, or a
- * workspace-relative path when it has `/`). Uses ripgrep when available, else a JS walk with the same
- * rules and the same output. Results are sorted by path then line; at most `limit` are shown and the
+ * workspace-relative path when it has `/`). Runs where the workspace's commands run: ripgrep when installed there, else find and grep
+ * (see `search/run.ts` for what differs). Results are sorted by path then line; at most `limit` are shown and the
  * rest counted.
  * @throws ToolArgsError for bad arguments; HeraldError `invalid_input` (invalid regex), `not_found`
- *   (no such path), `tool_error` (ripgrep failed or was required and missing).
+ *   (no such path), `tool_error` (the search failed, or ripgrep was required and missing).
  */
 export async function searchFiles(
   scope: FileScope,
@@ -72,8 +70,8 @@ export async function searchFiles(
   const { maxCollected = 10_000, maxOutputChars = 50_000, signal } = options;
   const limit = parsed.limit ?? 100;
   const searchPath = scope.resolve(parsed.path ?? ".");
-  const shownPath = displayPath(scope, searchPath);
-  await statPath(searchPath, shownPath);
+  const shownPath = displayPath(searchPath);
+  await statPath(scope, searchPath);
   const mode = parsed.content ? "content" : "names";
 
   const filters: ((rel: string) => boolean)[] = [];
@@ -82,7 +80,6 @@ export async function searchFiles(
   else nameGlob = parsed.glob;
   if (mode === "names") filters.push(nameMatcher(parsed.pattern));
   const request: SearchRequest = {
-    root: scope.root,
     searchPath,
     mode,
     regex: parsed.pattern,
@@ -90,15 +87,12 @@ export async function searchFiles(
     nameGlob,
     accept: (rel) => filters.every((f) => f(rel)),
     maxHits: Math.max(maxCollected, limit),
+    engine: options.engine ?? "auto",
+    spawn: (req) => scope.spawn(req),
+    timeoutMs: options.timeoutMs ?? 60_000,
     signal,
   };
-  let useRipgrep = options.useRipgrep;
-  if (useRipgrep === undefined) useRipgrep = await hasRipgrep();
-  else if (useRipgrep && !(await hasRipgrep()))
-    throw new HeraldError("ripgrep (rg) is not on PATH; install it or search without it", {
-      code: "tool_error",
-    });
-  const outcome = useRipgrep ? await ripgrepSearch(request) : await walkSearch(request);
+  const outcome = await runSearch(request);
   const hits = outcome.hits.sort(byPathThenLine);
 
   const where = shownPath === "." ? "the workspace" : shownPath;
@@ -108,7 +102,7 @@ export async function searchFiles(
       : `No lines match /${parsed.pattern}/ in ${where}${parsed.glob ? ` (glob ${parsed.glob})` : ""}`;
   const shown = hits.slice(0, limit);
   const body = shown
-    .map((h) => (mode === "names" ? h.path : `${h.path}:${h.line}: ${clipLine(h.text ?? "")}`))
+    .map((h) => (mode === "names" ? h.path : `${h.path}:${h.line}: ${h.text ?? ""}`))
     .join("\n");
   const total = `${outcome.complete ? "" : "more than "}${formatCount(hits.length)}`;
   const files = new Set(hits.map((h) => h.path)).size;

@@ -1,40 +1,40 @@
 /**
  * `read_file`, `write_file`, `patch`, `search_files` (toolset "files"): the file engine of this folder
  * as the agent's tools, in the session's workspace. Paths are relative to the workspace, or absolute as
- * commands in the sandbox see it (`/workspace/...`); a path outside it, after symlinks, is refused.
+ * commands in the sandbox see it (`/workspace/...`). Every read, write and search runs where the
+ * workspace's commands run (in the sandbox as its user), so a path whose real location is outside the
+ * workspace is refused there, whatever a command does to the folders meanwhile.
  */
 import { z } from "zod";
 import { defineTool } from "../../agent/tool-registry.js";
 import type { Tool, ToolContext } from "../../agent/types.js";
-import type { WorkspaceManager } from "../../exec/index.js";
+import type { ExecutionBackend, WorkspaceAccess } from "../../exec/index.js";
 import { patchFile } from "./patch-file.js";
 import { readFile } from "./read-file.js";
+import { workspaceFileScope } from "./scope.js";
 import { searchFiles } from "./search-files.js";
 import type { FileScope } from "./types.js";
 import { writeFile } from "./write-file.js";
 
-/** What the file tools work in. */
+/** What the file tools work in: the workspaces, on the backend their commands run on. */
 export interface FileToolsDeps {
-  workspaces: WorkspaceManager;
-  /** The workspace's path as commands see it (the sandbox mounts it at `/workspace`). */
-  virtualRoot?: string | undefined;
+  access: WorkspaceAccess;
+  backend: ExecutionBackend;
 }
 
 async function scopeOf(deps: FileToolsDeps, ctx: ToolContext): Promise<FileScope> {
-  const workspace = await deps.workspaces.ensure({
-    sessionKey: ctx.origin.sessionKey,
-    userKey: `${ctx.origin.chat.platform}:user:${ctx.origin.userId}`,
-  });
-  return {
-    root: workspace.dir,
-    resolve: (path) => deps.workspaces.resolve(workspace, path, { virtualRoot: deps.virtualRoot }),
-  };
+  const open = await deps.access.open(
+    { sessionKey: ctx.origin.sessionKey, userKey: `${ctx.origin.chat.platform}:user:${ctx.origin.userId}` },
+    ctx.signal,
+  );
+  return workspaceFileScope(deps.backend, open.workspace, open.files, deps.access.virtualRoot);
 }
 
 /** The four file tools, bound to `deps`. */
 export function fileTools(deps: FileToolsDeps): Tool[] {
-  const where = deps.virtualRoot
-    ? `Paths are relative to the workspace, or absolute under ${deps.virtualRoot}.`
+  const virtualRoot = deps.access.virtualRoot;
+  const where = virtualRoot
+    ? `Paths are relative to the workspace, or absolute under ${virtualRoot}.`
     : "Paths are relative to the workspace.";
   return [
     defineTool({

@@ -1,8 +1,11 @@
 /**
  * The MCP tools: one `mcp_<server>_<tool>` per tool of each connected server (toolset `mcp_<server>`),
  * and `mcp_list_resources`, `mcp_read_resource`, `mcp_get_prompt` (toolset `mcp`) over every server
- * the turn's chat may use. A call to a server that is down fails at once with a clear error.
+ * the turn may use: it serves the turn's chat and the gateway gave the turn its toolset (an `access:
+ * owners` server's only to a turn that acts for an owner). A call to a server that is down fails at
+ * once with a clear error.
  */
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { defineTool } from "../../agent/tool-registry.js";
@@ -10,6 +13,7 @@ import type { Tool, ToolContext, ToolOutput } from "../../agent/types.js";
 import {
   cleanInputSchema,
   convertResult,
+  type FileSink,
   type McpManager,
   type McpServerHandle,
   mcpToolset,
@@ -24,15 +28,26 @@ const anyObject = z.record(z.string(), z.unknown());
 
 /**
  * Where a call's images and binary resources are saved (named in the result, sent with the reply):
- * `dir` on this host, `shownAs` as the model names it (e.g. the sandbox's `/workspace/mcp`).
+ * a copy on this host for the reply, and the name the model is given (e.g. the sandbox's
+ * `/workspace/mcp/…`).
  */
-export type McpSaveDir = (ctx: ToolContext, server: string) => Promise<{ dir: string; shownAs: string }>;
+export type McpSaveDir = (ctx: ToolContext, server: string) => Promise<FileSink>;
 
-/** @defaultValue of `McpSaveDir`: `HERALD_HOME/cache/mcp/<server>`. */
-const cacheDir: McpSaveDir = async (ctx, server) => {
-  const dir = join(ctx.homeDir, "cache", "mcp", server);
-  return { dir, shownAs: dir };
-};
+/** A sink into `HERALD_HOME/cache/mcp/<server>/`: the model is given the cached file's path. */
+export function mcpCacheSink(homeDir: string, server: string): FileSink {
+  const dir = join(homeDir, "cache", "mcp", server);
+  return {
+    async save(name, bytes) {
+      await mkdir(dir, { recursive: true });
+      const path = join(dir, name);
+      await writeFile(path, bytes);
+      return { path, shownAs: path };
+    },
+  };
+}
+
+/** @defaultValue of `McpSaveDir`: the cache (`mcpCacheSink`). */
+const cacheDir: McpSaveDir = async (ctx, server) => mcpCacheSink(ctx.homeDir, server);
 
 /** `saveDir` for this call, resolved only when a result has a file; the cache when it fails. */
 function saveTo(ctx: ToolContext, server: string, saveDir: McpSaveDir) {
@@ -80,11 +95,20 @@ export function mcpServerTools(server: McpServerHandle, saveDir: McpSaveDir = ca
   return tools;
 }
 
-/** The servers `ctx`'s chat may reach, or an error text naming the ones it may. */
-function serverFor(manager: McpManager, name: string, ctx: ToolContext): McpServerHandle | string {
-  const usable = manager
+/** The servers the turn of `ctx` may reach: they serve its chat, and the turn has their toolset. */
+function usableServers(manager: McpManager, ctx: ToolContext): McpServerHandle[] {
+  return manager
     .servers()
-    .filter((s) => serverServes(s.config, ctx.origin.chat.platform, ctx.origin.chatType));
+    .filter(
+      (s) =>
+        serverServes(s.config, ctx.origin.chat.platform, ctx.origin.chatType) &&
+        (ctx.turn?.toolsets.includes(mcpToolset(s.config.name)) ?? true),
+    );
+}
+
+/** The server `name` if the turn of `ctx` may reach it, or an error text naming the ones it may. */
+function serverFor(manager: McpManager, name: string, ctx: ToolContext): McpServerHandle | string {
+  const usable = usableServers(manager, ctx);
   const found = usable.find((s) => s.config.name === name);
   if (found) return found;
   return `error: there is no MCP server '${name}' here. Servers: ${usable.map((s) => s.config.name).join(", ") || "none"}.`;
@@ -102,12 +126,7 @@ export function mcpUtilityTools(manager: McpManager, saveDir: McpSaveDir = cache
         server: z.string().optional().describe("only this server (default: every server)"),
       }),
       async execute({ server }, ctx) {
-        const names = server
-          ? [server]
-          : manager
-              .servers()
-              .filter((s) => serverServes(s.config, ctx.origin.chat.platform, ctx.origin.chatType))
-              .map((s) => s.config.name);
+        const names = server ? [server] : usableServers(manager, ctx).map((s) => s.config.name);
         const sections: string[] = [];
         for (const name of names) {
           const handle = serverFor(manager, name, ctx);

@@ -1,7 +1,8 @@
 /**
  * `memory`: the agent's long-term notes. Two bounded files: `memory` (its notes about the environment,
- * tools and lessons learned) and `user` (who the user is, what they prefer). The system prompt shows
- * both as they were when the session started; a write shows up there from the next session on.
+ * tools and lessons learned) and `user` (who the user is, what they prefer), those of whom the turn acts
+ * for (the owners share one pair; every other user has their own). The system prompt shows both as
+ * they were when the session started; a write shows up there from the next session on.
  */
 import { z } from "zod";
 import { defineTool } from "../../agent/tool-registry.js";
@@ -42,12 +43,13 @@ export const memoryTool = defineTool({
     ctx.progress(
       `${action === "add" ? "saving to" : "updating"} ${target === "user" ? "the user profile" : "memory"}`,
     );
+    const caller = { chat: ctx.origin.chat, userId: ctx.origin.userId };
     const result =
       action === "add"
-        ? await memory.add(target, content!)
+        ? await memory.add(target, content!, caller)
         : action === "replace"
-          ? await memory.replace(target, oldText!, content!)
-          : await memory.remove(target, oldText!);
+          ? await memory.replace(target, oldText!, content!, caller)
+          : await memory.remove(target, oldText!, caller);
     if (!result.ok) {
       const entries = result.view ? `\n\n${formatView(result.view)}` : "";
       return { content: `error: ${result.error}${entries}`, isError: true };

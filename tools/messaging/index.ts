@@ -5,8 +5,6 @@
  * workers on Redis), once per call: a turn run again after a crash does not send twice.
  */
 import { randomUUID } from "node:crypto";
-import { stat } from "node:fs/promises";
-import { basename } from "node:path";
 import { z } from "zod";
 import { defineTool } from "../../agent/tool-registry.js";
 import type { Tool, ToolContext } from "../../agent/types.js";
@@ -15,10 +13,11 @@ import { HeraldError } from "../../core/errors.js";
 /** What `send_message` runs with. */
 export interface MessagingToolDeps {
   /**
-   * Turns a workspace path the model gave into an absolute path on disk, or throws saying why not.
-   * Undefined where there are no workspaces: `file` is then refused.
+   * Copies a file of the session's workspace (read where its commands run) to a file of the gateway's
+   * own that the outbox may send later, or throws a HeraldError saying why not (missing, a folder,
+   * outside the workspace). Undefined where there are no workspaces: `file` is then refused.
    */
-  resolvePath?: ((path: string, ctx: ToolContext) => Promise<string>) | undefined;
+  exportFile?: ((path: string, ctx: ToolContext) => Promise<{ path: string; fileName: string }>) | undefined;
 }
 
 /** `send_message`, bound to `deps`. */
@@ -49,14 +48,11 @@ export function messagingTool(deps: MessagingToolDeps = {}): Tool {
         };
       let files: { path: string; fileName: string }[] | undefined;
       if (args.file) {
-        if (!deps.resolvePath)
+        if (!deps.exportFile)
           throw new HeraldError("there is no workspace here to send files from: send text only", {
             code: "invalid_input",
           });
-        const path = await deps.resolvePath(args.file, ctx);
-        if (!(await stat(path).catch(() => undefined))?.isFile())
-          throw new HeraldError(`${args.file} does not exist in the workspace`, { code: "not_found" });
-        files = [{ path, fileName: basename(path) }];
+        files = [await deps.exportFile(args.file, ctx)];
       }
       // The same call of the same turn (run again after a crash) has the same key: sent once.
       const key = ctx.turnId && ctx.callId ? `send:${ctx.turnId}:${ctx.callId}` : `send:${randomUUID()}`;

@@ -95,16 +95,17 @@ export const skillManageTool = defineTool({
     const skills = api(ctx);
     if (!skills) return unavailable;
     ctx.progress(`${action} skill ${name}`);
+    const caller = { chat: ctx.origin.chat, userId: ctx.origin.userId };
     switch (action) {
       case "create":
         if (!content?.trim()) return { content: "error: create needs content.", isError: true };
-        return output(await skills.manage({ action, name, content, file }));
+        return output(await skills.manage({ action, name, content, file }, caller));
       case "patch":
         if (content === undefined && oldText === undefined)
           return { content: "error: patch needs content, or old_text and new_text.", isError: true };
-        return output(await skills.manage({ action, name, content, oldText, newText, file }));
+        return output(await skills.manage({ action, name, content, oldText, newText, file }, caller));
       default:
-        return output(await skills.manage({ action, name }));
+        return output(await skills.manage({ action, name }, caller));
     }
   },
 });

@@ -7,8 +7,8 @@
  */
 import { z } from "zod";
 import { defineTool } from "../../agent/tool-registry.js";
-import type { Tool, ToolContext, ToolOutput } from "../../agent/types.js";
-import { approvalButtons, approvalPrompt, classifyCommand } from "../../approvals/index.js";
+import type { Tool, ToolContext } from "../../agent/types.js";
+import { classifyCommand, classifyWrite } from "../../approvals/index.js";
 import type {
   ExecutionBackend,
   ProcessInfo,
@@ -16,23 +16,31 @@ import type {
   RunResult,
   Workspace,
   WorkspaceManager,
+  WorkspaceQuota,
 } from "../../exec/index.js";
 import { runCommand } from "../../exec/index.js";
+import { askFor, gateDangerous } from "./approval.js";
 
 /** What the terminal tools run with (built once by the composition root). */
 export interface TerminalToolsDeps {
   backend: ExecutionBackend;
   workspaces: WorkspaceManager;
   processes: ProcessRegistry;
+  /**
+   * The workspaces' disk quota: past it a command runs unable to grow any file, and is told why; after
+   * a command the workspace is measured again.
+   */
+  quota?: WorkspaceQuota | undefined;
   /** The longest foreground timeout a call may ask for, in seconds. @defaultValue 600 */
   maxTimeoutS?: number | undefined;
   /** Characters kept of each of stdout and stderr. @defaultValue 20_000 */
   maxOutputChars?: number | undefined;
   /**
    * What happens to a dangerous command (approvals/: recursive deletes outside the workspace, sudo,
-   * disk tools, pipes from the network into a shell…): `manual` asks the user in the chat and ends the
-   * turn (their `/approve` starts the next one), `deny` refuses it, `off` runs it (the owner's choice,
-   * logged at start). @defaultValue "manual"
+   * disk tools, pipes from the network into a shell, code that cannot be read before it runs…), and to
+   * text written to a background shell or interpreter that would be: `manual` asks the user in the chat
+   * and ends the turn (their `/approve` resumes it and runs the call), `deny` refuses it, `off` runs it
+   * (the owner's choice, logged at start). @defaultValue "manual"
    */
   dangerous?: "manual" | "deny" | "off" | undefined;
   /** The workspace's path as commands see it, for the rules about paths outside it. */
@@ -90,54 +98,12 @@ function describeProcess(p: ProcessInfo): string {
   return `${p.id}: ${state} — ${p.command}`;
 }
 
-/**
- * A dangerous command: refused (`deny`, or no approvals reachable), run (approved once for exactly this
- * command, or its rule for the session), or held for the user's answer, ending the turn.
- */
-async function holdDangerous(
-  mode: "manual" | "deny",
-  command: string,
-  rule: { id: string; description: string },
-  ctx: ToolContext,
-): Promise<ToolOutput | undefined> {
-  const approvals = ctx.state.approvals;
-  if (mode === "manual" && approvals) {
-    if (await approvals.check(ctx.origin.sessionKey, command, rule.id)) {
-      ctx.logger.info({ rule: rule.id }, "dangerous command runs with the user's approval");
-      return undefined;
-    }
-    const request = {
-      sessionKey: ctx.origin.sessionKey,
-      sessionId: ctx.origin.sessionId,
-      chat: ctx.origin.chat,
-      userId: ctx.origin.userId,
-      command,
-      ruleId: rule.id,
-      ruleDescription: rule.description,
-    };
-    const { id, expiresAt } = await approvals.request(request);
-    ctx.logger.info({ rule: rule.id }, "dangerous command waits for approval");
-    return {
-      content: `not run yet: ${rule.description} (rule ${rule.id}) needs the user's approval. They were asked; their answer starts your next turn.`,
-      stopTurn: approvalPrompt({
-        command,
-        ruleDescription: rule.description,
-        createdAt: Date.now(),
-        expiresAt,
-      }),
-      buttons: approvalButtons(id),
-    };
-  }
-  ctx.logger.warn({ rule: rule.id }, "dangerous command refused");
-  return {
-    content: `error: refused without running it: ${rule.description} (rule ${rule.id}). Commands like this need the owner's approval, which this gateway does not grant (exec.dangerous_commands: deny). Tell the user what you wanted to run and why, or find a way that stays inside the workspace.`,
-    isError: true,
-  };
-}
-
 /** `terminal` and `process`, bound to `deps`. */
 export function terminalTools(deps: TerminalToolsDeps): Tool[] {
   const maxTimeoutS = deps.maxTimeoutS ?? 600;
+  const mode = deps.dangerous ?? "manual";
+  // Per background process: what was written to a shell and is not a whole command yet.
+  const stdinPending = new Map<string, string>();
   const terminal = defineTool({
     name: "terminal",
     description: `Run a shell command (sh -c) in this conversation's workspace, ${deps.backend.name === "local" ? "on the host" : `isolated (${deps.backend.name})`}. Returns exit code, stdout, stderr and duration; long output keeps its start and end. Set background: true for servers and long jobs: you get a process id at once and follow it with the process tool.`,
@@ -165,17 +131,18 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
     label: (args) => `$ ${args.command}${args.background ? " &" : ""}`,
     async execute(args, ctx) {
       const workspace = await workspaceOf(deps, ctx);
-      const mode = deps.dangerous ?? "manual";
       if (mode !== "off") {
         const verdict = classifyCommand(args.command, { workspaceDir: deps.virtualRoot ?? workspace.dir });
         if (verdict.dangerous) {
-          const held = await holdDangerous(mode, args.command, verdict.rule, ctx);
+          const held = await gateDangerous(mode, askFor(args.command, verdict), ctx);
           if (held) return held;
         }
       }
+      const limit = (await deps.quota?.commandPrefix(workspace)) ?? { prefix: "" };
+      const notice = limit.notice ? `\n[${limit.notice}]` : "";
       if (args.background) {
         const info = deps.processes.start(ctx.origin.sessionKey, workspace, {
-          command: args.command,
+          command: `${limit.prefix}${args.command}`,
           workdir: args.workdir,
         });
         const chat = ctx.state.chat;
@@ -192,16 +159,23 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
               .catch((err: unknown) => ctx.logger.warn({ err: String(err) }, "exit notice not sent"));
           });
         }
-        return `started in the background as ${info.id}. Follow it with the process tool (poll for new output, wait, kill)${args.notify_on_exit ? "; the chat is told when it finishes" : ""}.`;
+        return `started in the background as ${info.id}. Follow it with the process tool (poll for new output, wait, kill)${args.notify_on_exit ? "; the chat is told when it finishes" : ""}.${notice}`;
       }
-      const result = await runCommand(deps.backend, workspace, {
-        command: args.command,
-        workdir: args.workdir,
-        timeoutMs: (args.timeout_s ?? DEFAULT_TIMEOUT_S) * 1000,
-        maxOutputChars: deps.maxOutputChars ?? 20_000,
-        signal: ctx.signal,
-      });
-      return { content: formatRun(result), isError: result.timedOut || result.exitCode !== 0 };
+      try {
+        const result = await runCommand(deps.backend, workspace, {
+          command: `${limit.prefix}${args.command}`,
+          workdir: args.workdir,
+          timeoutMs: (args.timeout_s ?? DEFAULT_TIMEOUT_S) * 1000,
+          maxOutputChars: deps.maxOutputChars ?? 20_000,
+          signal: ctx.signal,
+        });
+        return {
+          content: `${formatRun(result)}${notice}`,
+          isError: result.timedOut || result.exitCode !== 0,
+        };
+      } finally {
+        deps.quota?.invalidate(workspace.dir);
+      }
     },
   });
 
@@ -226,7 +200,12 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
         .max(50_000)
         .optional()
         .describe("log: characters to show (default 20000)."),
-      data: z.string().optional().describe("write: the text to send (add \\n for a line)."),
+      data: z
+        .string()
+        .optional()
+        .describe(
+          "write: the text to send (add \\n for a line). Text for a background shell or interpreter is checked like a command and may wait for the user's approval.",
+        ),
       end: z.boolean().optional().describe("write: close stdin after the text."),
     }),
     toolset: "terminal",
@@ -259,10 +238,26 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
             await deps.processes.wait(owner, id, (args.timeout_s ?? 30) * 1000, ctx.signal),
           );
         case "kill":
+          stdinPending.delete(id);
           return describeProcess(await deps.processes.kill(owner, id));
-        case "write":
-          await deps.processes.write(owner, id, args.data ?? "", args.end ?? false);
-          return `wrote ${(args.data ?? "").length} characters to ${id}${args.end ? " and closed its stdin" : ""}.`;
+        case "write": {
+          const data = args.data ?? "";
+          const info = deps.processes.list(owner).find((p) => p.id === id);
+          let pending = "";
+          if (info && mode !== "off") {
+            const workspaceDir = deps.virtualRoot ?? info.workspaceDir;
+            const read = classifyWrite(info.command, stdinPending.get(id) ?? "", data, { workspaceDir });
+            if (read.verdict.dangerous) {
+              const target = `the stdin of background process ${id} (\`${info.command}\`)`;
+              const held = await gateDangerous(mode, askFor(data, read.verdict, target), ctx);
+              if (held) return held;
+            } else pending = read.pending;
+          }
+          await deps.processes.write(owner, id, data, args.end ?? false);
+          if (pending && !args.end) stdinPending.set(id, pending);
+          else stdinPending.delete(id);
+          return `wrote ${data.length} characters to ${id}${args.end ? " and closed its stdin" : ""}.`;
+        }
       }
     },
   });

@@ -4,7 +4,6 @@
  * fetched through the guarded fetch (SSRF checks, size and time caps); the image goes to the model as
  * a `data:` URL. Without a `vision` section the tool says how to configure one.
  */
-import { readFile, stat } from "node:fs/promises";
 import { extname } from "node:path";
 import { z } from "zod";
 import { defineTool } from "../../agent/tool-registry.js";
@@ -22,10 +21,11 @@ export interface VisionToolDeps {
   /** The vision model; undefined when `vision` is not configured (the tool then says how to). */
   endpoint: VisionEndpoint | undefined;
   /**
-   * Turns a path the model gave into a readable absolute path, or throws saying why not (outside the
-   * workspace). Undefined where there are no workspaces: only URLs are read.
+   * Reads a file of the session's workspace (where its commands run), at most `maxBytes`; throws a
+   * HeraldError saying why not (missing, too large, outside the workspace). Undefined where there are
+   * no workspaces: only URLs are read.
    */
-  resolvePath?: ((path: string, ctx: ToolContext) => Promise<string>) | undefined;
+  readWorkspaceFile?: ((path: string, ctx: ToolContext, maxBytes: number) => Promise<Uint8Array>) | undefined;
   /** Let URL fetches reach private addresses (the owner's choice). @defaultValue false */
   allowPrivate?: AllowPrivate | undefined;
   /** Largest image sent. @defaultValue 10 MiB */
@@ -95,20 +95,12 @@ async function fromPath(
   maxBytes: number,
   ctx: ToolContext,
 ): Promise<{ bytes: Uint8Array; mime: string }> {
-  if (!deps.resolvePath)
+  if (!deps.readWorkspaceFile)
     throw new HeraldError("there is no workspace here to read files from: give the image's http(s) URL", {
       code: "invalid_input",
     });
-  const abs = await deps.resolvePath(path, ctx);
-  const info = await stat(abs).catch(() => undefined);
-  if (!info?.isFile())
-    throw new HeraldError(`${path} does not exist in the workspace`, { code: "not_found" });
-  if (info.size > maxBytes)
-    throw new HeraldError(`${path} is ${info.size} bytes, over the ${maxBytes}-byte limit for images`, {
-      code: "invalid_input",
-    });
-  const bytes = await readFile(abs);
-  const mime = imageTypeOf(bytes) ?? BY_EXTENSION[extname(abs).toLowerCase()];
+  const bytes = await deps.readWorkspaceFile(path, ctx, maxBytes);
+  const mime = imageTypeOf(bytes) ?? BY_EXTENSION[extname(path).toLowerCase()];
   if (!mime)
     throw new HeraldError(`${path} is not an image (PNG, JPEG, WebP or GIF)`, { code: "invalid_input" });
   return { bytes, mime };

@@ -1,13 +1,18 @@
-import { spawn } from "node:child_process";
 import { access, constants } from "node:fs/promises";
-import { delimiter, join, relative, sep } from "node:path";
-import { createInterface } from "node:readline";
-import { HeraldError } from "../../../core/errors.js";
-import type { SearchHit, SearchOutcome, SearchRequest } from "./types.js";
+import { delimiter, join } from "node:path";
+import { hitText, MAX_CONTENT_BYTES } from "./limits.js";
+import type { SearchHit, SearchRequest } from "./types.js";
+
+/**
+ * Bytes of a matching line ripgrep prints (a longer one becomes a preview of this many bytes): at least
+ * the 300 characters a hit shows, whatever their UTF-8 width. Its `--json` output has no such limit: a
+ * match in a file of one 500 MB line was one 500 MB JSON line, plus an entry per match.
+ */
+const RG_MAX_COLUMNS = 1200;
 
 let found: Promise<boolean> | undefined;
 
-/** True when an executable `rg` is on PATH (looked up once per process). */
+/** True when an executable `rg` is on this process's PATH (looked up once per process). */
 export function hasRipgrep(): Promise<boolean> {
   found ??= (async () => {
     for (const dir of (process.env.PATH ?? "").split(delimiter)) {
@@ -24,93 +29,41 @@ export function hasRipgrep(): Promise<boolean> {
   return found;
 }
 
-interface RgText {
-  text?: string;
-  bytes?: string;
-}
-interface RgMatch {
-  type: string;
-  data?: { path?: RgText; lines?: RgText; line_number?: number };
-}
-
-function rgText(value: RgText | undefined): string {
-  if (!value) return "";
-  return value.text ?? Buffer.from(value.bytes ?? "", "base64").toString("utf8");
-}
-
-function toRel(path: string): string {
-  const clean = path.startsWith(`.${sep}`) ? path.slice(2) : path;
-  return clean.split(sep).join("/");
-}
-
 /**
- * Runs ripgrep (arguments as an array, no shell) from the workspace root. It honours `.gitignore`,
- * `.ignore` and `.rgignore` even outside a git repository, skips hidden files, symlinks, binaries and
- * `node_modules`, and ignores the user's ripgrep config and global gitignore so results match the JS
- * walk. Stops ripgrep once `maxHits` hits are collected.
- * @throws HeraldError `invalid_input` for a regex ripgrep rejects (its message included), `tool_error`
- *   when ripgrep fails with nothing found.
+ * ripgrep's arguments for `req`, run from the workspace root. It honours `.gitignore`, `.ignore` and
+ * `.rgignore` even outside a git repository, skips hidden files, symlinks, binaries and `node_modules`,
+ * and ignores the user's ripgrep config and global gitignore.
  */
-export async function ripgrepSearch(req: SearchRequest): Promise<SearchOutcome> {
+export function ripgrepArgs(req: SearchRequest): string[] {
   const args = ["--no-config", "--no-require-git", "--no-ignore-global", "--glob", "!node_modules"];
   if (req.nameGlob) args.push("--type-add", `herald:${req.nameGlob}`, "--type", "herald");
   if (req.mode === "names") args.push("--files");
   else {
-    args.push("--json");
+    args.push("--null", "--line-number", "--with-filename", "--no-heading", "--color", "never");
+    args.push("--max-columns", String(RG_MAX_COLUMNS), "--max-columns-preview");
+    args.push("--max-filesize", String(MAX_CONTENT_BYTES));
     if (req.ignoreCase) args.push("--ignore-case");
     args.push("--regexp", req.regex ?? "");
   }
-  args.push("--");
-  const rel = relative(req.root, req.searchPath);
-  if (rel !== "") args.push(rel);
+  // Always a path: given none, ripgrep would search its stdin (a pipe here), not the folder.
+  args.push("--", req.searchPath);
+  return args;
+}
 
-  const child = spawn("rg", args, { cwd: req.root, signal: req.signal, stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr.setEncoding("utf8");
-  child.stderr.on("data", (chunk: string) => {
-    if (stderr.length < 4000) stderr += chunk;
-  });
-  const exited = new Promise<number | null>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => resolve(code));
-  });
-  const hits: SearchHit[] = [];
-  let complete = true;
-  for await (const line of createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY })) {
-    let hit: SearchHit | undefined;
-    if (req.mode === "names") hit = { path: toRel(line) };
-    else {
-      const event = JSON.parse(line) as RgMatch;
-      if (event.type !== "match" || !event.data) continue;
-      hit = {
-        path: toRel(rgText(event.data.path)),
-        line: event.data.line_number ?? 0,
-        text: rgText(event.data.lines).replace(/\r?\n$/, ""),
-      };
-    }
-    if (!req.accept(hit.path)) continue;
-    hits.push(hit);
-    if (hits.length >= req.maxHits) {
-      complete = false;
-      child.kill();
-      break;
-    }
-  }
-  const code = await exited.catch((err: unknown) => {
-    if (req.signal?.aborted) throw req.signal.reason;
-    throw new HeraldError(`ripgrep could not run: ${(err as Error).message}`, {
-      code: "tool_error",
-      cause: err,
-    });
-  });
-  req.signal?.throwIfAborted();
-  if (code === 2 && complete) {
-    if (/regex parse error|error parsing|unrecognized/i.test(stderr))
-      throw new HeraldError(`the pattern is not a valid regular expression: ${stderr.trim().slice(0, 600)}`, {
-        code: "invalid_input",
-      });
-    if (hits.length === 0)
-      throw new HeraldError(`ripgrep failed: ${stderr.trim().slice(0, 600)}`, { code: "tool_error" });
-  }
-  return { hits, complete };
+/** A workspace-relative path as ripgrep, grep or find print it (`./a/b` → `a/b`). */
+export function toRel(path: string): string {
+  return path.startsWith("./") ? path.slice(2) : path;
+}
+
+/**
+ * One line of ripgrep's output (or grep's: both print `path NUL line-number : text`) as a hit;
+ * undefined when malformed. The text is cut to what a hit shows.
+ */
+export function ripgrepHit(line: string, mode: SearchRequest["mode"]): SearchHit | undefined {
+  if (mode === "names") return { path: toRel(line) };
+  const nul = line.indexOf("\0");
+  const colon = line.indexOf(":", nul + 1);
+  const number = Number(line.slice(nul + 1, colon));
+  if (nul < 0 || colon < 0 || !Number.isInteger(number)) return undefined;
+  return { path: toRel(line.slice(0, nul)), line: number, text: hitText(line.slice(colon + 1)) };
 }

@@ -1,0 +1,85 @@
+/**
+ * Calls held for a person's approval. A step with a held call ends the turn: the request is recorded
+ * with the call and the step (the assistant message and every call's result so far), and the chat gets
+ * the prompt. The answer starts a turn that resumes there: its first step is that same step with the
+ * held call's real result (Herald runs the call itself on approval), and the model carries on.
+ */
+import { approvalButtons, approvalPrompt } from "../approvals/index.js";
+import { resumedStep, type TurnJob, type TurnResume } from "../core/turn.js";
+import type { ChatMessage, OutboundButton, ToolCall } from "../core/types.js";
+import type { StateClient, ToolOutput } from "./types.js";
+
+/** The held call's result while it waits (kept with the request; the answer replaces it). */
+const WAITING = "waiting for the user's approval";
+const ALSO_HELD =
+  "not run: another call of this step waits for the user's approval; make this call again once they have answered.";
+
+/** What the turn keeps of a held step, and what it asks the chat. */
+export interface HeldStep {
+  /** Messages the turn keeps for this step: none (they wait with the request), or a child's own step. */
+  kept: ChatMessage[];
+  prompt: string;
+  buttons: OutboundButton[][];
+}
+
+/**
+ * Records the request for the first held call of a step (`outputs[held].approval`) and builds the
+ * prompt. Other held calls of the same step are told to ask again later (one request per session). A
+ * `delegate_task` child's step is not the session's: its request has no step, and the child keeps it.
+ * @throws what `approvals.request` throws (the turn fails; nothing ran)
+ */
+export async function holdStep(
+  job: TurnJob,
+  approvals: NonNullable<StateClient["approvals"]>,
+  assistant: ChatMessage,
+  calls: readonly ToolCall[],
+  outputs: readonly ToolOutput[],
+  held: number,
+): Promise<HeldStep> {
+  const ask = outputs[held]?.approval;
+  const call = calls[held];
+  if (!ask || !call) throw new Error("holdStep needs the index of a held call");
+  const result = (content: (o: ToolOutput, i: number) => string): ChatMessage[] =>
+    outputs.map((o, i) => ({ role: "tool", content: content(o, i), tool_call_id: calls[i]?.id ?? "" }));
+  const child = job.delegation !== undefined;
+  const step = [assistant, ...result((o, i) => (i === held ? WAITING : o.approval ? ALSO_HELD : o.content))];
+  const { origin } = job;
+  const { id, expiresAt } = await approvals.request({
+    sessionKey: origin.sessionKey,
+    sessionId: origin.sessionId,
+    chat: origin.chat,
+    userId: origin.userId,
+    ...ask,
+    call,
+    ...(child ? {} : { step }),
+  });
+  const prompt = approvalPrompt({ ...ask, createdAt: Date.now(), expiresAt });
+  const kept = child
+    ? [assistant, ...result((o, i) => (o.approval && i !== held ? ALSO_HELD : o.content))]
+    : [];
+  return { kept, prompt, buttons: approvalButtons(id) };
+}
+
+/**
+ * The first step of a resumed turn: the held call run (approved) or refused (denied, lapsed), in its
+ * step. `run` runs one call as the loop does (progress, hooks). An approved call that asks again (its
+ * one-time approval was used by an earlier attempt of this turn, cut short by a restart) is not run.
+ */
+export async function resumeStep(
+  resume: TurnResume,
+  run: (call: ToolCall) => Promise<ToolOutput>,
+): Promise<ChatMessage[]> {
+  let content: string;
+  if (resume.answer === "approved") {
+    const output = await run(resume.call);
+    content = output.approval
+      ? "not run: its approval was already used by an earlier attempt of this turn that did not finish (Herald restarted). Check whether it took effect; ask again if it is still needed."
+      : output.content;
+  } else if (resume.answer === "denied") {
+    content = `not run: ${resume.by} denied it. Do not run it another way; say what you will do instead.`;
+  } else {
+    content =
+      "not run: nobody answered the approval request in time, so it lapsed. Ask again if it is still needed.";
+  }
+  return resumedStep(resume, content);
+}
