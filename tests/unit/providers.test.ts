@@ -420,10 +420,9 @@ describe("providers in config.yaml", () => {
     expect(createCatalog(config).defaultModel).toBe("openrouter/anthropic/claude-sonnet-4");
   });
 
-  it("loads the README's example as the README says it works", () => {
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const section = readme.slice(readme.indexOf("## Models, providers and usage"));
-    const example = /```yaml\n([\s\S]*?)```/.exec(section)![1]!;
+  it("loads the example of docs/models-and-providers.md as the page says it works", () => {
+    const page = readFileSync(new URL("../../docs/models-and-providers.md", import.meta.url), "utf8");
+    const example = /```yaml\n([\s\S]*?)```/.exec(page)![1]!;
     const config = load(example, { OPENROUTER_API_KEY: "sk-or-test" });
     const c = createCatalog(config);
     expect(c.defaultModel).toBe("openrouter/anthropic/claude-sonnet-4");
