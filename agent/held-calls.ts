@@ -4,9 +4,10 @@
  * the prompt. The answer starts a turn that resumes there: its first step is that same step with the
  * held call's real result (Herald runs the call itself on approval), and the model carries on.
  */
-import { approvalButtons, approvalPrompt } from "../approvals/index.js";
+
 import { resumedStep, type TurnJob, type TurnResume } from "../core/turn.js";
 import type { ChatMessage, OutboundButton, ToolCall } from "../core/types.js";
+import { approvalButtons, approvalPrompt } from "./exec/approvals/index.js";
 import type { StateClient, ToolOutput } from "./types.js";
 
 /** The held call's result while it waits (kept with the request; the answer replaces it). */

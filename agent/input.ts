@@ -9,7 +9,7 @@ import { basename } from "node:path";
 import type { ChatCompletionContentPart } from "openai/resources/chat/completions";
 import type { TurnInput } from "../core/turn.js";
 import type { ChatMessage, InboundAttachment } from "../core/types.js";
-import { extractDocument } from "../documents/index.js";
+import { extractDocument } from "./documents/index.js";
 import type { ModelMessage } from "./model-client.js";
 
 /** Options of {@link buildUserMessage}. */

@@ -15,11 +15,11 @@ import pRetry, { AbortError as RetryAbort } from "p-retry";
 import { ModelError } from "../core/errors.js";
 import type { ProviderAlert } from "../core/turn.js";
 import type { ChatMessage, ToolCall } from "../core/types.js";
-import { LEGACY_PROVIDER, ProviderCatalog, wantsCacheMarkers } from "../providers/catalog.js";
-import type { ProviderSpec, ReasoningEffort, ResolvedModel } from "../providers/types.js";
 import { modelConfigProblem } from "./model-config.js";
 import { type AttemptFailure, cancelledError, classifyFailure, toModelError } from "./model-errors.js";
 import { createNodeFetch } from "./node-fetch.js";
+import { LEGACY_PROVIDER, ProviderCatalog, wantsCacheMarkers } from "./providers/catalog.js";
+import type { ProviderSpec, ReasoningEffort, ResolvedModel } from "./providers/types.js";
 
 /** What the client needs of the `model` config section, plus retry timing (tests shorten it). */
 export interface ModelClientConfig {

@@ -6,10 +6,10 @@
  * fit the member's parameters, fails the type check.
  */
 import { z } from "zod";
-import type { ApprovalsStateApi } from "../approvals/requests.js";
-import type { MemoryStateApi } from "../memory/types.js";
 import type { CronStateApi } from "../scheduler/types.js";
+import type { MemoryStateApi } from "../skills/memory/types.js";
 import type { SkillsStateApi } from "../skills/types.js";
+import type { ApprovalsStateApi } from "./exec/approvals/requests.js";
 import type {
   ChatStateApi,
   DelegateStateApi,

@@ -3,14 +3,14 @@
  * queue between the gateway and the workers that run turns.
  */
 import type { z } from "zod";
-import type { ApprovalAsk, ApprovalsStateApi } from "../approvals/requests.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnOrigin } from "../core/turn.js";
 import type { ChatRef, OutboundButton } from "../core/types.js";
-import type { MemoryStateApi } from "../memory/types.js";
 import type { CronStateApi } from "../scheduler/types.js";
 import type { SearchHit, SearchOptions } from "../sessions/types.js";
+import type { MemoryStateApi } from "../skills/memory/types.js";
 import type { SkillsStateApi } from "../skills/types.js";
+import type { ApprovalAsk, ApprovalsStateApi } from "./exec/approvals/requests.js";
 
 /**
  * What tools need of shared state. In-process on the embedded default; over the gateway's

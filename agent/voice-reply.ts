@@ -8,7 +8,7 @@ import type { Logger } from "../core/logger.js";
 import { isSilent, type TurnJob, type TurnResult } from "../core/turn.js";
 import type { OutboundFile } from "../core/types.js";
 
-/** Synthesizes a reply for a platform; see `voice/reply.ts`. May throw (the reply then stays text). */
+/** Synthesizes a reply for a platform; see `agent/tools/voice/reply.ts`. May throw (the reply then stays text). */
 export type SpeakReply = (
   text: string,
   options: { platform: string; signal?: AbortSignal | undefined },

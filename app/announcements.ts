@@ -6,11 +6,12 @@
  * own copy too: `attachPlugins`). A worker logs each reload's outcome; the chat is told how many
  * workers heard it.
  */
+
+import { type McpServerConfig, mcpCommands } from "../agent/tools/mcp/index.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue, WorkerAnnouncement } from "../core/turn.js";
 import type { GatewayRunner } from "../gateway/runner.js";
-import { type McpServerConfig, mcpCommands } from "../mcp/index.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
 import type { Plugins } from "./plugins.js";
 import type { AgentTools } from "./tools.js";

@@ -6,7 +6,7 @@
  * held call (`TurnResume`); the worker runs it there on approval. A request that ends without such a
  * turn (stopped, replaced by a newer one) leaves its step in the session, saying the call did not run.
  */
-import type { StateClient } from "../agent/types.js";
+
 import {
   ApprovalStore,
   answerText,
@@ -16,7 +16,8 @@ import {
   approvalPrompt,
   type PendingApproval,
   resumeOf,
-} from "../approvals/index.js";
+} from "../agent/exec/approvals/index.js";
+import type { StateClient } from "../agent/types.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { resumedStep, type TurnResume } from "../core/turn.js";

@@ -6,11 +6,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
+import { usageText } from "../agent/providers/commands.js";
 import { ConfigError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
-import { usageText } from "../providers/commands.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
-import { cliAction } from "./cli-action.js";
+import { cliAction } from "./cli/action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
 import { printDoctor, runDoctor } from "./doctor.js";
 import { createProcessLogger } from "./logging.js";
@@ -287,14 +287,14 @@ program
     }),
   );
 
-(await import("./cli-whatsapp.js")).registerWhatsAppCommands(program);
-(await import("./cli-skills.js")).registerSkillsCommands(program);
-(await import("./cli-cron.js")).registerCronCommands(program);
-(await import("./cli-tasks.js")).registerTasksCommands(program);
-(await import("./cli-logs.js")).registerLogsCommand(program);
-(await import("./cli-service.js")).registerServiceCommands(program);
-(await import("./cli-mcp.js")).registerMcpCommands(program);
-(await import("./cli-setup.js")).registerSetupCommand(program);
-(await import("./cli-plugins.js")).registerPluginsCommands(program);
+(await import("./cli/whatsapp.js")).registerWhatsAppCommands(program);
+(await import("./cli/skills.js")).registerSkillsCommands(program);
+(await import("./cli/cron.js")).registerCronCommands(program);
+(await import("./cli/tasks.js")).registerTasksCommands(program);
+(await import("./cli/logs.js")).registerLogsCommand(program);
+(await import("./cli/service.js")).registerServiceCommands(program);
+(await import("./cli/mcp.js")).registerMcpCommands(program);
+(await import("./cli/setup.js")).registerSetupCommand(program);
+(await import("./cli/plugins.js")).registerPluginsCommands(program);
 (await import("./mcp-serve.js")).registerMcpServeCommand(program);
 await program.parseAsync(process.argv);

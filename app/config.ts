@@ -9,14 +9,14 @@ import { join, resolve } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { type ResolvedWebhook, resolveWebhooks, webhooksSchema } from "../adapters/webhooks/index.js";
+import { execOptionsSchema } from "../agent/exec/index.js";
+import { CAPABILITIES } from "../agent/plugins/sdk.js";
+import { type McpServerConfig, mcpServersSchema, resolveMcpServers } from "../agent/tools/mcp/index.js";
+import { isLoopbackHost } from "../agent/tools/web/address.js";
 import { ConfigError } from "../core/errors.js";
 import type { EnvKind, PlatformCommonConfig, PlatformModule } from "../core/platform.js";
-import { execOptionsSchema } from "../exec/index.js";
-import { type McpServerConfig, mcpServersSchema, resolveMcpServers } from "../mcp/index.js";
-import { CAPABILITIES } from "../plugins/sdk.js";
 import { parseTargets } from "../scheduler/targets.js";
-import { isLoopbackHost } from "../web/address.js";
-import { type ResolvedWebhook, resolveWebhooks, webhooksSchema } from "../webhooks/index.js";
 import { chatParser, platformModules } from "./platforms.js";
 
 const list = z.array(z.string()).default([]);
@@ -37,7 +37,7 @@ function originProblem(text: string): string | undefined {
   return url.origin === text ? undefined : hint;
 }
 
-/** One entry of `providers:` (see providers/types.ts). */
+/** One entry of `providers:` (see agent/providers/types.ts). */
 const providerSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, "letters, digits, '.', '_' or '-' only"),
   baseUrl: z.url(),
@@ -388,9 +388,9 @@ const coreShape = {
 
 const schema = z.strictObject({
   ...coreShape,
-  /** MCP servers by name (mcp/config.ts); resolved into `HeraldConfig.mcpServers`. */
+  /** MCP servers by name (agent/tools/mcp/config.ts); resolved into `HeraldConfig.mcpServers`. */
   mcpServers: mcpServersSchema,
-  /** Inbound webhook routes (webhooks/types.ts); their secrets resolved into `HeraldConfig.webhooks`. */
+  /** Inbound webhook routes (adapters/webhooks/types.ts); their secrets resolved into `HeraldConfig.webhooks`. */
   webhooks: webhooksSchema,
   ...Object.fromEntries(platformModules.map((m) => [m.name, m.schema])),
 });
@@ -731,7 +731,7 @@ function resolveProviders(
 /** The providers with the key each read from its env variable (set by the loader; never logged). */
 export type ProviderConfig = HeraldConfig["providers"][number] & { apiKey?: string | undefined };
 
-/** True when `host` accepts connections only from this machine (exact; see web/address.ts). */
+/** True when `host` accepts connections only from this machine (exact; see agent/tools/web/address.ts). */
 export { isLoopbackHost };
 
 function validateCrossFields(config: HeraldConfig): void {

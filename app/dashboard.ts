@@ -1,14 +1,14 @@
 /**
  * The web dashboard wired to the gateway (part of the composition root): its sources are the gateway's
  * state, runner, queue, cron store and service, approvals, memory and skills; its activity is fed
- * from the runner's listeners. See `dashboard/` for the pages and the access rules.
+ * from the runner's listeners. See `gateway/dashboard/` for the pages and the access rules.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { PlatformAdapter } from "../core/types.js";
-import { Activity, type CronAdmin, createDashboard, type Dashboard } from "../dashboard/index.js";
+import { Activity, type CronAdmin, createDashboard, type Dashboard } from "../gateway/dashboard/index.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import { type CronService, SqliteCronStore } from "../scheduler/index.js";
 import { jobView } from "../scheduler/jobs.js";

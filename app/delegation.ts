@@ -4,14 +4,15 @@
  * `/background`, `/tasks` and `/stop <id>`, and the listeners that end children and claims with their
  * turns.
  */
+
+import { backgroundCommands } from "../agent/delegate/background.js";
+import { DelegationService } from "../agent/delegate/service.js";
 import type { DelegateStateApi, TaskBoardStateApi } from "../agent/types.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
-import { backgroundCommands } from "../delegation/background.js";
-import { DelegationService } from "../delegation/service.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import type { SqliteState } from "../sessions/sqlite-state.js";
-import { SqliteTaskBoard } from "../taskboard/sqlite-task-board.js";
+import { SqliteTaskBoard } from "../sessions/sqlite-task-board.js";
 import type { HeraldConfig } from "./config.js";
 
 /** What {@link createDelegation} gives the gateway. */

@@ -1,6 +1,7 @@
 /** `herald doctor` lines of the senses: voice replies (text to speech) and the vision model. */
+
+import { parseVoiceConfig } from "../agent/tools/voice/index.js";
 import { describeError } from "../core/errors.js";
-import { parseVoiceConfig } from "../voice/index.js";
 import type { HeraldConfig } from "./config.js";
 
 /** One doctor line (the shape of `DoctorLine` in doctor.ts, kept here so the two files form no cycle). */

@@ -6,16 +6,16 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { emailPlatform } from "../adapters/email/module.js";
 import { summarizeSenderCheck } from "../adapters/email/sender-auth.js";
+import { createExecutionBackend, SandboxBackend } from "../agent/exec/index.js";
 import { modelConfigProblem } from "../agent/model-config.js";
+import { LEGACY_PROVIDER, type ProviderCatalog } from "../agent/providers/catalog.js";
+import type { ResolvedModel } from "../agent/providers/types.js";
+import { ffmpegAvailable } from "../agent/tools/voice/convert.js";
+import { createVoice } from "../agent/tools/voice/index.js";
+import { createWebSearchProvider } from "../agent/tools/web/search/index.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import { silentLogger } from "../core/logger.js";
-import { createExecutionBackend, SandboxBackend } from "../exec/index.js";
-import { LEGACY_PROVIDER, type ProviderCatalog } from "../providers/catalog.js";
-import type { ResolvedModel } from "../providers/types.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
-import { ffmpegAvailable } from "../voice/convert.js";
-import { createVoice } from "../voice/index.js";
-import { createWebSearchProvider } from "../web/search/index.js";
 import {
   configuredPlatforms,
   execBackendOptions,
@@ -118,7 +118,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   lines.push(await checkExec(config));
   lines.push(checkWebSearch(config));
   lines.push(...(await checkVoice(config)));
-  lines.push(...(await (await import("./cli-mcp.js")).checkMcpServers(config)));
+  lines.push(...(await (await import("./cli/mcp.js")).checkMcpServers(config)));
   lines.push(checkSpeech(config), checkVision(config));
   if (config.queue.redisUrl) lines.push(...(await checkRedis(config)));
   lines.push(...(await checkPlugins(config)));

@@ -4,7 +4,7 @@
  * this process runs background processes as used.
  *
  * Workspaces go when unused for `exec.workspace_retention_days`, by the record of their last use
- * (exec/workspaces.ts): a turn marks its workspace when it uses it, and the heartbeat marks every few
+ * (agent/exec/workspaces.ts): a turn marks its workspace when it uses it, and the heartbeat marks every few
  * minutes the workspaces where a background process of this process runs. So one rule holds wherever
  * turns run, on the embedded gateway and on each `herald worker`, also when several workers share
  * HERALD_HOME and each knows only its own processes: a workspace whose record is older than the
@@ -25,16 +25,16 @@
  */
 import { lstat, readdir, realpath, rmdir, unlink } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
+import type { WorkspaceManager } from "../agent/exec/index.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { WorkspaceManager } from "../exec/index.js";
 import type { RunnerState } from "../gateway/types.js";
 import type { HeraldConfig } from "./config.js";
 
 /**
- * The cache folders a `herald worker` writes, and so prunes: files of MCP tools (tools/mcp/index.ts;
+ * The cache folders a `herald worker` writes, and so prunes: files of MCP tools (agent/tools/mcp/tools.ts;
  * a copy of each also goes into the workspace), files send_message sends (`outgoing/`, copied out of
- * the workspace) and spoken replies (voice/reply.ts). Inbound media are the gateway's,
+ * the workspace) and spoken replies (agent/tools/voice/reply.ts). Inbound media are the gateway's,
  * which knows which of them open turns still need; a worker sharing HERALD_HOME leaves them to it.
  */
 export const WORKER_CACHE_FOLDERS: readonly string[] = ["mcp", "outgoing", "speech"];
@@ -146,7 +146,7 @@ export async function pruneOldFiles(
     for (const name of entries ?? []) if (await walk(join(path, name), folder, depth + 1)) removedHere++;
     // Writers create their own folder once (`cache/telegram`) and write into it for the length of a
     // download, so those stay. Deeper, an empty directory goes when it is old or this pass emptied it;
-    // a fresh one may be a writer's about to be filled (mcp/content.ts: mkdir, then write). rmdir itself
+    // a fresh one may be a writer's about to be filled (agent/tools/mcp/content.ts: mkdir, then write). rmdir itself
     // refuses a directory that is not empty.
     if (depth === 1 || (info.mtimeMs > cutoff && removedHere === 0)) return false;
     return rmdir(path).then(

@@ -6,10 +6,10 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type OwnListeners, ownListeners } from "../agent/tools/web/own-listeners.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { PlatformAdapter } from "../core/types.js";
-import { type OwnListeners, ownListeners } from "../web/own-listeners.js";
 import type { RequestGuard } from "./http-guard.js";
 
 /** Serves a path prefix with Node's own request/response (the API server, for streaming). */

@@ -4,14 +4,14 @@
  * `/personality`.
  */
 import { join } from "node:path";
+import { WorkspaceManager } from "../agent/exec/workspaces.js";
+import { personalityCommands } from "../agent/persona/commands.js";
+import { PersonaFiles } from "../agent/persona/files.js";
 import type { CommandModule } from "../core/commands.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnRecord } from "../core/turn.js";
-import { WorkspaceManager } from "../exec/workspaces.js";
 import type { RunnerState } from "../gateway/types.js";
-import { personalityCommands } from "../persona/commands.js";
-import { PersonaFiles } from "../persona/files.js";
 import type { HeraldConfig } from "./config.js";
 
 export interface Persona {

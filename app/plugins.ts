@@ -5,17 +5,17 @@
  * turn-finished hook.
  */
 import { join } from "node:path";
+import { classifyCommand } from "../agent/exec/approvals/index.js";
+import { runCommand } from "../agent/exec/index.js";
+import { HookRunner } from "../agent/plugins/hooks/runner.js";
+import { type PluginExecRunner, PluginHost, type PluginReport } from "../agent/plugins/host.js";
+import { PluginToolRegistry } from "../agent/plugins/registry.js";
 import type { ToolRegistry } from "../agent/tool-registry.js";
-import { classifyCommand } from "../approvals/index.js";
+import { createGuardedFetch } from "../agent/tools/web/index.js";
 import type { CommandModule } from "../core/commands.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import { runCommand } from "../exec/index.js";
 import type { GatewayRunner } from "../gateway/runner.js";
-import { HookRunner } from "../hooks/runner.js";
-import { type PluginExecRunner, PluginHost, type PluginReport } from "../plugins/host.js";
-import { PluginToolRegistry } from "../plugins/registry.js";
-import { createGuardedFetch } from "../web/index.js";
 import type { HeraldConfig } from "./config.js";
 import type { AgentTools } from "./tools.js";
 

@@ -5,15 +5,15 @@
  * its key (once until that provider answers again).
  */
 import { createModelClient, legacyProvider, type ModelClient } from "../agent/model-client.js";
+import { ProviderCatalog } from "../agent/providers/catalog.js";
+import { providerCommands } from "../agent/providers/commands.js";
+import { SESSION_MODELS_NAMESPACE, SessionModelStore } from "../agent/providers/settings.js";
+import type { ReasoningEffort } from "../agent/providers/types.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { ProviderAlert, TurnRecord, TurnResult } from "../core/turn.js";
 import type { ChatRef } from "../core/types.js";
 import type { GatewayRunner } from "../gateway/runner.js";
-import { ProviderCatalog } from "../providers/catalog.js";
-import { providerCommands } from "../providers/commands.js";
-import { SESSION_MODELS_NAMESPACE, SessionModelStore } from "../providers/settings.js";
-import type { ReasoningEffort } from "../providers/types.js";
 import { HOME_CHANNELS_NAMESPACE, HomeChannels } from "../scheduler/index.js";
 import type { SqliteState } from "../sessions/sqlite-state.js";
 import type { HeraldConfig, ProviderConfig } from "./config.js";

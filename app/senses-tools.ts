@@ -5,15 +5,15 @@
  * copied there before the turn), never elsewhere.
  */
 import { join } from "node:path";
+import type { WorkspaceAccess } from "../agent/exec/index.js";
+import { messagingTool } from "../agent/tools/messaging/index.js";
+import { VISION_NOT_CONFIGURED, visionTool } from "../agent/tools/vision/index.js";
+import { createSpokenReplies, parseVoiceConfig, speechDir } from "../agent/tools/voice/index.js";
+import { speechTool } from "../agent/tools/voice/tools.js";
 import type { Tool } from "../agent/types.js";
 import type { SpeakReply } from "../agent/voice-reply.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { WorkspaceAccess } from "../exec/index.js";
-import { messagingTool } from "../tools/messaging/index.js";
-import { speechTool } from "../tools/speech/index.js";
-import { VISION_NOT_CONFIGURED, visionTool } from "../tools/vision/index.js";
-import { createSpokenReplies, parseVoiceConfig, speechDir } from "../voice/index.js";
 import type { HeraldConfig } from "./config.js";
 import { workspaceExporter, workspaceReader } from "./workspace-files.js";
 

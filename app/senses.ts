@@ -3,15 +3,15 @@
  * modes read when a turn starts, and `send_message`'s delivery (`chat.send` of the StateClient).
  */
 import type Database from "better-sqlite3";
-import type { ChatStateApi } from "../agent/types.js";
-import type { TurnRecord } from "../core/turn.js";
-import type { GatewayRunner } from "../gateway/runner.js";
 import {
   VOICE_REPLIES_NAMESPACE,
   type VoiceReplyMode,
   VoiceReplyModes,
   voiceCommand,
-} from "../voice/index.js";
+} from "../agent/tools/voice/index.js";
+import type { ChatStateApi } from "../agent/types.js";
+import type { TurnRecord } from "../core/turn.js";
+import type { GatewayRunner } from "../gateway/runner.js";
 import type { HeraldConfig } from "./config.js";
 import { createMessageSender } from "./messaging.js";
 

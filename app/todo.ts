@@ -2,9 +2,10 @@
  * The agent's plans, wired for the gateway (part of the composition root): the store on the gateway's
  * state (key-value namespace `todo`, by session key), `/todo`, and a session's end forgetting its plan.
  */
+
+import { TodoStore, todoCommands } from "../agent/tools/todo/index.js";
 import type { TodoStateApi } from "../agent/types.js";
 import type { GatewayRunner } from "../gateway/runner.js";
-import { TodoStore, todoCommands } from "../tools/todo/index.js";
 
 /** Builds plans on `runner` (registers `/todo` and the session-end listener at once). */
 export function createTodo(runner: GatewayRunner): { stateApi: TodoStateApi } {

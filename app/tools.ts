@@ -6,13 +6,7 @@
  * `patch`, `search_files`, in the same workspaces).
  */
 import { join } from "node:path";
-import { ToolRegistry } from "../agent/tool-registry.js";
-import type { Tool } from "../agent/types.js";
-import type { SpeakReply } from "../agent/voice-reply.js";
-import { describeError } from "../core/errors.js";
-import type { Logger } from "../core/logger.js";
-import type { TurnJob } from "../core/turn.js";
-import type { InboundAttachment } from "../core/types.js";
+import { delegateTool } from "../agent/delegate/tool.js";
 import {
   createExecutionBackend,
   DEFAULT_LIMITS,
@@ -23,23 +17,29 @@ import {
   WorkspaceAccess,
   WorkspaceManager,
   WorkspaceQuota,
-} from "../exec/index.js";
-import { McpManager, mcpToolset } from "../mcp/index.js";
-import { clarifyTool } from "../tools/clarify/index.js";
-import { cronjobTool } from "../tools/cron/index.js";
-import { delegateTool } from "../tools/delegate/index.js";
-import { fileTools } from "../tools/files/tools.js";
-import { type McpSaveDir, mcpServerTools, mcpUtilityTools } from "../tools/mcp/index.js";
-import { memoryTool } from "../tools/memory/index.js";
-import { sessionSearchTool } from "../tools/session-search/index.js";
-import { skillsTools } from "../tools/skills/index.js";
-import { taskBoardTool } from "../tools/task-board/index.js";
-import { terminalTools } from "../tools/terminal/index.js";
-import { todoTool } from "../tools/todo/index.js";
-import { webTools } from "../tools/web/index.js";
-import { createVoice } from "../voice/index.js";
-import { createWorkerHtmlConverter } from "../web/html-converter.js";
-import { createWebSearchProvider } from "../web/search/index.js";
+} from "../agent/exec/index.js";
+import { ToolRegistry } from "../agent/tool-registry.js";
+import { clarifyTool } from "../agent/tools/clarify/index.js";
+import { cronjobTool } from "../agent/tools/cron/index.js";
+import { fileTools } from "../agent/tools/files/tools.js";
+import { McpManager, mcpToolset } from "../agent/tools/mcp/index.js";
+import { type McpSaveDir, mcpServerTools, mcpUtilityTools } from "../agent/tools/mcp/tools.js";
+import { memoryTool } from "../agent/tools/memory/index.js";
+import { sessionSearchTool } from "../agent/tools/session-search/index.js";
+import { skillsTools } from "../agent/tools/skills/index.js";
+import { taskBoardTool } from "../agent/tools/task-board/index.js";
+import { terminalTools } from "../agent/tools/terminal/index.js";
+import { todoTool } from "../agent/tools/todo/index.js";
+import { createVoice } from "../agent/tools/voice/index.js";
+import { createWorkerHtmlConverter } from "../agent/tools/web/html-converter.js";
+import { createWebSearchProvider } from "../agent/tools/web/search/index.js";
+import { webTools } from "../agent/tools/web/tools.js";
+import type { Tool } from "../agent/types.js";
+import type { SpeakReply } from "../agent/voice-reply.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { TurnJob } from "../core/turn.js";
+import type { InboundAttachment } from "../core/types.js";
 import { execBackendOptions, type HeraldConfig } from "./config.js";
 import { sensesTools } from "./senses-tools.js";
 import { copyAttachments, mcpWorkspaceFiles } from "./workspace-files.js";

@@ -4,12 +4,13 @@
  * it acts for; which of them every request carries in full; and the limit of a cron job's runs (the
  * toolsets of the chat that made the job).
  */
+
+import { OWNERS_PLUGINS_TOOLSET } from "../agent/plugins/host.js";
+import { type McpServerConfig, mcpToolset, serverAdmits, serverServes } from "../agent/tools/mcp/index.js";
 import type { Caller } from "../core/access.js";
 import { sessionKey } from "../core/chat.js";
 import type { ChatRef, ChatType } from "../core/types.js";
 import type { AccessPolicy } from "../gateway/access.js";
-import { type McpServerConfig, mcpToolset, serverAdmits, serverServes } from "../mcp/index.js";
-import { OWNERS_PLUGINS_TOOLSET } from "../plugins/host.js";
 import type { ToolsetLimit } from "../scheduler/index.js";
 import type { SessionStore } from "../sessions/types.js";
 import type { HeraldConfig } from "./config.js";

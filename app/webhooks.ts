@@ -7,13 +7,17 @@
  * the same id is refused too. Both records are kept as long as the state keeps turns (14 days).
  */
 import { createHash } from "node:crypto";
+import {
+  createInboundWebhookRoute,
+  type WebhookNodeRoute,
+  type WebhookSubmit,
+} from "../adapters/webhooks/index.js";
 import { formatChat } from "../core/chat.js";
 import type { Logger } from "../core/logger.js";
 import type { InboundMessage } from "../core/types.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import { HOME_CHANNELS_NAMESPACE, HomeChannels } from "../scheduler/index.js";
 import { parseTargets, resolveTargets } from "../scheduler/targets.js";
-import { createInboundWebhookRoute, type WebhookNodeRoute, type WebhookSubmit } from "../webhooks/index.js";
 import type { HeraldConfig } from "./config.js";
 import { chatParser, platformModules } from "./platforms.js";
 

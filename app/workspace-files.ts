@@ -7,13 +7,13 @@
 import { createReadStream } from "node:fs";
 import { mkdir, mkdtemp, open as openFile, rm, stat } from "node:fs/promises";
 import { basename, join, posix } from "node:path";
+import type { WorkspaceAccess, WorkspaceOwner } from "../agent/exec/index.js";
+import type { FileSink } from "../agent/tools/mcp/index.js";
+import { type McpSaveDir, mcpCacheSink } from "../agent/tools/mcp/tools.js";
 import type { ToolContext } from "../agent/types.js";
 import { HeraldError } from "../core/errors.js";
 import type { TurnJob } from "../core/turn.js";
 import { MAX_OUTBOUND_FILE_BYTES } from "../core/types.js";
-import type { WorkspaceAccess, WorkspaceOwner } from "../exec/index.js";
-import type { FileSink } from "../mcp/index.js";
-import { type McpSaveDir, mcpCacheSink } from "../tools/mcp/index.js";
 
 /** The workspace owner of a tool call (the session, or the user when workspaces are per user). */
 export function ownerOf(origin: ToolContext["origin"]): WorkspaceOwner {

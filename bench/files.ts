@@ -13,7 +13,7 @@ import {
   SandboxBackend,
   ShellWorkspaceFiles,
   type WorkspaceFiles,
-} from "../exec/index.js";
+} from "../agent/exec/index.js";
 import type { FakeLlmRequest } from "../tests/fakes/llm/index.js";
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
 import { machineLine, percentile, postTurn, round, spawnGateway, startFlags } from "./lib.js";

@@ -12,12 +12,12 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ToolRegistry } from "../agent/tool-registry.js";
+import { McpManager, resolveMcpServers } from "../agent/tools/mcp/index.js";
+import { mcpServerTools } from "../agent/tools/mcp/tools.js";
 import { silentLogger } from "../core/logger.js";
-import { McpManager, resolveMcpServers } from "../mcp/index.js";
 import type { FakeLlmRequest } from "../tests/fakes/llm/index.js";
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
 import { EVERYTHING_ENTRY } from "../tests/helpers/mcp-servers.js";
-import { mcpServerTools } from "../tools/mcp/index.js";
 import { machineLine, percentile, postTurn, round, spawnGateway, startFlags } from "./lib.js";
 
 export interface McpBenchOptions {

@@ -8,13 +8,13 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { createVoice } from "../agent/tools/voice/index.js";
+import { createWorkerHtmlConverter } from "../agent/tools/web/html-converter.js";
+import { webTools } from "../agent/tools/web/tools.js";
 import type { ToolContext } from "../agent/types.js";
 import { silentLogger } from "../core/logger.js";
 import { ffprobe, makeVoiceNote, startFakeSpeech } from "../tests/fakes/speech/index.js";
 import { longPage } from "../tests/fakes/web/pages.js";
-import { webTools } from "../tools/web/index.js";
-import { createVoice } from "../voice/index.js";
-import { createWorkerHtmlConverter } from "../web/html-converter.js";
 import { machineLine, percentile, round } from "./lib.js";
 
 export interface SensesBenchOptions {

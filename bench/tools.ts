@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createExecutionBackend, runCommand, SandboxBackend } from "../exec/index.js";
+import { createExecutionBackend, runCommand, SandboxBackend } from "../agent/exec/index.js";
 import type { FakeLlmRequest } from "../tests/fakes/llm/index.js";
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
 import { machineLine, percentile, postTurn, round, spawnGateway, startFlags } from "./lib.js";

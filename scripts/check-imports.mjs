@@ -12,60 +12,79 @@ import { dirname, join, relative, resolve } from "node:path";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
 
-/** Folder → the folders it may import (besides itself). `adapters/*` is each platform folder. */
+/**
+ * Unit → the units it may import (besides itself). A unit is a folder of a family: `agent/exec`,
+ * `agent/tools/web`, `gateway/dashboard`; files directly in a family's folder (and folders not listed
+ * as units) belong to the family's own unit (`agent`, `gateway`). `adapters/*` is each platform folder,
+ * `agent/tools/*` each tool folder.
+ */
 const ALLOWED = {
   core: [],
-  memory: ["core"],
-  exec: ["core"],
-  approvals: ["core"],
-  documents: ["core"],
-  web: ["core", "documents"],
-  voice: ["core"],
-  persona: ["core"],
-  mcp: ["core"],
+  "skills/memory": ["core"],
+  skills: ["core", "skills/memory"],
   sessions: ["core"],
-  skills: ["core", "memory"],
+  scheduler: ["core", "sessions"],
   "adapters/shared": ["core"],
   "adapters/*": ["core", "adapters/shared"],
-  scheduler: ["core", "sessions"],
-  providers: ["core", "sessions"],
-  agent: ["core", "sessions", "memory", "skills", "scheduler", "approvals", "documents", "providers"],
-  tools: [
+  gateway: ["core", "sessions"],
+  "gateway/mcp-server": ["core", "sessions", "scheduler"],
+  "gateway/dashboard": ["core", "sessions", "scheduler", "skills/memory", "skills"],
+  "agent/exec": ["core"],
+  "agent/exec/approvals": ["core"],
+  "agent/documents": ["core"],
+  "agent/persona": ["core"],
+  "agent/providers": ["core", "sessions"],
+  agent: [
+    "core",
+    "sessions",
+    "skills/memory",
+    "skills",
+    "scheduler",
+    "agent/exec/approvals",
+    "agent/documents",
+    "agent/providers",
+  ],
+  "agent/plugins/hooks": ["core"],
+  "agent/plugins": ["core", "agent", "agent/plugins/hooks"],
+  "agent/delegate": ["core", "agent"],
+  "agent/tools/*": [
     "core",
     "agent",
     "sessions",
-    "memory",
+    "skills/memory",
     "skills",
     "scheduler",
-    "exec",
-    "approvals",
-    "documents",
-    "web",
-    "voice",
-    "mcp",
+    "agent/exec",
+    "agent/exec/approvals",
+    "agent/documents",
+    "agent/tools/web",
+    "agent/tools/voice",
+    "agent/tools/mcp",
   ],
-  gateway: ["core", "sessions"],
-  hooks: ["core"],
-  plugins: ["core", "agent", "hooks"],
-  "mcp-server": ["core", "sessions", "scheduler"],
-  dashboard: ["core", "sessions", "scheduler", "memory", "skills"],
-  setup: [],
-  webhooks: ["core"],
-  taskboard: ["core"],
-  delegation: ["core", "agent"],
   app: ["*"],
 };
 
-/** The folder a file belongs to, as the table names it. */
+/** Folders that are units of their own (see ALLOWED); `adapters/<x>` and `agent/tools/<x>` always are. */
+const UNITS = Object.keys(ALLOWED)
+  .filter((u) => u.includes("/") && !u.endsWith("/*"))
+  .sort((a, b) => b.length - a.length);
+
+/** The unit a file belongs to, as the table names it. */
 function unitOf(file) {
-  const parts = relative(root, file).split("/");
-  if (parts[0] === "adapters" && parts.length > 2)
-    return parts[1] === "shared" ? "adapters/shared" : `adapters/${parts[1]}`;
+  const rel = relative(root, file);
+  const named = UNITS.find((u) => rel.startsWith(`${u}/`));
+  if (named) return named;
+  const parts = rel.split("/");
+  if (parts[0] === "adapters" && parts.length > 2) return parts.slice(0, 2).join("/");
+  if (parts[0] === "agent" && parts[1] === "tools" && parts.length > 3) return parts.slice(0, 3).join("/");
   return parts[0];
 }
 
 function ruleOf(unit) {
-  return unit.startsWith("adapters/") && unit !== "adapters/shared" ? ALLOWED["adapters/*"] : ALLOWED[unit];
+  if (ALLOWED[unit]) return ALLOWED[unit];
+  if (unit.startsWith("adapters/")) return ALLOWED["adapters/*"];
+  if (unit.startsWith("agent/tools/")) return ALLOWED["agent/tools/*"];
+  return undefined;
 }
 
 function walk(dir, out = []) {
@@ -80,16 +99,14 @@ function walk(dir, out = []) {
 const IMPORT =
   /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^"';]*?\s+from\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
 
-const files = Object.keys(ALLOWED)
-  .map((unit) => unit.replace("/*", ""))
-  .filter((top, i, all) => all.indexOf(top) === i && !top.includes("/"))
-  .flatMap((top) => {
-    try {
-      return walk(join(root, top));
-    } catch {
-      return [];
-    }
-  });
+const FAMILIES = ["core", "app", "gateway", "adapters", "agent", "sessions", "scheduler", "skills"];
+const files = FAMILIES.flatMap((top) => {
+  try {
+    return walk(join(root, top));
+  } catch {
+    return [];
+  }
+});
 
 const problems = [];
 const edges = new Map();

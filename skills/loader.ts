@@ -174,11 +174,12 @@ export function loadSkills(
   };
 }
 
-/** The folder of the bundled skills, from source (`skills/`) or from the build (`dist/skills/` → `skills/`). */
+/** The folder of the bundled skills, from source (`skills/bundled/`) or from the build (`dist/skills/` → `skills/bundled/`). */
 export function bundledSkillsDir(): string {
-  const candidates = [new URL("./", import.meta.url), new URL("../../skills/", import.meta.url)].map((u) =>
-    fileURLToPath(u),
-  );
+  const candidates = [
+    new URL("./bundled/", import.meta.url),
+    new URL("../../skills/bundled/", import.meta.url),
+  ].map((u) => fileURLToPath(u));
   const hasSkills = (dir: string) =>
     existsSync(dir) &&
     readdirSync(dir, { withFileTypes: true }).some(

@@ -12,8 +12,8 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../core/logger.js";
-import { withFileLock, writeFileAtomic } from "../memory/atomic.js";
 import { listSupportFiles, loadSkills, parseSkillMarkdown, SKILL_FILE } from "./loader.js";
+import { withFileLock, writeFileAtomic } from "./memory/atomic.js";
 import type {
   Skill,
   SkillFiles,

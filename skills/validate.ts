@@ -6,8 +6,8 @@
  */
 import { existsSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
-import { checkContent } from "../memory/guard.js";
 import { parseSkillMarkdown, SKILL_NAME, SUPPORT_DIRS } from "./loader.js";
+import { checkContent } from "./memory/guard.js";
 
 /** Cap of a SKILL.md in characters (it is loaded whole into a turn). */
 export const MAX_SKILL_CHARS = 20_000;

@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { workspaceDirName } from "../../exec/index.js";
+import { workspaceDirName } from "../../agent/exec/index.js";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 

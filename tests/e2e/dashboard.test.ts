@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ApprovalStore } from "../../approvals/index.js";
+import { ApprovalStore } from "../../agent/exec/approvals/index.js";
 import type { FakeTelegram } from "../fakes/telegram/index.js";
 import { launchChromium } from "../helpers/chromium.js";
 import { chat } from "../helpers/gateway-harness.js";

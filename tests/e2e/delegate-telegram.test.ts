@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { workspaceDirName } from "../../exec/index.js";
+import { workspaceDirName } from "../../agent/exec/index.js";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
 import type { FakeTelegram } from "../fakes/telegram/index.js";
 import { platformPerTest } from "../helpers/per-test.js";

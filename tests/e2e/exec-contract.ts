@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCommand } from "../../exec/run.js";
-import type { ExecutionBackend, Workspace } from "../../exec/types.js";
+import { runCommand } from "../../agent/exec/run.js";
+import type { ExecutionBackend, Workspace } from "../../agent/exec/types.js";
 
 /** Pids of host processes whose command line contains `marker` as one argument. */
 export function processesWithArg(marker: string): number[] {

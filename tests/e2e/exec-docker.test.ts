@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { DockerBackend } from "../../exec/docker.js";
+import { DockerBackend } from "../../agent/exec/docker.js";
 import { describeBackendContract } from "./exec-contract.js";
 
 function engineRuns(): boolean {

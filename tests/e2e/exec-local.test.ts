@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { LocalBackend } from "../../exec/local.js";
-import { runCommand } from "../../exec/run.js";
+import { LocalBackend } from "../../agent/exec/local.js";
+import { runCommand } from "../../agent/exec/run.js";
 import {
   describeBackendContract,
   processesWithArg,

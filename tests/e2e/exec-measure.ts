@@ -4,11 +4,11 @@
  *   node_modules/.bin/tsx tests/e2e/exec-measure.ts
  */
 import { dirname } from "node:path";
-import { LocalBackend } from "../../exec/local.js";
-import { runCommand } from "../../exec/run.js";
-import { SandboxBackend } from "../../exec/sandbox.js";
-import { SshBackend } from "../../exec/ssh.js";
-import type { ExecutionBackend } from "../../exec/types.js";
+import { LocalBackend } from "../../agent/exec/local.js";
+import { runCommand } from "../../agent/exec/run.js";
+import { SandboxBackend } from "../../agent/exec/sandbox.js";
+import { SshBackend } from "../../agent/exec/ssh.js";
+import type { ExecutionBackend } from "../../agent/exec/types.js";
 import { startSshd } from "../helpers/sshd.js";
 import { tempWorkspace } from "./exec-contract.js";
 

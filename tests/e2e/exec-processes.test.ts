@@ -1,9 +1,9 @@
 import { existsSync, utimesSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { LocalBackend } from "../../exec/local.js";
-import { type ProcessInfo, ProcessRegistry } from "../../exec/processes.js";
-import { WorkspaceManager } from "../../exec/workspaces.js";
+import { LocalBackend } from "../../agent/exec/local.js";
+import { type ProcessInfo, ProcessRegistry } from "../../agent/exec/processes.js";
+import { WorkspaceManager } from "../../agent/exec/workspaces.js";
 import { processesWithArg, tempWorkspace, uniqueSleep, until } from "./exec-contract.js";
 
 describe("ProcessRegistry", () => {

@@ -30,8 +30,8 @@ function runAsNobody(
   command: string,
 ): Promise<{ limit: unknown; stdout: string; stderr: string }> {
   const script = `
-    const { SandboxBackend } = await import(${JSON.stringify(join(root, "exec", "sandbox.ts"))});
-    const { runCommand } = await import(${JSON.stringify(join(root, "exec", "run.ts"))});
+    const { SandboxBackend } = await import(${JSON.stringify(join(root, "agent", "exec", "sandbox.ts"))});
+    const { runCommand } = await import(${JSON.stringify(join(root, "agent", "exec", "run.ts"))});
     const backend = new SandboxBackend({ limits: { maxProcesses: 64 } });
     const ws = { key: "nobody", dir: ${JSON.stringify(join(dir, "ws"))} };
     await backend.prepare(ws);

@@ -4,8 +4,8 @@ import { createServer, type Server } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCommand, terminate } from "../../exec/run.js";
-import { SandboxBackend } from "../../exec/sandbox.js";
+import { runCommand, terminate } from "../../agent/exec/run.js";
+import { SandboxBackend } from "../../agent/exec/sandbox.js";
 import {
   describeBackendContract,
   processesWithArg,
@@ -195,8 +195,8 @@ describe("SandboxBackend", () => {
     async () => {
       const root = join(import.meta.dirname, "..", "..");
       const script = `
-        const { SandboxBackend } = await import(${JSON.stringify(join(root, "exec", "sandbox.ts"))});
-        const { runCommand } = await import(${JSON.stringify(join(root, "exec", "run.ts"))});
+        const { SandboxBackend } = await import(${JSON.stringify(join(root, "agent", "exec", "sandbox.ts"))});
+        const { runCommand } = await import(${JSON.stringify(join(root, "agent", "exec", "run.ts"))});
         const backend = new SandboxBackend();
         await backend.checkAvailable();
         const ws = { key: "leftovers", dir: ${JSON.stringify(ws.dir)} };

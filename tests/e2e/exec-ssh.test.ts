@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCommand } from "../../exec/run.js";
-import { SshBackend } from "../../exec/ssh.js";
-import type { Workspace } from "../../exec/types.js";
-import { workspaceDirName } from "../../exec/workspaces.js";
+import { runCommand } from "../../agent/exec/run.js";
+import { SshBackend } from "../../agent/exec/ssh.js";
+import type { Workspace } from "../../agent/exec/types.js";
+import { workspaceDirName } from "../../agent/exec/workspaces.js";
 import { chat, startHarness } from "../helpers/gateway-harness.js";
 import { type PrivateSshd, startSshd } from "../helpers/sshd.js";
 import {

@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { workspaceDirName } from "../../exec/index.js";
+import { workspaceDirName } from "../../agent/exec/index.js";
 import type { FakeLlmRequest } from "../fakes/llm/index.js";
 import { makePdf } from "../helpers/document-fixtures.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";

@@ -6,7 +6,7 @@
  */
 import { Agent } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createGuardedFetch, WebError } from "../../web/index.js";
+import { createGuardedFetch, WebError } from "../../agent/tools/web/index.js";
 import { type EchoServer, startEchoServer } from "../fakes/web/echo.js";
 import { fakeLookup } from "../fakes/web/lookup.js";
 

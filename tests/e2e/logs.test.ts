@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { printLogs } from "../../app/cli-logs.js";
+import { printLogs } from "../../app/cli/logs.js";
 import { createRotatingFile } from "../../app/log-file.js";
 import { createProcessLogger } from "../../app/logging.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SAFE_ENV_KEYS } from "../../mcp/index.js";
+import { SAFE_ENV_KEYS } from "../../agent/tools/mcp/index.js";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 import {

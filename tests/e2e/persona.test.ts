@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { WorkspaceManager } from "../../exec/workspaces.js";
+import { WorkspaceManager } from "../../agent/exec/workspaces.js";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
 import type { FakeTelegram } from "../fakes/telegram/index.js";
 import { chat, type Harness } from "../helpers/gateway-harness.js";

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { Command } from "commander";
 import { afterEach, describe, expect, it } from "vitest";
-import { registerCronCommands } from "../../app/cli-cron.js";
+import { registerCronCommands } from "../../app/cli/cron.js";
 import { loadConfig } from "../../app/config.js";
 import { PlatformError } from "../../core/errors.js";
 import type { CronService } from "../../scheduler/cron-service.js";

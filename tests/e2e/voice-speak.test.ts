@@ -1,7 +1,7 @@
 /** Speech synthesis over the wire against the fake speech server, which answers real audio. */
 import { rm, stat } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { createVoice, speak } from "../../voice/index.js";
+import { createVoice, speak } from "../../agent/tools/voice/index.js";
 import { type FakeSpeech, ffprobe, startFakeSpeech } from "../fakes/speech/index.js";
 
 let fake: FakeSpeech;

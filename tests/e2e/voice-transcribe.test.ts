@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createVoice, transcribe } from "../../agent/tools/voice/index.js";
 import { HeraldError, ModelError } from "../../core/errors.js";
-import { createVoice, transcribe } from "../../voice/index.js";
 import {
   type FakeSpeech,
   ffmpeg,

@@ -4,7 +4,6 @@
  * "public page redirects to loopback" test allows exactly one made-up public host name.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isAbortError } from "../../core/errors.js";
 import {
   blockedReason,
   createWorkerHtmlConverter,
@@ -12,7 +11,8 @@ import {
   type SafeFetchOptions,
   safeFetch,
   WebError,
-} from "../../web/index.js";
+} from "../../agent/tools/web/index.js";
+import { isAbortError } from "../../core/errors.js";
 import { type FakeWeb, HUGE_BYTES, startFakeWeb } from "../fakes/web/index.js";
 import { fakeLookup } from "../fakes/web/lookup.js";
 

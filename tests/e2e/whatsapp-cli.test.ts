@@ -9,7 +9,7 @@ import { Command } from "commander";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hasLinkedCreds } from "../../adapters/whatsapp/auth-state.js";
 import { linkWhatsApp, normalisePhone, unlinkWhatsApp } from "../../adapters/whatsapp/link.js";
-import { registerWhatsAppCommands } from "../../app/cli-whatsapp.js";
+import { registerWhatsAppCommands } from "../../app/cli/whatsapp.js";
 import { silentLogger } from "../../core/logger.js";
 import { FakeWhatsApp, seedLinkedCreds } from "../fakes/whatsapp/index.js";
 

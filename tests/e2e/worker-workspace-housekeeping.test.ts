@@ -9,6 +9,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { LocalBackend } from "../../agent/exec/local.js";
+import { ProcessRegistry } from "../../agent/exec/processes.js";
+import type { Workspace } from "../../agent/exec/types.js";
+import { WorkspaceManager } from "../../agent/exec/workspaces.js";
 import { loadConfig } from "../../app/config.js";
 import {
   type HousekeepingOptions,
@@ -18,10 +22,6 @@ import {
   workerHousekeeping,
 } from "../../app/housekeeping.js";
 import { silentLogger } from "../../core/logger.js";
-import { LocalBackend } from "../../exec/local.js";
-import { ProcessRegistry } from "../../exec/processes.js";
-import type { Workspace } from "../../exec/types.js";
-import { WorkspaceManager } from "../../exec/workspaces.js";
 import { processesWithArg, uniqueSleep } from "./exec-contract.js";
 
 const DAY = 86_400_000;

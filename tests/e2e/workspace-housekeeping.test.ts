@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { WorkspaceManager } from "../../exec/workspaces.js";
+import { WorkspaceManager } from "../../agent/exec/workspaces.js";
 import { type Harness, startHarness } from "../helpers/gateway-harness.js";
 
 let harness: Harness | undefined;

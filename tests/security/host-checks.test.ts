@@ -7,10 +7,10 @@
  * form, each checked against a reference classification written here independently.
  */
 import { describe, expect, it } from "vitest";
+import { blockedReason, createGuardedFetch, safeFetch, WebError } from "../../agent/tools/web/index.js";
+import { resolveChecked } from "../../agent/tools/web/resolve.js";
 import { isLoopbackHost } from "../../app/config.js";
 import { isOwnHost, isOwnOrigin } from "../../app/http-guard.js";
-import { blockedReason, createGuardedFetch, safeFetch, WebError } from "../../web/index.js";
-import { resolveChecked } from "../../web/resolve.js";
 import { fakeLookup } from "../fakes/web/lookup.js";
 
 /** The address check alone, for a URL: no socket is opened, a name resolves through `lookup`. */

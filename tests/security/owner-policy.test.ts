@@ -12,7 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { MCP_TOOL_NAMES } from "../../mcp-server/server.js";
+import { MCP_TOOL_NAMES } from "../../gateway/mcp-server/server.js";
 import { botSays } from "../e2e/telegram-helpers.js";
 import { chat } from "../helpers/gateway-harness.js";
 import {

@@ -23,7 +23,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { workspaceDirName } from "../../exec/index.js";
+import { workspaceDirName } from "../../agent/exec/index.js";
 import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { OVERSIZED_STDIO, type OversizedMcp, startOversizedMcp } from "../fakes/mcp/index.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";

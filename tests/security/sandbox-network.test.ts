@@ -10,10 +10,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCommand } from "../../agent/exec/run.js";
+import { SandboxBackend } from "../../agent/exec/sandbox.js";
 import { loadConfig } from "../../app/config.js";
 import { ConfigError } from "../../core/errors.js";
-import { runCommand } from "../../exec/run.js";
-import { SandboxBackend } from "../../exec/sandbox.js";
 import { tempWorkspace } from "../e2e/exec-contract.js";
 
 const home = mkdtempSync(join(tmpdir(), "herald-netkey-"));

@@ -8,9 +8,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { runCommand } from "../../exec/run.js";
-import { SandboxBackend } from "../../exec/sandbox.js";
-import { workspaceDirName } from "../../exec/workspaces.js";
+import { runCommand } from "../../agent/exec/run.js";
+import { SandboxBackend } from "../../agent/exec/sandbox.js";
+import { workspaceDirName } from "../../agent/exec/workspaces.js";
 import { tempWorkspace } from "../e2e/exec-contract.js";
 import type { FakeLlmRequest } from "../fakes/llm/index.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";

@@ -7,8 +7,8 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCommand } from "../../exec/run.js";
-import { SandboxBackend } from "../../exec/sandbox.js";
+import { runCommand } from "../../agent/exec/run.js";
+import { SandboxBackend } from "../../agent/exec/sandbox.js";
 import { processesWithArg, tempWorkspace, uniqueSleep, until } from "../e2e/exec-contract.js";
 
 /** The real, effective, saved and filesystem uids of `pid`, as the host sees them. */

@@ -7,7 +7,7 @@
  * server is still read. `safeFetch` (web_extract, vision) and `createGuardedFetch` (plugins) alike.
  */
 import { describe, expect, it } from "vitest";
-import { createGuardedFetch, extractPage, WebError } from "../../web/index.js";
+import { createGuardedFetch, extractPage, WebError } from "../../agent/tools/web/index.js";
 import { botSays, startTelegramGateway } from "../e2e/telegram-helpers.js";
 import type { FakeLlmRequest } from "../fakes/llm/index.js";
 import type { FakeTelegram } from "../fakes/telegram/index.js";

@@ -6,7 +6,7 @@
  * even when signed anew; the same body signed at a new time is a new delivery.
  */
 import { describe, expect, it, vi } from "vitest";
-import { signatureOf } from "../../webhooks/index.js";
+import { signatureOf } from "../../adapters/webhooks/index.js";
 import { botReplies } from "../e2e/telegram-helpers.js";
 import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import type { Harness } from "../helpers/gateway-harness.js";

@@ -18,8 +18,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SandboxBackend, workspaceDirName } from "../../exec/index.js";
-import type { SpawnedProcess } from "../../exec/types.js";
+import { SandboxBackend, workspaceDirName } from "../../agent/exec/index.js";
+import type { SpawnedProcess } from "../../agent/exec/types.js";
 import type { FakeLlmToolCall } from "../fakes/llm/index.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
 

@@ -10,6 +10,7 @@ import { runTurn, type TurnDeps } from "../../agent/loop.js";
 import { createModelClient, type ModelClientConfig } from "../../agent/model-client.js";
 import { buildSystemPrompt } from "../../agent/prompt.js";
 import { defineTool, ToolRegistry, toOpenAITools } from "../../agent/tool-registry.js";
+import { sessionSearchTool } from "../../agent/tools/session-search/index.js";
 import type { StateClient } from "../../agent/types.js";
 import { createTurnHandler } from "../../agent/worker.js";
 import { isAbortError } from "../../core/errors.js";
@@ -17,7 +18,6 @@ import { silentLogger } from "../../core/logger.js";
 import type { HistoryItem, TurnJob, TurnProgress, TurnRecord, TurnResult } from "../../core/turn.js";
 import type { ChatMessage } from "../../core/types.js";
 import { MemorySessionStore } from "../../sessions/memory-session-store.js";
-import { sessionSearchTool } from "../../tools/session-search/index.js";
 import { type FakeLlm, type FakeLlmMessage, messageText, startFakeLlm } from "../fakes/llm/index.js";
 
 let llm: FakeLlm;

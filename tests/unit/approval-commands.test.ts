@@ -1,6 +1,6 @@
 /** `/approve` and `/deny` on a plain key-value store: who may answer, once-only approvals, lapsed requests. */
 import { describe, expect, it } from "vitest";
-import { ApprovalStore, approvalButtons, approvalCommands } from "../../approvals/index.js";
+import { ApprovalStore, approvalButtons, approvalCommands } from "../../agent/exec/approvals/index.js";
 import type { CommandContext, CommandResult } from "../../core/commands.js";
 import type { InboundMessage, KeyValueStore } from "../../core/types.js";
 

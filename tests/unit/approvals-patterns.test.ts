@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyCommand, patternKey, RULES } from "../../approvals/index.js";
+import { classifyCommand, patternKey, RULES } from "../../agent/exec/approvals/index.js";
 
 const workspaceDir = "/work/ws";
 

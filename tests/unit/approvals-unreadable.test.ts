@@ -4,7 +4,12 @@
  * its reader reads it (a shell's commands across several writes, an interpreter's code, SQL).
  */
 import { describe, expect, it } from "vitest";
-import { ApprovalStore, classifyCommand, classifyWrite, stdinReaders } from "../../approvals/index.js";
+import {
+  ApprovalStore,
+  classifyCommand,
+  classifyWrite,
+  stdinReaders,
+} from "../../agent/exec/approvals/index.js";
 import type { KeyValueStore } from "../../core/types.js";
 
 const workspaceDir = "/work/ws";

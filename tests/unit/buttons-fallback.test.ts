@@ -1,6 +1,6 @@
 /** The text form of buttons, for platforms without them. */
 import { describe, expect, it } from "vitest";
-import { approvalButtons } from "../../approvals/index.js";
+import { approvalButtons } from "../../agent/exec/approvals/index.js";
 import { buttonsFallback, withButtonsFallback } from "../../core/buttons.js";
 
 describe("buttons fallback", () => {

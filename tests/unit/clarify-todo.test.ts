@@ -1,9 +1,9 @@
 /** The `clarify` and `todo` tools on their own: arguments, answers the model reads, refusals. */
 import { describe, expect, it } from "vitest";
+import { clarifyTool } from "../../agent/tools/clarify/index.js";
+import { todoTool } from "../../agent/tools/todo/index.js";
 import type { TodoItem, ToolContext, ToolOutput } from "../../agent/types.js";
 import { silentLogger } from "../../core/logger.js";
-import { clarifyTool } from "../../tools/clarify/index.js";
-import { todoTool } from "../../tools/todo/index.js";
 
 function context(platform = "telegram", plans = new Map<string, TodoItem[]>()): ToolContext {
   return {

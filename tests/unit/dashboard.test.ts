@@ -5,10 +5,10 @@
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../app/config.js";
-import { Activity } from "../../dashboard/activity.js";
-import { COOKIE_NAME, DashboardAuth } from "../../dashboard/auth.js";
-import { html } from "../../dashboard/html.js";
-import { UsageRollup } from "../../dashboard/usage-rollup.js";
+import { Activity } from "../../gateway/dashboard/activity.js";
+import { COOKIE_NAME, DashboardAuth } from "../../gateway/dashboard/auth.js";
+import { html } from "../../gateway/dashboard/html.js";
+import { UsageRollup } from "../../gateway/dashboard/usage-rollup.js";
 import { SqliteState } from "../../sessions/sqlite-state.js";
 
 const request = (cookie?: string, remote = "127.0.0.1", host = "127.0.0.1:8642") =>

@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DelegationService } from "../../agent/delegate/service.js";
 import { EmbeddedJobQueue } from "../../agent/queue/embedded-job-queue.js";
 import type { DelegateGroup, DelegateParent } from "../../agent/types.js";
 import { silentLogger } from "../../core/logger.js";
 import type { TurnJob } from "../../core/turn.js";
-import { DelegationService } from "../../delegation/service.js";
 import { SqliteState } from "../../sessions/sqlite-state.js";
 
 let home: string;

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { convertInChild } from "../../documents/convert-process.js";
+import { convertInChild } from "../../agent/documents/convert-process.js";
 import {
   DocumentRefusedError,
   extractDocument,
@@ -11,7 +11,7 @@ import {
   isBinary,
   NO_TEXT_LAYER_NOTICE,
   sniffDocument,
-} from "../../documents/index.js";
+} from "../../agent/documents/index.js";
 import { makeDocx, makeDocxBomb, makePdf, makePdfBomb, TINY_PNG } from "../helpers/document-fixtures.js";
 
 let dir: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseCgroupMounts, pidsCgroupDir } from "../../exec/cgroup.js";
+import { parseCgroupMounts, pidsCgroupDir } from "../../agent/exec/cgroup.js";
 
 const V1_MOUNTINFO = [
   "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755",

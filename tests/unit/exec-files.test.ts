@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { FILES_HELPER_SOURCE } from "../../exec/files-helper-script.js";
+import { FILES_HELPER_SOURCE } from "../../agent/exec/files-helper-script.js";
 import {
   HelperWorkspaceFiles,
   LocalBackend,
@@ -16,7 +16,7 @@ import {
   QuotaExceededError,
   WorkspaceQuota,
   workspacePath,
-} from "../../exec/index.js";
+} from "../../agent/exec/index.js";
 
 const base = mkdtempSync(join(tmpdir(), "herald-exec-files-"));
 afterAll(() => rmSync(base, { recursive: true, force: true }));

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { DockerBackend } from "../../agent/exec/docker.js";
+import { createExecutionBackend, parseExecOptions } from "../../agent/exec/index.js";
+import { LocalBackend } from "../../agent/exec/local.js";
+import { SandboxBackend } from "../../agent/exec/sandbox.js";
+import { SshBackend } from "../../agent/exec/ssh.js";
 import { ConfigError } from "../../core/errors.js";
-import { DockerBackend } from "../../exec/docker.js";
-import { createExecutionBackend, parseExecOptions } from "../../exec/index.js";
-import { LocalBackend } from "../../exec/local.js";
-import { SandboxBackend } from "../../exec/sandbox.js";
-import { SshBackend } from "../../exec/ssh.js";
 
 describe("createExecutionBackend", () => {
   it("builds each backend by name, sandbox by default", () => {

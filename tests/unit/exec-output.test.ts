@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HeadTailBuffer, RingLog } from "../../exec/output.js";
+import { HeadTailBuffer, RingLog } from "../../agent/exec/output.js";
 
 describe("HeadTailBuffer", () => {
   it("keeps everything under the budget", () => {

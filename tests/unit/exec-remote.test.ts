@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { remoteKillScript, remoteRunScript } from "../../exec/remote.js";
+import { remoteKillScript, remoteRunScript } from "../../agent/exec/remote.js";
 import { processesWithArg, uniqueSleep, until } from "../e2e/exec-contract.js";
 
 let dir: string;

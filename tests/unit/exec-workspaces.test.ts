@@ -14,8 +14,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { remoteWorkdir } from "../../exec/paths.js";
-import { resolveInside, WorkspaceManager, workspaceDirName } from "../../exec/workspaces.js";
+import { remoteWorkdir } from "../../agent/exec/paths.js";
+import { resolveInside, WorkspaceManager, workspaceDirName } from "../../agent/exec/workspaces.js";
 
 let root: string;
 beforeEach(() => {

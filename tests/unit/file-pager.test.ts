@@ -4,8 +4,8 @@
  * line far longer than memory would allow paged in bounded memory.
  */
 import { describe, expect, it } from "vitest";
-import { LineSplitter } from "../../tools/files/line-splitter.js";
-import { type PageLimits, pageLines } from "../../tools/files/pager.js";
+import { LineSplitter } from "../../agent/tools/files/line-splitter.js";
+import { type PageLimits, pageLines } from "../../agent/tools/files/pager.js";
 
 const limits = (over: Partial<PageLimits> = {}): PageLimits => ({
   offset: 1,

@@ -13,8 +13,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeFileAtomic } from "../../exec/index.js";
-import { readUpTo } from "../../tools/files/common.js";
+import { writeFileAtomic } from "../../agent/exec/index.js";
+import { readUpTo } from "../../agent/tools/files/common.js";
 import {
   createFileScope,
   type FileScope,
@@ -22,7 +22,7 @@ import {
   readFile,
   searchFiles,
   writeFile,
-} from "../../tools/files/index.js";
+} from "../../agent/tools/files/index.js";
 import { makeDocx, makePdf, TINY_PNG } from "../helpers/document-fixtures.js";
 
 let base: string;

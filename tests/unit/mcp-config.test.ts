@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { cleanInputSchema, modelToolName } from "../../agent/tools/mcp/index.js";
 import { loadConfig } from "../../app/config.js";
 import { toolsetsFor } from "../../app/toolsets.js";
 import { ConfigError } from "../../core/errors.js";
-import { cleanInputSchema, modelToolName } from "../../mcp/index.js";
 
 let home: string | undefined;
 afterEach(() => {

@@ -4,8 +4,8 @@
  * environment or headers given to a server.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { McpConnection, type McpServerConfig } from "../../agent/tools/mcp/index.js";
 import { createLogger } from "../../core/logger.js";
-import { McpConnection, type McpServerConfig } from "../../mcp/index.js";
 import { EVERYTHING_ENTRY } from "../helpers/mcp-servers.js";
 
 let connection: McpConnection | undefined;

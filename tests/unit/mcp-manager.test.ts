@@ -4,8 +4,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
+import { McpManager, type McpServerConfig } from "../../agent/tools/mcp/index.js";
 import { silentLogger } from "../../core/logger.js";
-import { McpManager, type McpServerConfig } from "../../mcp/index.js";
 import { EVERYTHING_ENTRY } from "../helpers/mcp-servers.js";
 
 let manager: McpManager | undefined;

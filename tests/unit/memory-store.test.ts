@@ -6,8 +6,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { checkContent, findInjection, findSecret } from "../../memory/guard.js";
-import { FileMemoryStore, parseEntries } from "../../memory/store.js";
+import { checkContent, findInjection, findSecret } from "../../skills/memory/guard.js";
+import { FileMemoryStore, parseEntries } from "../../skills/memory/store.js";
 
 let dir: string;
 beforeEach(() => {

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_FILE_CHARS, PersonaFiles } from "../../persona/files.js";
+import { MAX_FILE_CHARS, PersonaFiles } from "../../agent/persona/files.js";
 
 let home: string | undefined;
 afterEach(() => {

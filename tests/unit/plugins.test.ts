@@ -8,15 +8,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
 import { afterEach, describe, expect, it } from "vitest";
+import { setEnabled } from "../../agent/plugins/enabled.js";
+import { HookRunner } from "../../agent/plugins/hooks/runner.js";
 import type { ToolContext } from "../../agent/types.js";
-import { registerPluginsCommands } from "../../app/cli-plugins.js";
+import { registerPluginsCommands } from "../../app/cli/plugins.js";
 import { loadConfig } from "../../app/config.js";
 import { printDoctor, runDoctor } from "../../app/doctor.js";
 import { createPlugins } from "../../app/plugins.js";
 import { silentLogger } from "../../core/logger.js";
 import type { TurnOrigin } from "../../core/turn.js";
-import { HookRunner } from "../../hooks/runner.js";
-import { setEnabled } from "../../plugins/enabled.js";
 import { startFakeLlm } from "../fakes/llm/index.js";
 import { startEchoServer } from "../fakes/web/echo.js";
 

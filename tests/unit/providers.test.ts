@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runTurn } from "../../agent/loop.js";
 import { createModelClient, requestBody } from "../../agent/model-client.js";
+import { ProviderCatalog, wantsCacheMarkers } from "../../agent/providers/catalog.js";
+import { SessionModelStore } from "../../agent/providers/settings.js";
 import { ToolRegistry } from "../../agent/tool-registry.js";
 import { loadConfig } from "../../app/config.js";
 import { createCatalog } from "../../app/providers.js";
@@ -15,8 +17,6 @@ import { ConfigError } from "../../core/errors.js";
 import { silentLogger } from "../../core/logger.js";
 import type { ProviderAlert, TurnJob } from "../../core/turn.js";
 import type { ChatMessage } from "../../core/types.js";
-import { ProviderCatalog, wantsCacheMarkers } from "../../providers/catalog.js";
-import { SessionModelStore } from "../../providers/settings.js";
 import { type FakeLlm, messageText, startFakeLlm } from "../fakes/llm/index.js";
 
 let a: FakeLlm;
@@ -309,7 +309,7 @@ describe("a context the model says is too long", () => {
 
   it("keeps the turn's tool calls and results when the context overflows after them", async () => {
     const tools = new ToolRegistry();
-    const { sessionSearchTool } = await import("../../tools/session-search/index.js");
+    const { sessionSearchTool } = await import("../../agent/tools/session-search/index.js");
     tools.register(sessionSearchTool);
     a.script(
       { toolCalls: [{ name: "session_search", arguments: { query: "tea" } }] },
@@ -340,7 +340,7 @@ describe("a context the model says is too long", () => {
 
   it("reports the tokens a failed turn spent before it failed", async () => {
     const tools = new ToolRegistry();
-    const { sessionSearchTool } = await import("../../tools/session-search/index.js");
+    const { sessionSearchTool } = await import("../../agent/tools/session-search/index.js");
     tools.register(sessionSearchTool);
     a.script({ toolCalls: [{ name: "session_search", arguments: { query: "x" } }] });
     a.setDefault(() => ({ error: { status: 502 } }));

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { registerSkillsCommands } from "../../app/cli-skills.js";
+import { registerSkillsCommands } from "../../app/cli/skills.js";
 
 let home: string;
 let printed: string[];

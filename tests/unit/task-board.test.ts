@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { registerTasksCommands } from "../../app/cli-tasks.js";
+import { registerTasksCommands } from "../../app/cli/tasks.js";
 import { loadConfig } from "../../app/config.js";
 import { SqliteState } from "../../sessions/sqlite-state.js";
-import { SqliteTaskBoard } from "../../taskboard/sqlite-task-board.js";
+import { SqliteTaskBoard } from "../../sessions/sqlite-task-board.js";
 
 let home: string;
 let state: SqliteState;

@@ -1,7 +1,7 @@
 /** createVoice validates its configuration and names the bad key with the fix. */
 import { describe, expect, it } from "vitest";
+import { createVoice } from "../../agent/tools/voice/index.js";
 import { ConfigError } from "../../core/errors.js";
-import { createVoice } from "../../voice/index.js";
 
 const errorOf = (config: unknown): ConfigError => {
   try {

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ffmpegAvailable, probeAudio, toVoiceNote } from "../../voice/index.js";
+import { ffmpegAvailable, probeAudio, toVoiceNote } from "../../agent/tools/voice/index.js";
 import { espeak, ffprobe } from "../fakes/speech/index.js";
 
 let dir: string;

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { oggOpusDurationS } from "../../voice/ogg.js";
+import { oggOpusDurationS } from "../../agent/tools/voice/ogg.js";
 import { ffmpeg, ffprobe, makeVoiceNote } from "../fakes/speech/index.js";
 
 let dir: string;

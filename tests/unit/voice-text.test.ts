@@ -1,7 +1,7 @@
 /** The pure parts of voice: splitting text for speech, recognising containers, retry-after. */
 import { describe, expect, it } from "vitest";
-import { parseRetryAfterMs, splitForSpeech } from "../../voice/index.js";
-import { sniffFormat } from "../../voice/sniff.js";
+import { parseRetryAfterMs, splitForSpeech } from "../../agent/tools/voice/index.js";
+import { sniffFormat } from "../../agent/tools/voice/sniff.js";
 
 describe("splitForSpeech", () => {
   it("keeps short text whole", () => {

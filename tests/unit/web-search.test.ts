@@ -3,7 +3,6 @@
  * suite run for each provider, then what is particular to each, then `createWebSearchProvider`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError } from "../../core/errors.js";
 import {
   BraveSearchProvider,
   createWebSearchProvider,
@@ -11,7 +10,8 @@ import {
   TavilySearchProvider,
   WebSearchError,
   type WebSearchProvider,
-} from "../../web/index.js";
+} from "../../agent/tools/web/index.js";
+import { ConfigError } from "../../core/errors.js";
 import { type FakeServer, startFakeBrave, startFakeSearxng, startFakeTavily } from "../fakes/search/index.js";
 
 const BRAVE_KEY = "BSA-test-key-0001";

@@ -6,8 +6,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { createInboundWebhookRoute, resolveWebhooks, webhooksSchema } from "../../adapters/webhooks/index.js";
 import { createLogger } from "../../core/logger.js";
-import { createInboundWebhookRoute, resolveWebhooks, webhooksSchema } from "../../webhooks/index.js";
 
 const route = (auth: Record<string, unknown>) =>
   webhooksSchema.parse([{ name: "ci", auth, prompt: "p {{a}}", deliver: "telegram" }]);

@@ -1,5 +1,5 @@
 /** A made-up DNS for the SSRF guard's tests: names resolve to the addresses a test chooses. */
-import type { HostLookup } from "../../../web/index.js";
+import type { HostLookup } from "../../../agent/tools/web/index.js";
 
 /** A resolver that answers made-up names from `table` and records its calls; others are ENOTFOUND. */
 export function fakeLookup(table: Record<string, string[]>): HostLookup & { calls: string[] } {

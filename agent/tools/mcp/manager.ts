@@ -1,0 +1,118 @@
+/**
+ * The MCP servers of one process: starts them in the background (nothing waits for them), stops them,
+ * reloads them, and tells listeners when a server's tools changed.
+ */
+import type { Logger } from "../../../core/logger.js";
+import { type McpBackoff, McpConnection } from "./connection.js";
+import type { McpServerConfig, McpServerHandle, McpServerStatus, McpToolInfo } from "./types.js";
+
+export interface McpManagerOptions {
+  servers: readonly McpServerConfig[];
+  logger: Logger;
+  backoff?: McpBackoff | undefined;
+  version?: string | undefined;
+}
+
+/** Every configured server, by name. `start`/`stop` are an idempotent pair. */
+export class McpManager {
+  #servers = new Map<string, McpConnection>();
+  readonly #options: McpManagerOptions;
+  /** Called with a server's name after its tools changed (connected, refreshed, stopped). Must not throw. */
+  readonly toolsChanged = new Set<(server: string) => void>();
+  #started = false;
+  /** Counts `stop()` calls: a reload that sees another stop begin while it stopped starts nothing. */
+  #stops = 0;
+
+  constructor(options: McpManagerOptions) {
+    this.#options = options;
+    this.#build(options.servers);
+  }
+
+  /**
+   * Starts connecting every enabled server; returns at once. Stdio servers start 25 ms apart, so the
+   * process answers its own requests between the spawns (each blocks the thread while it forks).
+   */
+  start(): void {
+    this.#started = true;
+    let spawns = 0;
+    for (const server of this.#servers.values())
+      server.start(server.config.transport === "stdio" && server.config.enabled ? 25 * spawns++ : 0);
+  }
+
+  /** Closes every connection (stdio children end). */
+  async stop(): Promise<void> {
+    this.#stops++;
+    this.#started = false;
+    const servers = [...this.#servers.values()];
+    await Promise.all(servers.map((s) => s.stop()));
+    for (const s of servers) this.#emit(s.config.name);
+  }
+
+  /**
+   * Stops every server and starts them again, with `servers` when given (a re-read config.yaml);
+   * resolves when each has connected or failed its first attempt. A `stop()` or another reload begun
+   * while this one stopped the servers wins: this one then starts nothing and resolves with the status.
+   */
+  async reload(servers?: readonly McpServerConfig[]): Promise<McpServerStatus[]> {
+    const stopping = this.stop();
+    const stops = this.#stops;
+    await stopping;
+    // Else the process closing (or a newer reload) would find servers started behind its back.
+    if (this.#stops !== stops) return this.status();
+    if (servers) {
+      const gone = [...this.#servers.keys()].filter((name) => !servers.some((s) => s.name === name));
+      this.#build(servers);
+      for (const name of gone) this.#emit(name);
+    }
+    this.start();
+    return this.ready();
+  }
+
+  /** Waits until every server's first attempt settled (or its timeout passed). */
+  async ready(): Promise<McpServerStatus[]> {
+    return Promise.all([...this.#servers.values()].map((s) => s.ready()));
+  }
+
+  get(name: string): McpServerHandle | undefined {
+    return this.#servers.get(name);
+  }
+
+  /** Every server, in config order. */
+  servers(): McpServerHandle[] {
+    return [...this.#servers.values()];
+  }
+
+  status(): McpServerStatus[] {
+    return [...this.#servers.values()].map((s) => s.status());
+  }
+
+  /** Every server's tools now. */
+  tools(): McpToolInfo[] {
+    return [...this.#servers.values()].flatMap((s) => s.tools());
+  }
+
+  #build(servers: readonly McpServerConfig[]): void {
+    this.#servers = new Map(
+      servers.map((config) => [
+        config.name,
+        new McpConnection(config, {
+          logger: this.#options.logger,
+          backoff: this.#options.backoff,
+          version: this.#options.version,
+          onToolsChanged: (name) => this.#emit(name),
+        }),
+      ]),
+    );
+    if (this.#started) this.start();
+  }
+
+  #emit(server: string): void {
+    for (const listener of this.toolsChanged) {
+      try {
+        listener(server);
+      } catch (err) {
+        this.#options.logger.warn({ server, err: String(err) }, "mcp tools listener threw");
+      }
+    }
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * `herald skills list|show|install|curate`: the skills on this machine (bundled and the user's in
+ * `HERALD_HOME/skills/`), without starting the gateway. Safe to run beside a running gateway: writes
+ * take the same lock the gateway's tools take.
+ */
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { curateSkills } from "../../skills/curator.js";
+import { formatIssues } from "../../skills/issues.js";
+import { bundledSkillsDir } from "../../skills/loader.js";
+import { FileSkillStore } from "../../skills/store.js";
+import { loadConfig } from "../config.js";
+import { cliAction } from "./action.js";
+
+const run = <A extends unknown[]>(fn: (...args: A) => Promise<void>) => cliAction(fn);
+
+function context() {
+  const config = loadConfig();
+  const store = new FileSkillStore({
+    bundledDir: bundledSkillsDir(),
+    userDir: resolve(config.homeDir, "skills"),
+  });
+  return { config, store };
+}
+
+const out = (text: string) => process.stdout.write(`${text}\n`);
+
+/** Adds the `skills` command group to the `herald` program. */
+export function registerSkillsCommands(program: Command): void {
+  const skills = program.command("skills").description("list, show, install and curate skills");
+
+  skills
+    .command("list")
+    .description("the skills the agent can use, and SKILL.md files that failed to load")
+    .action(
+      run(async () => {
+        const { store } = context();
+        const { skills: list, issues } = await store.list();
+        const usage = store.usage();
+        for (const s of list) {
+          const uses = usage[s.name]?.uses ?? 0;
+          const flags = [s.source, s.version ? `v${s.version}` : "", `${uses} use${uses === 1 ? "" : "s"}`]
+            .filter(Boolean)
+            .join(", ");
+          out(
+            `${s.name}  (${flags})${s.unavailable ? `  [unavailable: ${s.unavailable}]` : ""}\n  ${s.description}`,
+          );
+        }
+        if (list.length === 0) out("No skills.");
+        for (const line of formatIssues(issues)) out(line);
+        if (issues.length) process.exitCode = 1;
+      }),
+    );
+
+  skills
+    .command("show <name> [file]")
+    .description("print a skill's SKILL.md, or one of its files (references/…, templates/…, scripts/…)")
+    .action(
+      run(async (name: string, file: string | undefined) => {
+        const result = await context().store.view(name, { file });
+        if (!result.ok) throw new Error(result.error);
+        out(result.message);
+      }),
+    );
+
+  skills
+    .command("install <path>")
+    .description("copy a skill folder (with SKILL.md) into HERALD_HOME/skills")
+    .option("--force", "replace a user skill of the same name (the old one is kept as a version)")
+    .action(
+      run(async (path: string, opts: { force?: boolean }) => {
+        const result = await context().store.install(resolve(path), { force: opts.force });
+        if (!result.ok) throw new Error(result.error);
+        out(result.message);
+      }),
+    );
+
+  skills
+    .command("curate")
+    .description("grade skills by use, merge near-duplicates, archive unused ones; writes a report")
+    .option("--dry-run", "report only, change nothing")
+    .option("--archive-after-days <n>", "archive user skills unused this long", (v) => Number.parseInt(v, 10))
+    .action(
+      run(async (opts: { dryRun?: boolean; archiveAfterDays?: number }) => {
+        const { config, store } = context();
+        const report = await curateSkills({
+          store,
+          reportDir: resolve(config.homeDir, "logs", "curator"),
+          archiveAfterDays: opts.archiveAfterDays ?? config.learning.archiveAfterDays,
+          dryRun: opts.dryRun,
+        });
+        const grades = report.graded.map((g) => `${g.grade} ${g.name} (${g.uses} uses)`).join("\n  ");
+        out(`Graded:\n  ${grades || "no skills"}`);
+        out(`Merged: ${report.merged.map((m) => `${m.merged} → ${m.kept}`).join(", ") || "none"}`);
+        out(`Archived: ${report.archived.join(", ") || "none"}${opts.dryRun ? " (dry run)" : ""}`);
+        out(`Report: ${report.reportPath}`);
+      }),
+    );
+}
