@@ -7,7 +7,8 @@
 
 import { backgroundCommands } from "../agent/delegate/background.js";
 import { DelegationService } from "../agent/delegate/service.js";
-import type { DelegateStateApi, TaskBoardStateApi } from "../agent/types.js";
+import type { DelegateStateApi } from "../agent/delegate/state.js";
+import type { TaskBoardStateApi } from "../agent/tools/task-board/state.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { GatewayRunner } from "../gateway/runner.js";
