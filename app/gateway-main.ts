@@ -180,7 +180,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const registry = tools ? plugins.registry(tools.registry) : undefined;
   if (tools && registry) {
     // The embedded gateway runs them here.
-    runner.sessionEnded.add((ended) => {
+    runner.on("session-ended", ({ session: ended }) => {
       tools
         .endSession(ended.key)
         .catch((err: unknown) =>

@@ -208,7 +208,7 @@ export function createLearning(
       policy = runner.access;
       runner.commands.add(skillCommands(skills, log));
       if (reviewer) {
-        runner.turnFinished.add((turn, result) =>
+        runner.on("turn-finished", ({ turn, result }) =>
           guard("learning review trigger", () => {
             // A scheduled job repeats the same prompt each run: reviewing every run would cost much and teach little.
             if (turn.source === "cron" || turn.source === "webhook") return;
@@ -217,7 +217,7 @@ export function createLearning(
             if (mayReview(origin)) reviewer.afterTurn(origin, result, load(turn.sessionId));
           }),
         );
-        runner.sessionEnded.add((ended) =>
+        runner.on("session-ended", ({ session: ended }) =>
           guard("learning review trigger", () => {
             const session = state.sessions.get(ended.id);
             if (!session) return;
