@@ -36,7 +36,7 @@ export function announceToWorkers(
   announce: (event: WorkerAnnouncement) => Promise<number>,
   logger: Logger,
 ): () => readonly McpServerConfig[] {
-  runner.sessionEnded.add((ended) => {
+  runner.on("session-ended", ({ session: ended }) => {
     announce({ type: "session-ended", sessionKey: ended.key }).catch((err: unknown) =>
       logger.warn({ err: describeError(err) }, "could not announce the end of a session"),
     );

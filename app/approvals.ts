@@ -38,7 +38,7 @@ export interface Approvals {
   answer(sessionKey: string, approve: boolean): boolean;
 }
 
-/** Builds approvals on `runner` (registers its commands and listeners at once). */
+/** Builds approvals on `runner` (registers its commands and runner hooks at once). */
 export function createApprovals(runner: GatewayRunner, timeoutMs: number, logger: Logger): Approvals {
   const { state } = runner;
   const store = new ApprovalStore(state.kv("approvals"), timeoutMs);
@@ -69,7 +69,7 @@ export function createApprovals(runner: GatewayRunner, timeoutMs: number, logger
     });
   };
   runner.commands.add(approvalCommands(store, Date.now, settle));
-  runner.stopped.add((key) =>
+  runner.addStopper((key) =>
     state.transaction(() => {
       const dropped = store.drop(key);
       if (dropped) {
@@ -79,7 +79,7 @@ export function createApprovals(runner: GatewayRunner, timeoutMs: number, logger
       return dropped ? 1 : 0;
     }),
   );
-  runner.sessionEnded.add((ended) =>
+  runner.on("session-ended", ({ session: ended }) =>
     state.transaction(() => {
       const pending = store.pending(ended.key);
       if (pending) settle(pending, "✗ The session ended: nothing was run.");

@@ -1,7 +1,7 @@
 /**
  * The web dashboard wired to the gateway (part of the composition root): its sources are the gateway's
  * state, runner, queue, cron store and service, approvals, memory and skills; its activity is fed
- * from the runner's listeners. See `gateway/dashboard/` for the pages and the access rules.
+ * from the runner's events. See `gateway/dashboard/` for the pages and the access rules.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
@@ -41,40 +41,7 @@ export function createGatewayDashboard(deps: GatewayDashboardDeps): Dashboard | 
   const { config, runner, state } = deps;
   if (!config.dashboard.enabled) return undefined;
   const activity = new Activity();
-  const startedAt = new Map<string, number>();
-  runner.turnStarted.add((job) => {
-    startedAt.set(job.turnId, Date.now());
-    if (startedAt.size > 10_000) startedAt.delete(startedAt.keys().next().value!);
-    activity.record({
-      type: "turn-started",
-      sessionKey: job.origin.sessionKey,
-      platform: job.origin.chat.platform,
-      at: Date.now(),
-    });
-  });
-  runner.turnFinished.add((turn, result) => {
-    const t0 = startedAt.get(turn.id);
-    startedAt.delete(turn.id);
-    activity.record({
-      type: "turn-finished",
-      sessionKey: turn.sessionKey,
-      sessionId: turn.sessionId,
-      platform: turn.chat.platform,
-      outcome: result.kind,
-      durationMs: t0 === undefined ? undefined : Date.now() - t0,
-      error: result.kind === "failed" ? result.error : undefined,
-      at: Date.now(),
-    });
-  });
-  runner.deliverySettled.add((item, outcome) => {
-    if (outcome === "failed")
-      activity.record({
-        type: "error",
-        source: `delivery to ${item.chat.platform}`,
-        message: item.lastError ?? "the platform did not accept the message",
-        at: Date.now(),
-      });
-  });
+  followRunner(runner, activity);
 
   const secrets = [config.dashboard.password, config.apiServer.key].filter((s): s is string => Boolean(s));
   return createDashboard({
@@ -189,4 +156,42 @@ function cronAdmin(config: HeraldConfig, state: SqliteState, service: CronServic
       return removed;
     },
   };
+}
+
+/** Feeds the dashboard's activity from the runner's events: turns started and finished, failed deliveries. */
+function followRunner(runner: GatewayRunner, activity: Activity): void {
+  const startedAt = new Map<string, number>();
+  runner.on("turn-started", ({ job }) => {
+    startedAt.set(job.turnId, Date.now());
+    if (startedAt.size > 10_000) startedAt.delete(startedAt.keys().next().value!);
+    activity.record({
+      type: "turn-started",
+      sessionKey: job.origin.sessionKey,
+      platform: job.origin.chat.platform,
+      at: Date.now(),
+    });
+  });
+  runner.on("turn-finished", ({ turn, result }) => {
+    const t0 = startedAt.get(turn.id);
+    startedAt.delete(turn.id);
+    activity.record({
+      type: "turn-finished",
+      sessionKey: turn.sessionKey,
+      sessionId: turn.sessionId,
+      platform: turn.chat.platform,
+      outcome: result.kind,
+      durationMs: t0 === undefined ? undefined : Date.now() - t0,
+      error: result.kind === "failed" ? result.error : undefined,
+      at: Date.now(),
+    });
+  });
+  runner.on("delivery-settled", ({ item, outcome }) => {
+    if (outcome === "failed")
+      activity.record({
+        type: "error",
+        source: `delivery to ${item.chat.platform}`,
+        message: item.lastError ?? "the platform did not accept the message",
+        at: Date.now(),
+      });
+  });
 }

@@ -1,13 +1,14 @@
 /**
  * Delegation and background work, wired for the gateway (part of the composition root): the children
  * of `delegate_task` (`DelegationService` on the gateway's state and job queue), the task board,
- * `/background`, `/tasks` and `/stop <id>`, and the listeners that end children and claims with their
+ * `/background`, `/tasks` and `/stop <id>`, and the handlers that end children and claims with their
  * turns.
  */
 
 import { backgroundCommands } from "../agent/delegate/background.js";
 import { DelegationService } from "../agent/delegate/service.js";
-import type { DelegateStateApi, TaskBoardStateApi } from "../agent/types.js";
+import type { DelegateStateApi } from "../agent/delegate/state.js";
+import type { TaskBoardStateApi } from "../agent/tools/task-board/state.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { GatewayRunner } from "../gateway/runner.js";
@@ -30,7 +31,7 @@ export interface Delegation {
   close(): void;
 }
 
-/** Builds delegation on `runner` (registers the commands and listeners at once). */
+/** Builds delegation on `runner` (registers the commands and its runner hooks at once). */
 export function createDelegation(
   config: HeraldConfig,
   runner: GatewayRunner,
@@ -64,8 +65,8 @@ export function createDelegation(
   });
   const board = new SqliteTaskBoard(state.database, { claimTtlMs: config.taskBoard.claimTtlS * 1000 });
   const unsubscribe = queue.subscribe(service.onQueueEvent);
-  runner.stopped.add((key) => service.cancelSession(key));
-  runner.turnFinished.add((turn, result) => {
+  runner.addStopper((key) => service.cancelSession(key));
+  runner.on("turn-finished", ({ turn, result }) => {
     service.cancelParent(turn.id);
     if (result.kind === "failed") transaction(() => board.release(turn.id));
   });
@@ -80,7 +81,7 @@ export function createDelegation(
     },
   });
   runner.commands.add(background.module);
-  runner.stopTask.add(background.stopTask);
+  runner.addTaskStopper(background.stopTask);
   return {
     service,
     board,

@@ -43,7 +43,7 @@ import { attachPlugins, createPlugins, type Plugins } from "./plugins.js";
 import { attachProviders, createConfiguredModelClient, type SessionModels } from "./providers.js";
 import { attachSenses } from "./senses.js";
 import { createStateApiRoute } from "./state-api.js";
-import { createLocalStateClient } from "./state-client.js";
+import { createLocalStateClient, type StateMembers } from "./state-client.js";
 import { createTodo } from "./todo.js";
 import { createAgentTools } from "./tools.js";
 import { eagerToolsetsFor, jobToolsetLimit, toolsetsOfCaller } from "./toolsets.js";
@@ -165,7 +165,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     todo: createTodo(runner).stateApi,
     ...delegation.stateApis,
     ...learning.stateApis,
-  });
+  } satisfies StateMembers);
   const metrics = createGatewayMetrics(runner, queue);
   sessionModels = attachProviders(config, runner, state, metrics, logger);
   // With REDIS_URL, `herald worker` processes run the turns and reach state over the state API. The
@@ -180,7 +180,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const registry = tools ? plugins.registry(tools.registry) : undefined;
   if (tools && registry) {
     // The embedded gateway runs them here.
-    runner.sessionEnded.add((ended) => {
+    runner.on("session-ended", ({ session: ended }) => {
       tools
         .endSession(ended.key)
         .catch((err: unknown) =>

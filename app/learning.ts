@@ -11,7 +11,6 @@ import { PromptBuilder } from "../agent/prompt-builder.js";
 import { LearningReviewer } from "../agent/review.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
 import { skillsTools } from "../agent/tools/skills/index.js";
-import type { StateClient } from "../agent/types.js";
 import type { Caller } from "../core/access.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -31,7 +30,7 @@ import type { HeraldConfig } from "./config.js";
 import type { Persona } from "./persona.js";
 import { platformHints } from "./platforms.js";
 import { createConfiguredModelClient } from "./providers.js";
-import { createLocalStateClient } from "./state-client.js";
+import { createLocalStateClient, type StateMembers } from "./state-client.js";
 import { createToolRegistry } from "./tools.js";
 
 const HOUR_MS = 3_600_000;
@@ -44,7 +43,7 @@ export interface Learning {
   /** The background reviewer; undefined when `learning.enabled` is false. */
   reviewer: LearningReviewer | undefined;
   /** The StateClient members the memory and skill tools use. */
-  stateApis: Pick<StateClient, "memory" | "skills">;
+  stateApis: Pick<StateMembers, "memory" | "skills">;
   /** The runner's `systemPrompt` option: memory and the skills index as of the session's start. */
   systemPrompt: (turn: TurnRecord, chatType: ChatType) => string;
   /** Drops a session's prompt snapshot: its next turn takes a new one (/personality). */
@@ -209,7 +208,7 @@ export function createLearning(
       policy = runner.access;
       runner.commands.add(skillCommands(skills, log));
       if (reviewer) {
-        runner.turnFinished.add((turn, result) =>
+        runner.on("turn-finished", ({ turn, result }) =>
           guard("learning review trigger", () => {
             // A scheduled job repeats the same prompt each run: reviewing every run would cost much and teach little.
             if (turn.source === "cron" || turn.source === "webhook") return;
@@ -218,7 +217,7 @@ export function createLearning(
             if (mayReview(origin)) reviewer.afterTurn(origin, result, load(turn.sessionId));
           }),
         );
-        runner.sessionEnded.add((ended) =>
+        runner.on("session-ended", ({ session: ended }) =>
           guard("learning review trigger", () => {
             const session = state.sessions.get(ended.id);
             if (!session) return;

@@ -1,5 +1,5 @@
 /**
- * What operators watch: the gateway's metrics (fed from the runner's listeners and the queue's
+ * What operators watch: the gateway's metrics (fed from the runner's events and the queue's
  * `stats()`), the `GET /health` and `GET /metrics` routes, and a log line when no worker consumes the
  * Redis queue (turns would wait forever without one).
  */
@@ -79,19 +79,19 @@ export function createGatewayMetrics(runner: GatewayRunner, queue: JobQueue): Me
   let rejectionsSeen = 0;
 
   const startedAt = new Map<string, number>();
-  runner.turnStarted.add((job) => {
+  runner.on("turn-started", ({ job }) => {
     started.inc({ platform: job.origin.chat.platform });
     startedAt.delete(job.turnId);
     startedAt.set(job.turnId, performance.now());
     if (startedAt.size > MAX_TRACKED_TURNS) startedAt.delete(startedAt.keys().next().value!);
   });
-  runner.turnFinished.add((turn, result) => {
+  runner.on("turn-finished", ({ turn, result }) => {
     finished.inc({ platform: turn.chat.platform, outcome: result.kind });
     const t0 = startedAt.get(turn.id);
     startedAt.delete(turn.id);
     if (t0 !== undefined) duration.observe({ outcome: result.kind }, (performance.now() - t0) / 1_000);
   });
-  runner.deliverySettled.add((item, outcome) => {
+  runner.on("delivery-settled", ({ item, outcome }) => {
     deliveries.inc({ platform: item.chat.platform, outcome });
   });
   registry.collect(async () => {

@@ -146,12 +146,12 @@ export function attachPlugins(
     pluginCommands(host, log, plugins.enabled ? announceReload : undefined, plugins.enabled),
   );
   runner.commands.add(host.commands());
-  runner.statusLines.add(() => {
+  runner.addStatusLine(() => {
     const reports = host.reports();
     if (reports.length === 0) return "Plugins: none";
     return `Plugins: ${reports.map((r) => `${r.name} (${r.status})`).join(", ")}`;
   });
-  runner.turnFinished.add((turn, result) => {
+  runner.on("turn-finished", ({ turn, result }) => {
     if (!hooks.has("turnFinished")) return;
     const origin = {
       platform: turn.chat.platform,

@@ -11,7 +11,7 @@ import { SESSION_MODELS_NAMESPACE, SessionModelStore } from "../agent/providers/
 import type { ReasoningEffort } from "../agent/providers/types.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { ProviderAlert, TurnRecord, TurnResult } from "../core/turn.js";
+import type { ProviderAlert, TurnRecord } from "../core/turn.js";
 import type { ChatRef } from "../core/types.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import { HOME_CHANNELS_NAMESPACE, HomeChannels } from "../scheduler/index.js";
@@ -130,7 +130,7 @@ export function attachProviders(
     for (const chat of chats.values()) runner.control.notify(chat, text);
   };
 
-  runner.turnFinished.add((turn: TurnRecord, result: TurnResult) => {
+  runner.on("turn-finished", ({ turn, result }) => {
     try {
       for (const line of result.usage?.byModel ?? []) {
         tokens.inc({ kind: "prompt", model: line.model }, line.promptTokens);

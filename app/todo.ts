@@ -7,12 +7,12 @@ import { TodoStore, todoCommands } from "../agent/tools/todo/index.js";
 import type { TodoStateApi } from "../agent/types.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 
-/** Builds plans on `runner` (registers `/todo` and the session-end listener at once). */
+/** Builds plans on `runner` (registers `/todo` and the session-end handler at once). */
 export function createTodo(runner: GatewayRunner): { stateApi: TodoStateApi } {
   const { state } = runner;
   const store = new TodoStore(state.kv("todo"));
   runner.commands.add(todoCommands(store));
-  runner.sessionEnded.add((ended) => state.transaction(() => store.forget(ended.key)));
+  runner.on("session-ended", ({ session: ended }) => state.transaction(() => store.forget(ended.key)));
   return {
     stateApi: {
       get: async (key) => store.get(key),

@@ -53,7 +53,7 @@ export function createWebhooks(
   const names = new Set(config.webhooks.map((r) => r.name));
 
   // A failed webhook turn says so in its targets (a cron run's failure goes to the cron service instead).
-  runner.turnFinished.add((turn, result) => {
+  runner.on("turn-finished", ({ turn, result }) => {
     if (turn.source !== "webhook" || result.kind === "ok" || !turn.cron) return;
     try {
       for (const { chat } of turn.cron.targets)

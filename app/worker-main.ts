@@ -7,7 +7,7 @@
 import { mkdirSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
-import { createHttpStateClient, probeGateway } from "../agent/http-state-client.js";
+import { probeGateway } from "../agent/http-state-client.js";
 import { modelConfigProblem } from "../agent/model-config.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { ownListeners } from "../agent/tools/web/own-listeners.js";
@@ -20,6 +20,7 @@ import type { HeraldConfig } from "./config.js";
 import { startHousekeeping, workerHousekeeping } from "./housekeeping.js";
 import { createPlugins } from "./plugins.js";
 import { createConfiguredModelClient } from "./providers.js";
+import { createHttpStateClient } from "./state-client.js";
 import { createAgentTools } from "./tools.js";
 
 /** Options of {@link runWorker}. */

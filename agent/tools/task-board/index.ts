@@ -6,7 +6,8 @@
  */
 import { z } from "zod";
 import { defineTool } from "../../tool-registry.js";
-import type { BoardActor, BoardTask, ToolContext } from "../../types.js";
+import type { ToolContext } from "../../types.js";
+import type { BoardActor, BoardTask } from "./state.js";
 
 const parameters = z.object({
   action: z.enum(["create", "claim", "update", "complete", "list"]),
