@@ -76,8 +76,26 @@ export async function runTool(
     output = { ...output, content: await deps.hooks.afterToolCall(name, args, result, job.origin) };
   }
   const durationMs = Math.round(performance.now() - startedAt);
-  emit({ type: "tool-end", turnId, callId: call.id, name, ok: !output.isError, durationMs });
+  emit({
+    type: "tool-end",
+    turnId,
+    callId: call.id,
+    name,
+    ok: !output.isError,
+    durationMs,
+    result: resultPreview(output.content),
+  });
   return output;
+}
+
+/** The first lines of a call's output, at most `maxChars` characters (the `tool-end` event's `result`). */
+export function resultPreview(content: string, maxLines = 4, maxChars = 300): string {
+  const head = content
+    .slice(0, maxChars + 1)
+    .split("\n")
+    .slice(0, maxLines)
+    .join("\n");
+  return head.length > maxChars ? `${head.slice(0, maxChars - 1)}…` : head;
 }
 
 /** A call's arguments as JSON when they parse, else the raw string (for hooks). */

@@ -199,7 +199,16 @@ export type TurnProgress =
       /** The tool's own progress line for this call, when it has one. */
       label?: string | undefined;
     }
-  | { type: "tool-end"; turnId: string; callId: string; name: string; ok: boolean; durationMs: number }
+  | {
+      type: "tool-end";
+      turnId: string;
+      callId: string;
+      name: string;
+      ok: boolean;
+      durationMs: number;
+      /** The start of the call's output (its first lines, at most 300 characters), for clients that show it. */
+      result?: string | undefined;
+    }
   | { type: "status"; turnId: string; text: string };
 
 /** Events the gateway receives from the queue. */

@@ -175,10 +175,22 @@ export interface SendResult {
   messageIds: string[];
 }
 
-/** Turn lifecycle events the gateway passes to adapters that stream (the API server; chat previews). */
+/**
+ * Turn lifecycle events the gateway passes to adapters that stream (the API server; chat previews; the
+ * terminal). `tool` is a progress line: a tool call starting (with its `callId`) or a running tool's own
+ * status (without); `tool-end` is that call finishing, with how long it took and the start of its output.
+ */
 export type AdapterTurnEvent =
   | { type: "delta"; replyToId: string; text: string }
-  | { type: "tool"; replyToId: string; line: string }
+  | { type: "tool"; replyToId: string; line: string; callId?: string | undefined }
+  | {
+      type: "tool-end";
+      replyToId: string;
+      callId: string;
+      ok: boolean;
+      durationMs: number;
+      result?: string | undefined;
+    }
   | { type: "ended"; replyToId: string; status: "ok" | "cancelled" | "failed" };
 
 /**

@@ -63,12 +63,17 @@ export class TurnFeedback {
     this.lastIsStatus = true;
   }
 
-  /** Adds a tool progress line. */
-  toolLine(line: string): void {
+  /** Adds a tool progress line (`callId`: the call it starts; none for a tool's own status). */
+  toolLine(line: string, callId?: string): void {
     if (this.ended) return;
     this.lastIsStatus = false;
     if (this.replyToId !== undefined) {
-      this.adapter.onTurnEvent?.(this.chat, { type: "tool", replyToId: this.replyToId, line });
+      this.adapter.onTurnEvent?.(this.chat, {
+        type: "tool",
+        replyToId: this.replyToId,
+        line,
+        ...(callId ? { callId } : {}),
+      });
     }
     if (!this.adapter.edit) return;
     const max = this.options.maxLines ?? 6;
@@ -90,6 +95,14 @@ export class TurnFeedback {
       return;
     }
     this.scheduleEdit();
+  }
+
+  /**
+   * A tool call finished: streaming adapters hear how it went (the status message is not edited for it).
+   */
+  toolEnd(end: { callId: string; ok: boolean; durationMs: number; result?: string | undefined }): void {
+    if (this.ended || this.replyToId === undefined) return;
+    this.adapter.onTurnEvent?.(this.chat, { type: "tool-end", replyToId: this.replyToId, ...end });
   }
 
   /** Stops typing and removes the status message (the reply is out, or the turn ended otherwise). */

@@ -174,7 +174,14 @@ export class TurnCoordinator {
         if (!active) return;
         const p = event.progress;
         if (p.type === "tool-start")
-          active.feedback?.toolLine(p.label ?? `⚙️ ${p.name}${p.summary ? `: ${p.summary}` : ""}`);
+          active.feedback?.toolLine(p.label ?? `⚙️ ${p.name}${p.summary ? `: ${p.summary}` : ""}`, p.callId);
+        else if (p.type === "tool-end")
+          active.feedback?.toolEnd({
+            callId: p.callId,
+            ok: p.ok,
+            durationMs: p.durationMs,
+            result: p.result,
+          });
         else if (p.type === "status") active.feedback?.statusLine(p.text);
         else if (p.type === "text-delta" && active.turn.inbound) {
           const { turn } = active;

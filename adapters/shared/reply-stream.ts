@@ -115,6 +115,7 @@ export class ReplyStreams<C> {
       if (event.status === "cancelled") void this.discard(chat, replyToId);
       return;
     }
+    if (event.type === "tool-end") return;
     let preview = this.previews.get(key);
     if (event.type === "tool") {
       if (preview) preview.reset = true;
