@@ -6,6 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
+import type { ChatPort } from "../adapters/shared/chat-port.js";
 import { modelConfigProblem } from "../agent/model-config.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import type { ToolRegistry } from "../agent/tool-registry.js";
@@ -21,6 +22,7 @@ import type { CronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { announceToWorkers, readMcpServers } from "./announcements.js";
 import { createApprovals } from "./approvals.js";
+import { createChatPort } from "./chat-port.js";
 import { createSessionCompressor } from "./compress.js";
 import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
@@ -40,7 +42,12 @@ import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from ".
 import { createPersona } from "./persona.js";
 import { userIdNormalisers } from "./platforms.js";
 import { attachPlugins, createPlugins, type Plugins } from "./plugins.js";
-import { attachProviders, createConfiguredModelClient, type SessionModels } from "./providers.js";
+import {
+  attachProviders,
+  createCatalog,
+  createConfiguredModelClient,
+  type SessionModels,
+} from "./providers.js";
 import { attachSenses } from "./senses.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient, type StateMembers } from "./state-client.js";
@@ -78,6 +85,8 @@ export interface Gateway {
   mcp: McpManager | undefined;
   /** The tools turns run with here, plugins' included (undefined on Redis: the workers run them). */
   tools: ToolRegistry | undefined;
+  /** What chat clients read beside the messages (`herald chat`, `/v1/herald/*`). */
+  chat: ChatPort;
   /** Adapters that started, by platform. */
   adapters: ReadonlyMap<string, PlatformAdapter>;
   /** Platforms that failed to start, with the reason. */
@@ -212,6 +221,13 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     await queue.consume(handler, { concurrency: config.queue.concurrency });
   }
 
+  const chat = createChatPort({
+    state,
+    runner,
+    queue,
+    catalog: createCatalog(config),
+    modelOf: (key) => sessionModels?.modelOf(key) ?? config.model.default ?? config.model.name,
+  });
   const api = config.apiServer.enabled
     ? createApiAdapter(
         {
@@ -226,6 +242,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
               cachedTokens: lines.reduce((n, l) => n + l.cachedTokens, 0),
             };
           },
+          chat,
         },
         { logger },
       )
@@ -362,6 +379,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     plugins,
     mcp: tools?.mcp,
     tools: registry,
+    chat,
     adapters: started,
     failed,
     async stop() {

@@ -66,10 +66,13 @@ export class CommandRegistry {
     return ["Commands:", ...lines].join("\n");
   }
 
-  /** The commands everyone may run, for the platforms' menus (hidden and owner-only ones left out). */
-  menu(): CommandMenuEntry[] {
+  /**
+   * The commands a caller may run, for menus and completion (hidden ones left out; owner-only ones only
+   * for an owner). @defaultValue caller: anyone, so the platforms' menus list what everyone may run
+   */
+  menu(caller: Caller = {}): CommandMenuEntry[] {
     return [...this.commands.entries()]
-      .filter(([, c]) => !c.hidden && (c.access ?? "everyone") === "everyone")
+      .filter(([, c]) => !c.hidden && mayRun(c, caller))
       .map(([name, c]) => ({ name, description: c.description }));
   }
 }

@@ -3,10 +3,15 @@
  * not) and `GET /v1/models`. Each request is one inbound message; its reply arrives through the outbox
  * like any platform's and completes the HTTP response. `X-Herald-Session-Id` continues a stored
  * session; without it the request's own messages seed a new session, whose id the response carries.
+ * Herald's extensions, for its own clients and ignored by OpenAI's: a request with `"herald_events":
+ * true` gets tool progress and a reply's buttons (as named SSE events when streamed, `herald_buttons`
+ * otherwise) instead of the buttons' text; `/v1/herald/*` (herald.ts) reads the chat's status,
+ * commands, sessions and history.
  */
 import { randomUUID, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { v7 as uuidv7 } from "uuid";
+import { withButtonsFallback } from "../../core/buttons.js";
 import { HeraldError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type {
@@ -18,6 +23,8 @@ import type {
   PlatformAdapter,
   SendResult,
 } from "../../core/types.js";
+import type { ChatPort } from "../shared/chat-port.js";
+import { heraldRoute } from "./herald.js";
 import { chatRequestSchema, contentText, readJsonBody } from "./parse.js";
 
 export interface ApiAdapterConfig {
@@ -36,6 +43,8 @@ export interface ApiAdapterConfig {
    * response's `usage`; undefined for a command's reply. Read when the reply is sent (already committed).
    */
   usageOf?: ((messageId: string) => TokenUsage | undefined) | undefined;
+  /** What `/v1/herald/*` reads; unset, those routes answer 404. */
+  chat?: ChatPort | undefined;
 }
 
 /** Tokens of one answer, as the response's `usage` reports them. */
@@ -57,6 +66,8 @@ interface Pending {
   includeUsage: boolean;
   /** The end of the text streamed so far (what the reply's text may still add to: a buttons fallback). */
   streamedTail: string;
+  /** The client asked for Herald's extensions (`herald_events`): tool events and buttons as data. */
+  events: boolean;
 }
 
 /**
@@ -77,6 +88,8 @@ const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
 /** The API adapter: a PlatformAdapter plus the HTTP entry point the gateway's server calls. */
 export class ApiAdapter implements PlatformAdapter {
   readonly platform = "api";
+  /** Clients that asked for them get the buttons as data; the others their text (see `send`). */
+  readonly sendsButtons = true;
   private onMessage: InboundHandler | undefined;
   private readonly pending = new Map<string, Pending>();
   private readonly keyBuffer: Buffer | undefined;
@@ -126,15 +139,33 @@ export class ApiAdapter implements PlatformAdapter {
       await this.chatCompletion(req, res);
       return true;
     }
+    if (req.method === "GET" && path.startsWith("/v1/herald/")) {
+      const header = req.headers[SESSION_HEADER];
+      const sessionId = typeof header === "string" && SESSION_ID.test(header) ? header : undefined;
+      const query = new URL(req.url ?? "/", "http://localhost").searchParams;
+      const answer = await heraldRoute(this.config.chat, path, query, sessionId).catch((err: unknown) => {
+        this.logger.error({ err }, "herald route failed");
+        return {
+          status: 500,
+          body: errorBody("The gateway could not read the chat; retry.", "server_error"),
+        };
+      });
+      if (answer) {
+        writeJson(res, answer.status, answer.body);
+        return true;
+      }
+    }
     writeJson(res, 404, errorBody(`No route ${req.method} ${path}.`, "not_found"));
     return true;
   }
 
-  async send(_chat: ChatRef, message: OutboundMessage): Promise<SendResult> {
-    const id = message.replyToId;
+  async send(_chat: ChatRef, given: OutboundMessage): Promise<SendResult> {
+    const id = given.replyToId;
     const p = id ? this.pending.get(id) : undefined;
     // No request waiting (client gone, or a restart): the reply is in the session already.
     if (!p || !id) return { messageIds: [] };
+    const buttons = p.events ? given.buttons : undefined;
+    const message = p.events ? given : withButtonsFallback(given);
     if (message.kind === "notice") {
       p.notices.push(message.text);
       return { messageIds: [id] };
@@ -153,6 +184,7 @@ export class ApiAdapter implements PlatformAdapter {
         const rest = unstreamedPart(message.text, p.streamedTail);
         if (rest) writeChunk(p, { content: rest });
       }
+      if (buttons?.length) writeEvent(p, "herald.buttons", { buttons });
       writeChunk(p, {}, "stop");
       if (p.includeUsage && !p.res.writableEnded) {
         const chunk = {
@@ -175,7 +207,12 @@ export class ApiAdapter implements PlatformAdapter {
         choices: [
           {
             index: 0,
-            message: { role: "assistant", content: text, ...filesOf(message) },
+            message: {
+              role: "assistant",
+              content: text,
+              ...filesOf(message),
+              ...(buttons?.length ? { herald_buttons: buttons } : {}),
+            },
             finish_reason: "stop",
           },
         ],
@@ -194,6 +231,11 @@ export class ApiAdapter implements PlatformAdapter {
       p.streamed = true;
       p.streamedTail = (p.streamedTail + event.text).slice(-8192);
       writeChunk(p, { content: event.text });
+    } else if (event.type === "tool" && p.events && p.stream) {
+      writeEvent(p, "herald.tool", { line: event.line, ...(event.callId ? { callId: event.callId } : {}) });
+    } else if (event.type === "tool-end" && p.events && p.stream) {
+      const { callId, ok, durationMs, result } = event;
+      writeEvent(p, "herald.tool_end", { callId, ok, durationMs, ...(result ? { result } : {}) });
     } else if (event.type === "ended" && event.status === "cancelled") {
       this.pending.delete(event.replyToId);
       this.fail(
@@ -299,6 +341,7 @@ export class ApiAdapter implements PlatformAdapter {
       streamed: false,
       streamedTail: "",
       includeUsage: stream && parsed.data.stream_options?.include_usage === true,
+      events: parsed.data.herald_events === true,
     };
     res.setHeader("X-Herald-Session-Id", sessionId);
     // A stream's 200 and first chunk wait for the first text: a turn that fails before it answers a
@@ -462,6 +505,16 @@ function writeChunk(
     choices: [{ index: 0, delta, finish_reason: finish }],
   };
   p.res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+}
+
+/**
+ * Writes one of Herald's named events (`event: herald.tool`), opening the stream first if needed; only
+ * for requests that asked for them, since OpenAI's clients read every event as a chunk.
+ */
+function writeEvent(p: Pending, name: string, data: object): void {
+  if (p.res.writableEnded) return;
+  if (!p.res.headersSent) writeChunk(p, {}, null, true);
+  p.res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
 /** Builds the API adapter. */

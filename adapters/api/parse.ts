@@ -11,6 +11,8 @@ export const chatRequestSchema = z.looseObject({
   stream: z.boolean().optional(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
   user: z.string().max(256).optional(),
+  /** Herald's extension: tool progress and buttons as data (see the adapter). */
+  herald_events: z.boolean().optional(),
   messages: z
     .array(
       z.looseObject({
