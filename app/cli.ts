@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { Command } from "commander";
 import { usageText } from "../agent/providers/commands.js";
 import { ConfigError } from "../core/errors.js";
-import { createLogger } from "../core/logger.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { cliAction } from "./cli/action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
@@ -110,29 +109,7 @@ program
     }),
   );
 
-program
-  .command("chat")
-  .description("talk to the agent from this terminal, with the same sessions and tools")
-  .action(
-    action(async () => {
-      // The terminal chat runs its turns in-process, also where the gateway uses Redis workers.
-      const base = config();
-      const cfg = {
-        ...base,
-        apiServer: { ...base.apiServer, enabled: false },
-        queue: { ...base.queue, redisUrl: undefined },
-      };
-      const logger = createLogger({ level: process.env["HERALD_LOG_LEVEL"] ?? "warn" });
-      const { startGateway } = await import("./gateway-main.js");
-      const { createCliAdapter } = await import("../adapters/cli/index.js");
-      const cli = createCliAdapter();
-      const gateway = await startGateway(cfg, { logger, extraAdapters: [cli], localOnly: true });
-      await cli.finished;
-      await gateway.stop();
-      process.stdout.write("\n");
-      process.exit(0);
-    }),
-  );
+(await import("./cli/chat.js")).registerChatCommand(program);
 
 const sessions = program.command("sessions").description("list, show, search, export and prune sessions");
 sessions

@@ -1,9 +1,9 @@
 /**
- * The terminal as a platform (`herald chat`): each line you type is a message in one local session;
- * a spinner runs while the model works, tool progress prints as lines, the reply prints as text.
+ * The terminal as a platform (`herald chat` without `--url`): one local chat, `cli:<login name>`, in a
+ * gateway embedded in this process. The adapter is also the conversation (`ChatBackend`) the screens
+ * use: what they submit becomes an inbound message, what the gateway sends and streams becomes events.
  */
 import { userInfo } from "node:os";
-import { createInterface, type Interface } from "node:readline";
 import type {
   AdapterTurnEvent,
   ChatRef,
@@ -12,97 +12,133 @@ import type {
   PlatformAdapter,
   SendResult,
 } from "../../core/types.js";
+import type { ChatPort } from "../shared/chat-port.js";
+import type { ChatBackend, ChatEvent, ChatInfo, SubmitOptions } from "./types.js";
 
-const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+export type { ChatBackend, ChatEvent, ChatInfo, SubmitOptions } from "./types.js";
 
 export interface CliAdapterOptions {
-  input?: NodeJS.ReadableStream;
-  output?: NodeJS.WritableStream;
-  /** The session's chat id; one per terminal user by default. */
-  chatId?: string;
+  /** The session's chat id. @defaultValue the login name (one chat per terminal user) */
+  chatId?: string | undefined;
 }
 
-export class CliAdapter implements PlatformAdapter {
-  readonly platform = "cli";
-  private rl: Interface | undefined;
-  private spinner: NodeJS.Timeout | undefined;
-  private frame = 0;
-  private counter = 0;
-  private readonly output: NodeJS.WritableStream;
-  private readonly user = userInfo().username;
-  private closed: (() => void) | undefined;
-  /** Resolves when the user ends the conversation (Ctrl-D, /exit). */
-  readonly finished: Promise<void>;
+/** The login name, or `USER`, or `user` where the system has no name for this uid (a container). */
+export function terminalUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env["USER"] ?? "user";
+  }
+}
 
-  constructor(private readonly options: CliAdapterOptions = {}) {
-    this.output = options.output ?? process.stdout;
-    this.finished = new Promise((resolve) => {
-      this.closed = resolve;
-    });
+/** The terminal's adapter and conversation. */
+export class CliAdapter implements PlatformAdapter, ChatBackend {
+  readonly platform = "cli";
+  /** The screens offer buttons as choices (a picked one comes back as its `data`). */
+  readonly sendsButtons = true;
+  readonly where = "embedded";
+  readonly chatName: string;
+  readonly info: ChatInfo;
+  private readonly chat: ChatRef;
+  private readonly user = terminalUser();
+  private readonly listeners = new Set<(event: ChatEvent) => void>();
+  private onMessage: InboundHandler | undefined;
+  private port: ChatPort | undefined;
+  private counter = 0;
+
+  constructor(options: CliAdapterOptions = {}) {
+    this.chat = { platform: "cli", chatId: options.chatId ?? this.user };
+    this.chatName = `cli:${this.chat.chatId}`;
+    const chat = this.chat;
+    this.info = {
+      commands: async () => this.port?.commands() ?? [],
+      status: async () => this.port?.status(chat),
+      sessions: async () => this.port?.sessions(chat) ?? [],
+      history: async (limit) => this.port?.history(chat, limit) ?? [],
+    };
+  }
+
+  /** Gives the conversation the gateway's chat port (known once the gateway runs). */
+  attach(port: ChatPort): void {
+    this.port = port;
   }
 
   async start(onMessage: InboundHandler): Promise<void> {
-    const chat: ChatRef = { platform: "cli", chatId: this.options.chatId ?? this.user };
-    this.rl = createInterface({
-      input: this.options.input ?? process.stdin,
-      output: this.output,
-      terminal: false,
-    });
-    this.output.write("Herald — type a message, /help for commands, Ctrl-D to quit.\n> ");
-    this.rl.on("line", (line) => {
-      const text = line.trim();
-      if (!text) return void this.output.write("> ");
-      if (text === "/exit" || text === "/quit") return void this.rl?.close();
-      this.startSpinner();
-      void onMessage({
-        platform: "cli",
-        messageId: `${Date.now()}-${++this.counter}`,
-        chat,
-        chatType: "dm",
-        sender: { id: this.user, name: this.user },
-        text,
-        mentioned: true,
-      });
-    });
-    this.rl.on("close", () => this.closed?.());
+    this.onMessage = onMessage;
   }
 
   async stop(): Promise<void> {
-    this.stopSpinner();
-    this.rl?.close();
+    this.onMessage = undefined;
+  }
+
+  submit(text: string, options: SubmitOptions = {}): string {
+    const id = `${Date.now()}-${++this.counter}`;
+    const handler = this.onMessage;
+    if (!handler) {
+      queueMicrotask(() => this.error(id, "The chat is not running."));
+      return id;
+    }
+    handler({
+      platform: "cli",
+      messageId: id,
+      chat: this.chat,
+      chatType: "dm",
+      sender: { id: this.user, name: this.user },
+      text,
+      mentioned: true,
+      ...(options.stream ? { streamReply: true } : {}),
+      ...(options.viaButton ? { viaButton: true } : {}),
+    }).catch((err: unknown) =>
+      this.error(
+        id,
+        `The message could not be recorded: ${err instanceof Error ? err.message : String(err)}`,
+      ),
+    );
+    return id;
+  }
+
+  onEvent(listener: (event: ChatEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   async send(_chat: ChatRef, message: OutboundMessage): Promise<SendResult> {
-    this.stopSpinner();
-    this.output.write(`\n${message.text}\n`);
-    if (message.kind !== "notice") this.output.write("> ");
-    return { messageIds: [String(++this.counter)] };
+    this.emit({
+      type: "reply",
+      id: message.replyToId,
+      kind: message.kind ?? "reply",
+      text: message.text,
+      ...(message.buttons?.length ? { buttons: message.buttons } : {}),
+    });
+    return { messageIds: [`${message.idempotencyKey}`] };
   }
 
   onTurnEvent(_chat: ChatRef, event: AdapterTurnEvent): void {
-    if (event.type !== "tool") return;
-    this.clearLine();
-    this.output.write(`  ${event.line}\n`);
+    const id = event.replyToId;
+    switch (event.type) {
+      case "delta":
+        this.emit({ type: "delta", id, text: event.text });
+        return;
+      case "tool":
+        this.emit({ type: "tool", id, line: event.line, callId: event.callId });
+        return;
+      case "tool-end": {
+        const { callId, ok, durationMs, result } = event;
+        this.emit({ type: "tool-end", id, callId, ok, durationMs, result });
+        return;
+      }
+      case "ended":
+        if (event.status !== "ok") this.emit({ type: "ended", id, status: event.status });
+        return;
+    }
   }
 
-  private startSpinner(): void {
-    if (!(this.output as NodeJS.WriteStream).isTTY) return;
-    this.stopSpinner();
-    this.spinner = setInterval(() => {
-      this.clearLine();
-      this.output.write(`${FRAMES[this.frame++ % FRAMES.length]} thinking…`);
-    }, 80);
+  private error(id: string, text: string): void {
+    this.emit({ type: "reply", id, kind: "error", text });
   }
 
-  private stopSpinner(): void {
-    if (!this.spinner) return;
-    clearInterval(this.spinner);
-    this.spinner = undefined;
-    this.clearLine();
-  }
-
-  private clearLine(): void {
-    if ((this.output as NodeJS.WriteStream).isTTY) this.output.write("\r\x1b[K");
+  private emit(event: ChatEvent): void {
+    for (const listener of this.listeners) listener(event);
   }
 }
 
