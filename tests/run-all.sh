@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: installs what the suite needs when it is missing (npm
-# packages; redis-server, Dovecot, bubblewrap, OpenSSH, ripgrep, ffmpeg, espeak-ng, chromium and ngIRCd from the OS
+# packages; redis-server, Dovecot, bubblewrap, OpenSSH, ripgrep, ffmpeg, espeak-ng, chromium, tmux and ngIRCd from the OS
 # packages), then runs every test once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,8 @@ command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
 # The dashboard's tests drive a real headless Chromium through puppeteer-core.
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# herald chat's terminal UI is driven in a real terminal: tmux.
+command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 # ngIRCd: the IRC adapter's tests run against a private one.
 [ -x /usr/sbin/ngircd ] || need_apt+=(ngircd)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)

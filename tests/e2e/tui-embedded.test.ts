@@ -3,6 +3,7 @@
  * turns run in its own process against the scripted model. Keys go in with `send-keys`; what the
  * screen shows comes back with `capture-pane`.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -148,7 +149,10 @@ describe("herald chat, full screen, embedded", () => {
     expect(linesWith(wide).every((l) => l.length > 60)).toBe(false);
     expect(linesWith(wide).some((l) => l.length > 60)).toBe(true);
     p.resize(60, 24);
-    const narrow = await p.waitFor((s) => s.split("\n").every((l) => l.length <= 60) && s.includes("word39"));
+    // Until the program redraws, the terminal shows the old lines cut at 60 columns.
+    const narrow = await p.waitFor(
+      (s) => s.split("\n").every((l) => l.length <= 60) && reflowed(s) === words,
+    );
     expect(linesWith(narrow).length).toBeGreaterThan(linesWith(wide).length);
     expect(reflowed(narrow)).toBe(words);
     expect(reflowed(wide)).toBe(words);
@@ -219,5 +223,30 @@ describe("herald chat, full screen, embedded", () => {
     await p.waitFor("echo: hello plain");
     expect(p.alternate()).toBe(false);
     expect(colourCodes(p.capture({ escapes: true }))).toEqual([]);
+  });
+
+  it("keeps the line mode in a pipe and answers before the input's end ends it", async () => {
+    home = mkdtempSync(join(tmpdir(), "herald-tui-"));
+    llm.script({ text: "Piped **answer**." });
+    const child = spawn(process.execPath, [CLI, "chat"], {
+      env: {
+        PATH: process.env["PATH"],
+        HERALD_HOME: home,
+        OPENAI_BASE_URL: llm.url,
+        OPENAI_API_KEY: "k",
+        HERALD_MODEL: "fake-model",
+        HERALD_LOG_LEVEL: "silent",
+      },
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stdin.end("a question from a pipe\n");
+    expect(await new Promise((r) => child.once("exit", r))).toBe(0);
+    expect(out).toContain("Herald — type a message");
+    expect(out).toContain("Piped **answer**.");
+    expect(out).not.toContain("\x1b[");
   });
 });

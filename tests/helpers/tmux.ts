@@ -49,6 +49,8 @@ export function startPane(
   env: Record<string, string>,
   size: { columns: number; rows: number } = { columns: 80, rows: 24 },
 ): Pane {
+  // A session of its own keeps the server up while a test's pane is killed and the next one starts.
+  if (panes === 0) tmux("new-session", "-d", "-s", "keep", "exec sleep 86400");
   const name = `p${++panes}`;
   const vars = Object.entries({ TERM: "tmux-256color", LANG: "C.UTF-8", ...env }).map(
     ([k, v]) => `${k}=${quote(v)}`,
