@@ -44,6 +44,8 @@ export function registerChatCommand(program: Command): Command {
             ? await remoteBackend(cfg, options.url, options.session)
             : await embeddedBackend(cfg, tui);
           if (tui) {
+            // React's production build (its development build checks every render).
+            process.env["NODE_ENV"] ??= "production";
             const { runTui } = await import("../../adapters/cli/tui/index.js");
             await runTui(backend, { historyFile: join(cfg.homeDir, "chat_history") });
           } else {

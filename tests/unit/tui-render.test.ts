@@ -8,6 +8,7 @@ import { createHighlighter, loadHighlighting } from "../../adapters/cli/tui/high
 import { renderMarkdown } from "../../adapters/cli/tui/markdown.js";
 import { createTheme } from "../../adapters/cli/tui/theme.js";
 import { type Entry, Transcript } from "../../adapters/cli/tui/transcript.js";
+import { wrapText } from "../../adapters/cli/tui/wrap.js";
 import { colourCodes } from "../helpers/tmux.js";
 
 const REPLY = [
@@ -100,5 +101,16 @@ describe("a streamed reply", () => {
     // Re-rendering everything on every piece would cost far more lines than that.
     const everything = Math.ceil(REPLY.length / 7) * streamed.length;
     expect(rendered).toBeLessThan(everything / 2);
+  });
+});
+
+describe("wrapping", () => {
+  it("breaks at spaces by display columns, breaks long words, and keeps a style on every line it spans", () => {
+    expect(wrapText("one two three four", 9)).toEqual(["one two", "three", "four"]);
+    expect(wrapText("abcdefghij", 4)).toEqual(["abcd", "efgh", "ij"]);
+    expect(wrapText("漢字 漢字漢字", 4)).toEqual(["漢字", "漢字", "漢字"]);
+    const bold = wrapText("plain \x1b[1mbold words here\x1b[22m end", 11);
+    expect(bold).toEqual(["plain \x1b[1mbold\x1b[0m", "\x1b[1mwords here\x1b[22m", "end"]);
+    expect(wrapText("    indented code line", 12, false)).toEqual(["    indented", "code line"]);
   });
 });

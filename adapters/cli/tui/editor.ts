@@ -2,7 +2,7 @@
  * The input: multi-line text with a cursor, the usual line-editing keys, and its layout on screen
  * (wrapped at the pane's width by display columns, so wide characters and emoji keep the cursor true).
  */
-import stringWidth from "string-width";
+import { displayWidth } from "./wrap.js";
 
 /** The input's lines on screen and where the cursor is among them. */
 export interface EditorLayout {
@@ -137,7 +137,7 @@ export class Editor {
         if (index === this.cursor) cursor = { row: lines.length, col: cols };
       };
       for (const ch of logical) {
-        const cw = stringWidth(ch);
+        const cw = displayWidth(ch);
         if (cols + cw > w) {
           lines.push(row);
           row = "";

@@ -5,9 +5,9 @@
  */
 import { Lexer, type Token, type Tokens } from "marked";
 import stringWidth from "string-width";
-import wrapAnsi from "wrap-ansi";
 import type { Highlighter } from "./highlight.js";
 import type { Theme } from "./theme.js";
+import { wrapText } from "./wrap.js";
 
 /** What rendering needs besides the text. */
 export interface MarkdownContext {
@@ -24,11 +24,6 @@ export function renderMarkdown(text: string, width: number, ctx: MarkdownContext
     return wrapText(text, width);
   }
   return blocks(tokens, Math.max(10, width), ctx);
-}
-
-/** Wraps styled text at `width` columns (long words are broken). */
-export function wrapText(text: string, width: number, trim = true): string[] {
-  return wrapAnsi(text, Math.max(1, width), { hard: true, trim }).split("\n");
 }
 
 function blocks(tokens: readonly Token[], width: number, ctx: MarkdownContext): string[] {

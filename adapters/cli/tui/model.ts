@@ -1,8 +1,8 @@
 /**
  * The terminal UI's state: the transcript, the input, the menu, the status line's figures, and what
  * the conversation's events do to them. Changes are announced to the view at most once a frame
- * (16 ms), the first at once, so a keystroke is echoed without waiting and a fast stream costs one
- * frame per 16 ms; nothing changes, and nothing is drawn, while nothing happens.
+ * (33 ms, Ink's own pace), the first at once, so a keystroke is echoed without waiting and a fast
+ * stream costs one frame per 33 ms; nothing changes, and nothing is drawn, while nothing happens.
  */
 import type { CommandMenuEntry, OutboundButton } from "../../../core/types.js";
 import type { ChatSessionSummary, ChatStatus } from "../../shared/chat-port.js";
@@ -41,7 +41,7 @@ interface Sent {
   quiet: boolean;
 }
 
-const FRAME_MS = 16;
+const FRAME_MS = 33;
 const SPINNER_MS = 100;
 const EXIT_ARMED_MS = 2000;
 /** Entries loaded when the UI opens or a session is reopened. */
@@ -97,7 +97,7 @@ export class ChatModel {
 
   readonly snapshot = (): number => this.version;
 
-  /** Marks the state changed; the view hears of it now, or at the end of this frame. */
+  /** Marks the state changed; the view hears of it now (`now`, or a frame after the last), or then. */
   changed(now = false): void {
     this.version++;
     if (this.notifyTimer) return;

@@ -5,7 +5,8 @@
  */
 import stringWidth from "string-width";
 import type { OutboundButton } from "../../../core/types.js";
-import { type MarkdownContext, renderMarkdown, wrapText } from "./markdown.js";
+import { type MarkdownContext, renderMarkdown } from "./markdown.js";
+import { displayWidth, wrapText } from "./wrap.js";
 
 /** One thing in the transcript. Entries are changed in place; `rev` counts the changes. */
 export type Entry =
@@ -242,11 +243,11 @@ export function duration(ms: number): string {
 /** Plain `text` on one line, cut to `width` columns with an ellipsis. */
 export function clip(text: string, width: number): string {
   const one = text.replace(/\s*\n\s*/g, " ");
-  if (stringWidth(one) <= width) return one;
+  if (displayWidth(one) <= width) return one;
   let out = "";
   let cols = 0;
   for (const ch of one) {
-    const w = stringWidth(ch);
+    const w = displayWidth(ch);
     if (cols + w > width - 1) break;
     out += ch;
     cols += w;
