@@ -23,6 +23,7 @@ import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchStream, streamMarkdown } from "./stream.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
+import { benchTui, tuiMarkdown } from "./tui.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const file = join(root, "BENCHMARKS.md");
@@ -167,6 +168,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const loaded = await benchStream(many);
     console.log(JSON.stringify({ stream: { single: one, many: loaded } }));
     writeSection(file, "stream", streamMarkdown(one, loaded, { single, many }, "npm run bench -- stream"));
+  },
+  tui: async () => {
+    const opts = { root, keystrokes: 200, replyLines: 500, pieceMs: 5, idleSeconds: 10 };
+    const result = await benchTui(opts);
+    console.log(JSON.stringify({ tui: result }));
+    writeSection(file, "tui", tuiMarkdown(result, opts, "npm run bench -- tui"));
   },
 };
 
