@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import type { Command } from "commander";
+import { pino } from "pino";
 import type { ChatBackend } from "../../adapters/cli/types.js";
 import { ConfigError } from "../../core/errors.js";
 import { createLogger } from "../../core/logger.js";
@@ -103,7 +104,8 @@ async function embeddedBackend(
         fileName: "chat.log",
         stdout: { write: () => true },
       }).logger
-    : createLogger({ level });
+    : // stderr: stdout is the conversation, maybe a pipe another program reads.
+      createLogger({ level, destination: pino.destination({ dest: 2, sync: true }) });
   const { startGateway } = await import("../gateway-main.js");
   const { createCliAdapter } = await import("../../adapters/cli/index.js");
   const cli = createCliAdapter();

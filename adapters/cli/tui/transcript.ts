@@ -213,7 +213,7 @@ function toolLines(entry: Extract<Entry, { kind: "tool" }>, width: number, ctx: 
       ? ""
       : entry.state === "running"
         ? theme.dim(" …")
-        : ` ${theme.dim("·")} ${(entry.state === "ok" ? theme.ok : theme.fail)(outcomeOf(entry))}${
+        : ` ${theme.dim("·")} ${outcomeStyle(entry, theme)(outcomeOf(entry))}${
             entry.durationMs !== undefined ? theme.dim(` · ${duration(entry.durationMs)}`) : ""
           }`;
   const marker = ctx.expanded ? "▾ " : "▸ ";
@@ -228,11 +228,19 @@ function toolLines(entry: Extract<Entry, { kind: "tool" }>, width: number, ctx: 
   return lines;
 }
 
-/** "exit 0" for a command's result, else "ok" or "failed". */
+/** "exit 0" for a command's result, "waiting for approval" for a held one, else "ok" or "failed". */
 function outcomeOf(entry: { state: string; result?: string | undefined }): string {
-  const exit = /^exit code (-?\d+)/.exec(entry.result ?? "");
+  const result = entry.result ?? "";
+  const exit = /^exit code (-?\d+)/.exec(result);
   if (exit) return `exit ${exit[1]}`;
+  if (result.startsWith("not run yet")) return "waiting for approval";
+  if (result.startsWith("not run")) return "not run";
   return entry.state === "ok" ? "ok" : "failed";
+}
+
+function outcomeStyle(entry: { state: string; result?: string | undefined }, theme: RenderContext["theme"]) {
+  if (entry.result?.startsWith("not run")) return theme.warn;
+  return entry.state === "ok" && !/^exit code [1-9]/.test(entry.result ?? "") ? theme.ok : theme.fail;
 }
 
 /** "120 ms", "1.2 s". */
