@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: installs what the suite needs when it is missing (npm
-# packages; redis-server, Dovecot, bubblewrap, OpenSSH, ripgrep, ffmpeg, espeak-ng, chromium, tmux and ngIRCd from the OS
-# packages), then runs every test once.
+# packages; redis-server, Dovecot, bubblewrap, OpenSSH, ripgrep, ffmpeg, espeak-ng, chromium, tmux and
+# ngIRCd from the OS packages), then runs every test once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
