@@ -26,6 +26,17 @@ import type {
 import type { ChatPort } from "../shared/chat-port.js";
 import { heraldRoute } from "./herald.js";
 import { chatRequestSchema, contentText, readJsonBody } from "./parse.js";
+import {
+  errorBody,
+  failureStatus,
+  fieldName,
+  filesOf,
+  type TokenUsage,
+  usageBody,
+  writeJson,
+} from "./respond.js";
+
+export { failureStatus, type TokenUsage } from "./respond.js";
 
 export interface ApiAdapterConfig {
   /** Bearer key; when unset, requests need no key (the server then listens on loopback only). */
@@ -45,13 +56,6 @@ export interface ApiAdapterConfig {
   usageOf?: ((messageId: string) => TokenUsage | undefined) | undefined;
   /** What `/v1/herald/*` reads; unset, those routes answer 404. */
   chat?: ChatPort | undefined;
-}
-
-/** Tokens of one answer, as the response's `usage` reports them. */
-export interface TokenUsage {
-  promptTokens: number;
-  completionTokens: number;
-  cachedTokens: number;
 }
 
 /** A request waiting for its reply. */
@@ -410,69 +414,6 @@ export class ApiAdapter implements PlatformAdapter {
 
 const RETRYABLE_STATUS = new Set([429, 503, 504]);
 
-/**
- * The HTTP status a failed turn answers, by its error code: rate limited → 429, model timeout → 504,
- * model unreachable or not configured → 503, the model endpoint refused the request → 502, the rest 500.
- */
-export function failureStatus(code: string | undefined): {
-  status: number;
-  type: string;
-  code: string;
-  retry: boolean;
-} {
-  switch (code) {
-    case "model_rate_limited":
-      return { status: 429, type: "rate_limit_error", code: "rate_limit_exceeded", retry: true };
-    case "model_timeout":
-      return { status: 504, type: "server_error", code: "model_timeout", retry: true };
-    case "model_unavailable":
-      return { status: 503, type: "server_error", code: "model_unavailable", retry: true };
-    case "config_missing":
-      return { status: 503, type: "server_error", code: "model_not_configured", retry: false };
-    case "model_error":
-      return { status: 502, type: "server_error", code: "model_error", retry: false };
-    default:
-      return { status: 500, type: "server_error", code: code ?? "turn_failed", retry: false };
-  }
-}
-
-/** The OpenAI `usage` object (zeros when the reply used no model: a command's). */
-function usageBody(usage: TokenUsage | undefined) {
-  const prompt = usage?.promptTokens ?? 0;
-  const completion = usage?.completionTokens ?? 0;
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: usage?.cachedTokens ?? 0 },
-  };
-}
-
-/** `messages[0].role` for the path `["messages", 0, "role"]`. */
-function fieldName(path: PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i ? "." : ""}${String(p)}`)).join("");
-}
-
-function errorBody(message: string, type: string, code: string = type, param: string | null = null) {
-  return { error: { message, type, param, code } };
-}
-
-function writeJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  if (res.writableEnded) return;
-  const data = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(data),
-  });
-  res.end(data);
-}
-
 /** Writes one chunk (`headersOnly`: just the 200 and the opening role chunk, if not sent yet). */
 function writeChunk(
   p: Pending,
@@ -520,22 +461,4 @@ function writeEvent(p: Pending, name: string, data: object): void {
 /** Builds the API adapter. */
 export function createApiAdapter(config: ApiAdapterConfig, deps: { logger: Logger }): ApiAdapter {
   return new ApiAdapter(config, deps.logger.child({ adapter: "api" }));
-}
-
-/**
- * Files of a reply (a spoken answer, a chart) as an extension of the message, `herald_files`: paths on
- * the gateway's disk, for clients on the same machine or volume. OpenAI clients ignore the field.
- */
-function filesOf(message: OutboundMessage): {
-  herald_files?: { path: string; name: string; mime_type?: string; voice?: boolean }[];
-} {
-  if (!message.files?.length) return {};
-  return {
-    herald_files: message.files.map((f) => ({
-      path: f.path,
-      name: f.fileName ?? f.path.split("/").pop() ?? "file",
-      ...(f.mimeType ? { mime_type: f.mimeType } : {}),
-      ...(f.voice ? { voice: true } : {}),
-    })),
-  };
 }
