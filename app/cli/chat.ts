@@ -41,13 +41,17 @@ export function registerChatCommand(program: Command): Command {
         async (options: ChatOptions) => {
           const cfg = loadConfig();
           const tui = wantsTui(options);
+          // React's production build (its development build checks every render). The UI loads while
+          // the gateway starts.
+          if (tui) process.env["NODE_ENV"] ??= "production";
+          const ui = tui ? import("../../adapters/cli/tui/index.js") : undefined;
+          // Awaited below; until then a failed load must not count as unhandled.
+          ui?.catch(() => undefined);
           const { backend, stop } = options.url
             ? await remoteBackend(cfg, options.url, options.session)
             : await embeddedBackend(cfg, tui);
-          if (tui) {
-            // React's production build (its development build checks every render).
-            process.env["NODE_ENV"] ??= "production";
-            const { runTui } = await import("../../adapters/cli/tui/index.js");
+          if (ui) {
+            const { runTui } = await ui;
             await runTui(backend, { historyFile: join(cfg.homeDir, "chat_history") });
           } else {
             const { runLineChat } = await import("../../adapters/cli/line.js");
