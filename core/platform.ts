@@ -1,8 +1,9 @@
 /**
- * The platform module contract: everything the gateway knows of a platform comes from its module (its
+ * The platform module contract: everything Herald knows of a platform comes from its module (its
  * config section and env names, whether it is configured, how its adapter is built, how its user and
- * chat ids read, how replies render there). The composition root lists the modules; config, access,
- * the adapter registry and the prompt hints are built from that list.
+ * chat ids read, how replies render there, its rows of the configuration reference, its `herald setup`
+ * step and its `herald doctor` lines). The composition root lists the modules; config, access, the
+ * adapter registry, the prompt hints, setup, doctor and docs/configuration.md are built from that list.
  */
 import { z } from "zod";
 import type { ConfigReference, DoctorContext, DoctorLine, EnvTable } from "./settings.js";

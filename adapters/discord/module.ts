@@ -1,4 +1,7 @@
-/** Discord as a platform module: its config section, env names, reference rows, setup step and lazily built adapter. */
+/**
+ * Discord as a platform module: its config section, env names, reference rows, setup step and lazily
+ * built adapter.
+ */
 import { definePlatform } from "../../core/platform.js";
 import { discordSchema } from "./section.js";
 import { discordSetup } from "./setup.js";

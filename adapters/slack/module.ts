@@ -1,4 +1,7 @@
-/** Slack as a platform module: its config section, env names, reference rows, setup step and lazily built adapter. */
+/**
+ * Slack as a platform module: its config section, env names, reference rows, setup step and lazily
+ * built adapter.
+ */
 import { ConfigError } from "../../core/errors.js";
 import { definePlatform } from "../../core/platform.js";
 import { slackSchema } from "./section.js";

@@ -1,4 +1,7 @@
-/** Telegram as a platform module: its config section, env names, reference rows, setup step and lazily built adapter. */
+/**
+ * Telegram as a platform module: its config section, env names, reference rows, setup step and lazily
+ * built adapter.
+ */
 import { ConfigError } from "../../core/errors.js";
 import { definePlatform } from "../../core/platform.js";
 import { telegramSchema } from "./section.js";

@@ -1,4 +1,7 @@
-/** WhatsApp as a platform module: its config section, env names, reference rows, setup step and lazily built adapter. */
+/**
+ * WhatsApp as a platform module: its config section, env names, reference rows, setup step and lazily
+ * built adapter.
+ */
 import { definePlatform } from "../../core/platform.js";
 import { whatsappSchema } from "./section.js";
 import { whatsappSetup } from "./setup.js";
