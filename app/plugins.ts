@@ -4,12 +4,12 @@
  * (in the gateway) `/plugins`, `/reload-plugins`, the plugins' own commands, `/status` lines and the
  * turn-finished hook.
  */
-import { join } from "node:path";
 import { classifyCommand } from "../agent/exec/approvals/index.js";
 import { runCommand } from "../agent/exec/index.js";
 import { HookRunner } from "../agent/plugins/hooks/runner.js";
-import { type PluginExecRunner, PluginHost, type PluginReport } from "../agent/plugins/host.js";
+import { type PluginExecRunner, PluginHost } from "../agent/plugins/host.js";
 import { PluginToolRegistry } from "../agent/plugins/registry.js";
+import { formatReport, pluginsFolder } from "../agent/plugins/settings.js";
 import type { ToolRegistry } from "../agent/tool-registry.js";
 import { createGuardedFetch } from "../agent/tools/web/index.js";
 import type { CommandModule } from "../core/commands.js";
@@ -31,8 +31,10 @@ export interface Plugins {
 
 /** The plugins folder. */
 export function pluginsDir(config: HeraldConfig): string {
-  return config.plugins.dir ?? join(config.homeDir, "plugins");
+  return pluginsFolder(config.plugins, config.homeDir);
 }
+
+export { formatReport } from "../agent/plugins/settings.js";
 
 /**
  * Builds the host and loads the plugins (a plugin that fails is logged and skipped; this never rejects
@@ -114,19 +116,6 @@ function execRunner(tools: AgentTools): PluginExecRunner | undefined {
       timedOut: result.timedOut,
     };
   };
-}
-
-/** One line per plugin: `name 1.0.0 loaded (tools: a, b; commands: /x; hooks: inbound)`. */
-export function formatReport(report: PluginReport): string {
-  const head = `${report.name}${report.version ? ` ${report.version}` : ""}: ${report.status}`;
-  if (report.status === "failed") return `${head} — ${report.error}`;
-  const parts = [
-    report.capabilities.length ? `capabilities: ${report.capabilities.join(", ")}` : "no capabilities",
-    report.tools.length ? `tools: ${report.tools.join(", ")}` : "",
-    report.commands.length ? `commands: ${report.commands.map((c) => `/${c}`).join(", ")}` : "",
-    report.hooks.length ? `hooks: ${report.hooks.join(", ")}` : "",
-  ].filter(Boolean);
-  return `${head} (${parts.join("; ")})`;
 }
 
 /**

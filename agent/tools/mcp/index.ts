@@ -12,6 +12,6 @@ export {
 export { McpConnection, McpUnavailableError } from "./connection.js";
 export { convertResult, type FileSink, type SaveTarget } from "./content.js";
 export { SAFE_ENV_KEYS, stdioEnvironment } from "./env.js";
-export { McpManager, type McpManagerOptions } from "./manager.js";
+export { McpManager, type McpManagerOptions, withMcpServers } from "./manager.js";
 export { cleanInputSchema, modelToolName } from "./schema.js";
 export type * from "./types.js";
