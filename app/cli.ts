@@ -9,13 +9,13 @@ import { Command } from "commander";
 import { usageText } from "../agent/providers/commands.js";
 import { ConfigError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
+import { guardProcess } from "../core/process-guard.js";
+import { createProcessLogger } from "../core/process-logger.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
 import { cliAction } from "./cli/action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
 import { printDoctor, runDoctor } from "./doctor.js";
-import { createProcessLogger } from "./logging.js";
 import { chatParser } from "./platforms.js";
-import { guardProcess } from "./process-guard.js";
 import { createCatalog } from "./providers.js";
 
 // Run from source (app/cli.ts) or from the build (dist/app/cli.js): package.json is one or two up.

@@ -3,8 +3,8 @@
  * state, runner, queue, cron store and service, approvals, memory and skills; its activity is fed
  * from the runner's listeners. See `gateway/dashboard/` for the pages and the access rules.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
+import { tailFile } from "../core/log-reader.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { PlatformAdapter } from "../core/types.js";
@@ -133,28 +133,6 @@ export function createGatewayDashboard(deps: GatewayDashboardDeps): Dashboard | 
       logTail: (maxLines) => tailFile(join(config.homeDir, "logs", "herald.log"), maxLines),
     },
   });
-}
-
-/** The last `maxLines` lines of `path` (read from its last 256 KiB), or undefined without the file. */
-export function tailFile(path: string, maxLines: number): { file: string; lines: string[] } | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch {
-    return undefined;
-  }
-  try {
-    const size = fstatSync(fd).size;
-    const length = Math.min(size, 256 * 1024);
-    const buffer = Buffer.alloc(length);
-    readSync(fd, buffer, 0, length, size - length);
-    const lines = buffer.toString("utf8").split("\n");
-    // The first line is cut unless the read started at the file's beginning.
-    if (length < size) lines.shift();
-    return { file: path, lines: lines.filter((l) => l.trim()).slice(-maxLines) };
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** Every owner's jobs on the gateway's connection; changes are told to the running service at once. */

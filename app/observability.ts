@@ -6,12 +6,12 @@
 
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { MetricsRegistry, PROMETHEUS_CONTENT_TYPE } from "../core/metrics.js";
+import { unhandledRejections } from "../core/process-guard.js";
 import type { JobQueue } from "../core/turn.js";
 import type { PlatformAdapter } from "../core/types.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import type { SimpleRoute } from "./http-server.js";
-import { MetricsRegistry, PROMETHEUS_CONTENT_TYPE } from "./metrics.js";
-import { unhandledRejections } from "./process-guard.js";
 
 /** Turn latency buckets, seconds: fast fake models to slow multi-tool turns. */
 const TURN_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];

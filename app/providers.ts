@@ -11,13 +11,13 @@ import { SESSION_MODELS_NAMESPACE, SessionModelStore } from "../agent/providers/
 import type { ReasoningEffort } from "../agent/providers/types.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import type { MetricsRegistry } from "../core/metrics.js";
 import type { ProviderAlert, TurnRecord, TurnResult } from "../core/turn.js";
 import type { ChatRef } from "../core/types.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import { HOME_CHANNELS_NAMESPACE, HomeChannels } from "../scheduler/index.js";
 import type { SqliteState } from "../sessions/sqlite-state.js";
 import type { HeraldConfig, ProviderConfig } from "./config.js";
-import type { MetricsRegistry } from "./metrics.js";
 
 /** The catalog of the configured providers plus the legacy endpoint. @throws ConfigError for a model reference naming no provider. */
 export function createCatalog(config: HeraldConfig): ProviderCatalog {

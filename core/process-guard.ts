@@ -6,8 +6,8 @@
  * is unknown), logged as fatal first. `NODE_OPTIONS=--unhandled-rejections=strict` makes rejections
  * fatal again for an operator who prefers a supervisor's restart.
  */
-import { describeError } from "../core/errors.js";
-import type { Logger } from "../core/logger.js";
+import { describeError } from "./errors.js";
+import type { Logger } from "./logger.js";
 
 let rejections = 0;
 

@@ -6,8 +6,8 @@
 import { join } from "node:path";
 import { pino } from "pino";
 import pretty from "pino-pretty";
-import { createLogger, type Logger } from "../core/logger.js";
 import { createRotatingFile } from "./log-file.js";
+import { createLogger, type Logger } from "./logger.js";
 
 export type LogFormat = "auto" | "pretty" | "json";
 
