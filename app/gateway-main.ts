@@ -6,6 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
+import { startHousekeeping, startWorkspaceHeartbeat, workspaceHousekeeping } from "../agent/exec/index.js";
 import { modelConfigProblem } from "../agent/model-config.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import type { ToolRegistry } from "../agent/tool-registry.js";
@@ -15,7 +16,7 @@ import { ConfigError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
-import { startMaintenance } from "../gateway/maintenance.js";
+import { filesInUse, startMaintenance } from "../gateway/maintenance.js";
 import { GatewayRunner, turnIdFor } from "../gateway/runner.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
@@ -26,12 +27,6 @@ import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
 import { createGatewayDashboard } from "./dashboard.js";
 import { createDelegation, type Delegation } from "./delegation.js";
-import {
-  filesInUse,
-  startHousekeeping,
-  startWorkspaceHeartbeat,
-  workspaceHousekeeping,
-} from "./housekeeping.js";
 import { createRequestGuard } from "./http-guard.js";
 import { type HttpServerHandle, startHttpServer } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";

@@ -18,6 +18,20 @@ export { createDockerBackend, DockerBackend, type DockerBackendOptions } from ".
 export { HelperWorkspaceFiles } from "./files-helper.js";
 export { LocalWorkspaceFiles } from "./files-local.js";
 export { ShellWorkspaceFiles } from "./files-shell.js";
+export {
+  type BusyWorkspaces,
+  type HousekeepingOptions,
+  type HousekeepingReport,
+  type HousekeepingSettings,
+  runHousekeeping,
+  startHousekeeping,
+  startWorkspaceHeartbeat,
+  WORKER_CACHE_FOLDERS,
+  WORKSPACE_HEARTBEAT_MS,
+  type WorkspaceHousekeeping,
+  workerHousekeeping,
+  workspaceHousekeeping,
+} from "./housekeeping.js";
 export { createLocalBackend, LocalBackend, type LocalBackendOptions } from "./local.js";
 export { type WorkspacePathOptions, workspacePath } from "./paths.js";
 export {
@@ -27,6 +41,7 @@ export {
   ProcessRegistry,
   type ProcessRegistryOptions,
 } from "./processes.js";
+export { type PruneFilesOptions, type PruneFilesReport, pruneOldFiles } from "./prune-files.js";
 export { QuotaExceededError, WorkspaceQuota, type WorkspaceUsage } from "./quota.js";
 export { type RunOptions, type RunResult, runCommand, terminate } from "./run.js";
 export {

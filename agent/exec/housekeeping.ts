@@ -4,32 +4,38 @@
  * this process runs background processes as used.
  *
  * Workspaces go when unused for `exec.workspace_retention_days`, by the record of their last use
- * (agent/exec/workspaces.ts): a turn marks its workspace when it uses it, and the heartbeat marks every few
+ * (`workspaces.ts`): a turn marks its workspace when it uses it, and the heartbeat marks every few
  * minutes the workspaces where a background process of this process runs. So one rule holds wherever
  * turns run, on the embedded gateway and on each `herald worker`, also when several workers share
  * HERALD_HOME and each knows only its own processes: a workspace whose record is older than the
  * retention (days, against a heartbeat of minutes) is unused by every one of them. A pass also skips the
  * workspaces of its own running processes whatever the record says.
  *
- * Files under `HERALD_HOME/cache` go when older than `media.retention_days`: what users sent
- * (`cache/<platform>/`: attachments, voice notes, images), files of MCP tools (`cache/mcp/`) and spoken
- * replies (`cache/speech/`). The state file's own rows have theirs in gateway/maintenance.ts.
+ * Files under `HERALD_HOME/cache` go when older than `media.retention_days` (`prune-files.ts`): what
+ * users sent (`cache/<platform>/`: attachments, voice notes, images), files of MCP tools (`cache/mcp/`)
+ * and spoken replies (`cache/speech/`). The state file's own rows have theirs in gateway/maintenance.ts.
  *
  * "In use" for a cached file: a turn copies its attachments into the session's workspace when it runs,
  * and a reply's files are read when the outbox delivers it, so a cached file matters only while a turn
  * that names it is open (pending or running, also across a restart) or a reply that carries it is
- * undelivered. The gateway passes exactly those paths (`filesInUse`, from the journal and the outbox) and
- * they are kept whatever their age; that covers a gateway that was down longer than the retention and
- * finds old turns to run again at start. Everything else is judged by age alone: the retention (days)
- * is far longer than any turn or delivery, and a file being written has a fresh modification time.
+ * undelivered. The gateway passes exactly those paths (`filesInUse` of gateway/maintenance.ts, from the
+ * journal and the outbox) and they are kept whatever their age; that covers a gateway that was down
+ * longer than the retention and finds old turns to run again at start. Everything else is judged by age
+ * alone: the retention (days) is far longer than any turn or delivery, and a file being written has a
+ * fresh modification time.
  */
-import { lstat, readdir, realpath, rmdir, unlink } from "node:fs/promises";
-import { join, relative, resolve } from "node:path";
-import type { WorkspaceManager } from "../agent/exec/index.js";
-import { describeError } from "../core/errors.js";
-import type { Logger } from "../core/logger.js";
-import type { RunnerState } from "../gateway/types.js";
-import type { HeraldConfig } from "./config.js";
+import { join, resolve } from "node:path";
+import { describeError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import { type PruneFilesReport, pruneOldFiles } from "./prune-files.js";
+import type { WorkspaceManager } from "./workspaces.js";
+
+/** The settings housekeeping reads (`HeraldConfig` has this shape). */
+export interface HousekeepingSettings {
+  homeDir: string;
+  exec: { workspaceRetentionDays: number };
+  media: { retentionDays: number };
+}
 
 /**
  * The cache folders a `herald worker` writes, and so prunes: files of MCP tools (agent/tools/mcp/tools.ts;
@@ -38,145 +44,6 @@ import type { HeraldConfig } from "./config.js";
  * which knows which of them open turns still need; a worker sharing HERALD_HOME leaves them to it.
  */
 export const WORKER_CACHE_FOLDERS: readonly string[] = ["mcp", "outgoing", "speech"];
-
-/** What {@link pruneOldFiles} removes under one root. */
-export interface PruneFilesOptions {
-  /** Files last modified longer ago than this are removed. */
-  olderThanMs: number;
-  /** The root's entries to walk (`["mcp", "speech"]`); every one when undefined. */
-  only?: readonly string[] | undefined;
-  /** Paths kept whatever their age (as their writers named them: `join(cacheDir, …)`). */
-  keep?: ReadonlySet<string> | undefined;
-  /** @defaultValue Date.now() */
-  now?: number | undefined;
-  /** Stops the walk between two entries (the pass then rejects with the abort reason). */
-  signal?: AbortSignal | undefined;
-}
-
-/** What one {@link pruneOldFiles} did: counts and bytes, never names or contents. */
-export interface PruneFilesReport {
-  files: number;
-  bytes: number;
-  /** Emptied directories removed (below the root's own folders, which writers expect to exist). */
-  directories: number;
-  /** Old files kept because an open turn or an undelivered reply names them. */
-  kept: number;
-  /** Symbolic links and other entries that are neither file nor directory, left alone. */
-  skipped: number;
-  /** Entries that could not be read or removed; `firstError` says why for the first. */
-  failed: number;
-  firstError?: string | undefined;
-  /** Files removed per folder of the root (`telegram`, `mcp`, …). */
-  byFolder: Record<string, number>;
-}
-
-/**
- * Removes regular files under `root` last modified more than `olderThanMs` ago, except those in `keep`,
- * then the directories this left empty (or found empty and old), but never `root` or its own folders.
- * Symbolic links are never followed nor removed (lstat throughout), and a directory whose real path is
- * no longer where the walk expects it (a parent swapped for a link mid-walk) is skipped, so nothing
- * outside `root` is touched. A missing root is an empty report. Failures on single entries are counted,
- * not thrown.
- */
-export async function pruneOldFiles(
-  cacheRoot: string,
-  options: PruneFilesOptions,
-): Promise<PruneFilesReport> {
-  // Absolute, as the paths in `keep` are (writers name files by `join(cacheDir, …)`).
-  const root = resolve(cacheRoot);
-  const report: PruneFilesReport = {
-    files: 0,
-    bytes: 0,
-    directories: 0,
-    kept: 0,
-    skipped: 0,
-    failed: 0,
-    byFolder: {},
-  };
-  const cutoff = (options.now ?? Date.now()) - options.olderThanMs;
-  const keep = options.keep ?? new Set<string>();
-  const fail = (err: unknown) => {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return; // gone meanwhile: nothing to do
-    report.failed++;
-    report.firstError ??= describeError(err);
-  };
-  let realRoot: string;
-  let names: readonly string[];
-  try {
-    realRoot = await realpath(root);
-    names = options.only ?? (await readdir(root));
-  } catch (err) {
-    fail(err);
-    return report;
-  }
-
-  /** Walks `path` (inside folder `folder` of the root, `depth` 1 = the folder itself); true if removed. */
-  const walk = async (path: string, folder: string, depth: number): Promise<boolean> => {
-    options.signal?.throwIfAborted();
-    const info = await lstat(path).catch(fail);
-    if (!info) return false;
-    if (info.isFile()) {
-      if (info.mtimeMs > cutoff) return false;
-      if (keep.has(path)) {
-        report.kept++;
-        return false;
-      }
-      try {
-        await unlink(path);
-      } catch (err) {
-        fail(err);
-        return false;
-      }
-      report.files++;
-      report.bytes += info.size;
-      report.byFolder[folder] = (report.byFolder[folder] ?? 0) + 1;
-      return true;
-    }
-    if (!info.isDirectory()) {
-      report.skipped++;
-      return false;
-    }
-    const real = await realpath(path).catch(fail);
-    if (real !== join(realRoot, relative(root, path))) {
-      if (real) report.skipped++;
-      return false;
-    }
-    let removedHere = 0;
-    const entries = await readdir(path).catch(fail);
-    for (const name of entries ?? []) if (await walk(join(path, name), folder, depth + 1)) removedHere++;
-    // Writers create their own folder once (`cache/telegram`) and write into it for the length of a
-    // download, so those stay. Deeper, an empty directory goes when it is old or this pass emptied it;
-    // a fresh one may be a writer's about to be filled (agent/tools/mcp/content.ts: mkdir, then write). rmdir itself
-    // refuses a directory that is not empty.
-    if (depth === 1 || (info.mtimeMs > cutoff && removedHere === 0)) return false;
-    return rmdir(path).then(
-      () => {
-        report.directories++;
-        return true;
-      },
-      (err: NodeJS.ErrnoException) => {
-        if (err.code !== "ENOTEMPTY" && err.code !== "EEXIST") fail(err);
-        return false;
-      },
-    );
-  };
-  for (const name of names) await walk(join(root, name), name, 1);
-  return report;
-}
-
-/**
- * The files open turns and undelivered replies still name: the attachments of every pending or running
- * turn in the journal, and the files of every reply waiting in the outbox. Read from the gateway's state
- * (synchronous SQLite reads). @throws when the state file is closed
- */
-export function filesInUse(state: Pick<RunnerState, "turns" | "outbox">): Set<string> {
-  const paths = new Set<string>();
-  for (const turn of state.turns.allOpen())
-    for (const attachment of turn.inbound?.attachments ?? []) paths.add(resolve(attachment.path));
-  for (const item of state.outbox.pending())
-    for (const file of item.message.files ?? []) paths.add(resolve(file.path));
-  return paths;
-}
 
 /** How often the heartbeat marks the workspaces of running background processes as used. */
 export const WORKSPACE_HEARTBEAT_MS = 5 * 60_000;
@@ -202,7 +69,7 @@ export interface WorkspaceHousekeeping {
 
 /** The workspace housekeeping of a process whose tools use `workspaces` and run `processes`. */
 export function workspaceHousekeeping(
-  config: Pick<HeraldConfig, "exec">,
+  config: Pick<HousekeepingSettings, "exec">,
   tools: { workspaces: WorkspaceManager; processes: BusyWorkspaces | undefined },
 ): WorkspaceHousekeeping {
   return {
@@ -239,7 +106,7 @@ export interface HousekeepingOptions {
   /** `media.retention_days` in ms. */
   mediaRetentionMs: number;
   /**
-   * The paths still in use (the gateway: `filesInUse(state)`), asked once at the start of each pass.
+   * The paths still in use (the gateway: `filesInUse(state)` of gateway/maintenance.ts), asked once at the start of each pass.
    * May throw: the pass then leaves the cache alone rather than guess.
    */
   inUse?: (() => Iterable<string>) | undefined;
@@ -264,7 +131,7 @@ export interface HousekeepingReport {
  * over within the turn. Inbound media are the gateway's to prune.
  */
 export function workerHousekeeping(
-  config: Pick<HeraldConfig, "homeDir" | "exec" | "media">,
+  config: HousekeepingSettings,
   tools: { workspaces: WorkspaceManager; processes: BusyWorkspaces | undefined },
   logger: Logger,
 ): HousekeepingOptions {
