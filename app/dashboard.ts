@@ -9,6 +9,7 @@ import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { PlatformAdapter } from "../core/types.js";
 import { Activity, type CronAdmin, createDashboard, type Dashboard } from "../gateway/dashboard/index.js";
+import { queueStats } from "../gateway/metrics.js";
 import type { GatewayRunner } from "../gateway/runner.js";
 import { type CronService, SqliteCronStore } from "../scheduler/index.js";
 import { jobView } from "../scheduler/jobs.js";
@@ -17,7 +18,6 @@ import type { SqliteState } from "../sessions/sqlite-state.js";
 import type { Approvals } from "./approvals.js";
 import { type HeraldConfig, isLoopbackHost } from "./config.js";
 import type { Learning } from "./learning.js";
-import { queueStats } from "./observability.js";
 
 /** What the gateway hands the dashboard. */
 export interface GatewayDashboardDeps {

@@ -16,7 +16,10 @@ import { ConfigError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
+import type { HttpServerHandle } from "../gateway/http/index.js";
+import { watchWorkers } from "../gateway/http/index.js";
 import { filesInUse, startMaintenance } from "../gateway/maintenance.js";
+import { createGatewayMetrics } from "../gateway/metrics.js";
 import { GatewayRunner, turnIdFor } from "../gateway/runner.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState } from "../sessions/sqlite-state.js";
@@ -27,11 +30,9 @@ import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
 import { createGatewayDashboard } from "./dashboard.js";
 import { createDelegation, type Delegation } from "./delegation.js";
-import { createRequestGuard } from "./http-guard.js";
-import { type HttpServerHandle, startHttpServer } from "./http-server.js";
+import { startGatewayHttp } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { mcpRoute } from "./mcp-serve.js";
-import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
 import { createPersona } from "./persona.js";
 import { userIdNormalisers } from "./platforms.js";
 import { attachPlugins, createPlugins, type Plugins } from "./plugins.js";
@@ -303,40 +304,28 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     options.localOnly ||
     (!api && !redis && !dashboard && !webhooks && ![...started.values()].some((a) => a.handleWebhook))
       ? undefined
-      : await startHttpServer(
-          {
-            logger,
-            adapters: runner.adapters,
-            api,
-            guard: createRequestGuard({
-              apiKeyless: !config.apiServer.key,
-              dashboardOpen: !config.dashboard.password && !config.apiServer.key,
-              corsOrigins: config.apiServer.corsOrigins,
-              logger,
-            }),
-            nodeRoutes: [
-              ...(webhooks ? [webhooks] : []),
-              ...(dashboard ? [dashboard] : []),
-              ...(api ? [mcpRoute(config, { state, runner, cron }, logger)] : []),
-            ],
-            routes: [
-              healthRoute({ queue, backend: redis ? "redis" : "embedded", adapters: started, failed }),
-              metricsRoute(metrics),
-              ...(redis
-                ? [
-                    createStateApiRoute({
-                      state: localState,
-                      key: config.gatewayClient.key,
-                      logger,
-                      committed: () => state.committed(),
-                    }),
-                  ]
-                : []),
-            ],
-          },
-          config.apiServer.host,
-          config.apiServer.port,
-        );
+      : await startGatewayHttp(config, {
+          logger,
+          queue,
+          adapters: runner.adapters,
+          started,
+          failed,
+          metrics,
+          api,
+          nodeRoutes: [
+            ...(webhooks ? [webhooks] : []),
+            ...(dashboard ? [dashboard] : []),
+            ...(api ? [mcpRoute(config, { state, runner, cron }, logger)] : []),
+          ],
+          stateApi: redis
+            ? createStateApiRoute({
+                state: localState,
+                key: config.gatewayClient.key,
+                logger,
+                committed: () => state.committed(),
+              })
+            : undefined,
+        });
   if (http) logger.info({ url: http.url }, "http server listening");
   // After the API answers: MCP servers connect in the background, their tools appear as each is up.
   tools?.mcp.start();

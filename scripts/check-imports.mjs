@@ -27,6 +27,7 @@ const ALLOWED = {
   "adapters/shared": ["core"],
   "adapters/*": ["core", "adapters/shared"],
   gateway: ["core", "sessions"],
+  "gateway/http": ["core", "gateway", "agent/tools/web"],
   "gateway/mcp-server": ["core", "sessions", "scheduler"],
   "gateway/dashboard": ["core", "sessions", "scheduler", "skills/memory", "skills"],
   "agent/exec": ["core"],

@@ -1,17 +1,13 @@
 /**
- * What operators watch: the gateway's metrics (fed from the runner's listeners and the queue's
- * `stats()`), the `GET /health` and `GET /metrics` routes, and a log line when no worker consumes the
- * Redis queue (turns would wait forever without one).
+ * The gateway's metrics: a registry (core/metrics.ts) fed from the runner's listeners and, at each
+ * scrape, from the queue's `stats()` and the process's memory. `queueStats` reads the queue's figures
+ * with a time limit, for `/metrics`, `/health` and the dashboard.
  */
-
 import { describeError } from "../core/errors.js";
-import type { Logger } from "../core/logger.js";
-import { MetricsRegistry, PROMETHEUS_CONTENT_TYPE } from "../core/metrics.js";
+import { MetricsRegistry } from "../core/metrics.js";
 import { unhandledRejections } from "../core/process-guard.js";
 import type { JobQueue } from "../core/turn.js";
-import type { PlatformAdapter } from "../core/types.js";
-import type { GatewayRunner } from "../gateway/runner.js";
-import type { SimpleRoute } from "./http-server.js";
+import type { GatewayRunner } from "./runner.js";
 
 /** Turn latency buckets, seconds: fast fake models to slow multi-tool turns. */
 const TURN_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -45,7 +41,7 @@ export async function queueStats(queue: JobQueue): Promise<QueueStats | { error:
  * `herald_turn_duration_seconds{outcome}` (queue hand-off to committed result),
  * `herald_deliveries_total{platform,outcome}`, `herald_queue_waiting`, `herald_queue_active`,
  * `herald_queue_workers`, `herald_queue_up`, `herald_unhandled_rejections_total` (logged and survived,
- * see `process-guard.ts`).
+ * see core/process-guard.ts).
  */
 export function createGatewayMetrics(runner: GatewayRunner, queue: JobQueue): MetricsRegistry {
   const registry = new MetricsRegistry();
@@ -112,71 +108,4 @@ export function createGatewayMetrics(runner: GatewayRunner, queue: JobQueue): Me
     workers.set({}, stats.workers);
   });
   return registry;
-}
-
-/** Options of {@link healthRoute}. */
-export interface HealthOptions {
-  queue: JobQueue;
-  /** "redis" when turns run on `herald worker` processes. */
-  backend: "embedded" | "redis";
-  adapters: ReadonlyMap<string, PlatformAdapter>;
-  failed: ReadonlyMap<string, string>;
-}
-
-/**
- * `GET /health`: always 200 while the process serves; `status` is `degraded` when the queue does not
- * answer or, on Redis, no worker consumes it (the `warnings` say what to do).
- */
-export function healthRoute(options: HealthOptions): SimpleRoute {
-  return async (req, path) => {
-    if (req.method !== "GET" || path !== "/health") return undefined;
-    const stats = await queueStats(options.queue);
-    const warnings: string[] = [];
-    if ("error" in stats) warnings.push(`the job queue did not answer: ${stats.error}`);
-    else if (options.backend === "redis" && stats.workers === 0) warnings.push(NO_WORKERS);
-    const platforms: Record<string, unknown> = {};
-    for (const [name, adapter] of options.adapters)
-      platforms[name] = adapter.status?.() ?? { state: "running" };
-    for (const [name, reason] of options.failed) platforms[name] = { state: "failed", detail: reason };
-    const body = {
-      status: warnings.length ? "degraded" : "ok",
-      queue: { backend: options.backend, ...stats },
-      adapters: platforms,
-      ...(warnings.length ? { warnings } : {}),
-    };
-    return { status: 200, body: JSON.stringify(body) };
-  };
-}
-
-/** `GET /metrics` in the Prometheus text format. */
-export function metricsRoute(registry: MetricsRegistry): SimpleRoute {
-  return async (req, path) =>
-    req.method === "GET" && path === "/metrics"
-      ? { status: 200, body: await registry.render(), contentType: PROMETHEUS_CONTENT_TYPE }
-      : undefined;
-}
-
-const NO_WORKERS =
-  "0 workers consume the Redis queue: turns wait until one starts. Fix: run `herald worker` (REDIS_URL, HERALD_GATEWAY_URL, HERALD_GATEWAY_KEY set).";
-
-/**
- * Logs the number of workers on the Redis queue now and whenever it changes between none and some,
- * checking every `intervalMs`. Returns a stop function.
- */
-export function watchWorkers(queue: JobQueue, logger: Logger, intervalMs = 15_000): () => void {
-  let last: number | undefined;
-  const check = async () => {
-    const stats = await queueStats(queue);
-    if ("error" in stats) return;
-    const none = stats.workers === 0;
-    if (last === undefined || none !== (last === 0)) {
-      if (none) logger.warn({ workers: 0, waiting: stats.waiting }, NO_WORKERS);
-      else logger.info({ workers: stats.workers }, "workers consume the Redis queue");
-    }
-    last = stats.workers;
-  };
-  void check();
-  const timer = setInterval(() => void check(), intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
 }

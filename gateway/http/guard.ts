@@ -15,8 +15,8 @@
  * the API and the dashboard's login.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isLoopbackHost } from "../agent/tools/web/address.js";
-import type { Logger } from "../core/logger.js";
+import { isLoopbackHost } from "../../agent/tools/web/index.js";
+import type { Logger } from "../../core/logger.js";
 
 /** What the guard enforces, from the configuration. */
 export interface RequestGuardOptions {
