@@ -4,6 +4,7 @@
  * from the runner's listeners. See `gateway/dashboard/` for the pages and the access rules.
  */
 import { join } from "node:path";
+import type { Approvals } from "../agent/exec/approvals/index.js";
 import { tailFile } from "../core/log-reader.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
@@ -15,7 +16,6 @@ import { type CronService, SqliteCronStore } from "../scheduler/index.js";
 import { jobView } from "../scheduler/jobs.js";
 import { nextOccurrence } from "../scheduler/schedule.js";
 import type { SqliteState } from "../sessions/sqlite-state.js";
-import type { Approvals } from "./approvals.js";
 import { type HeraldConfig, isLoopbackHost } from "./config.js";
 import type { Learning } from "./learning.js";
 

@@ -6,11 +6,18 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
+import { createDelegation, type Delegation } from "../agent/delegate/gateway.js";
+import { createApprovals } from "../agent/exec/approvals/index.js";
 import { startHousekeeping, startWorkspaceHeartbeat, workspaceHousekeeping } from "../agent/exec/index.js";
 import { modelConfigProblem } from "../agent/model-config.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import type { ToolRegistry } from "../agent/tool-registry.js";
 import { type McpManager, type McpServerConfig, mcpCommands } from "../agent/tools/mcp/index.js";
+import { createMessageSender } from "../agent/tools/messaging/gateway.js";
+import { createTaskBoard } from "../agent/tools/task-board/gateway.js";
+import { createTodo } from "../agent/tools/todo/gateway.js";
+import { createVoiceReplies } from "../agent/tools/voice/gateway.js";
+import type { DelegateStateApi, TaskBoardStateApi } from "../agent/types.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -22,25 +29,21 @@ import { filesInUse, startMaintenance } from "../gateway/maintenance.js";
 import { createGatewayMetrics } from "../gateway/metrics.js";
 import { GatewayRunner, turnIdFor } from "../gateway/runner.js";
 import type { CronService } from "../scheduler/index.js";
-import { SqliteState } from "../sessions/sqlite-state.js";
+import { SqliteState, type SqliteTaskBoard } from "../sessions/index.js";
 import { announceToWorkers, readMcpServers } from "./announcements.js";
-import { createApprovals } from "./approvals.js";
 import { createSessionCompressor } from "./compress.js";
 import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
 import { createCronService } from "./cron.js";
 import { createGatewayDashboard } from "./dashboard.js";
-import { createDelegation, type Delegation } from "./delegation.js";
 import { startGatewayHttp } from "./http-server.js";
 import { createLearning, type Learning } from "./learning.js";
 import { mcpRoute } from "./mcp-serve.js";
 import { createPersona } from "./persona.js";
-import { userIdNormalisers } from "./platforms.js";
+import { chatParser, platformModules, userIdNormalisers } from "./platforms.js";
 import { attachPlugins, createPlugins, type Plugins } from "./plugins.js";
 import { attachProviders, createConfiguredModelClient, type SessionModels } from "./providers.js";
-import { attachSenses } from "./senses.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
-import { createTodo } from "./todo.js";
 import { createAgentTools } from "./tools.js";
 import { eagerToolsetsFor, jobToolsetLimit, toolsetsOfCaller } from "./toolsets.js";
 import { createWebhooks } from "./webhooks.js";
@@ -66,8 +69,11 @@ export interface Gateway {
   cron: CronService;
   /** Memory, skills and the background learning review. */
   learning: Learning;
-  /** `delegate_task`'s children, the task board, background tasks. */
-  delegation: Delegation;
+  /** `delegate_task`'s children and background tasks, with the task board beside them. */
+  delegation: Delegation & {
+    board: SqliteTaskBoard;
+    stateApis: { delegate: DelegateStateApi; taskBoard: TaskBoardStateApi };
+  };
   /** Plugins and their hooks (`/reload-plugins` reloads them). */
   plugins: Plugins;
   /** The MCP servers of this process's tools (undefined on Redis: the workers run them). */
@@ -137,11 +143,11 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       systemPrompt: learning.systemPrompt(turn, chatType),
       toolsets: toolsetsOfCaller(config, runner.access, turn, chatType, mcpServers()),
       eagerToolsets: eagerToolsetsFor(config, turn.chat.platform, chatType),
-      voiceReply: senses.voiceReplyOf(turn),
+      voiceReply: voice.voiceReplyOf(turn),
       ...sessionModels?.forTurn(turn),
     }),
   });
-  const senses = attachSenses(config, runner, state.database);
+  const voice = createVoiceReplies(config, { gateway: runner });
   learning.attach(runner);
   runner.commands.add(persona.commands(learning.refreshPrompt));
   // The MCP servers a turn may get: the running set (after /reload-mcp), else the configured one.
@@ -152,14 +158,24 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   });
   const webhooks = options.localOnly ? undefined : createWebhooks(config, runner, logger);
 
-  const approvals = createApprovals(runner, config.exec.approvalTimeoutS * 1000, logger);
-  const delegation = createDelegation(config, runner, state, queue, logger);
+  const approvals = createApprovals(config, { gateway: runner, logger });
+  const delegation = createDelegation(config, { gateway: runner, state, queue, logger });
+  const taskBoard = createTaskBoard(config, { gateway: runner, state });
   const localState = createLocalStateClient(state, {
     cron: cron.api,
     approvals: approvals.stateApi,
-    chat: { notify: async (chat, text) => runner.control.notify(chat, text), send: senses.send },
-    todo: createTodo(runner).stateApi,
-    ...delegation.stateApis,
+    chat: {
+      notify: async (chat, text) => runner.control.notify(chat, text),
+      send: createMessageSender(config, {
+        gateway: runner,
+        database: state.database,
+        platforms: platformModules.map((m) => m.name),
+        parseChat: chatParser,
+      }),
+    },
+    todo: createTodo({ gateway: runner }).stateApi,
+    delegate: delegation.stateApi,
+    taskBoard: taskBoard.stateApi,
     ...learning.stateApis,
   });
   const metrics = createGatewayMetrics(runner, queue);
@@ -342,7 +358,11 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     http,
     cron,
     learning,
-    delegation,
+    delegation: {
+      ...delegation,
+      board: taskBoard.board,
+      stateApis: { delegate: delegation.stateApi, taskBoard: taskBoard.stateApi },
+    },
     plugins,
     mcp: tools?.mcp,
     tools: registry,

@@ -8,7 +8,16 @@ import type { Scheduler } from "./types.js";
 
 export { CronService, type CronServiceOptions } from "./cron-service.js";
 export { HOME_CHANNELS_NAMESPACE, HomeChannels, setHomeCommand } from "./home-channels.js";
+export { jobView } from "./jobs.js";
+export { nextOccurrence } from "./schedule.js";
 export { SqliteCronStore } from "./sqlite-cron-store.js";
+export {
+  type ParseTargetsOptions,
+  parseTargets,
+  type ResolvedTargets,
+  resolveTargets,
+  type TargetEnvironment,
+} from "./targets.js";
 export type * from "./types.js";
 
 /** The configured scheduler: `BullScheduler` when `queue.redisUrl` is set, else `EmbeddedScheduler`. */

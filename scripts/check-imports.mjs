@@ -47,7 +47,7 @@ const ALLOWED = {
   ],
   "agent/plugins/hooks": ["core"],
   "agent/plugins": ["core", "agent", "agent/plugins/hooks"],
-  "agent/delegate": ["core", "agent"],
+  "agent/delegate": ["core", "sessions", "agent"],
   "agent/tools/*": [
     "core",
     "agent",

@@ -1,31 +1,57 @@
 /**
- * Approvals of dangerous commands, wired for the gateway (part of the composition root): the request
- * store on the gateway's state, `/approve` and `/deny`, `/stop` and session ends dropping a request, a
- * timer that lets lapsed requests go, and at start the requests a previous process left asked again.
- * Every answer (typed, clicked, from the dashboard, or none in time) starts a turn that resumes the
- * held call (`TurnResume`); the worker runs it there on approval. A request that ends without such a
- * turn (stopped, replaced by a newer one) leaves its step in the session, saying the call did not run.
+ * Approvals of dangerous commands on the gateway: the request store on the gateway's state,
+ * `/approve` and `/deny`, `/stop` and session ends dropping a request, a timer that lets lapsed
+ * requests go, and at start the requests a previous process left asked again. Every answer (typed,
+ * clicked, from the dashboard, or none in time) starts a turn that resumes the held call
+ * (`TurnResume`); the worker runs it there on approval. A request that ends without such a turn
+ * (stopped, replaced by a newer one) leaves its step in the session, saying the call did not run.
  */
-
+import type { CommandModule } from "../../../core/commands.js";
+import { describeError } from "../../../core/errors.js";
+import type { Logger } from "../../../core/logger.js";
+import { resumedStep, type TurnControl, type TurnResume } from "../../../core/turn.js";
+import type { ChatMessage, ChatRef, KeyValueStore } from "../../../core/types.js";
+import { approvalCommands } from "./commands.js";
 import {
   ApprovalStore,
+  type ApprovalsStateApi,
   answerText,
   approvalButtonData,
   approvalButtons,
-  approvalCommands,
   approvalPrompt,
   type PendingApproval,
   resumeOf,
-} from "../agent/exec/approvals/index.js";
-import type { StateClient } from "../agent/types.js";
-import { describeError } from "../core/errors.js";
-import type { Logger } from "../core/logger.js";
-import { resumedStep, type TurnResume } from "../core/turn.js";
-import type { GatewayRunner } from "../gateway/runner.js";
+} from "./requests.js";
+
+/** What approvals need of the gateway (`GatewayRunner` has this shape). */
+export interface ApprovalsGateway {
+  state: {
+    kv(namespace: string): KeyValueStore;
+    transaction<T>(fn: () => T): T;
+    sessions: {
+      get(sessionId: string): { endedAt?: number | undefined } | undefined;
+      append(sessionId: string, messages: ChatMessage[]): unknown;
+    };
+  };
+  control: Pick<TurnControl, "submit" | "notify">;
+  /** Delivered prompts with buttons: a request answered without a click loses its buttons. */
+  prompts: {
+    settle(chat: ChatRef, data: string, note: string, options?: { edit?: boolean; early?: boolean }): void;
+  };
+  commands: { add(module: CommandModule): unknown };
+  /** Asked on /stop, inside the inbound transaction; returns how many things it stopped. */
+  stopped: { add(listener: (sessionKey: string) => number): unknown };
+  sessionEnded: { add(listener: (ended: { key: string }) => void): unknown };
+}
+
+/** The settings approvals read (`HeraldConfig` has this shape). */
+export interface ApprovalsSettings {
+  exec: { approvalTimeoutS: number };
+}
 
 export interface Approvals {
   /** The `StateClient.approvals` member the terminal tool uses. */
-  stateApi: NonNullable<StateClient["approvals"]>;
+  stateApi: ApprovalsStateApi;
   /** Asks again what a previous process left waiting; starts the lapse timer. Call after `runner.start()`. */
   start(): void;
   stop(): void;
@@ -38,9 +64,14 @@ export interface Approvals {
   answer(sessionKey: string, approve: boolean): boolean;
 }
 
-/** Builds approvals on `runner` (registers its commands and listeners at once). */
-export function createApprovals(runner: GatewayRunner, timeoutMs: number, logger: Logger): Approvals {
+/** Builds approvals on the gateway (registers its commands and listeners at once). */
+export function createApprovals(
+  config: ApprovalsSettings,
+  ports: { gateway: ApprovalsGateway; logger: Logger },
+): Approvals {
+  const { gateway: runner, logger } = ports;
   const { state } = runner;
+  const timeoutMs = config.exec.approvalTimeoutS * 1000;
   const store = new ApprovalStore(state.kv("approvals"), timeoutMs);
   const log = logger.child({ component: "approvals" });
   // A prompt answered without a click (typed, lapsed, stopped, from the dashboard) loses its buttons.
