@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
+import { createCatalog } from "../agent/configured-model.js";
 import { usageText } from "../agent/providers/commands.js";
 import { ConfigError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
@@ -16,7 +17,6 @@ import { cliAction } from "./cli/action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
 import { printDoctor, runDoctor } from "./doctor.js";
 import { chatParser } from "./platforms.js";
-import { createCatalog } from "./providers.js";
 
 // Run from source (app/cli.ts) or from the build (dist/app/cli.js): package.json is one or two up.
 const pkgUrl = [

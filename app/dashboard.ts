@@ -5,6 +5,7 @@
  */
 import { join } from "node:path";
 import type { Approvals } from "../agent/exec/approvals/index.js";
+import type { Learning } from "../agent/learning.js";
 import { tailFile } from "../core/log-reader.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
@@ -17,7 +18,6 @@ import { jobView } from "../scheduler/jobs.js";
 import { nextOccurrence } from "../scheduler/schedule.js";
 import type { SqliteState } from "../sessions/sqlite-state.js";
 import { type HeraldConfig, isLoopbackHost } from "./config.js";
-import type { Learning } from "./learning.js";
 
 /** What the gateway hands the dashboard. */
 export interface GatewayDashboardDeps {

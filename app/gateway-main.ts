@@ -6,14 +6,21 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
+import { createCatalog, createConfiguredModelClient } from "../agent/configured-model.js";
 import { createDelegation, type Delegation } from "../agent/delegate/gateway.js";
 import { createApprovals } from "../agent/exec/approvals/index.js";
 import { startHousekeeping, startWorkspaceHeartbeat, workspaceHousekeeping } from "../agent/exec/index.js";
+import { createLearning, type Learning } from "../agent/learning.js";
 import { modelConfigProblem } from "../agent/model-config.js";
+import { createPersona } from "../agent/persona/gateway.js";
+import { attachPlugins } from "../agent/plugins/index.js";
+import { createProviders, type SessionModels } from "../agent/providers/index.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import type { ToolRegistry } from "../agent/tool-registry.js";
 import { type McpManager, type McpServerConfig, mcpCommands } from "../agent/tools/mcp/index.js";
+import { memoryTool } from "../agent/tools/memory/index.js";
 import { createMessageSender } from "../agent/tools/messaging/gateway.js";
+import { skillsTools } from "../agent/tools/skills/index.js";
 import { createTaskBoard } from "../agent/tools/task-board/gateway.js";
 import { createTodo } from "../agent/tools/todo/gateway.js";
 import { createVoiceReplies } from "../agent/tools/voice/gateway.js";
@@ -28,23 +35,20 @@ import { watchWorkers } from "../gateway/http/index.js";
 import { filesInUse, startMaintenance } from "../gateway/maintenance.js";
 import { createGatewayMetrics } from "../gateway/metrics.js";
 import { GatewayRunner, turnIdFor } from "../gateway/runner.js";
+import { createCronService } from "../scheduler/gateway.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState, type SqliteTaskBoard } from "../sessions/index.js";
 import { announceToWorkers, readMcpServers } from "./announcements.js";
 import { createSessionCompressor } from "./compress.js";
 import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
-import { createCronService } from "./cron.js";
 import { createGatewayDashboard } from "./dashboard.js";
 import { startGatewayHttp } from "./http-server.js";
-import { createLearning, type Learning } from "./learning.js";
 import { mcpRoute } from "./mcp-serve.js";
-import { createPersona } from "./persona.js";
-import { chatParser, platformModules, userIdNormalisers } from "./platforms.js";
-import { attachPlugins, createPlugins, type Plugins } from "./plugins.js";
-import { attachProviders, createConfiguredModelClient, type SessionModels } from "./providers.js";
+import { chatParser, platformHints, platformModules, userIdNormalisers } from "./platforms.js";
+import { createPlugins, type Plugins } from "./plugins.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
-import { createAgentTools } from "./tools.js";
+import { createAgentTools, createToolRegistry } from "./tools.js";
 import { eagerToolsetsFor, jobToolsetLimit, toolsetsOfCaller } from "./toolsets.js";
 import { createWebhooks } from "./webhooks.js";
 
@@ -112,10 +116,16 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     historyCacheBytes: 4 * 1024 * 1024,
     onEffectError: (err) => logger.error({ error: describeError(err) }, "an effect after commit failed"),
   });
+  const platforms = platformModules.map((m) => m.name);
   const queue = await createJobQueue(config, logger.child({ component: "queue" }));
-  const persona = createPersona(config, state, logger);
-  const learning = createLearning(config, state, logger, {
-    retryBaseDelayMs: options.retryBaseDelayMs,
+  const persona = createPersona(config, { state, logger });
+  const learning = createLearning(config, {
+    state,
+    logger,
+    model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
+    reviewTools: createToolRegistry([memoryTool, ...skillsTools]),
+    stateClient: (members) => createLocalStateClient(state, members),
+    hints: platformHints,
     persona,
   });
   // Loaded below, once the tools exist; the runner asks through this port.
@@ -153,9 +163,11 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   // The MCP servers a turn may get: the running set (after /reload-mcp), else the configured one.
   let mcpServers = (): readonly McpServerConfig[] => config.mcpServers;
 
-  const cron = createCronService(config, runner, state.database, logger, {
-    toolsetLimit: jobToolsetLimit(config, runner.access, state.sessions, () => mcpServers()),
-  });
+  const cron = createCronService(
+    config,
+    { gateway: runner, database: state.database, platforms, parseChat: chatParser, logger },
+    { toolsetLimit: jobToolsetLimit(config, runner.access, state.sessions, () => mcpServers()) },
+  );
   const webhooks = options.localOnly ? undefined : createWebhooks(config, runner, logger);
 
   const approvals = createApprovals(config, { gateway: runner, logger });
@@ -169,7 +181,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
       send: createMessageSender(config, {
         gateway: runner,
         database: state.database,
-        platforms: platformModules.map((m) => m.name),
+        platforms,
         parseChat: chatParser,
       }),
     },
@@ -179,7 +191,13 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     ...learning.stateApis,
   });
   const metrics = createGatewayMetrics(runner, queue);
-  sessionModels = attachProviders(config, runner, state, metrics, logger);
+  sessionModels = createProviders(config, {
+    gateway: runner,
+    state,
+    catalog: createCatalog(config),
+    metrics,
+    logger,
+  });
   // With REDIS_URL, `herald worker` processes run the turns and reach state over the state API. The
   // tools are ready before the adapters start: loading them alongside let a Matrix adapter stopped in
   // that window leave an unhandled fetch abort behind.
@@ -187,7 +205,11 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   // On Redis the workers run the tools: they hear of a session's end and of the reload commands.
   const announce = tools ? undefined : queue.announce?.bind(queue);
   plugins = await createPlugins(config, logger, tools);
-  attachPlugins(runner, plugins, logger, announce && (() => announce({ type: "reload", what: "plugins" })));
+  attachPlugins(plugins, {
+    gateway: runner,
+    logger,
+    announceReload: announce && (() => announce({ type: "reload", what: "plugins" })),
+  });
   if (announce) mcpServers = announceToWorkers(config, runner, announce, logger);
   const registry = tools ? plugins.registry(tools.registry) : undefined;
   if (tools && registry) {

@@ -7,6 +7,7 @@
 import { mkdirSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
+import { createConfiguredModelClient } from "../agent/configured-model.js";
 import { startHousekeeping, workerHousekeeping } from "../agent/exec/index.js";
 import { createHttpStateClient, probeGateway } from "../agent/http-state-client.js";
 import { modelConfigProblem } from "../agent/model-config.js";
@@ -19,7 +20,6 @@ import type { Logger } from "../core/logger.js";
 import { listenToGateway } from "./announcements.js";
 import type { HeraldConfig } from "./config.js";
 import { createPlugins } from "./plugins.js";
-import { createConfiguredModelClient } from "./providers.js";
 import { createAgentTools } from "./tools.js";
 
 /** Options of {@link runWorker}. */

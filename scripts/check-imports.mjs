@@ -33,8 +33,8 @@ const ALLOWED = {
   "agent/exec": ["core"],
   "agent/exec/approvals": ["core"],
   "agent/documents": ["core"],
-  "agent/persona": ["core"],
-  "agent/providers": ["core", "sessions"],
+  "agent/persona": ["core", "agent/exec"],
+  "agent/providers": ["core", "sessions", "scheduler"],
   agent: [
     "core",
     "sessions",
@@ -46,7 +46,14 @@ const ALLOWED = {
     "agent/providers",
   ],
   "agent/plugins/hooks": ["core"],
-  "agent/plugins": ["core", "agent", "agent/plugins/hooks"],
+  "agent/plugins": [
+    "core",
+    "agent",
+    "agent/plugins/hooks",
+    "agent/exec",
+    "agent/exec/approvals",
+    "agent/tools/web",
+  ],
   "agent/delegate": ["core", "sessions", "agent"],
   "agent/tools/*": [
     "core",

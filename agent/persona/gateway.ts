@@ -1,18 +1,22 @@
 /**
- * SOUL.md, personalities and AGENTS.md wired for the gateway (part of the composition root): what the
- * prompt builder snapshots per session (the identity, the workspace's project context) and
- * `/personality`.
+ * SOUL.md, personalities and AGENTS.md on the gateway: what the prompt builder snapshots per session
+ * (the identity, the workspace's project context) and `/personality`.
  */
 import { join } from "node:path";
-import { WorkspaceManager } from "../agent/exec/workspaces.js";
-import { personalityCommands } from "../agent/persona/commands.js";
-import { PersonaFiles } from "../agent/persona/files.js";
-import type { CommandModule } from "../core/commands.js";
-import { describeError } from "../core/errors.js";
-import type { Logger } from "../core/logger.js";
-import type { TurnRecord } from "../core/turn.js";
-import type { RunnerState } from "../gateway/types.js";
-import type { HeraldConfig } from "./config.js";
+import type { CommandModule } from "../../core/commands.js";
+import { describeError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { TurnRecord } from "../../core/turn.js";
+import type { KeyValueStore } from "../../core/types.js";
+import { WorkspaceManager } from "../exec/index.js";
+import { personalityCommands } from "./commands.js";
+import { PersonaFiles } from "./files.js";
+
+/** The settings the persona reads (`HeraldConfig` has this shape). */
+export interface PersonaConfig {
+  homeDir: string;
+  exec: { workspaceScope: "session" | "user" };
+}
 
 export interface Persona {
   /** The prompt builder's `identity`: the chat's personality, else SOUL.md, else none. */
@@ -24,7 +28,11 @@ export interface Persona {
 }
 
 /** Builds the persona files' readers on `HERALD_HOME`. */
-export function createPersona(config: HeraldConfig, state: Pick<RunnerState, "kv">, logger: Logger): Persona {
+export function createPersona(
+  config: PersonaConfig,
+  ports: { state: { kv(namespace: string): KeyValueStore }; logger: Logger },
+): Persona {
+  const { state, logger } = ports;
   const log = logger.child({ component: "persona" });
   const files = new PersonaFiles({
     homeDir: config.homeDir,

@@ -1,38 +1,32 @@
 /**
- * Memory, skills and the learning loop, wired for the gateway (part of the composition root): the
- * stores under `HERALD_HOME`, the system prompt with its per-session snapshot, `/skills` and
- * `/<skill>`, the background review after busy turns and at session end, and the optional weekly
- * curator. Memory is by whom a turn acts for (the owner policy): the owners share one pair of files,
- * every other user has their own, and a turn (its prompt, its `memory` calls, the review after it)
- * reads and writes only those of whom it acts for.
+ * Memory, skills and the learning loop on the gateway: the stores under `HERALD_HOME`, the system
+ * prompt with its per-session snapshot, `/skills` and `/<skill>`, the background review after busy
+ * turns and at session end, and the optional weekly curator. Memory is by whom a turn acts for (the
+ * owner policy): the owners share one pair of files, every other user has their own, and a turn (its
+ * prompt, its `memory` calls, the review after it) reads and writes only those of whom it acts for.
  */
 import { join } from "node:path";
-import { PromptBuilder } from "../agent/prompt-builder.js";
-import { LearningReviewer } from "../agent/review.js";
-import { memoryTool } from "../agent/tools/memory/index.js";
-import { skillsTools } from "../agent/tools/skills/index.js";
-import type { StateClient } from "../agent/types.js";
-import type { Caller } from "../core/access.js";
+import type { Caller, Principal } from "../core/access.js";
+import type { CommandModule } from "../core/commands.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { TurnOrigin, TurnRecord } from "../core/turn.js";
-import type { ChatType } from "../core/types.js";
-import type { AccessPolicy } from "../gateway/access.js";
-import type { GatewayRunner } from "../gateway/runner.js";
-import type { RunnerState } from "../gateway/types.js";
-import { skillCommands } from "../skills/commands.js";
-import { curateSkills } from "../skills/curator.js";
-import { bundledSkillsDir } from "../skills/loader.js";
-import { type MemoryScope, ScopedMemoryStore, userMemoryKey } from "../skills/memory/scoped.js";
-import { skillsPromptSection } from "../skills/prompt.js";
-import { FileSkillStore } from "../skills/store.js";
-import type { SkillsStateApi } from "../skills/types.js";
-import type { HeraldConfig } from "./config.js";
-import type { Persona } from "./persona.js";
-import { platformHints } from "./platforms.js";
-import { createConfiguredModelClient } from "./providers.js";
-import { createLocalStateClient } from "./state-client.js";
-import { createToolRegistry } from "./tools.js";
+import type { ModelUsage, TurnOrigin, TurnRecord, TurnResult } from "../core/turn.js";
+import type { ChatType, GroupSessionMode, KeyValueStore } from "../core/types.js";
+import type { SessionStore } from "../sessions/index.js";
+import {
+  bundledSkillsDir,
+  curateSkills,
+  FileSkillStore,
+  type SkillsStateApi,
+  skillCommands,
+  skillsPromptSection,
+} from "../skills/index.js";
+import { type MemoryScope, ScopedMemoryStore, userMemoryKey } from "../skills/memory/index.js";
+import type { ModelClient } from "./model-client.js";
+import { PromptBuilder } from "./prompt-builder.js";
+import { LearningReviewer, type ReviewConfig } from "./review.js";
+import type { ToolRegistry } from "./tool-registry.js";
+import type { StateClient } from "./types.js";
 
 const HOUR_MS = 3_600_000;
 const WEEK_MS = 7 * 24 * HOUR_MS;
@@ -50,28 +44,78 @@ export interface Learning {
   /** Drops a session's prompt snapshot: its next turn takes a new one (/personality). */
   refreshPrompt: (sessionKey: string) => void;
   /** Registers `/skills`, `/<skill>` and the review triggers on the runner. Call once. */
-  attach(runner: GatewayRunner): void;
+  attach(runner: LearningGateway): void;
   /** Stops the review and the curator schedule (before the state closes). */
   stop(): Promise<void>;
 }
 
-export interface LearningOptions {
-  /** Overrides the review model client's retry timing (tests). */
-  retryBaseDelayMs?: number | undefined;
-  /** SOUL.md, the chat's personality and AGENTS.md, snapshotted with memory (app/persona.ts). */
-  persona?: Pick<Persona, "identity" | "sections"> | undefined;
+/** The owner policy as memory asks it (`AccessPolicy` has this shape). */
+export interface MemoryOwnerRule {
+  principalOf(caller: Caller): Principal;
+  isOwner(platform: string, userId: string): boolean;
+  normaliseUserId(platform: string, userId: string): string;
+}
+
+/** What learning needs of the gateway's runner (`GatewayRunner` has this shape). */
+export interface LearningGateway {
+  access: MemoryOwnerRule;
+  commands: { add(module: CommandModule): unknown };
+  turnFinished: { add(listener: (turn: TurnRecord, result: TurnResult) => void): unknown };
+  sessionEnded: { add(listener: (ended: { id: string }) => void): unknown };
+}
+
+/** The gateway's state as learning uses it (`SqliteState` has this shape). */
+export interface LearningState {
+  sessions: Pick<SessionStore, "get" | "load">;
+  kv(namespace: string): KeyValueStore;
+  transaction<T>(fn: () => T): T;
+  usage?:
+    | {
+        record(
+          turn: Pick<TurnRecord, "id" | "sessionId" | "userId" | "chat">,
+          lines: ModelUsage[],
+          now: number,
+        ): void;
+      }
+    | undefined;
+}
+
+/** The settings learning reads (`HeraldConfig` has this shape). */
+export interface LearningSettings {
+  homeDir: string;
+  timezone: string;
+  agent: { persona?: string | undefined };
+  sessions: { groupSessions: GroupSessionMode };
+  memory: { memoryChars: number; userChars: number };
+  learning: ReviewConfig & { enabled: boolean; curateWeekly: boolean; archiveAfterDays: number };
+  auxiliary: { review?: string | undefined };
+}
+
+/** What learning is built with. */
+export interface LearningPorts {
+  state: LearningState;
+  logger: Logger;
+  /** The review's model client. */
+  model: ModelClient;
+  /** The review's tools (`memory` and the skill tools). */
+  reviewTools: ToolRegistry;
+  /** The review's StateClient over the memory and skill members built here. */
+  stateClient: (members: Pick<StateClient, "memory" | "skills">) => StateClient;
+  /** Each platform's prompt hint, by name. */
+  hints: Readonly<Record<string, string>>;
+  /** SOUL.md, the chat's personality and AGENTS.md, snapshotted with memory (`agent/persona`). */
+  persona?:
+    | { identity(turn: TurnRecord): string | undefined; sections(turn: TurnRecord): string[] }
+    | undefined;
 }
 
 /** Builds the stores, the prompt builder and (when enabled) the reviewer. */
-export function createLearning(
-  config: HeraldConfig,
-  state: RunnerState,
-  logger: Logger,
-  options: LearningOptions = {},
-): Learning {
+export function createLearning(config: LearningSettings, ports: LearningPorts): Learning {
+  const { state, logger } = ports;
+  const options = ports;
   const log = logger.child({ component: "learning" });
   // Set by attach(), before any turn runs.
-  let policy: AccessPolicy | undefined;
+  let policy: MemoryOwnerRule | undefined;
   const scopeOf = (caller: Caller): MemoryScope =>
     policy ? memoryScope(policy, caller) : { kind: "none", reason: "memory is not ready yet" };
   const memory = new ScopedMemoryStore({
@@ -92,7 +136,7 @@ export function createLearning(
   });
   const prompts = new PromptBuilder({
     persona: config.agent.persona,
-    hints: platformHints,
+    hints: ports.hints,
     groupSessions: config.sessions.groupSessions,
     timezone: config.timezone,
     snapshots: state.kv("prompt-snapshots"),
@@ -126,9 +170,9 @@ export function createLearning(
     ? new LearningReviewer({
         // The review's model by role: auxiliary.review, else learning.model, else the default.
         config: { ...config.learning, model: config.auxiliary.review ?? config.learning.model },
-        model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
-        tools: createToolRegistry([memoryTool, ...skillsTools]),
-        state: createLocalStateClient(state, stateApis),
+        model: ports.model,
+        tools: ports.reviewTools,
+        state: ports.stateClient(stateApis),
         logger,
         homeDir: config.homeDir,
         // A review's tokens count toward the reviewed session's usage (`/usage`, `/usage all`).
@@ -262,7 +306,7 @@ function originOf(turn: TurnRecord, chatType: ChatType): TurnOrigin {
  * Whose memory `caller` reaches: the owners' shared files for an owner (or the operator's channels), a
  * user's own for anyone else (a cron run: its job's maker's), none for a turn that acts for nobody.
  */
-export function memoryScope(policy: AccessPolicy, caller: Caller): MemoryScope {
+export function memoryScope(policy: MemoryOwnerRule, caller: Caller): MemoryScope {
   const principal = policy.principalOf(caller);
   if (principal === "owner") return { kind: "owners" };
   if (principal === "nobody")
