@@ -6,6 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
+import { createWebhooks } from "../adapters/webhooks/index.js";
 import { createCatalog, createConfiguredModelClient } from "../agent/configured-model.js";
 import { createDelegation, type Delegation } from "../agent/delegate/gateway.js";
 import { createApprovals } from "../agent/exec/approvals/index.js";
@@ -16,6 +17,7 @@ import { createPersona } from "../agent/persona/gateway.js";
 import { attachPlugins } from "../agent/plugins/index.js";
 import { createProviders, type SessionModels } from "../agent/providers/index.js";
 import { createJobQueue } from "../agent/queue/index.js";
+import { createSessionCompressor } from "../agent/session-compressor.js";
 import type { ToolRegistry } from "../agent/tool-registry.js";
 import { type McpManager, type McpServerConfig, mcpCommands } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
@@ -24,33 +26,33 @@ import { skillsTools } from "../agent/tools/skills/index.js";
 import { createTaskBoard } from "../agent/tools/task-board/gateway.js";
 import { createTodo } from "../agent/tools/todo/gateway.js";
 import { createVoiceReplies } from "../agent/tools/voice/gateway.js";
+import { isLoopbackHost } from "../agent/tools/web/index.js";
 import type { DelegateStateApi, TaskBoardStateApi } from "../agent/types.js";
 import { createTurnHandler } from "../agent/worker.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
+import { createGatewayDashboard } from "../gateway/dashboard/index.js";
 import type { HttpServerHandle } from "../gateway/http/index.js";
 import { watchWorkers } from "../gateway/http/index.js";
 import { filesInUse, startMaintenance } from "../gateway/maintenance.js";
+import { createMcpRoute } from "../gateway/mcp-server/index.js";
 import { createGatewayMetrics } from "../gateway/metrics.js";
 import { GatewayRunner, turnIdFor } from "../gateway/runner.js";
 import { createCronService } from "../scheduler/gateway.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState, type SqliteTaskBoard } from "../sessions/index.js";
 import { announceToWorkers, readMcpServers } from "./announcements.js";
-import { createSessionCompressor } from "./compress.js";
 import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
-import { createGatewayDashboard } from "./dashboard.js";
 import { startGatewayHttp } from "./http-server.js";
-import { mcpRoute } from "./mcp-serve.js";
 import { chatParser, platformHints, platformModules, userIdNormalisers } from "./platforms.js";
 import { createPlugins, type Plugins } from "./plugins.js";
 import { createStateApiRoute } from "./state-api.js";
 import { createLocalStateClient } from "./state-client.js";
 import { createAgentTools, createToolRegistry } from "./tools.js";
 import { eagerToolsetsFor, jobToolsetLimit, toolsetsOfCaller } from "./toolsets.js";
-import { createWebhooks } from "./webhooks.js";
+import { heraldVersion } from "./version.js";
 
 export interface GatewayOptions {
   logger: Logger;
@@ -145,7 +147,9 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     turnsRunHere: !redis,
     userIds: userIdNormalisers,
     modelName: (key) => sessionModels?.modelOf(key) ?? config.model.default ?? config.model.name,
-    compress: createSessionCompressor(config, state, logger.child({ component: "compress" }), {
+    compress: createSessionCompressor(config, {
+      state,
+      logger: logger.child({ component: "compress" }),
       retryBaseDelayMs: options.retryBaseDelayMs,
     }),
     context: (turn, chatType) => ({
@@ -168,7 +172,9 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     { gateway: runner, database: state.database, platforms, parseChat: chatParser, logger },
     { toolsetLimit: jobToolsetLimit(config, runner.access, state.sessions, () => mcpServers()) },
   );
-  const webhooks = options.localOnly ? undefined : createWebhooks(config, runner, logger);
+  const webhooks = options.localOnly
+    ? undefined
+    : createWebhooks(config, { gateway: runner, platforms, parseChat: chatParser, logger });
 
   const approvals = createApprovals(config, { gateway: runner, logger });
   const delegation = createDelegation(config, { gateway: runner, state, queue, logger });
@@ -291,8 +297,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const started = new Map<string, PlatformAdapter>();
   const dashboard = options.localOnly
     ? undefined
-    : createGatewayDashboard({
-        config,
+    : createGatewayDashboard(config, {
         state,
         runner,
         queue,
@@ -301,6 +306,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
         learning,
         adapters: started,
         failed,
+        loopbackServer: isLoopbackHost(config.apiServer.host),
         logger,
       });
   runner.start();
@@ -353,7 +359,18 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
           nodeRoutes: [
             ...(webhooks ? [webhooks] : []),
             ...(dashboard ? [dashboard] : []),
-            ...(api ? [mcpRoute(config, { state, runner, cron }, logger)] : []),
+            ...(api
+              ? [
+                  createMcpRoute(config, {
+                    state,
+                    runner,
+                    cron,
+                    parseChat: chatParser,
+                    version: heraldVersion(),
+                    logger,
+                  }),
+                ]
+              : []),
           ],
           stateApi: redis
             ? createStateApiRoute({

@@ -8,8 +8,8 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { loadConfig } from "../config.js";
-import { type ServiceScope, serviceUser, UNIT_NAME, unitDir, unitText } from "../service.js";
 import { cliAction } from "./action.js";
+import { type ServiceScope, serviceUser, UNIT_NAME, unitDir, unitText } from "./service-unit.js";
 
 interface ServiceOptions {
   user?: boolean;

@@ -1,25 +1,54 @@
 /**
- * Inbound webhooks wired into the gateway (part of the composition root): each verified delivery
- * becomes a turn whose answer goes to the route's targets through the outbox, like a cron run's. The
- * turn id is derived from the route and the delivery's signed timestamp and body, and the turn journal
- * is the replay record: the same body resent (under any delivery id, or none) finds its turn and is
- * refused. A delivery id is recorded in the inbound ledger besides, so a sender's retry signed anew under
- * the same id is refused too. Both records are kept as long as the state keeps turns (14 days).
+ * Inbound webhooks on the gateway: each verified delivery becomes a turn whose answer goes to the
+ * route's targets through the outbox, like a cron run's. The turn id is derived from the route and the
+ * delivery's signed timestamp and body, and the turn journal is the replay record: the same body resent
+ * (under any delivery id, or none) finds its turn and is refused. A delivery id is recorded in the
+ * inbound ledger besides, so a sender's retry signed anew under the same id is refused too. Both records
+ * are kept as long as the state keeps turns (14 days).
  */
 import { createHash } from "node:crypto";
+import { formatChat } from "../../core/chat.js";
+import type { Logger } from "../../core/logger.js";
+import type { TurnControl, TurnRecord, TurnResult } from "../../core/turn.js";
+import type { ChatRef, InboundMessage, KeyValueStore } from "../../core/types.js";
 import {
-  createInboundWebhookRoute,
-  type WebhookNodeRoute,
-  type WebhookSubmit,
-} from "../adapters/webhooks/index.js";
-import { formatChat } from "../core/chat.js";
-import type { Logger } from "../core/logger.js";
-import type { InboundMessage } from "../core/types.js";
-import type { GatewayRunner } from "../gateway/runner.js";
-import { HOME_CHANNELS_NAMESPACE, HomeChannels } from "../scheduler/index.js";
-import { parseTargets, resolveTargets } from "../scheduler/targets.js";
-import type { HeraldConfig } from "./config.js";
-import { chatParser, platformModules } from "./platforms.js";
+  HOME_CHANNELS_NAMESPACE,
+  HomeChannels,
+  parseTargets,
+  resolveTargets,
+} from "../../scheduler/index.js";
+import type { InboundLedger, SessionStore, TurnJournal } from "../../sessions/index.js";
+import { createInboundWebhookRoute } from "./route.js";
+import type { ResolvedWebhook, WebhookNodeRoute, WebhookSubmit } from "./types.js";
+
+/** What inbound webhooks need of the gateway (`GatewayRunner` has this shape). */
+export interface WebhooksGateway {
+  state: {
+    kv(namespace: string): KeyValueStore;
+    transaction<T>(fn: () => T): T;
+    turns: Pick<TurnJournal, "get">;
+    sessions: Pick<SessionStore, "open">;
+    ledger: Pick<InboundLedger, "record" | "markHandled">;
+  };
+  control: Pick<TurnControl, "submit" | "notify" | "isRunning">;
+  turnFinished: { add(listener: (turn: TurnRecord, result: TurnResult) => void): unknown };
+}
+
+/** The settings inbound webhooks read (`HeraldConfig` has this shape). */
+export interface WebhooksConfig {
+  webhooks: readonly ResolvedWebhook[];
+  platforms: Readonly<Record<string, { homeChannel?: string | undefined } | undefined>>;
+}
+
+/** What inbound webhooks are built on. */
+export interface WebhooksPorts {
+  gateway: WebhooksGateway;
+  /** Every platform this build knows (a route's `deliver` may name one). */
+  platforms: readonly string[];
+  /** Parses a chat string with every platform's chat-id rules. */
+  parseChat: (value: string) => ChatRef | undefined;
+  logger: Logger;
+}
 
 /** The turn id of one delivery of a route (colon-free, stable across restarts). */
 export function webhookTurnId(name: string, deliveryId: string): string {
@@ -30,13 +59,10 @@ export function webhookTurnId(name: string, deliveryId: string): string {
  * The `/webhooks/in/<name>` route, or undefined without `webhooks:`. Call before `runner.start()`.
  * Each route's `deliver` was checked when the config was loaded.
  */
-export function createWebhooks(
-  config: HeraldConfig,
-  runner: GatewayRunner,
-  logger: Logger,
-): WebhookNodeRoute | undefined {
+export function createWebhooks(config: WebhooksConfig, ports: WebhooksPorts): WebhookNodeRoute | undefined {
   if (config.webhooks.length === 0) return undefined;
-  const known = new Set([...platformModules.map((m) => m.name), "api"]);
+  const { gateway: runner, parseChat: chatParser, logger } = ports;
+  const known = new Set([...ports.platforms, "api"]);
   const targetsOf = new Map<string, string[]>();
   for (const route of config.webhooks) {
     targetsOf.set(
@@ -111,14 +137,14 @@ export function createWebhooks(
     return { kind: "accepted", turnId };
   };
   log.info({ routes: [...names] }, "inbound webhooks ready");
-  return createInboundWebhookRoute({ routes: config.webhooks, submit, logger });
+  return createInboundWebhookRoute({ routes: [...config.webhooks], submit, logger });
 }
 
 /**
  * Records delivery id `id` of route `name` in the inbound ledger (handled at once, so it is never
  * replayed at start, and pruned with the ledger); false when it was recorded before.
  */
-function recordDeliveryId(runner: GatewayRunner, name: string, id: string): boolean {
+function recordDeliveryId(runner: WebhooksGateway, name: string, id: string): boolean {
   const { state } = runner;
   const message: InboundMessage = {
     platform: "webhook",

@@ -1,7 +1,7 @@
 /**
  * The systemd unit of `herald service`: what it runs (this Node and this Herald's CLI), where
  * (`WorkingDirectory`), with which environment (`HERALD_HOME`, `EnvironmentFile=HERALD_HOME/.env`), and
- * the restart policy. Pure text; `app/cli/service.ts` writes it and runs systemctl.
+ * the restart policy. Pure text; `service.ts` writes it and runs systemctl.
  */
 import { existsSync } from "node:fs";
 import { homedir, userInfo } from "node:os";

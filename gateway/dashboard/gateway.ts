@@ -1,35 +1,45 @@
 /**
- * The web dashboard wired to the gateway (part of the composition root): its sources are the gateway's
- * state, runner, queue, cron store and service, approvals, memory and skills; its activity is fed
- * from the runner's listeners. See `gateway/dashboard/` for the pages and the access rules.
+ * The web dashboard on the gateway: its sources are the gateway's state, runner, queue, cron store and
+ * service, approvals, memory and skills; its activity is fed from the runner's listeners. See
+ * `server.ts` for the pages and the access rules.
  */
 import { join } from "node:path";
-import type { Approvals } from "../agent/exec/approvals/index.js";
-import type { Learning } from "../agent/learning.js";
-import { tailFile } from "../core/log-reader.js";
-import type { Logger } from "../core/logger.js";
-import type { JobQueue } from "../core/turn.js";
-import type { PlatformAdapter } from "../core/types.js";
-import { Activity, type CronAdmin, createDashboard, type Dashboard } from "../gateway/dashboard/index.js";
-import { queueStats } from "../gateway/metrics.js";
-import type { GatewayRunner } from "../gateway/runner.js";
-import { type CronService, SqliteCronStore } from "../scheduler/index.js";
-import { jobView } from "../scheduler/jobs.js";
-import { nextOccurrence } from "../scheduler/schedule.js";
-import type { SqliteState } from "../sessions/sqlite-state.js";
-import { type HeraldConfig, isLoopbackHost } from "./config.js";
+import { tailFile } from "../../core/log-reader.js";
+import type { Logger } from "../../core/logger.js";
+import type { JobQueue } from "../../core/turn.js";
+import type { PlatformAdapter } from "../../core/types.js";
+import { type CronService, jobView, nextOccurrence, SqliteCronStore } from "../../scheduler/index.js";
+import type { SqliteState } from "../../sessions/index.js";
+import type { FileSkillStore } from "../../skills/index.js";
+import type { ScopedMemoryStore } from "../../skills/memory/index.js";
+import { queueStats } from "../metrics.js";
+import type { GatewayRunner } from "../runner.js";
+import { Activity } from "./activity.js";
+import { createDashboard, type Dashboard } from "./server.js";
+import type { CronAdmin, DashboardSources } from "./types.js";
+
+/** The settings the dashboard reads (`HeraldConfig` has this shape). */
+export interface GatewayDashboardConfig {
+  homeDir: string;
+  timezone: string;
+  dashboard: { enabled: boolean; password?: string | undefined; sessionHours: number };
+  apiServer: { key?: string | undefined };
+}
 
 /** What the gateway hands the dashboard. */
-export interface GatewayDashboardDeps {
-  config: HeraldConfig;
+export interface GatewayDashboardPorts {
   state: SqliteState;
   runner: GatewayRunner;
   queue: JobQueue;
   cron: CronService;
-  approvals: Approvals;
-  learning: Learning;
+  /** Pending approvals and the dashboard's answer to one. */
+  approvals: NonNullable<DashboardSources["approvals"]>;
+  /** Memory by caller and the skill store. */
+  learning: { memory: ScopedMemoryStore; skills: FileSkillStore };
   adapters: ReadonlyMap<string, PlatformAdapter>;
   failed: ReadonlyMap<string, string>;
+  /** Whether the HTTP server listens only on this machine (API_SERVER_HOST is loopback). */
+  loopbackServer: boolean;
   logger: Logger;
 }
 
@@ -37,8 +47,11 @@ export interface GatewayDashboardDeps {
  * Builds the dashboard and starts following the runner (call before `runner.start()`). Undefined when
  * `dashboard.enabled` is off.
  */
-export function createGatewayDashboard(deps: GatewayDashboardDeps): Dashboard | undefined {
-  const { config, runner, state } = deps;
+export function createGatewayDashboard(
+  config: GatewayDashboardConfig,
+  deps: GatewayDashboardPorts,
+): Dashboard | undefined {
+  const { runner, state } = deps;
   if (!config.dashboard.enabled) return undefined;
   const activity = new Activity();
   const startedAt = new Map<string, number>();
@@ -82,7 +95,7 @@ export function createGatewayDashboard(deps: GatewayDashboardDeps): Dashboard | 
     logger: deps.logger,
     access: {
       secrets,
-      loopbackServer: isLoopbackHost(config.apiServer.host),
+      loopbackServer: deps.loopbackServer,
       sessionTtlMs: config.dashboard.sessionHours * 3_600_000,
     },
     sources: {
@@ -136,7 +149,11 @@ export function createGatewayDashboard(deps: GatewayDashboardDeps): Dashboard | 
 }
 
 /** Every owner's jobs on the gateway's connection; changes are told to the running service at once. */
-function cronAdmin(config: HeraldConfig, state: SqliteState, service: CronService): CronAdmin {
+function cronAdmin(
+  config: Pick<GatewayDashboardConfig, "timezone">,
+  state: SqliteState,
+  service: CronService,
+): CronAdmin {
   const store = SqliteCronStore.on(state.database);
   return {
     list(runsPerJob) {

@@ -1,23 +1,39 @@
 /**
- * `/compress` wired for the gateway: the compressor of `agent/compression.ts` on the configured model,
- * its compaction committed to the session the way a turn's is.
+ * `/compress` on the gateway: the compressor of `compression.ts` on the configured model, its
+ * compaction committed to the session the way a turn's is.
  */
-import { compressNow } from "../agent/compression.js";
-import { createModelClient } from "../agent/model-client.js";
 import type { Logger } from "../core/logger.js";
 import type { HistoryItem } from "../core/turn.js";
-import type { CompressSession } from "../gateway/session-commands.js";
-import type { RunnerState } from "../gateway/types.js";
-import type { HeraldConfig } from "./config.js";
+import type { SessionStore } from "../sessions/index.js";
+import { compressNow } from "./compression.js";
+import { createModelClient, type ModelClientConfig } from "./model-client.js";
+
+/** What `/compress` did (the gateway's `CompressReport`). */
+export type SessionCompression =
+  | { kind: "compressed"; beforeTokens: number; afterTokens: number; replaced: number }
+  | { kind: "short" }
+  | { kind: "changed" };
+
+/** The settings the compressor reads (`HeraldConfig` has this shape). */
+export interface SessionCompressorConfig {
+  model: Omit<ModelClientConfig, "retryBaseDelayMs">;
+}
+
+/** What the compressor is built on. */
+export interface SessionCompressorPorts {
+  state: { sessions: Pick<SessionStore, "load" | "compact">; transaction<T>(fn: () => T): T };
+  logger: Logger;
+  /** Overrides the model client's retry timing (tests). */
+  retryBaseDelayMs?: number | undefined;
+}
 
 /** The runner's `compress` option. */
 export function createSessionCompressor(
-  config: HeraldConfig,
-  state: Pick<RunnerState, "sessions" | "transaction">,
-  logger: Logger,
-  options: { retryBaseDelayMs?: number | undefined } = {},
-): CompressSession {
-  const client = createModelClient({ ...config.model, retryBaseDelayMs: options.retryBaseDelayMs });
+  config: SessionCompressorConfig,
+  ports: SessionCompressorPorts,
+): (session: { id: string }, history: HistoryItem[]) => Promise<SessionCompression> {
+  const { state, logger } = ports;
+  const client = createModelClient({ ...config.model, retryBaseDelayMs: ports.retryBaseDelayMs });
   return async (session, history) => {
     const result = await compressNow({ history, client });
     if (!result) return { kind: "short" };
