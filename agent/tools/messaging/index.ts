@@ -10,6 +10,15 @@ import { HeraldError } from "../../../core/errors.js";
 import { defineTool } from "../../tool-registry.js";
 import type { Tool, ToolContext } from "../../types.js";
 
+export { workspaceExporter } from "./export.js";
+export {
+  createMessageSender,
+  type MessagingConfig,
+  type MessagingGateway,
+  type MessagingPorts,
+  SENT_MESSAGES_NAMESPACE,
+} from "./gateway.js";
+
 /** What `send_message` runs with. */
 export interface MessagingToolDeps {
   /**

@@ -8,6 +8,8 @@ import { z } from "zod";
 import { defineTool } from "../../tool-registry.js";
 import type { BoardActor, BoardTask, ToolContext } from "../../types.js";
 
+export { createTaskBoard, type TaskBoardConfig, type TaskBoardGateway } from "./gateway.js";
+
 const parameters = z.object({
   action: z.enum(["create", "claim", "update", "complete", "list"]),
   id: z.number().int().positive().optional().describe("claim (optional), update, complete: the task's id."),

@@ -17,4 +17,5 @@ export { type OwnListener, OwnListeners, ownListeners } from "./own-listeners.js
 export { portOf, systemLookup } from "./resolve.js";
 export { DEFAULT_USER_AGENT, imageTypeOf, isReadableType, safeFetch } from "./safe-fetch.js";
 export * from "./search/index.js";
+export { createWebTools, type WebSettings } from "./setup.js";
 export type * from "./types.js";
