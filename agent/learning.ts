@@ -112,7 +112,6 @@ export interface LearningPorts {
 /** Builds the stores, the prompt builder and (when enabled) the reviewer. */
 export function createLearning(config: LearningSettings, ports: LearningPorts): Learning {
   const { state, logger } = ports;
-  const options = ports;
   const log = logger.child({ component: "learning" });
   // Set by attach(), before any turn runs.
   let policy: MemoryOwnerRule | undefined;
@@ -124,10 +123,6 @@ export function createLearning(config: LearningSettings, ports: LearningPorts): 
     userChars: config.memory.userChars,
     logger: log,
     scopeOf,
-  });
-  const callerOf = (turn: { chat: Caller["chat"]; userId: string }): Caller => ({
-    chat: turn.chat,
-    userId: turn.userId,
   });
   const skills = new FileSkillStore({
     bundledDir: bundledSkillsDir(),
@@ -145,15 +140,45 @@ export function createLearning(config: LearningSettings, ports: LearningPorts): 
     sections: (turn) => {
       const index = skillsPromptSection(skills.catalog().skills, turn.chat.platform);
       return [
-        ...(options.persona?.sections(turn) ?? []),
+        ...(ports.persona?.sections(turn) ?? []),
         ...memory.promptSections(callerOf(turn)),
         ...(index ? [index] : []),
       ];
     },
-    identity: options.persona?.identity,
+    identity: ports.persona?.identity,
   });
-  // Skills enter every chat's prompt: only a turn that acts for an owner changes them.
-  const ownersSkills: SkillsStateApi = {
+  const stateApis = { memory, skills: ownersSkills(skills, scopeOf) };
+  const reviewer = config.learning.enabled
+    ? createReviewer(config, ports, { memory, skills, stateApis })
+    : undefined;
+  const curator = createCurator(config, { state, skills, log });
+  return {
+    memory,
+    skills,
+    reviewer,
+    stateApis,
+    systemPrompt: prompts.build,
+    refreshPrompt: (sessionKey) => prompts.refresh(sessionKey),
+    attach(runner) {
+      policy = runner.access;
+      runner.commands.add(skillCommands(skills, log));
+      if (reviewer) attachReview(config, { runner, reviewer, state, scopeOf, log });
+      if (config.learning.curateWeekly) curator.start();
+    },
+    async stop() {
+      await Promise.all([reviewer?.stop(), curator.stop()]);
+    },
+  };
+}
+
+const callerOf = (turn: { chat: Caller["chat"]; userId: string }): Caller => ({
+  chat: turn.chat,
+  userId: turn.userId,
+});
+
+/** Skills enter every chat's prompt: only a turn that acts for an owner changes them. */
+function ownersSkills(skills: FileSkillStore, scopeOf: (caller: Caller) => MemoryScope): SkillsStateApi {
+  return {
     list: () => skills.list(),
     view: (name, viewOptions) => skills.view(name, viewOptions),
     manage: async (request, caller) =>
@@ -165,46 +190,64 @@ export function createLearning(config: LearningSettings, ports: LearningPorts): 
               "refused: only the owner may create or change skills (they are shared by every chat). Keep what you learned about this user with the memory tool instead.",
           },
   };
-  const stateApis = { memory, skills: ownersSkills };
-  const reviewer = config.learning.enabled
-    ? new LearningReviewer({
-        // The review's model by role: auxiliary.review, else learning.model, else the default.
-        config: { ...config.learning, model: config.auxiliary.review ?? config.learning.model },
-        model: ports.model,
-        tools: ports.reviewTools,
-        state: ports.stateClient(stateApis),
-        logger,
-        homeDir: config.homeDir,
-        // A review's tokens count toward the reviewed session's usage (`/usage`, `/usage all`).
-        onUsage: (reviewId, origin, usage) => {
-          if (!state.usage || !usage.byModel?.length) return;
-          const turn = {
-            id: reviewId,
-            sessionId: origin.sessionId,
-            userId: origin.userId,
-            chat: origin.chat,
-          };
-          state.transaction(() => state.usage?.record(turn, usage.byModel ?? [], Date.now()));
-        },
-        context: (origin) => {
-          const list = skills
-            .catalog()
-            .skills.map((s) => `- ${s.meta.name} (${s.source}): ${s.meta.description}`);
-          return [
-            ...memory.promptSections(callerOf(origin)),
-            `## Existing skills\n${list.join("\n") || "none"}`,
-          ];
-        },
-      })
-    : undefined;
+}
 
-  const guard = (what: string, fn: () => void) => {
-    try {
-      fn();
-    } catch (err) {
-      log.error({ error: describeError(err) }, `${what} failed`);
-    }
-  };
+/** The background reviewer: memory and skill tools on the review's model, its tokens in the session's usage. */
+function createReviewer(
+  config: LearningSettings,
+  ports: LearningPorts,
+  parts: {
+    memory: ScopedMemoryStore;
+    skills: FileSkillStore;
+    stateApis: Pick<StateClient, "memory" | "skills">;
+  },
+): LearningReviewer {
+  const { state } = ports;
+  const { memory, skills } = parts;
+  return new LearningReviewer({
+    // The review's model by role: auxiliary.review, else learning.model, else the default.
+    config: { ...config.learning, model: config.auxiliary.review ?? config.learning.model },
+    model: ports.model,
+    tools: ports.reviewTools,
+    state: ports.stateClient(parts.stateApis),
+    logger: ports.logger,
+    homeDir: config.homeDir,
+    // A review's tokens count toward the reviewed session's usage (`/usage`, `/usage all`).
+    onUsage: (reviewId, origin, usage) => {
+      if (!state.usage || !usage.byModel?.length) return;
+      const turn = { id: reviewId, sessionId: origin.sessionId, userId: origin.userId, chat: origin.chat };
+      state.transaction(() => state.usage?.record(turn, usage.byModel ?? [], Date.now()));
+    },
+    context: (origin) => {
+      const list = skills
+        .catalog()
+        .skills.map((s) => `- ${s.meta.name} (${s.source}): ${s.meta.description}`);
+      return [...memory.promptSections(callerOf(origin)), `## Existing skills\n${list.join("\n") || "none"}`];
+    },
+  });
+}
+
+/** Runs `fn`, logging instead of throwing (listeners and timers must not throw). */
+function guarded(log: Logger, what: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    log.error({ error: describeError(err) }, `${what} failed`);
+  }
+}
+
+/** Reviews after busy turns (not a scheduled job's: it repeats the same prompt) and at session end. */
+function attachReview(
+  config: LearningSettings,
+  parts: {
+    runner: LearningGateway;
+    reviewer: LearningReviewer;
+    state: LearningState;
+    scopeOf: (caller: Caller) => MemoryScope;
+    log: Logger;
+  },
+): void {
+  const { runner, reviewer, state, log } = parts;
   const load = (sessionId: string) => () => state.sessions.load(sessionId).map((m) => m.message);
   /**
    * Whether a review of `origin`'s session may write where it would: always, except into the owners'
@@ -214,12 +257,42 @@ export function createLearning(config: LearningSettings, ports: LearningPorts): 
   const mayReview = (origin: TurnOrigin): boolean => {
     const shared =
       origin.chatType === "group" && (config.sessions.groupSessions === "shared" || !!origin.chat.threadId);
-    if (!shared || scopeOf(callerOf(origin)).kind !== "owners") return true;
+    if (!shared || parts.scopeOf(callerOf(origin)).kind !== "owners") return true;
     log.debug({ sessionId: origin.sessionId }, "no learning review of a shared conversation for the owners");
     return false;
   };
+  runner.turnFinished.add((turn, result) =>
+    guarded(log, "learning review trigger", () => {
+      // A scheduled job repeats the same prompt each run: reviewing every run would cost much and teach little.
+      if (turn.source === "cron" || turn.source === "webhook") return;
+      const chatType = turn.inbound?.chatType ?? state.sessions.get(turn.sessionId)?.chatType ?? "dm";
+      const origin = originOf(turn, chatType);
+      if (mayReview(origin)) reviewer.afterTurn(origin, result, load(turn.sessionId));
+    }),
+  );
+  runner.sessionEnded.add((ended) =>
+    guarded(log, "learning review trigger", () => {
+      const session = state.sessions.get(ended.id);
+      if (!session) return;
+      const origin: TurnOrigin = {
+        sessionId: session.id,
+        sessionKey: session.key,
+        chat: session.chat,
+        chatType: session.chatType,
+        userId: session.userId,
+      };
+      if (mayReview(origin)) reviewer.afterSession(origin, load(session.id));
+    }),
+  );
+}
 
-  let curatorTimers: NodeJS.Timeout[] = [];
+/** The weekly skills curator: checked a minute after start and hourly, run when a week has passed. */
+function createCurator(
+  config: LearningSettings,
+  parts: { state: LearningState; skills: FileSkillStore; log: Logger },
+): { start(): void; stop(): Promise<void> } {
+  const { state, skills, log } = parts;
+  let timers: NodeJS.Timeout[] = [];
   let curating: Promise<void> | undefined;
   const curateIfDue = () => {
     const kv = state.kv("learning");
@@ -241,52 +314,16 @@ export function createLearning(config: LearningSettings, ports: LearningPorts): 
         curating = undefined;
       });
   };
-
   return {
-    memory,
-    skills,
-    reviewer,
-    stateApis,
-    systemPrompt: prompts.build,
-    refreshPrompt: (sessionKey) => prompts.refresh(sessionKey),
-    attach(runner) {
-      policy = runner.access;
-      runner.commands.add(skillCommands(skills, log));
-      if (reviewer) {
-        runner.turnFinished.add((turn, result) =>
-          guard("learning review trigger", () => {
-            // A scheduled job repeats the same prompt each run: reviewing every run would cost much and teach little.
-            if (turn.source === "cron" || turn.source === "webhook") return;
-            const chatType = turn.inbound?.chatType ?? state.sessions.get(turn.sessionId)?.chatType ?? "dm";
-            const origin = originOf(turn, chatType);
-            if (mayReview(origin)) reviewer.afterTurn(origin, result, load(turn.sessionId));
-          }),
-        );
-        runner.sessionEnded.add((ended) =>
-          guard("learning review trigger", () => {
-            const session = state.sessions.get(ended.id);
-            if (!session) return;
-            const origin: TurnOrigin = {
-              sessionId: session.id,
-              sessionKey: session.key,
-              chat: session.chat,
-              chatType: session.chatType,
-              userId: session.userId,
-            };
-            if (mayReview(origin)) reviewer.afterSession(origin, load(session.id));
-          }),
-        );
-      }
-      if (config.learning.curateWeekly) {
-        const check = () => guard("skills curator schedule", curateIfDue);
-        curatorTimers = [setTimeout(check, 60_000), setInterval(check, HOUR_MS)];
-        for (const timer of curatorTimers) timer.unref();
-      }
+    start() {
+      const check = () => guarded(log, "skills curator schedule", curateIfDue);
+      timers = [setTimeout(check, 60_000), setInterval(check, HOUR_MS)];
+      for (const timer of timers) timer.unref();
     },
     async stop() {
-      for (const timer of curatorTimers) clearTimeout(timer);
-      curatorTimers = [];
-      await Promise.all([reviewer?.stop(), curating]);
+      for (const timer of timers) clearTimeout(timer);
+      timers = [];
+      await curating;
     },
   };
 }

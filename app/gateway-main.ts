@@ -97,7 +97,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     retryBaseDelayMs: options.retryBaseDelayMs,
     localOnly: options.localOnly,
   });
-  const { runner, cron, approvals, delegation, taskBoard } = features;
+  const { runner, cron, approvals, delegation } = features;
   const { agent, plugins } = await attachAgent(config, features, { queue, logger, late, options });
   const { api, adapters, failed } = await createAdapters(config, {
     state,
@@ -130,81 +130,17 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   // `herald chat` serves the tool but leaves firing to the gateway.
   if (!options.localOnly) await cron.start();
 
-  const http =
-    options.localOnly ||
-    (!api &&
-      !redis &&
-      !dashboard &&
-      !features.webhooks &&
-      ![...started.values()].some((a) => a.handleWebhook))
-      ? undefined
-      : await startGatewayHttp(config, {
-          logger,
-          queue,
-          adapters: runner.adapters,
-          started,
-          failed,
-          metrics: features.metrics,
-          api,
-          nodeRoutes: [
-            ...(features.webhooks ? [features.webhooks] : []),
-            ...(dashboard ? [dashboard] : []),
-            ...(api ? [mcpRoute(config, state, features, logger)] : []),
-          ],
-          stateApi: redis
-            ? createStateApiRoute({
-                state: features.localState,
-                key: config.gatewayClient.key,
-                logger,
-                committed: () => state.committed(),
-              })
-            : undefined,
-        });
+  const http = options.localOnly
+    ? undefined
+    : await startHttp(config, { state, queue, logger, features, api, started, failed, dashboard });
   if (http) logger.info({ url: http.url }, "http server listening");
   // After the API answers: MCP servers connect in the background, their tools appear as each is up.
   agent?.startMcp();
   logger.info({ adapters: [...started.keys()], failed: [...failed.keys()] }, "gateway ready");
   const stopWatching = redis && !options.localOnly ? watchWorkers(queue, logger) : undefined;
 
-  let stopped = false;
-  return {
-    config,
-    state,
-    queue,
-    runner,
-    api,
-    http,
-    cron,
-    learning: features.learning,
-    delegation: {
-      ...delegation,
-      board: taskBoard.board,
-      stateApis: { delegate: delegation.stateApi, taskBoard: taskBoard.stateApi },
-    },
-    plugins,
-    mcp: agent?.tools.mcp,
-    tools: agent?.registry,
-    adapters: started,
-    failed,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      stopWatching?.();
-      approvals.stop();
-      stopMaintenance();
-      stopHousekeeping?.();
-      dashboard?.close();
-      await http?.close();
-      await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));
-      await cron.stop();
-      await features.learning.stop();
-      await runner.stop();
-      delegation.close();
-      await queue.close();
-      await agent?.close();
-      state.close();
-    },
-  };
+  const stops = { stopWatching, stopMaintenance, stopHousekeeping, dashboard, http };
+  return gatewayHandle(config, { state, queue, features, agent, plugins, api, started, failed, stops });
 }
 
 /** Refuses a Redis gateway without the state API's key, warns of a missing model, makes the folders. */
@@ -310,4 +246,114 @@ function mcpRoute(config: HeraldConfig, state: SqliteState, features: GatewayFea
     version: heraldVersion(),
     logger,
   });
+}
+
+/**
+ * The HTTP server, when something is to be served: the API, a worker's state API (Redis), the
+ * dashboard, inbound webhooks, or a platform's webhook.
+ */
+async function startHttp(
+  config: HeraldConfig,
+  parts: {
+    state: SqliteState;
+    queue: JobQueue;
+    logger: Logger;
+    features: GatewayFeatures;
+    api: ApiAdapter | undefined;
+    started: ReadonlyMap<string, PlatformAdapter>;
+    failed: ReadonlyMap<string, string>;
+    dashboard: ReturnType<typeof createGatewayDashboard>;
+  },
+): Promise<HttpServerHandle | undefined> {
+  const { state, logger, features, api, started, dashboard } = parts;
+  const { webhooks, runner } = features;
+  const redis = Boolean(config.queue.redisUrl);
+  if (!api && !redis && !dashboard && !webhooks && ![...started.values()].some((a) => a.handleWebhook))
+    return undefined;
+  return startGatewayHttp(config, {
+    logger,
+    queue: parts.queue,
+    adapters: runner.adapters,
+    started,
+    failed: parts.failed,
+    metrics: features.metrics,
+    api,
+    nodeRoutes: [
+      ...(webhooks ? [webhooks] : []),
+      ...(dashboard ? [dashboard] : []),
+      ...(api ? [mcpRoute(config, state, features, logger)] : []),
+    ],
+    stateApi: redis
+      ? createStateApiRoute({
+          state: features.localState,
+          key: config.gatewayClient.key,
+          logger,
+          committed: () => state.committed(),
+        })
+      : undefined,
+  });
+}
+
+/** The running gateway as its callers see it; `stop()` closes what it opened, in order, once. */
+function gatewayHandle(
+  config: HeraldConfig,
+  parts: {
+    state: SqliteState;
+    queue: JobQueue;
+    features: GatewayFeatures;
+    agent: AgentRuntime | undefined;
+    plugins: Plugins;
+    api: ApiAdapter | undefined;
+    started: ReadonlyMap<string, PlatformAdapter>;
+    failed: ReadonlyMap<string, string>;
+    stops: {
+      stopWatching: (() => void) | undefined;
+      stopMaintenance: () => void;
+      stopHousekeeping: (() => void) | undefined;
+      dashboard: { close(): void } | undefined;
+      http: HttpServerHandle | undefined;
+    };
+  },
+): Gateway {
+  const { state, queue, features, agent, started, stops } = parts;
+  const { runner, cron, approvals, delegation, taskBoard } = features;
+  let stopped = false;
+  return {
+    config,
+    state,
+    queue,
+    runner,
+    api: parts.api,
+    http: stops.http,
+    cron,
+    learning: features.learning,
+    delegation: {
+      ...delegation,
+      board: taskBoard.board,
+      stateApis: { delegate: delegation.stateApi, taskBoard: taskBoard.stateApi },
+    },
+    plugins: parts.plugins,
+    mcp: agent?.tools.mcp,
+    tools: agent?.registry,
+    adapters: started,
+    failed: parts.failed,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      stops.stopWatching?.();
+      approvals.stop();
+      stops.stopMaintenance();
+      stops.stopHousekeeping?.();
+      stops.dashboard?.close();
+      await stops.http?.close();
+      await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));
+      await cron.stop();
+      await features.learning.stop();
+      await runner.stop();
+      delegation.close();
+      await queue.close();
+      await agent?.close();
+      state.close();
+    },
+  };
 }

@@ -5,12 +5,12 @@
  * toolsets of the chat that made the job).
  */
 
-import { OWNERS_PLUGINS_TOOLSET } from "../agent/plugins/host.js";
+import { OWNERS_PLUGINS_TOOLSET } from "../agent/plugins/index.js";
 import { type McpServerConfig, mcpToolset, serverAdmits, serverServes } from "../agent/tools/mcp/index.js";
 import type { Caller } from "../core/access.js";
 import { sessionKey } from "../core/chat.js";
 import type { ChatRef, ChatType } from "../core/types.js";
-import type { AccessPolicy } from "../gateway/access.js";
+import type { AccessPolicy } from "../gateway/index.js";
 import type { ToolsetLimit } from "../scheduler/index.js";
 import type { SessionStore } from "../sessions/types.js";
 import type { HeraldConfig } from "./config.js";

@@ -10,9 +10,9 @@ import type { Logger } from "../core/logger.js";
 import type { TurnControl } from "../core/turn.js";
 import type { ChatRef, KeyValueStore } from "../core/types.js";
 import type { SessionStore, TurnJournal } from "../sessions/index.js";
+import { createScheduler } from "./create.js";
 import { type CronListeners, CronService, type CronServiceOptions } from "./cron-service.js";
 import { HOME_CHANNELS_NAMESPACE, HomeChannels, setHomeCommand } from "./home-channels.js";
-import { createScheduler } from "./index.js";
 import { SqliteCronStore } from "./sqlite-cron-store.js";
 
 /** What cron needs of the gateway (`GatewayRunner` has this shape). */

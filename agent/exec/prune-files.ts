@@ -84,23 +84,7 @@ export async function pruneOldFiles(
     options.signal?.throwIfAborted();
     const info = await lstat(path).catch(fail);
     if (!info) return false;
-    if (info.isFile()) {
-      if (info.mtimeMs > cutoff) return false;
-      if (keep.has(path)) {
-        report.kept++;
-        return false;
-      }
-      try {
-        await unlink(path);
-      } catch (err) {
-        fail(err);
-        return false;
-      }
-      report.files++;
-      report.bytes += info.size;
-      report.byFolder[folder] = (report.byFolder[folder] ?? 0) + 1;
-      return true;
-    }
+    if (info.isFile()) return removeFile(path, folder, info, { cutoff, keep, report, fail });
     if (!info.isDirectory()) {
       report.skipped++;
       return false;
@@ -115,8 +99,8 @@ export async function pruneOldFiles(
     for (const name of entries ?? []) if (await walk(join(path, name), folder, depth + 1)) removedHere++;
     // Writers create their own folder once (`cache/telegram`) and write into it for the length of a
     // download, so those stay. Deeper, an empty directory goes when it is old or this pass emptied it;
-    // a fresh one may be a writer's about to be filled (agent/tools/mcp/content.ts: mkdir, then write). rmdir itself
-    // refuses a directory that is not empty.
+    // a fresh one may be a writer's about to be filled (agent/tools/mcp/content.ts: mkdir, then write).
+    // rmdir itself refuses a directory that is not empty.
     if (depth === 1 || (info.mtimeMs > cutoff && removedHere === 0)) return false;
     return rmdir(path).then(
       () => {
@@ -131,4 +115,29 @@ export async function pruneOldFiles(
   };
   for (const name of names) await walk(join(root, name), name, 1);
   return report;
+}
+
+/** Removes one file when it is older than `cutoff` and not kept; true when it is gone. */
+async function removeFile(
+  path: string,
+  folder: string,
+  info: { mtimeMs: number; size: number },
+  ctx: { cutoff: number; keep: ReadonlySet<string>; report: PruneFilesReport; fail: (err: unknown) => void },
+): Promise<boolean> {
+  const { report } = ctx;
+  if (info.mtimeMs > ctx.cutoff) return false;
+  if (ctx.keep.has(path)) {
+    report.kept++;
+    return false;
+  }
+  try {
+    await unlink(path);
+  } catch (err) {
+    ctx.fail(err);
+    return false;
+  }
+  report.files++;
+  report.bytes += info.size;
+  report.byFolder[folder] = (report.byFolder[folder] ?? 0) + 1;
+  return true;
 }

@@ -72,36 +72,14 @@ export function createProviders(config: ProvidersConfig, ports: ProvidersPorts):
     "herald_tokens_total",
     "Model tokens by kind (prompt, completion, cached: the part of prompt served from the provider's cache) and model.",
   );
-  const homes = new HomeChannels(
-    state.kv(HOME_CHANNELS_NAMESPACE),
-    (platform) => config.platforms[platform]?.homeChannel,
-  );
   const alerted = state.kv("provider-alerts");
   const log = logger.child({ component: "providers" });
-
-  const notifyOwner = (turn: TurnRecord, alert: ProviderAlert) => {
-    const key = `${alert.provider}:${alert.status}`;
-    if (alerted.get(key)) return;
-    alerted.set(key, String(Date.now()));
-    log.error(
-      { provider: alert.provider, model: alert.model, status: alert.status },
-      "provider refused its key",
-    );
-    const text = `⚠️ Provider '${alert.provider}' answered ${alert.status} for ${alert.model}; I used the next model in the fallback chain. ${alert.message} (You will hear this once, until that provider answers again.)`;
-    const chats = new Map<string, ChatRef>();
-    const own =
-      turn.inbound &&
-      turn.chat.platform !== "api" &&
-      runner.access.isOwner(turn.inbound.platform, turn.inbound.sender.id);
-    if (own) chats.set(`${turn.chat.platform}:${turn.chat.chatId}`, turn.chat);
-    for (const platform of runner.adapters.keys()) {
-      const home = homes.get(platform);
-      if (home) chats.set(`${home.platform}:${home.chatId}:${home.threadId ?? ""}`, home);
-    }
-    if (chats.size === 0)
-      log.warn({ provider: alert.provider }, "no owner chat to tell (set a home channel with /sethome)");
-    for (const chat of chats.values()) runner.control.notify(chat, text);
-  };
+  const notifyOwner = ownerNotices(config, {
+    gateway: runner,
+    kv: (namespace) => state.kv(namespace),
+    alerted,
+    log,
+  });
 
   runner.turnFinished.add((turn: TurnRecord, result: TurnResult) => {
     try {
@@ -135,5 +113,48 @@ export function createProviders(config: ProvidersConfig, ports: ProvidersPorts):
         reasoningEffort: s.reasoning && s.reasoning !== "off" ? s.reasoning : undefined,
       };
     },
+  };
+}
+
+/**
+ * Tells the owner once that a provider refused its key: in the turn's chat when an owner sent it, and
+ * in every running platform's home channel. `alerted` keeps what was told until the provider answers.
+ */
+function ownerNotices(
+  config: ProvidersConfig,
+  parts: {
+    gateway: ProvidersGateway;
+    kv: (namespace: string) => KeyValueStore;
+    alerted: KeyValueStore;
+    log: Logger;
+  },
+): (turn: TurnRecord, alert: ProviderAlert) => void {
+  const { gateway: runner, alerted, log } = parts;
+  const homes = new HomeChannels(
+    parts.kv(HOME_CHANNELS_NAMESPACE),
+    (platform) => config.platforms[platform]?.homeChannel,
+  );
+  return (turn, alert) => {
+    const key = `${alert.provider}:${alert.status}`;
+    if (alerted.get(key)) return;
+    alerted.set(key, String(Date.now()));
+    log.error(
+      { provider: alert.provider, model: alert.model, status: alert.status },
+      "provider refused its key",
+    );
+    const text = `⚠️ Provider '${alert.provider}' answered ${alert.status} for ${alert.model}; I used the next model in the fallback chain. ${alert.message} (You will hear this once, until that provider answers again.)`;
+    const chats = new Map<string, ChatRef>();
+    const own =
+      turn.inbound &&
+      turn.chat.platform !== "api" &&
+      runner.access.isOwner(turn.inbound.platform, turn.inbound.sender.id);
+    if (own) chats.set(`${turn.chat.platform}:${turn.chat.chatId}`, turn.chat);
+    for (const platform of runner.adapters.keys()) {
+      const home = homes.get(platform);
+      if (home) chats.set(`${home.platform}:${home.chatId}:${home.threadId ?? ""}`, home);
+    }
+    if (chats.size === 0)
+      log.warn({ provider: alert.provider }, "no owner chat to tell (set a home channel with /sethome)");
+    for (const chat of chats.values()) runner.control.notify(chat, text);
   };
 }

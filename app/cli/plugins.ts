@@ -4,8 +4,7 @@
  * which the gateway (and on Redis each worker) reads on start and on `/reload-plugins`.
  */
 import type { Command } from "commander";
-import { readDisabled, setEnabled } from "../../agent/plugins/enabled.js";
-import { discoverPlugins } from "../../agent/plugins/loader.js";
+import { discoverPlugins, readDisabled, setEnabled } from "../../agent/plugins/index.js";
 import { silentLogger } from "../../core/logger.js";
 import { type HeraldConfig, loadConfig } from "../config.js";
 import { createPlugins, formatReport, pluginsDir } from "../plugins.js";

@@ -6,13 +6,13 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ConfigError, describeError, HeraldError } from "../../core/errors.js";
-import { SqliteState } from "../../sessions/sqlite-state.js";
 import {
   formatTask,
   formatTaskLine,
+  SqliteState,
   SqliteTaskBoard,
   type TaskState,
-} from "../../sessions/sqlite-task-board.js";
+} from "../../sessions/index.js";
 import { type HeraldConfig, loadConfig } from "../config.js";
 
 /** What the task commands use besides their arguments (tests pass their own). */

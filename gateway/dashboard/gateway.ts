@@ -53,42 +53,7 @@ export function createGatewayDashboard(
 ): Dashboard | undefined {
   const { runner, state } = deps;
   if (!config.dashboard.enabled) return undefined;
-  const activity = new Activity();
-  const startedAt = new Map<string, number>();
-  runner.turnStarted.add((job) => {
-    startedAt.set(job.turnId, Date.now());
-    if (startedAt.size > 10_000) startedAt.delete(startedAt.keys().next().value!);
-    activity.record({
-      type: "turn-started",
-      sessionKey: job.origin.sessionKey,
-      platform: job.origin.chat.platform,
-      at: Date.now(),
-    });
-  });
-  runner.turnFinished.add((turn, result) => {
-    const t0 = startedAt.get(turn.id);
-    startedAt.delete(turn.id);
-    activity.record({
-      type: "turn-finished",
-      sessionKey: turn.sessionKey,
-      sessionId: turn.sessionId,
-      platform: turn.chat.platform,
-      outcome: result.kind,
-      durationMs: t0 === undefined ? undefined : Date.now() - t0,
-      error: result.kind === "failed" ? result.error : undefined,
-      at: Date.now(),
-    });
-  });
-  runner.deliverySettled.add((item, outcome) => {
-    if (outcome === "failed")
-      activity.record({
-        type: "error",
-        source: `delivery to ${item.chat.platform}`,
-        message: item.lastError ?? "the platform did not accept the message",
-        at: Date.now(),
-      });
-  });
-
+  const activity = followRunner(runner);
   const secrets = [config.dashboard.password, config.apiServer.key].filter((s): s is string => Boolean(s));
   return createDashboard({
     activity,
@@ -146,6 +111,46 @@ export function createGatewayDashboard(
       logTail: (maxLines) => tailFile(join(config.homeDir, "logs", "herald.log"), maxLines),
     },
   });
+}
+
+/** The activity the overview and the live updates show, fed from the runner's listeners. */
+function followRunner(runner: GatewayRunner): Activity {
+  const activity = new Activity();
+  const startedAt = new Map<string, number>();
+  runner.turnStarted.add((job) => {
+    startedAt.set(job.turnId, Date.now());
+    if (startedAt.size > 10_000) startedAt.delete(startedAt.keys().next().value!);
+    activity.record({
+      type: "turn-started",
+      sessionKey: job.origin.sessionKey,
+      platform: job.origin.chat.platform,
+      at: Date.now(),
+    });
+  });
+  runner.turnFinished.add((turn, result) => {
+    const t0 = startedAt.get(turn.id);
+    startedAt.delete(turn.id);
+    activity.record({
+      type: "turn-finished",
+      sessionKey: turn.sessionKey,
+      sessionId: turn.sessionId,
+      platform: turn.chat.platform,
+      outcome: result.kind,
+      durationMs: t0 === undefined ? undefined : Date.now() - t0,
+      error: result.kind === "failed" ? result.error : undefined,
+      at: Date.now(),
+    });
+  });
+  runner.deliverySettled.add((item, outcome) => {
+    if (outcome === "failed")
+      activity.record({
+        type: "error",
+        source: `delivery to ${item.chat.platform}`,
+        message: item.lastError ?? "the platform did not accept the message",
+        at: Date.now(),
+      });
+  });
+  return activity;
 }
 
 /** Every owner's jobs on the gateway's connection; changes are told to the running service at once. */

@@ -82,17 +82,6 @@ export function isOwnOrigin(origin: string, port: number): boolean {
 export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
   const cors = new Set(options.corsOrigins);
   const log = options.logger.child({ component: "http-guard" });
-  const refuse = (res: ServerResponse, area: Area, status: number, code: string, message: string) => {
-    if (area === "dashboard") {
-      res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
-      res.end(message);
-      return;
-    }
-    const body = JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code } });
-    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
-    res.end(body);
-  };
-
   return (req, res, path) => {
     const area = areaOf(path);
     const port = req.socket.localPort ?? 0;
@@ -101,34 +90,7 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
     const localOnly =
       (options.apiKeyless && (area === "api" || area === "other")) ||
       (options.dashboardOpen && area === "dashboard");
-    if (localOnly) {
-      const fix =
-        area === "dashboard"
-          ? "set DASHBOARD_PASSWORD to use the dashboard under another name"
-          : "set API_SERVER_KEY to serve other names";
-      if (!isOwnHost(req.headers.host, port)) {
-        log.warn({ path, host: req.headers.host, origin }, "request refused: Host is not this server");
-        refuse(
-          res,
-          area,
-          403,
-          "host_not_allowed",
-          `Refused: the Host header '${req.headers.host ?? ""}' does not name this server. Without a key it answers only requests to itself on this machine (http://127.0.0.1:${port}, http://localhost:${port} or http://[::1]:${port}); another name is a page of another site or a proxy. Fix: open it as http://127.0.0.1:${port}, or ${fix}.`,
-        );
-        return true;
-      }
-      if (origin !== undefined && !listed && !isOwnOrigin(origin, port)) {
-        log.warn({ path, origin }, "request refused: cross-origin without a key");
-        refuse(
-          res,
-          area,
-          403,
-          "cross_origin_refused",
-          `Refused: a web page of ${origin} may not use this server. Without a key it answers only its own pages (http://127.0.0.1:${port}) and clients that send no Origin. Fix: to let that site's pages use the API, add ${origin} to API_SERVER_CORS_ORIGINS.`,
-        );
-        return true;
-      }
-    }
+    if (localOnly && refusedAsForeign(req, res, { path, area, port, listed, log })) return true;
     if (req.method === "OPTIONS") {
       if (!listed) {
         log.warn({ path, origin }, "CORS preflight refused");
@@ -170,6 +132,58 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
     }
     return false;
   };
+}
+
+/**
+ * Refuses (and answers) a request to a key-less area whose Host is not this server's loopback name and
+ * port, or whose Origin is another site's page not listed in API_SERVER_CORS_ORIGINS. False: it may go on.
+ */
+function refusedAsForeign(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: { path: string; area: Area; port: number; listed: boolean; log: Logger },
+): boolean {
+  const { path, area, port, listed, log } = ctx;
+  const origin = req.headers.origin;
+  const fix =
+    area === "dashboard"
+      ? "set DASHBOARD_PASSWORD to use the dashboard under another name"
+      : "set API_SERVER_KEY to serve other names";
+  if (!isOwnHost(req.headers.host, port)) {
+    log.warn({ path, host: req.headers.host, origin }, "request refused: Host is not this server");
+    refuse(
+      res,
+      area,
+      403,
+      "host_not_allowed",
+      `Refused: the Host header '${req.headers.host ?? ""}' does not name this server. Without a key it answers only requests to itself on this machine (http://127.0.0.1:${port}, http://localhost:${port} or http://[::1]:${port}); another name is a page of another site or a proxy. Fix: open it as http://127.0.0.1:${port}, or ${fix}.`,
+    );
+    return true;
+  }
+  if (origin !== undefined && !listed && !isOwnOrigin(origin, port)) {
+    log.warn({ path, origin }, "request refused: cross-origin without a key");
+    refuse(
+      res,
+      area,
+      403,
+      "cross_origin_refused",
+      `Refused: a web page of ${origin} may not use this server. Without a key it answers only its own pages (http://127.0.0.1:${port}) and clients that send no Origin. Fix: to let that site's pages use the API, add ${origin} to API_SERVER_CORS_ORIGINS.`,
+    );
+    return true;
+  }
+  return false;
+}
+
+/** Answers a refused request: plain text on the dashboard, the API's JSON error elsewhere. */
+function refuse(res: ServerResponse, area: Area, status: number, code: string, message: string): void {
+  if (area === "dashboard") {
+    res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
+    res.end(message);
+    return;
+  }
+  const body = JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code } });
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  res.end(body);
 }
 
 /** `application/json` or `application/<x>+json`, with any parameters. */

@@ -69,26 +69,140 @@ export function createApprovals(
   config: ApprovalsSettings,
   ports: { gateway: ApprovalsGateway; logger: Logger },
 ): Approvals {
-  const { gateway: runner, logger } = ports;
-  const { state } = runner;
-  const timeoutMs = config.exec.approvalTimeoutS * 1000;
-  const store = new ApprovalStore(state.kv("approvals"), timeoutMs);
-  const log = logger.child({ component: "approvals" });
-  // A prompt answered without a click (typed, lapsed, stopped, from the dashboard) loses its buttons.
-  const settle = (pending: PendingApproval, note: string, viaButton = false, early = true) =>
-    runner.prompts.settle(pending.chat, approvalButtonData(pending.id), note, { edit: !viaButton, early });
+  return new GatewayApprovals(config.exec.approvalTimeoutS * 1000, ports.gateway, ports.logger);
+}
+
+/** Approval requests in the gateway's state, answered in chats, from the dashboard, or by the clock. */
+class GatewayApprovals implements Approvals {
+  readonly stateApi: ApprovalsStateApi;
+  readonly #store: ApprovalStore;
+  readonly #runner: ApprovalsGateway;
+  readonly #timeoutMs: number;
+  readonly #log: Logger;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(timeoutMs: number, runner: ApprovalsGateway, logger: Logger) {
+    const { state } = runner;
+    const store = new ApprovalStore(state.kv("approvals"), timeoutMs);
+    this.#store = store;
+    this.#runner = runner;
+    this.#timeoutMs = timeoutMs;
+    this.#log = logger.child({ component: "approvals" });
+    const settle = this.#settle.bind(this);
+    runner.commands.add(approvalCommands(store, Date.now, settle));
+    runner.stopped.add((key) =>
+      state.transaction(() => {
+        const dropped = store.drop(key);
+        if (dropped) {
+          settle(dropped, "✗ Stopped: nothing was run.");
+          this.#close(dropped, "the user stopped it (/stop) before answering");
+        }
+        return dropped ? 1 : 0;
+      }),
+    );
+    runner.sessionEnded.add((ended) =>
+      state.transaction(() => {
+        const pending = store.pending(ended.key);
+        if (pending) settle(pending, "✗ The session ended: nothing was run.");
+        store.forget(ended.key);
+      }),
+    );
+    this.stateApi = {
+      check: async (key, command, ruleId) => state.transaction(() => store.check(key, command, ruleId)),
+      request: async (request) => {
+        const pending = state.transaction(() => {
+          const older = store.pending(request.sessionKey);
+          if (older) {
+            settle(older, "↓ Replaced by a newer request.");
+            this.#close(older, "a newer approval request replaced this one before the user answered");
+          }
+          return store.request(request);
+        });
+        return { id: pending.id, expiresAt: pending.expiresAt };
+      },
+    };
+  }
+
+  start(): void {
+    for (const pending of this.#store.all()) {
+      if (pending.expiresAt <= Date.now()) continue;
+      // Only a prompt already delivered: the one asked now has the same buttons.
+      this.#settle(pending, "↓ Asked again below.", false, false);
+      this.#runner.control.notify(
+        pending.chat,
+        `(Still waiting after a restart.)\n${approvalPrompt(pending)}`,
+        {
+          buttons: approvalButtons(pending.id),
+        },
+      );
+    }
+    const every = Math.max(250, Math.min(15_000, Math.floor(this.#timeoutMs / 2)));
+    this.#timer = setInterval(() => {
+      try {
+        this.#lapse();
+      } catch (err) {
+        this.#log.warn({ error: describeError(err) }, "approval lapse check failed");
+      }
+    }, every);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+  }
+
+  pending(): PendingApproval[] {
+    return this.#store.all();
+  }
+
+  answer(sessionKey: string, approve: boolean): boolean {
+    return this.#runner.state.transaction(() => {
+      const pending = this.#store.pending(sessionKey);
+      if (!pending || pending.expiresAt <= Date.now()) return false;
+      if (approve) this.#store.approve(sessionKey, false);
+      else this.#store.drop(sessionKey);
+      this.#settle(pending, approve ? "✓ Approved from the dashboard" : "✗ Denied from the dashboard");
+      const by = "the owner from the dashboard";
+      if (approve)
+        this.#resume(
+          pending,
+          "approved",
+          by,
+          "[The owner approved running this command from the dashboard. Run it now with the terminal tool, exactly as written:]",
+        );
+      else
+        this.#resume(
+          pending,
+          "denied",
+          by,
+          "[The owner denied running this command from the dashboard. Do not run it; say what you will do instead:]",
+        );
+      return true;
+    });
+  }
+
+  /** A prompt answered without a click (typed, lapsed, stopped, from the dashboard) loses its buttons. */
+  #settle(pending: PendingApproval, note: string, viaButton = false, early = true): void {
+    this.#runner.prompts.settle(pending.chat, approvalButtonData(pending.id), note, {
+      edit: !viaButton,
+      early,
+    });
+  }
+
   /** Keeps a request's step in its session when no turn will resume it (inside a transaction). */
-  const close = (pending: PendingApproval, why: string) => {
+  #close(pending: PendingApproval, why: string): void {
     if (!pending.step || !pending.call) return;
-    const session = state.sessions.get(pending.sessionId);
+    const { sessions } = this.#runner.state;
+    const session = sessions.get(pending.sessionId);
     if (!session || session.endedAt !== undefined) return;
     const held = { approvalId: pending.id, call: pending.call, step: pending.step };
-    state.sessions.append(pending.sessionId, resumedStep(held, `not run: ${why}.`));
-  };
+    sessions.append(pending.sessionId, resumedStep(held, `not run: ${why}.`));
+  }
+
   /** Starts the turn that resumes `pending` with `answer` (a request of an older release: told in words). */
-  const resume = (pending: PendingApproval, answer: TurnResume["answer"], by: string, words: string) => {
+  #resume(pending: PendingApproval, answer: TurnResume["answer"], by: string, words: string): void {
     const turn = resumeOf(pending, answer, by);
-    runner.control.submit({
+    this.#runner.control.submit({
       id: `t${answer[0]}${pending.id.replaceAll("-", "")}`,
       sessionId: pending.sessionId,
       sessionKey: pending.sessionKey,
@@ -98,103 +212,22 @@ export function createApprovals(
       input: turn ? answerText(pending, answer, by) : `${words}\n${pending.command}`,
       ...(turn ? { resume: turn } : {}),
     });
-  };
-  runner.commands.add(approvalCommands(store, Date.now, settle));
-  runner.stopped.add((key) =>
-    state.transaction(() => {
-      const dropped = store.drop(key);
-      if (dropped) {
-        settle(dropped, "✗ Stopped: nothing was run.");
-        close(dropped, "the user stopped it (/stop) before answering");
-      }
-      return dropped ? 1 : 0;
-    }),
-  );
-  runner.sessionEnded.add((ended) =>
-    state.transaction(() => {
-      const pending = store.pending(ended.key);
-      if (pending) settle(pending, "✗ The session ended: nothing was run.");
-      store.forget(ended.key);
-    }),
-  );
+  }
 
-  const lapse = () => {
+  /** Lets the requests past their time go: each one's turn resumes, told nobody answered. */
+  #lapse(): void {
     const now = Date.now();
-    for (const pending of store.all()) {
+    const { state } = this.#runner;
+    for (const pending of this.#store.all()) {
       if (pending.expiresAt > now) continue;
-      state.transaction(() => store.drop(pending.sessionKey));
-      settle(pending, "⌛ Lapsed: nothing was run.");
+      state.transaction(() => this.#store.drop(pending.sessionKey));
+      this.#settle(pending, "⌛ Lapsed: nothing was run.");
       const session = state.sessions.get(pending.sessionId);
       if (!session || session.endedAt !== undefined) continue;
-      const minutes = Math.max(1, Math.round(timeoutMs / 60_000));
+      const minutes = Math.max(1, Math.round(this.#timeoutMs / 60_000));
       const words = `[Nobody answered the approval request within ${minutes} minute${minutes === 1 ? "" : "s"}; this command was not run:]`;
-      resume(pending, "lapsed", "nobody", words);
-      log.info({ sessionKey: pending.sessionKey }, "approval request lapsed");
+      this.#resume(pending, "lapsed", "nobody", words);
+      this.#log.info({ sessionKey: pending.sessionKey }, "approval request lapsed");
     }
-  };
-  let timer: NodeJS.Timeout | undefined;
-  return {
-    stateApi: {
-      check: async (key, command, ruleId) => state.transaction(() => store.check(key, command, ruleId)),
-      request: async (request) => {
-        const pending = state.transaction(() => {
-          const older = store.pending(request.sessionKey);
-          if (older) {
-            settle(older, "↓ Replaced by a newer request.");
-            close(older, "a newer approval request replaced this one before the user answered");
-          }
-          return store.request(request);
-        });
-        return { id: pending.id, expiresAt: pending.expiresAt };
-      },
-    },
-    start() {
-      for (const pending of store.all()) {
-        if (pending.expiresAt <= Date.now()) continue;
-        // Only a prompt already delivered: the one asked now has the same buttons.
-        settle(pending, "↓ Asked again below.", false, false);
-        runner.control.notify(pending.chat, `(Still waiting after a restart.)\n${approvalPrompt(pending)}`, {
-          buttons: approvalButtons(pending.id),
-        });
-      }
-      const every = Math.max(250, Math.min(15_000, Math.floor(timeoutMs / 2)));
-      timer = setInterval(() => {
-        try {
-          lapse();
-        } catch (err) {
-          log.warn({ error: describeError(err) }, "approval lapse check failed");
-        }
-      }, every);
-      timer.unref();
-    },
-    stop() {
-      if (timer) clearInterval(timer);
-    },
-    pending: () => store.all(),
-    answer(sessionKey, approve) {
-      return state.transaction(() => {
-        const pending = store.pending(sessionKey);
-        if (!pending || pending.expiresAt <= Date.now()) return false;
-        if (approve) store.approve(sessionKey, false);
-        else store.drop(sessionKey);
-        settle(pending, approve ? "✓ Approved from the dashboard" : "✗ Denied from the dashboard");
-        const by = "the owner from the dashboard";
-        if (approve)
-          resume(
-            pending,
-            "approved",
-            by,
-            "[The owner approved running this command from the dashboard. Run it now with the terminal tool, exactly as written:]",
-          );
-        else
-          resume(
-            pending,
-            "denied",
-            by,
-            "[The owner denied running this command from the dashboard. Do not run it; say what you will do instead:]",
-          );
-        return true;
-      });
-    },
-  };
+  }
 }
