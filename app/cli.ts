@@ -134,7 +134,7 @@ program
 (await import("./cli/whatsapp.js")).registerWhatsAppCommands(program);
 (await import("./cli/skills.js")).registerSkillsCommands(program);
 (await import("./cli/cron.js")).registerCronCommands(program);
-(await import("./cli/tasks.js")).registerTasksCommands(program);
+(await import("./cli/task-board.js")).registerTaskBoardCommands(program);
 (await import("./cli/logs.js")).registerLogsCommand(program);
 (await import("./cli/service.js")).registerServiceCommands(program);
 (await import("./cli/mcp.js")).registerMcpCommands(program);

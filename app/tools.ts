@@ -28,7 +28,7 @@ import {
   mcpWorkspaceFiles,
 } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
-import { messagingTool, workspaceExporter } from "../agent/tools/messaging/index.js";
+import { sendMessageTool, workspaceExporter } from "../agent/tools/messaging/index.js";
 import { sessionSearchTool } from "../agent/tools/session-search/index.js";
 import { skillsTools } from "../agent/tools/skills/index.js";
 import { taskBoardTool } from "../agent/tools/task-board/index.js";
@@ -150,7 +150,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   // another session's files in the shared cache).
   const access = "backend" in exec ? exec.access : new WorkspaceAccess({ workspaces });
   tools.push(
-    messagingTool({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
+    sendMessageTool({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
     createVisionTool(config, { access, unavailable }),
   );
   const speech = createSpeechTools(config, { logger, unavailable });

@@ -20,7 +20,7 @@ export {
 } from "./gateway.js";
 
 /** What `send_message` runs with. */
-export interface MessagingToolDeps {
+export interface SendMessageToolDeps {
   /**
    * Copies a file of the session's workspace (read where its commands run) to a file of the gateway's
    * own that the outbox may send later, or throws a HeraldError saying why not (missing, a folder,
@@ -30,7 +30,7 @@ export interface MessagingToolDeps {
 }
 
 /** `send_message`, bound to `deps`. */
-export function messagingTool(deps: MessagingToolDeps = {}): Tool {
+export function sendMessageTool(deps: SendMessageToolDeps = {}): Tool {
   return defineTool({
     name: "send_message",
     description:

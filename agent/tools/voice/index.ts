@@ -26,6 +26,6 @@ export { VOICE_REPLIES_NAMESPACE, type VoiceReplyMode, VoiceReplyModes, voiceCom
 export { splitForSpeech } from "./sentences.js";
 export { createSpeechTools, createTranscriber, type SpeechTools } from "./setup.js";
 export { SPEECH_FORMATS, type SpeakOptions, type SpeechFormat, speak } from "./speak.js";
-export { type SpeechToolDeps, speechTool } from "./tools.js";
+export { type TextToSpeechToolDeps, textToSpeechTool } from "./text-to-speech.js";
 export { type TranscribeOptions, transcribe } from "./transcribe.js";
 export type * from "./types.js";

@@ -12,7 +12,7 @@ import type { SpeakReply } from "../../voice-reply.js";
 import { parseVoiceConfig } from "./config.js";
 import { createVoice } from "./create.js";
 import { createSpokenReplies, speechDir } from "./reply.js";
-import { speechTool } from "./tools.js";
+import { textToSpeechTool } from "./text-to-speech.js";
 
 /** The settings voice reads (`HeraldConfig` has this shape). */
 export interface VoiceSettings {
@@ -66,7 +66,7 @@ export function createSpeechTools(config: VoiceSettings, ports: VoicePorts): Spe
       logger: ports.logger.child({ part: "tts" }),
     });
     return {
-      tools: [speechTool({ speak: (text, options) => replies.speak(text, options) })],
+      tools: [textToSpeechTool({ speak: (text, options) => replies.speak(text, options) })],
       speakReply: (text, options) => replies.speak(text, options),
     };
   } catch (err) {

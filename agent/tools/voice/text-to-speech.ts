@@ -13,7 +13,7 @@ import type { SpeakReply } from "../../voice-reply.js";
 const MAX_TEXT_CHARS = 20_000;
 
 /** What `text_to_speech` runs with. */
-export interface SpeechToolDeps {
+export interface TextToSpeechToolDeps {
   /** Synthesizes text for a platform (voice name optional); see `agent/tools/voice/reply.ts`. */
   speak: (
     text: string,
@@ -22,7 +22,7 @@ export interface SpeechToolDeps {
 }
 
 /** `text_to_speech`, bound to `deps`. */
-export function speechTool(deps: SpeechToolDeps): Tool {
+export function textToSpeechTool(deps: TextToSpeechToolDeps): Tool {
   return defineTool({
     name: "text_to_speech",
     description:

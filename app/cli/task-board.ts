@@ -16,7 +16,7 @@ import {
 import { type HeraldConfig, loadConfig } from "../config.js";
 
 /** What the task commands use besides their arguments (tests pass their own). */
-export interface TasksCliDeps {
+export interface TaskBoardCliDeps {
   /** @defaultValue loadConfig() */
   config?: () => HeraldConfig;
   /** @defaultValue process.stdout */
@@ -28,7 +28,7 @@ export interface TasksCliDeps {
 const STATES: readonly TaskState[] = ["todo", "claimed", "done", "failed"];
 
 /** Registers `herald tasks …` on the program. */
-export function registerTasksCommands(program: Command, deps: TasksCliDeps = {}): Command {
+export function registerTaskBoardCommands(program: Command, deps: TaskBoardCliDeps = {}): Command {
   const out = deps.out ?? ((t: string) => void process.stdout.write(t));
   const err = deps.err ?? ((t: string) => void process.stderr.write(t));
   const config = deps.config ?? (() => loadConfig());
