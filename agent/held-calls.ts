@@ -2,13 +2,64 @@
  * Calls held for a person's approval. A step with a held call ends the turn: the request is recorded
  * with the call and the step (the assistant message and every call's result so far), and the chat gets
  * the prompt. The answer starts a turn that resumes there: its first step is that same step with the
- * held call's real result (Herald runs the call itself on approval), and the model carries on.
+ * held call's real result (Herald runs the call itself on approval), and the model carries on. The
+ * held call is the loop's own: this file adds the `approvals` member to the `StateClient` and the
+ * `approval` field to a tool's output, with the types of the approvals library.
  */
 
+import { z } from "zod";
 import { resumedStep, type TurnJob, type TurnResume } from "../core/turn.js";
 import type { ChatMessage, OutboundButton, ToolCall } from "../core/types.js";
-import { approvalButtons, approvalPrompt } from "./exec/approvals/index.js";
-import type { StateClient, ToolOutput } from "./types.js";
+import {
+  type ApprovalAsk,
+  type ApprovalsStateApi,
+  approvalButtons,
+  approvalPrompt,
+} from "./exec/approvals/index.js";
+import {
+  chatMessageSchema,
+  chatRefSchema,
+  type MethodsOf,
+  type StateMethodSchemas,
+  toolCallSchema,
+} from "./state-methods.js";
+import type { ToolOutput } from "./types.js";
+
+declare module "./types.js" {
+  interface StateClient {
+    /** Approval requests of held calls (the `terminal` tool's dangerous commands). */
+    approvals?: ApprovalsStateApi | undefined;
+  }
+  interface ToolOutput {
+    /**
+     * The call did not run: it needs a person's approval first (a dangerous command). The loop records
+     * the request with this call and the rest of its step, and ends the turn with the prompt; the answer
+     * starts a turn that resumes here (`TurnJob.resume`), where an approved call is run by Herald itself
+     * and its output becomes this call's result. `content` is what a `delegate_task` child's model reads.
+     */
+    approval?: ApprovalAsk | undefined;
+  }
+}
+
+/** The argument schemas of the `approvals` member. */
+export const approvalStateMethods = {
+  "approvals.check": z.tuple([z.string(), z.string(), z.array(z.string()).max(64)]),
+  "approvals.request": z.tuple([
+    z.strictObject({
+      sessionKey: z.string(),
+      sessionId: z.string(),
+      chat: chatRefSchema,
+      userId: z.string(),
+      command: z.string(),
+      ruleId: z.string(),
+      ruleDescription: z.string(),
+      ruleIds: z.array(z.string()).max(64).optional(),
+      target: z.string().optional(),
+      call: toolCallSchema.optional(),
+      step: z.array(chatMessageSchema).max(200).optional(),
+    }),
+  ]),
+} satisfies StateMethodSchemas<MethodsOf<"approvals">>;
 
 /** The held call's result while it waits (kept with the request; the answer replaces it). */
 const WAITING = "waiting for the user's approval";
@@ -31,7 +82,7 @@ export interface HeldStep {
  */
 export async function holdStep(
   job: TurnJob,
-  approvals: NonNullable<StateClient["approvals"]>,
+  approvals: ApprovalsStateApi,
   assistant: ChatMessage,
   calls: readonly ToolCall[],
   outputs: readonly ToolOutput[],

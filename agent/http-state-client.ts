@@ -1,8 +1,8 @@
 /**
  * The `StateClient` of a worker on another process or machine: every method is a
  * `POST <gateway>/internal/state/<method>` with the arguments as a JSON array, authenticated with
- * `HERALD_GATEWAY_KEY`. The members come from the method table in `state-methods.ts`, so the client and
- * the gateway's state API never drift apart.
+ * `HERALD_GATEWAY_KEY`. The members come from the method table the composition root assembles (see
+ * `state-methods.ts`), the same table the gateway's state API serves, so the two never drift apart.
  */
 import { HeraldError, type HeraldErrorCode } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -11,7 +11,6 @@ import {
   type StateApiErrorBody,
   type StateMethodName,
   splitStateMethod,
-  stateMethods,
 } from "./state-methods.js";
 import type { StateClient } from "./types.js";
 
@@ -32,14 +31,18 @@ export interface HttpStateClientOptions {
 }
 
 /**
- * Builds the HTTP StateClient. Methods reject with a `HeraldError`: the gateway's own error (same
- * `code`, `message` and `retryable`) when the method failed there, `unauthorized` for a wrong key,
+ * Builds the HTTP StateClient with a function for each of `methods` (the table's paths: every method
+ * of every member). Methods reject with a `HeraldError`: the gateway's own error (same `code`,
+ * `message` and `retryable`) when the method failed there, `unauthorized` for a wrong key,
  * `state_error` (retryable) when the gateway could not be reached.
  */
-export function createHttpStateClient(options: HttpStateClientOptions): StateClient {
+export function buildHttpStateClient(
+  methods: Iterable<StateMethodName>,
+  options: HttpStateClientOptions,
+): StateClient {
   const call = caller(options);
   const client: Record<string, unknown> = {};
-  for (const name of Object.keys(stateMethods) as StateMethodName[]) {
+  for (const name of methods) {
     const [member, method] = splitStateMethod(name);
     const fn = (...args: unknown[]) => call(name, args);
     if (method === undefined) {
@@ -50,7 +53,7 @@ export function createHttpStateClient(options: HttpStateClientOptions): StateCli
     group[method] = fn;
     client[member] = group;
   }
-  // Built from the table, which the type checker holds against every StateClient member it lists.
+  // Built from the table's paths, which the type checker holds against every StateClient member.
   return client as unknown as StateClient;
 }
 

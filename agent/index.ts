@@ -1,22 +1,14 @@
 /**
  * The agent: the loop (model ⇄ tools), the model client on the configured providers, compression, the
  * tool registry and lazy toolsets, the worker's turn handler, the `StateClient` (in-process or over the
- * gateway's state API), memory, skills and the learning review on the gateway, and `/compress`.
- * Subfolders are units of their own, each with its index: `queue/`, `providers/`, `exec/` (with
- * `approvals/`), `delegate/`, `plugins/` (with `hooks/`), `persona/`, `documents/`, `tools/<name>/`.
+ * gateway's state API), the learning reviewer, and `/compress`. Subfolders are units of their own,
+ * each with its index: `queue/`, `providers/`, `exec/` (with `approvals/`), `delegate/`, `plugins/`
+ * (with `hooks/`), `persona/`, `learning/` (memory, skills and the review on the gateway), `documents/`,
+ * `tools/<name>/`.
  */
 export { createCatalog, createConfiguredModelClient, type ModelSettings } from "./configured-model.js";
-export { createHttpStateClient, type HttpStateClientOptions, probeGateway } from "./http-state-client.js";
-export {
-  createLearning,
-  type Learning,
-  type LearningGateway,
-  type LearningPorts,
-  type LearningSettings,
-  type LearningState,
-  type MemoryOwnerRule,
-  memoryScope,
-} from "./learning.js";
+export { approvalStateMethods } from "./held-calls.js";
+export { buildHttpStateClient, type HttpStateClientOptions, probeGateway } from "./http-state-client.js";
 export {
   createModelClient,
   legacyProvider,
@@ -30,7 +22,19 @@ export {
   type SessionCompressorConfig,
   type SessionCompressorPorts,
 } from "./session-compressor.js";
-export { isStateMethod, STATE_API_PATH, splitStateMethod, stateMethods } from "./state-methods.js";
+export {
+  agentStateMethods,
+  callerSchema,
+  chatMessageSchema,
+  chatRefSchema,
+  STATE_API_PATH,
+  type StateApiErrorBody,
+  type StateMember,
+  type StateMethodName,
+  type StateMethodTable,
+  splitStateMethod,
+  toolCallSchema,
+} from "./state-methods.js";
 export { defineTool, ToolRegistry, type UnavailableToolset } from "./tool-registry.js";
 export type * from "./types.js";
 export { addSpokenReply, type SpeakReply } from "./voice-reply.js";

@@ -6,36 +6,28 @@ import type { z } from "zod";
 import type { Logger } from "../core/logger.js";
 import type { TurnOrigin } from "../core/turn.js";
 import type { ChatRef, OutboundButton } from "../core/types.js";
-import type { CronStateApi } from "../scheduler/types.js";
 import type { SearchHit, SearchOptions } from "../sessions/types.js";
-import type { MemoryStateApi } from "../skills/memory/types.js";
-import type { SkillsStateApi } from "../skills/types.js";
-import type { ApprovalAsk, ApprovalsStateApi } from "./exec/approvals/requests.js";
 
 /**
  * What tools need of shared state. In-process on the embedded default; over the gateway's
- * authenticated HTTP API when workers run elsewhere. Later features add optional members.
+ * authenticated HTTP API when workers run elsewhere. This contract declares what the agent itself
+ * uses; a feature adds its own optional member from its own folder, by declaration merging:
+ *
+ * ```ts
+ * declare module "../../types.js" {
+ *   interface StateClient { cron?: CronStateApi | undefined }
+ * }
+ * ```
+ *
+ * with the argument schemas of its methods beside it (see `state-methods.ts`). A member is absent where
+ * the gateway does not offer it; a tool checks before it calls.
  */
 export interface StateClient {
   searchSessions(query: string, options?: SearchOptions): Promise<SearchHit[]>;
-  /** Cron jobs (the `cronjob` tool); absent where no scheduler is reachable. */
-  cron?: CronStateApi | undefined;
-  /** MEMORY.md and USER.md (the `memory` tool); absent where memory is not reachable. */
-  memory?: MemoryStateApi | undefined;
-  /** Skills (the `skills_list`, `skill_view`, `skill_manage` tools). */
-  skills?: SkillsStateApi | undefined;
-  /** Approval requests of dangerous commands (the `terminal` tool). */
-  approvals?: ApprovalsStateApi | undefined;
-  /** Notices to a chat outside a turn's reply (a background process finished). */
+  /** Notices and messages to a chat outside a turn's reply (`send_message`, a background process). */
   chat?: ChatStateApi | undefined;
   /** The agent's plan per session (the `todo` tool); kept outside the history, so compression keeps it. */
   todo?: TodoStateApi | undefined;
-  /** Child turns of `delegate_task`, kept by the gateway (durable, once per task). */
-  delegate?: DelegateStateApi | undefined;
-  /** The shared task board (`task_board`, `herald tasks`). */
-  taskBoard?: TaskBoardStateApi | undefined;
-  /** Later: send_message. Optional so the contract grows without breaking. */
-  [extension: string]: unknown;
 }
 
 /** What tools may send to a chat besides the turn's reply. */
@@ -86,100 +78,6 @@ export interface TodoStateApi {
   set(sessionKey: string, items: TodoItem[]): Promise<void>;
 }
 
-/** One task of `delegate_task`. */
-export interface DelegateTask {
-  goal: string;
-  /** What the parent passes along: the child sees nothing else of the conversation. */
-  context?: string | undefined;
-  /** The toolsets the child asks for; only those the parent has are granted. */
-  toolsets?: string[] | undefined;
-}
-
-/** The turn and call that delegate, as the gateway keys the children by them. */
-export interface DelegateParent {
-  turnId: string;
-  callId: string;
-  origin: TurnOrigin;
-  /** The parent's toolsets: a child never gets more. */
-  toolsets: string[];
-  /** 0 for a chat's own turn. */
-  depth: number;
-  model?: string | undefined;
-}
-
-/** A child's state as the parent sees it. `done`, `failed` and `cancelled` are final. */
-export interface DelegateChild {
-  index: number;
-  id: string;
-  goal: string;
-  state: "waiting" | "running" | "done" | "failed" | "cancelled";
-  /** The child's last answer (done), or what went wrong (failed, cancelled). */
-  summary?: string | undefined;
-  files?: { path: string; fileName?: string | undefined }[] | undefined;
-  /** The model that answered (which worker ran it, when workers differ by model). */
-  model?: string | undefined;
-}
-
-/** A `delegate_task` call's children. `version` grows with every change of a child's state. */
-export interface DelegateGroup {
-  id: string;
-  version: number;
-  children: DelegateChild[];
-}
-
-/** Child turns of `delegate_task`, kept and run by the gateway on its job queue. */
-export interface DelegateStateApi {
-  /**
-   * Starts the children of one call; idempotent by parent turn and tasks (a parent run again after a
-   * crash that asks for the same tasks gets the same children, never new ones). Rejects with
-   * `invalid_input` past the depth limit.
-   */
-  start(parent: DelegateParent, tasks: DelegateTask[], maxParallel?: number): Promise<DelegateGroup>;
-  /** Resolves when the group's version passes `seenVersion`, or after `waitMs`, with the group. */
-  wait(groupId: string, seenVersion: number, waitMs: number): Promise<DelegateGroup>;
-  /**
-   * Cancels the group's unfinished children (on any worker) when their parent is over (cancelled,
-   * ended); a parent aborted by a shutdown stays open, runs again and keeps them.
-   */
-  cancel(groupId: string): Promise<void>;
-}
-
-/** A task of the shared board. */
-export interface BoardTask {
-  id: number;
-  title: string;
-  details?: string | undefined;
-  state: "todo" | "claimed" | "done" | "failed";
-  owner?: string | undefined;
-  result?: string | undefined;
-  /** Until when a claim holds (epoch ms) unless the claiming turn renews it. */
-  claimExpiresAt?: number | undefined;
-  createdAt: number;
-  updatedAt: number;
-}
-
-/** Who acts on the board: a name people read, and the turn whose end releases its claims. */
-export interface BoardActor {
-  owner: string;
-  turnId?: string | undefined;
-}
-
-/** The shared task board, stored by the gateway; claims are atomic across every worker. */
-export interface TaskBoardStateApi {
-  create(task: { title: string; details?: string | undefined }, actor: BoardActor): Promise<BoardTask>;
-  /** Claims `id`, or the oldest claimable task; undefined when none is free. */
-  claim(actor: BoardActor, id?: number): Promise<BoardTask | undefined>;
-  /** Changes a task's title, details or result (a claim is renewed). */
-  update(
-    id: number,
-    change: { title?: string | undefined; details?: string | undefined; result?: string | undefined },
-    actor: BoardActor,
-  ): Promise<BoardTask>;
-  /** Ends a task as done or failed with its result. */
-  complete(id: number, outcome: "done" | "failed", result: string, actor: BoardActor): Promise<BoardTask>;
-  list(filter?: { state?: BoardTask["state"] | undefined; limit?: number | undefined }): Promise<BoardTask[]>;
-}
-
 /** What a tool gets besides its arguments. */
 export interface ToolContext {
   signal: AbortSignal;
@@ -220,13 +118,6 @@ export interface ToolOutput {
    * comes back as the user's next message with the button's `data`. Ignored without `stopTurn`.
    */
   buttons?: OutboundButton[][] | undefined;
-  /**
-   * The call did not run: it needs a person's approval first (a dangerous command). The loop records
-   * the request with this call and the rest of its step, and ends the turn with the prompt; the answer
-   * starts a turn that resumes here (`TurnJob.resume`), where an approved call is run by Herald itself
-   * and its output becomes this call's result. `content` is what a `delegate_task` child's model reads.
-   */
-  approval?: ApprovalAsk | undefined;
 }
 
 /**

@@ -14,10 +14,11 @@ import {
   type StateClient,
   type ToolRegistry,
 } from "../agent/index.js";
+import type { Plugins } from "../agent/plugins/index.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { HeraldConfig } from "./config.js";
-import { createPlugins, type Plugins } from "./plugins.js";
+import { createPlugins } from "./plugins.js";
 import { type AgentTools, createAgentTools } from "./tools.js";
 
 /** What {@link createAgentRuntime} is built on. */

@@ -12,12 +12,12 @@ import { type Approvals, createApprovals } from "../agent/exec/approvals/index.j
 import {
   createCatalog,
   createConfiguredModelClient,
-  createLearning,
   createSessionCompressor,
-  type Learning,
   type StateClient,
 } from "../agent/index.js";
+import { createLearning, type Learning } from "../agent/learning/index.js";
 import { createPersona } from "../agent/persona/index.js";
+import type { Plugins } from "../agent/plugins/index.js";
 import { createProviders, type SessionModels } from "../agent/providers/index.js";
 import type { McpServerConfig } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
@@ -34,8 +34,7 @@ import { type CronService, createCronService } from "../scheduler/index.js";
 import type { SqliteState, SqliteTaskBoard } from "../sessions/index.js";
 import type { HeraldConfig } from "./config.js";
 import { chatParser, platformHints, platformModules, userIdNormalisers } from "./platforms.js";
-import type { Plugins } from "./plugins.js";
-import { createLocalStateClient } from "./state-client.js";
+import { createLocalStateClient, type StateMembers } from "./state-client.js";
 import { createToolRegistry } from "./tools.js";
 import { eagerToolsetsFor, jobToolsetLimit, toolsetsOfCaller } from "./toolsets.js";
 
@@ -105,7 +104,7 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
     delegate: delegation.stateApi,
     taskBoard: taskBoard.stateApi,
     ...learning.stateApis,
-  });
+  } satisfies StateMembers);
   const metrics = createGatewayMetrics(runner, queue);
   const catalog = createCatalog(config);
   late.sessionModels = createProviders(config, { gateway: runner, state, catalog, metrics, logger });

@@ -7,14 +7,14 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ApiAdapter } from "../adapters/api/index.js";
-import type { Delegation } from "../agent/delegate/index.js";
+import type { DelegateStateApi, Delegation } from "../agent/delegate/index.js";
 import { startHousekeeping, startWorkspaceHeartbeat } from "../agent/exec/index.js";
 import { modelConfigProblem, type ToolRegistry } from "../agent/index.js";
-import { attachPlugins } from "../agent/plugins/index.js";
+import { attachPlugins, type Plugins } from "../agent/plugins/index.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { type McpManager, mcpCommands } from "../agent/tools/mcp/index.js";
+import type { TaskBoardStateApi } from "../agent/tools/task-board/index.js";
 import { isLoopbackHost } from "../agent/tools/web/index.js";
-import type { DelegateStateApi, TaskBoardStateApi } from "../agent/types.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
@@ -32,7 +32,7 @@ import { createAdapters, startAdapters } from "./gateway-adapters.js";
 import { createGatewayFeatures, type GatewayFeatures, type LateParts } from "./gateway-features.js";
 import { startGatewayHttp } from "./http-server.js";
 import { chatParser } from "./platforms.js";
-import { createPlugins, type Plugins } from "./plugins.js";
+import { createPlugins } from "./plugins.js";
 import { createStateApiRoute } from "./state-api.js";
 import { heraldVersion } from "./version.js";
 
@@ -191,7 +191,7 @@ async function attachAgent(
   });
   if (announce) late.mcpServers = announceToWorkers(config, runner, announce, logger);
   if (!agent) return { agent, plugins };
-  runner.sessionEnded.add((ended) => {
+  runner.on("session-ended", ({ session: ended }) => {
     agent.tools
       .endSession(ended.key)
       .catch((err: unknown) =>

@@ -20,9 +20,6 @@ import {
 } from "../gateway/http/index.js";
 import type { HeraldConfig } from "./config.js";
 
-/** The route types, as the state API (`state-api.ts`) builds its route. */
-export type { NodeRoute, SimpleResponse, SimpleRoute } from "../gateway/http/index.js";
-
 /** What the gateway main hands the server. */
 export interface GatewayHttpParts {
   logger: Logger;

@@ -1,12 +1,10 @@
 /**
- * Plugins wired into a process (the mains, `herald plugins`, `herald doctor`): agent/plugins builds
- * them; this gives them the process's tools.
+ * Plugins wired into a process (the mains, `herald plugins`): agent/plugins builds them; this gives them
+ * the process's logger and tools.
  */
 import { createPlugins as buildPlugins, type Plugins, type PluginTools } from "../agent/plugins/index.js";
 import type { Logger } from "../core/logger.js";
 import type { HeraldConfig } from "./config.js";
-
-export { formatReport, type Plugins, pluginsDir } from "../agent/plugins/index.js";
 
 /**
  * Builds the host and loads the plugins (a plugin that fails is logged and skipped; this never rejects

@@ -6,11 +6,11 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { isStateMethod, STATE_API_PATH, splitStateMethod, stateMethods } from "../agent/state-methods.js";
-import type { StateClient } from "../agent/types.js";
+import { STATE_API_PATH, type StateClient, splitStateMethod } from "../agent/index.js";
 import { describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { SimpleResponse, SimpleRoute } from "./http-server.js";
+import type { SimpleResponse, SimpleRoute } from "../gateway/http/index.js";
+import { isStateMethod, stateMethods } from "./state-methods.js";
 
 /** Options of {@link createStateApiRoute}. */
 export interface StateApiOptions {
@@ -93,7 +93,9 @@ export function createStateApiRoute(options: StateApiOptions): SimpleRoute {
 function bound(state: StateClient, name: string): ((...args: unknown[]) => Promise<unknown>) | undefined {
   if (!isStateMethod(name)) return undefined;
   const [member, method] = splitStateMethod(name);
-  const target = method === undefined ? state : (state[member] as Record<string, unknown> | undefined);
+  // Paths come from the table, whose members the StateClient declares.
+  const members = state as unknown as Record<string, Record<string, unknown> | undefined>;
+  const target = method === undefined ? members : members[member];
   const fn = target?.[method ?? member];
   return typeof fn === "function" ? (fn as (...a: unknown[]) => Promise<unknown>).bind(target) : undefined;
 }

@@ -1,17 +1,42 @@
 /**
- * The in-process StateClient: what tools need of shared state, served straight from the gateway's
- * SqliteState (the embedded default). Remote workers use the HTTP implementation instead.
+ * The two StateClients. In-process: what tools need of shared state, served straight from the gateway's
+ * SqliteState and the features' members (the embedded default). Over HTTP: a remote worker's, with a
+ * function for every method of the table (`state-methods.ts`), served by the gateway's state API.
  */
-import type { StateClient } from "../agent/types.js";
+import {
+  buildHttpStateClient,
+  type HttpStateClientOptions,
+  type StateClient,
+  type StateMember,
+  type StateMethodName,
+} from "../agent/index.js";
 import type { RunnerState } from "../gateway/types.js";
+import { stateMethods } from "./state-methods.js";
 
-/** Builds the in-process StateClient over the gateway's state, plus optional members (`cron`). */
+/** Every optional member of the StateClient, present: what the gateway serves. */
+export type StateMembers = {
+  [K in Exclude<StateMember, "searchSessions">]-?: NonNullable<StateClient[K]>;
+};
+
+/**
+ * Builds the in-process StateClient over the gateway's state, plus optional members (`cron`). The
+ * gateway's own passes every member (`satisfies StateMembers`), so a member a feature adds and the
+ * gateway does not serve fails the type check.
+ */
 export function createLocalStateClient(
   state: RunnerState,
-  extensions: Partial<StateClient> = {},
+  extensions: Partial<StateMembers> = {},
 ): StateClient {
   return {
     searchSessions: async (query, options) => state.sessions.search(query, options),
     ...extensions,
   };
+}
+
+/**
+ * Builds the HTTP StateClient of a worker: every method of every member, each a call to the gateway's
+ * state API (see `buildHttpStateClient` for how its methods fail).
+ */
+export function createHttpStateClient(options: HttpStateClientOptions): StateClient {
+  return buildHttpStateClient(Object.keys(stateMethods) as StateMethodName[], options);
 }

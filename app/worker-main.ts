@@ -8,7 +8,7 @@ import { mkdirSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
 import { startHousekeeping, workerHousekeeping } from "../agent/exec/index.js";
-import { createHttpStateClient, modelConfigProblem, probeGateway } from "../agent/index.js";
+import { modelConfigProblem, probeGateway } from "../agent/index.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { ownListeners, portOf, systemLookup } from "../agent/tools/web/index.js";
 import { ConfigError, describeError, HeraldError } from "../core/errors.js";
@@ -16,6 +16,7 @@ import type { Logger } from "../core/logger.js";
 import { createAgentRuntime } from "./agent-runtime.js";
 import { listenToGateway } from "./announcements.js";
 import type { HeraldConfig } from "./config.js";
+import { createHttpStateClient } from "./state-client.js";
 
 /** Options of {@link runWorker}. */
 export interface WorkerOptions {

@@ -48,7 +48,7 @@ export interface InboundDeps {
    * `message` when it settles.
    */
   answerLater(message: InboundMessage, answer: DeferredAnswer["answer"]): void;
-  /** Tells the `sessionEnded` listeners (call it as an effect). */
+  /** Tells the runner's `session-ended` handlers (call it as an effect). */
   sessionEnded(session: EndedSession): void;
   /** Starts the next turn of a key if none runs (the one just created needs no read back). */
   claim(sessionKey: string, effects: Effect[], created: TurnRecord): void;

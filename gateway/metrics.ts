@@ -1,5 +1,5 @@
 /**
- * The gateway's metrics: a registry (core/metrics.ts) fed from the runner's listeners and, at each
+ * The gateway's metrics: a registry (core/metrics.ts) fed from the runner's events and, at each
  * scrape, from the queue's `stats()` and the process's memory. `queueStats` reads the queue's figures
  * with a time limit, for `/metrics`, `/health` and the dashboard.
  */
@@ -75,19 +75,19 @@ export function createGatewayMetrics(runner: GatewayRunner, queue: JobQueue): Me
   let rejectionsSeen = 0;
 
   const startedAt = new Map<string, number>();
-  runner.turnStarted.add((job) => {
+  runner.on("turn-started", ({ job }) => {
     started.inc({ platform: job.origin.chat.platform });
     startedAt.delete(job.turnId);
     startedAt.set(job.turnId, performance.now());
     if (startedAt.size > MAX_TRACKED_TURNS) startedAt.delete(startedAt.keys().next().value!);
   });
-  runner.turnFinished.add((turn, result) => {
+  runner.on("turn-finished", ({ turn, result }) => {
     finished.inc({ platform: turn.chat.platform, outcome: result.kind });
     const t0 = startedAt.get(turn.id);
     startedAt.delete(turn.id);
     if (t0 !== undefined) duration.observe({ outcome: result.kind }, (performance.now() - t0) / 1_000);
   });
-  runner.deliverySettled.add((item, outcome) => {
+  runner.on("delivery-settled", ({ item, outcome }) => {
     deliveries.inc({ platform: item.chat.platform, outcome });
   });
   registry.collect(async () => {

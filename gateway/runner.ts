@@ -4,7 +4,9 @@
  * the turn coordinator (gateway/turns.ts), in one more. Side effects (enqueue, cancel, deliver) run after
  * the transaction commits, so a crash at any point leaves state that `start()` finishes: open turns run
  * again (a turn that was running at two crashes is failed instead), undelivered replies go out, once.
- * Commands and the scheduler reach turns through `control`.
+ * Commands and the scheduler reach turns through `control` (gateway/turn-control.ts). Features hear
+ * what happened through one event stream, `on(type, handler)`, and answer the runner's three questions
+ * (`addStopper`, `addTaskStopper`, `addStatusLine`); see gateway/runner-events.ts.
  */
 
 import { createHash } from "node:crypto";
@@ -12,7 +14,7 @@ import { sessionKey } from "../core/chat.js";
 import { parseCommand } from "../core/commands.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { JobQueue, NewTurn, TurnControl, TurnJob, TurnRecord, TurnResult } from "../core/turn.js";
+import type { JobQueue, TurnControl } from "../core/turn.js";
 import type {
   InboundMessage,
   InboundOutcome,
@@ -20,7 +22,6 @@ import type {
   OutboundMessage,
   PlatformAdapter,
 } from "../core/types.js";
-import type { OutboxItem } from "../sessions/types.js";
 import { AccessPolicy, type UserIdNormalisers } from "./access.js";
 import { ButtonPrompts } from "./button-prompts.js";
 import { CommandRegistry } from "./commands.js";
@@ -35,8 +36,18 @@ import {
   isWellFormed,
 } from "./inbound.js";
 import { OutboxDispatcher } from "./outbox-dispatcher.js";
+import {
+  type RunnerEventHandler,
+  RunnerEvents,
+  type RunnerEventType,
+  RunnerHooks,
+  type StatusLine,
+  type Stopper,
+  type TaskStopper,
+} from "./runner-events.js";
 import { type CompressSession, sessionCommands } from "./session-commands.js";
 import { SpeakerRoster } from "./speakers.js";
+import { createTurnControl } from "./turn-control.js";
 import { defaultContext, TurnCoordinator } from "./turns.js";
 import type {
   Effect,
@@ -81,7 +92,7 @@ export function turnIdFor(platform: string, messageId: string): string {
   return `t${createHash("sha256").update(`${platform}\u0000${messageId}`).digest("hex").slice(0, 24)}`;
 }
 
-export type { EndedSession } from "./types.js";
+export type { EndedSession, RunnerEvent } from "./types.js";
 
 export class GatewayRunner {
   readonly adapters = new Map<string, PlatformAdapter>();
@@ -90,25 +101,10 @@ export class GatewayRunner {
   readonly outbox: OutboxDispatcher;
   /** What commands and the scheduler may do to turns and sessions. */
   readonly control: TurnControl;
-  /** Told when a turn is handed to the job queue (metrics). Must not throw. */
-  readonly turnStarted = new Set<(job: TurnJob) => void>();
-  /** Told after a turn's result was committed (the scheduler's run history). Must not throw. */
-  readonly turnFinished = new Set<(turn: TurnRecord, result: TurnResult) => void>();
-  /** Told after a session ended by /new or the reset policy (the learning review). Must not throw. */
-  readonly sessionEnded = new Set<(session: EndedSession) => void>();
-  /**
-   * Asked on /stop besides cancelling the session's turns (a pending approval request); each returns
-   * how many things it stopped. Runs inside the inbound transaction. Must not throw.
-   */
-  readonly stopped = new Set<(sessionKey: string) => number>();
-  /** Asked on `/stop <id>`; the first answer wins (background tasks). Must not throw. */
-  readonly stopTask = new Set<(id: string, sessionKey: string) => string | undefined>();
-  /** Told when an outbox item was delivered or failed for good (cron delivery reports). Must not throw. */
-  readonly deliverySettled = new Set<(item: OutboxItem, outcome: "delivered" | "failed") => void>();
   /** Delivered prompts with buttons: settle one answered without a click (approvals). */
   readonly prompts: ButtonPrompts;
-  /** Extra lines of `/status` (loaded plugins). Must not throw. */
-  readonly statusLines = new Set<() => string>();
+  private readonly events: RunnerEvents;
+  private readonly hooks = new RunnerHooks();
   private readonly turns: TurnCoordinator;
   private readonly work: UnitOfWork;
   private readonly inbound: InboundDeps;
@@ -120,6 +116,7 @@ export class GatewayRunner {
     const { state, config } = options;
     this.now = options.now ?? Date.now;
     this.log = options.logger.child({ component: "runner" });
+    this.events = new RunnerEvents(this.log);
     this.access = new AccessPolicy(config, state.pairing, options.userIds);
     this.work = new UnitOfWork(state);
     const engaged = state.kv("engaged-threads");
@@ -131,7 +128,7 @@ export class GatewayRunner {
       logger: options.logger.child({ component: "outbox" }),
       onSettled: (item, outcome, messageIds) => {
         if (outcome === "delivered") this.prompts.record(item, messageIds);
-        for (const listener of this.deliverySettled) listener(item, outcome);
+        this.events.emit({ type: "delivery-settled", item, outcome });
       },
     });
     this.turns = new TurnCoordinator({
@@ -142,28 +139,30 @@ export class GatewayRunner {
       context: options.context ?? defaultContext(state, config),
       adapters: this.adapters,
       outbox: this.outbox,
-      listeners: this,
+      emit: (event) => this.events.emit(event),
       engaged,
       logger: this.log,
       now: this.now,
     });
     this.inbound = this.inboundDeps(engaged);
-    this.control = this.createControl();
+    this.control = createTurnControl({
+      state,
+      work: this.work,
+      turns: this.turns,
+      outbox: this.outbox,
+      adapters: this.adapters,
+      sessionEnded: (ended) => this.endedSession(ended),
+      now: this.now,
+    });
     this.commands.add(
       coreCommands({
-        onStop: (key) => [...this.stopped].reduce((n, listener) => n + listener(key), 0),
-        onStopTask: (id, key) => {
-          for (const answer of this.stopTask) {
-            const text = answer(id, key);
-            if (text !== undefined) return text;
-          }
-          return undefined;
-        },
+        onStop: (key) => this.hooks.stop(key),
+        onStopTask: (id, key) => this.hooks.stopTask(id, key),
         control: this.control,
         sessions: state.sessions,
         commands: this.commands,
         modelName: options.modelName,
-        statusLines: () => [...this.statusLines].map((line) => line()),
+        statusLines: () => this.hooks.statusLines(),
       }),
     );
     this.commands.add(
@@ -202,6 +201,32 @@ export class GatewayRunner {
 
   get state(): RunnerState {
     return this.options.state;
+  }
+
+  /**
+   * Calls `handler` with every event tagged `type` (see `RunnerEvent`) from now on; returns its
+   * unsubscribe. A handler must not throw: a throw is logged and the others still hear.
+   */
+  on<T extends RunnerEventType>(type: T, handler: RunnerEventHandler<T>): () => void {
+    return this.events.on(type, handler);
+  }
+
+  /**
+   * Adds what `/stop` also stops besides the session's turns (a pending approval request): it returns
+   * how many things it stopped. Runs inside the inbound transaction; must not throw. Returns its removal.
+   */
+  addStopper(stopper: Stopper): () => void {
+    return this.hooks.addStopper(stopper);
+  }
+
+  /** Adds an answer to `/stop <id>` (background tasks): the first that knows the id wins. Must not throw. */
+  addTaskStopper(stopper: TaskStopper): () => void {
+    return this.hooks.addTaskStopper(stopper);
+  }
+
+  /** Adds a line to `/status` (loaded plugins). Must not throw. Returns its removal. */
+  addStatusLine(line: StatusLine): () => void {
+    return this.hooks.addStatusLine(line);
   }
 
   /** Adds a platform adapter (before or after start). */
@@ -299,9 +324,9 @@ export class GatewayRunner {
     );
   }
 
-  /** Tells the `sessionEnded` listeners (call after the reset committed). */
+  /** Tells the `session-ended` handlers (call after the reset committed). */
   private endedSession(session: EndedSession): void {
-    for (const listener of this.sessionEnded) listener(session);
+    this.events.emit({ type: "session-ended", session });
   }
 
   private contextOf(message: InboundMessage, effects: Effect[], recorded: boolean): InboundContext {
@@ -344,34 +369,5 @@ export class GatewayRunner {
       inboundMeta: message.meta,
     });
     effects.push(() => this.outbox.deliver(item));
-  }
-
-  private createControl(): TurnControl {
-    const { state } = this.options;
-    return {
-      submit: (turn: NewTurn) =>
-        this.work.run((effects) => {
-          const created = state.turns.get(turn.id) ?? state.turns.create(turn, this.now());
-          this.turns.claimNext(turn.sessionKey, effects, created);
-          return created;
-        }),
-      cancel: (key, reason, options) =>
-        this.work.run((effects) => this.turns.cancel(key, reason, effects, options?.keepInput ?? false)),
-      reset: (key) =>
-        this.work.run((effects) => {
-          this.turns.cancel(key, "session reset", effects, false);
-          const ended = state.sessions.reset(key, "manual");
-          if (ended) effects.push(() => this.endedSession({ id: ended.id, key, reason: "manual" }));
-          return ended !== undefined;
-        }),
-      notify: (chat, text, options) =>
-        this.work.run((effects) => {
-          const message = { text, kind: "notice" as const, buttons: options?.buttons };
-          const item = state.outbox.add(chat, message, undefined, this.now());
-          effects.push(() => this.outbox.deliver(item));
-        }),
-      openTurns: (key) => state.turns.openTurns(key),
-      isRunning: (platform) => this.adapters.has(platform),
-    };
   }
 }

@@ -28,7 +28,7 @@ export type CompressSession = (session: Session, history: HistoryItem[]) => Prom
 export interface SessionCommandsOptions {
   control: Pick<TurnControl, "openTurns">;
   sessions: Pick<SessionStore, "list" | "load" | "truncate" | "setTitle" | "resume">;
-  /** Tells the `sessionEnded` listeners about a session /resume replaced (runs after commit). */
+  /** Tells that /resume replaced a session (the runner's `session-ended` event; runs after commit). */
   sessionEnded?: ((ended: EndedSession) => void) | undefined;
   /** /compress's compressor; without one /compress says it is unavailable. */
   compress?: CompressSession | undefined;

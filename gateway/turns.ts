@@ -20,14 +20,8 @@ import { crashedTurnResult } from "./crashed-turns.js";
 import { TurnFeedback } from "./feedback.js";
 import type { OutboxDispatcher } from "./outbox-dispatcher.js";
 import { recordResult } from "./turn-commit.js";
-import type { Effect, RunnerSettings, RunnerState, TurnContextSource } from "./types.js";
+import type { Effect, RunnerEvent, RunnerSettings, RunnerState, TurnContextSource } from "./types.js";
 import type { UnitOfWork } from "./work.js";
-
-/** Who hears about turns (the runner's listener sets). Listeners must not throw. */
-export interface TurnListeners {
-  turnStarted: ReadonlySet<(job: TurnJob) => void>;
-  turnFinished: ReadonlySet<(turn: TurnRecord, result: TurnResult) => void>;
-}
 
 export interface TurnCoordinatorOptions {
   state: RunnerState;
@@ -37,7 +31,8 @@ export interface TurnCoordinatorOptions {
   context: TurnContextSource;
   adapters: ReadonlyMap<string, PlatformAdapter>;
   outbox: OutboxDispatcher;
-  listeners: TurnListeners;
+  /** Tells the runner's events (`turn-started`, `turn-finished`). Never throws. */
+  emit: (event: RunnerEvent) => void;
   engaged: KeyValueStore;
   logger: Logger;
   now: () => number;
@@ -116,7 +111,7 @@ export class TurnCoordinator {
 
   private startJob(job: TurnJob, key: string, feedback: TurnFeedback | undefined): void {
     feedback?.start();
-    for (const listener of this.o.listeners.turnStarted) listener(job);
+    this.o.emit({ type: "turn-started", job });
     this.o.queue.enqueue(job, { id: job.turnId, orderingKey: key }).catch((err: unknown) => {
       this.warn("enqueue failed", err);
       this.commit(job.turnId, {
@@ -226,9 +221,7 @@ export class TurnCoordinator {
       if (!items) return;
       this.release(turn.sessionKey, turnId);
       for (const item of items) effects.push(() => this.o.outbox.deliver(item));
-      effects.push(() => {
-        for (const listener of this.o.listeners.turnFinished) listener(turn, result);
-      });
+      effects.push(() => this.o.emit({ type: "turn-finished", turn, result }));
       this.claimNext(turn.sessionKey, effects);
     });
   }

@@ -3,11 +3,12 @@
  * and the port through which a turn's job gets its history, prompt and toolsets.
  */
 import type { PlatformCommonConfig } from "../core/platform.js";
-import type { HistoryItem, TurnRecord } from "../core/turn.js";
+import type { HistoryItem, TurnJob, TurnRecord, TurnResult } from "../core/turn.js";
 import type { ChatType, GroupSessionMode, InboundMessage, KeyValueStore } from "../core/types.js";
 import type {
   InboundLedger,
   Outbox,
+  OutboxItem,
   PairingStore,
   ResetPolicy,
   SessionStore,
@@ -77,6 +78,19 @@ export interface EndedSession {
   key: string;
   reason: "manual" | "idle" | "daily";
 }
+
+/**
+ * What the runner tells the features around it (`GatewayRunner.on`), each once what it reports is
+ * committed. `turn-started`: a turn's job was handed to the queue (metrics, the dashboard).
+ * `turn-finished`: its result was committed (the scheduler's run history, plugins' hooks).
+ * `session-ended`: /new, /resume or the reset policy ended a session (the learning review, plans).
+ * `delivery-settled`: an outbox item was delivered or failed for good (cron delivery reports).
+ */
+export type RunnerEvent =
+  | { type: "turn-started"; job: TurnJob }
+  | { type: "turn-finished"; turn: TurnRecord; result: TurnResult }
+  | { type: "session-ended"; session: EndedSession }
+  | { type: "delivery-settled"; item: OutboxItem; outcome: "delivered" | "failed" };
 
 /** Something to do once the writes before it are committed (enqueue, cancel, deliver). */
 export type Effect = () => void;

@@ -35,7 +35,7 @@ export interface CronServiceOptions {
   turns: Pick<TurnJournal, "get">;
   /** Resolves once the gateway's writes so far are committed. */
   committed: () => Promise<void>;
-  /** The gateway's listener sets: the service follows its runs' turns and deliveries through them. */
+  /** The gateway's events: the service follows its runs' turns and deliveries through them. */
   listeners: CronListeners;
   homes: HomeChannels;
   /** IANA zone of schedules. */
@@ -70,11 +70,21 @@ export interface CronServiceOptions {
 const MAX_OUTPUT_CHARS = 4_000;
 const DAY_MS = 86_400_000;
 
-/** The gateway's listener sets a cron service follows. Listeners must not throw. */
+/**
+ * The gateway's events a cron service follows (the runner's `on`): each subscription returns its
+ * unsubscribe. Handlers must not throw.
+ */
 export interface CronListeners {
-  turnFinished: Set<(turn: TurnRecord, result: TurnResult) => void>;
-  deliverySettled: Set<(item: OutboxItem, outcome: "delivered" | "failed") => void>;
+  on<T extends CronFollowedEvent["type"]>(
+    type: T,
+    handler: (event: Extract<CronFollowedEvent, { type: T }>) => void,
+  ): () => void;
 }
+
+/** The gateway's events a cron service follows: its runs' results and their deliveries. */
+export type CronFollowedEvent =
+  | { type: "turn-finished"; turn: TurnRecord; result: TurnResult }
+  | { type: "delivery-settled"; item: OutboxItem; outcome: "delivered" | "failed" };
 
 /** Ticks skipped after `failures` failed runs in a row: 0, 1, 3, 7… at most a day's worth. */
 export function skipTicksAfter(failures: number, periodMs: number): number {
@@ -91,6 +101,8 @@ export class CronService {
   readonly #rule: DeliveryRule | undefined;
   readonly #parseChat: (value: string) => ChatRef | undefined;
   readonly #log: Logger;
+  /** Ends the service's subscriptions to the gateway's events. */
+  readonly #unsubscribe: (() => void)[];
   /** What the scheduler was told per job (schedule, paused, done), to tell it only changes. */
   readonly #told = new Map<string, string>();
   readonly #timeouts = new Map<string, NodeJS.Timeout>();
@@ -124,18 +136,18 @@ export class CronService {
       parseChat: this.#parseChat,
       toolsetLimit: options.toolsetLimit,
     });
-    options.listeners.turnFinished.add(this.#turnListener);
-    options.listeners.deliverySettled.add(this.#deliveryListener);
+    this.#unsubscribe = [
+      options.listeners.on("turn-finished", ({ turn, result }) => {
+        if (!this.#stopped) this.#guard("turn finished", () => this.#onTurnFinished(turn, result));
+      }),
+      options.listeners.on("delivery-settled", ({ item, outcome }) => {
+        if (this.#stopped) return;
+        this.#guard("delivery settled", () =>
+          this.#onDelivery(item.turnId, item.chat, outcome, item.lastError),
+        );
+      }),
+    ];
   }
-
-  readonly #turnListener = (turn: TurnRecord, result: TurnResult): void => {
-    if (!this.#stopped) this.#guard("turn finished", () => this.#onTurnFinished(turn, result));
-  };
-
-  readonly #deliveryListener = (item: OutboxItem, outcome: "delivered" | "failed"): void => {
-    if (this.#stopped) return;
-    this.#guard("delivery settled", () => this.#onDelivery(item.turnId, item.chat, outcome, item.lastError));
-  };
 
   /** Finishes what a previous process left (runs in flight, queued runs), then starts firing ticks. */
   async start(): Promise<void> {
@@ -159,8 +171,7 @@ export class CronService {
     if (this.#stopped) return;
     this.#stopped = true;
     // Runs that finish from now on are settled by the next start's recovery.
-    this.#o.listeners.turnFinished.delete(this.#turnListener);
-    this.#o.listeners.deliverySettled.delete(this.#deliveryListener);
+    for (const unsubscribe of this.#unsubscribe) unsubscribe();
     if (this.#poll) clearInterval(this.#poll);
     for (const timer of this.#timeouts.values()) clearTimeout(timer);
     this.#timeouts.clear();

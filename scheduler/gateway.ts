@@ -1,7 +1,7 @@
 /**
  * The cron service on the gateway: the scheduler the config asks for, the store on the gateway's state
  * connection (cron writes join its commit batches), home channels, `/sethome`, and the service wired to
- * the runner's turn port, listeners and owner policy (a run acts as its job's maker).
+ * the runner's turn port, events and owner policy (a run acts as its job's maker).
  */
 import type Database from "better-sqlite3";
 import type { DeliveryRule, Principal } from "../core/access.js";
@@ -60,8 +60,8 @@ export interface CronPorts {
 }
 
 /**
- * Builds the cron service: call before `runner.start()` (it adds its listeners and `/sethome`),
- * `start()` it after, `stop()` it before the runner.
+ * Builds the cron service: call before `runner.start()` (it subscribes to the runner's events and
+ * adds `/sethome`), `start()` it after, `stop()` it before the runner.
  */
 export function createCronService(
   config: CronConfig,

@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { formatChat } from "../../core/chat.js";
 import type { Logger } from "../../core/logger.js";
-import type { TurnControl, TurnRecord, TurnResult } from "../../core/turn.js";
+import type { GatewayEvents, TurnControl, TurnRecord, TurnResult } from "../../core/turn.js";
 import type { ChatRef, InboundMessage, KeyValueStore } from "../../core/types.js";
 import {
   HOME_CHANNELS_NAMESPACE,
@@ -22,7 +22,8 @@ import { createInboundWebhookRoute } from "./route.js";
 import type { ResolvedWebhook, WebhookNodeRoute, WebhookSubmit } from "./types.js";
 
 /** What inbound webhooks need of the gateway (`GatewayRunner` has this shape). */
-export interface WebhooksGateway {
+export interface WebhooksGateway
+  extends GatewayEvents<{ type: "turn-finished"; turn: TurnRecord; result: TurnResult }> {
   state: {
     kv(namespace: string): KeyValueStore;
     transaction<T>(fn: () => T): T;
@@ -31,7 +32,6 @@ export interface WebhooksGateway {
     ledger: Pick<InboundLedger, "record" | "markHandled">;
   };
   control: Pick<TurnControl, "submit" | "notify" | "isRunning">;
-  turnFinished: { add(listener: (turn: TurnRecord, result: TurnResult) => void): unknown };
 }
 
 /** The settings inbound webhooks read (`HeraldConfig` has this shape). */
@@ -79,7 +79,7 @@ export function createWebhooks(config: WebhooksConfig, ports: WebhooksPorts): We
   const names = new Set(config.webhooks.map((r) => r.name));
 
   // A failed webhook turn says so in its targets (a cron run's failure goes to the cron service instead).
-  runner.turnFinished.add((turn, result) => {
+  runner.on("turn-finished", ({ turn, result }) => {
     if (turn.source !== "webhook" || result.kind === "ok" || !turn.cron) return;
     try {
       for (const { chat } of turn.cron.targets)

@@ -1,16 +1,16 @@
 /**
  * Delegation on the gateway: the children of `delegate_task` (`DelegationService` on the gateway's
- * state and job queue), `/background`, `/tasks` and `/stop <id>`, and the listeners that end children
+ * state and job queue), `/background`, `/tasks` and `/stop <id>`, and the handlers that end children
  * with their turns.
  */
 import type { CommandModule } from "../../core/commands.js";
 import type { Logger } from "../../core/logger.js";
-import type { JobQueue, TurnControl, TurnRecord } from "../../core/turn.js";
+import type { GatewayEvents, JobQueue, TurnControl } from "../../core/turn.js";
 import type { GroupSessionMode } from "../../core/types.js";
 import type { SqliteState } from "../../sessions/index.js";
-import type { DelegateStateApi } from "../types.js";
 import { backgroundCommands } from "./background.js";
 import { DelegationService } from "./service.js";
+import type { DelegateStateApi } from "./state.js";
 
 /** The gateway's state as delegation uses it. */
 export type DelegationState = Pick<
@@ -19,14 +19,13 @@ export type DelegationState = Pick<
 >;
 
 /** What delegation needs of the gateway's runner (`GatewayRunner` has this shape). */
-export interface DelegationGateway {
+export interface DelegationGateway extends GatewayEvents<{ type: "turn-finished"; turn: { id: string } }> {
   control: TurnControl;
   commands: { add(module: CommandModule): unknown };
-  /** Asked on /stop, inside the inbound transaction; returns how many things it stopped. */
-  stopped: { add(listener: (sessionKey: string) => number): unknown };
-  turnFinished: { add(listener: (turn: TurnRecord) => void): unknown };
-  /** Asked on `/stop <id>`; the first answer wins. */
-  stopTask: { add(listener: (id: string, sessionKey: string) => string | undefined): unknown };
+  /** Adds what /stop also stops: asked inside the inbound transaction, returns how many it stopped. */
+  addStopper(stopper: (sessionKey: string) => number): unknown;
+  /** Adds an answer to `/stop <id>`; the first answer wins. */
+  addTaskStopper(stopper: (id: string, sessionKey: string) => string | undefined): unknown;
 }
 
 /** The settings delegation reads (`HeraldConfig` has this shape). */
@@ -50,7 +49,7 @@ export interface Delegation {
   close(): void;
 }
 
-/** Builds delegation on the gateway (registers the commands and listeners at once). */
+/** Builds delegation on the gateway (registers the commands and its runner hooks at once). */
 export function createDelegation(
   config: DelegationConfig,
   ports: { gateway: DelegationGateway; state: DelegationState; queue: JobQueue; logger: Logger },
@@ -81,8 +80,8 @@ export function createDelegation(
     },
   });
   const unsubscribe = queue.subscribe(service.onQueueEvent);
-  gateway.stopped.add((key) => service.cancelSession(key));
-  gateway.turnFinished.add((turn) => service.cancelParent(turn.id));
+  gateway.addStopper((key) => service.cancelSession(key));
+  gateway.on("turn-finished", ({ turn }) => service.cancelParent(turn.id));
   const background = backgroundCommands({
     control: gateway.control,
     kv: state.kv("background"),
@@ -94,7 +93,7 @@ export function createDelegation(
     },
   });
   gateway.commands.add(background.module);
-  gateway.stopTask.add(background.stopTask);
+  gateway.addTaskStopper(background.stopTask);
   return {
     service,
     stateApi: service,

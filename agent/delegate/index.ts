@@ -23,4 +23,12 @@ export {
   type DelegationSettings,
   groupIdOf,
 } from "./service.js";
+export {
+  type DelegateChild,
+  type DelegateGroup,
+  type DelegateParent,
+  type DelegateStateApi,
+  type DelegateTask,
+  delegateStateMethods,
+} from "./state.js";
 export { delegateTool, formatResults, progressLine } from "./tool.js";

@@ -12,14 +12,14 @@ import { describeError, HeraldError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { JobQueue, ModelUsage, QueueEvent, TurnJob } from "../../core/turn.js";
 import type { ChatRef, OutboundButton } from "../../core/types.js";
+import { type ChildRecord, isFinal, SqliteDelegations } from "./sqlite-delegations.js";
 import type {
   DelegateChild,
   DelegateGroup,
   DelegateParent,
   DelegateStateApi,
   DelegateTask,
-} from "../types.js";
-import { type ChildRecord, isFinal, SqliteDelegations } from "./sqlite-delegations.js";
+} from "./state.js";
 
 /** Limits of delegation (`delegation:` in config.yaml). */
 export interface DelegationSettings {

@@ -5,7 +5,7 @@
  */
 import type Database from "better-sqlite3";
 import type { TurnJob } from "../../core/turn.js";
-import type { DelegateChild } from "../types.js";
+import type { DelegateChild } from "./state.js";
 
 /** A child as stored. */
 export interface ChildRecord extends DelegateChild {

@@ -8,7 +8,8 @@
 import { z } from "zod";
 import { cancelledError } from "../model-errors.js";
 import { defineTool } from "../tool-registry.js";
-import type { DelegateChild, DelegateGroup, ToolContext } from "../types.js";
+import type { ToolContext } from "../types.js";
+import type { DelegateChild, DelegateGroup } from "./state.js";
 
 const parameters = z.object({
   tasks: z

@@ -3,7 +3,6 @@
  * backend where there is one), the hook runner over its hooks, and the tool registry that adds plugin
  * tools.
  */
-import { join } from "node:path";
 import type { Logger } from "../../core/logger.js";
 import { classifyCommand } from "../exec/approvals/index.js";
 import { type ExecutionBackend, runCommand, type WorkspaceManager } from "../exec/index.js";
@@ -12,26 +11,13 @@ import { createGuardedFetch } from "../tools/web/index.js";
 import { HookRunner } from "./hooks/runner.js";
 import { type PluginExecRunner, PluginHost } from "./host.js";
 import { PluginToolRegistry } from "./registry.js";
-import type { Capability } from "./sdk.js";
+import { type PluginsSection, pluginsFolder } from "./settings.js";
 
 /** The settings plugins read (`HeraldConfig` has this shape). */
 export interface PluginsConfig {
   homeDir: string;
   web: { allowPrivate: boolean };
-  plugins: {
-    enabled: boolean;
-    dir?: string | undefined;
-    hookTimeoutMs: number;
-    allowPrivate: readonly string[];
-    ownersOnly: readonly string[];
-    capabilities: {
-      dm: readonly Capability[];
-      group: readonly Capability[];
-      platforms: Readonly<
-        Record<string, { dm?: readonly Capability[] | undefined; group?: readonly Capability[] | undefined }>
-      >;
-    };
-  };
+  plugins: PluginsSection;
 }
 
 /** The process's tools as plugins use them: the built-in names, the exec backend and workspaces. */
@@ -51,9 +37,9 @@ export interface Plugins {
   registry(base: ToolRegistry): ToolRegistry;
 }
 
-/** The plugins folder. */
+/** The plugins folder: `plugins.dir`, else `HERALD_HOME/plugins`. */
 export function pluginsDir(config: Pick<PluginsConfig, "homeDir" | "plugins">): string {
-  return config.plugins.dir ?? join(config.homeDir, "plugins");
+  return pluginsFolder(config.plugins, config.homeDir);
 }
 
 /**

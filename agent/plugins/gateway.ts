@@ -1,32 +1,21 @@
 /**
  * Plugins on the gateway: `/plugins`, `/reload-plugins`, the plugins' own commands, a `/status` line and
- * the `turnFinished` hook; and the one-line report `/plugins`, `herald plugins` and `herald doctor` print.
+ * the `turnFinished` hook.
  */
 import type { CommandModule } from "../../core/commands.js";
 import { describeError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
-import type { TurnRecord, TurnResult } from "../../core/turn.js";
+import type { GatewayEvents, TurnRecord, TurnResult } from "../../core/turn.js";
 import type { Plugins } from "./create.js";
-import type { PluginHost, PluginReport } from "./host.js";
+import type { PluginHost } from "./host.js";
+import { formatReport } from "./settings.js";
 
 /** What plugins need of the gateway's runner (`GatewayRunner` has this shape). */
-export interface PluginsGateway {
+export interface PluginsGateway
+  extends GatewayEvents<{ type: "turn-finished"; turn: TurnRecord; result: TurnResult }> {
   commands: { add(module: CommandModule): unknown };
-  statusLines: { add(line: () => string): unknown };
-  turnFinished: { add(listener: (turn: TurnRecord, result: TurnResult) => void): unknown };
-}
-
-/** One line per plugin: `name 1.0.0 loaded (tools: a, b; commands: /x; hooks: inbound)`. */
-export function formatReport(report: PluginReport): string {
-  const head = `${report.name}${report.version ? ` ${report.version}` : ""}: ${report.status}`;
-  if (report.status === "failed") return `${head} — ${report.error}`;
-  const parts = [
-    report.capabilities.length ? `capabilities: ${report.capabilities.join(", ")}` : "no capabilities",
-    report.tools.length ? `tools: ${report.tools.join(", ")}` : "",
-    report.commands.length ? `commands: ${report.commands.map((c) => `/${c}`).join(", ")}` : "",
-    report.hooks.length ? `hooks: ${report.hooks.join(", ")}` : "",
-  ].filter(Boolean);
-  return `${head} (${parts.join("; ")})`;
+  /** Adds a line to `/status`. */
+  addStatusLine(line: () => string): unknown;
 }
 
 /**
@@ -49,12 +38,12 @@ export function attachPlugins(
     pluginCommands(host, log, plugins.enabled ? announceReload : undefined, plugins.enabled),
   );
   runner.commands.add(host.commands());
-  runner.statusLines.add(() => {
+  runner.addStatusLine(() => {
     const reports = host.reports();
     if (reports.length === 0) return "Plugins: none";
     return `Plugins: ${reports.map((r) => `${r.name} (${r.status})`).join(", ")}`;
   });
-  runner.turnFinished.add((turn, result) => {
+  runner.on("turn-finished", ({ turn, result }) => {
     if (!hooks.has("turnFinished")) return;
     const origin = {
       platform: turn.chat.platform,

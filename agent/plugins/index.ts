@@ -6,7 +6,7 @@
  */
 export { createPlugins, type Plugins, type PluginsConfig, type PluginTools, pluginsDir } from "./create.js";
 export { linkSdk, readDisabled, STATE_FILE, setEnabled } from "./enabled.js";
-export { attachPlugins, formatReport, type PluginsGateway } from "./gateway.js";
+export { attachPlugins, type PluginsGateway } from "./gateway.js";
 export { HookRunner, type HookRunnerOptions, originOfTurn } from "./hooks/runner.js";
 export {
   OWNERS_PLUGINS_TOOLSET,
@@ -18,3 +18,11 @@ export {
 } from "./host.js";
 export { discoverPlugins, importPlugin, PluginLoadError, readManifest } from "./loader.js";
 export { PluginToolRegistry } from "./registry.js";
+export {
+  checkPlugins,
+  formatReport,
+  type PluginsSection,
+  pluginsFolder,
+  pluginsSectionSchema,
+  pluginsSettings,
+} from "./settings.js";

@@ -7,7 +7,7 @@ import type { CommandModule } from "../../core/commands.js";
 import { describeError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { MetricsRegistry } from "../../core/metrics.js";
-import type { ProviderAlert, TurnControl, TurnRecord, TurnResult } from "../../core/turn.js";
+import type { GatewayEvents, ProviderAlert, TurnControl, TurnRecord, TurnResult } from "../../core/turn.js";
 import type { ChatRef, KeyValueStore } from "../../core/types.js";
 import { HOME_CHANNELS_NAMESPACE, HomeChannels } from "../../scheduler/index.js";
 import type { SessionStore, UsageLedger } from "../../sessions/index.js";
@@ -17,13 +17,13 @@ import { SESSION_MODELS_NAMESPACE, SessionModelStore } from "./settings.js";
 import type { ReasoningEffort } from "./types.js";
 
 /** What providers need of the gateway's runner (`GatewayRunner` has this shape). */
-export interface ProvidersGateway {
+export interface ProvidersGateway
+  extends GatewayEvents<{ type: "turn-finished"; turn: TurnRecord; result: TurnResult }> {
   commands: { add(module: CommandModule): unknown };
   access: { isOwner(platform: string, userId: string): boolean };
   control: Pick<TurnControl, "notify">;
   /** The running adapters, by platform (their home channels hear of a refused key). */
   adapters: ReadonlyMap<string, unknown>;
-  turnFinished: { add(listener: (turn: TurnRecord, result: TurnResult) => void): unknown };
 }
 
 /** The settings providers read (`HeraldConfig` has this shape). */
@@ -81,7 +81,7 @@ export function createProviders(config: ProvidersConfig, ports: ProvidersPorts):
     log,
   });
 
-  runner.turnFinished.add((turn: TurnRecord, result: TurnResult) => {
+  runner.on("turn-finished", ({ turn, result }) => {
     try {
       for (const line of result.usage?.byModel ?? []) {
         tokens.inc({ kind: "prompt", model: line.model }, line.promptTokens);

@@ -1,26 +1,18 @@
 /**
  * `herald mcp list | test <name>`: the configured MCP servers, connected from this terminal (the
- * gateway's own connections are not touched), and a check of one server with timings. Also the
- * doctor's line per server.
+ * gateway's own connections are not touched), and a check of one server with timings. (The doctor's
+ * line per server is the MCP settings' own: agent/tools/mcp/settings.ts.)
  */
 import type { Command } from "commander";
 import {
   convertResult,
-  McpManager,
   type McpServerConfig,
   type McpToolInfo,
+  withMcpServers,
 } from "../../agent/tools/mcp/index.js";
 import { describeError } from "../../core/errors.js";
-import { silentLogger } from "../../core/logger.js";
-import { type HeraldConfig, loadConfig } from "../config.js";
+import { loadConfig } from "../config.js";
 import { cliAction } from "./action.js";
-
-/** A doctor line (the shape of doctor.ts's `DoctorLine`, which imports this file). */
-interface DoctorLine {
-  ok: boolean;
-  text: string;
-  fix?: string;
-}
 
 const out = (text: string) => process.stdout.write(`${text}\n`);
 const ms = (since: number) => `${Math.round(performance.now() - since)} ms`;
@@ -39,51 +31,6 @@ export function harmlessTool(tools: readonly McpToolInfo[]): McpToolInfo | undef
     return Array.isArray(r) ? r.length : 0;
   };
   return tools.find((t) => t.readOnly && required(t) === 0);
-}
-
-/** Connects to `servers` (only the enabled ones start), waits for each first attempt, stops them. */
-async function withServers<T>(
-  servers: McpServerConfig[],
-  fn: (manager: McpManager) => Promise<T>,
-): Promise<T> {
-  const manager = new McpManager({ servers, logger: silentLogger(), backoff: { baseMs: 60_000 } });
-  manager.start();
-  try {
-    await manager.ready();
-    return await fn(manager);
-  } finally {
-    await manager.stop();
-  }
-}
-
-/** One doctor line per configured server: connected with its tool count and time, or why not. */
-export async function checkMcpServers(config: HeraldConfig): Promise<DoctorLine[]> {
-  if (config.mcpServers.length === 0) return [];
-  const started = performance.now();
-  return withServers(config.mcpServers, async (manager) =>
-    manager.status().map((s): DoctorLine => {
-      if (s.state === "disabled") return { ok: true, text: `MCP ${s.name}: disabled` };
-      const everyone = config.mcpServers.find((c) => c.name === s.name)?.access === "everyone";
-      const whose = everyone
-        ? "; its tools reach EVERY allowed user (access: everyone), paired and allow-all users included"
-        : "; owners only";
-      if (s.state === "connected")
-        return {
-          ok: true,
-          text: `MCP ${s.name}: connected (${s.transport}), ${s.tools} tools, ${ms(started)}${whose}`,
-          ...(everyone
-            ? {
-                fix: `only for a server that reads and acts nowhere else; otherwise remove access: everyone from mcp_servers.${s.name}`,
-              }
-            : {}),
-        };
-      return {
-        ok: false,
-        text: `MCP ${s.name}: not connected (${s.transport}): ${s.error ?? s.state}${whose}`,
-        fix: `check mcp_servers.${s.name} in config.yaml; \`herald mcp test ${s.name}\` shows the details`,
-      };
-    }),
-  );
 }
 
 /** Adds the `mcp` command group to the `herald` program. */
@@ -108,7 +55,7 @@ async function listServers(): Promise<void> {
     out("No MCP servers are configured (mcp_servers: in config.yaml).");
     return;
   }
-  await withServers(config.mcpServers, async (manager) => {
+  await withMcpServers(config.mcpServers, async (manager) => {
     for (const server of manager.servers()) {
       const s = server.status();
       out(`${s.name}: ${s.state}${s.error ? ` (${s.error})` : ""}\n  ${describeServer(server.config)}`);
@@ -136,7 +83,7 @@ async function testServer(name: string, opts: { tool?: string; args: string }): 
   }
   out(`${name}: ${describeServer(entry)}`);
   const started = performance.now();
-  await withServers([{ ...entry, enabled: true }], async (manager) => {
+  await withMcpServers([{ ...entry, enabled: true }], async (manager) => {
     const server = manager.get(name)!;
     const status = server.status();
     if (status.state !== "connected") {

@@ -1,6 +1,6 @@
 /**
  * The last hour of the gateway's activity, minute by minute: turns started and finished, their latency,
- * and errors (failed turns, failed deliveries), fed from the runner's listeners by the composition
+ * and errors (failed turns, failed deliveries), fed from the runner's events by the composition
  * root. It also fans every event out to the live-update streams. Bounded: 60 buckets and the 200
  * newest errors.
  */

@@ -1,6 +1,6 @@
 /**
  * The web dashboard on the gateway: its sources are the gateway's state, runner, queue, cron store and
- * service, approvals, memory and skills; its activity is fed from the runner's listeners. See
+ * service, approvals, memory and skills; its activity is fed from the runner's events. See
  * `server.ts` for the pages and the access rules.
  */
 import { join } from "node:path";
@@ -113,11 +113,11 @@ export function createGatewayDashboard(
   });
 }
 
-/** The activity the overview and the live updates show, fed from the runner's listeners. */
+/** The activity the overview and the live updates show, fed from the runner's events. */
 function followRunner(runner: GatewayRunner): Activity {
   const activity = new Activity();
   const startedAt = new Map<string, number>();
-  runner.turnStarted.add((job) => {
+  runner.on("turn-started", ({ job }) => {
     startedAt.set(job.turnId, Date.now());
     if (startedAt.size > 10_000) startedAt.delete(startedAt.keys().next().value!);
     activity.record({
@@ -127,7 +127,7 @@ function followRunner(runner: GatewayRunner): Activity {
       at: Date.now(),
     });
   });
-  runner.turnFinished.add((turn, result) => {
+  runner.on("turn-finished", ({ turn, result }) => {
     const t0 = startedAt.get(turn.id);
     startedAt.delete(turn.id);
     activity.record({
@@ -141,7 +141,7 @@ function followRunner(runner: GatewayRunner): Activity {
       at: Date.now(),
     });
   });
-  runner.deliverySettled.add((item, outcome) => {
+  runner.on("delivery-settled", ({ item, outcome }) => {
     if (outcome === "failed")
       activity.record({
         type: "error",

@@ -5,8 +5,8 @@
  * is filled and read as a worker's tools reach it: over the gateway's state API.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createHttpStateClient } from "../../agent/http-state-client.js";
-import type { TaskBoardStateApi } from "../../agent/types.js";
+import type { TaskBoardStateApi } from "../../agent/tools/task-board/state.js";
+import { createHttpStateClient } from "../../app/state-client.js";
 import { silentLogger } from "../../core/logger.js";
 import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { eventually, HeraldCluster } from "../helpers/herald-cluster.js";

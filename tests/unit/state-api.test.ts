@@ -4,10 +4,11 @@
  * their code, and nothing is served without the right key.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createHttpStateClient, probeGateway } from "../../agent/http-state-client.js";
+import { probeGateway } from "../../agent/http-state-client.js";
 import { STATE_API_PATH } from "../../agent/state-methods.js";
 import type { StateClient, TodoItem } from "../../agent/types.js";
 import { createStateApiRoute } from "../../app/state-api.js";
+import { createHttpStateClient } from "../../app/state-client.js";
 import { HeraldError } from "../../core/errors.js";
 import { silentLogger } from "../../core/logger.js";
 import { type HttpServerHandle, startHttpServer } from "../../gateway/http/server.js";

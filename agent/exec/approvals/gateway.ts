@@ -9,7 +9,7 @@
 import type { CommandModule } from "../../../core/commands.js";
 import { describeError } from "../../../core/errors.js";
 import type { Logger } from "../../../core/logger.js";
-import { resumedStep, type TurnControl, type TurnResume } from "../../../core/turn.js";
+import { type GatewayEvents, resumedStep, type TurnControl, type TurnResume } from "../../../core/turn.js";
 import type { ChatMessage, ChatRef, KeyValueStore } from "../../../core/types.js";
 import { approvalCommands } from "./commands.js";
 import {
@@ -24,7 +24,7 @@ import {
 } from "./requests.js";
 
 /** What approvals need of the gateway (`GatewayRunner` has this shape). */
-export interface ApprovalsGateway {
+export interface ApprovalsGateway extends GatewayEvents<{ type: "session-ended"; session: { key: string } }> {
   state: {
     kv(namespace: string): KeyValueStore;
     transaction<T>(fn: () => T): T;
@@ -39,9 +39,8 @@ export interface ApprovalsGateway {
     settle(chat: ChatRef, data: string, note: string, options?: { edit?: boolean; early?: boolean }): void;
   };
   commands: { add(module: CommandModule): unknown };
-  /** Asked on /stop, inside the inbound transaction; returns how many things it stopped. */
-  stopped: { add(listener: (sessionKey: string) => number): unknown };
-  sessionEnded: { add(listener: (ended: { key: string }) => void): unknown };
+  /** Adds what /stop also stops: asked inside the inbound transaction, returns how many it stopped. */
+  addStopper(stopper: (sessionKey: string) => number): unknown;
 }
 
 /** The settings approvals read (`HeraldConfig` has this shape). */
@@ -64,7 +63,7 @@ export interface Approvals {
   answer(sessionKey: string, approve: boolean): boolean;
 }
 
-/** Builds approvals on the gateway (registers its commands and listeners at once). */
+/** Builds approvals on the gateway (registers its commands and runner hooks at once). */
 export function createApprovals(
   config: ApprovalsSettings,
   ports: { gateway: ApprovalsGateway; logger: Logger },
@@ -90,7 +89,7 @@ class GatewayApprovals implements Approvals {
     this.#log = logger.child({ component: "approvals" });
     const settle = this.#settle.bind(this);
     runner.commands.add(approvalCommands(store, Date.now, settle));
-    runner.stopped.add((key) =>
+    runner.addStopper((key) =>
       state.transaction(() => {
         const dropped = store.drop(key);
         if (dropped) {
@@ -100,7 +99,7 @@ class GatewayApprovals implements Approvals {
         return dropped ? 1 : 0;
       }),
     );
-    runner.sessionEnded.add((ended) =>
+    runner.on("session-ended", ({ session: ended }) =>
       state.transaction(() => {
         const pending = store.pending(ended.key);
         if (pending) settle(pending, "✗ The session ended: nothing was run.");

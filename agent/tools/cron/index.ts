@@ -137,3 +137,5 @@ function describeJob(job: CronJobView): string {
     : "";
   return `${job.id} "${job.name}": ${job.schedule} → ${job.deliver}; ${next}${last}`;
 }
+
+export { cronStateMethods } from "./state.js";

@@ -15,7 +15,7 @@ export {
 export { McpConnection, McpUnavailableError } from "./connection.js";
 export { convertResult, type FileSink, type SaveTarget } from "./content.js";
 export { SAFE_ENV_KEYS, stdioEnvironment } from "./env.js";
-export { McpManager, type McpManagerOptions } from "./manager.js";
+export { McpManager, type McpManagerOptions, withMcpServers } from "./manager.js";
 export { cleanInputSchema, MAX_TOOL_NAME_CHARS, modelToolName } from "./schema.js";
 export { createMcpClient, type McpSettings } from "./setup.js";
 export {

@@ -112,3 +112,4 @@ export const skillManageTool = defineTool({
 
 /** The skills tools, in the order the model sees them. */
 export const skillsTools = [skillsListTool, skillViewTool, skillManageTool];
+export { skillsStateMethods } from "./state.js";

@@ -2,21 +2,19 @@
  * The task board on the gateway: the board in the gateway's state file (`SqliteTaskBoard`), served to
  * `task_board` as its StateClient member, and a claim given back when the turn that holds it fails.
  */
-import type { TurnRecord, TurnResult } from "../../../core/turn.js";
+import type { GatewayEvents, TurnRecord, TurnResult } from "../../../core/turn.js";
 import { type SqliteState, SqliteTaskBoard } from "../../../sessions/index.js";
-import type { TaskBoardStateApi } from "../../types.js";
+import type { TaskBoardStateApi } from "./state.js";
 
 /** What the task board needs of the gateway's runner (`GatewayRunner` has this shape). */
-export interface TaskBoardGateway {
-  turnFinished: { add(listener: (turn: TurnRecord, result: TurnResult) => void): unknown };
-}
+export type TaskBoardGateway = GatewayEvents<{ type: "turn-finished"; turn: TurnRecord; result: TurnResult }>;
 
 /** The settings the board reads (`HeraldConfig` has this shape). */
 export interface TaskBoardConfig {
   taskBoard: { claimTtlS: number };
 }
 
-/** Builds the board on the gateway's state (registers its listener at once). */
+/** Builds the board on the gateway's state (subscribes to the runner's turn-finished events at once). */
 export function createTaskBoard(
   config: TaskBoardConfig,
   ports: {
@@ -27,7 +25,7 @@ export function createTaskBoard(
   const { state } = ports;
   const transaction = <T>(fn: () => T): T => state.transaction(fn);
   const board = new SqliteTaskBoard(state.database, { claimTtlMs: config.taskBoard.claimTtlS * 1000 });
-  ports.gateway.turnFinished.add((turn, result) => {
+  ports.gateway.on("turn-finished", ({ turn, result }) => {
     if (result.kind === "failed") transaction(() => board.release(turn.id));
   });
   return {

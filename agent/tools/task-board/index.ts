@@ -6,9 +6,11 @@
  */
 import { z } from "zod";
 import { defineTool } from "../../tool-registry.js";
-import type { BoardActor, BoardTask, ToolContext } from "../../types.js";
+import type { ToolContext } from "../../types.js";
+import type { BoardActor, BoardTask } from "./state.js";
 
 export { createTaskBoard, type TaskBoardConfig, type TaskBoardGateway } from "./gateway.js";
+export { type BoardActor, type BoardTask, type TaskBoardStateApi, taskBoardStateMethods } from "./state.js";
 
 const parameters = z.object({
   action: z.enum(["create", "claim", "update", "complete", "list"]),

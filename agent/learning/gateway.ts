@@ -6,13 +6,13 @@
  * prompt, its `memory` calls, the review after it) reads and writes only those of whom it acts for.
  */
 import { join } from "node:path";
-import type { Caller, Principal } from "../core/access.js";
-import type { CommandModule } from "../core/commands.js";
-import { describeError } from "../core/errors.js";
-import type { Logger } from "../core/logger.js";
-import type { ModelUsage, TurnOrigin, TurnRecord, TurnResult } from "../core/turn.js";
-import type { ChatType, GroupSessionMode, KeyValueStore } from "../core/types.js";
-import type { SessionStore } from "../sessions/index.js";
+import type { Caller, Principal } from "../../core/access.js";
+import type { CommandModule } from "../../core/commands.js";
+import { describeError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { GatewayEvents, ModelUsage, TurnOrigin, TurnRecord, TurnResult } from "../../core/turn.js";
+import type { ChatType, GroupSessionMode, KeyValueStore } from "../../core/types.js";
+import type { SessionStore } from "../../sessions/index.js";
 import {
   bundledSkillsDir,
   curateSkills,
@@ -20,15 +20,18 @@ import {
   type SkillsStateApi,
   skillCommands,
   skillsPromptSection,
-} from "../skills/index.js";
-import { type MemoryScope, ScopedMemoryStore, userMemoryKey } from "../skills/memory/index.js";
-import type { ModelClient } from "./model-client.js";
-import { PromptBuilder } from "./prompt-builder.js";
-import { LearningReviewer, type ReviewConfig } from "./review.js";
-import type { ToolRegistry } from "./tool-registry.js";
-import type { StateClient } from "./types.js";
+} from "../../skills/index.js";
+import { type MemoryScope, ScopedMemoryStore, userMemoryKey } from "../../skills/memory/index.js";
+import type { ModelClient } from "../model-client.js";
+import { PromptBuilder } from "../prompt-builder.js";
+import { LearningReviewer, type ReviewConfig } from "../review.js";
+import type { ToolRegistry } from "../tool-registry.js";
+import type { StateClient } from "../types.js";
 
 const HOUR_MS = 3_600_000;
+
+/** The StateClient members the memory and skill tools use, both served here. */
+export type LearningStateApis = { [K in "memory" | "skills"]-?: NonNullable<StateClient[K]> };
 const WEEK_MS = 7 * 24 * HOUR_MS;
 
 export interface Learning {
@@ -38,7 +41,7 @@ export interface Learning {
   /** The background reviewer; undefined when `learning.enabled` is false. */
   reviewer: LearningReviewer | undefined;
   /** The StateClient members the memory and skill tools use. */
-  stateApis: Pick<StateClient, "memory" | "skills">;
+  stateApis: LearningStateApis;
   /** The runner's `systemPrompt` option: memory and the skills index as of the session's start. */
   systemPrompt: (turn: TurnRecord, chatType: ChatType) => string;
   /** Drops a session's prompt snapshot: its next turn takes a new one (/personality). */
@@ -57,11 +60,13 @@ export interface MemoryOwnerRule {
 }
 
 /** What learning needs of the gateway's runner (`GatewayRunner` has this shape). */
-export interface LearningGateway {
+export interface LearningGateway
+  extends GatewayEvents<
+    | { type: "turn-finished"; turn: TurnRecord; result: TurnResult }
+    | { type: "session-ended"; session: { id: string } }
+  > {
   access: MemoryOwnerRule;
   commands: { add(module: CommandModule): unknown };
-  turnFinished: { add(listener: (turn: TurnRecord, result: TurnResult) => void): unknown };
-  sessionEnded: { add(listener: (ended: { id: string }) => void): unknown };
 }
 
 /** The gateway's state as learning uses it (`SqliteState` has this shape). */
@@ -100,7 +105,7 @@ export interface LearningPorts {
   /** The review's tools (`memory` and the skill tools). */
   reviewTools: ToolRegistry;
   /** The review's StateClient over the memory and skill members built here. */
-  stateClient: (members: Pick<StateClient, "memory" | "skills">) => StateClient;
+  stateClient: (members: LearningStateApis) => StateClient;
   /** Each platform's prompt hint, by name. */
   hints: Readonly<Record<string, string>>;
   /** SOUL.md, the chat's personality and AGENTS.md, snapshotted with memory (`agent/persona`). */
@@ -199,7 +204,7 @@ function createReviewer(
   parts: {
     memory: ScopedMemoryStore;
     skills: FileSkillStore;
-    stateApis: Pick<StateClient, "memory" | "skills">;
+    stateApis: LearningStateApis;
   },
 ): LearningReviewer {
   const { state } = ports;
@@ -227,7 +232,7 @@ function createReviewer(
   });
 }
 
-/** Runs `fn`, logging instead of throwing (listeners and timers must not throw). */
+/** Runs `fn`, logging instead of throwing (event handlers and timers must not throw). */
 function guarded(log: Logger, what: string, fn: () => void): void {
   try {
     fn();
@@ -261,7 +266,7 @@ function attachReview(
     log.debug({ sessionId: origin.sessionId }, "no learning review of a shared conversation for the owners");
     return false;
   };
-  runner.turnFinished.add((turn, result) =>
+  runner.on("turn-finished", ({ turn, result }) =>
     guarded(log, "learning review trigger", () => {
       // A scheduled job repeats the same prompt each run: reviewing every run would cost much and teach little.
       if (turn.source === "cron" || turn.source === "webhook") return;
@@ -270,7 +275,7 @@ function attachReview(
       if (mayReview(origin)) reviewer.afterTurn(origin, result, load(turn.sessionId));
     }),
   );
-  runner.sessionEnded.add((ended) =>
+  runner.on("session-ended", ({ session: ended }) =>
     guarded(log, "learning review trigger", () => {
       const session = state.sessions.get(ended.id);
       if (!session) return;
