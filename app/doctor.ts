@@ -6,15 +6,13 @@
  */
 import { join } from "node:path";
 import OpenAI from "openai";
-import { modelConfigProblem } from "../agent/model-config.js";
-import { LEGACY_PROVIDER, type ProviderCatalog } from "../agent/providers/catalog.js";
-import type { ResolvedModel } from "../agent/providers/types.js";
+import { createCatalog, modelConfigProblem } from "../agent/index.js";
+import { LEGACY_PROVIDER, type ProviderCatalog, type ResolvedModel } from "../agent/providers/index.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import type { DoctorContext, DoctorLine } from "../core/settings.js";
-import { SqliteState } from "../sessions/sqlite-state.js";
+import { SqliteState } from "../sessions/index.js";
 import { configuredPlatforms, type HeraldConfig, isLoopbackHost, loadConfig, sectionOf } from "./config.js";
 import { features } from "./features.js";
-import { createCatalog } from "./providers.js";
 
 export type { DoctorLine } from "../core/settings.js";
 

@@ -7,7 +7,7 @@
 import { webhooksSettings } from "../adapters/webhooks/settings.js";
 import { delegationSettings } from "../agent/delegate/settings.js";
 import { execSettings } from "../agent/exec/settings.js";
-import { learningSettings } from "../agent/learning-settings.js";
+import { learningSettings } from "../agent/learning/settings.js";
 import { pluginsSettings } from "../agent/plugins/settings.js";
 import { mcpServersSettings } from "../agent/tools/mcp/settings.js";
 import { taskBoardSettings } from "../agent/tools/task-board/settings.js";

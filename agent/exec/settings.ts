@@ -8,7 +8,7 @@ import { describeError } from "../../core/errors.js";
 import type { DoctorLine } from "../../core/settings.js";
 import { defineFeature } from "../../core/settings.js";
 import type { SetupQuestions, StepContext } from "../../core/setup.js";
-import { createExecutionBackend, execOptionsSchema } from "./index.js";
+import { createExecutionBackend, execOptionsSchema } from "./backend.js";
 import { SandboxBackend } from "./sandbox.js";
 import { DEFAULT_LIMITS } from "./types.js";
 

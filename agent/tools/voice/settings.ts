@@ -8,8 +8,9 @@ import { describeError } from "../../../core/errors.js";
 import { type DoctorLine, defineFeature } from "../../../core/settings.js";
 import type { SetupQuestions, StepContext } from "../../../core/setup.js";
 import { checked, secret } from "../../../core/setup-steps.js";
+import { parseVoiceConfig } from "./config.js";
 import { ffmpegAvailable } from "./convert.js";
-import { createVoice, parseVoiceConfig } from "./index.js";
+import { createVoice } from "./create.js";
 
 /** The `voice` section; each part is checked when the voice tools are built. */
 export const voiceSectionSchema = z
