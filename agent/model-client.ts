@@ -13,6 +13,7 @@ import type {
 } from "openai/resources/chat/completions";
 import pRetry, { AbortError as RetryAbort } from "p-retry";
 import { ModelError } from "../core/errors.js";
+import { sleep } from "../core/sleep.js";
 import type { ProviderAlert } from "../core/turn.js";
 import type { ChatMessage, ToolCall } from "../core/types.js";
 import { modelConfigProblem } from "./model-config.js";
@@ -270,7 +271,9 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
                 const waitMs = failure?.retryAfterMs;
                 if (waitMs === undefined) return true;
                 if (waitMs > (config.maxRetryAfterMs ?? 60_000)) return false;
-                await sleep(waitMs, signal);
+                await sleep(waitMs, signal).catch((reason: unknown) => {
+                  throw cancelledError(reason);
+                });
                 return true;
               },
             },
@@ -422,20 +425,4 @@ export function withCacheMarkers(messages: readonly ModelMessage[], stableCount?
     if ((role === "user" || role === "assistant") && mark(i)) break;
   }
   return out;
-}
-
-/** Resolves after `ms`; rejects with the cancelled error when `signal` fires first. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(cancelledError(signal.reason));
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(cancelledError(signal?.reason));
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

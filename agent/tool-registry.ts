@@ -11,6 +11,13 @@ import type { Tool, ToolContext, ToolOutput } from "./types.js";
 /** A tool result longer than this is cut (the model's context is not a log file). */
 const MAX_OUTPUT_CHARS = 50_000;
 
+/** Why a toolset is off in this process, and the fix (`herald doctor`, the start log). */
+export interface UnavailableToolset {
+  toolset: string;
+  missing: string;
+  fix: string;
+}
+
 /** Declares a tool with its argument type inferred from the zod schema. */
 export function defineTool<P extends z.ZodType>(tool: Tool<P>): Tool {
   return tool as unknown as Tool;

@@ -7,13 +7,13 @@
  * workers heard it.
  */
 
+import type { Plugins } from "../agent/plugins/index.js";
 import { type McpServerConfig, mcpCommands } from "../agent/tools/mcp/index.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue, WorkerAnnouncement } from "../core/turn.js";
-import type { GatewayRunner } from "../gateway/runner.js";
+import type { GatewayRunner } from "../gateway/index.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
-import type { Plugins } from "./plugins.js";
 import type { AgentTools } from "./tools.js";
 
 /**

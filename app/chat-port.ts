@@ -3,21 +3,14 @@
  * the messages, in-process or through the API server's `/v1/herald/*` routes.
  */
 
-import type {
-  ChatHistoryEntry,
-  ChatPort,
-  ChatSessionSummary,
-  ChatStatus,
-} from "../adapters/shared/chat-port.js";
-import { estimateTokens } from "../agent/compression.js";
-import type { ProviderCatalog } from "../agent/providers/catalog.js";
-import { summarizeArguments } from "../agent/run-tool.js";
+import type { ChatHistoryEntry, ChatPort, ChatSessionSummary, ChatStatus } from "../adapters/shared/index.js";
+import { estimateTokens, summarizeArguments } from "../agent/index.js";
+import type { ProviderCatalog } from "../agent/providers/index.js";
 import { sessionKey } from "../core/chat.js";
 import type { JobQueue } from "../core/turn.js";
 import type { ChatRef } from "../core/types.js";
-import type { GatewayRunner } from "../gateway/runner.js";
-import type { SqliteState } from "../sessions/sqlite-state.js";
-import type { Session } from "../sessions/types.js";
+import type { GatewayRunner } from "../gateway/index.js";
+import type { Session, SqliteState } from "../sessions/index.js";
 
 export interface ChatPortDeps {
   state: SqliteState;

@@ -3,26 +3,15 @@
  * The `herald` command. Every subcommand loads the config the same way; a ConfigError prints the key
  * and the fix and exits with code 2.
  */
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
-import { usageText } from "../agent/providers/commands.js";
 import { ConfigError } from "../core/errors.js";
-import { SqliteState } from "../sessions/sqlite-state.js";
+import { guardProcess } from "../core/process-guard.js";
+import { createProcessLogger } from "../core/process-logger.js";
 import { cliAction } from "./cli/action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
 import { printDoctor, runDoctor } from "./doctor.js";
-import { createProcessLogger } from "./logging.js";
-import { chatParser } from "./platforms.js";
-import { guardProcess } from "./process-guard.js";
-import { createCatalog } from "./providers.js";
-
-// Run from source (app/cli.ts) or from the build (dist/app/cli.js): package.json is one or two up.
-const pkgUrl = [
-  new URL("../package.json", import.meta.url),
-  new URL("../../package.json", import.meta.url),
-].find((u) => existsSync(u))!;
-const pkg = JSON.parse(readFileSync(pkgUrl, "utf8")) as { version: string };
+import { heraldVersion } from "./version.js";
 
 function config(): HeraldConfig {
   return loadConfig();
@@ -40,10 +29,6 @@ function processLogger(cfg: HeraldConfig, fileName: string) {
   });
 }
 
-function openState(cfg: HeraldConfig): SqliteState {
-  return SqliteState.open(join(cfg.homeDir, "state.db"), { groupMode: cfg.sessions.groupSessions });
-}
-
 /** Runs a subcommand body; errors become a message and exit code 1 (2: configuration). */
 const action = <A extends unknown[]>(fn: (...args: A) => Promise<void> | void) =>
   cliAction(fn, { exit: true });
@@ -53,7 +38,7 @@ const program = new Command()
   .description(
     "Herald: one AI assistant on Telegram, Discord, Slack, WhatsApp, Matrix, email and an OpenAI-compatible API",
   )
-  .version(pkg.version);
+  .version(heraldVersion());
 
 program
   .command("gateway")
@@ -111,149 +96,8 @@ program
 
 (await import("./cli/chat.js")).registerChatCommand(program);
 
-const sessions = program.command("sessions").description("list, show, search, export and prune sessions");
-sessions
-  .command("list")
-  .option("--limit <n>", "how many", (v) => Number.parseInt(v, 10), 20)
-  .option("--active", "only active sessions")
-  .action(
-    action((opts: { limit: number; active?: boolean }) => {
-      const state = openState(config());
-      for (const s of state.sessions.list({ limit: opts.limit, activeOnly: opts.active })) {
-        const when = new Date(s.lastActiveAt).toISOString().slice(0, 16).replace("T", " ");
-        process.stdout.write(
-          `${s.id}  ${when}  ${String(s.messageCount).padStart(4)} msgs  ${s.key}${s.endedAt ? `  (ended: ${s.endReason})` : ""}\n`,
-        );
-      }
-      state.close();
-    }),
-  );
-sessions.command("show <id>").action(
-  action((id: string) => {
-    const cfg = config();
-    const state = openState(cfg);
-    const session = state.sessions.get(id);
-    if (!session) throw new Error(`No session ${id}. \`herald sessions list\` shows the ids.`);
-    process.stdout.write(`${session.key}  (${session.messageCount} messages)\n\n`);
-    for (const m of state.sessions.load(id)) {
-      const content = m.message.content ?? "";
-      const calls =
-        m.message.role === "assistant" && m.message.tool_calls?.length
-          ? ` [tools: ${m.message.tool_calls.map((c) => c.function.name).join(", ")}]`
-          : "";
-      process.stdout.write(`${m.message.role}${calls}: ${content}\n\n`);
-    }
-    process.stdout.write(`${usageText("Usage", state.usage.forSession(id), createCatalog(cfg))}\n`);
-    state.close();
-  }),
-);
-sessions
-  .command("search <query...>")
-  .option("--limit <n>", "how many hits", (v) => Number.parseInt(v, 10), 10)
-  .action(
-    action((query: string[], opts: { limit: number }) => {
-      const state = openState(config());
-      for (const hit of state.sessions.search(query.join(" "), { limit: opts.limit })) {
-        process.stdout.write(
-          `${hit.sessionId}  ${new Date(hit.createdAt).toISOString().slice(0, 16)}  ${hit.role}: ${hit.snippet}\n`,
-        );
-      }
-      state.close();
-    }),
-  );
-sessions
-  .command("export <id>")
-  .option("--format <format>", "json or md", "json")
-  .action(
-    action((id: string, opts: { format: string }) => {
-      const state = openState(config());
-      const session = state.sessions.get(id);
-      if (!session) throw new Error(`No session ${id}.`);
-      const messages = state.sessions.load(id);
-      if (opts.format === "md") {
-        process.stdout.write(`# ${session.key}\n\n`);
-        for (const m of messages)
-          process.stdout.write(`**${m.message.role}**: ${m.message.content ?? ""}\n\n`);
-      } else {
-        process.stdout.write(
-          `${JSON.stringify({ session, messages: messages.map((m) => m.message) }, null, 2)}\n`,
-        );
-      }
-      state.close();
-    }),
-  );
-sessions
-  .command("prune")
-  .requiredOption("--older-than <days>", "delete ended sessions idle for more than this many days", (v) =>
-    Number.parseFloat(v),
-  )
-  .action(
-    action((opts: { olderThan: number }) => {
-      const state = openState(config());
-      const removed = state.sessions.prune(Date.now() - opts.olderThan * 86_400_000);
-      process.stdout.write(`Deleted ${removed} ended session(s).\n`);
-      state.close();
-    }),
-  );
-
-const pairing = program.command("pairing").description("admit unknown users who asked for access");
-pairing.command("list").action(
-  action(() => {
-    const state = openState(config());
-    const pending = state.pairing.pending();
-    process.stdout.write(
-      pending.length
-        ? "Pending requests (codes are shown only to the requester):\n"
-        : "No pending requests.\n",
-    );
-    for (const r of pending) {
-      process.stdout.write(
-        `  ${r.platform}:${r.userId}${r.userName ? ` (${r.userName})` : ""}  expires ${new Date(r.expiresAt).toISOString()}\n`,
-      );
-    }
-    const approved = state.pairing.approved();
-    if (approved.length) process.stdout.write("Approved:\n");
-    for (const a of approved) process.stdout.write(`  ${a.platform}:${a.userId}\n`);
-    state.close();
-  }),
-);
-pairing
-  .command("approve <codeOrUser>")
-  .description("approve by the code the user got, or directly as platform:userId")
-  .action(
-    action((value: string) => {
-      const state = openState(config());
-      try {
-        const direct = value.includes(":") ? chatParser(value) : undefined;
-        if (direct) {
-          state.pairing.allow(direct.platform, direct.chatId);
-          process.stdout.write(`Approved ${direct.platform}:${direct.chatId}.\n`);
-          return;
-        }
-        const who = state.pairing.approve(value);
-        if (!who)
-          throw new Error(
-            `No pending request has code ${value} (codes expire after 1 hour). \`herald pairing list\` shows requests.`,
-          );
-        process.stdout.write(`Approved ${who.platform}:${who.userId}.\n`);
-      } finally {
-        state.close();
-      }
-    }),
-  );
-pairing
-  .command("revoke <user>")
-  .description("revoke platform:userId")
-  .action(
-    action((value: string) => {
-      const who = chatParser(value);
-      if (!who) throw new Error("Give the user as platform:userId, e.g. telegram:12345.");
-      const state = openState(config());
-      const removed = state.pairing.revoke(who.platform, who.chatId);
-      state.close();
-      process.stdout.write(removed ? `Revoked ${value}.\n` : `${value} was not approved.\n`);
-    }),
-  );
+(await import("./cli/sessions.js")).registerSessionsCommands(program);
+(await import("./cli/pairing.js")).registerPairingCommands(program);
 
 program
   .command("doctor")
@@ -267,11 +111,11 @@ program
 (await import("./cli/whatsapp.js")).registerWhatsAppCommands(program);
 (await import("./cli/skills.js")).registerSkillsCommands(program);
 (await import("./cli/cron.js")).registerCronCommands(program);
-(await import("./cli/tasks.js")).registerTasksCommands(program);
+(await import("./cli/task-board.js")).registerTaskBoardCommands(program);
 (await import("./cli/logs.js")).registerLogsCommand(program);
 (await import("./cli/service.js")).registerServiceCommands(program);
 (await import("./cli/mcp.js")).registerMcpCommands(program);
 (await import("./cli/setup.js")).registerSetupCommand(program);
 (await import("./cli/plugins.js")).registerPluginsCommands(program);
-(await import("./mcp-serve.js")).registerMcpServeCommand(program);
+(await import("./cli/mcp-serve.js")).registerMcpServeCommand(program);
 await program.parseAsync(process.argv);

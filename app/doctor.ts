@@ -1,37 +1,20 @@
 /**
  * `herald doctor`: lists what is configured and checks it for real — the model endpoint answers a
- * request, the state file is writable, Redis answers when configured — printing each problem with its fix.
+ * request, the state file is writable, Redis answers when configured — then asks each configured
+ * platform's module and each feature's declaration for its own lines (the execution backend, web search,
+ * voice, the MCP servers, the plugins …), printing each problem with its fix.
  */
 import { join } from "node:path";
 import OpenAI from "openai";
-import { emailPlatform } from "../adapters/email/module.js";
-import { summarizeSenderCheck } from "../adapters/email/sender-auth.js";
-import { createExecutionBackend, SandboxBackend } from "../agent/exec/index.js";
-import { modelConfigProblem } from "../agent/model-config.js";
-import { LEGACY_PROVIDER, type ProviderCatalog } from "../agent/providers/catalog.js";
-import type { ResolvedModel } from "../agent/providers/types.js";
-import { ffmpegAvailable } from "../agent/tools/voice/convert.js";
-import { createVoice } from "../agent/tools/voice/index.js";
-import { createWebSearchProvider } from "../agent/tools/web/search/index.js";
+import { createCatalog, modelConfigProblem } from "../agent/index.js";
+import { LEGACY_PROVIDER, type ProviderCatalog, type ResolvedModel } from "../agent/providers/index.js";
 import { ConfigError, describeError } from "../core/errors.js";
-import { silentLogger } from "../core/logger.js";
-import { SqliteState } from "../sessions/sqlite-state.js";
-import {
-  configuredPlatforms,
-  execBackendOptions,
-  type HeraldConfig,
-  isLoopbackHost,
-  loadConfig,
-  sectionOf,
-} from "./config.js";
-import { checkSpeech, checkVision } from "./doctor-senses.js";
-import { createCatalog } from "./providers.js";
+import type { DoctorContext, DoctorLine } from "../core/settings.js";
+import { SqliteState } from "../sessions/index.js";
+import { configuredPlatforms, type HeraldConfig, isLoopbackHost, loadConfig, sectionOf } from "./config.js";
+import { features } from "./features.js";
 
-export interface DoctorLine {
-  ok: boolean;
-  text: string;
-  fix?: string;
-}
+export type { DoctorLine } from "../core/settings.js";
 
 /** Runs every check; never throws. */
 export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<DoctorLine[]> {
@@ -81,9 +64,9 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
     ok: true,
     text: `platforms: ${platforms.length ? platforms.map((m) => m.name).join(", ") : "none (API server only)"}`,
   });
-  if (platforms.includes(emailPlatform)) {
-    const { ok, text, fix } = summarizeSenderCheck(sectionOf(config, emailPlatform));
-    lines.push({ ok, text, ...(fix ? { fix } : {}) });
+  const context: DoctorContext = { homeDir: config.homeDir };
+  for (const module of platforms) {
+    if (module.doctor) lines.push(...(await module.doctor(sectionOf(config, module), context)));
   }
   const lists = platforms
     .filter((m) => (config.platforms[m.name]?.allowedUsers ?? []).length > 0)
@@ -115,30 +98,13 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   // Without a model there is nothing to ask (and no wait for a request that cannot succeed).
   if (!modelProblem) lines.push(await checkModel(config, main));
   lines.push(checkState(config));
-  lines.push(await checkExec(config));
-  lines.push(checkWebSearch(config));
-  lines.push(...(await checkVoice(config)));
-  lines.push(...(await (await import("./cli/mcp.js")).checkMcpServers(config)));
-  lines.push(checkSpeech(config), checkVision(config));
   if (config.queue.redisUrl) lines.push(...(await checkRedis(config)));
-  lines.push(...(await checkPlugins(config)));
+  // Each feature's own checks, in the feature list's order (each reads only its own section).
+  const sections = config as unknown as Record<string, unknown>;
+  for (const feature of features) {
+    if (feature.doctor) lines.push(...(await feature.doctor(sections[feature.key], context)));
+  }
   return lines;
-}
-
-/** Loads the plugins as the gateway would: one line each, a failed one with its file:line. */
-async function checkPlugins(config: HeraldConfig): Promise<DoctorLine[]> {
-  if (!config.plugins.enabled) return [{ ok: true, text: "plugins: switched off (plugins.enabled: false)" }];
-  const { createPlugins, formatReport, pluginsDir } = await import("./plugins.js");
-  const { host } = await createPlugins(config, silentLogger());
-  const reports = host.reports();
-  if (reports.length === 0) return [{ ok: true, text: `plugins: none in ${pluginsDir(config)}` }];
-  return reports.map((r) => ({
-    ok: r.status !== "failed",
-    text: `plugin ${formatReport(r)}`,
-    ...(r.status === "failed"
-      ? { fix: "fix the file named, or `herald plugins disable " + r.name + "`" }
-      : {}),
-  }));
 }
 
 async function checkModel(config: HeraldConfig, main: ResolvedModel | undefined): Promise<DoctorLine> {
@@ -265,83 +231,4 @@ export function printDoctor(lines: DoctorLine[], out: NodeJS.WritableStream = pr
   const problems = lines.filter((l) => !l.ok).length;
   out.write(problems ? `\n${problems} problem(s) found.\n` : "\nAll checks passed.\n");
   return problems ? 1 : 0;
-}
-
-/** The terminal tools' execution backend: available here, or what is missing and how to add it. */
-async function checkExec(config: HeraldConfig): Promise<DoctorLine> {
-  const options = execBackendOptions(config);
-  try {
-    const backend = createExecutionBackend(options);
-    const availability = await backend.checkAvailable();
-    await backend.close();
-    if (availability.available) {
-      const where =
-        backend.name === "local"
-          ? "on this host, unsandboxed (exec.backend: local)"
-          : `in the ${backend.name} backend`;
-      const limit = backend instanceof SandboxBackend ? backend.processLimit() : {};
-      const runsAs = limit.runsAs ? `, as uid ${limit.runsAs.uid} outside (the gateway is root)` : "";
-      return {
-        ok: true,
-        text: `terminal tools: commands run ${where}${options.networkAllowed ? ", with network" : ", no network"}${limit.cgroupDir ? ", a pids cgroup per command" : ""}${runsAs}`,
-      };
-    }
-    return {
-      ok: false,
-      text: `terminal tools are off: ${availability.missing}`,
-      fix: availability.fix,
-    };
-  } catch (err) {
-    return {
-      ok: false,
-      text: `terminal tools are off: ${describeError(err)}`,
-      fix: "correct the exec section of config.yaml",
-    };
-  }
-}
-
-/** Web search: which provider, or how to add one (web_extract works without). */
-function checkWebSearch(config: HeraldConfig): DoctorLine {
-  try {
-    const provider = createWebSearchProvider(config.web.search, { configKey: "web.search" });
-    if (provider) return { ok: true, text: `web search: ${provider.name}` };
-    return {
-      ok: true,
-      text: "web search: off (web_extract still reads pages)",
-      fix: "set HERALD_WEB_SEARCH_PROVIDER=searxng and HERALD_WEB_SEARCH_URL=<your SearXNG>, or brave / tavily with HERALD_WEB_SEARCH_KEY",
-    };
-  } catch (err) {
-    return { ok: false, text: `web search: ${describeError(err)}`, fix: "correct web.search in config.yaml" };
-  }
-}
-
-/** Voice notes: the speech-to-text endpoint, and ffmpeg for long or unusual audio. */
-async function checkVoice(config: HeraldConfig): Promise<DoctorLine[]> {
-  if (!config.voice.stt) {
-    return [
-      {
-        ok: true,
-        text: "voice notes: not transcribed (they reach the agent as files)",
-        fix: "set HERALD_STT_URL and HERALD_STT_MODEL (an OpenAI-compatible /v1, e.g. Groq or a self-hosted Whisper)",
-      },
-    ];
-  }
-  try {
-    createVoice({ stt: config.voice.stt });
-  } catch (err) {
-    return [
-      { ok: false, text: `voice notes: ${describeError(err)}`, fix: "correct voice.stt in config.yaml" },
-    ];
-  }
-  const ffmpeg = await ffmpegAvailable();
-  return [
-    { ok: true, text: "voice notes: transcribed before the turn" },
-    ffmpeg.ok
-      ? { ok: true, text: `ffmpeg: ${ffmpeg.version}` }
-      : {
-          ok: false,
-          text: `ffmpeg: ${ffmpeg.message}`,
-          fix: "apt-get install ffmpeg (long and unusual audio need it)",
-        },
-  ];
 }

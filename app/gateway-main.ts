@@ -1,60 +1,42 @@
 /**
- * The composition root of `herald gateway`: opens state, builds the queue, the runner, the API server,
- * the configured platform adapters and the HTTP server, and (on the embedded queue) the agent workers.
- * The only place where concrete classes are wired together.
+ * The composition root of `herald gateway`: opens state, builds the queue, the runner and its features
+ * (gateway-features.ts), the agent side on the embedded queue (agent-runtime.ts), the platform adapters
+ * (gateway-adapters.ts), the dashboard and the HTTP server (http-server.ts). The only place where
+ * concrete classes are wired together.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
-import type { ChatPort } from "../adapters/shared/chat-port.js";
-import { modelConfigProblem } from "../agent/model-config.js";
+import type { ApiAdapter } from "../adapters/api/index.js";
+import type { ChatPort } from "../adapters/shared/index.js";
+import type { DelegateStateApi, Delegation } from "../agent/delegate/index.js";
+import { startHousekeeping, startWorkspaceHeartbeat } from "../agent/exec/index.js";
+import { createCatalog, modelConfigProblem, type ToolRegistry } from "../agent/index.js";
+import { attachPlugins, type Plugins } from "../agent/plugins/index.js";
 import { createJobQueue } from "../agent/queue/index.js";
-import type { ToolRegistry } from "../agent/tool-registry.js";
-import { type McpManager, type McpServerConfig, mcpCommands } from "../agent/tools/mcp/index.js";
-import { createTurnHandler } from "../agent/worker.js";
+import { type McpManager, mcpCommands } from "../agent/tools/mcp/index.js";
+import type { TaskBoardStateApi } from "../agent/tools/task-board/index.js";
+import { isLoopbackHost } from "../agent/tools/web/index.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
-import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
-import { startMaintenance } from "../gateway/maintenance.js";
-import { GatewayRunner, turnIdFor } from "../gateway/runner.js";
+import type { PlatformAdapter } from "../core/types.js";
+import { createGatewayDashboard } from "../gateway/dashboard/index.js";
+import { type HttpServerHandle, watchWorkers } from "../gateway/http/index.js";
+import { filesInUse, type GatewayRunner, startMaintenance } from "../gateway/index.js";
+import { createMcpRoute } from "../gateway/mcp-server/index.js";
 import type { CronService } from "../scheduler/index.js";
-import { SqliteState } from "../sessions/sqlite-state.js";
+import { SqliteState, type SqliteTaskBoard } from "../sessions/index.js";
+import { type AgentRuntime, createAgentRuntime } from "./agent-runtime.js";
 import { announceToWorkers, readMcpServers } from "./announcements.js";
-import { createApprovals } from "./approvals.js";
 import { createChatPort } from "./chat-port.js";
-import { createSessionCompressor } from "./compress.js";
-import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
-import { createCronService } from "./cron.js";
-import { createGatewayDashboard } from "./dashboard.js";
-import { createDelegation, type Delegation } from "./delegation.js";
-import {
-  filesInUse,
-  startHousekeeping,
-  startWorkspaceHeartbeat,
-  workspaceHousekeeping,
-} from "./housekeeping.js";
-import { createRequestGuard } from "./http-guard.js";
-import { type HttpServerHandle, startHttpServer } from "./http-server.js";
-import { createLearning, type Learning } from "./learning.js";
-import { mcpRoute } from "./mcp-serve.js";
-import { createGatewayMetrics, healthRoute, metricsRoute, watchWorkers } from "./observability.js";
-import { createPersona } from "./persona.js";
-import { userIdNormalisers } from "./platforms.js";
-import { attachPlugins, createPlugins, type Plugins } from "./plugins.js";
-import {
-  attachProviders,
-  createCatalog,
-  createConfiguredModelClient,
-  type SessionModels,
-} from "./providers.js";
-import { attachSenses } from "./senses.js";
+import type { HeraldConfig } from "./config.js";
+import { createAdapters, startAdapters } from "./gateway-adapters.js";
+import { createGatewayFeatures, type GatewayFeatures, type LateParts } from "./gateway-features.js";
+import { startGatewayHttp } from "./http-server.js";
+import { chatParser } from "./platforms.js";
+import { createPlugins } from "./plugins.js";
 import { createStateApiRoute } from "./state-api.js";
-import { createLocalStateClient, type StateMembers } from "./state-client.js";
-import { createTodo } from "./todo.js";
-import { createAgentTools } from "./tools.js";
-import { eagerToolsetsFor, jobToolsetLimit, toolsetsOfCaller } from "./toolsets.js";
-import { createWebhooks } from "./webhooks.js";
+import { heraldVersion } from "./version.js";
 
 export interface GatewayOptions {
   logger: Logger;
@@ -76,9 +58,12 @@ export interface Gateway {
   /** Cron jobs: fires them (not with `localOnly`) and serves the `cronjob` tool. */
   cron: CronService;
   /** Memory, skills and the background learning review. */
-  learning: Learning;
-  /** `delegate_task`'s children, the task board, background tasks. */
-  delegation: Delegation;
+  learning: GatewayFeatures["learning"];
+  /** `delegate_task`'s children and background tasks, with the task board beside them. */
+  delegation: Delegation & {
+    board: SqliteTaskBoard;
+    stateApis: { delegate: DelegateStateApi; taskBoard: TaskBoardStateApi };
+  };
   /** Plugins and their hooks (`/reload-plugins` reloads them). */
   plugins: Plugins;
   /** The MCP servers of this process's tools (undefined on Redis: the workers run them). */
@@ -98,7 +83,81 @@ export interface Gateway {
 export async function startGateway(config: HeraldConfig, options: GatewayOptions): Promise<Gateway> {
   const { logger } = options;
   const redis = Boolean(config.queue.redisUrl);
-  if (redis && !config.gatewayClient.key) {
+  prepareStart(config, logger);
+  const state = SqliteState.open(join(config.homeDir, "state.db"), {
+    groupMode: config.sessions.groupSessions,
+    // This process is the one writer: commits are batched and recent histories stay in memory.
+    groupCommit: true,
+    historyCacheBytes: 4 * 1024 * 1024,
+    onEffectError: (err) => logger.error({ error: describeError(err) }, "an effect after commit failed"),
+  });
+  const queue = await createJobQueue(config, logger.child({ component: "queue" }));
+  const late: LateParts = { mcpServers: () => config.mcpServers };
+  const features = createGatewayFeatures(config, {
+    state,
+    queue,
+    logger,
+    late,
+    retryBaseDelayMs: options.retryBaseDelayMs,
+    localOnly: options.localOnly,
+  });
+  const { runner, cron, approvals, delegation } = features;
+  const { agent, plugins } = await attachAgent(config, features, { queue, logger, late, options });
+  const chat = createChatPort({
+    state,
+    runner,
+    queue,
+    catalog: createCatalog(config),
+    modelOf: (key) => late.sessionModels?.modelOf(key) ?? config.model.default ?? config.model.name,
+  });
+  const { api, adapters, failed } = await createAdapters(config, {
+    state,
+    runner,
+    chat,
+    logger,
+    extraAdapters: options.extraAdapters,
+    localOnly: options.localOnly,
+  });
+  const started = new Map<string, PlatformAdapter>();
+  const dashboard = options.localOnly
+    ? undefined
+    : createGatewayDashboard(config, {
+        state,
+        runner,
+        queue,
+        cron,
+        approvals,
+        learning: features.learning,
+        adapters: started,
+        failed,
+        loopbackServer: isLoopbackHost(config.apiServer.host),
+        logger,
+      });
+  runner.start();
+  delegation.resume();
+  if (!options.localOnly) approvals.start();
+  const stopMaintenance = startMaintenance({ state, logger: logger.child({ component: "maintenance" }) });
+  const stopHousekeeping = startGatewayHousekeeping(config, state, agent, options, logger);
+  await startAdapters(adapters, { runner, started, failed, logger });
+  // `herald chat` serves the tool but leaves firing to the gateway.
+  if (!options.localOnly) await cron.start();
+
+  const http = options.localOnly
+    ? undefined
+    : await startHttp(config, { state, queue, logger, features, api, started, failed, dashboard });
+  if (http) logger.info({ url: http.url }, "http server listening");
+  // After the API answers: MCP servers connect in the background, their tools appear as each is up.
+  agent?.startMcp();
+  logger.info({ adapters: [...started.keys()], failed: [...failed.keys()] }, "gateway ready");
+  const stopWatching = redis && !options.localOnly ? watchWorkers(queue, logger) : undefined;
+
+  const stops = { stopWatching, stopMaintenance, stopHousekeeping, dashboard, http };
+  return gatewayHandle(config, { state, queue, features, agent, plugins, api, chat, started, failed, stops });
+}
+
+/** Refuses a Redis gateway without the state API's key, warns of a missing model, makes the folders. */
+function prepareStart(config: HeraldConfig, logger: Logger): void {
+  if (config.queue.redisUrl && !config.gatewayClient.key) {
     throw new ConfigError(
       "HERALD_GATEWAY_KEY",
       "REDIS_URL is set, so turns run on `herald worker` processes, which reach the gateway's state API with HERALD_GATEWAY_KEY; it is not set. Fix: set HERALD_GATEWAY_KEY to a long random string on the gateway and on every worker.",
@@ -108,296 +167,206 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   // One warning at start, not one per failed turn: a fresh install says what to set before anyone writes.
   if (modelProblem)
     logger.warn({ problem: modelProblem }, "no usable model configured: turns will fail until it is");
-  const cacheDir = join(config.homeDir, "cache");
-  for (const dir of [config.homeDir, cacheDir, join(config.homeDir, "logs")])
+  for (const dir of [config.homeDir, join(config.homeDir, "cache"), join(config.homeDir, "logs")])
     mkdirSync(dir, { recursive: true });
+}
 
-  const state = SqliteState.open(join(config.homeDir, "state.db"), {
-    groupMode: config.sessions.groupSessions,
-    // This process is the one writer: commits are batched and recent histories stay in memory.
-    groupCommit: true,
-    historyCacheBytes: 4 * 1024 * 1024,
-    onEffectError: (err) => logger.error({ error: describeError(err) }, "an effect after commit failed"),
-  });
-  const queue = await createJobQueue(config, logger.child({ component: "queue" }));
-  const persona = createPersona(config, state, logger);
-  const learning = createLearning(config, state, logger, {
-    retryBaseDelayMs: options.retryBaseDelayMs,
-    persona,
-  });
-  // Loaded below, once the tools exist; the runner asks through this port.
-  let plugins: Plugins | undefined;
-  // Set right after the runner exists, before any turn starts (the context source runs at dispatch).
-  let sessionModels: SessionModels | undefined;
-  const runner = new GatewayRunner({
-    inboundHook: {
-      active: () => plugins?.hooks.has("inbound") ?? false,
-      run: async (message) => (plugins ? plugins.hooks.inbound(message) : message),
-    },
-    config,
-    state,
-    queue,
-    logger,
-    // On Redis the workers run the turns; BullMQ limits the re-runs of a job whose worker died.
-    turnsRunHere: !redis,
-    userIds: userIdNormalisers,
-    modelName: (key) => sessionModels?.modelOf(key) ?? config.model.default ?? config.model.name,
-    compress: createSessionCompressor(config, state, logger.child({ component: "compress" }), {
-      retryBaseDelayMs: options.retryBaseDelayMs,
-    }),
-    context: (turn, chatType) => ({
-      history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
-      systemPrompt: learning.systemPrompt(turn, chatType),
-      toolsets: toolsetsOfCaller(config, runner.access, turn, chatType, mcpServers()),
-      eagerToolsets: eagerToolsetsFor(config, turn.chat.platform, chatType),
-      voiceReply: senses.voiceReplyOf(turn),
-      ...sessionModels?.forTurn(turn),
-    }),
-  });
-  const senses = attachSenses(config, runner, state.database);
-  learning.attach(runner);
-  runner.commands.add(persona.commands(learning.refreshPrompt));
-  // The MCP servers a turn may get: the running set (after /reload-mcp), else the configured one.
-  let mcpServers = (): readonly McpServerConfig[] => config.mcpServers;
-
-  const cron = createCronService(config, runner, state.database, logger, {
-    toolsetLimit: jobToolsetLimit(config, runner.access, state.sessions, () => mcpServers()),
-  });
-  const webhooks = options.localOnly ? undefined : createWebhooks(config, runner, logger);
-
-  const approvals = createApprovals(runner, config.exec.approvalTimeoutS * 1000, logger);
-  const delegation = createDelegation(config, runner, state, queue, logger);
-  const localState = createLocalStateClient(state, {
-    cron: cron.api,
-    approvals: approvals.stateApi,
-    chat: { notify: async (chat, text) => runner.control.notify(chat, text), send: senses.send },
-    todo: createTodo(runner).stateApi,
-    ...delegation.stateApis,
-    ...learning.stateApis,
-  } satisfies StateMembers);
-  const metrics = createGatewayMetrics(runner, queue);
-  sessionModels = attachProviders(config, runner, state, metrics, logger);
-  // With REDIS_URL, `herald worker` processes run the turns and reach state over the state API. The
-  // tools are ready before the adapters start: loading them alongside let a Matrix adapter stopped in
-  // that window leave an unhandled fetch abort behind.
-  const tools = redis ? undefined : await createAgentTools(config, logger.child({ component: "tools" }));
-  // On Redis the workers run the tools: they hear of a session's end and of the reload commands.
-  const announce = tools ? undefined : queue.announce?.bind(queue);
-  plugins = await createPlugins(config, logger, tools);
-  attachPlugins(runner, plugins, logger, announce && (() => announce({ type: "reload", what: "plugins" })));
-  if (announce) mcpServers = announceToWorkers(config, runner, announce, logger);
-  const registry = tools ? plugins.registry(tools.registry) : undefined;
-  if (tools && registry) {
-    // The embedded gateway runs them here.
-    runner.on("session-ended", ({ session: ended }) => {
-      tools
-        .endSession(ended.key)
-        .catch((err: unknown) =>
-          logger.warn({ error: describeError(err) }, "could not end the background processes of a session"),
-        );
-    });
-    const mcp = tools.mcp;
-    mcpServers = () => mcp.servers().map((s) => s.config);
-    runner.commands.add(
-      mcpCommands({
-        target: { type: "here", manager: mcp },
-        loadServers: () => readMcpServers(config),
-        notify: (chat, text) => runner.control.notify(chat, text),
-        logger: logger.child({ component: "mcp" }),
-      }),
-    );
-    const handler = createTurnHandler({
-      model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
-      compressionModel: config.auxiliary.compression,
-      tools: registry,
-      hooks: plugins.hooks,
-      stageAttachments: tools.stageAttachments,
-      transcribe: tools.transcribe,
-      speakReply: tools.speakReply,
-      state: localState,
-      logger: logger.child({ component: "agent" }),
-      homeDir: config.homeDir,
-    });
-    await queue.consume(handler, { concurrency: config.queue.concurrency });
-  }
-
-  const chat = createChatPort({
-    state,
-    runner,
-    queue,
-    catalog: createCatalog(config),
-    modelOf: (key) => sessionModels?.modelOf(key) ?? config.model.default ?? config.model.name,
-  });
-  const api = config.apiServer.enabled
-    ? createApiAdapter(
-        {
-          key: config.apiServer.key,
-          modelName: config.model.default ?? config.model.name,
-          usageOf: (messageId) => {
-            const lines = state.usage.forTurn(turnIdFor("api", messageId));
-            if (lines.length === 0) return undefined;
-            return {
-              promptTokens: lines.reduce((n, l) => n + l.promptTokens, 0),
-              completionTokens: lines.reduce((n, l) => n + l.completionTokens, 0),
-              cachedTokens: lines.reduce((n, l) => n + l.cachedTokens, 0),
-            };
-          },
-          chat,
-        },
-        { logger },
-      )
-    : undefined;
-  const adapters: PlatformAdapter[] = [...(api ? [api] : []), ...(options.extraAdapters ?? [])];
-  const failed = new Map<string, string>();
-  if (!options.localOnly) {
-    for (const module of configuredPlatforms(config)) {
-      const platform = module.name;
-      try {
-        const deps: AdapterDeps = {
-          logger: logger.child({ adapter: platform }),
-          homeDir: config.homeDir,
-          cacheDir,
-          kv: state.kv(platform),
-          mediaMaxBytes: config.media.maxBytes,
-          isAllowed: (userId: string) => runner.access.isAllowed(platform, userId),
-          isAddressed: (message) => runner.isAddressed(message),
-          commandMenu: () => runner.commands.menu(),
-        };
-        adapters.push(await module.create(sectionOf(config, module), deps));
-      } catch (err) {
-        failed.set(platform, describeError(err));
-        logger.error({ platform, error: describeError(err) }, "adapter could not be created");
-      }
-    }
-  }
-  for (const adapter of adapters) runner.addAdapter(adapter);
-  const started = new Map<string, PlatformAdapter>();
-  const dashboard = options.localOnly
+/**
+ * The agent side of the gateway and the plugins. On the embedded queue the turns run here: the agent
+ * runtime consumes the queue (its tools are ready before the adapters start: loading them alongside
+ * let a Matrix adapter stopped in that window leave an unhandled fetch abort behind). With REDIS_URL,
+ * `herald worker` processes run the turns and reach state over the state API; they hear of a session's
+ * end and of the reload commands, and the gateway loads the plugins only for their commands and hooks.
+ */
+async function attachAgent(
+  config: HeraldConfig,
+  features: GatewayFeatures,
+  parts: { queue: JobQueue; logger: Logger; late: LateParts; options: GatewayOptions },
+): Promise<{ agent: AgentRuntime | undefined; plugins: Plugins }> {
+  const { runner } = features;
+  const { queue, logger, late } = parts;
+  const agent = config.queue.redisUrl
     ? undefined
-    : createGatewayDashboard({
-        config,
-        state,
-        runner,
-        queue,
-        cron,
-        approvals,
-        learning,
-        adapters: started,
-        failed,
+    : await createAgentRuntime(config, {
         logger,
+        queue,
+        state: features.localState,
+        retryBaseDelayMs: parts.options.retryBaseDelayMs,
       });
-  runner.start();
-  delegation.resume();
-  if (!options.localOnly) approvals.start();
-  const stopMaintenance = startMaintenance({ state, logger: logger.child({ component: "maintenance" }) });
-  // Old workspaces (where this process runs the turns; on Redis the workers prune them) and old cache and
-  // media files, never one an open turn or an undelivered reply names. `herald chat`, which may run beside
-  // a gateway, prunes nothing but marks the workspaces of its background processes used, as a gateway does.
-  const workspaces = tools && workspaceHousekeeping(config, tools);
-  const housekeepingLog = logger.child({ component: "housekeeping" });
-  const stopHousekeeping = options.localOnly
-    ? workspaces && startWorkspaceHeartbeat(workspaces, housekeepingLog)
-    : startHousekeeping({
-        cacheDir,
-        mediaRetentionMs: config.media.retentionDays * 86_400_000,
-        inUse: () => filesInUse(state),
-        workspaces,
-        logger: housekeepingLog,
-      });
-
-  await Promise.all(
-    adapters.map(async (adapter) => {
-      try {
-        await adapter.start(runner.handleInbound);
-        started.set(adapter.platform, adapter);
-      } catch (err) {
-        failed.set(adapter.platform, describeError(err));
-        runner.adapters.delete(adapter.platform);
-        logger.error({ platform: adapter.platform, error: describeError(err) }, "adapter failed to start");
-      }
+  const announce = agent ? undefined : queue.announce?.bind(queue);
+  const plugins = agent?.plugins ?? (await createPlugins(config, logger));
+  late.plugins = plugins;
+  attachPlugins(plugins, {
+    gateway: runner,
+    logger,
+    announceReload: announce && (() => announce({ type: "reload", what: "plugins" })),
+  });
+  if (announce) late.mcpServers = announceToWorkers(config, runner, announce, logger);
+  if (!agent) return { agent, plugins };
+  runner.on("session-ended", ({ session: ended }) => {
+    agent.tools
+      .endSession(ended.key)
+      .catch((err: unknown) =>
+        logger.warn({ error: describeError(err) }, "could not end the background processes of a session"),
+      );
+  });
+  const mcp = agent.tools.mcp;
+  late.mcpServers = () => mcp.servers().map((s) => s.config);
+  runner.commands.add(
+    mcpCommands({
+      target: { type: "here", manager: mcp },
+      loadServers: () => readMcpServers(config),
+      notify: (chat, text) => runner.control.notify(chat, text),
+      logger: logger.child({ component: "mcp" }),
     }),
   );
+  await agent.consume(config.queue.concurrency);
+  return { agent, plugins };
+}
 
-  // `herald chat` serves the tool but leaves firing to the gateway.
-  if (!options.localOnly) await cron.start();
+/**
+ * Old workspaces (where this process runs the turns; on Redis the workers prune them) and old cache and
+ * media files, never one an open turn or an undelivered reply names. `herald chat`, which may run beside
+ * a gateway, prunes nothing but marks the workspaces of its background processes used, as a gateway does.
+ */
+function startGatewayHousekeeping(
+  config: HeraldConfig,
+  state: SqliteState,
+  agent: AgentRuntime | undefined,
+  options: GatewayOptions,
+  logger: Logger,
+): (() => void) | undefined {
+  const log = logger.child({ component: "housekeeping" });
+  const workspaces = agent?.workspaces;
+  if (options.localOnly) return workspaces && startWorkspaceHeartbeat(workspaces, log);
+  return startHousekeeping({
+    cacheDir: join(config.homeDir, "cache"),
+    mediaRetentionMs: config.media.retentionDays * 86_400_000,
+    inUse: () => filesInUse(state),
+    workspaces,
+    logger: log,
+  });
+}
 
-  const http =
-    options.localOnly ||
-    (!api && !redis && !dashboard && !webhooks && ![...started.values()].some((a) => a.handleWebhook))
-      ? undefined
-      : await startHttpServer(
-          {
-            logger,
-            adapters: runner.adapters,
-            api,
-            guard: createRequestGuard({
-              apiKeyless: !config.apiServer.key,
-              dashboardOpen: !config.dashboard.password && !config.apiServer.key,
-              corsOrigins: config.apiServer.corsOrigins,
-              logger,
-            }),
-            nodeRoutes: [
-              ...(webhooks ? [webhooks] : []),
-              ...(dashboard ? [dashboard] : []),
-              ...(api ? [mcpRoute(config, { state, runner, cron }, logger)] : []),
-            ],
-            routes: [
-              healthRoute({ queue, backend: redis ? "redis" : "embedded", adapters: started, failed }),
-              metricsRoute(metrics),
-              ...(redis
-                ? [
-                    createStateApiRoute({
-                      state: localState,
-                      key: config.gatewayClient.key,
-                      logger,
-                      committed: () => state.committed(),
-                    }),
-                  ]
-                : []),
-            ],
-          },
-          config.apiServer.host,
-          config.apiServer.port,
-        );
-  if (http) logger.info({ url: http.url }, "http server listening");
-  // After the API answers: MCP servers connect in the background, their tools appear as each is up.
-  tools?.mcp.start();
-  logger.info({ adapters: [...started.keys()], failed: [...failed.keys()] }, "gateway ready");
-  const stopWatching = redis && !options.localOnly ? watchWorkers(queue, logger) : undefined;
+/** Herald's MCP server at `/mcp` of the API server. */
+function mcpRoute(config: HeraldConfig, state: SqliteState, features: GatewayFeatures, logger: Logger) {
+  return createMcpRoute(config, {
+    state,
+    runner: features.runner,
+    cron: features.cron,
+    parseChat: chatParser,
+    version: heraldVersion(),
+    logger,
+  });
+}
 
+/**
+ * The HTTP server, when something is to be served: the API, a worker's state API (Redis), the
+ * dashboard, inbound webhooks, or a platform's webhook.
+ */
+async function startHttp(
+  config: HeraldConfig,
+  parts: {
+    state: SqliteState;
+    queue: JobQueue;
+    logger: Logger;
+    features: GatewayFeatures;
+    api: ApiAdapter | undefined;
+    started: ReadonlyMap<string, PlatformAdapter>;
+    failed: ReadonlyMap<string, string>;
+    dashboard: ReturnType<typeof createGatewayDashboard>;
+  },
+): Promise<HttpServerHandle | undefined> {
+  const { state, logger, features, api, started, dashboard } = parts;
+  const { webhooks, runner } = features;
+  const redis = Boolean(config.queue.redisUrl);
+  if (!api && !redis && !dashboard && !webhooks && ![...started.values()].some((a) => a.handleWebhook))
+    return undefined;
+  return startGatewayHttp(config, {
+    logger,
+    queue: parts.queue,
+    adapters: runner.adapters,
+    started,
+    failed: parts.failed,
+    metrics: features.metrics,
+    api,
+    nodeRoutes: [
+      ...(webhooks ? [webhooks] : []),
+      ...(dashboard ? [dashboard] : []),
+      ...(api ? [mcpRoute(config, state, features, logger)] : []),
+    ],
+    stateApi: redis
+      ? createStateApiRoute({
+          state: features.localState,
+          key: config.gatewayClient.key,
+          logger,
+          committed: () => state.committed(),
+        })
+      : undefined,
+  });
+}
+
+/** The running gateway as its callers see it; `stop()` closes what it opened, in order, once. */
+function gatewayHandle(
+  config: HeraldConfig,
+  parts: {
+    state: SqliteState;
+    queue: JobQueue;
+    features: GatewayFeatures;
+    agent: AgentRuntime | undefined;
+    plugins: Plugins;
+    api: ApiAdapter | undefined;
+    chat: ChatPort;
+    started: ReadonlyMap<string, PlatformAdapter>;
+    failed: ReadonlyMap<string, string>;
+    stops: {
+      stopWatching: (() => void) | undefined;
+      stopMaintenance: () => void;
+      stopHousekeeping: (() => void) | undefined;
+      dashboard: { close(): void } | undefined;
+      http: HttpServerHandle | undefined;
+    };
+  },
+): Gateway {
+  const { state, queue, features, agent, started, stops } = parts;
+  const { runner, cron, approvals, delegation, taskBoard } = features;
   let stopped = false;
   return {
     config,
     state,
     queue,
     runner,
-    api,
-    http,
+    api: parts.api,
+    http: stops.http,
     cron,
-    learning,
-    delegation,
-    plugins,
-    mcp: tools?.mcp,
-    tools: registry,
-    chat,
+    learning: features.learning,
+    delegation: {
+      ...delegation,
+      board: taskBoard.board,
+      stateApis: { delegate: delegation.stateApi, taskBoard: taskBoard.stateApi },
+    },
+    plugins: parts.plugins,
+    mcp: agent?.tools.mcp,
+    tools: agent?.registry,
+    chat: parts.chat,
     adapters: started,
-    failed,
+    failed: parts.failed,
     async stop() {
       if (stopped) return;
       stopped = true;
-      stopWatching?.();
+      stops.stopWatching?.();
       approvals.stop();
-      stopMaintenance();
-      stopHousekeeping?.();
-      dashboard?.close();
-      await http?.close();
+      stops.stopMaintenance();
+      stops.stopHousekeeping?.();
+      stops.dashboard?.close();
+      await stops.http?.close();
       await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));
       await cron.stop();
-      await learning.stop();
+      await features.learning.stop();
       await runner.stop();
       delegation.close();
       await queue.close();
-      await tools?.close();
+      await agent?.close();
       state.close();
     },
   };

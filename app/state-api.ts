@@ -6,11 +6,10 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { STATE_API_PATH, splitStateMethod } from "../agent/state-methods.js";
-import type { StateClient } from "../agent/types.js";
+import { STATE_API_PATH, type StateClient, splitStateMethod } from "../agent/index.js";
 import { describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { SimpleResponse, SimpleRoute } from "./http-server.js";
+import type { SimpleResponse, SimpleRoute } from "../gateway/http/index.js";
 import { isStateMethod, stateMethods } from "./state-methods.js";
 
 /** Options of {@link createStateApiRoute}. */

@@ -3,9 +3,13 @@
  * SqliteState and the features' members (the embedded default). Over HTTP: a remote worker's, with a
  * function for every method of the table (`state-methods.ts`), served by the gateway's state API.
  */
-import { buildHttpStateClient, type HttpStateClientOptions } from "../agent/http-state-client.js";
-import type { StateMember, StateMethodName } from "../agent/state-methods.js";
-import type { StateClient } from "../agent/types.js";
+import {
+  buildHttpStateClient,
+  type HttpStateClientOptions,
+  type StateClient,
+  type StateMember,
+  type StateMethodName,
+} from "../agent/index.js";
 import type { RunnerState } from "../gateway/types.js";
 import { stateMethods } from "./state-methods.js";
 

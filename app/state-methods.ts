@@ -4,13 +4,17 @@
  * against the `StateClient` (every member merged in included): a member left out here fails it. The
  * HTTP client builds its members from this table and the gateway's state API validates calls with it.
  */
-import { delegateStateMethods } from "../agent/delegate/state.js";
-import { approvalStateMethods } from "../agent/held-calls.js";
-import { agentStateMethods, type StateMethodName, type StateMethodTable } from "../agent/state-methods.js";
-import { cronStateMethods } from "../agent/tools/cron/state.js";
-import { memoryStateMethods } from "../agent/tools/memory/state.js";
-import { skillsStateMethods } from "../agent/tools/skills/state.js";
-import { taskBoardStateMethods } from "../agent/tools/task-board/state.js";
+import { delegateStateMethods } from "../agent/delegate/index.js";
+import {
+  agentStateMethods,
+  approvalStateMethods,
+  type StateMethodName,
+  type StateMethodTable,
+} from "../agent/index.js";
+import { cronStateMethods } from "../agent/tools/cron/index.js";
+import { memoryStateMethods } from "../agent/tools/memory/index.js";
+import { skillsStateMethods } from "../agent/tools/skills/index.js";
+import { taskBoardStateMethods } from "../agent/tools/task-board/index.js";
 
 /** Argument schemas by method path (`searchSessions`, `cron.create`, …). */
 export const stateMethods = {

@@ -1,48 +1,46 @@
 /**
- * The agent's tools, in one explicit list: each tool (or toolset) lives in its own folder under
- * `tools/`; this file registers them. Toolsets: "core" (`session_search`), "cron" (`cronjob`), "memory"
- * (`memory`), "skills" (`skills_list`, `skill_view`, `skill_manage`), "terminal" (`terminal`, `process`;
- * only where the configured execution backend is available), "files" (`read_file`, `write_file`,
- * `patch`, `search_files`, in the same workspaces).
+ * The agent's tools, in one explicit list: each tool (or toolset) lives in its folder under
+ * `agent/tools/`; this file registers them and builds those that need the process's parts (the
+ * execution backend, workspaces, the MCP servers). Toolsets: "core" (`session_search`, `clarify`,
+ * `todo`), "cron" (`cronjob`), "memory" (`memory`), "skills" (`skills_list`, `skill_view`,
+ * `skill_manage`), "delegate", "tasks" (`task_board`), "terminal" (`terminal`, `process`; only where the
+ * configured execution backend is available), "files" (`read_file`, `write_file`, `patch`,
+ * `search_files`, in the same workspaces), "web", "messaging", "vision", "voice", and one per MCP server.
  */
 import { join } from "node:path";
-import { delegateTool } from "../agent/delegate/tool.js";
+import { delegateTool } from "../agent/delegate/index.js";
 import {
-  createExecutionBackend,
-  DEFAULT_LIMITS,
+  copyAttachments,
   type ExecutionBackend,
-  type ProcessInfo,
-  ProcessRegistry,
-  SandboxBackend,
+  openExecution,
+  type ProcessRegistry,
   WorkspaceAccess,
   WorkspaceManager,
-  WorkspaceQuota,
 } from "../agent/exec/index.js";
-import { ToolRegistry } from "../agent/tool-registry.js";
+import { type SpeakReply, type Tool, ToolRegistry, type UnavailableToolset } from "../agent/index.js";
 import { clarifyTool } from "../agent/tools/clarify/index.js";
 import { cronjobTool } from "../agent/tools/cron/index.js";
-import { fileTools } from "../agent/tools/files/tools.js";
-import { McpManager, mcpToolset } from "../agent/tools/mcp/index.js";
-import { type McpSaveDir, mcpServerTools, mcpUtilityTools } from "../agent/tools/mcp/tools.js";
+import { fileTools } from "../agent/tools/files/index.js";
+import {
+  createMcpClient,
+  type McpManager,
+  type McpSaveDir,
+  mcpWorkspaceFiles,
+} from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
+import { sendMessageTool, workspaceExporter } from "../agent/tools/messaging/index.js";
 import { sessionSearchTool } from "../agent/tools/session-search/index.js";
 import { skillsTools } from "../agent/tools/skills/index.js";
 import { taskBoardTool } from "../agent/tools/task-board/index.js";
 import { terminalTools } from "../agent/tools/terminal/index.js";
 import { todoTool } from "../agent/tools/todo/index.js";
-import { createVoice } from "../agent/tools/voice/index.js";
-import { createWorkerHtmlConverter } from "../agent/tools/web/html-converter.js";
-import { createWebSearchProvider } from "../agent/tools/web/search/index.js";
-import { webTools } from "../agent/tools/web/tools.js";
-import type { Tool } from "../agent/types.js";
-import type { SpeakReply } from "../agent/voice-reply.js";
-import { describeError } from "../core/errors.js";
+import { createVisionTool } from "../agent/tools/vision/index.js";
+import { createSpeechTools, createTranscriber } from "../agent/tools/voice/index.js";
+import { createWebTools } from "../agent/tools/web/index.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnJob } from "../core/turn.js";
 import type { InboundAttachment } from "../core/types.js";
 import { execBackendOptions, type HeraldConfig } from "./config.js";
-import { sensesTools } from "./senses-tools.js";
-import { copyAttachments, mcpWorkspaceFiles } from "./workspace-files.js";
 
 /** The tools that need nothing but their context. Later features add theirs here. */
 export const builtinTools: readonly Tool[] = [
@@ -102,7 +100,7 @@ export interface AgentTools {
    */
   mcp: McpManager;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
-  unavailable: { toolset: string; missing: string; fix: string }[];
+  unavailable: UnavailableToolset[];
   /** A session ended: its background processes are killed, its workspace's file helper ended. */
   endSession(sessionKey: string): Promise<void>;
   /** Kills background processes and closes the backend. */
@@ -116,101 +114,60 @@ export interface AgentTools {
  */
 export async function createAgentTools(config: HeraldConfig, logger: Logger): Promise<AgentTools> {
   const tools: Tool[] = [...builtinTools];
-  const unavailable: AgentTools["unavailable"] = [];
+  const unavailable: UnavailableToolset[] = [];
   const workspaces = new WorkspaceManager({
     rootDir: join(config.homeDir, "workspaces"),
     scope: config.exec.workspaceScope,
     logger,
   });
-  let backend: ExecutionBackend | undefined;
-  let access: WorkspaceAccess | undefined;
-  let processes: ProcessRegistry | undefined;
+  const exec = await openExecution(execBackendOptions(config), { workspaces, logger });
   // Files MCP tools return: into the session's workspace where the file tools are on, else the cache.
   let mcpFiles: McpSaveDir | undefined;
-  try {
-    const options = execBackendOptions(config);
+  if ("backend" in exec) {
     const { maxTimeoutS, dangerousCommands } = config.exec;
-    const candidate = createExecutionBackend(options, logger);
-    const availability = await candidate.checkAvailable();
-    if (availability.available) {
-      backend = candidate;
-      const quota = new WorkspaceQuota({
+    const { backend, processes, quota, virtualRoot, exitNotices, access } = exec;
+    tools.push(
+      ...terminalTools({
         backend,
-        quotaBytes: options.limits.workspaceQuotaBytes ?? DEFAULT_LIMITS.workspaceQuotaBytes,
-        isBusy: (dir) => processes?.isBusy(dir) ?? false,
-        logger,
-      });
-      const exitNotices = new Map<string, (info: ProcessInfo) => void>();
-      processes = new ProcessRegistry({
-        backend,
-        logger,
-        onExit: (info) => {
-          quota.invalidate(info.workspaceDir);
-          exitNotices.get(info.id)?.(info);
-          exitNotices.delete(info.id);
-        },
-      });
-      // Commands in the sandbox and the container see the workspace at /workspace: so do the tools.
-      const virtualRoot = backend.name === "sandbox" || backend.name === "docker" ? "/workspace" : undefined;
-      access = new WorkspaceAccess({ workspaces, backend, quota, virtualRoot });
-      tools.push(
-        ...terminalTools({
-          backend,
-          workspaces,
-          processes,
-          quota,
-          maxTimeoutS,
-          dangerous: dangerousCommands,
-          virtualRoot,
-          exitNotices,
-        }),
-      );
-      if (dangerousCommands === "off")
-        logger.warn({}, "dangerous commands run without approval (exec.dangerous_commands: off)");
-      tools.push(...fileTools({ access, backend }));
-      mcpFiles = mcpWorkspaceFiles(access);
-      if (backend.name === "local")
-        logger.warn({}, "terminal tools run commands on this host, unsandboxed (exec.backend: local)");
-      if (backend instanceof SandboxBackend) {
-        const { cgroupDir, runsAs } = backend.processLimit();
-        if (cgroupDir) logger.info({ cgroupDir }, "sandboxed commands get a pids cgroup each");
-        if (runsAs)
-          logger.info(runsAs, "the gateway is root: sandboxed commands run as this unprivileged user");
-      }
-    } else {
-      await candidate.close();
-      unavailable.push({ toolset: "terminal", missing: availability.missing, fix: availability.fix });
-      logger.warn({ missing: availability.missing, fix: availability.fix }, "terminal tools are off");
-    }
-  } catch (err) {
-    unavailable.push({
-      toolset: "terminal",
-      missing: describeError(err),
-      fix: "correct the exec section of config.yaml",
-    });
-    logger.warn({ error: describeError(err) }, "terminal tools are off");
-  }
-  const web = webToolsOf(config, logger, unavailable);
+        workspaces,
+        processes,
+        quota,
+        maxTimeoutS,
+        dangerous: dangerousCommands,
+        virtualRoot,
+        exitNotices,
+      }),
+      ...fileTools({ access, backend }),
+    );
+    if (dangerousCommands === "off")
+      logger.warn({}, "dangerous commands run without approval (exec.dangerous_commands: off)");
+    mcpFiles = mcpWorkspaceFiles(access);
+  } else unavailable.push({ toolset: "terminal", missing: exec.missing, fix: exec.fix });
+  const web = createWebTools(config, { logger, unavailable });
   tools.push(...web.tools);
   // Without the terminal tools (no command runs in any workspace) the files are this host's; attachments
   // still go to the workspace: vision_analyze and send_message read them there, and only there (never
   // another session's files in the shared cache).
-  access ??= new WorkspaceAccess({ workspaces });
-  const workspaceAccess = access;
-  const stageAttachments = (job: TurnJob) => copyAttachments(workspaceAccess, job);
-  const senses = sensesTools(config, logger, unavailable, workspaceAccess);
-  tools.push(...senses.tools);
+  const access = "backend" in exec ? exec.access : new WorkspaceAccess({ workspaces });
+  tools.push(
+    sendMessageTool({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
+    createVisionTool(config, { access, unavailable }),
+  );
+  const speech = createSpeechTools(config, { logger, unavailable });
+  tools.push(...speech.tools);
   const registry = createToolRegistry(tools);
-  const mcp = mcpOf(config, registry, logger, mcpFiles);
+  const mcp = createMcpClient(config, { registry, logger, files: mcpFiles });
+  const backend = "backend" in exec ? exec.backend : undefined;
+  const processes = "backend" in exec ? exec.processes : undefined;
   return {
     registry,
     mcp,
     processes,
     workspaces,
     backend,
-    stageAttachments,
-    transcribe: transcriberOf(config, logger, unavailable),
-    speakReply: senses.speakReply,
+    stageAttachments: (job) => copyAttachments(access, job),
+    transcribe: createTranscriber(config, { logger, unavailable }),
+    speakReply: speech.speakReply,
     unavailable,
     async endSession(sessionKey) {
       await processes?.killAll(sessionKey);
@@ -225,82 +182,4 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
       await web.close();
     },
   };
-}
-
-/**
- * The MCP servers: their resource/prompt tools now, each server's own tools once it connected (and
- * again on every change); the servers connect in the background, nothing waits for them.
- */
-function mcpOf(
-  config: HeraldConfig,
-  registry: ToolRegistry,
-  logger: Logger,
-  files: McpSaveDir | undefined,
-): McpManager {
-  const log = logger.child({ component: "mcp" });
-  const manager = new McpManager({ servers: config.mcpServers, logger: log });
-  registry.register(...mcpUtilityTools(manager, files));
-  manager.toolsChanged.add((name) => {
-    const server = manager.get(name);
-    registry.describeToolsets({ [mcpToolset(name)]: `tools of the MCP server ${name}` });
-    try {
-      registry.replaceToolset(mcpToolset(name), server ? mcpServerTools(server, files) : []);
-    } catch (err) {
-      log.error({ server: name, error: describeError(err) }, "mcp tools not registered");
-    }
-  });
-  return manager;
-}
-
-/** The web tools: search when a provider is configured, extraction always (HTML converted off-thread). */
-function webToolsOf(
-  config: HeraldConfig,
-  logger: Logger,
-  unavailable: AgentTools["unavailable"],
-): { tools: Tool[]; close(): Promise<void> } {
-  let search: ReturnType<typeof createWebSearchProvider>;
-  try {
-    search = createWebSearchProvider(config.web.search, { configKey: "web.search" });
-  } catch (err) {
-    unavailable.push({
-      toolset: "web",
-      missing: `web_search: ${describeError(err)}`,
-      fix: "correct web.search in config.yaml",
-    });
-    logger.warn({ error: describeError(err) }, "web search is off");
-  }
-  if (!search)
-    unavailable.push({
-      toolset: "web",
-      missing: "web_search: no search provider configured",
-      fix: "set HERALD_WEB_SEARCH_PROVIDER=searxng and HERALD_WEB_SEARCH_URL=<your SearXNG> (or brave / tavily with HERALD_WEB_SEARCH_KEY)",
-    });
-  const converter = createWorkerHtmlConverter();
-  return {
-    tools: webTools({ search, allowPrivate: config.web.allowPrivate, convertHtml: converter.convert }),
-    close: () => converter.close(),
-  };
-}
-
-/** Transcription of voice notes before the turn, when `voice.stt` is set; a bad section is reported. */
-function transcriberOf(
-  config: HeraldConfig,
-  logger: Logger,
-  unavailable: AgentTools["unavailable"],
-): AgentTools["transcribe"] {
-  if (!config.voice.stt) return undefined;
-  try {
-    const voice = createVoice({ stt: config.voice.stt }, { logger, keyPrefix: "voice" });
-    const transcribe = voice.transcribe;
-    if (!transcribe) return undefined;
-    return async (attachment, signal) => (await transcribe(attachment.path, { signal })).text;
-  } catch (err) {
-    unavailable.push({
-      toolset: "voice",
-      missing: describeError(err),
-      fix: "correct voice.stt (HERALD_STT_URL, HERALD_STT_MODEL)",
-    });
-    logger.warn({ error: describeError(err) }, "voice notes will not be transcribed");
-    return undefined;
-  }
 }

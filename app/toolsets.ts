@@ -1,16 +1,18 @@
 /**
- * Which toolsets a turn gets (part of the composition root): its platform's or the default ones, less
- * the terminal tools in groups unless allowed, plus the MCP servers that serve its chat and admit whom
- * it acts for; which of them every request carries in full; and the limit of a cron job's runs (the
- * toolsets of the chat that made the job).
+ * Which toolsets a turn gets: its platform's or the default ones, less the terminal tools in groups
+ * unless allowed, plus the MCP servers that serve its chat and admit whom it acts for; which of them
+ * every request carries in full; and the limit of a cron job's runs (the toolsets of the chat that made
+ * the job). The gateway's turn context reads it. It is the configuration put together with two tool
+ * folders' facts (the MCP servers' reach, the owners' plugin toolset), which the agent's own unit does
+ * not import, so it sits with the config assembly.
  */
 
-import { OWNERS_PLUGINS_TOOLSET } from "../agent/plugins/host.js";
+import { OWNERS_PLUGINS_TOOLSET } from "../agent/plugins/index.js";
 import { type McpServerConfig, mcpToolset, serverAdmits, serverServes } from "../agent/tools/mcp/index.js";
 import type { Caller } from "../core/access.js";
 import { sessionKey } from "../core/chat.js";
 import type { ChatRef, ChatType } from "../core/types.js";
-import type { AccessPolicy } from "../gateway/access.js";
+import type { AccessPolicy } from "../gateway/index.js";
 import type { ToolsetLimit } from "../scheduler/index.js";
 import type { SessionStore } from "../sessions/types.js";
 import type { HeraldConfig } from "./config.js";

@@ -7,21 +7,16 @@
 import { mkdirSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
-import { probeGateway } from "../agent/http-state-client.js";
-import { modelConfigProblem } from "../agent/model-config.js";
+import { startHousekeeping, workerHousekeeping } from "../agent/exec/index.js";
+import { modelConfigProblem, probeGateway } from "../agent/index.js";
 import { createJobQueue } from "../agent/queue/index.js";
-import { ownListeners } from "../agent/tools/web/own-listeners.js";
-import { portOf, systemLookup } from "../agent/tools/web/resolve.js";
-import { createTurnHandler } from "../agent/worker.js";
+import { ownListeners, portOf, systemLookup } from "../agent/tools/web/index.js";
 import { ConfigError, describeError, HeraldError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { createAgentRuntime } from "./agent-runtime.js";
 import { listenToGateway } from "./announcements.js";
 import type { HeraldConfig } from "./config.js";
-import { startHousekeeping, workerHousekeeping } from "./housekeeping.js";
-import { createPlugins } from "./plugins.js";
-import { createConfiguredModelClient } from "./providers.js";
 import { createHttpStateClient } from "./state-client.js";
-import { createAgentTools } from "./tools.js";
 
 /** Options of {@link runWorker}. */
 export interface WorkerOptions {
@@ -48,9 +43,63 @@ export interface WorkerHandle {
  */
 export async function runWorker(config: HeraldConfig, options: WorkerOptions): Promise<WorkerHandle> {
   const { logger } = options;
-  const { redisUrl } = config.queue;
+  const { url, key } = requireWorkerConfig(config);
+  mkdirSync(join(config.homeDir, "cache"), { recursive: true });
+  const forgetGateway = await markGatewayOwn(url, logger);
+  const client = { url, key, logger: logger.child({ component: "state-client" }) };
+  await probe(client);
+
+  const modelProblem = config.providers.length ? undefined : modelConfigProblem(config.model);
+  if (modelProblem)
+    logger.warn({ problem: modelProblem }, "no usable model configured: turns will fail until it is");
+  const queue = await createJobQueue(config, logger.child({ component: "queue" }));
+  const agent = await createAgentRuntime(config, {
+    logger,
+    queue,
+    state: createHttpStateClient(client),
+    retryBaseDelayMs: options.retryBaseDelayMs,
+  });
+  // A session reset at the gateway ends the background processes its turns started on this worker;
+  // /reload-mcp and /reload-plugins there reload this worker's servers and plugins.
+  const stopListening = listenToGateway(queue, {
+    config,
+    tools: agent.tools,
+    plugins: agent.plugins,
+    logger,
+  });
+  const concurrency = options.concurrency ?? config.queue.concurrency;
+  try {
+    await agent.consume(concurrency);
+  } catch (err) {
+    forgetGateway();
+    stopListening();
+    await queue.close();
+    await agent.close();
+    throw err;
+  }
+  logger.info({ concurrency, prefix: config.queue.prefix }, "worker consuming turns");
+  // Old workspaces (also where workers share HERALD_HOME) and the cache files this worker writes.
+  const stopHousekeeping = startHousekeeping(
+    workerHousekeeping(config, agent.tools, logger.child({ component: "housekeeping" })),
+  );
+  agent.startMcp();
+
+  let stopping: Promise<void> | undefined;
+  return {
+    stop() {
+      forgetGateway();
+      stopHousekeeping();
+      stopListening();
+      stopping ??= queue.close().then(() => agent.close());
+      return stopping;
+    },
+  };
+}
+
+/** The gateway's URL and key; throws a `ConfigError` naming what is missing. */
+function requireWorkerConfig(config: HeraldConfig): { url: string; key: string } {
   const { url, key } = config.gatewayClient;
-  if (!redisUrl) {
+  if (!config.queue.redisUrl) {
     throw new ConfigError(
       "REDIS_URL",
       "herald worker takes turns from Redis, but REDIS_URL is not set. Fix: set REDIS_URL (and HERALD_GATEWAY_URL, HERALD_GATEWAY_KEY), or run only `herald gateway`, which runs its own workers.",
@@ -65,74 +114,26 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
       `herald worker reaches the gateway's state (sessions, cron, memory, skills) over HTTP, but ${missing} ${missing.includes(" and ") ? "are" : "is"} not set. Fix: set HERALD_GATEWAY_URL to the gateway's HTTP server (e.g. http://gateway:8642) and HERALD_GATEWAY_KEY to the same value as on the gateway.`,
     );
   }
-  mkdirSync(join(config.homeDir, "cache"), { recursive: true });
-  const forgetGateway = await markGatewayOwn(url, logger);
+  return { url, key };
+}
 
-  const client = { url, key, logger: logger.child({ component: "state-client" }) };
+/** Asks the gateway's state API once: a refused key is a `ConfigError`, an unreachable gateway a warning. */
+async function probe(client: { url: string; key: string; logger: Logger }): Promise<void> {
   try {
     const { methods } = await probeGateway({ ...client, connectRetryMs: 0 });
-    logger.info({ gateway: url, methods: methods.length }, "gateway state API reachable");
+    client.logger.info({ gateway: client.url, methods: methods.length }, "gateway state API reachable");
   } catch (err) {
     if (err instanceof HeraldError && err.code === "unauthorized") {
       throw new ConfigError(
         "HERALD_GATEWAY_KEY",
-        `The gateway at ${url} refused HERALD_GATEWAY_KEY. Fix: set HERALD_GATEWAY_KEY to the gateway's value.`,
+        `The gateway at ${client.url} refused HERALD_GATEWAY_KEY. Fix: set HERALD_GATEWAY_KEY to the gateway's value.`,
       );
     }
-    logger.warn({ gateway: url, err: describeError(err) }, "gateway not reachable yet; tools will retry");
+    client.logger.warn(
+      { gateway: client.url, err: describeError(err) },
+      "gateway not reachable yet; tools will retry",
+    );
   }
-
-  const modelProblem = config.providers.length ? undefined : modelConfigProblem(config.model);
-  if (modelProblem)
-    logger.warn({ problem: modelProblem }, "no usable model configured: turns will fail until it is");
-  const queue = await createJobQueue(config, logger.child({ component: "queue" }));
-  // Tools run where the worker is: commands in this machine's workspaces (HERALD_HOME/workspaces).
-  const tools = await createAgentTools(config, logger.child({ component: "tools" }));
-  // Plugins' tools and tool hooks run where the turns run (loaded at start, again on /reload-plugins).
-  const plugins = await createPlugins(config, logger, tools);
-  const handler = createTurnHandler({
-    model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
-    compressionModel: config.auxiliary.compression,
-    tools: plugins.registry(tools.registry),
-    hooks: plugins.hooks,
-    stageAttachments: tools.stageAttachments,
-    transcribe: tools.transcribe,
-    speakReply: tools.speakReply,
-    state: createHttpStateClient(client),
-    logger: logger.child({ component: "agent" }),
-    homeDir: config.homeDir,
-  });
-  // A session reset at the gateway ends the background processes its turns started on this worker;
-  // /reload-mcp and /reload-plugins there reload this worker's servers and plugins.
-  const stopListening = listenToGateway(queue, { config, tools, plugins, logger });
-  const concurrency = options.concurrency ?? config.queue.concurrency;
-  try {
-    await queue.consume(handler, { concurrency });
-  } catch (err) {
-    forgetGateway();
-    stopListening();
-    await queue.close();
-    await tools.close();
-    throw err;
-  }
-  logger.info({ concurrency, prefix: config.queue.prefix }, "worker consuming turns");
-  // Old workspaces (also where workers share HERALD_HOME) and the cache files this worker writes.
-  const stopHousekeeping = startHousekeeping(
-    workerHousekeeping(config, tools, logger.child({ component: "housekeeping" })),
-  );
-  // MCP servers connect in the background; their tools appear as each one is up.
-  tools.mcp.start();
-
-  let stopping: Promise<void> | undefined;
-  return {
-    stop() {
-      forgetGateway();
-      stopHousekeeping();
-      stopListening();
-      stopping ??= queue.close().then(() => tools.close());
-      return stopping;
-    },
-  };
 }
 
 /**

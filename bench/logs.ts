@@ -6,7 +6,7 @@
 import { mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createProcessLogger } from "../app/logging.js";
+import { createProcessLogger } from "../core/process-logger.js";
 
 export interface LogsResult {
   lines: number;

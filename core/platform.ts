@@ -1,14 +1,16 @@
 /**
- * The platform module contract: everything the gateway knows of a platform comes from its module (its
+ * The platform module contract: everything Herald knows of a platform comes from its module (its
  * config section and env names, whether it is configured, how its adapter is built, how its user and
- * chat ids read, how replies render there). The composition root lists the modules; config, access,
- * the adapter registry and the prompt hints are built from that list.
+ * chat ids read, how replies render there, its rows of the configuration reference, its `herald setup`
+ * step and its `herald doctor` lines). The composition root lists the modules; config, access, the
+ * adapter registry, the prompt hints, setup, doctor and docs/configuration.md are built from that list.
  */
 import { z } from "zod";
+import type { ConfigReference, DoctorContext, DoctorLine, EnvTable } from "./settings.js";
+import type { SetupQuestions } from "./setup.js";
 import type { AdapterDeps, PlatformAdapter } from "./types.js";
 
-/** How an environment variable's text becomes a config value. */
-export type EnvKind = "string" | "int" | "bool" | "list" | "url";
+export type { EnvKind } from "./settings.js";
 
 /** The settings every platform section has (`<platform>:` in config.yaml, `<P>_…` in the environment). */
 export interface PlatformCommonConfig {
@@ -28,6 +30,19 @@ export const platformCommonShape = {
   homeChannel: z.string().min(1).optional(),
   requireMention: z.boolean().default(true),
   toolsets: z.array(z.string()).optional(),
+};
+
+/** The reference rows of the common settings (`<P>_…` names are added for each platform). */
+export const platformCommonReference: ConfigReference = {
+  title: "Every platform",
+  intro:
+    "Each platform section (`telegram:`, `discord:` …) has these besides its own keys; `<P>` is the platform's\nname in capitals.",
+  rows: [
+    ["allowed_users", "user ids admitted on this platform"],
+    ["home_channel", "where scheduled reports go by default (`/sethome` overrides it)"],
+    ["require_mention", "in groups, answer only when addressed"],
+    ["toolsets", "toolsets enabled on this platform", "`agent.toolsets`"],
+  ],
 };
 
 /**
@@ -52,7 +67,7 @@ export interface PlatformModule<C extends PlatformCommonConfig = PlatformCommonC
    * Env names and the section key each sets (snake_case, as written in config.yaml), besides the common
    * `<P>_ALLOWED_USERS`, `<P>_HOME_CHANNEL`, `<P>_REQUIRE_MENTION` and `<P>_TOOLSETS`.
    */
-  readonly env: Readonly<Record<string, readonly [key: string, kind: EnvKind]>>;
+  readonly env: EnvTable;
   /** Whether the section holds what starting it needs (the gateway starts configured platforms). */
   isConfigured(config: C): boolean;
   /** Cross-field checks at load time. @throws ConfigError naming the key and the fix. */
@@ -65,6 +80,15 @@ export interface PlatformModule<C extends PlatformCommonConfig = PlatformCommonC
   splitChatId?: ChatIdSplitter | undefined;
   /** How replies render here, for the system prompt. */
   readonly promptHint: string;
+  /** Its section of docs/configuration.md: every key of its own, and every env name above. */
+  readonly reference?: ConfigReference | undefined;
+  /** Its step of `herald setup`: the questions, their flags and the live check of the credentials. */
+  readonly setup?: SetupQuestions | undefined;
+  /**
+   * `herald doctor`'s lines for the platform, asked only when it is configured. Must not throw: a failed
+   * check is a line with `ok: false`.
+   */
+  doctor?(config: C, context: DoctorContext): DoctorLine[] | Promise<DoctorLine[]>;
 }
 
 /**

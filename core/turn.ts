@@ -369,3 +369,13 @@ export interface TurnControl {
   /** Whether the platform's adapter is running here (so a delivery to it can work). */
   isRunning(platform: string): boolean;
 }
+
+/**
+ * The gateway's events a feature follows (the runner's `on`; see gateway/runner-events.ts). `E` names
+ * the events the feature subscribes to, each with the fields it reads: `{ type: "session-ended";
+ * session: { key: string } }`. `on` returns the unsubscribe; a handler must not throw (a throw is
+ * logged where the event is emitted, and the other handlers still hear it).
+ */
+export interface GatewayEvents<E extends { type: string }> {
+  on<T extends E["type"]>(type: T, handler: (event: Extract<E, { type: T }>) => void): () => void;
+}

@@ -4,18 +4,11 @@
  */
 import type { Logger } from "./logger.js";
 
-/** Platform names as they appear in chat strings, config sections and env prefixes. */
-export type PlatformName =
-  | "telegram"
-  | "discord"
-  | "slack"
-  | "whatsapp"
-  | "matrix"
-  | "email"
-  | "api"
-  | "cli"
-  | "cron"
-  | (string & {});
+/**
+ * Platform names as they appear in chat strings, config sections and env prefixes: each platform module's
+ * `name` (app/platforms.ts lists them), or one of the ways in that are not platform modules.
+ */
+export type PlatformName = "api" | "cli" | "cron" | (string & {});
 
 /**
  * Where a message lives. The string form is `platform:chatId[:threadId]` (see `gateway/chat.ts`).

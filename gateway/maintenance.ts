@@ -2,8 +2,11 @@
  * Housekeeping of the state file: the inbound ledger, finished turns and settled outbox items only
  * matter while a platform may still redeliver or a restart may still need them, so rows older than the
  * retention are deleted at start and every few hours. Sessions and their messages are the user's and
- * are never pruned here (`herald sessions prune` does that on request).
+ * are never pruned here (`herald sessions prune` does that on request). `filesInUse` tells the cache's
+ * housekeeping (agent/exec/housekeeping.ts) which cached files open turns and undelivered replies still
+ * name.
  */
+import { resolve } from "node:path";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { RunnerState } from "./types.js";
@@ -45,4 +48,18 @@ export function startMaintenance(options: MaintenanceOptions): () => void {
   const timer = setInterval(() => pruneState(options), options.intervalMs ?? 6 * 3_600_000);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * The files open turns and undelivered replies still name: the attachments of every pending or running
+ * turn in the journal, and the files of every reply waiting in the outbox. Read from the gateway's state
+ * (synchronous SQLite reads). @throws when the state file is closed
+ */
+export function filesInUse(state: Pick<RunnerState, "turns" | "outbox">): Set<string> {
+  const paths = new Set<string>();
+  for (const turn of state.turns.allOpen())
+    for (const attachment of turn.inbound?.attachments ?? []) paths.add(resolve(attachment.path));
+  for (const item of state.outbox.pending())
+    for (const file of item.message.files ?? []) paths.add(resolve(file.path));
+  return paths;
 }

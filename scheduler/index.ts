@@ -1,44 +1,27 @@
 /**
- * Builds the scheduler the configuration asks for (BullMQ job schedulers with `REDIS_URL`, else the
- * in-process timer). The composition root builds the cron service around it.
+ * Cron: schedules (cron expressions, intervals, one-shot times), the job store on the gateway's state
+ * file, the service that fires due jobs as turns through `TurnControl` and reports their runs, delivery
+ * targets and home channels, and the scheduler under it (in-process timer, or BullMQ job schedulers on
+ * Redis). `gateway.ts` builds the service on the gateway's runner.
  */
-import type { Logger } from "../core/logger.js";
-import { EmbeddedScheduler } from "./embedded-scheduler.js";
-import type { Scheduler } from "./types.js";
-
-export { CronService, type CronServiceOptions } from "./cron-service.js";
+export { createScheduler } from "./create.js";
+export { CronService, type CronServiceOptions, skipTicksAfter } from "./cron-service.js";
+export {
+  type CronConfig,
+  type CronGateway,
+  type CronPorts,
+  type CronTuning,
+  createCronService,
+} from "./gateway.js";
 export { HOME_CHANNELS_NAMESPACE, HomeChannels, setHomeCommand } from "./home-channels.js";
+export { buildSpec, formatJobLine, formatRunLine, jobView, newJobId, originText } from "./jobs.js";
+export { describeSchedule, formatDuration, formatTime, nextOccurrence, parseSchedule } from "./schedule.js";
 export { SqliteCronStore } from "./sqlite-cron-store.js";
+export {
+  type ParseTargetsOptions,
+  parseTargets,
+  type ResolvedTargets,
+  resolveTargets,
+  type TargetEnvironment,
+} from "./targets.js";
 export type * from "./types.js";
-
-/** The configured scheduler: `BullScheduler` when `queue.redisUrl` is set, else `EmbeddedScheduler`. */
-export function createScheduler(
-  config: { queue: { redisUrl?: string | undefined; prefix: string } },
-  logger: Logger,
-): Scheduler {
-  const { redisUrl, prefix } = config.queue;
-  return redisUrl
-    ? lazyBullScheduler({ logger, connection: redisUrl, prefix })
-    : new EmbeddedScheduler({ logger });
-}
-
-/**
- * The BullMQ scheduler, loaded on first use: bullmq and ioredis cost ~20 MB of memory and start-up
- * time that a gateway on the embedded default never needs.
- */
-function lazyBullScheduler(options: { logger: Logger; connection: string; prefix: string }): Scheduler {
-  let loaded: Promise<Scheduler> | undefined;
-  const get = () => {
-    loaded ??= import("./bull-scheduler.js").then(({ BullScheduler }) => new BullScheduler(options));
-    return loaded;
-  };
-  return {
-    start: async (onTick) => (await get()).start(onTick),
-    upsert: async (job) => (await get()).upsert(job),
-    remove: async (jobId) => (await get()).remove(jobId),
-    list: async () => (await get()).list(),
-    stop: async () => {
-      if (loaded) await (await loaded).stop();
-    },
-  };
-}

@@ -9,7 +9,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { HeraldError } from "../core/errors.js";
-import { migrate } from "../sessions/migrations.js";
+import { migrate } from "../sessions/index.js";
 import type { CronJob, CronJobSpec, CronRun, CronRunStatus } from "./types.js";
 
 interface JobRow {

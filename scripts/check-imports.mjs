@@ -1,15 +1,23 @@
 #!/usr/bin/env node
 /**
  * The folder rules of ARCHITECTURE.md, checked on every product file (`npm run check`):
- * - each folder imports only the folders its row below allows (the kernel, `core/`, imports nothing);
+ * - each unit imports only the units its row below allows (the kernel, `core/`, imports nothing);
+ * - from another family a folder is reached through its public surface: its `index.ts` (and its
+ *   contracts, `types.ts`; its declarations, a platform folder's `module.ts` and a feature's
+ *   `settings.ts`). Within a family, units may import each other's files directly. The kernel's files
+ *   are each public: `core/` is a handful of contracts;
  * - the composition roots (`app/`) are imported by no product file;
- * - no import cycle between folders, and none between files.
+ * - no import cycle between families, and none between files;
+ * - in gateway/, agent/ and app/ no file over 400 lines and no function over 80 (body lines, measured
+ *   by scripts/code-size.mjs), but for the exceptions below, each with its reason. An exception that
+ *   no longer applies is reported too, so the lists only shrink.
  * Type-only imports and module augmentations count: a contract that points the wrong way is a
  * dependency all the same.
  * Tests and benchmarks may import anything. Exits 1 with one line per violation.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { functionLengths } from "./code-size.mjs";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
 
@@ -27,20 +35,33 @@ const ALLOWED = {
   scheduler: ["core", "sessions"],
   "adapters/shared": ["core"],
   "adapters/*": ["core", "adapters/shared"],
+  // Inbound webhooks start turns with delivery targets, as cron runs do.
+  "adapters/webhooks": ["core", "adapters/shared", "sessions", "scheduler"],
   gateway: ["core", "sessions"],
+  // The server's address joins the web tools' own listeners, which no agent fetch reaches.
+  "gateway/http": ["core", "gateway", "agent/tools/web"],
   "gateway/mcp-server": ["core", "sessions", "scheduler"],
-  "gateway/dashboard": ["core", "sessions", "scheduler", "skills/memory", "skills"],
+  "gateway/dashboard": ["core", "sessions", "scheduler", "skills/memory", "skills", "gateway"],
   "agent/exec": ["core"],
   "agent/exec/approvals": ["core"],
   "agent/documents": ["core"],
-  "agent/persona": ["core"],
-  "agent/providers": ["core", "sessions"],
+  "agent/persona": ["core", "agent/exec"],
+  "agent/providers": ["core", "sessions", "scheduler"],
   // The agent core knows no feature: features add their StateClient members from their own folders.
   // The approvals library is the loop's own (a call held for approval ends the turn and resumes it).
   agent: ["core", "sessions", "agent/exec/approvals", "agent/documents", "agent/providers"],
+  // Memory, skills and the review on the gateway: where the agent meets those features.
+  "agent/learning": ["core", "sessions", "skills/memory", "skills", "agent"],
   "agent/plugins/hooks": ["core"],
-  "agent/plugins": ["core", "agent", "agent/plugins/hooks"],
-  "agent/delegate": ["core", "agent"],
+  "agent/plugins": [
+    "core",
+    "agent",
+    "agent/plugins/hooks",
+    "agent/exec",
+    "agent/exec/approvals",
+    "agent/tools/web",
+  ],
+  "agent/delegate": ["core", "sessions", "agent"],
   "agent/tools/*": [
     "core",
     "agent",
@@ -58,6 +79,61 @@ const ALLOWED = {
   app: ["*"],
 };
 
+/**
+ * Imports of another family's inner files, `importer → imported`, each with its reason. The config is
+ * loaded by every CLI command: it reaches a pure check in a file of its own rather than the folder's
+ * index, which loads the whole feature.
+ */
+const DEEP_IMPORTS = {
+  "app/config.ts → agent/tools/web/address.ts":
+    "the loopback check of API_SERVER_HOST (agent/tools/web/index.ts loads the web tools: ~250 ms)",
+  "app/config.ts → scheduler/targets.ts":
+    "the check of each webhook route's delivery targets (scheduler/index.ts loads the cron service)",
+};
+
+/** Files over 400 lines in gateway/, agent/ and app/, each with its reason. */
+const LONG_FILES = {
+  "agent/model-client.ts":
+    "one client over the SDK instances per provider: retries, fallbacks, streaming and the idle timer share its state",
+  "agent/queue/bull-job-queue.ts":
+    "BullMQ's queue, worker, per-key ordering locks, progress and announcements over one set of connections; its scripts, names and lent slots are split out already",
+  "agent/tools/mcp/connection.ts":
+    "one MCP server's life: transports, restarts with backoff, capped reads and calls, which share the connection's state",
+  "gateway/dashboard/server.ts":
+    "the dashboard's request handling: login, CSRF and live streams shared by every page's GET and POST; the pages themselves are page-*.ts",
+};
+
+/** Functions over 80 lines in gateway/, agent/ and app/ (`file name`), each with its reason. */
+const LONG_FUNCTIONS = {
+  "app/doctor.ts runDoctor": "every check of `herald doctor` in the order it prints them",
+  "app/setup/clack-prompter.ts createClackPrompter": "one adapter object over @clack/prompts' prompts",
+  "gateway/dashboard/server.ts createDashboard":
+    "the request handler is one closure over the logins, flash messages and live streams",
+  "gateway/dashboard/server.ts get": "the GET routes of every page, one short case each",
+  "gateway/dashboard/server.ts post": "the POST routes of every form, one short case each",
+  "gateway/mcp-server/server.ts createHeraldMcpServer":
+    "registers each MCP tool in turn: a schema and a short handler",
+  "gateway/session-commands.ts sessionCommands":
+    "one CommandModule literal: /new, /sessions, /resume, /title, /undo, /compress, each a short handler",
+  "agent/loop.ts loop":
+    "the agent loop's step cycle: the model call, hooks, tool calls and held approvals share its locals",
+  "agent/model-client.ts createModelClient": "the client's closure over its SDK instances and retry timing",
+  "agent/model-client.ts attempt": "one request with its idle timer, abort and error mapping",
+  "agent/model-client.ts streamChat": "the fallback chain around `attempt`, with usage summed across tries",
+  "agent/documents/extract.ts extractDocumentFromBuffer": "one branch per document kind, each short",
+  "agent/tools/files/patch-file.ts patchFile":
+    "matching, the ambiguity errors and the diff of one replacement",
+  "agent/tools/mcp/tools.ts mcpUtilityTools": "three tool definitions over one manager",
+  "agent/tools/terminal/index.ts terminalTools":
+    "the `terminal` and `process` tools' definitions over shared deps",
+  "agent/tools/web/html-converter.ts createWorkerHtmlConverter":
+    "the worker thread's life: start, restart after a crash, time limit per page",
+};
+
+const MAX_FILE_LINES = 400;
+const MAX_FUNCTION_LINES = 80;
+const SIZED = ["gateway", "agent", "app"];
+
 /** Folders that are units of their own (see ALLOWED); `adapters/<x>` and `agent/tools/<x>` always are. */
 const UNITS = Object.keys(ALLOWED)
   .filter((u) => u.includes("/") && !u.endsWith("/*"))
@@ -72,6 +148,25 @@ function unitOf(file) {
   if (parts[0] === "adapters" && parts.length > 2) return parts.slice(0, 2).join("/");
   if (parts[0] === "agent" && parts[1] === "tools" && parts.length > 3) return parts.slice(0, 3).join("/");
   return parts[0];
+}
+
+const familyOf = (file) => relative(root, file).split("/")[0];
+
+/**
+ * Whether another family may import `file`: a folder's index.ts or types.ts, a platform's module.ts, a
+ * feature's settings.ts. The last two are declarations the config loader, setup, doctor and the
+ * reference page read without loading the platform's SDK or the feature itself.
+ */
+function isPublic(file) {
+  const rel = relative(root, file);
+  const name = basename(rel);
+  return (
+    familyOf(file) === "core" ||
+    name === "index.ts" ||
+    name === "types.ts" ||
+    name === "settings.ts" ||
+    /^adapters\/[^/]+\/module\.ts$/.test(rel)
+  );
 }
 
 function ruleOf(unit) {
@@ -108,6 +203,7 @@ const files = FAMILIES.flatMap((top) => {
 
 const problems = [];
 const edges = new Map();
+const deepSeen = new Set();
 for (const file of files) {
   const text = readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\//g, "");
   const targets = new Set();
@@ -126,16 +222,19 @@ for (const file of files) {
   for (const target of targets) {
     const to = unitOf(target);
     if (to === from) continue;
-    if (to === "app")
-      problems.push(
-        `${relative(root, file)} imports ${relative(root, target)}: nothing imports the composition roots (app/)`,
-      );
+    const edge = `${relative(root, file)} imports ${relative(root, target)}`;
+    if (to === "app") problems.push(`${edge}: nothing imports the composition roots (app/)`);
     else if (!allowed.includes("*") && !allowed.includes(to))
-      problems.push(
-        `${relative(root, file)} imports ${relative(root, target)}: '${from}' may import only ${allowed.join(", ") || "nothing of the project"}`,
-      );
+      problems.push(`${edge}: '${from}' may import only ${allowed.join(", ") || "nothing of the project"}`);
+    else if (familyOf(target) !== familyOf(file) && !isPublic(target)) {
+      const key = `${relative(root, file)} → ${relative(root, target)}`;
+      if (DEEP_IMPORTS[key]) deepSeen.add(key);
+      else problems.push(`${edge}: from another family, import ${to}/index.ts (its public surface)`);
+    }
   }
 }
+for (const key of Object.keys(DEEP_IMPORTS))
+  if (!deepSeen.has(key)) problems.push(`DEEP_IMPORTS lists '${key}', which no longer happens: remove it`);
 
 /** Strongly connected components with more than one member (or a self-loop): the cycles. */
 function cycles(graph) {
@@ -182,16 +281,38 @@ for (const scc of cycles(edges))
 
 const folders = new Map();
 for (const [file, targets] of edges) {
-  const from = unitOf(file).split("/")[0];
+  const from = familyOf(file);
   if (!folders.has(from)) folders.set(from, new Set());
-  for (const t of targets)
-    if (unitOf(t).split("/")[0] !== from) folders.get(from).add(unitOf(t).split("/")[0]);
+  for (const t of targets) if (familyOf(t) !== from) folders.get(from).add(familyOf(t));
 }
 for (const scc of cycles(folders)) problems.push(`folder cycle: ${scc.sort().join(" ↔ ")}`);
+
+const longSeen = new Set();
+for (const file of files) {
+  const rel = relative(root, file);
+  if (!SIZED.includes(familyOf(file))) continue;
+  const text = readFileSync(file, "utf8");
+  const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
+  if (lines > MAX_FILE_LINES) {
+    if (LONG_FILES[rel]) longSeen.add(rel);
+    else problems.push(`${rel}: ${lines} lines, over ${MAX_FILE_LINES}: split it`);
+  }
+  for (const fn of functionLengths(text)) {
+    if (fn.lines <= MAX_FUNCTION_LINES) continue;
+    const key = `${rel} ${fn.name}`;
+    if (LONG_FUNCTIONS[key]) longSeen.add(key);
+    else
+      problems.push(
+        `${rel}:${fn.start}: ${fn.name} is ${fn.lines} lines, over ${MAX_FUNCTION_LINES}: split it`,
+      );
+  }
+}
+for (const key of [...Object.keys(LONG_FILES), ...Object.keys(LONG_FUNCTIONS)])
+  if (!longSeen.has(key)) problems.push(`'${key}' is listed as too long but is not: remove it from the list`);
 
 if (problems.length) {
   console.error(`import rules (scripts/check-imports.mjs): ${problems.length} problem(s)`);
   for (const p of problems) console.error(`- ${p}`);
   process.exit(1);
 }
-console.log(`import rules: ${files.length} files, no violation, no cycle`);
+console.log(`import rules: ${files.length} files, no violation, no cycle, no file or function too long`);

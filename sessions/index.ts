@@ -13,6 +13,13 @@ export {
 } from "./sqlite-pairing.js";
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from "./sqlite-session-store.js";
 export { SqliteState, type SqliteStateOptions } from "./sqlite-state.js";
+export {
+  formatTask,
+  formatTaskLine,
+  SqliteTaskBoard,
+  type TaskRecord,
+  type TaskState,
+} from "./sqlite-task-board.js";
 export { SqliteTurnJournal } from "./sqlite-turn-journal.js";
 export { SqliteUsageLedger } from "./sqlite-usage.js";
 export type * from "./types.js";

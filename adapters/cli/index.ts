@@ -15,6 +15,8 @@ import type {
 import type { ChatPort } from "../shared/chat-port.js";
 import type { ChatBackend, ChatEvent, ChatInfo, SubmitOptions } from "./types.js";
 
+export { type LineChatOptions, runLineChat } from "./line.js";
+export { createRemoteChat, type RemoteChatOptions, remoteProblem } from "./remote.js";
 export type { ChatBackend, ChatEvent, ChatInfo, SubmitOptions } from "./types.js";
 
 export interface CliAdapterOptions {

@@ -1,6 +1,10 @@
-/** Discord as a platform module: its config section, env names and lazily built adapter. */
+/**
+ * Discord as a platform module: its config section, env names, reference rows, setup step and lazily
+ * built adapter.
+ */
 import { definePlatform } from "../../core/platform.js";
 import { discordSchema } from "./section.js";
+import { discordSetup } from "./setup.js";
 
 /** The Discord platform. */
 export const discordPlatform = definePlatform({
@@ -28,6 +32,16 @@ export const discordPlatform = definePlatform({
       deps,
     );
   },
+  reference: {
+    rows: [
+      ["bot_token", "starts the platform"],
+      ["api_url", "REST base, as discord.js takes it", "`https://discord.com/api`"],
+      ["auto_thread", "open a thread per conversation started by a mention in a channel"],
+      ["allow_bots", "pass on messages of other bots and webhooks"],
+      ["stream", "`edit` or `off`"],
+    ],
+  },
+  setup: discordSetup,
   promptHint:
     "You are replying in Discord; Markdown is rendered. Long replies are split into several messages.",
 });

@@ -1,7 +1,12 @@
-/** Email as a platform module: its config section, env names and lazily built adapter. */
+/**
+ * Email as a platform module: its config section, env names, reference rows, setup step, the doctor's
+ * sender-check line and the lazily built adapter.
+ */
 import { ConfigError } from "../../core/errors.js";
 import { definePlatform } from "../../core/platform.js";
 import { emailSchema } from "./section.js";
+import { summarizeSenderCheck } from "./sender-auth.js";
+import { emailSetup } from "./setup.js";
 
 /** The email platform (IMAP in, SMTP out). */
 export const emailPlatform = definePlatform({
@@ -31,5 +36,31 @@ export const emailPlatform = definePlatform({
     return createEmailAdapter(emailConfigFrom(c, deps), deps);
   },
   normaliseUserId: (id) => id.trim().toLowerCase(),
+  reference: {
+    rows: [
+      ["address", "starts the platform"],
+      ["password", "IMAP and SMTP password", "required"],
+      ["imap_host", "", "required"],
+      ["imap_port", ""],
+      ["smtp_host", "", "required"],
+      ["smtp_port", ""],
+      ["tls", ""],
+      ["poll_interval_ms", "polling besides IMAP IDLE"],
+      [
+        "verify_sender",
+        "a mail's sender counts only when the receiving server's `Authentication-Results` vouches for it; `false` believes `From:` as written (warned at every start)",
+      ],
+      [
+        "trusted_authserv_id",
+        "your mail server's authserv-id, the first word of its `Authentication-Results` (`mx.google.com`)",
+        "none (the topmost header counts, warned at start)",
+      ],
+    ],
+  },
+  setup: emailSetup,
+  doctor(c) {
+    const { ok, text, fix } = summarizeSenderCheck(c);
+    return [{ ok, text, ...(fix ? { fix } : {}) }];
+  },
   promptHint: "You are replying by email; write a complete, self-contained answer in Markdown, no signature.",
 });

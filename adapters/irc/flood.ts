@@ -3,6 +3,8 @@
  * Flood"); Herald sends `burst` lines at once, then `perSecond`. A send that would wait longer than
  * `maxWaitMs` is refused with the wait, so the outbox retries later instead of holding the connection.
  */
+import { sleep } from "../../core/sleep.js";
+
 export class SendBudget {
   private tokens: number;
   private last: number;
@@ -41,15 +43,4 @@ export class SendBudget {
     this.tail = turn.catch(() => undefined);
     return turn;
   }
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    });
-  });
 }

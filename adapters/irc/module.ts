@@ -2,6 +2,7 @@
 import { ConfigError } from "../../core/errors.js";
 import { definePlatform } from "../../core/platform.js";
 import { ircSchema } from "./section.js";
+import { ircSetup } from "./setup.js";
 
 /** The IRC platform. */
 export const ircPlatform = definePlatform({
@@ -51,6 +52,20 @@ export const ircPlatform = definePlatform({
     const bang = id.indexOf("!");
     return bang === -1 ? id.toLowerCase() : id.slice(0, bang).toLowerCase() + id.slice(bang);
   },
+  reference: {
+    rows: [
+      ["server", "starts the platform"],
+      ["port", "", "`6697` with TLS, else `6667`"],
+      ["tls", ""],
+      ["nick", ""],
+      ["channels", "comma list of channels to join"],
+      ["password", "server password (PASS)"],
+      ["sasl_account, sasl_password", "SASL PLAIN (both or neither)"],
+      ["send_burst", "lines sent at once before pacing"],
+      ["send_per_second", "lines per second after the burst"],
+    ],
+  },
+  setup: ircSetup,
   promptHint:
     "You are replying on IRC: plain text only, no Markdown; every line is a separate message, so be brief and avoid long lists.",
 });

@@ -2,6 +2,7 @@
 import { ConfigError } from "../../core/errors.js";
 import { definePlatform } from "../../core/platform.js";
 import { matrixSchema } from "./section.js";
+import { matrixSetup } from "./setup.js";
 
 /** The Matrix platform. */
 export const matrixPlatform = definePlatform({
@@ -33,5 +34,15 @@ export const matrixPlatform = definePlatform({
     const at = rest.indexOf(":$");
     return at < 0 ? { chatId: rest } : { chatId: rest.slice(0, at), threadId: rest.slice(at + 1) };
   },
+  reference: {
+    rows: [
+      ["homeserver", "starts the platform"],
+      ["access_token", "or the two below"],
+      ["user_id", "`@bot:example.org`, with the password"],
+      ["password", "a password login; its token and device are kept"],
+      ["stream", "`edit` or `off`"],
+    ],
+  },
+  setup: matrixSetup,
   promptHint: "You are replying in Matrix; Markdown is rendered.",
 });

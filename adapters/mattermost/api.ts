@@ -9,6 +9,7 @@
 // A CommonJS package whose re-exports Node's ESM loader cannot see by name: import the whole module.
 import mattermostClient from "@mattermost/client";
 import { PlatformError } from "../../core/errors.js";
+import { sleep } from "../../core/sleep.js";
 
 /** One REST call's request. `body`: JSON, or a FormData (uploads). */
 interface CallOptions {
@@ -141,15 +142,4 @@ function waitOf(headers: Headers): number | undefined {
     if (headers.has(name) && Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds * 1000);
   }
   return undefined;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    });
-  });
 }

@@ -2,6 +2,7 @@
 import { ConfigError } from "../../core/errors.js";
 import { definePlatform } from "../../core/platform.js";
 import { mattermostSchema } from "./section.js";
+import { mattermostSetup } from "./setup.js";
 
 /** The Mattermost platform. */
 export const mattermostPlatform = definePlatform({
@@ -29,6 +30,15 @@ export const mattermostPlatform = definePlatform({
       deps,
     );
   },
+  reference: {
+    rows: [
+      ["url", "the server's address without `/api/v4`; with the token, starts the platform"],
+      ["token", "a bot account's access token"],
+      ["send_per_second", "REST calls per second Herald allows itself"],
+      ["stream", "`edit` or `off`"],
+    ],
+  },
+  setup: mattermostSetup,
   promptHint:
     "You are replying in Mattermost: Markdown renders (bold, italics, lists, tables, code blocks, links). Keep replies reasonably short.",
 });

@@ -1,7 +1,11 @@
-/** Slack as a platform module: its config section, env names and lazily built adapter. */
+/**
+ * Slack as a platform module: its config section, env names, reference rows, setup step and lazily
+ * built adapter.
+ */
 import { ConfigError } from "../../core/errors.js";
 import { definePlatform } from "../../core/platform.js";
 import { slackSchema } from "./section.js";
+import { slackSetup } from "./setup.js";
 
 /** The Slack platform. */
 export const slackPlatform = definePlatform({
@@ -37,5 +41,15 @@ export const slackPlatform = definePlatform({
       deps,
     );
   },
+  reference: {
+    rows: [
+      ["bot_token", "`xoxb-…`; starts the platform"],
+      ["app_token", "`xapp-…`: Socket Mode"],
+      ["signing_secret", "HTTP events at `/webhooks/slack` (one of the two is required)"],
+      ["api_url", "", "`https://slack.com/api/`"],
+      ["stream", "`edit` or `off`"],
+    ],
+  },
+  setup: slackSetup,
   promptHint: "You are replying in Slack; Markdown is converted to Slack formatting. Avoid tables.",
 });

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { Bot, webhookCallback } from "grammy";
 import { ConfigError, describeError, PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
+import { sleep } from "../../core/sleep.js";
 import type {
   AdapterDeps,
   AdapterStatus,
@@ -34,8 +35,6 @@ import { telegramStreams } from "./stream.js";
 import type { BotIdentity, TelegramAdapterConfig } from "./types.js";
 
 export type { TelegramAdapterConfig, TelegramRateLimits } from "./types.js";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The webhook secret: the configured one, else one derived from the token (stable, never logged). */
 function webhookSecretFor(config: TelegramAdapterConfig): string {

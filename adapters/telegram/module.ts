@@ -1,7 +1,11 @@
-/** Telegram as a platform module: its config section, env names and lazily built adapter. */
+/**
+ * Telegram as a platform module: its config section, env names, reference rows, setup step and lazily
+ * built adapter.
+ */
 import { ConfigError } from "../../core/errors.js";
 import { definePlatform } from "../../core/platform.js";
 import { telegramSchema } from "./section.js";
+import { telegramSetup } from "./setup.js";
 
 /** The Telegram platform. */
 export const telegramPlatform = definePlatform({
@@ -27,6 +31,16 @@ export const telegramPlatform = definePlatform({
     const { createTelegramAdapter, telegramConfigFrom } = await import("./index.js");
     return createTelegramAdapter(telegramConfigFrom(c, deps), deps);
   },
+  reference: {
+    rows: [
+      ["bot_token", "starts the platform"],
+      ["api_root", "a local Bot API server", "`https://api.telegram.org`"],
+      ["webhook_url", "`https://<host>/webhooks/telegram`", "none (long polling)"],
+      ["webhook_secret", "`A-Z a-z 0-9 _ -`, 1-256 characters", "derived from the token"],
+      ["stream", "`edit` or `off`"],
+    ],
+  },
+  setup: telegramSetup,
   promptHint:
     "You are replying in Telegram; Markdown is rendered (bold, italic, code, links). Keep replies short.",
 });

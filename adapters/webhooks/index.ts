@@ -1,5 +1,12 @@
-/** Inbound webhooks: config, verification, prompt templates and the HTTP route. */
+/** Inbound webhooks: config, verification, prompt templates, the HTTP route and the turns they start. */
 export { resolveWebhooks } from "./config.js";
+export {
+  createWebhooks,
+  type WebhooksConfig,
+  type WebhooksGateway,
+  type WebhooksPorts,
+  webhookTurnId,
+} from "./gateway.js";
 export { createInboundWebhookRoute, type InboundWebhookOptions } from "./route.js";
 export { fillPrompt } from "./template.js";
 export type {

@@ -1,7 +1,7 @@
 /**
  * Inbound webhooks: the `webhooks:` list of config.yaml (one route per entry, served at
- * `POST /webhooks/in/<name>`) and the contracts between the route and the composition root that runs
- * the turns.
+ * `POST /webhooks/in/<name>`) and the contracts between the route and what runs the turns
+ * (`gateway.ts`).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
@@ -73,7 +73,7 @@ export interface WebhookDelivery {
   id?: string | undefined;
 }
 
-/** What the composition root did with a verified delivery. */
+/** What became of a verified delivery (`gateway.ts` decides). */
 export type WebhookSubmitOutcome =
   | { kind: "accepted"; turnId: string }
   /** A replay or a retry: the same `bodyKey` was received before, or the same `id`. */

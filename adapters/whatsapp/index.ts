@@ -42,6 +42,7 @@ import {
 
 import type { WAMessage, WhatsAppAdapterConfig, WhatsAppAdapterOptions, WhatsAppSocket } from "./types.js";
 
+export { type LinkOptions, type LinkResult, linkWhatsApp, normalisePhone, unlinkWhatsApp } from "./link.js";
 export { printQr } from "./socket.js";
 export type {
   WhatsAppAdapterConfig,

@@ -1,6 +1,10 @@
-/** WhatsApp as a platform module: its config section, env names and lazily built adapter. */
+/**
+ * WhatsApp as a platform module: its config section, env names, reference rows, setup step and lazily
+ * built adapter.
+ */
 import { definePlatform } from "../../core/platform.js";
 import { whatsappSchema } from "./section.js";
+import { whatsappSetup } from "./setup.js";
 
 /** The WhatsApp platform (a linked device through Baileys). */
 export const whatsappPlatform = definePlatform({
@@ -16,5 +20,12 @@ export const whatsappPlatform = definePlatform({
     return createWhatsAppAdapter(c, deps);
   },
   normaliseUserId: (id) => id.trim().replace(/^\+/, "").replace(/@.*$/, ""),
+  reference: {
+    rows: [
+      ["enabled", "starts the platform"],
+      ["self_chat", 'answer in the account owner\'s "message yourself" chat'],
+    ],
+  },
+  setup: whatsappSetup,
   promptHint: "You are replying in WhatsApp; only bold, italic and code render. Avoid headings and tables.",
 });

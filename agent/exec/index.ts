@@ -1,23 +1,38 @@
 /**
- * `createExecutionBackend(options)`: the one way to build a backend from configuration. Options are
- * validated with zod; a bad option raises `ConfigError` naming the option and the fix.
+ * Where commands run: the execution backends (local, bubblewrap sandbox, ssh, docker) built from
+ * configuration by `createExecutionBackend`, the workspaces and their files (read and written where the
+ * commands run), the quota, background processes, and the housekeeping of workspaces and the cache.
  */
-import { z } from "zod";
-import { ConfigError } from "../../core/errors.js";
-import type { Logger } from "../../core/logger.js";
-import { DockerBackend } from "./docker.js";
-import { LocalBackend } from "./local.js";
-import { SandboxBackend } from "./sandbox.js";
-import { SshBackend } from "./ssh.js";
-import type { BackendName, ExecutionBackend } from "./types.js";
-
 export { type OpenWorkspace, WorkspaceAccess, type WorkspaceAccessOptions } from "./access.js";
 export { writeFileAtomic } from "./atomic-write.js";
+export { copyAttachments, ownerOf } from "./attachments.js";
+export {
+  backendFactories,
+  createExecutionBackend,
+  type ExecOptions,
+  type ExecOptionsInput,
+  execOptionsSchema,
+  parseExecOptions,
+} from "./backend.js";
 export { shellQuote } from "./child.js";
 export { createDockerBackend, DockerBackend, type DockerBackendOptions } from "./docker.js";
 export { HelperWorkspaceFiles } from "./files-helper.js";
 export { LocalWorkspaceFiles } from "./files-local.js";
 export { ShellWorkspaceFiles } from "./files-shell.js";
+export {
+  type BusyWorkspaces,
+  type HousekeepingOptions,
+  type HousekeepingReport,
+  type HousekeepingSettings,
+  runHousekeeping,
+  startHousekeeping,
+  startWorkspaceHeartbeat,
+  WORKER_CACHE_FOLDERS,
+  WORKSPACE_HEARTBEAT_MS,
+  type WorkspaceHousekeeping,
+  workerHousekeeping,
+  workspaceHousekeeping,
+} from "./housekeeping.js";
 export { createLocalBackend, LocalBackend, type LocalBackendOptions } from "./local.js";
 export { type WorkspacePathOptions, workspacePath } from "./paths.js";
 export {
@@ -27,6 +42,7 @@ export {
   ProcessRegistry,
   type ProcessRegistryOptions,
 } from "./processes.js";
+export { type PruneFilesOptions, type PruneFilesReport, pruneOldFiles } from "./prune-files.js";
 export { QuotaExceededError, WorkspaceQuota, type WorkspaceUsage } from "./quota.js";
 export { type RunOptions, type RunResult, runCommand, terminate } from "./run.js";
 export {
@@ -37,6 +53,7 @@ export {
   SandboxBackend,
   type SandboxBackendOptions,
 } from "./sandbox.js";
+export { type Execution, openExecution } from "./setup.js";
 export { createSshBackend, SshBackend, type SshBackendOptions } from "./ssh.js";
 export type * from "./types.js";
 export { DEFAULT_LIMITS, DEFAULT_PATH } from "./types.js";
@@ -49,132 +66,3 @@ export {
   type WorkspaceOwner,
   workspaceDirName,
 } from "./workspaces.js";
-
-const positiveInt = z.number().int().positive();
-/** An id for the sandbox's user outside: never 0, the sandbox must not run as root. */
-const sandboxId = z
-  .number()
-  .int()
-  .min(1, "must not be 0: the sandbox never runs as root; give an unprivileged id such as 65534")
-  .max(4_294_967_294);
-
-/** The options of `createExecutionBackend`, as read from config. */
-export const execOptionsSchema = z
-  .object({
-    /** @defaultValue "sandbox" */
-    backend: z.enum(["local", "sandbox", "ssh", "docker"]).default("sandbox"),
-    limits: z
-      .object({
-        cpuSeconds: positiveInt,
-        memoryBytes: positiveInt,
-        maxProcesses: positiveInt,
-        maxFileSizeBytes: positiveInt,
-        tmpSizeBytes: z
-          .number()
-          .int()
-          .min(1024 * 1024, "give at least 1048576 bytes (1 MiB)"),
-        workspaceQuotaBytes: z
-          .number()
-          .int()
-          .min(1024 * 1024, "give at least 1048576 bytes (1 MiB)"),
-      })
-      .partial()
-      .default({}),
-    /** Let commands reach the network (sandbox, docker). @defaultValue false */
-    networkAllowed: z.boolean().default(false),
-    sandbox: z
-      .object({
-        bwrapPath: z.string().min(1).optional(),
-        /** A pids cgroup per command: true finds one, a path names the directory, false: none. @defaultValue true */
-        pidsCgroup: z.union([z.boolean(), z.string().min(1)]).optional(),
-        /** The unprivileged uid/gid of a root gateway's sandbox. @defaultValue 65534 */
-        uid: sandboxId.optional(),
-        gid: sandboxId.optional(),
-      })
-      .optional(),
-    ssh: z
-      .object({
-        host: z.string().min(1),
-        user: z.string().min(1),
-        port: positiveInt.max(65535).default(22),
-        identityFile: z.string().min(1),
-        stateDir: z.string().min(1),
-        remoteRoot: z.string().min(1).optional(),
-        strictHostKeyChecking: z.enum(["accept-new", "yes", "no"]).default("accept-new"),
-        knownHostsFile: z.string().min(1).optional(),
-      })
-      .optional(),
-    docker: z.object({ image: z.string().min(1).default("debian:bookworm-slim") }).optional(),
-  })
-  .strict();
-
-/** Input of `createExecutionBackend` (before defaults). */
-export type ExecOptionsInput = z.input<typeof execOptionsSchema>;
-/** Validated options, defaults applied. */
-export type ExecOptions = z.output<typeof execOptionsSchema>;
-
-/** The fix to suggest for a bad option, by its path. */
-function fixFor(path: string): string {
-  if (path === "backend") return 'choose one of "local", "sandbox", "ssh", "docker"';
-  if (path.startsWith("ssh")) return "set exec.ssh.host, user, identityFile (a private key) and stateDir";
-  if (path === "limits.tmpSizeBytes" || path === "limits.workspaceQuotaBytes")
-    return "give a whole number of bytes, at least 1048576 (1 MiB)";
-  if (path.startsWith("limits")) return "give a positive whole number";
-  if (path === "sandbox.uid" || path === "sandbox.gid")
-    return "give an unprivileged id (not 0, the sandbox must never be root outside), e.g. 65534";
-  if (path === "sandbox.pidsCgroup") return "give true, false or a cgroup directory path";
-  return "see the exec options in the README";
-}
-
-/** Validates `input`; throws `ConfigError` whose `key` is `exec.<option>`. */
-export function parseExecOptions(input: unknown): ExecOptions {
-  const parsed = execOptionsSchema.safeParse(input ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue?.path.join(".") ?? "";
-    throw new ConfigError(
-      `exec.${path || "options"}`,
-      `exec.${path || "options"} is invalid (${issue?.message ?? "invalid"}): ${fixFor(path)}`,
-      { cause: parsed.error },
-    );
-  }
-  const options = parsed.data;
-  if (options.backend === "ssh" && !options.ssh) {
-    throw new ConfigError(
-      "exec.ssh",
-      'exec.backend is "ssh" but exec.ssh is missing: set exec.ssh.host, user, identityFile and stateDir',
-    );
-  }
-  return options;
-}
-
-type Factory = (options: ExecOptions, logger: Logger | undefined) => ExecutionBackend;
-
-/** One factory per backend name. */
-export const backendFactories: Record<BackendName, Factory> = {
-  local: () => new LocalBackend(),
-  sandbox: (o) =>
-    new SandboxBackend({
-      bwrapPath: o.sandbox?.bwrapPath,
-      pidsCgroup: o.sandbox?.pidsCgroup,
-      uid: o.sandbox?.uid,
-      gid: o.sandbox?.gid,
-      networkAllowed: o.networkAllowed,
-      limits: o.limits,
-    }),
-  ssh: (o, logger) => {
-    const ssh = o.ssh!; // parseExecOptions refuses "ssh" without it.
-    return new SshBackend({ ...ssh, logger });
-  },
-  docker: (o, logger) =>
-    new DockerBackend({ image: o.docker?.image, networkAllowed: o.networkAllowed, limits: o.limits, logger }),
-};
-
-/**
- * Builds the configured backend. Does not check availability: call `checkAvailable()` at startup and
- * report `missing` and `fix` when it is not. Throws `ConfigError` for invalid options.
- */
-export function createExecutionBackend(input: ExecOptionsInput, logger?: Logger): ExecutionBackend {
-  const options = parseExecOptions(input);
-  return backendFactories[options.backend](options, logger);
-}

@@ -4,7 +4,7 @@
  *
  * A workspace's last use is recorded in a file of its own beside the workspaces, out of reach of the
  * commands that run in it (`.last-used/<name>`): a turn marks it whenever it uses the workspace, and
- * the process that runs a background process there marks it every few minutes (app/housekeeping.ts).
+ * the process that runs a background process there marks it every few minutes (housekeeping.ts).
  * The folder's own modification time counts too (workspaces older than the record have only that), but
  * alone it is not enough: `tar x` of an archive holding `./`, `cp -a` or `touch -d` set it to the past.
  * `prune` deletes workspaces whose last use is older than the retention, so several processes sharing

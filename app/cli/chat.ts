@@ -7,11 +7,11 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import { pino } from "pino";
-import type { ChatBackend } from "../../adapters/cli/types.js";
+import type { ChatBackend } from "../../adapters/cli/index.js";
 import { ConfigError } from "../../core/errors.js";
 import { createLogger } from "../../core/logger.js";
+import { createProcessLogger } from "../../core/process-logger.js";
 import { type HeraldConfig, loadConfig } from "../config.js";
-import { createProcessLogger } from "../logging.js";
 import { cliAction } from "./action.js";
 
 interface ChatOptions {
@@ -54,7 +54,7 @@ export function registerChatCommand(program: Command): Command {
             const { runTui } = await ui;
             await runTui(backend, { historyFile: join(cfg.homeDir, "chat_history") });
           } else {
-            const { runLineChat } = await import("../../adapters/cli/line.js");
+            const { runLineChat } = await import("../../adapters/cli/index.js");
             await runLineChat(backend);
             process.stdout.write("\n");
           }
@@ -72,7 +72,7 @@ async function remoteBackend(
   url: string,
   session: string | undefined,
 ): Promise<{ backend: ChatBackend; stop(): Promise<void> }> {
-  const { createRemoteChat, remoteProblem } = await import("../../adapters/cli/remote.js");
+  const { createRemoteChat, remoteProblem } = await import("../../adapters/cli/index.js");
   const { terminalUser } = await import("../../adapters/cli/index.js");
   if (!/^https?:\/\//.test(url))
     throw new ConfigError(

@@ -5,12 +5,19 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ConfigError, describeError, HeraldError } from "../../core/errors.js";
-import { HOME_CHANNELS_NAMESPACE, HomeChannels } from "../../scheduler/home-channels.js";
-import { buildSpec, formatJobLine, formatRunLine, jobView, newJobId } from "../../scheduler/jobs.js";
-import { nextOccurrence } from "../../scheduler/schedule.js";
-import { SqliteCronStore } from "../../scheduler/sqlite-cron-store.js";
-import type { MissedRunPolicy } from "../../scheduler/types.js";
-import { SqliteState } from "../../sessions/sqlite-state.js";
+import {
+  buildSpec,
+  formatJobLine,
+  formatRunLine,
+  HOME_CHANNELS_NAMESPACE,
+  HomeChannels,
+  jobView,
+  type MissedRunPolicy,
+  newJobId,
+  nextOccurrence,
+  SqliteCronStore,
+} from "../../scheduler/index.js";
+import { SqliteState } from "../../sessions/index.js";
 import { type HeraldConfig, loadConfig } from "../config.js";
 import { chatParser, platformModules } from "../platforms.js";
 
@@ -81,51 +88,13 @@ export function registerCronCommands(program: Command, deps: CronCliDeps = {}): 
     .option("--model <model>", "model of the runs")
     .option("--timeout <minutes>", "run time limit (default 10)", Number.parseFloat)
     .option("--missed <policy>", "after downtime: auto, run or skip (default auto)")
-    .action((opts: AddOptions) =>
-      withStore((store, cfg) => {
-        const now = Date.now();
-        const spec = buildSpec(
-          {
-            schedule: opts.schedule,
-            prompt: opts.prompt,
-            deliver: opts.deliver,
-            name: opts.name,
-            timezone: opts.timezone,
-            skills: opts.skill,
-            toolsets: opts.toolsets?.split(",").map((s) => s.trim()),
-            model: opts.model,
-            timeoutMinutes: opts.timeout,
-            missedRuns: opts.missed,
-          },
-          {
-            timezone: cfg.timezone,
-            now,
-            knownPlatforms: new Set([...platformModules.map((m) => m.name), "api"]),
-          },
-        );
-        const job = store.insertJob(newJobId(), spec, nextOccurrence(spec.schedule, now), now);
-        for (const note of homeChannelNotes(cfg, spec.deliver)) err(`${note}\n`);
-        err(`Added: ${formatJobLine(jobView(job, undefined, cfg.timezone))}\n`);
-        out(`${job.id}\n`);
-      })(),
-    );
+    .action((opts: AddOptions) => withStore((store, cfg) => addJob(store, cfg, opts, { out, err }))());
 
   cron
     .command("list")
     .description("list jobs with their recent runs (status, duration, output or error)")
     .option("--runs <n>", "runs shown per job", (v) => Number.parseInt(v, 10), 5)
-    .action((opts: { runs: number }) =>
-      withStore((store, cfg) => {
-        const jobs = store.listJobs();
-        if (jobs.length === 0) out("No scheduled jobs. Add one with `herald cron add`.\n");
-        for (const job of jobs) {
-          const runs = store.runs(job.id, Math.max(0, opts.runs));
-          out(`${formatJobLine(jobView(job, runs[0], cfg.timezone))}\n`);
-          out(`    prompt: ${job.prompt.replace(/\s+/g, " ").slice(0, 200)}\n`);
-          for (const run of runs) out(`    ${formatRunLine(run, cfg.timezone)}\n`);
-        }
-      })(),
-    );
+    .action((opts: { runs: number }) => withStore((store, cfg) => listJobs(store, cfg, opts.runs, out))());
 
   cron
     .command("run <id>")
@@ -175,5 +144,55 @@ function homeChannelNotes(cfg: HeraldConfig, deliver: readonly string[]): string
       );
   } finally {
     state.close();
+  }
+}
+
+/** `herald cron add`: builds the job from the options, stores it, prints its id. */
+function addJob(
+  store: SqliteCronStore,
+  cfg: HeraldConfig,
+  opts: AddOptions,
+  io: { out: (text: string) => void; err: (text: string) => void },
+): void {
+  const now = Date.now();
+  const spec = buildSpec(
+    {
+      schedule: opts.schedule,
+      prompt: opts.prompt,
+      deliver: opts.deliver,
+      name: opts.name,
+      timezone: opts.timezone,
+      skills: opts.skill,
+      toolsets: opts.toolsets?.split(",").map((s) => s.trim()),
+      model: opts.model,
+      timeoutMinutes: opts.timeout,
+      missedRuns: opts.missed,
+    },
+    {
+      timezone: cfg.timezone,
+      now,
+      knownPlatforms: new Set([...platformModules.map((m) => m.name), "api"]),
+    },
+  );
+  const job = store.insertJob(newJobId(), spec, nextOccurrence(spec.schedule, now), now);
+  for (const note of homeChannelNotes(cfg, spec.deliver)) io.err(`${note}\n`);
+  io.err(`Added: ${formatJobLine(jobView(job, undefined, cfg.timezone))}\n`);
+  io.out(`${job.id}\n`);
+}
+
+/** `herald cron list`: every job with its last `runsPerJob` runs. */
+function listJobs(
+  store: SqliteCronStore,
+  cfg: HeraldConfig,
+  runsPerJob: number,
+  out: (text: string) => void,
+): void {
+  const jobs = store.listJobs();
+  if (jobs.length === 0) out("No scheduled jobs. Add one with `herald cron add`.\n");
+  for (const job of jobs) {
+    const runs = store.runs(job.id, Math.max(0, runsPerJob));
+    out(`${formatJobLine(jobView(job, runs[0], cfg.timezone))}\n`);
+    out(`    prompt: ${job.prompt.replace(/\s+/g, " ").slice(0, 200)}\n`);
+    for (const run of runs) out(`    ${formatRunLine(run, cfg.timezone)}\n`);
   }
 }

@@ -4,11 +4,16 @@
  * which the gateway (and on Redis each worker) reads on start and on `/reload-plugins`.
  */
 import type { Command } from "commander";
-import { readDisabled, setEnabled } from "../../agent/plugins/enabled.js";
-import { discoverPlugins } from "../../agent/plugins/loader.js";
+import {
+  discoverPlugins,
+  formatReport,
+  pluginsDir,
+  readDisabled,
+  setEnabled,
+} from "../../agent/plugins/index.js";
 import { silentLogger } from "../../core/logger.js";
 import { type HeraldConfig, loadConfig } from "../config.js";
-import { createPlugins, formatReport, pluginsDir } from "../plugins.js";
+import { createPlugins } from "../plugins.js";
 import { cliAction } from "./action.js";
 
 /** What the plugins commands use besides their arguments (tests pass their own). */

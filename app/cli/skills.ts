@@ -5,10 +5,7 @@
  */
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { curateSkills } from "../../skills/curator.js";
-import { formatIssues } from "../../skills/issues.js";
-import { bundledSkillsDir } from "../../skills/loader.js";
-import { FileSkillStore } from "../../skills/store.js";
+import { bundledSkillsDir, curateSkills, FileSkillStore, formatIssues } from "../../skills/index.js";
 import { loadConfig } from "../config.js";
 import { cliAction } from "./action.js";
 

@@ -36,7 +36,7 @@ export function registerWhatsAppCommands(program: Command): void {
     .action(
       run(async (opts: { phone?: string }) => {
         const { authDir, logger } = context();
-        const { linkWhatsApp, normalisePhone } = await import("../../adapters/whatsapp/link.js");
+        const { linkWhatsApp, normalisePhone } = await import("../../adapters/whatsapp/index.js");
         if (opts.phone !== undefined) normalisePhone(opts.phone); // a typo fails before connecting
         const { printQr } = await import("../../adapters/whatsapp/index.js");
         process.stdout.write("Connecting to WhatsApp…\n");
@@ -66,7 +66,7 @@ export function registerWhatsAppCommands(program: Command): void {
     .action(
       run(async () => {
         const { authDir, logger } = context();
-        const { unlinkWhatsApp } = await import("../../adapters/whatsapp/link.js");
+        const { unlinkWhatsApp } = await import("../../adapters/whatsapp/index.js");
         const result = await unlinkWhatsApp({ authDir, logger });
         const message = {
           "logged-out": "Logged out of WhatsApp and deleted the saved credentials.",

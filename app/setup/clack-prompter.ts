@@ -1,6 +1,6 @@
 /** The interactive prompter: @clack/prompts on the terminal (works over SSH). Ctrl-C → `SetupCancelled`. */
 import * as clack from "@clack/prompts";
-import { type Prompter, SetupCancelled } from "./types.js";
+import { type Prompter, SetupCancelled } from "../../core/setup.js";
 
 function answered<T>(value: T | symbol): Exclude<T, symbol> {
   if (clack.isCancel(value)) throw new SetupCancelled();

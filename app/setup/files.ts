@@ -8,21 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { join } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { Document, isMap, parseDocument } from "yaml";
-
-export interface SetupFiles {
-  /** A config.yaml value (snake_case path), as the file has it now (edits included). */
-  get(path: string): unknown;
-  set(path: string, value: unknown): void;
-  /** Adds values to a list at `path`, keeping what is there. */
-  addToList(path: string, values: string[]): void;
-  /** A .env value (the file's, edits included). */
-  env(name: string): string | undefined;
-  setEnv(name: string, value: string): void;
-  /** What changes on commit: config paths and env names (never values). */
-  changes(): string[];
-  /** Writes both files (temp + rename). */
-  commit(): { configPath: string; envPath: string };
-}
+import type { SetupFiles } from "../../core/setup.js";
 
 /** Opens HERALD_HOME's config.yaml and .env (either may be missing). */
 export function openSetupFiles(homeDir: string): SetupFiles {

@@ -3,9 +3,7 @@
  * map built from flags and environment variables. An unanswered question takes its `initial` value
  * (the current setting), a select with a "skip" choice skips, and nothing waits for a person.
  */
-import { CheckFailed, type Prompter } from "./types.js";
-
-export type Answers = Record<string, string | string[] | boolean | undefined>;
+import { type Answers, CheckFailed, type Prompter } from "../../core/setup.js";
 
 /** Builds the prompter; lines go to `out`. */
 export function createFlagsPrompter(answers: Answers, out: NodeJS.WritableStream = process.stdout): Prompter {

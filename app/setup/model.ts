@@ -1,7 +1,7 @@
 /** The model step of `herald setup`: provider, base URL, key (checked by listing models), model name. */
+import { CheckFailed, type Choice, type StepContext } from "../../core/setup.js";
+import { checked, secret, tryAgain } from "../../core/setup-steps.js";
 import { checkModel, checkModelAnswers } from "./checks.js";
-import { checked, type StepContext, secret, tryAgain } from "./step.js";
-import { CheckFailed, type Choice } from "./types.js";
 
 type Provider = "openai" | "openrouter" | "ollama" | "other" | "skip";
 

@@ -1,20 +1,50 @@
 /**
  * `herald setup`: the model, the platforms, the owner on each allowlist, the optional extras; then
  * `config.yaml` and `.env` are written together at the end (nothing before: Ctrl-C changes nothing),
- * and `herald doctor` runs. Re-running edits what is there and keeps everything else.
+ * and `herald doctor` runs. Re-running edits what is there and keeps everything else. The platforms'
+ * steps and the optional ones are their modules' declarations (`setup`), in the order of their lists.
  */
-import { EXTRA_CHOICES, type ExtraName, extraSteps } from "./extras.js";
+import type { Prompter, SetupQuestions, StepContext } from "../../core/setup.js";
+import { features } from "../features.js";
+import { platformModules } from "../platforms.js";
 import { openSetupFiles } from "./files.js";
 import { modelStep } from "./model.js";
-import { PLATFORM_CHOICES, type PlatformName, platformSteps } from "./platforms.js";
-import type { StepContext } from "./step.js";
-import type { Prompter } from "./types.js";
+
+/** A module's setup questions under the name the wizard's choice gives it. */
+export interface NamedQuestions {
+  /** The platform's name, or the feature's key. */
+  name: string;
+  setup: SetupQuestions;
+}
+
+/** The platforms that have a setup step, in the platform list's order. */
+export const platformQuestions: readonly NamedQuestions[] = platformModules.flatMap((m) =>
+  m.setup ? [{ name: m.name, setup: m.setup }] : [],
+);
+
+/** The optional steps ("extras"): the features that have one, in the feature list's order. */
+export const extraQuestions: readonly NamedQuestions[] = features.flatMap((f) =>
+  f.setup ? [{ name: f.key, setup: f.setup }] : [],
+);
+
+const choices = (list: readonly NamedQuestions[]) =>
+  list.map(({ name, setup }) => ({ value: name, label: setup.label, hint: setup.hint }));
+
+/** Runs the step of each chosen module, in the order chosen. */
+async function runSteps(ctx: StepContext, list: readonly NamedQuestions[], chosen: string[]): Promise<void> {
+  for (const name of chosen) {
+    const setup = list.find((q) => q.name === name)?.setup;
+    if (!setup) continue;
+    ctx.p.say("step", setup.label);
+    await setup.step(ctx);
+  }
+}
 
 export interface SetupOptions {
   homeDir: string;
   prompter: Prompter;
   /** Platforms already configured (pre-selected on a re-run). */
-  configured?: PlatformName[];
+  configured?: string[];
   /** How long "send any message to your bot now" waits. @defaultValue 120_000 */
   ownerWaitMs?: number;
 }
@@ -43,22 +73,22 @@ export async function runSetup(options: SetupOptions): Promise<SetupOutcome> {
   await modelStep(ctx);
 
   p.say("step", "Platforms");
-  const platforms = await p.multiselect<PlatformName>({
+  const platforms = await p.multiselect<string>({
     key: "platforms",
     message: "Which platforms should Herald answer on? (space toggles, enter confirms)",
-    options: PLATFORM_CHOICES,
+    options: choices(platformQuestions),
     initial: options.configured ?? [],
   });
-  await platformSteps(ctx, platforms);
+  await runSteps(ctx, platformQuestions, platforms);
 
   p.say("step", "Extras");
-  const extras = await p.multiselect<ExtraName>({
+  const extras = await p.multiselect<string>({
     key: "extras",
     message: "Optional settings (space toggles, enter confirms; none is fine)",
-    options: EXTRA_CHOICES,
+    options: choices(extraQuestions),
     initial: [],
   });
-  await extraSteps(ctx, extras);
+  await runSteps(ctx, extraQuestions, extras);
 
   const changes = files.changes();
   if (!changes.length) {

@@ -3,7 +3,7 @@
  * needs a login: a random session id in an HttpOnly, SameSite=Strict cookie, valid for a fixed time,
  * kept in memory (a restart logs everyone out). Without one, the dashboard answers only when the server
  * listens on loopback and the request comes from loopback, which is the API server's own rule: on
- * loopback it needs no key either. The gateway's request guard (app/http-guard.ts) also holds such
+ * loopback it needs no key either. The gateway's request guard (gateway/http/guard.ts) also holds such
  * requests to a loopback Host with the server's port and the server's own Origin (a page of another
  * site reaching 127.0.0.1 by DNS rebinding names its own host). Every change (POST) carries a CSRF token
  * bound to the login.

@@ -8,9 +8,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { printLogs } from "../../app/cli/logs.js";
-import { createRotatingFile } from "../../app/log-file.js";
-import { createProcessLogger } from "../../app/logging.js";
+import { createRotatingFile } from "../../core/log-file.js";
+import { printLogs } from "../../core/log-reader.js";
+import { createProcessLogger } from "../../core/process-logger.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
 
 const root = join(import.meta.dirname, "..", "..");

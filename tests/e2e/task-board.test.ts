@@ -5,7 +5,7 @@
  */
 import { Command } from "commander";
 import { afterEach, describe, expect, it } from "vitest";
-import { registerTasksCommands } from "../../app/cli/tasks.js";
+import { registerTaskBoardCommands as registerTasksCommands } from "../../app/cli/task-board.js";
 import { loadConfig } from "../../app/config.js";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";

@@ -9,18 +9,18 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { LocalBackend } from "../../agent/exec/local.js";
-import { ProcessRegistry } from "../../agent/exec/processes.js";
-import type { Workspace } from "../../agent/exec/types.js";
-import { WorkspaceManager } from "../../agent/exec/workspaces.js";
-import { loadConfig } from "../../app/config.js";
 import {
   type HousekeepingOptions,
   runHousekeeping,
   startHousekeeping,
   startWorkspaceHeartbeat,
   workerHousekeeping,
-} from "../../app/housekeeping.js";
+} from "../../agent/exec/housekeeping.js";
+import { LocalBackend } from "../../agent/exec/local.js";
+import { ProcessRegistry } from "../../agent/exec/processes.js";
+import type { Workspace } from "../../agent/exec/types.js";
+import { WorkspaceManager } from "../../agent/exec/workspaces.js";
+import { loadConfig } from "../../app/config.js";
 import { silentLogger } from "../../core/logger.js";
 import { processesWithArg, uniqueSleep } from "./exec-contract.js";
 

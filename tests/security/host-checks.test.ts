@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { blockedReason, createGuardedFetch, safeFetch, WebError } from "../../agent/tools/web/index.js";
 import { resolveChecked } from "../../agent/tools/web/resolve.js";
 import { isLoopbackHost } from "../../app/config.js";
-import { isOwnHost, isOwnOrigin } from "../../app/http-guard.js";
+import { isOwnHost, isOwnOrigin } from "../../gateway/http/guard.js";
 import { fakeLookup } from "../fakes/web/lookup.js";
 
 /** The address check alone, for a URL: no socket is opened, a name resolves through `lookup`. */

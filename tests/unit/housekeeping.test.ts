@@ -16,10 +16,11 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
+import { pruneOldFiles, runHousekeeping, WORKER_CACHE_FOLDERS } from "../../agent/exec/index.js";
 import { loadConfig } from "../../app/config.js";
-import { filesInUse, pruneOldFiles, runHousekeeping, WORKER_CACHE_FOLDERS } from "../../app/housekeeping.js";
 import { ConfigError } from "../../core/errors.js";
 import { createLogger, silentLogger } from "../../core/logger.js";
+import { filesInUse } from "../../gateway/maintenance.js";
 import { SqliteState } from "../../sessions/sqlite-state.js";
 
 const DAY = 86_400_000;

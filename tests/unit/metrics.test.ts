@@ -3,7 +3,7 @@
  * histogram buckets with +Inf, sum and count, and gauges refreshed by collectors at each render.
  */
 import { describe, expect, it } from "vitest";
-import { MetricsRegistry } from "../../app/metrics.js";
+import { MetricsRegistry } from "../../core/metrics.js";
 
 describe("MetricsRegistry", () => {
   it("renders counters, gauges and histograms in the text format", async () => {

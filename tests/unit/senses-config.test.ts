@@ -1,7 +1,8 @@
 /** The senses' configuration: env names, errors naming the key, and what doctor says. */
 import { describe, expect, it } from "vitest";
+import { checkVision } from "../../agent/tools/vision/settings.js";
+import { checkSpeech } from "../../agent/tools/voice/settings.js";
 import { loadConfig } from "../../app/config.js";
-import { checkSpeech, checkVision } from "../../app/doctor-senses.js";
 
 const base = { HERALD_HOME: "/tmp/herald-senses-config" };
 

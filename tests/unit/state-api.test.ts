@@ -7,11 +7,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { probeGateway } from "../../agent/http-state-client.js";
 import { STATE_API_PATH } from "../../agent/state-methods.js";
 import type { StateClient, TodoItem } from "../../agent/types.js";
-import { type HttpServerHandle, startHttpServer } from "../../app/http-server.js";
 import { createStateApiRoute } from "../../app/state-api.js";
 import { createHttpStateClient } from "../../app/state-client.js";
 import { HeraldError } from "../../core/errors.js";
 import { silentLogger } from "../../core/logger.js";
+import { type HttpServerHandle, startHttpServer } from "../../gateway/http/server.js";
 import type { CronJobView } from "../../scheduler/types.js";
 
 const KEY = "s3cret-gateway-key";

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { registerTasksCommands } from "../../app/cli/tasks.js";
+import { registerTaskBoardCommands as registerTasksCommands } from "../../app/cli/task-board.js";
 import { loadConfig } from "../../app/config.js";
 import { SqliteState } from "../../sessions/sqlite-state.js";
 import { SqliteTaskBoard } from "../../sessions/sqlite-task-board.js";

@@ -2,6 +2,12 @@
 export { classifyCommand, patternKey } from "./classify.js";
 export { approvalCommands } from "./commands.js";
 export {
+  type Approvals,
+  type ApprovalsGateway,
+  type ApprovalsSettings,
+  createApprovals,
+} from "./gateway.js";
+export {
   type ApprovalAsk,
   type ApprovalRequest,
   ApprovalStore,

@@ -4,7 +4,7 @@
  * the job's runs report to this chat unless told otherwise. A user sees and changes only their own jobs.
  */
 import { z } from "zod";
-import { formatDuration, formatTime } from "../../../scheduler/schedule.js";
+import { formatDuration, formatTime } from "../../../scheduler/index.js";
 import type { CronCaller, CronJobInput, CronJobView } from "../../../scheduler/types.js";
 import { defineTool } from "../../tool-registry.js";
 
@@ -137,3 +137,5 @@ function describeJob(job: CronJobView): string {
     : "";
   return `${job.id} "${job.name}": ${job.schedule} → ${job.deliver}; ${next}${last}`;
 }
+
+export { cronStateMethods } from "./state.js";

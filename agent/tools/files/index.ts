@@ -19,5 +19,6 @@ export {
 export { createFileScope, workspaceFileScope } from "./scope.js";
 export { hasRipgrep } from "./search/ripgrep.js";
 export { nameMatcher, type SearchFilesOptions, searchFiles } from "./search-files.js";
+export { type FileToolsDeps, fileTools } from "./tools.js";
 export type { FileScope, FileToolOptions } from "./types.js";
 export { writeFile } from "./write-file.js";

@@ -1,4 +1,7 @@
-/** The MCP client: server configs, connections with restarts, the manager, result conversion. */
+/**
+ * The MCP client: server configs, connections with restarts, the manager, result conversion, the
+ * tools over the servers, and `/mcp`, `/reload-mcp`.
+ */
 
 export { formatStatus, type McpReloadTarget, mcpCommands, type ReloadCommandDeps } from "./commands.js";
 export {
@@ -12,6 +15,15 @@ export {
 export { McpConnection, McpUnavailableError } from "./connection.js";
 export { convertResult, type FileSink, type SaveTarget } from "./content.js";
 export { SAFE_ENV_KEYS, stdioEnvironment } from "./env.js";
-export { McpManager, type McpManagerOptions } from "./manager.js";
-export { cleanInputSchema, modelToolName } from "./schema.js";
+export { McpManager, type McpManagerOptions, withMcpServers } from "./manager.js";
+export { cleanInputSchema, MAX_TOOL_NAME_CHARS, modelToolName } from "./schema.js";
+export { createMcpClient, type McpSettings } from "./setup.js";
+export {
+  MCP_UTILITY_TOOLSET,
+  type McpSaveDir,
+  mcpCacheSink,
+  mcpServerTools,
+  mcpUtilityTools,
+} from "./tools.js";
 export type * from "./types.js";
+export { mcpWorkspaceFiles } from "./workspace-files.js";

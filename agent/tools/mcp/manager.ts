@@ -2,7 +2,7 @@
  * The MCP servers of one process: starts them in the background (nothing waits for them), stops them,
  * reloads them, and tells listeners when a server's tools changed.
  */
-import type { Logger } from "../../../core/logger.js";
+import { type Logger, silentLogger } from "../../../core/logger.js";
 import { type McpBackoff, McpConnection } from "./connection.js";
 import type { McpServerConfig, McpServerHandle, McpServerStatus, McpToolInfo } from "./types.js";
 
@@ -114,5 +114,24 @@ export class McpManager {
         this.#options.logger.warn({ server, err: String(err) }, "mcp tools listener threw");
       }
     }
+  }
+}
+
+/**
+ * Connects to `servers` from this process (only the enabled ones start), waits for each first attempt,
+ * runs `fn`, and stops them: the checks of `herald mcp` and `herald doctor`, beside a running gateway's
+ * own connections.
+ */
+export async function withMcpServers<T>(
+  servers: McpServerConfig[],
+  fn: (manager: McpManager) => Promise<T>,
+): Promise<T> {
+  const manager = new McpManager({ servers, logger: silentLogger(), backoff: { baseMs: 60_000 } });
+  manager.start();
+  try {
+    await manager.ready();
+    return await fn(manager);
+  } finally {
+    await manager.stop();
   }
 }

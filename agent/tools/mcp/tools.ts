@@ -10,16 +10,11 @@ import { join } from "node:path";
 import { z } from "zod";
 import { defineTool } from "../../tool-registry.js";
 import type { Tool, ToolContext, ToolOutput } from "../../types.js";
-import {
-  cleanInputSchema,
-  convertResult,
-  type FileSink,
-  type McpManager,
-  type McpServerHandle,
-  mcpToolset,
-  modelToolName,
-  serverServes,
-} from "./index.js";
+import { mcpToolset, serverServes } from "./config.js";
+import { convertResult, type FileSink } from "./content.js";
+import type { McpManager } from "./manager.js";
+import { cleanInputSchema, modelToolName } from "./schema.js";
+import type { McpServerHandle } from "./types.js";
 
 /** The toolset of the resource and prompt tools. */
 export const MCP_UTILITY_TOOLSET = "mcp";

@@ -65,3 +65,4 @@ export function formatView(view: MemoryView): string {
   if (view.entries.length === 0) return `${head}: empty`;
   return `${head}:\n${view.entries.map((e, i) => `${i + 1}. ${e}`).join("\n")}`;
 }
+export { memoryStateMethods } from "./state.js";

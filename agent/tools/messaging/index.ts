@@ -10,8 +10,17 @@ import { HeraldError } from "../../../core/errors.js";
 import { defineTool } from "../../tool-registry.js";
 import type { Tool, ToolContext } from "../../types.js";
 
+export { workspaceExporter } from "./export.js";
+export {
+  createMessageSender,
+  type MessagingConfig,
+  type MessagingGateway,
+  type MessagingPorts,
+  SENT_MESSAGES_NAMESPACE,
+} from "./gateway.js";
+
 /** What `send_message` runs with. */
-export interface MessagingToolDeps {
+export interface SendMessageToolDeps {
   /**
    * Copies a file of the session's workspace (read where its commands run) to a file of the gateway's
    * own that the outbox may send later, or throws a HeraldError saying why not (missing, a folder,
@@ -21,7 +30,7 @@ export interface MessagingToolDeps {
 }
 
 /** `send_message`, bound to `deps`. */
-export function messagingTool(deps: MessagingToolDeps = {}): Tool {
+export function sendMessageTool(deps: SendMessageToolDeps = {}): Tool {
   return defineTool({
     name: "send_message",
     description:

@@ -4,7 +4,7 @@
  * worked into a reusable skill, or improves one, with the previous version kept for rollback.
  */
 import { z } from "zod";
-import { formatIssues } from "../../../skills/issues.js";
+import { formatIssues } from "../../../skills/index.js";
 import type { SkillResult, SkillsStateApi } from "../../../skills/types.js";
 import { defineTool } from "../../tool-registry.js";
 import type { ToolContext, ToolOutput } from "../../types.js";
@@ -112,3 +112,4 @@ export const skillManageTool = defineTool({
 
 /** The skills tools, in the order the model sees them. */
 export const skillsTools = [skillsListTool, skillViewTool, skillManageTool];
+export { skillsStateMethods } from "./state.js";

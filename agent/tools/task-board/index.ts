@@ -9,6 +9,9 @@ import { defineTool } from "../../tool-registry.js";
 import type { ToolContext } from "../../types.js";
 import type { BoardActor, BoardTask } from "./state.js";
 
+export { createTaskBoard, type TaskBoardConfig, type TaskBoardGateway } from "./gateway.js";
+export { type BoardActor, type BoardTask, type TaskBoardStateApi, taskBoardStateMethods } from "./state.js";
+
 const parameters = z.object({
   action: z.enum(["create", "claim", "update", "complete", "list"]),
   id: z.number().int().positive().optional().describe("claim (optional), update, complete: the task's id."),

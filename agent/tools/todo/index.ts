@@ -10,6 +10,7 @@ import type { TodoItem } from "../../types.js";
 import { formatTodo, MAX_TODO_ITEMS } from "./store.js";
 
 export { todoCommands } from "./commands.js";
+export { createTodo, type TodoGateway } from "./gateway.js";
 export { formatTodo, MAX_TODO_ITEMS, TodoStore } from "./store.js";
 
 const status = z.enum(["pending", "in_progress", "done", "cancelled"]);

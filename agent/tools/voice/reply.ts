@@ -53,7 +53,7 @@ export interface SpokenRepliesDeps extends AudioTools {
 
 /**
  * Spoken replies are pruned with the rest of HERALD_HOME/cache by the housekeeping pass
- * (app/housekeeping.ts): after media.retention_days, never one an undelivered reply still carries.
+ * (agent/exec/housekeeping.ts): after media.retention_days, never one an undelivered reply still carries.
  */
 /** Builds spoken replies on the validated `voice.tts` section. */
 export function createSpokenReplies(

@@ -1,0 +1,59 @@
+/**
+ * SOUL.md, personalities and AGENTS.md on the gateway: what the prompt builder snapshots per session
+ * (the identity, the workspace's project context) and `/personality`.
+ */
+import { join } from "node:path";
+import type { CommandModule } from "../../core/commands.js";
+import { describeError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { TurnRecord } from "../../core/turn.js";
+import type { KeyValueStore } from "../../core/types.js";
+import { WorkspaceManager } from "../exec/index.js";
+import { personalityCommands } from "./commands.js";
+import { PersonaFiles } from "./files.js";
+
+/** The settings the persona reads (`HeraldConfig` has this shape). */
+export interface PersonaConfig {
+  homeDir: string;
+  exec: { workspaceScope: "session" | "user" };
+}
+
+export interface Persona {
+  /** The prompt builder's `identity`: the chat's personality, else SOUL.md, else none. */
+  identity(turn: TurnRecord): string | undefined;
+  /** Extra snapshot sections: AGENTS.md of the session's workspace. */
+  sections(turn: TurnRecord): string[];
+  /** `/personality`; `refresh` drops a session's prompt snapshot after a switch. */
+  commands(refresh: (sessionKey: string) => void): CommandModule;
+}
+
+/** Builds the persona files' readers on `HERALD_HOME`. */
+export function createPersona(
+  config: PersonaConfig,
+  ports: { state: { kv(namespace: string): KeyValueStore }; logger: Logger },
+): Persona {
+  const { state, logger } = ports;
+  const log = logger.child({ component: "persona" });
+  const files = new PersonaFiles({
+    homeDir: config.homeDir,
+    onError: (path, error) => log.warn({ path, error: describeError(error) }, "persona file unreadable"),
+  });
+  const choices = state.kv("personalities");
+  // The same directories the terminal and file tools use (without touching the disk).
+  const workspaces = new WorkspaceManager({
+    rootDir: join(config.homeDir, "workspaces"),
+    scope: config.exec.workspaceScope,
+  });
+  return {
+    identity: (turn) => files.identity(choices.get(turn.sessionKey)),
+    sections: (turn) => {
+      const { dir } = workspaces.workspaceFor({
+        sessionKey: turn.sessionKey,
+        userKey: `${turn.chat.platform}:user:${turn.userId}`,
+      });
+      const context = files.projectContext(dir);
+      return context ? [context] : [];
+    },
+    commands: (refresh) => personalityCommands({ files, choices, changed: refresh }),
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * The gateway's adapters (part of `herald gateway`'s composition root): the API server, the adapters a
+ * caller brings (`herald chat`'s terminal, tests), and every configured platform from its module, each
+ * with its dependencies. A platform that cannot be created or started is recorded with the reason and
+ * logged; the others run on.
+ */
+import { join } from "node:path";
+import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
+import type { ChatPort } from "../adapters/shared/index.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
+import { type GatewayRunner, turnIdFor } from "../gateway/index.js";
+import type { SqliteState } from "../sessions/index.js";
+import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
+
+/** The adapters to start, and the platforms that could not even be created. */
+export interface GatewayAdapters {
+  api: ApiAdapter | undefined;
+  adapters: PlatformAdapter[];
+  /** Platforms that failed, with the reason (filled further by `startAdapters`). */
+  failed: Map<string, string>;
+}
+
+/**
+ * Builds the API server (when enabled), the extra adapters and the configured platforms (not with
+ * `localOnly`), and adds each to the runner.
+ */
+export async function createAdapters(
+  config: HeraldConfig,
+  parts: {
+    state: SqliteState;
+    runner: GatewayRunner;
+    logger: Logger;
+    extraAdapters?: PlatformAdapter[] | undefined;
+    localOnly?: boolean | undefined;
+    /** What chat clients read beside the messages, served under `/v1/herald/*`. */
+    chat: ChatPort;
+  },
+): Promise<GatewayAdapters> {
+  const { state, runner, logger } = parts;
+  const api = config.apiServer.enabled ? apiAdapter(config, state, logger, parts.chat) : undefined;
+  const adapters: PlatformAdapter[] = [...(api ? [api] : []), ...(parts.extraAdapters ?? [])];
+  const failed = new Map<string, string>();
+  if (!parts.localOnly) {
+    for (const module of configuredPlatforms(config)) {
+      const platform = module.name;
+      try {
+        const deps: AdapterDeps = {
+          logger: logger.child({ adapter: platform }),
+          homeDir: config.homeDir,
+          cacheDir: join(config.homeDir, "cache"),
+          kv: state.kv(platform),
+          mediaMaxBytes: config.media.maxBytes,
+          isAllowed: (userId: string) => runner.access.isAllowed(platform, userId),
+          isAddressed: (message) => runner.isAddressed(message),
+          commandMenu: () => runner.commands.menu(),
+        };
+        adapters.push(await module.create(sectionOf(config, module), deps));
+      } catch (err) {
+        failed.set(platform, describeError(err));
+        logger.error({ platform, error: describeError(err) }, "adapter could not be created");
+      }
+    }
+  }
+  for (const adapter of adapters) runner.addAdapter(adapter);
+  return { api, adapters, failed };
+}
+
+/** Starts every adapter at once; those that started go to `started`, the others to `failed`. */
+export async function startAdapters(
+  adapters: readonly PlatformAdapter[],
+  parts: {
+    runner: GatewayRunner;
+    started: Map<string, PlatformAdapter>;
+    failed: Map<string, string>;
+    logger: Logger;
+  },
+): Promise<void> {
+  const { runner, started, failed, logger } = parts;
+  await Promise.all(
+    adapters.map(async (adapter) => {
+      try {
+        await adapter.start(runner.handleInbound);
+        started.set(adapter.platform, adapter);
+      } catch (err) {
+        failed.set(adapter.platform, describeError(err));
+        runner.adapters.delete(adapter.platform);
+        logger.error({ platform: adapter.platform, error: describeError(err) }, "adapter failed to start");
+      }
+    }),
+  );
+}
+
+/** The OpenAI-compatible API server, reporting each reply's token usage from the usage ledger. */
+function apiAdapter(config: HeraldConfig, state: SqliteState, logger: Logger, chat: ChatPort): ApiAdapter {
+  return createApiAdapter(
+    {
+      key: config.apiServer.key,
+      modelName: config.model.default ?? config.model.name,
+      usageOf: (messageId) => {
+        const lines = state.usage.forTurn(turnIdFor("api", messageId));
+        if (lines.length === 0) return undefined;
+        return {
+          promptTokens: lines.reduce((n, l) => n + l.promptTokens, 0),
+          completionTokens: lines.reduce((n, l) => n + l.completionTokens, 0),
+          cachedTokens: lines.reduce((n, l) => n + l.cachedTokens, 0),
+        };
+      },
+      chat,
+    },
+    { logger },
+  );
+}

@@ -1,0 +1,163 @@
+/**
+ * The gateway's runner and the features wired onto it (part of `herald gateway`'s composition root):
+ * the turn context (history, prompt, toolsets, voice mode, the session's model), persona, memory and
+ * skills, voice replies, cron, inbound webhooks, approvals, delegation, the task board, plans,
+ * send_message, providers and the metrics, and the in-process `StateClient` over all of them. Each
+ * feature is built by its own folder's `create<Feature>(config, ports)`; this file only passes the
+ * parts.
+ */
+import { createWebhooks } from "../adapters/webhooks/index.js";
+import { createDelegation, type Delegation } from "../agent/delegate/index.js";
+import { type Approvals, createApprovals } from "../agent/exec/approvals/index.js";
+import {
+  createCatalog,
+  createConfiguredModelClient,
+  createSessionCompressor,
+  type StateClient,
+} from "../agent/index.js";
+import { createLearning, type Learning } from "../agent/learning/index.js";
+import { createPersona } from "../agent/persona/index.js";
+import type { Plugins } from "../agent/plugins/index.js";
+import { createProviders, type SessionModels } from "../agent/providers/index.js";
+import type { McpServerConfig } from "../agent/tools/mcp/index.js";
+import { memoryTool } from "../agent/tools/memory/index.js";
+import { createMessageSender } from "../agent/tools/messaging/index.js";
+import { skillsTools } from "../agent/tools/skills/index.js";
+import { createTaskBoard } from "../agent/tools/task-board/index.js";
+import { createTodo } from "../agent/tools/todo/index.js";
+import { createVoiceReplies } from "../agent/tools/voice/index.js";
+import type { Logger } from "../core/logger.js";
+import type { MetricsRegistry } from "../core/metrics.js";
+import type { JobQueue } from "../core/turn.js";
+import { createGatewayMetrics, GatewayRunner } from "../gateway/index.js";
+import { type CronService, createCronService } from "../scheduler/index.js";
+import type { SqliteState, SqliteTaskBoard } from "../sessions/index.js";
+import type { HeraldConfig } from "./config.js";
+import { chatParser, platformHints, platformModules, userIdNormalisers } from "./platforms.js";
+import { createLocalStateClient, type StateMembers } from "./state-client.js";
+import { createToolRegistry } from "./tools.js";
+import { eagerToolsetsFor, jobToolsetLimit, toolsetsOfCaller } from "./toolsets.js";
+
+/** Parts the runner asks for through ports, set once they exist (before any turn starts). */
+export interface LateParts {
+  /** Loaded once the tools exist. */
+  plugins?: Plugins | undefined;
+  /** The session's model settings, set right after the runner exists. */
+  sessionModels?: SessionModels | undefined;
+  /** The MCP servers a turn may get: the running set (after /reload-mcp), else the configured one. */
+  mcpServers: () => readonly McpServerConfig[];
+}
+
+/** What the gateway's features are built on. */
+export interface FeatureParts {
+  state: SqliteState;
+  queue: JobQueue;
+  logger: Logger;
+  late: LateParts;
+  /** Overrides the model client's retry timing (tests). */
+  retryBaseDelayMs?: number | undefined;
+  /** `herald chat`: no inbound webhooks. */
+  localOnly?: boolean | undefined;
+}
+
+/** The runner and the features on it. */
+export interface GatewayFeatures {
+  runner: GatewayRunner;
+  learning: Learning;
+  cron: CronService;
+  webhooks: ReturnType<typeof createWebhooks>;
+  approvals: Approvals;
+  delegation: Delegation;
+  taskBoard: { board: SqliteTaskBoard; stateApi: NonNullable<StateClient["taskBoard"]> };
+  metrics: MetricsRegistry;
+  /** The in-process StateClient the embedded agent and the state API serve. */
+  localState: StateClient;
+}
+
+/** Builds the runner and every feature on it. Call before `runner.start()`. */
+export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts): GatewayFeatures {
+  const { state, queue, logger, late } = parts;
+  const platforms = platformModules.map((m) => m.name);
+  const { runner, learning } = createRunner(config, parts);
+  const cron = createCronService(
+    config,
+    { gateway: runner, database: state.database, platforms, parseChat: chatParser, logger },
+    { toolsetLimit: jobToolsetLimit(config, runner.access, state.sessions, () => late.mcpServers()) },
+  );
+  const webhooks = parts.localOnly
+    ? undefined
+    : createWebhooks(config, { gateway: runner, platforms, parseChat: chatParser, logger });
+  const approvals = createApprovals(config, { gateway: runner, logger });
+  const delegation = createDelegation(config, { gateway: runner, state, queue, logger });
+  const taskBoard = createTaskBoard(config, { gateway: runner, state });
+  const send = createMessageSender(config, {
+    gateway: runner,
+    database: state.database,
+    platforms,
+    parseChat: chatParser,
+  });
+  const localState = createLocalStateClient(state, {
+    cron: cron.api,
+    approvals: approvals.stateApi,
+    chat: { notify: async (chat, text) => runner.control.notify(chat, text), send },
+    todo: createTodo({ gateway: runner }).stateApi,
+    delegate: delegation.stateApi,
+    taskBoard: taskBoard.stateApi,
+    ...learning.stateApis,
+  } satisfies StateMembers);
+  const metrics = createGatewayMetrics(runner, queue);
+  const catalog = createCatalog(config);
+  late.sessionModels = createProviders(config, { gateway: runner, state, catalog, metrics, logger });
+  return { runner, learning, cron, webhooks, approvals, delegation, taskBoard, metrics, localState };
+}
+
+/** The runner with its turn context, and what the context reads: persona, learning, voice replies. */
+function createRunner(
+  config: HeraldConfig,
+  parts: FeatureParts,
+): { runner: GatewayRunner; learning: Learning } {
+  const { state, queue, logger, late } = parts;
+  const retryBaseDelayMs = parts.retryBaseDelayMs;
+  const persona = createPersona(config, { state, logger });
+  const learning = createLearning(config, {
+    state,
+    logger,
+    model: createConfiguredModelClient(config, { retryBaseDelayMs }),
+    reviewTools: createToolRegistry([memoryTool, ...skillsTools]),
+    stateClient: (members) => createLocalStateClient(state, members),
+    hints: platformHints,
+    persona,
+  });
+  const models = () => late.sessionModels;
+  const runner: GatewayRunner = new GatewayRunner({
+    inboundHook: {
+      active: () => late.plugins?.hooks.has("inbound") ?? false,
+      run: async (message) => (late.plugins ? late.plugins.hooks.inbound(message) : message),
+    },
+    config,
+    state,
+    queue,
+    logger,
+    // On Redis the workers run the turns; BullMQ limits the re-runs of a job whose worker died.
+    turnsRunHere: !config.queue.redisUrl,
+    userIds: userIdNormalisers,
+    modelName: (key) => models()?.modelOf(key) ?? config.model.default ?? config.model.name,
+    compress: createSessionCompressor(config, {
+      state,
+      logger: logger.child({ component: "compress" }),
+      retryBaseDelayMs,
+    }),
+    context: (turn, chatType) => ({
+      history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
+      systemPrompt: learning.systemPrompt(turn, chatType),
+      toolsets: toolsetsOfCaller(config, runner.access, turn, chatType, late.mcpServers()),
+      eagerToolsets: eagerToolsetsFor(config, turn.chat.platform, chatType),
+      voiceReply: voice.voiceReplyOf(turn),
+      ...models()?.forTurn(turn),
+    }),
+  });
+  const voice = createVoiceReplies(config, { gateway: runner });
+  learning.attach(runner);
+  runner.commands.add(persona.commands(learning.refreshPrompt));
+  return { runner, learning };
+}

@@ -1,0 +1,122 @@
+/**
+ * What the steps of `herald setup` share: running one live check, asking again after a failure, a
+ * secret kept from `.env`, an advanced URL, the owner on the allowlist, and one HTTP request to a
+ * service whose failure says what was wrong (never with a secret in it).
+ */
+import { CheckFailed, type StepContext } from "./setup.js";
+
+/** How long a live check's request may take. */
+export const CHECK_TIMEOUT_MS = 15_000;
+
+/**
+ * Runs a live check with a spinner. Interactive: a failure is shown and the user may try again
+ * (`retry` asks the answers again) or skip (undefined). Non-interactive: a failure ends the run (the
+ * files stay as they were).
+ */
+export async function checked<T>(
+  ctx: StepContext,
+  label: string,
+  run: () => Promise<T>,
+  describe: (value: T) => string,
+): Promise<T | undefined> {
+  const spin = ctx.p.spinner();
+  spin.start(label);
+  try {
+    const value = await run();
+    spin.stop(describe(value));
+    return value;
+  } catch (err) {
+    spin.fail(`${label}: failed`);
+    if (!(err instanceof CheckFailed)) throw err;
+    if (!ctx.p.interactive) throw err;
+    ctx.p.say("error", err.message);
+    return undefined;
+  }
+}
+
+/** Asks again after a failed check (interactive only). */
+export async function tryAgain(ctx: StepContext, what: string): Promise<boolean> {
+  if (!ctx.p.interactive) return false;
+  return ctx.p.confirm({ key: "retry", message: `Enter the ${what} again? (No skips it)`, initial: true });
+}
+
+/** A secret: the new answer, else the one in .env already. */
+export async function secret(
+  ctx: StepContext,
+  key: string,
+  env: string,
+  message: string,
+): Promise<{ value: string | undefined; isNew: boolean }> {
+  const current = ctx.files.env(env);
+  const given = await ctx.p.password({ key, message, hasCurrent: Boolean(current) });
+  return given ? { value: given, isNew: true } : { value: current, isNew: false };
+}
+
+/** An advanced URL (self-hosted server, proxy): the flag's, else config.yaml's, else `fallback`. */
+export async function apiUrl(ctx: StepContext, key: string, path: string, fallback: string): Promise<string> {
+  const current = (ctx.files.get(path) as string | undefined) ?? fallback;
+  const given = await ctx.p.text({ key, message: "API URL", initial: current, advanced: true });
+  return given ?? current;
+}
+
+/** Keeps an advanced URL in config.yaml only when it is not the default (or was there already). */
+export function keepApiUrl(ctx: StepContext, path: string, url: string, fallback: string): void {
+  if (url !== fallback || ctx.files.get(path) !== undefined) ctx.files.set(path, url);
+}
+
+/** Puts the owner's own user id on the platform's allowlist, or says how others get in without one. */
+export async function addOwner(ctx: StepContext, platform: string, id: string | undefined): Promise<void> {
+  const owner = id?.trim();
+  if (!owner) {
+    ctx.p.say(
+      "info",
+      `No owner added for ${platform}: unknown users get a pairing code (\`herald pairing approve <code>\`).`,
+    );
+    return;
+  }
+  ctx.files.addToList(`${platform}.allowed_users`, [owner]);
+  ctx.p.say("ok", `${platform}: ${owner} is on the allowlist.`);
+}
+
+/** A service's answer to a check: its status and its JSON body (`{ raw }` when it was not JSON). */
+export interface ServiceAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/**
+ * One HTTP request of a live check. Any HTTP status is an answer.
+ * @throws CheckFailed naming `what` and the origin when the service cannot be reached
+ */
+export async function callService(
+  what: string,
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
+): Promise<ServiceAnswer> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: init.method ?? "GET",
+      headers: init.headers,
+      body: init.body,
+      signal: AbortSignal.timeout(init.timeoutMs ?? CHECK_TIMEOUT_MS),
+    });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    const reason = cause?.code ?? cause?.message ?? (err as Error).message;
+    throw new CheckFailed(
+      `Cannot reach ${what} at ${new URL(url).origin} (${reason}). Check the address and your network.`,
+    );
+  }
+  const text = await res.text();
+  let body: Record<string, unknown> = {};
+  try {
+    body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    body = { raw: text.slice(0, 200) };
+  }
+  return { status: res.status, body };
+}
+
+/** A base URL without its trailing slashes. */
+export const trimUrl = (url: string) => url.replace(/\/+$/, "");
