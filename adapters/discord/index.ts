@@ -4,7 +4,15 @@
  * the gateway, replies sent over REST. `start` rejects with the fix when the token is wrong or the
  * Message Content intent is off; later faults are logged and reported by `status()`.
  */
-import { Client, Events, GatewayIntentBits, Options, Partials, type RateLimitData } from "discord.js";
+import {
+  Client,
+  Events,
+  GatewayIntentBits,
+  Options,
+  Partials,
+  type RateLimitData,
+  type RESTOptions,
+} from "discord.js";
 import { ConfigError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type {
@@ -182,6 +190,10 @@ export class DiscordAdapter implements PlatformAdapter {
         api: config.apiUrl,
         timeout: config.restTimeoutMs,
         rejectOnRateLimit: (data: RateLimitData) => Math.max(data.retryAfter, data.timeToReset) > maxWait,
+        // Node's fetch, not discord.js's undici 6 `request`: that hands its form body (files) to the
+        // process-wide dispatcher, which is undici 7's when Herald's web tools loaded first, and undici 7
+        // cannot send another undici's form. fetch streams the body itself.
+        makeRequest: fetch as unknown as RESTOptions["makeRequest"],
       },
       makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 50 }),
     });

@@ -113,7 +113,16 @@ describe("buttons on Slack", () => {
     await say("1700000002.000100", "/deny");
     await vi.waitFor(() => expect(asked.text).toMatch(/✗ Denied$/), { timeout: 15_000 });
     expect(asked.blocks).toEqual([]);
-    expect(h.llm.requests.filter((r) => r.messages.at(-1)?.role === "tool")).toHaveLength(0);
+    // Nothing ran: the model was told in the held call's own result, and the reply shows no run.
+    await vi.waitFor(() => {
+      const results = h.llm.requests.filter((r) => r.messages.at(-1)?.role === "tool");
+      expect(results.map((r) => messageText(r.messages.at(-1)))).toEqual([
+        "not run: the user denied it. Do not run it another way; say what you will do instead.",
+      ]);
+    });
+    await vi.waitFor(() => expect(lastText(fake)).toMatch(/^tool said: not run/));
+    // `cat proof.txt` would print the line on its own; the prompt and progress only quote the command.
+    expect(fake.messages.filter((m) => /^approved-run$/m.test(m.text))).toEqual([]);
   });
 
   it("an unsigned click is refused", async () => {

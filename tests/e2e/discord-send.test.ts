@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Agent, getGlobalDispatcher, setGlobalDispatcher } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { openFenceAtEnd } from "../../adapters/shared/split.js";
 import { PlatformError } from "../../core/errors.js";
@@ -252,6 +253,24 @@ describe("discord send", () => {
     expect(posted!.files[0]!.data.toString()).toBe("a,b\n1,2\n");
     const body = env.fake.requests.find((r) => r.files.length > 0)!.body!;
     expect(body["attachments"]).toEqual([{ id: 0, filename: "report.csv", description: "Weekly numbers" }]);
+  });
+
+  it("attaches a file when another undici set the process's dispatcher first", async () => {
+    // Herald's web tools and Slack's Socket Mode load undici 7, discord.js its own undici 6; whichever
+    // loads first installs the process-wide dispatcher, and undici 7's cannot send undici 6's form body.
+    const previous = getGlobalDispatcher();
+    setGlobalDispatcher(new Agent());
+    try {
+      env = await startDiscordEnv();
+      const path = join(env.cacheDir, "reply.mp3");
+      writeFileSync(path, "ID3 not really audio");
+      await env.adapter.send(dm, { text: "", files: [{ path }], idempotencyKey: "voice" });
+      expect(env.fake.posted.flatMap((p) => p.files).map((f) => f.data.toString())).toEqual([
+        "ID3 not really audio",
+      ]);
+    } finally {
+      setGlobalDispatcher(previous);
+    }
   });
 
   it("reaches a user by id through a DM channel", async () => {
