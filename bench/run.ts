@@ -13,6 +13,7 @@ import { benchDelegate, delegateMarkdown } from "./delegate.js";
 import { benchExtensions, extensionsMarkdown } from "./extensions.js";
 import { benchFiles, filesMarkdown } from "./files.js";
 import { benchFloor, committedRatios, floorMarkdown, floorRatios, floorRegressions } from "./floor.js";
+import { benchImports, importsMarkdown } from "./imports.js";
 import { machineLine, startFlags, writeSection } from "./lib.js";
 import { benchLogs, logsMarkdown } from "./logs.js";
 import { benchMcp, mcpMarkdown } from "./mcp.js";
@@ -34,7 +35,15 @@ const run = (name: string) => wanted.size === 0 || wanted.has(name);
 
 const scenarios: Record<string, () => Promise<void>> = {
   floor: async () => {
-    const opts = { root, runs: 3, singles: 100, chats: 200, perChat: 5 };
+    const opts = {
+      root,
+      runs: Number(process.env["HERALD_FLOOR_RUNS"] ?? 3),
+      singles: 100,
+      chats: 200,
+      perChat: 5,
+      // HERALD_BENCH_BEFORE=<another build's cli.js>: that build too, in the same runs.
+      before: check ? undefined : process.env["HERALD_BENCH_BEFORE"],
+    };
     const committed = committedRatios(readFileSync(file, "utf8"));
     const { result } = await benchFloor(opts);
     console.log(JSON.stringify({ floor: result, ratios: floorRatios(result) }));
@@ -48,6 +57,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     for (const line of regressions) console.error(`regression: ${line}`);
     if (regressions.length) process.exitCode = 1;
     else console.log("floor: no ratio more than 25 % above the committed figures");
+  },
+  imports: async () => {
+    const opts = { root, runs: 3, before: process.env["HERALD_BENCH_BEFORE"] };
+    const result = await benchImports(opts);
+    console.log(JSON.stringify({ imports: result }));
+    writeSection(file, "imports", importsMarkdown(result, opts, "npm run bench -- imports"));
   },
   api: async () => {
     const before = process.env["HERALD_BENCH_BEFORE"];
