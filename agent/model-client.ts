@@ -5,7 +5,7 @@
  */
 import { StringDecoder } from "node:string_decoder";
 import { createParser } from "eventsource-parser";
-import OpenAI, { APIConnectionError, APIError } from "openai";
+import type OpenAI from "openai";
 import type {
   ChatCompletionChunk,
   ChatCompletionContentPart,
@@ -19,6 +19,7 @@ import type { ChatMessage, ToolCall } from "../core/types.js";
 import { modelConfigProblem } from "./model-config.js";
 import { type AttemptFailure, cancelledError, classifyFailure, toModelError } from "./model-errors.js";
 import { createNodeFetch } from "./node-fetch.js";
+import { loadOpenAI } from "./openai-sdk.js";
 import { LEGACY_PROVIDER, ProviderCatalog, wantsCacheMarkers } from "./providers/catalog.js";
 import type { ProviderSpec, ReasoningEffort, ResolvedModel } from "./providers/types.js";
 
@@ -105,9 +106,10 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
     });
   const fetch = createNodeFetch();
   const sdks = new Map<string, OpenAI>();
-  const sdkOf = (provider: ProviderSpec) => {
+  const sdkOf = async (provider: ProviderSpec) => {
     let sdk = sdks.get(provider.name);
     if (!sdk) {
+      const { default: OpenAI } = await loadOpenAI();
       sdk = new OpenAI({
         baseURL: provider.baseUrl,
         // Local servers (Ollama, llama.cpp) take any key; the SDK insists on one.
@@ -124,7 +126,8 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
 
   /** One streaming attempt against one model. */
   async function attempt(target: ResolvedModel, request: StreamChatRequest, emitted: { any: boolean }) {
-    const sdk = sdkOf(target.provider);
+    const sdk = await sdkOf(target.provider);
+    const { APIConnectionError, APIConnectionTimeoutError } = await loadOpenAI();
     const outer = request.signal;
     // The SDK's timeout covers the wait for the answer's headers; from then on an idle timer does: a
     // stream that stops sending for timeoutMs is a timeout. One timer, restarted by each read.
@@ -180,7 +183,7 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
         if (choice.finish_reason) finishReason = choice.finish_reason;
       });
       if (outer?.aborted) throw cancelledError(outer.reason);
-      if (timedOut) throw new OpenAI.APIConnectionTimeoutError();
+      if (timedOut) throw new APIConnectionTimeoutError();
       const toolCalls: ToolCall[] = calls
         .filter((c) => c?.name)
         .map((c, i) => ({
@@ -190,7 +193,7 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
           function: { name: c.name, arguments: c.arguments },
         }));
       if (!finishReason && !content && toolCalls.length === 0) {
-        throw new OpenAI.APIConnectionError({ message: "the stream ended without an answer" });
+        throw new APIConnectionError({ message: "the stream ended without an answer" });
       }
       const result: StreamChatResult = {
         message: {
@@ -205,7 +208,7 @@ export function createModelClient(config: ModelClientConfig): ModelClient {
       return result;
     } catch (err) {
       if (outer?.aborted) throw cancelledError(outer.reason);
-      if (timedOut) throw new OpenAI.APIConnectionTimeoutError();
+      if (timedOut) throw new APIConnectionTimeoutError();
       throw err;
     } finally {
       clearTimeout(idle);
@@ -330,6 +333,7 @@ async function readChunks(
   onBytes: () => void,
   onChunk: (chunk: ChatCompletionChunk) => void,
 ): Promise<void> {
+  const { APIConnectionError, APIError } = await loadOpenAI();
   if (!response.body) throw new APIConnectionError({ message: "the answer had no body" });
   let failure: unknown;
   const parser = createParser({

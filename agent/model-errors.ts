@@ -2,8 +2,8 @@
  * Turns what the openai SDK throws into `ModelError`s with user-phrased messages, and decides which
  * failures are worth another try.
  */
-import { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai";
 import { HeraldError, ModelError } from "../core/errors.js";
+import { loadedOpenAI } from "./openai-sdk.js";
 
 /** How one attempt failed. `retry`: the same request may succeed later (429, 5xx, network, timeout). */
 export interface AttemptFailure {
@@ -39,14 +39,16 @@ export function retryAfterMs(headers: Headers | undefined, now = Date.now()): nu
 
 /** Classifies a thrown value of one attempt (aborts are handled before this is called). */
 export function classifyFailure(err: unknown): AttemptFailure {
-  if (err instanceof APIConnectionTimeoutError) {
+  // Not loaded: no request went out, so nothing thrown is the SDK's.
+  const sdk = loadedOpenAI();
+  if (sdk && err instanceof sdk.APIConnectionTimeoutError) {
     return { kind: "timeout", retry: true, detail: "timed out", cause: err };
   }
-  if (err instanceof APIConnectionError) {
+  if (sdk && err instanceof sdk.APIConnectionError) {
     const cause = err.cause instanceof Error ? err.cause.message : err.message;
     return { kind: "connection", retry: true, detail: cause, cause: err };
   }
-  if (err instanceof APIError) {
+  if (sdk && err instanceof sdk.APIError) {
     const status = err.status;
     if (status === undefined) {
       // An error event inside an SSE stream: the server failed mid-answer.

@@ -13,6 +13,7 @@ import { benchDelegate, delegateMarkdown } from "./delegate.js";
 import { benchExtensions, extensionsMarkdown } from "./extensions.js";
 import { benchFiles, filesMarkdown } from "./files.js";
 import { benchFloor, committedRatios, floorMarkdown, floorRatios, floorRegressions } from "./floor.js";
+import { benchIdle, idleMarkdown } from "./idle.js";
 import { benchImports, importsMarkdown } from "./imports.js";
 import { machineLine, startFlags, writeSection } from "./lib.js";
 import { benchLogs, logsMarkdown } from "./logs.js";
@@ -63,6 +64,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchImports(opts);
     console.log(JSON.stringify({ imports: result }));
     writeSection(file, "imports", importsMarkdown(result, opts, "npm run bench -- imports"));
+  },
+  idle: async () => {
+    const opts = { root, runs: 3, before: process.env["HERALD_BENCH_BEFORE"] };
+    const result = await benchIdle(opts);
+    console.log(JSON.stringify({ idle: result }));
+    writeSection(file, "idle", idleMarkdown(result, opts, "npm run bench -- idle"));
   },
   api: async () => {
     const before = process.env["HERALD_BENCH_BEFORE"];
