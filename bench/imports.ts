@@ -126,7 +126,12 @@ async function profileStart(
 function importAlone(root: string, pkg: string): number {
   const code = `const t0 = performance.now(); await import(${JSON.stringify(pkg)}); console.log(performance.now() - t0);`;
   const times = Array.from({ length: 5 }, () =>
-    Number(execFileSync(process.execPath, ["--input-type=module", "-e", code], { cwd: root }).toString()),
+    Number(
+      execFileSync(process.execPath, ["--input-type=module", "-e", code], {
+        cwd: root,
+        stdio: ["ignore", "pipe", "ignore"],
+      }).toString(),
+    ),
   );
   return round(median(times), 1);
 }

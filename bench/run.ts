@@ -26,6 +26,7 @@ import { benchStream, streamMarkdown } from "./stream.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
 import { benchTui, tuiMarkdown } from "./tui.js";
+import { benchTurnProfile, turnProfileMarkdown } from "./turn-profile.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const file = join(root, "BENCHMARKS.md");
@@ -70,6 +71,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchIdle(opts);
     console.log(JSON.stringify({ idle: result }));
     writeSection(file, "idle", idleMarkdown(result, opts, "npm run bench -- idle"));
+  },
+  "turn-profile": async () => {
+    const opts = { root, chats: 200, perChat: 5, before: process.env["HERALD_BENCH_BEFORE"] };
+    const result = await benchTurnProfile(opts);
+    console.log(JSON.stringify({ turnProfile: result }));
+    writeSection(file, "turn-profile", turnProfileMarkdown(result, opts, "npm run bench -- turn-profile"));
   },
   api: async () => {
     const before = process.env["HERALD_BENCH_BEFORE"];
