@@ -6,6 +6,9 @@ import type { HeraldErrorCode } from "./errors.js";
 import type {
   ChatMessage,
   ChatRef,
+  ClientTool,
+  ClientToolCalls,
+  ClientToolResults,
   ChatType,
   InboundAttachment,
   InboundMessage,
@@ -27,6 +30,8 @@ export interface TurnOrigin {
 export interface TurnInput {
   text: string;
   attachments?: InboundAttachment[] | undefined;
+  /** The client's outputs of an earlier turn's client calls: the turn opens with that step (text may be empty). */
+  clientResults?: ClientToolResults | undefined;
 }
 
 /**
@@ -103,6 +108,8 @@ export interface TurnJob {
   reasoningEffort?: "low" | "medium" | "high" | undefined;
   /** Set on a `delegate_task` child: its parent's turn and its depth (the parent's depth + 1). */
   delegation?: { parentTurnId: string; depth: number } | undefined;
+  /** Function tools the API client runs itself: calling one ends the turn with the calls for the client. */
+  clientTools?: ClientTool[] | undefined;
   /** Tools of the toolsets this turn does without (a child has no `todo` or `clarify`: the chat's). */
   excludedTools?: string[] | undefined;
   createdAt: number;
@@ -162,6 +169,8 @@ export type TurnResult =
         files?: { path: string; fileName?: string; mimeType?: string; voice?: boolean }[] | undefined;
         /** Buttons under the reply (a tool asked the user something: `ToolOutput.buttons`). */
         buttons?: OutboundButton[][] | undefined;
+        /** The turn ended calling the client's own tools (`TurnJob.clientTools`); it runs them. */
+        clientCalls?: ClientToolCalls | undefined;
       };
       compaction?: Compaction | undefined;
       usage: TurnUsage;

@@ -39,7 +39,7 @@ describe("pruneState", () => {
     const waiting = state.outbox.add(chat, { text: "b" }, undefined, old);
 
     const removed = pruneState({ state, logger: silentLogger(), now: () => old + 30 * day });
-    expect(removed).toEqual({ ledger: 1, turns: 1, outbox: 1 });
+    expect(removed).toEqual({ ledger: 1, turns: 1, outbox: 1, responses: 0 });
     expect(state.ledger.unhandled().map((m) => m.messageId)).toEqual(["unhandled-old"]);
     expect(state.turns.get("pending-old")?.status).toBe("pending");
     expect(state.turns.get("done-old")).toBeUndefined();

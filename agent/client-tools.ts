@@ -1,0 +1,76 @@
+/**
+ * Tools an API client declares and runs itself (the function tools of `/v1/responses`). The model gets
+ * them beside Herald's own; a step that calls one runs Herald's own calls of the step as usual and
+ * then ends the turn, handing the client's calls (and the step, kept outside the session) back through
+ * the reply. The client's outputs come with its next request: that turn opens with the step, each
+ * client call's placeholder replaced by its output, and the model carries on. A step the client never
+ * completes stays out of the session (only its text is lost).
+ */
+import type { ChatCompletionFunctionTool } from "openai/resources/chat/completions";
+import type { ChatMessage, ClientTool, ClientToolCalls, ClientToolResults, ToolCall } from "../core/types.js";
+
+/** A client call's result while the client runs it; its output replaces it. */
+export const CLIENT_PENDING = "(run by the client; its output comes with the next request)";
+
+/** What the step holds for a client call whose output the client did not send. */
+export const CLIENT_NO_OUTPUT = "(the client sent no output for this call)";
+
+/**
+ * The request's tools: Herald's (`own`) without those a client tool of the same name replaces, then
+ * the client's, in their order. `own` itself when the client declared none.
+ */
+export function withClientTools(
+  own: ChatCompletionFunctionTool[],
+  client: readonly ClientTool[] | undefined,
+): ChatCompletionFunctionTool[] {
+  if (!client?.length) return own;
+  const names = new Set(client.map((t) => t.name));
+  return [
+    ...own.filter((t) => !names.has(t.function.name)),
+    ...client.map(
+      (t): ChatCompletionFunctionTool => ({
+        type: "function",
+        function: {
+          name: t.name,
+          ...(t.description ? { description: t.description } : {}),
+          parameters: t.parameters ?? { type: "object", properties: {} },
+        },
+      }),
+    ),
+  ];
+}
+
+/**
+ * The step to hand the client: `assistant` (which made `calls`) and one result per call in order,
+ * `contents[i]` for Herald's own and the placeholder for the client's (`isClient`).
+ */
+export function clientStep(
+  assistant: ChatMessage,
+  calls: readonly ToolCall[],
+  contents: readonly string[],
+  isClient: (call: ToolCall) => boolean,
+): ClientToolCalls {
+  return {
+    calls: calls.filter(isClient),
+    step: [
+      assistant,
+      ...calls.map(
+        (call, i): ChatMessage => ({
+          role: "tool",
+          content: isClient(call) ? CLIENT_PENDING : (contents[i] ?? ""),
+          tool_call_id: call.id,
+        }),
+      ),
+    ],
+  };
+}
+
+/** The step the client's outputs complete: each placeholder replaced by its call's output. */
+export function completedClientStep(results: ClientToolResults): ChatMessage[] {
+  const outputs = new Map(results.outputs.map((o) => [o.callId, o.output]));
+  return results.step.map((m) =>
+    m.role === "tool" && m.content === CLIENT_PENDING
+      ? { ...m, content: outputs.get(m.tool_call_id) ?? CLIENT_NO_OUTPUT }
+      : m,
+  );
+}
