@@ -7,10 +7,8 @@
  * completes stays out of the session (only its text is lost).
  */
 import type { ChatCompletionFunctionTool } from "openai/resources/chat/completions";
+import { CLIENT_PENDING } from "../core/turn.js";
 import type { ChatMessage, ClientTool, ClientToolCalls, ClientToolResults, ToolCall } from "../core/types.js";
-
-/** A client call's result while the client runs it; its output replaces it. */
-export const CLIENT_PENDING = "(run by the client; its output comes with the next request)";
 
 /** What the step holds for a client call whose output the client did not send. */
 export const CLIENT_NO_OUTPUT = "(the client sent no output for this call)";

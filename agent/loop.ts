@@ -5,16 +5,17 @@
  */
 import { describeError, HeraldError, isAbortError, ModelError } from "../core/errors.js";
 import { type Logger, lazyChild } from "../core/logger.js";
-import type {
-  ModelUsage,
-  ProviderAlert,
-  TurnJob,
-  TurnProgress,
-  TurnResult,
-  TurnUsage,
+import {
+  CLIENT_PENDING,
+  type ModelUsage,
+  type ProviderAlert,
+  type TurnJob,
+  type TurnProgress,
+  type TurnResult,
+  type TurnUsage,
 } from "../core/turn.js";
 import type { ChatMessage, ClientToolCalls, InboundAttachment, ToolCall } from "../core/types.js";
-import { CLIENT_PENDING, clientStep, completedClientStep, withClientTools } from "./client-tools.js";
+import { clientStep, completedClientStep, withClientTools } from "./client-tools.js";
 import { compressIfNeeded, repairToolPairs } from "./compression.js";
 import { holdStep, resumeStep } from "./held-calls.js";
 import { buildUserMessage } from "./input.js";
@@ -223,7 +224,11 @@ async function loop(
   const turnMessages: ChatMessage[] = [...opening.stored];
   const files: Files = [];
   let modelUsed = modelName;
-  const finish = (text: string, buttons?: ToolOutput["buttons"], clientCalls?: ClientToolCalls): TurnResult => ({
+  const finish = (
+    text: string,
+    buttons?: ToolOutput["buttons"],
+    clientCalls?: ClientToolCalls,
+  ): TurnResult => ({
     kind: "ok",
     turnId: job.turnId,
     messages: turnMessages,
@@ -285,9 +290,7 @@ async function loop(
     if (calls.length === 0) return finish(response.message.content ?? "");
 
     const outputs = await Promise.all(
-      calls.map((call) =>
-        isClient(call) ? clientPending : runTool(call, tools, job, deps, log, emit),
-      ),
+      calls.map((call) => (isClient(call) ? clientPending : runTool(call, tools, job, deps, log, emit))),
     );
     usage.toolCalls += calls.filter((c) => !isClient(c)).length;
     // Toolsets this step loaded: their schemas go with every later request (appended: the prefix holds).
@@ -296,7 +299,12 @@ async function loop(
       // The client runs its calls; its next request brings their outputs and the step goes on.
       turnMessages.pop();
       for (const output of outputs) files.push(...(output.files ?? []));
-      const handed = clientStep(assistant, calls, outputs.map((o) => o.content), isClient);
+      const handed = clientStep(
+        assistant,
+        calls,
+        outputs.map((o) => o.content),
+        isClient,
+      );
       return finish(response.message.content ?? "", undefined, handed);
     }
     const held = deps.state.approvals ? outputs.findIndex((o) => o.approval) : -1;

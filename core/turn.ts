@@ -6,10 +6,10 @@ import type { HeraldErrorCode } from "./errors.js";
 import type {
   ChatMessage,
   ChatRef,
+  ChatType,
   ClientTool,
   ClientToolCalls,
   ClientToolResults,
-  ChatType,
   InboundAttachment,
   InboundMessage,
   OutboundButton,
@@ -74,6 +74,9 @@ export function resumedStep(
     { role: "tool", content, tool_call_id: id },
   ];
 }
+
+/** A client call's result in its step while the API client runs it; the client's output replaces it. */
+export const CLIENT_PENDING = "(run by the client; its output comes with the next request)";
 
 /** Everything a worker needs to run one turn; no worker reads gateway state to start. */
 export interface TurnJob {
