@@ -165,6 +165,24 @@ describe("POST /v1/responses", () => {
   });
 });
 
+describe("failures", () => {
+  it("a model that is down answers a real status, streamed or not, and the server is fine after", async () => {
+    for (let i = 0; i < 8; i++) harness.llm.script({ error: { status: 500, message: "upstream 500" } });
+    const plain = await apiError(client().responses.create({ input: "hi" }));
+    expect(plain.status).toBe(503);
+    const streamed = await apiError(
+      (async () => {
+        for await (const _ of client().responses.stream({ input: "hi" })) {
+          // drained
+        }
+      })(),
+    );
+    expect(streamed.status).toBe(503);
+    harness.llm.script({ text: "back" });
+    expect((await client().responses.create({ input: "hi" })).output_text).toBe("back");
+  });
+});
+
 describe("client function tools", () => {
   it("returns the client's calls as function_call items and carries the turn on with their outputs", async () => {
     harness.llm.script({
