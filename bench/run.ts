@@ -19,6 +19,7 @@ import { benchMcp, mcpMarkdown } from "./mcp.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchRequests, requestsMarkdown } from "./requests.js";
 import { allToolsetsMarkdown, benchAllToolsets } from "./requests-all.js";
+import { benchResponses, responsesMarkdown } from "./responses.js";
 import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchStream, streamMarkdown } from "./stream.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
@@ -174,6 +175,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchTui(opts);
     console.log(JSON.stringify({ tui: result }));
     writeSection(file, "tui", tuiMarkdown(result, opts, "npm run bench -- tui"));
+  },
+  responses: async () => {
+    const opts = { root, turns: 300 };
+    const results = await benchResponses(opts);
+    console.log(JSON.stringify({ responses: results }));
+    writeSection(file, "responses", responsesMarkdown(results, opts, "npm run bench -- responses"));
   },
 };
 
