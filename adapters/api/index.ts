@@ -183,9 +183,11 @@ export class ApiAdapter implements PlatformAdapter {
 
   async send(_chat: ChatRef, given: OutboundMessage): Promise<SendResult> {
     const id = given.replyToId;
-    if (id && this.responses.owns(id)) {
+    // A Responses request's reply, or one no chat completion waits for (its stored response may).
+    if (id && !this.pending.has(id)) {
+      const waiting = this.responses.owns(id);
       this.responses.send(id, withButtonsFallback(given));
-      return { messageIds: [id] };
+      return { messageIds: waiting ? [id] : [] };
     }
     const p = id ? this.pending.get(id) : undefined;
     // No request waiting (client gone, or a restart): the reply is in the session already.
@@ -249,7 +251,7 @@ export class ApiAdapter implements PlatformAdapter {
   }
 
   onTurnEvent(_chat: ChatRef, event: AdapterTurnEvent): void {
-    if (this.responses.owns(event.replyToId)) {
+    if (!this.pending.has(event.replyToId)) {
       this.responses.onTurnEvent(event);
       return;
     }

@@ -24,8 +24,6 @@ import type {
 import { readJsonBody } from "./parse.js";
 import { failureStatus, fieldName, type TokenUsage, writeError, writeJson } from "./respond.js";
 import {
-  functionCallItem,
-  messageItem,
   type ResponseObject,
   type ResponseRequestEcho,
   responseObject,
@@ -40,27 +38,18 @@ import {
   responsesRequestSchema,
   turnOf,
 } from "./responses-parse.js";
+import {
+  failedResponse,
+  outputItems,
+  ResponseKeeper,
+  type ResponseParts,
+  type ResponseStorePort,
+  responseIds,
+  type StoredResponse,
+} from "./responses-store.js";
 import { ResponseEvents } from "./responses-stream.js";
 
-/** One stored response: its JSON body, and the chat and user it belongs to. */
-export interface StoredResponse {
-  id: string;
-  chatId: string;
-  userId: string;
-  body: string;
-  createdAt: number;
-  /** Epoch ms after which it is gone. */
-  expiresAt: number;
-}
-
-/** Where responses are kept (the gateway's state database: `SqliteResponseStore`). */
-export interface ResponseStorePort {
-  /** Undefined when unknown or expired at `now`. */
-  get(id: string, now: number): StoredResponse | undefined;
-  put(response: StoredResponse): void;
-  /** False when there was none. */
-  delete(id: string): boolean;
-}
+export type { ResponseStorePort, StoredResponse } from "./responses-store.js";
 
 /** What the Responses routes need of the adapter and the gateway. */
 export interface ResponsesOptions {
@@ -76,22 +65,10 @@ export interface ResponsesOptions {
   logger: Logger;
 }
 
-/** What a stored response's body holds besides the response: the client calls it waits for. */
-interface StoredBody {
-  response: ResponseObject;
-  pending?: ClientToolCalls | undefined;
-}
-
 /** A request waiting for its reply. */
-interface Pending {
+interface Pending extends ResponseParts {
   res: ServerResponse;
-  id: string;
   messageId: string;
-  itemId: string;
-  createdAt: number;
-  chatId: string;
-  userId: string;
-  echo: ResponseRequestEcho;
   notices: string[];
   /** The notices written before the first text of a stream. */
   prefix: string;
@@ -99,13 +76,15 @@ interface Pending {
 }
 
 const RESPONSE_PATH = /^\/v1\/responses\/([A-Za-z0-9_-]{1,200})$/;
-const DAY_MS = 86_400_000;
 
 /** The Responses routes and their requests in flight. */
 export class ResponsesApi {
   private readonly pending = new Map<string, Pending>();
+  private readonly kept: ResponseKeeper;
 
-  constructor(private readonly o: ResponsesOptions) {}
+  constructor(private readonly o: ResponsesOptions) {
+    this.kept = new ResponseKeeper(o.store, o.ttlMs, o.logger);
+  }
 
   /** True when the reply to inbound message `messageId` answers a Responses request. */
   owns(messageId: string): boolean {
@@ -120,9 +99,9 @@ export class ResponsesApi {
     }
     const id = RESPONSE_PATH.exec(path)?.[1];
     if (!id || (req.method !== "GET" && req.method !== "DELETE")) return false;
-    const stored = this.o.store?.get(id, Date.now());
-    if (!stored) {
-      const days = Math.round((this.o.ttlMs ?? 30 * DAY_MS) / DAY_MS);
+    const found = this.kept.read(id);
+    if (!found) {
+      const days = Math.round(this.kept.ttlMs / 86_400_000);
       writeError(
         res,
         404,
@@ -133,16 +112,22 @@ export class ResponsesApi {
       return true;
     }
     if (req.method === "DELETE") {
-      this.o.store?.delete(id);
+      this.kept.delete(id);
       writeJson(res, 200, { id, object: "response.deleted", deleted: true });
-    } else writeJson(res, 200, (JSON.parse(stored.body) as StoredBody).response);
+    } else writeJson(res, 200, found.body.response);
     return true;
   }
 
-  /** Completes the request `messageId` with the gateway's reply (buttons already as text). */
+  /**
+   * Completes the request `messageId` with the gateway's reply (buttons already as text), or, when no
+   * request waits for it (gone, or from before a restart), its stored response.
+   */
   send(messageId: string, message: OutboundMessage): void {
     const p = this.pending.get(messageId);
-    if (!p) return;
+    if (!p) {
+      this.kept.settle(messageId, message, this.o.usageOf?.(messageId));
+      return;
+    }
     if (message.kind === "notice") {
       p.notices.push(message.text);
       return;
@@ -161,7 +146,7 @@ export class ResponsesApi {
         p.echo,
       );
       // Stored before the client reads it: its next request may continue it at once.
-      this.save(p, response, message.clientCalls);
+      this.kept.save(p, response, message.clientCalls);
       return response;
     };
     if (p.events) {
@@ -170,14 +155,17 @@ export class ResponsesApi {
       return;
     }
     const text = [...p.notices, message.text].join("\n\n");
-    const output = [...(text ? [messageItem(p.itemId, text)] : []), ...calls.map((c) => functionCallItem(c))];
-    writeJson(p.res, 200, build(output));
+    writeJson(p.res, 200, build(outputItems(p.itemId, text, message.clientCalls)));
   }
 
   /** Streams text as it is written; a cancelled turn ends the request. */
   onTurnEvent(event: AdapterTurnEvent): void {
     const p = this.pending.get(event.replyToId);
-    if (!p) return;
+    if (!p) {
+      if (event.type === "ended" && event.status === "cancelled")
+        this.kept.settle(event.replyToId, "cancelled", undefined);
+      return;
+    }
     if (event.type === "delta" && p.events) {
       if (!p.events.started) p.events.start(this.snapshot(p));
       if (!p.events.written && p.notices.length) {
@@ -245,21 +233,22 @@ export class ResponsesApi {
         : {}),
       ...(body.instructions ? { instructions: body.instructions } : {}),
     };
-    const compact = messageId.replaceAll("-", "");
+    const ids = responseIds(messageId);
     const p: Pending = {
       res,
-      id: `resp_${compact}`,
+      ...ids,
       messageId,
-      itemId: `msg_${compact}`,
       createdAt: Math.floor(Date.now() / 1000),
       chatId,
       userId: user,
       echo: echoOf(body),
       notices: [],
       prefix: "",
-      ...(stream ? { events: new ResponseEvents(res, `msg_${compact}`) } : {}),
+      ...(stream ? { events: new ResponseEvents(res, ids.itemId) } : {}),
     };
     res.setHeader("X-Herald-Session-Id", chatId);
+    // Kept from the start: GET finds it in progress, and a reply whose client went away completes it.
+    this.kept.save(p, this.snapshot(p));
     await this.run(p, inbound);
   }
 
@@ -302,37 +291,18 @@ export class ResponsesApi {
 
   /** The stored response `id` continues, with the calls it waits for. @throws InputProblem when unknown */
   private previous(id: string, user: string) {
-    const stored = this.o.store?.get(id, Date.now());
+    const found = this.kept.read(id);
     // Another user's response is as unknown as one that never was.
-    if (!stored || stored.userId !== user)
+    if (!found || found.stored.userId !== user)
       throw new InputProblem(
         "previous_response_id",
         `Previous response with id '${id}' not found: it was not stored (store: false), was deleted, or expired.`,
       );
-    const body = JSON.parse(stored.body) as StoredBody;
-    return { stored, pending: body.pending };
+    return { stored: found.stored, pending: found.body.pending };
   }
 
   private snapshot(p: Pending): ResponseObject {
     return responseObject({ id: p.id, createdAt: p.createdAt, status: "in_progress", output: [] }, p.echo);
-  }
-
-  private save(p: Pending, response: ResponseObject, pending: ClientToolCalls | undefined): void {
-    if (!this.o.store || !p.echo.store) return;
-    const now = Date.now();
-    const body: StoredBody = { response, ...(pending ? { pending } : {}) };
-    try {
-      this.o.store.put({
-        id: p.id,
-        chatId: p.chatId,
-        userId: p.userId,
-        body: JSON.stringify(body),
-        createdAt: now,
-        expiresAt: now + (this.o.ttlMs ?? 30 * DAY_MS),
-      });
-    } catch (err) {
-      this.o.logger.error({ err, responseId: p.id }, "response not stored");
-    }
   }
 
   /**
@@ -349,14 +319,13 @@ export class ResponsesApi {
     if (p.res.writableEnded) return;
     if (p.events?.started) {
       const code = options.code ?? type;
-      const failed = responseObject(
-        { id: p.id, createdAt: p.createdAt, status: "failed", output: [], error: { code, message } },
-        p.echo,
-      );
-      this.save(p, failed, undefined);
+      const failed = failedResponse(p, code, message);
+      this.kept.save(p, failed);
       p.events.fail(failed, code, message);
       return;
     }
+    // The stored response says what the client was told.
+    this.kept.save(p, failedResponse(p, options.code ?? type, message));
     writeError(p.res, status, message, type, options);
   }
 }

@@ -5,7 +5,7 @@
  */
 import { request } from "node:http";
 import OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Harness, startHarness } from "../helpers/gateway-harness.js";
 
 let harness: Harness;
@@ -364,6 +364,31 @@ describe("access", () => {
 });
 
 describe("durability", () => {
+  it("completes the stored response of a stream whose client went away mid-answer", async () => {
+    // The second piece comes long after the first: the client is gone by then, the turn is not.
+    harness.llm.script({ text: "first half, second half", pieces: 2, chunkDelayMs: 2000 });
+    const controller = new AbortController();
+    const stream = await client().responses.create(
+      { input: "answer slowly", stream: true },
+      { signal: controller.signal },
+    );
+    let id = "";
+    for await (const event of stream) {
+      if (event.type === "response.created") id = event.response.id;
+      if (event.type === "response.output_text.delta") {
+        controller.abort();
+        break;
+      }
+    }
+    expect(id).toMatch(/^resp_/);
+    expect((await client().responses.retrieve(id)).status).toBe("in_progress");
+    await vi.waitFor(async () => expect((await client().responses.retrieve(id)).status).toBe("completed"), {
+      timeout: 15_000,
+      interval: 200,
+    });
+    expect((await client().responses.retrieve(id)).output_text).toBe("first half, second half");
+  });
+
   it("keeps stored responses across a restart: GET and previous_response_id still work", async () => {
     const own = await startHarness();
     try {
