@@ -187,8 +187,9 @@ export class ResponsesApi {
 
   /** Ends every request in flight (the gateway stops). */
   stop(): void {
+    // Their turns run again after the next start, and complete the stored responses then.
     for (const p of this.pending.values())
-      this.fail(p, 503, "The gateway is shutting down; retry shortly.", "unavailable");
+      this.fail(p, 503, "The gateway is shutting down; retry shortly.", "unavailable", { keep: false });
     this.pending.clear();
   }
 
@@ -314,18 +315,17 @@ export class ResponsesApi {
     status: number,
     message: string,
     type: string,
-    options: { code?: string; retryAfterMs?: number | undefined; retry?: boolean } = {},
+    options: { code?: string; retryAfterMs?: number | undefined; retry?: boolean; keep?: boolean } = {},
   ): void {
     if (p.res.writableEnded) return;
+    const code = options.code ?? type;
+    const failed = failedResponse(p, code, message);
+    // The stored response says what the client was told (unless the turn goes on after a restart).
+    if (options.keep !== false) this.kept.save(p, failed);
     if (p.events?.started) {
-      const code = options.code ?? type;
-      const failed = failedResponse(p, code, message);
-      this.kept.save(p, failed);
       p.events.fail(failed, code, message);
       return;
     }
-    // The stored response says what the client was told.
-    this.kept.save(p, failedResponse(p, options.code ?? type, message));
     writeError(p.res, status, message, type, options);
   }
 }

@@ -389,6 +389,28 @@ describe("durability", () => {
     expect((await client().responses.retrieve(id)).output_text).toBe("first half, second half");
   });
 
+  it("completes a response whose turn a restart cut short, when the turn runs again", async () => {
+    const own = await startHarness();
+    try {
+      own.llm.script({ text: "cut short, never finished", pieces: 2, chunkDelayMs: 2000 });
+      const stream = await client(own).responses.create({ input: "long job", stream: true });
+      let id = "";
+      for await (const event of stream) {
+        if (event.type === "response.created") id = event.response.id;
+        if (event.type === "response.output_text.delta") break;
+      }
+      own.llm.script({ text: "done after the restart" });
+      await own.restart();
+      await vi.waitFor(
+        async () => expect((await client(own).responses.retrieve(id)).status).toBe("completed"),
+        { timeout: 15_000, interval: 200 },
+      );
+      expect((await client(own).responses.retrieve(id)).output_text).toBe("done after the restart");
+    } finally {
+      await own.stop();
+    }
+  });
+
   it("keeps stored responses across a restart: GET and previous_response_id still work", async () => {
     const own = await startHarness();
     try {
