@@ -8,10 +8,7 @@
  */
 import type { ChatCompletionFunctionTool } from "openai/resources/chat/completions";
 import { CLIENT_PENDING } from "../core/turn.js";
-import type { ChatMessage, ClientTool, ClientToolCalls, ClientToolResults, ToolCall } from "../core/types.js";
-
-/** What the step holds for a client call whose output the client did not send. */
-export const CLIENT_NO_OUTPUT = "(the client sent no output for this call)";
+import type { ChatMessage, ClientTool, ClientToolCalls, ToolCall } from "../core/types.js";
 
 /**
  * The request's tools: Herald's (`own`) without those a client tool of the same name replaces, then
@@ -61,14 +58,4 @@ export function clientStep(
       ),
     ],
   };
-}
-
-/** The step the client's outputs complete: each placeholder replaced by its call's output. */
-export function completedClientStep(results: ClientToolResults): ChatMessage[] {
-  const outputs = new Map(results.outputs.map((o) => [o.callId, o.output]));
-  return results.step.map((m) =>
-    m.role === "tool" && m.content === CLIENT_PENDING
-      ? { ...m, content: outputs.get(m.tool_call_id) ?? CLIENT_NO_OUTPUT }
-      : m,
-  );
 }

@@ -7,6 +7,7 @@ import { describeError, HeraldError, isAbortError, ModelError } from "../core/er
 import { type Logger, lazyChild } from "../core/logger.js";
 import {
   CLIENT_PENDING,
+  completedClientStep,
   type ModelUsage,
   type ProviderAlert,
   type TurnJob,
@@ -15,7 +16,7 @@ import {
   type TurnUsage,
 } from "../core/turn.js";
 import type { ChatMessage, ClientToolCalls, InboundAttachment, ToolCall } from "../core/types.js";
-import { clientStep, completedClientStep, withClientTools } from "./client-tools.js";
+import { clientStep, withClientTools } from "./client-tools.js";
 import { compressIfNeeded, repairToolPairs } from "./compression.js";
 import { holdStep, resumeStep } from "./held-calls.js";
 import { buildUserMessage } from "./input.js";

@@ -78,6 +78,26 @@ export function resumedStep(
 /** A client call's result in its step while the API client runs it; the client's output replaces it. */
 export const CLIENT_PENDING = "(run by the client; its output comes with the next request)";
 
+/**
+ * The step the client's outputs complete: each placeholder replaced by its call's output (a call the
+ * client sent none for says so).
+ */
+export function completedClientStep(results: ClientToolResults): ChatMessage[] {
+  const outputs = new Map(results.outputs.map((o) => [o.callId, o.output]));
+  return results.step.map((m) =>
+    m.role === "tool" && m.content === CLIENT_PENDING
+      ? { ...m, content: outputs.get(m.tool_call_id) ?? "(the client sent no output for this call)" }
+      : m,
+  );
+}
+
+/** The messages a turn that could not run keeps: its user message, after the step its client outputs complete. */
+export function inputMessages(input: TurnInput): ChatMessage[] {
+  if (!input.clientResults) return [{ role: "user", content: input.text }];
+  const step = completedClientStep(input.clientResults);
+  return input.text ? [...step, { role: "user", content: input.text }] : step;
+}
+
 /** Everything a worker needs to run one turn; no worker reads gateway state to start. */
 export interface TurnJob {
   kind: "turn";

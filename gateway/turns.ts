@@ -7,6 +7,7 @@
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import {
+  inputMessages,
   type JobQueue,
   type QueueEvent,
   resumedStep,
@@ -128,7 +129,7 @@ export class TurnCoordinator {
         retryable: true,
         messages: job.resume
           ? resumedStep(job.resume, "not run: the job queue was unavailable.")
-          : [{ role: "user", content: job.input.text }],
+          : inputMessages(job.input),
       });
     });
   }
