@@ -3,9 +3,13 @@
  * scripted fake model: create, stream, continue with `previous_response_id`, client function tools
  * round trip (stored and stateless), GET and DELETE, and what bad input, a key and a foreign page get.
  */
-import { request } from "node:http";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { createApiAdapter, type ResponseStorePort, type StoredResponse } from "../../adapters/api/index.js";
+import { silentLogger } from "../../core/logger.js";
+import type { InboundMessage } from "../../core/types.js";
 import { type Harness, startHarness } from "../helpers/gateway-harness.js";
 
 let harness: Harness;
@@ -180,6 +184,64 @@ describe("failures", () => {
     expect(streamed.status).toBe(503);
     harness.llm.script({ text: "back" });
     expect((await client().responses.create({ input: "hi" })).output_text).toBe("back");
+  });
+});
+
+describe("a long streamed response", () => {
+  it("opens with response.created before the first text, and a failure after it is response.failed", async () => {
+    const kept = new Map<string, StoredResponse>();
+    const store: ResponseStorePort = {
+      get: (id) => kept.get(id),
+      put: (r) => void kept.set(r.id, r),
+      delete: (id) => kept.delete(id),
+    };
+    const adapter = createApiAdapter(
+      { modelName: "m", streamKeepAliveMs: 100, responses: store },
+      { logger: silentLogger() },
+    );
+    const received: InboundMessage[] = [];
+    await adapter.start(async (m) => {
+      received.push(m);
+      return "accepted";
+    });
+    const server = createServer((req, res) => void adapter.handleHttp(req, res, req.url ?? "/"));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const sdk = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "k", maxRetries: 0 });
+      // The turn runs long (tools, say): no text for a while, yet the client has its stream.
+      const stream = await sdk.responses.create({ input: "a long job", stream: true });
+      const seen: { type: string; message?: string }[] = [];
+      for await (const event of stream) {
+        seen.push({ type: event.type, ...(event.type === "error" ? { message: event.message } : {}) });
+        if (event.type === "response.in_progress") {
+          const inbound = received[0]!;
+          void adapter.send(inbound.chat, {
+            text: "The model endpoint is not answering (503) after 4 tries; try again in a minute.",
+            kind: "error",
+            failure: { code: "model_unavailable" },
+            replyToId: inbound.messageId,
+            idempotencyKey: "e1",
+          });
+        }
+      }
+      // OpenAI's wire format: the SDK's raw stream yields them (its `responses.stream()` rejects).
+      expect(seen.map((e) => e.type)).toEqual([
+        "response.created",
+        "response.in_progress",
+        "response.failed",
+        "error",
+      ]);
+      expect(seen.at(-1)?.message).toMatch(/not answering \(503\)/);
+      const stored = JSON.parse([...kept.values()][0]!.body) as {
+        response: { status: string; error: unknown };
+      };
+      expect(stored.response).toMatchObject({ status: "failed", error: { code: "model_unavailable" } });
+    } finally {
+      await adapter.stop();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 });
 
