@@ -10,6 +10,10 @@ import type { ChatCompletionFunctionTool } from "openai/resources/chat/completio
 import { CLIENT_PENDING } from "../core/turn.js";
 import type { ChatMessage, ClientTool, ClientToolCalls, ToolCall } from "../core/types.js";
 
+/** A call of Herald's that needs a person's approval, in a step the client's calls end. */
+export const HELD_IN_CLIENT_STEP =
+  "not run: it needs the user's approval, which a step with the client's tool calls cannot wait for; make this call again on its own.";
+
 /**
  * The request's tools: Herald's (`own`) without those a client tool of the same name replaces, then
  * the client's, in their order. `own` itself when the client declared none.

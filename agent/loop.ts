@@ -16,7 +16,7 @@ import {
   type TurnUsage,
 } from "../core/turn.js";
 import type { ChatMessage, ClientToolCalls, InboundAttachment, ToolCall } from "../core/types.js";
-import { clientStep, withClientTools } from "./client-tools.js";
+import { clientStep, HELD_IN_CLIENT_STEP, withClientTools } from "./client-tools.js";
 import { compressIfNeeded, repairToolPairs } from "./compression.js";
 import { holdStep, resumeStep } from "./held-calls.js";
 import { buildUserMessage } from "./input.js";
@@ -303,7 +303,7 @@ async function loop(
       const handed = clientStep(
         assistant,
         calls,
-        outputs.map((o) => o.content),
+        outputs.map((o) => (o.approval ? HELD_IN_CLIENT_STEP : o.content)),
         isClient,
       );
       return finish(response.message.content ?? "", undefined, handed);

@@ -747,6 +747,34 @@ describe("client tools", () => {
     });
   });
 
+  it("does not leave a call that needs approval waiting in a step the client's calls end", async () => {
+    const danger = defineTool({
+      name: "danger",
+      description: "Needs approval.",
+      parameters: z.object({}),
+      toolset: "test",
+      async execute() {
+        return {
+          content: "held",
+          approval: { command: "rm -rf /", ruleId: "r", ruleDescription: "deletes everything" },
+        };
+      },
+    });
+    llm.script({
+      toolCalls: [
+        { name: "danger", arguments: {}, id: "d1" },
+        { name: "weather", arguments: {}, id: "w1" },
+      ],
+    });
+    const tools = new ToolRegistry().register(sessionSearchTool, lookupTool, danger);
+    const result = ok(await runTurn(makeJob({ clientTools: [weather] }), makeDeps({ tools })));
+    expect(result.reply.clientCalls?.step[1]).toMatchObject({
+      role: "tool",
+      tool_call_id: "d1",
+      content: expect.stringMatching(/^not run: it needs the user's approval/),
+    });
+  });
+
   it("lets a client tool replace Herald's tool of the same name", async () => {
     llm.script({ toolCalls: [{ name: "lookup", arguments: { key: "k" }, id: "c1" }] });
     const before = lookupCalls.length;
