@@ -76,6 +76,23 @@ function addUsage(
   line.calls++;
 }
 
+/** Adds the model calls tools made themselves (`ToolOutput.usage`) to the turn's lines per model. */
+function addToolUsage(usage: TurnUsage, outputs: readonly ToolOutput[]): void {
+  for (const u of outputs.flatMap((o) => o.usage ?? [])) {
+    usage.promptTokens += u.promptTokens;
+    usage.completionTokens += u.completionTokens;
+    usage.byModel ??= [];
+    const line = usage.byModel.find((m) => m.model === u.model);
+    if (!line) usage.byModel.push({ ...u });
+    else {
+      line.promptTokens += u.promptTokens;
+      line.completionTokens += u.completionTokens;
+      line.cachedTokens += u.cachedTokens;
+      line.calls += u.calls;
+    }
+  }
+}
+
 type Files = NonNullable<ToolOutput["files"]>;
 
 /** The step cap when neither the job nor the config sets one. */
@@ -269,6 +286,7 @@ async function loop(
 
     const outputs = await Promise.all(calls.map((call) => runTool(call, tools, job, deps, log, emit)));
     usage.toolCalls += calls.length;
+    addToolUsage(usage, outputs);
     // Toolsets this step loaded: their schemas go with every later request (appended: the prefix holds).
     if (turnTools.note(calls)) toolsJson = turnTools.json;
     const held = deps.state.approvals ? outputs.findIndex((o) => o.approval) : -1;

@@ -4,7 +4,7 @@
  */
 import type { z } from "zod";
 import type { Logger } from "../core/logger.js";
-import type { TurnOrigin } from "../core/turn.js";
+import type { ModelUsage, TurnOrigin } from "../core/turn.js";
 import type { ChatRef, OutboundButton } from "../core/types.js";
 import type { SearchHit, SearchOptions } from "../sessions/types.js";
 
@@ -108,6 +108,11 @@ export interface ToolOutput {
   content: string;
   files?: { path: string; fileName?: string; mimeType?: string; voice?: boolean }[] | undefined;
   isError?: boolean | undefined;
+  /**
+   * Model calls the tool made itself (an images endpoint), added to the turn's usage per model, so
+   * `/usage` counts them.
+   */
+  usage?: ModelUsage[] | undefined;
   /**
    * Ends the turn after this step with this text as the reply (the tool asked the user something, e.g.
    * an approval, and the answer starts the next turn): no slot is held while the user thinks.

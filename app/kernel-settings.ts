@@ -122,6 +122,7 @@ export const kernelShape = {
           "web",
           "voice",
           "vision",
+          "image",
           "messaging",
           "delegate",
           "tasks",

@@ -5,7 +5,7 @@
  * `todo`), "cron" (`cronjob`), "memory" (`memory`), "skills" (`skills_list`, `skill_view`,
  * `skill_manage`), "delegate", "tasks" (`task_board`), "terminal" (`terminal`, `process`; only where the
  * configured execution backend is available), "files" (`read_file`, `write_file`, `patch`,
- * `search_files`, in the same workspaces), "web", "messaging", "vision", "voice", and one per MCP server.
+ * `search_files`, in the same workspaces), "web", "messaging", "vision", "image", "voice", and one per MCP server.
  */
 import { join } from "node:path";
 import { delegateTool } from "../agent/delegate/index.js";
@@ -21,6 +21,7 @@ import { type SpeakReply, type Tool, ToolRegistry, type UnavailableToolset } fro
 import { clarifyTool } from "../agent/tools/clarify/index.js";
 import { cronjobTool } from "../agent/tools/cron/index.js";
 import { fileTools } from "../agent/tools/files/index.js";
+import { createImageTool } from "../agent/tools/image/index.js";
 import {
   createMcpClient,
   type McpManager,
@@ -68,6 +69,7 @@ export const toolsetSummaries: Readonly<Record<string, string>> = {
   web: "search the web and read pages",
   voice: "speak text as a voice note",
   vision: "describe or read images",
+  image: "make pictures from a description",
   messaging: "send messages and files to chats",
   mcp: "resources and prompts of the MCP servers",
 };
@@ -152,6 +154,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   tools.push(
     sendMessageTool({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
     createVisionTool(config, { access, unavailable }),
+    createImageTool(config, { access, unavailable }),
   );
   const speech = createSpeechTools(config, { logger, unavailable });
   tools.push(...speech.tools);
