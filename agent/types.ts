@@ -101,6 +101,18 @@ export interface ToolContext {
    * `delegate_task` for its children); both queues lend. Absent when the turn runs outside a queue.
    */
   idle?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
+  /**
+   * Runs another tool of the turn as the loop runs a call of the model's (the plugins' hooks, the
+   * chat's progress lines, errors turned into a result), for tools that call tools (`execute_code`).
+   * `tools` narrows which of the turn's tools may run. Never throws except on abort. Absent outside
+   * the loop.
+   */
+  callTool?:
+    | ((
+        call: { id: string; name: string; arguments: string },
+        options: { signal: AbortSignal; tools?: (tool: Tool) => boolean },
+      ) => Promise<ToolOutput>)
+    | undefined;
 }
 
 /** A tool's answer. Plain text for the model; `files` are sent to the user with the reply. */

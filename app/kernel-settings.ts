@@ -123,6 +123,7 @@ export const kernelShape = {
           "voice",
           "vision",
           "image",
+          "code",
           "messaging",
           "delegate",
           "tasks",
