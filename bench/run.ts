@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
+import { benchCode, codeMarkdown } from "./code.js";
 import { benchCommands, commandsMarkdown } from "./commands.js";
 import { benchDashboard, dashboardMarkdown } from "./dashboard.js";
 import { benchDelegate, delegateMarkdown } from "./delegate.js";
@@ -95,6 +96,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchCommands(opts);
     console.log(JSON.stringify({ commands: result }));
     writeSection(file, "commands", commandsMarkdown(result, opts, "npm run bench -- commands"));
+  },
+  code: async () => {
+    const opts = { files: 20, calls: 200 };
+    const result = await benchCode(opts);
+    console.log(JSON.stringify({ code: result }));
+    writeSection(file, "code", codeMarkdown(result, opts, "npm run bench -- code"));
   },
   senses: async () => {
     const opts = { extractRuns: 20, transcribeRuns: 30 };
