@@ -19,6 +19,7 @@ import { webSettings } from "../agent/tools/web/settings.js";
 import type { FeatureModule } from "../core/settings.js";
 import { dashboardSettings } from "../gateway/dashboard/settings.js";
 import { memorySettings } from "../skills/memory/settings.js";
+import { skillsSettings } from "../skills/settings.js";
 
 /**
  * Every feature declaration, in the order of `herald doctor`, `herald setup`'s optional steps and the
@@ -33,6 +34,7 @@ export const featureModules = [
   codeSettings,
   memorySettings,
   learningSettings,
+  skillsSettings,
   delegationSettings,
   taskBoardSettings,
   dashboardSettings,

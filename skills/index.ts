@@ -38,6 +38,7 @@ export {
   SkillSources,
 } from "./remote.js";
 export { SkillFetchError, unpackTarGz, unpackZip } from "./remote-fetch.js";
+export { type IndexedSkill, searchIndexes } from "./remote-index.js";
 export { describeSource, parseSkillSource, type RemoteSource } from "./remote-source.js";
 export { FileSkillStore, type FileSkillStoreOptions, type SkillUsage } from "./store.js";
 export type * from "./types.js";

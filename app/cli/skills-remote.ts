@@ -17,6 +17,7 @@ import {
   type RemoteSource,
   type SkillSourceRecord,
   SkillSources,
+  searchIndexes,
 } from "../../skills/index.js";
 import type { HeraldConfig } from "../config.js";
 import { cliAction } from "./action.js";
@@ -90,11 +91,39 @@ async function updateOne(
   }
 }
 
-/** Adds `install`, `update` and `remove` to the `skills` command group. */
+/** Adds `install`, `update`, `remove` and `search` to the `skills` command group. */
 export function registerRemoteSkillCommands(skills: Command, context: Context): void {
   addInstall(skills, context);
   addUpdate(skills, context);
   addRemove(skills, context);
+  addSearch(skills, context);
+}
+
+function addSearch(skills: Command, context: Context): void {
+  skills
+    .command("search [query...]")
+    .description("look for skills in the indexes of skills.sources (HERALD_SKILLS_SOURCES)")
+    .action(
+      run(async (words: string[]) => {
+        const { config } = context();
+        if (config.skills.sources.length === 0)
+          throw new Error(
+            "no skill indexes configured: list their URLs in skills.sources (config.yaml) or HERALD_SKILLS_SOURCES",
+          );
+        const { found, failed } = await searchIndexes(
+          config.skills.sources,
+          words.join(" "),
+          remoteOptions(config, false).download,
+        );
+        for (const s of found)
+          out(
+            `${s.name}${s.version ? ` v${s.version}` : ""} — ${s.description}\n  herald skills install ${s.source}`,
+          );
+        if (found.length === 0) out("No skill matches.");
+        for (const f of failed) out(`⚠️ ${f.index}: ${f.error}`);
+        if (failed.length) process.exitCode = 1;
+      }),
+    );
 }
 
 function addInstall(skills: Command, context: Context): void {

@@ -26,7 +26,9 @@ const out = (text: string) => process.stdout.write(`${text}\n`);
 
 /** Adds the `skills` command group to the `herald` program. */
 export function registerSkillsCommands(program: Command): void {
-  const skills = program.command("skills").description("list, show, install and curate skills");
+  const skills = program
+    .command("skills")
+    .description("list, show, install, update, remove, search and curate skills");
 
   skills
     .command("list")

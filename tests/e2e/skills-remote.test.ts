@@ -273,6 +273,47 @@ describe("skills from archives over HTTP", () => {
   });
 });
 
+describe("skill indexes", () => {
+  it("search finds skills in the indexes of skills.sources, and the line it prints installs one", async () => {
+    process.env["HERALD_WEB_ALLOW_PRIVATE"] = "true";
+    const tar = archive("tar.gz", good);
+    let base = "";
+    const index = () =>
+      Buffer.from(
+        JSON.stringify({
+          skills: [
+            {
+              name: "tea-order",
+              description: "Order tea from the shop",
+              source: `${base}/tea.tar.gz`,
+              tags: ["shopping"],
+            },
+            { name: "deploy", description: "Ship the app", source: "acme/ops/deploy" },
+          ],
+        }),
+      );
+    const files: Record<string, Buffer> = { "/tea.tar.gz": tar, "/broken.json": Buffer.from("{") };
+    base = await serve(files);
+    files["/index.json"] = index();
+    process.env["HERALD_SKILLS_SOURCES"] = `${base}/index.json,${base}/broken.json`;
+    try {
+      const found = await herald("search", "shopping", "tea");
+      expect(found).toContain(
+        `tea-order — Order tea from the shop\n  herald skills install ${base}/tea.tar.gz`,
+      );
+      expect(found).not.toContain("deploy");
+      expect(found).toMatch(/⚠️ .*broken\.json: /);
+      expect(process.exitCode).toBe(1);
+      process.exitCode = undefined;
+      expect(await herald("install", `${base}/tea.tar.gz`, "--yes")).toMatch(/Installed tea-order/);
+      delete process.env["HERALD_SKILLS_SOURCES"];
+      await fails(["search", "tea"], /no skill indexes configured: .*HERALD_SKILLS_SOURCES/);
+    } finally {
+      delete process.env["HERALD_SKILLS_SOURCES"];
+    }
+  });
+});
+
 describe("parseSkillSource", () => {
   it("reads GitHub's short form, git URLs with a folder and ref, and archive URLs with a folder", () => {
     expect(parseSkillSource("acme/skills/ops/deploy@v2")).toEqual({
