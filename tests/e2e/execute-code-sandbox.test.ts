@@ -2,10 +2,10 @@
  * `execute_code`'s socket in the real bubblewrap sandbox, tool by tool: another session's sandbox
  * reaches neither the socket's path in the sandbox nor its folder on the host, and a connection
  * without the execution's token gets no answer; in a turn the script's calls are the turn's progress
- * events; the call budget refuses calls past it.
+ * events; a node outside /usr is bound in for JavaScript; the call budget refuses calls past it.
  */
 
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -177,6 +177,30 @@ describe("execute_code in the sandbox", () => {
       expect(String(llm.requests[1]?.messages.at(-1)?.content)).toContain("tool calls: 2 (ping ×2)");
     } finally {
       await llm.close();
+    }
+  });
+
+  it("runs JavaScript with a node outside /usr (nvm, a tarball), bound into the sandbox", async () => {
+    const registry = new ToolRegistry();
+    registry.register(testTool("ping", async () => "pong"));
+    const tool = executeCodeTool({ backend, workspaces, toolsFor: (t) => registry.forToolsets(t) });
+    registry.register(tool);
+    mkdirSync(join(home, "nvm"), { recursive: true });
+    copyFileSync(process.execPath, join(home, "nvm", "node"));
+    const real = process.execPath;
+    Object.defineProperty(process, "execPath", { value: join(home, "nvm", "node"), configurable: true });
+    try {
+      const out = await tool.execute(
+        tool.parameters.parse({
+          language: "javascript",
+          code: 'import { ping } from "herald-tools";\nexport default [process.execPath, await ping()];',
+        }),
+        context(registry, "session-e"),
+      );
+      const text = typeof out === "string" ? out : out.content;
+      expect(text).toContain('return value: ["/opt/herald-code-node/node","pong"]');
+    } finally {
+      Object.defineProperty(process, "execPath", { value: real, configurable: true });
     }
   });
 

@@ -19,6 +19,9 @@ import { type CallAnswer, listenToolSocket } from "./socket-server.js";
 /** Where the sandbox sees the execution's folder. */
 export const SANDBOX_TOOLS_DIR = "/run/herald";
 
+/** Where the sandbox sees this process's node when it is not under /usr. */
+const SANDBOX_NODE = "/opt/herald-code-node/node";
+
 /** Tools a script may not call, and why (the script's ToolError says it). */
 export const NOT_FROM_CODE: Readonly<Record<string, string>> = {
   clarify: "clarify asks the user, which a script cannot do: call clarify directly (not from code)",
@@ -113,7 +116,13 @@ export async function runExecution(input: ExecutionInput, ctx: ToolContext): Pro
     try {
       const sandboxed = input.backend.name === "sandbox";
       const seen = sandboxed ? SANDBOX_TOOLS_DIR : dir;
-      const interpreter = input.language === "python" ? "python3" : "node";
+      // A node outside /usr (nvm, a tarball) is not in the sandbox: it is bound in, as the file helper's is.
+      const ownNode = sandboxed && input.language === "javascript" && !process.execPath.startsWith("/usr/");
+      const interpreter = input.language === "python" ? "python3" : ownNode ? SANDBOX_NODE : "node";
+      const mounts = [
+        { hostPath: dir, path: SANDBOX_TOOLS_DIR },
+        ...(ownNode ? [{ hostPath: process.execPath, path: SANDBOX_NODE }] : []),
+      ];
       const run = await runCommand(input.backend, input.workspace, {
         command: `${input.prefix}exec ${interpreter} ${quote(`${seen}/${main}`)}`,
         env: {
@@ -123,7 +132,7 @@ export async function runExecution(input: ExecutionInput, ctx: ToolContext): Pro
           PYTHONDONTWRITEBYTECODE: "1",
           PYTHONUNBUFFERED: "1",
         },
-        ...(sandboxed ? { mounts: [{ hostPath: dir, path: SANDBOX_TOOLS_DIR }] } : {}),
+        ...(sandboxed ? { mounts } : {}),
         timeoutMs: input.timeoutMs,
         maxOutputChars: input.maxOutputChars,
         signal: ctx.signal,
