@@ -65,6 +65,8 @@ export interface SearchHit {
    */
   snippet: string;
   createdAt: number;
+  /** The session's title, where the search looked it up (`session_search`). */
+  sessionTitle?: string | undefined;
 }
 
 export interface SearchOptions {
