@@ -94,8 +94,13 @@ function send(res: ServerResponse, status: number, value: unknown): void {
   res.end(data);
 }
 
-/** Starts the fake; vectors are `dimensions` long unless a request asks for `dimensions`. */
-export async function startFakeEmbeddings(options: { dimensions?: number } = {}): Promise<FakeEmbeddings> {
+/**
+ * Starts the fake; vectors are `dimensions` long unless a request asks for `dimensions`. With `apiKey`,
+ * a request without that bearer key gets 401.
+ */
+export async function startFakeEmbeddings(
+  options: { dimensions?: number; apiKey?: string } = {},
+): Promise<FakeEmbeddings> {
   const defaultDimensions = options.dimensions ?? 64;
   const requests: EmbeddingsRequest[] = [];
   const embedded: string[] = [];
@@ -124,6 +129,10 @@ export async function startFakeEmbeddings(options: { dimensions?: number } = {})
       dimensions: parsed.dimensions,
     });
     if (answersLeft <= 0) hanging = true;
+    if (options.apiKey && req.headers.authorization !== `Bearer ${options.apiKey}`)
+      return send(res, 401, {
+        error: { message: "Incorrect API key provided", type: "invalid_request_error" },
+      });
     if (hanging) {
       held.push(res);
       return;
