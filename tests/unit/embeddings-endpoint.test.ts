@@ -40,7 +40,12 @@ async function doctor(env: Record<string, string>): Promise<{ out: string; code:
   llm = await startFakeLlm();
   home = mkdtempSync(join(tmpdir(), "herald-embed-doctor-"));
   let out = "";
-  const sink = { write: (s: string) => ((out += s), true) } as unknown as NodeJS.WritableStream;
+  const sink = {
+    write: (s: string) => {
+      out += s;
+      return true;
+    },
+  } as unknown as NodeJS.WritableStream;
   const lines = await runDoctor({
     HERALD_HOME: home,
     OPENAI_BASE_URL: llm.url,
@@ -69,9 +74,9 @@ describe("the fake embeddings endpoint", () => {
     expect(fake.requests.map((r) => r.encodingFormat)).toEqual(["base64", "float"]);
     const [query, flights, pasta] = floats.data.map((d) => d.embedding);
     expect(base64.data.map((d) => d.embedding.length)).toEqual([64, 64, 64]);
-    base64.data.forEach((d, i) =>
-      d.embedding.forEach((x, k) => expect(x).toBeCloseTo(floats.data[i]!.embedding[k]!, 5)),
-    );
+    for (const [i, d] of base64.data.entries()) {
+      for (const [k, x] of d.embedding.entries()) expect(x).toBeCloseTo(floats.data[i]!.embedding[k]!, 5);
+    }
     expect(cosine(query!, flights!)).toBeGreaterThan(0.5);
     expect(cosine(query!, pasta!)).toBeLessThan(0.3);
     await expect(
