@@ -241,7 +241,7 @@ export class SqliteMessageVectors {
       exclude: options.excludeSessionId ?? null,
     };
     const sessions = this.#stmt.scope.all(scope).map((r) => r.id);
-    const pool = Math.max(options.pool ?? 200, limit * 20);
+    const pool = Math.max(options.pool ?? 200, limit * 4);
     const ids = this.#index.nearest(signBits(query), sessions, pool);
     if (ids.length === 0) return [];
     const rows = this.#stmt.candidates.all({ ...scope, ids: JSON.stringify(ids), model: this.#modelId });

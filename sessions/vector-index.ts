@@ -15,12 +15,6 @@ export function signBits(vector: Float32Array): Uint32Array {
   return words;
 }
 
-function popcount(x: number): number {
-  let v = x - ((x >>> 1) & 0x55555555);
-  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-  return (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff;
-}
-
 /** One vector as the index keeps it: its message, its session and its sign bits. */
 export interface IndexEntry {
   messageId: number;
@@ -85,27 +79,36 @@ export class BinaryVectorIndex {
     if (!any || count <= 0) return [];
     const words = this.#words;
     const bits = this.#bits;
-    // Counting sort over distances: one pass to measure, one to collect the nearest.
-    const distances = new Uint16Array(this.#size);
-    const histogram = new Uint32Array(words * 32 + 2);
+    const sessionOf = this.#sessionOf;
+    const ids = this.#messageIds;
+    const size = this.#size;
+    // Counting sort over distances: one pass to measure, one to collect the nearest. Locals and `!`
+    // keep the loop free of property lookups and undefined checks (it runs once per stored vector).
+    const distances = new Uint16Array(size);
     const missing = words * 32 + 1;
-    for (let slot = 0; slot < this.#size; slot++) {
-      if (allowed[this.#sessionOf[slot] ?? 0] !== 1) {
+    const histogram = new Uint32Array(missing + 1);
+    for (let slot = 0; slot < size; slot++) {
+      if (allowed[sessionOf[slot]!] !== 1) {
         distances[slot] = missing;
         continue;
       }
       let d = 0;
       const base = slot * words;
-      for (let w = 0; w < words; w++) d += popcount((bits[base + w] ?? 0) ^ (query[w] ?? 0));
+      for (let w = 0; w < words; w++) {
+        let x = bits[base + w]! ^ query[w]!;
+        x -= (x >>> 1) & 0x55555555;
+        x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+        d += (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff;
+      }
       distances[slot] = d;
-      histogram[d] = (histogram[d] ?? 0) + 1;
+      histogram[d]!++;
     }
     let cutoff = 0;
-    for (let taken = 0; cutoff < missing && taken < count; cutoff++) taken += histogram[cutoff] ?? 0;
+    for (let taken = 0; cutoff < missing && taken < count; cutoff++) taken += histogram[cutoff]!;
     const picked: { id: number; d: number }[] = [];
-    for (let slot = 0; slot < this.#size; slot++) {
-      const d = distances[slot] ?? missing;
-      if (d < cutoff) picked.push({ id: this.#messageIds[slot] ?? 0, d });
+    for (let slot = 0; slot < size; slot++) {
+      const d = distances[slot]!;
+      if (d < cutoff) picked.push({ id: ids[slot]!, d });
     }
     picked.sort((a, b) => a.d - b.d);
     return picked.slice(0, count).map((p) => p.id);

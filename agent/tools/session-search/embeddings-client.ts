@@ -5,6 +5,7 @@
  */
 import OpenAI from "openai";
 import { HeraldError } from "../../../core/errors.js";
+import { createNodeFetch } from "../../node-fetch.js";
 
 /** Where and how to embed. */
 export interface EmbeddingsEndpoint {
@@ -38,6 +39,8 @@ export function createEmbeddingsClient(endpoint: EmbeddingsEndpoint): Embeddings
     apiKey: endpoint.apiKey ?? "none",
     maxRetries: 0,
     timeout: endpoint.timeoutMs ?? 30_000,
+    // The gateway's own keep-alive fetch: the embedder shares the process with the turns.
+    fetch: createNodeFetch({ maxSockets: 4 }),
   });
   const where = `the embeddings endpoint ${endpoint.baseUrl} (model ${endpoint.model})`;
   return {
