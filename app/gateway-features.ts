@@ -22,7 +22,7 @@ import { createProviders, type SessionModels } from "../agent/providers/index.js
 import type { McpServerConfig } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
 import { createMessageSender } from "../agent/tools/messaging/index.js";
-import { createRecall, type Recall } from "../agent/tools/session-search/index.js";
+import { createRecall, type Recall, recallPrefetch } from "../agent/tools/session-search/index.js";
 import { skillsTools } from "../agent/tools/skills/index.js";
 import { createTaskBoard } from "../agent/tools/task-board/index.js";
 import { createTodo } from "../agent/tools/todo/index.js";
@@ -161,6 +161,7 @@ function createRunner(
       toolsets: toolsetsOfCaller(config, runner.access, turn, chatType, late.mcpServers()),
       eagerToolsets: eagerToolsetsFor(config, turn.chat.platform, chatType),
       voiceReply: voice.voiceReplyOf(turn),
+      recall: recallPrefetch(config.embeddings, turn.chat.platform, turn.input),
       ...models()?.forTurn(turn),
     }),
   });

@@ -154,6 +154,8 @@ async function scale(messages: number, opts: RecallBenchOptions, fakeUrl: string
           batchSize: 64,
           minSimilarity: 0.2,
           timeoutMs: 30_000,
+          prefetch: [],
+          prefetchChars: 1200,
         },
       },
       { gateway, state, logger: silentLogger() },

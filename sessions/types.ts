@@ -78,6 +78,12 @@ export interface SearchOptions {
   userId?: string | undefined;
   /** Leave out this session (the current one). */
   excludeSessionId?: string | undefined;
+  /**
+   * Only matches by meaning (recall prefetch, where the whole message is the query and keywords would
+   * match its every common word); nothing without an embeddings endpoint. The stores' keyword search
+   * ignores it.
+   */
+  meaningOnly?: boolean | undefined;
 }
 
 /** Sessions and their messages. */

@@ -28,35 +28,55 @@ function waiting(h: Harness): number {
   return row.n;
 }
 
-describe("recall by meaning in the gateway", () => {
-  it("finds what the user said turns ago in other words, and not what another user said", async () => {
-    fake = await startFakeEmbeddings();
-    let chat!: FakeChatAdapter;
-    const h = await startHarness({
-      env: {
-        GATEWAY_ALLOWED_USERS: "fakechat:alice,fakechat:bob",
-        HERALD_EMBEDDINGS_URL: fake.url,
-        HERALD_EMBEDDINGS_MODEL: "fake-embed",
-        HERALD_EMBEDDINGS_DIMENSIONS: "64",
-      },
-      adapters: () => {
-        chat = new FakeChatAdapter();
-        return [chat];
-      },
-    });
-    harness = h;
-    const bob = { chat: { platform: "fakechat", chatId: "dm-bob" }, sender: { id: "bob", name: "Bob" } };
-    let replies = 0;
-    const say = async (text: string, who: Partial<typeof bob> = {}) => {
-      await chat.inject({ text, ...who });
-      await chat.waitForTexts(++replies);
-    };
+const bob = { chat: { platform: "fakechat", chatId: "dm-bob" }, sender: { id: "bob", name: "Bob" } };
+
+/** A gateway with the fake chat and the fake embeddings endpoint; `say` waits for each reply. */
+async function start(env: Record<string, string> = {}) {
+  fake = await startFakeEmbeddings();
+  let chat!: FakeChatAdapter;
+  const h = await startHarness({
+    env: {
+      GATEWAY_ALLOWED_USERS: "fakechat:alice,fakechat:bob",
+      HERALD_EMBEDDINGS_URL: fake.url,
+      HERALD_EMBEDDINGS_MODEL: "fake-embed",
+      HERALD_EMBEDDINGS_DIMENSIONS: "64",
+      ...env,
+    },
+    adapters: () => {
+      chat = new FakeChatAdapter();
+      return [chat];
+    },
+  });
+  harness = h;
+  let replies = 0;
+  const say = async (text: string, who: Partial<typeof bob> = {}) => {
+    await chat.inject({ text, ...who });
+    await chat.waitForTexts(++replies);
+  };
+  /** Alice booked flights, then talked of other things; Bob booked his own. Then Alice starts anew. */
+  const history = async () => {
     await say("our flights are booked for the 3rd", bob);
     await say("flights booked for the 12th, the hotel is by the river");
     for (let i = 0; i < 10; i++) await say(`how do I convert ${i} cups to millilitres`);
     await say("/new");
     await expect.poll(() => waiting(h), { timeout: 10_000 }).toBe(0);
+  };
+  return { h, say, history, chat: () => chat };
+}
 
+/** The system notes of the model's last request (after the first system prompt). */
+function notes(h: Harness): string[] {
+  const messages = h.llm.requests.at(-1)?.messages ?? [];
+  return messages
+    .slice(1)
+    .filter((m) => m.role === "system")
+    .map((m) => String(m.content));
+}
+
+describe("recall by meaning in the gateway", () => {
+  it("finds what the user said turns ago in other words, and not what another user said", async () => {
+    const { h, say, history, chat } = await start();
+    await history();
     h.llm.script(
       { toolCalls: [{ name: "session_search", arguments: { query: "what did we decide about the trip" } }] },
       { text: "You booked flights for the 12th." },
@@ -68,6 +88,29 @@ describe("recall by meaning in the gateway", () => {
       ?.content?.toString();
     expect(toolResult).toContain("flights booked for the 12th");
     expect(toolResult).not.toContain("3rd");
-    expect(chat.texts().at(-1)).toBe("You booked flights for the 12th.");
+    expect(chat().texts().at(-1)).toBe("You booked flights for the 12th.");
+    // Prefetch is off unless configured: the model got no note.
+    expect(notes(h)).toEqual([]);
+  });
+
+  it("prefetches the earlier message into the turn when the user refers to the past", async () => {
+    const { h, say, history } = await start({ HERALD_RECALL_PREFETCH: "fakechat" });
+    await history();
+    await say("do you remember what we decided about the trip?");
+    const [note] = notes(h);
+    expect(note).toMatch(/^\[From earlier conversations with this user/);
+    expect(note).toContain("flights booked for the 12th");
+    expect(note).not.toContain("3rd");
+    // The note sits after the stable prefix, right before the user's message, and is not stored.
+    const messages = h.llm.requests.at(-1)!.messages;
+    expect(messages.at(-2)?.role).toBe("system");
+    expect(messages.at(-1)?.content).toBe("do you remember what we decided about the trip?");
+    const stored = h.state.database
+      .prepare("SELECT count(*) AS n FROM messages WHERE content LIKE '[From earlier%'")
+      .get() as { n: number };
+    expect(stored.n).toBe(0);
+    // A message that does not refer to the past gets no note.
+    await say("how warm is it in Lisbon in May?");
+    expect(notes(h)).toEqual([]);
   });
 });

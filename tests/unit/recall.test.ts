@@ -8,16 +8,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { recallNote } from "../../agent/recall-note.js";
 import {
   createRecall,
   type EmbeddingsConfig,
   type Recall,
+  recallPrefetch,
   sessionSearchTool,
 } from "../../agent/tools/session-search/index.js";
 import type { ToolContext } from "../../agent/types.js";
 import { silentLogger } from "../../core/logger.js";
+import type { TurnJob } from "../../core/turn.js";
 import type { ChatMessage } from "../../core/types.js";
-import { DEFAULT_RESET_POLICY, SqliteState } from "../../sessions/index.js";
+import { DEFAULT_RESET_POLICY, type SearchOptions, SqliteState } from "../../sessions/index.js";
 import { type FakeEmbeddings, startFakeEmbeddings } from "../fakes/embeddings/index.js";
 
 const FILLER = [
@@ -58,6 +61,8 @@ function embeddings(
     batchSize: 16,
     minSimilarity: 0.3,
     timeoutMs: 5000,
+    prefetch: [],
+    prefetchChars: 1200,
     ...over,
   };
 }
@@ -260,5 +265,46 @@ describe("recall by meaning", () => {
     expect(answer).toMatch(
       /Conversation "Lisbon in May" \(.+\):\n {2}\d{4}-\d\d-\d\d \d\d:\d\d UTC user: flights booked/,
     );
+  });
+});
+
+describe("recall prefetch", () => {
+  const on = (prefetch: string[]): EmbeddingsConfig => ({
+    ...embeddings({ url: "http://127.0.0.1:1/v1" } as FakeEmbeddings)!,
+    prefetch,
+  });
+
+  it("marks a turn only where it is on and when the message refers to the past", () => {
+    const asked = "what did we decide about the trip?";
+    expect(recallPrefetch(on(["telegram"]), "telegram", asked)).toEqual({ maxChars: 1200 });
+    expect(recallPrefetch(on(["all"]), "discord", "do you remember the hotel?")).toEqual({ maxChars: 1200 });
+    expect(recallPrefetch(on(["telegram"]), "discord", asked)).toBeUndefined();
+    expect(recallPrefetch(on([]), "telegram", asked)).toBeUndefined();
+    expect(recallPrefetch(undefined, "telegram", asked)).toBeUndefined();
+    expect(recallPrefetch(on(["all"]), "telegram", "how warm is Lisbon in May?")).toBeUndefined();
+  });
+
+  it("finds by meaning only, and a search that fails leaves the turn without a note", async () => {
+    const { state, recall } = start(embeddings(fake));
+    converse(state, "111", ["flights booked for the 12th", "the weather is nice today"]);
+    await recall.embedder!.drain();
+    const job = (text: string) =>
+      ({
+        kind: "turn",
+        turnId: "t1",
+        origin: toolContext(recall, "111").origin,
+        history: [],
+        input: { text },
+        systemPrompt: "",
+        toolsets: [],
+        recall: { maxChars: 400 },
+        createdAt: Date.now(),
+      }) satisfies TurnJob;
+    const client = { searchSessions: (q: string, o?: SearchOptions) => recall.search(q, o) };
+    const note = await recallNote(job("did we settle the trip?"), client, silentLogger());
+    expect(note).toContain("flights booked for the 12th");
+    expect(note).not.toContain("weather");
+    const failing = { searchSessions: () => Promise.reject(new Error("state API down")) };
+    expect(await recallNote(job("did we settle the trip?"), failing, silentLogger())).toBeUndefined();
   });
 });

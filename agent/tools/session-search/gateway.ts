@@ -58,6 +58,30 @@ export function fuseByRank(lists: readonly (readonly SearchHit[])[], limit: numb
     .map((e) => e.hit);
 }
 
+/** Words that say a message refers to earlier conversations (English). */
+const PAST =
+  /\b(remember|recall|last time|earlier|previously|before|the other day|yesterday|last (week|month|year|night)|we (talked|discussed|decided|said|agreed|planned)|did (we|i|you)|you (said|told|mentioned|suggested)|i (said|told|mentioned|asked))\b/i;
+
+/** Whether `text` seems to refer to earlier conversations ("what did we decide about the trip?"). */
+export function refersToPast(text: string): boolean {
+  return PAST.test(text);
+}
+
+/**
+ * `TurnJob.recall` for a turn: set when an embeddings endpoint is configured, prefetch is on for the
+ * turn's platform (`embeddings.prefetch`: platform names, or `all`) and its text seems to refer to the
+ * past.
+ */
+export function recallPrefetch(
+  settings: EmbeddingsConfig,
+  platform: string,
+  text: string,
+): { maxChars: number } | undefined {
+  if (!settings || settings.prefetch.length === 0) return undefined;
+  if (!settings.prefetch.includes("all") && !settings.prefetch.includes(platform)) return undefined;
+  return refersToPast(text) ? { maxChars: settings.prefetchChars } : undefined;
+}
+
 /** Builds recall on the gateway's state; with an endpoint it starts the embedder (and the index load). */
 export function createRecall(
   config: { embeddings: EmbeddingsConfig },
@@ -73,7 +97,7 @@ export function createRecall(
   const titled = (hits: SearchHit[]) => withTitles(hits, (id) => state.sessions.get(id)?.title);
   if (!settings) {
     return {
-      search: async (query, opts) => titled(state.sessions.search(query, opts)),
+      search: async (query, opts) => (opts?.meaningOnly ? [] : titled(state.sessions.search(query, opts))),
       embedder: undefined,
       vectors: undefined,
       stop: async () => {},
@@ -99,7 +123,7 @@ export function createRecall(
   const search = async (query: string, opts: SearchOptions = {}): Promise<SearchHit[]> => {
     const limit = opts.limit ?? 10;
     const pool = { ...opts, limit: Math.max(limit * 3, 20) };
-    const keywords = state.sessions.search(query, pool);
+    const keywords = opts.meaningOnly ? [] : state.sessions.search(query, pool);
     try {
       const [vector] = await client.embed([query], AbortSignal.timeout(settings.timeoutMs));
       await vectors.load();

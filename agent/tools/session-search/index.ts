@@ -13,7 +13,14 @@ export {
   type EmbeddingsClient,
   type EmbeddingsEndpoint,
 } from "./embeddings-client.js";
-export { createRecall, fuseByRank, type Recall, type RecallGateway } from "./gateway.js";
+export {
+  createRecall,
+  fuseByRank,
+  type Recall,
+  type RecallGateway,
+  recallPrefetch,
+  refersToPast,
+} from "./gateway.js";
 export { type EmbeddingsConfig, embeddingsSettings } from "./settings.js";
 
 const parameters = z.object({

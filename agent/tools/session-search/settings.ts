@@ -24,6 +24,9 @@ export const embeddingsSectionSchema = z
     batchSize: z.number().int().min(1).max(2048).default(64),
     minSimilarity: z.number().min(-1).max(1).default(0.3),
     timeoutMs: z.number().int().positive().default(30_000),
+    /** Platforms whose turns get earlier conversations prefetched when a message refers to the past. */
+    prefetch: z.array(z.string().min(1)).default([]),
+    prefetchChars: z.number().int().min(200).max(8000).default(1200),
   })
   .optional();
 
@@ -85,6 +88,7 @@ export const embeddingsSettings = defineFeature({
     HERALD_EMBEDDINGS_MODEL: ["model", "string"],
     HERALD_EMBEDDINGS_DIMENSIONS: ["dimensions", "int"],
     HERALD_EMBEDDINGS_KEY_ENV: ["api_key_env", "string"],
+    HERALD_RECALL_PREFETCH: ["prefetch", "list"],
   },
   reference: {
     intro:
@@ -105,6 +109,12 @@ export const embeddingsSettings = defineFeature({
       ["batch_size", "messages per request"],
       ["min_similarity", "cosine similarity under which a meaning match is left out"],
       ["timeout_ms", "one request may take this long"],
+      [
+        "prefetch",
+        'platforms (or `all`) where a message that refers to the past ("what did we decide…", "remember…") gets the closest earlier messages by meaning as a note before the model\'s first call: one embedding and one search on the turn\'s path',
+        "none (off)",
+      ],
+      ["prefetch_chars", "the note's budget in characters"],
     ],
   },
   resolve: (section: EmbeddingsSection, { env }) => resolveEmbeddings(section, env),
