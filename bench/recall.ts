@@ -56,10 +56,7 @@ export interface RecallBenchResult {
   backlogPerSecondFake: number;
   backlogPerSecondInstant: number;
   scales: ScaleFigure[];
-  turnP50OffMs: number;
-  turnP50OnMs: number;
-  cpuMsPerTurnOff: number;
-  cpuMsPerTurnOn: number;
+  turns: TurnFigures;
   embeddedDuringTurns: number;
   /** The host's 1-minute load average at the end (the machine is shared). */
   loadAverage: number;
@@ -234,49 +231,58 @@ async function backlog(opts: RecallBenchOptions, client: EmbeddingsClient): Prom
   }
 }
 
-async function turnPath(opts: RecallBenchOptions, fakeUrl: string) {
+/** The three gateways of the turn-path comparison. */
+const VARIANTS = ["off", "embedder", "prefetch"] as const;
+type Variant = (typeof VARIANTS)[number];
+
+/** Turn p50 and the gateway's CPU per turn (medians of the rounds), by variant. */
+export type TurnFigures = Record<Variant, { turnP50Ms: number; cpuMsPerTurn: number }>;
+
+async function turnPath(opts: RecallBenchOptions, fakeUrl: string): Promise<TurnFigures> {
   const llm = await startFakeLlm({ keepRequests: false });
   const common = { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "bench", HERALD_MODEL: "fake-model" };
-  const on = await spawnGateway(
-    {
-      ...common,
-      HERALD_EMBEDDINGS_URL: fakeUrl,
-      HERALD_EMBEDDINGS_MODEL: "fake-embed",
-      HERALD_EMBEDDINGS_DIMENSIONS: String(opts.dimensions),
-    },
-    opts.root,
-  );
-  const off = await spawnGateway(common, opts.root);
-  const rounds = { on: [] as number[], off: [] as number[], cpuOn: [] as number[], cpuOff: [] as number[] };
+  const embeddings = {
+    HERALD_EMBEDDINGS_URL: fakeUrl,
+    HERALD_EMBEDDINGS_MODEL: "fake-embed",
+    HERALD_EMBEDDINGS_DIMENSIONS: String(opts.dimensions),
+  };
+  const gateways = {
+    off: await spawnGateway(common, opts.root),
+    embedder: await spawnGateway({ ...common, ...embeddings }, opts.root),
+    prefetch: await spawnGateway({ ...common, ...embeddings, HERALD_RECALL_PREFETCH: "api" }, opts.root),
+  };
+  const latency = { off: [] as number[], embedder: [] as number[], prefetch: [] as number[] };
+  const cpu = { off: [] as number[], embedder: [] as number[], prefetch: [] as number[] };
   try {
-    for (let r = 0; r < opts.rounds * 2; r++) {
-      const which = r % 2 === 0 ? "off" : "on";
-      const gw = which === "on" ? on : off;
+    for (let r = 0; r < opts.rounds * VARIANTS.length; r++) {
+      const which = VARIANTS[r % VARIANTS.length]!;
+      const gw = gateways[which];
       const latencies: number[] = [];
       const cpuBefore = cpuSeconds(gw.child.pid!);
       for (let t = 0; t < opts.turnsPerRound; t++) {
         const started = performance.now();
-        await postTurn(gw.url, `note ${r}.${t}: the flights for the trip are booked`, `bench-${r % 10}`);
+        // Every message refers to the past, so with prefetch on every turn searches first.
+        await postTurn(
+          gw.url,
+          `do you remember what we decided about the trip? (${r}.${t})`,
+          `bench-${t % 10}`,
+        );
         latencies.push(performance.now() - started);
       }
       // Let the embedder finish this round's messages, so their cost lands in this round.
       await new Promise((resolve) => setTimeout(resolve, 1500));
-      rounds[which].push(median(latencies));
-      rounds[which === "on" ? "cpuOn" : "cpuOff"].push(
-        ((cpuSeconds(gw.child.pid!) - cpuBefore) * 1000) / opts.turnsPerRound,
-      );
+      latency[which].push(median(latencies));
+      cpu[which].push(((cpuSeconds(gw.child.pid!) - cpuBefore) * 1000) / opts.turnsPerRound);
     }
   } finally {
-    await on.stop();
-    await off.stop();
+    for (const gw of Object.values(gateways)) await gw.stop();
     await llm.close();
   }
-  return {
-    turnP50OffMs: round(median(rounds.off)),
-    turnP50OnMs: round(median(rounds.on)),
-    cpuMsPerTurnOff: round(median(rounds.cpuOff)),
-    cpuMsPerTurnOn: round(median(rounds.cpuOn)),
-  };
+  const figures = (v: Variant) => ({
+    turnP50Ms: round(median(latency[v])),
+    cpuMsPerTurn: round(median(cpu[v])),
+  });
+  return { off: figures("off"), embedder: figures("embedder"), prefetch: figures("prefetch") };
 }
 
 /** Runs the three parts. */
@@ -301,7 +307,7 @@ export async function benchRecall(opts: RecallBenchOptions): Promise<RecallBench
       backlogPerSecondFake,
       backlogPerSecondInstant,
       scales,
-      ...turns,
+      turns,
       embeddedDuringTurns: fake.embeddedTexts().length - before,
       loadAverage: round(loadavg()[0] ?? 0, 1),
     };
@@ -332,5 +338,13 @@ Each cell is the wall-clock p50 with, in brackets, the p50 of the CPU time the s
 |---|---|---|---|---|---|
 ${rows}
 
-**Turn path:** ${opts.rounds} alternating rounds of ${opts.turnsPerRound} sequential API turns each, recall off and on (two gateways, same fake model): turn p50 **${r.turnP50OffMs} ms off, ${r.turnP50OnMs} ms on**; the gateway's CPU per turn **${r.cpuMsPerTurnOff} ms off, ${r.cpuMsPerTurnOn} ms on** (on includes embedding the turn's two messages in the background: ${r.embeddedDuringTurns.toLocaleString("en")} embedded during the rounds). The embedding never runs inside a turn: it is woken after the turn's commit and runs on a timer.`;
+**Turn path:** ${opts.rounds} rounds of ${opts.turnsPerRound} sequential API turns on each of three gateways in turn (same fake model), every message referring to the past ("do you remember what we decided about the trip?"): recall **off**; the background **embedder** only; the embedder and **prefetch** (\`HERALD_RECALL_PREFETCH=api\`: each turn embeds its message and searches before the model call).
+
+| | turn p50 ms | gateway CPU per turn ms |
+|---|---|---|
+| off | ${r.turns.off.turnP50Ms} | ${r.turns.off.cpuMsPerTurn} |
+| embedder | ${r.turns.embedder.turnP50Ms} | ${r.turns.embedder.cpuMsPerTurn} |
+| embedder + prefetch | ${r.turns.prefetch.turnP50Ms} | ${r.turns.prefetch.cpuMsPerTurn} |
+
+The embedder's CPU includes embedding each turn's two messages in the background (${r.embeddedDuringTurns.toLocaleString("en")} embedded during the rounds); it never runs inside a turn (woken after the commit, on a timer). Prefetch adds one embedding request and one search to the turns it marks.`;
 }

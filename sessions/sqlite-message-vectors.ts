@@ -1,8 +1,9 @@
 /**
  * Message vectors for recall by meaning, beside the messages in `state.db`.
  *
- * - `message_vectors` holds one vector per embedded message (float32 BLOB, unit length) with its sign
- *   bits and the model that made it; a search uses only the current model's vectors.
+ * - `message_vectors` holds one vector per embedded message (float32 BLOB, unit length) and the model
+ *   that made it, `message_vector_bits` its sign bits and session (what the in-memory index loads); a
+ *   search uses only the current model's vectors.
  * - `embedding_backlog` holds the messages waiting to be embedded, with their attempts and when to try
  *   again. It is filled in the background from `embedding_state.queued_upto` (the highest message id
  *   looked at), so a crash loses nothing: what was queued stays queued, what was not is still above the
@@ -39,12 +40,18 @@ CREATE TABLE IF NOT EXISTS embedding_backlog (
 CREATE TABLE IF NOT EXISTS message_vectors (
   message_id INTEGER PRIMARY KEY,
   model_id   INTEGER NOT NULL,
-  session_id TEXT NOT NULL,
-  bits       BLOB NOT NULL,
   vector     BLOB NOT NULL
+);
+-- The sign bits apart from the vectors: loading them at start reads this narrow table only.
+CREATE TABLE IF NOT EXISTS message_vector_bits (
+  message_id INTEGER PRIMARY KEY,
+  model_id   INTEGER NOT NULL,
+  session_id TEXT NOT NULL,
+  bits       BLOB NOT NULL
 );
 CREATE TRIGGER IF NOT EXISTS message_vectors_delete AFTER DELETE ON messages BEGIN
   DELETE FROM message_vectors WHERE message_id = old.id;
+  DELETE FROM message_vector_bits WHERE message_id = old.id;
   DELETE FROM embedding_backlog WHERE message_id = old.id;
 END;
 CREATE TRIGGER IF NOT EXISTS message_vectors_update AFTER UPDATE OF content ON messages
@@ -171,9 +178,13 @@ export class SqliteMessageVectors {
       this.#stmt.upsert.run(
         item.messageId,
         this.#modelId,
+        Buffer.from(item.vector.buffer, item.vector.byteOffset, item.vector.byteLength),
+      );
+      this.#stmt.upsertBits.run(
+        item.messageId,
+        this.#modelId,
         item.sessionId,
         Buffer.from(bits.buffer, bits.byteOffset, bits.byteLength),
-        Buffer.from(item.vector.buffer, item.vector.byteOffset, item.vector.byteLength),
       );
       this.#stmt.dequeue.run(item.messageId);
       if (this.#loaded) this.#index.add({ messageId: item.messageId, sessionId: item.sessionId, bits });
@@ -299,8 +310,11 @@ function prepare(db: Database.Database) {
     countUnseen: db.prepare<[], { n: number }>(
       "SELECT count(*) AS n FROM messages WHERE id > (SELECT queued_upto FROM embedding_state) AND role IN ('user', 'assistant')",
     ),
-    upsert: db.prepare<[number, number, string, Buffer, Buffer]>(
-      "INSERT OR REPLACE INTO message_vectors (message_id, model_id, session_id, bits, vector) VALUES (?, ?, ?, ?, ?)",
+    upsert: db.prepare<[number, number, Buffer]>(
+      "INSERT OR REPLACE INTO message_vectors (message_id, model_id, vector) VALUES (?, ?, ?)",
+    ),
+    upsertBits: db.prepare<[number, number, string, Buffer]>(
+      "INSERT OR REPLACE INTO message_vector_bits (message_id, model_id, session_id, bits) VALUES (?, ?, ?, ?)",
     ),
     dequeue: db.prepare<[number]>("DELETE FROM embedding_backlog WHERE message_id = ?"),
     retry: db.prepare<[number, string, number]>(
@@ -310,7 +324,7 @@ function prepare(db: Database.Database) {
       "DELETE FROM embedding_backlog WHERE message_id = ? AND attempts >= ?",
     ),
     loadChunk: db.prepare<[number, number, number], { messageId: number; sessionId: string; bits: Buffer }>(
-      `SELECT message_id AS messageId, session_id AS sessionId, bits FROM message_vectors
+      `SELECT message_id AS messageId, session_id AS sessionId, bits FROM message_vector_bits
        WHERE model_id = ? AND message_id > ? ORDER BY message_id LIMIT ?`,
     ),
     scope: db.prepare<

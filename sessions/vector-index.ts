@@ -32,8 +32,6 @@ export class BinaryVectorIndex {
   #messageIds: Float64Array;
   #sessionOf: Int32Array;
   #size = 0;
-  /** Slot of each message id. */
-  readonly #slots = new Map<number, number>();
   /** Ordinal of each session id (ordinals index `#sessionOf`). */
   readonly #sessionOrdinals = new Map<string, number>();
 
@@ -49,14 +47,14 @@ export class BinaryVectorIndex {
     return this.#size;
   }
 
-  /** Adds or replaces the vector of `entry.messageId`. */
+  /**
+   * Adds the vector of `entry.messageId`. A message embedded again (its text edited) gets a second slot:
+   * the old bits may still bring it into a pool, where the exact stage ranks it by its current vector
+   * (no map from message to slot: at a million vectors it would outweigh the bits).
+   */
   add(entry: IndexEntry): void {
-    let slot = this.#slots.get(entry.messageId);
-    if (slot === undefined) {
-      slot = this.#size++;
-      if (slot >= this.#messageIds.length) this.#grow();
-      this.#slots.set(entry.messageId, slot);
-    }
+    const slot = this.#size++;
+    if (slot >= this.#messageIds.length) this.#grow();
     this.#bits.set(entry.bits.subarray(0, this.#words), slot * this.#words);
     this.#messageIds[slot] = entry.messageId;
     this.#sessionOf[slot] = this.#ordinal(entry.sessionId);
@@ -111,7 +109,7 @@ export class BinaryVectorIndex {
       if (d < cutoff) picked.push({ id: ids[slot]!, d });
     }
     picked.sort((a, b) => a.d - b.d);
-    return picked.slice(0, count).map((p) => p.id);
+    return [...new Set(picked.map((p) => p.id))].slice(0, count);
   }
 
   #ordinal(sessionId: string): number {
