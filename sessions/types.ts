@@ -84,6 +84,11 @@ export interface SearchOptions {
    * ignores it.
    */
   meaningOnly?: boolean | undefined;
+  /**
+   * Every word must match, with no fallback to any word when none does (the hybrid search: meaning
+   * finds what the words miss, and ranking every message that holds a common word is what costs).
+   */
+  allTerms?: boolean | undefined;
 }
 
 /** Sessions and their messages. */

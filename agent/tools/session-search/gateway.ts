@@ -123,11 +123,12 @@ export function createRecall(
   const search = async (query: string, opts: SearchOptions = {}): Promise<SearchHit[]> => {
     const limit = opts.limit ?? 10;
     const pool = { ...opts, limit: Math.max(limit * 3, 20) };
-    const keywords = opts.meaningOnly ? [] : state.sessions.search(query, pool);
     try {
       const [vector] = await client.embed([query], AbortSignal.timeout(settings.timeoutMs));
       await vectors.load();
       const meaning = vectors.search(vector!, { ...pool, minSimilarity: settings.minSimilarity });
+      // Every word must match: meaning finds what the words miss.
+      const keywords = opts.meaningOnly ? [] : state.sessions.search(query, { ...pool, allTerms: true });
       if (queryFailing) logger.info("embeddings endpoint answers searches again");
       queryFailing = false;
       return titled(fuseByRank([keywords, meaning], limit));
@@ -135,7 +136,7 @@ export function createRecall(
       if (!queryFailing)
         logger.warn({ err: describeError(err) }, "session search by meaning failed; keywords only");
       queryFailing = true;
-      return titled(keywords.slice(0, limit));
+      return opts.meaningOnly ? [] : titled(state.sessions.search(query, { ...opts, limit }));
     }
   };
   return { search, embedder, vectors, stop: () => embedder.stop() };
