@@ -91,6 +91,8 @@ describe("recall by meaning in the gateway", () => {
     expect(chat().texts().at(-1)).toBe("You booked flights for the 12th.");
     // Prefetch is off unless configured: the model got no note.
     expect(notes(h)).toEqual([]);
+    await say("/status");
+    expect(chat().texts().at(-1)).toContain("Recall: keywords and meaning");
   });
 
   it("prefetches the earlier message into the turn when the user refers to the past", async () => {
