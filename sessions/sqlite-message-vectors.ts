@@ -111,7 +111,7 @@ export class SqliteMessageVectors {
     this.#maxChars = options.maxChars ?? 4000;
     this.#index = new BinaryVectorIndex(options.dimensions);
     db.exec(SCHEMA);
-    this.#modelId = this.#selectModel(`${options.model}`, options.dimensions);
+    this.#modelId = this.#selectModel(options.model, options.dimensions);
     this.#stmt = prepare(db);
   }
 
