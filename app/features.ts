@@ -12,6 +12,7 @@ import { pluginsSettings } from "../agent/plugins/settings.js";
 import { codeSettings } from "../agent/tools/code/settings.js";
 import { imagesSettings } from "../agent/tools/image/settings.js";
 import { mcpServersSettings } from "../agent/tools/mcp/settings.js";
+import { embeddingsSettings } from "../agent/tools/session-search/settings.js";
 import { taskBoardSettings } from "../agent/tools/task-board/settings.js";
 import { visionSettings } from "../agent/tools/vision/settings.js";
 import { voiceSettings } from "../agent/tools/voice/settings.js";
@@ -33,6 +34,7 @@ export const featureModules = [
   imagesSettings,
   codeSettings,
   memorySettings,
+  embeddingsSettings,
   learningSettings,
   skillsSettings,
   delegationSettings,
