@@ -2,10 +2,11 @@
  * `execute_code`'s socket in the real bubblewrap sandbox, tool by tool: another session's sandbox
  * reaches neither the socket's path in the sandbox nor its folder on the host, and a connection
  * without the execution's token gets no answer; in a turn the script's calls are the turn's progress
- * events; a node outside /usr is bound in for JavaScript; the call budget refuses calls past it.
+ * events; a node outside /usr is bound in for JavaScript; the call budget refuses calls past it; a
+ * crash's leftover folders are swept.
  */
 
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -229,5 +230,24 @@ describe("execute_code in the sandbox", () => {
     );
     expect(out.content).toMatch(/tool calls: 5 \(ping ×5\)/);
     expect(out.content).toMatch(/4\. ping refused: the budget of 3/);
+  });
+
+  it("removes the folders of executions a crash cut short, and keeps recent ones", async () => {
+    const registry = new ToolRegistry();
+    const tool = executeCodeTool({
+      backend,
+      workspaces,
+      timeoutS: 60,
+      toolsFor: (t) => registry.forToolsets(t),
+    });
+    registry.register(tool);
+    const base = join(home, "run", "code");
+    mkdirSync(join(base, "xstale"), { recursive: true });
+    mkdirSync(join(base, "xrecent"), { recursive: true });
+    const old = new Date(Date.now() - 2 * 3600_000);
+    utimesSync(join(base, "xstale"), old, old);
+    await execute(tool, "1", context(registry, "session-f"));
+    expect(await readdir(base)).toEqual(["xrecent"]);
+    rmSync(join(base, "xrecent"), { recursive: true });
   });
 });

@@ -6,7 +6,7 @@
  * still running are aborted and the folder removed.
  */
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ModelUsage } from "../../../core/turn.js";
@@ -59,17 +59,33 @@ export interface ExecutionInput {
   prefix: string;
   tools: readonly ToolSpec[];
   timeoutMs: number;
+  /** Execution folders older than this are a crash's leftovers (the longest timeout, and a margin). */
+  staleAfterMs: number;
   maxToolCalls: number;
   maxOutputChars: number;
 }
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-/** A folder of its own for the execution; under /tmp when `HERALD_HOME` is too deep for a socket path. */
-async function executionDir(homeDir: string): Promise<string> {
+/** Folders left by executions a crash cut short: older than the longest run may take, and some. */
+async function sweepStale(base: string, olderThanMs: number): Promise<void> {
+  const now = Date.now();
+  for (const name of await readdir(base).catch(() => [])) {
+    const path = join(base, name);
+    const info = await stat(path).catch(() => undefined);
+    if (info && now - info.mtimeMs > olderThanMs) await rm(path, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A folder of its own for the execution; under /tmp when `HERALD_HOME` is too deep for a socket path.
+ * Folders older than `staleAfterMs` (a crash's leftovers) are removed first.
+ */
+async function executionDir(homeDir: string, staleAfterMs: number): Promise<string> {
   const root = join(homeDir, "run", "code");
   const base = root.length < 70 ? root : join(tmpdir(), "herald-code");
   await mkdir(base, { recursive: true, mode: 0o700 });
+  await sweepStale(base, staleAfterMs);
   const dir = await mkdtemp(join(base, "x"));
   // Readable by the sandbox's user through the bind (the parent keeps other host users out).
   await chmod(dir, 0o755);
@@ -95,7 +111,7 @@ async function writeScript(dir: string, input: ExecutionInput): Promise<string> 
 
 /** Runs one script; see the module comment. Throws only when the turn is cancelled. */
 export async function runExecution(input: ExecutionInput, ctx: ToolContext): Promise<ExecutionOutcome> {
-  const dir = await executionDir(ctx.homeDir);
+  const dir = await executionDir(ctx.homeDir, input.staleAfterMs);
   const token = randomBytes(24).toString("base64url");
   const stop = new AbortController();
   const signal = AbortSignal.any([ctx.signal, stop.signal]);

@@ -77,6 +77,7 @@ export function executeCodeTool(deps: ExecuteCodeDeps): Tool {
             prefix: limit.prefix,
             tools: specsOf(deps.toolsFor(ctx.turn?.toolsets ?? [])),
             timeoutMs: (args.timeout_s ?? maxTimeoutS) * 1000,
+            staleAfterMs: maxTimeoutS * 1000 + 10 * 60_000,
             maxToolCalls: deps.maxToolCalls ?? 50,
             maxOutputChars: deps.maxOutputChars ?? 20_000,
           },
