@@ -122,6 +122,8 @@ export const kernelShape = {
           "web",
           "voice",
           "vision",
+          "image",
+          "code",
           "messaging",
           "delegate",
           "tasks",
