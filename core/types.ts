@@ -30,11 +30,34 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
+/**
+ * A model's reasoning as its API gives it back to be sent again with the next request of the turn
+ * (Anthropic's signed thinking blocks, OpenAI's encrypted reasoning items, Gemini's thought
+ * signatures). Opaque to all but the transport of `api`; another protocol drops it.
+ */
+export interface ReasoningTrace {
+  /** The wire protocol that made it (`anthropic`, `openai-responses`, …). */
+  api: string;
+  /** The provider that made it: signatures are checked by the provider that signed them. */
+  provider: string;
+  /** The vendor's own items, as it sent them. */
+  items: unknown[];
+}
+
+/** An assistant message: text, tool calls, and the reasoning to send back within the turn. */
+export interface AssistantMessage {
+  role: "assistant";
+  content: string | null;
+  tool_calls?: ToolCall[] | undefined;
+  /** Kept within a turn (the session store keeps text and tool calls only). */
+  reasoning?: ReasoningTrace | undefined;
+}
+
 /** A conversation message as the model sees it (OpenAI chat-completions shape, text content). */
 export type ChatMessage =
   | { role: "system"; content: string }
   | { role: "user"; content: string; name?: string | undefined }
-  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] | undefined }
+  | AssistantMessage
   | { role: "tool"; content: string; tool_call_id: string };
 
 /** How sessions in groups are keyed. `per_user`: each sender has their own; `shared`: one per chat. */

@@ -5,7 +5,7 @@
  * the legacy endpoint (`model.base_url`, named `default`).
  */
 import type { ModelUsage } from "../../core/turn.js";
-import type { ProviderModel, ProviderSpec, ResolvedModel } from "./types.js";
+import type { ModelApi, ProviderModel, ProviderSpec, ResolvedModel } from "./types.js";
 
 /** The name of the provider built from the single legacy endpoint (`OPENAI_BASE_URL`). */
 export const LEGACY_PROVIDER = "default";
@@ -119,4 +119,17 @@ function hostOf(url: string): string {
   } catch {
     return "";
   }
+}
+
+/**
+ * The wire protocol of a provider: its `api`, else read from its base URL (Anthropic's, Google's
+ * Generative Language and Bedrock's runtime hosts), else OpenAI Chat Completions.
+ */
+export function apiOf(provider: Pick<ProviderSpec, "api" | "baseUrl">): ModelApi {
+  if (provider.api) return provider.api;
+  const host = hostOf(provider.baseUrl);
+  if (host === "api.anthropic.com") return "anthropic";
+  if (host === "generativelanguage.googleapis.com") return "gemini";
+  if (/^bedrock-runtime(-fips)?\.[a-z0-9-]+\.amazonaws\.com$/.test(host)) return "bedrock";
+  return "openai-chat";
 }

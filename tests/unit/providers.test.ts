@@ -165,6 +165,8 @@ describe("the model client across providers", () => {
       promptTokens: b.usages[0]!.prompt_tokens,
       completionTokens: b.usages[0]!.completion_tokens,
       cachedTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
     });
     const again = await client([], "two/vendor/m2").streamChat({ messages: [user("hi")] });
     expect(again.usage.cachedTokens).toBe(b.usages[1]!.prompt_tokens_details?.cached_tokens);
