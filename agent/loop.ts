@@ -56,7 +56,13 @@ interface TurnTally {
 function addUsage(
   usage: TurnUsage,
   model: string,
-  u: { promptTokens: number; completionTokens: number; cachedTokens?: number | undefined },
+  u: {
+    promptTokens: number;
+    completionTokens: number;
+    cachedTokens?: number | undefined;
+    cacheWriteTokens?: number | undefined;
+    reasoningTokens?: number | undefined;
+  },
 ): void {
   const cached = u.cachedTokens ?? 0;
   usage.promptTokens += u.promptTokens;
@@ -68,11 +74,15 @@ function addUsage(
   let line: ModelUsage | undefined = byModel.find((m) => m.model === model);
   if (!line) {
     line = { model, promptTokens: 0, completionTokens: 0, cachedTokens: 0, calls: 0 };
+    if (u.cacheWriteTokens !== undefined) line.cacheWriteTokens = 0;
+    if (u.reasoningTokens !== undefined) line.reasoningTokens = 0;
     byModel.push(line);
   }
   line.promptTokens += u.promptTokens;
   line.completionTokens += u.completionTokens;
   line.cachedTokens += cached;
+  if (u.cacheWriteTokens) line.cacheWriteTokens = (line.cacheWriteTokens ?? 0) + u.cacheWriteTokens;
+  if (u.reasoningTokens) line.reasoningTokens = (line.reasoningTokens ?? 0) + u.reasoningTokens;
   line.calls++;
 }
 

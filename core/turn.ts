@@ -139,6 +139,10 @@ export interface ModelUsage {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number;
+  /** Prompt tokens written to the provider's cache (Anthropic); absent from older workers. */
+  cacheWriteTokens?: number | undefined;
+  /** Output tokens spent reasoning, part of `completionTokens`, where the API says. */
+  reasoningTokens?: number | undefined;
   calls: number;
 }
 

@@ -245,12 +245,19 @@ CREATE INDEX usage_session ON usage(session_id);
 CREATE INDEX usage_created ON usage(created_at);
 `;
 
+/** v5: cache writes and reasoning tokens per usage row (providers that report them; 0 before). */
+const v5 = `
+ALTER TABLE usage ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+`;
+
 /** Every migration, in order. The last one's version is the schema this build writes. */
 export const migrations: readonly Migration[] = [
   { version: 1, description: "initial schema", up: (db) => db.exec(v1) },
   { version: 2, description: "cron jobs and runs", up: (db) => db.exec(v2) },
   { version: 3, description: "search index filled in bulk", up: (db) => db.exec(v3) },
   { version: 4, description: "token usage per turn and model", up: (db) => db.exec(v4) },
+  { version: 5, description: "cache writes and reasoning tokens in usage", up: (db) => db.exec(v5) },
 ];
 
 /** The schema version this build writes. */

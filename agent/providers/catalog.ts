@@ -79,13 +79,20 @@ export class ProviderCatalog {
   }
 
   /** Estimated cost in US dollars, or undefined when the model has no declared price. */
-  costOf(usage: Pick<ModelUsage, "model" | "promptTokens" | "completionTokens" | "cachedTokens">) {
+  costOf(
+    usage: Pick<
+      ModelUsage,
+      "model" | "promptTokens" | "completionTokens" | "cachedTokens" | "cacheWriteTokens"
+    >,
+  ) {
     const price = this.resolve(usage.model)?.info?.price;
     if (!price) return undefined;
     const cached = Math.min(usage.cachedTokens, usage.promptTokens);
+    const written = Math.min(usage.cacheWriteTokens ?? 0, usage.promptTokens - cached);
     return (
-      ((usage.promptTokens - cached) * price.input +
+      ((usage.promptTokens - cached - written) * price.input +
         cached * (price.cached ?? price.input) +
+        written * (price.cacheWrite ?? price.input) +
         usage.completionTokens * price.output) /
       1_000_000
     );

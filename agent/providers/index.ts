@@ -32,5 +32,5 @@ export {
   withCacheMarkers,
 } from "./openai-chat.js";
 export { SESSION_MODELS_NAMESPACE, SessionModelStore } from "./settings.js";
-export { TransportSet } from "./transports.js";
+export { AVAILABLE_APIS, TransportSet } from "./transports.js";
 export type * from "./types.js";

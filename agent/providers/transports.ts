@@ -6,6 +6,9 @@
 import { createOpenAIChatTransport } from "./openai-chat.js";
 import type { ModelApi, ModelTransport, TransportOptions } from "./types.js";
 
+/** The protocols this build speaks (`providers[].api` accepts these). */
+export const AVAILABLE_APIS: readonly ModelApi[] = ["openai-chat", "anthropic"];
+
 type Factory = (options: TransportOptions) => Promise<ModelTransport>;
 
 /** How each protocol's transport is made (a dynamic import keeps its SDK out of the start-up path). */

@@ -4,7 +4,7 @@
  * its errors into the SDK's error classes with their headers, and sees cache reads on a repeated
  * prefix, the fake speaks the wire format the transport will meet.
  */
-import Anthropic from "@anthropic-ai/sdk";
+import Anthropic, { type APIError } from "@anthropic-ai/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type FakeAnthropic, signThinking, startFakeAnthropic } from "../fakes/anthropic/index.js";
 
@@ -84,8 +84,8 @@ describe("fake Anthropic API through @anthropic-ai/sdk", () => {
       .create({ model: "m", max_tokens: 10, messages: [user("x")] })
       .catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(Anthropic.RateLimitError);
-    expect((limited as Anthropic.APIError).headers?.get("retry-after")).toBe("7");
-    expect((limited as Anthropic.APIError).error).toMatchObject({
+    expect((limited as APIError).headers?.get("retry-after")).toBe("7");
+    expect((limited as APIError).error).toMatchObject({
       type: "error",
       error: { type: "rate_limit_error" },
     });

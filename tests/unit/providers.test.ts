@@ -365,6 +365,8 @@ describe("a context the model says is too long", () => {
         promptTokens: a.usages[0]!.prompt_tokens,
         completionTokens: a.usages[0]!.completion_tokens,
         cachedTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
         calls: 1,
       },
     ]);
