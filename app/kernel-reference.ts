@@ -82,7 +82,11 @@ export const kernelReference: readonly KernelSection[] = [
           "extended thinking's token budget (Anthropic), at least 1024",
           "by effort: 2,048 / 8,192 / 24,576",
         ],
-        ["[].models[].max_output_tokens", "the longest answer in tokens, thinking excluded (Anthropic)", "8,192"],
+        [
+          "[].models[].max_output_tokens",
+          "the longest answer in tokens, thinking excluded (Anthropic)",
+          "8,192",
+        ],
         ["[].models[].vision", "accepts images", "`false`"],
         [
           "[].models[].cache_control",
