@@ -55,7 +55,7 @@ export const kernelReference: readonly KernelSection[] = [
         ["[].name", "letters, digits, `.`, `_`, `-`; the prefix of `provider/model` references"],
         [
           "[].api",
-          "the wire protocol: `openai-chat` (any OpenAI-compatible server) or `anthropic` (Anthropic Messages: prompt caching, extended thinking)",
+          "the wire protocol: `openai-chat` (any OpenAI-compatible server), `openai-responses` (OpenAI's Responses API: reasoning items kept across tool calls) or `anthropic` (Anthropic Messages: prompt caching, extended thinking)",
           "`anthropic` for api.anthropic.com, else `openai-chat`",
         ],
         ["[].base_url", "the endpoint", "required; `https://api.anthropic.com` for `api: anthropic`"],

@@ -23,6 +23,7 @@ import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchStream, streamMarkdown } from "./stream.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
+import { benchTransports, transportsMarkdown } from "./transports.js";
 import { benchTui, tuiMarkdown } from "./tui.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -33,6 +34,12 @@ if (check && wanted.size === 0) wanted.add("floor");
 const run = (name: string) => wanted.size === 0 || wanted.has(name);
 
 const scenarios: Record<string, () => Promise<void>> = {
+  transports: async () => {
+    const opts = { calls: 1000, rounds: 5, sessionTurns: 20 };
+    const result = await benchTransports(opts);
+    console.log(JSON.stringify({ transports: result }));
+    writeSection(file, "transports", transportsMarkdown(result, opts, "npm run bench -- transports"));
+  },
   floor: async () => {
     const opts = { root, runs: 3, singles: 100, chats: 200, perChat: 5 };
     const committed = committedRatios(readFileSync(file, "utf8"));

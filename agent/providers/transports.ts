@@ -7,7 +7,7 @@ import { createOpenAIChatTransport } from "./openai-chat.js";
 import type { ModelApi, ModelTransport, TransportOptions } from "./types.js";
 
 /** The protocols this build speaks (`providers[].api` accepts these). */
-export const AVAILABLE_APIS: readonly ModelApi[] = ["openai-chat", "anthropic"];
+export const AVAILABLE_APIS: readonly ModelApi[] = ["openai-chat", "openai-responses", "anthropic"];
 
 type Factory = (options: TransportOptions) => Promise<ModelTransport>;
 
@@ -15,7 +15,8 @@ type Factory = (options: TransportOptions) => Promise<ModelTransport>;
 const factories: Record<ModelApi, Factory> = {
   "openai-chat": async (options) => createOpenAIChatTransport(options),
   anthropic: async (options) => (await import("./anthropic.js")).createAnthropicTransport(options),
-  "openai-responses": unavailable("openai-responses"),
+  "openai-responses": async (options) =>
+    (await import("./openai-responses.js")).createOpenAIResponsesTransport(options),
   gemini: unavailable("gemini"),
   bedrock: unavailable("bedrock"),
 };

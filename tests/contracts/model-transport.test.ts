@@ -1,11 +1,14 @@
 /**
  * Runs the ModelTransport contract against each wire protocol's transport and its vendor's fake API:
- * OpenAI Chat Completions (tests/fakes/llm) and Anthropic Messages (tests/fakes/anthropic).
+ * OpenAI Chat Completions (tests/fakes/llm), OpenAI Responses (tests/fakes/openai-responses) and
+ * Anthropic Messages (tests/fakes/anthropic).
  */
 import { createAnthropicTransport } from "../../agent/providers/anthropic.js";
 import { createOpenAIChatTransport } from "../../agent/providers/index.js";
+import { createOpenAIResponsesTransport } from "../../agent/providers/openai-responses.js";
 import { startFakeAnthropic } from "../fakes/anthropic/index.js";
 import { messageText, startFakeLlm } from "../fakes/llm/index.js";
+import { startFakeResponses } from "../fakes/openai-responses/index.js";
 import { modelTransportContract } from "./model-transport.contract.js";
 
 const options = { timeoutMs: 10_000 };
@@ -91,6 +94,40 @@ modelTransportContract("anthropic", async () => {
       );
     },
     lastRequestText: () => JSON.stringify(fake.requests.at(-1)?.messages.at(-1)?.content),
+    close: () => fake.close(),
+  };
+});
+
+modelTransportContract("openai-responses", async () => {
+  const fake = await startFakeResponses({ apiKey: "k" });
+  return {
+    transport: createOpenAIResponsesTransport(options),
+    target: {
+      ref: "oa/o-x",
+      model: "o-x",
+      provider: {
+        name: "oa",
+        api: "openai-responses",
+        baseUrl: fake.url,
+        apiKey: "k",
+        models: [{ name: "o-x" }],
+      },
+      info: { name: "o-x" },
+    },
+    text: (text) => fake.script({ text }),
+    toolCall: (name, args) => fake.script({ toolCalls: [{ name, arguments: args }] }),
+    error: (status, message, retryAfterSeconds) =>
+      fake.script({ error: { status, message, retryAfterSeconds } }),
+    refusal: () => fake.script({ refusal: "I can't help with that." }),
+    contextTooLong: {
+      status: 400,
+      message: "Your input exceeds the context window of this model. Please adjust your input and try again.",
+    },
+    lastRequestHasImage: (b64) =>
+      JSON.stringify(fake.requests.at(-1)?.input).includes(
+        `{"type":"input_image","image_url":"data:image/png;base64,${b64}"`,
+      ),
+    lastRequestText: () => JSON.stringify(fake.requests.at(-1)?.input),
     close: () => fake.close(),
   };
 });

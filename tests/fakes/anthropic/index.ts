@@ -65,8 +65,12 @@ function sendError(
   );
 }
 
-/** Starts the fake. @param options.apiKey the key `x-api-key` must carry. */
-export async function startFakeAnthropic(options: { apiKey?: string } = {}): Promise<FakeAnthropic> {
+/** Starts the fake: `apiKey` is the key requests must carry; `keep: false` records nothing (the benchmark). */
+export async function startFakeAnthropic(
+  options: { apiKey?: string; keep?: boolean } = {},
+): Promise<FakeAnthropic> {
+  // The benchmark keeps nothing: its kept bodies would make the fake's GC part of what is measured.
+  const keep = options.keep ?? true;
   const apiKey = options.apiKey ?? "test-anthropic-key";
   const requests: FakeAnthropicRequest[] = [];
   const bodies: string[] = [];
@@ -86,9 +90,11 @@ export async function startFakeAnthropic(options: { apiKey?: string } = {}): Pro
       sendError(res, 400, "The request body is not valid JSON.");
       return;
     }
-    requests.push(body);
-    bodies.push(raw);
-    headers.push({ ...req.headers });
+    if (keep) {
+      requests.push(body);
+      bodies.push(raw);
+      headers.push({ ...req.headers });
+    }
     const invalid = invalidReason(body);
     if (invalid) {
       rejected.push(invalid);
@@ -118,7 +124,7 @@ export async function startFakeAnthropic(options: { apiKey?: string } = {}): Pro
       ...cache.use(body),
       output_tokens: Math.max(1, Math.ceil(outChars / 4)),
     };
-    usages.push(usage);
+    if (keep) usages.push(usage);
     if (!body.stream) {
       sendJson(res, 200, {
         id,
