@@ -35,7 +35,7 @@ const run = (name: string) => wanted.size === 0 || wanted.has(name);
 
 const scenarios: Record<string, () => Promise<void>> = {
   transports: async () => {
-    const opts = { calls: 1000, rounds: 5, sessionTurns: 20 };
+    const opts = { calls: 600, rounds: 10, sessionTurns: 20 };
     const result = await benchTransports(opts);
     console.log(JSON.stringify({ transports: result }));
     writeSection(file, "transports", transportsMarkdown(result, opts, "npm run bench -- transports"));

@@ -134,7 +134,19 @@ function hostOf(url: string): string {
  */
 export function apiOf(provider: Pick<ProviderSpec, "api" | "baseUrl">): ModelApi {
   if (provider.api) return provider.api;
-  const host = hostOf(provider.baseUrl);
+  // Asked on every model call: the URL is parsed once per provider.
+  let api = apiByProvider.get(provider);
+  if (!api) {
+    api = apiOfUrl(provider.baseUrl);
+    apiByProvider.set(provider, api);
+  }
+  return api;
+}
+
+const apiByProvider = new WeakMap<object, ModelApi>();
+
+function apiOfUrl(baseUrl: string): ModelApi {
+  const host = hostOf(baseUrl);
   if (host === "api.anthropic.com") return "anthropic";
   if (host === "generativelanguage.googleapis.com") return "gemini";
   if (/^bedrock-runtime(-fips)?\.[a-z0-9-]+\.amazonaws\.com$/.test(host)) return "bedrock";
