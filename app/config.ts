@@ -262,7 +262,10 @@ function resolveProviders(
 }
 
 /** Where a protocol's vendor serves it when `base_url` is not given. */
-const DEFAULT_BASE_URLS: Partial<Record<ModelApi, string>> = { anthropic: "https://api.anthropic.com" };
+const DEFAULT_BASE_URLS: Partial<Record<ModelApi, string>> = {
+  anthropic: "https://api.anthropic.com",
+  gemini: "https://generativelanguage.googleapis.com",
+};
 
 /**
  * Gives a provider without `base_url` its protocol's endpoint and checks that the protocol is one this
@@ -281,7 +284,7 @@ function settleEndpoint(provider: KernelProvider, i: number): void {
   if (!url) {
     throw new ConfigError(
       `providers.${i}.base_url`,
-      `config.yaml: provider '${provider.name}' has no base_url. Fix: set providers.${i}.base_url to its endpoint (e.g. https://openrouter.ai/api/v1), or set api: anthropic for Anthropic's own API.`,
+      `config.yaml: provider '${provider.name}' has no base_url. Fix: set providers.${i}.base_url to its endpoint (e.g. https://openrouter.ai/api/v1), or set api: anthropic or api: gemini for Anthropic's or Google's own API.`,
     );
   }
   provider.baseUrl = url;

@@ -55,10 +55,14 @@ export const kernelReference: readonly KernelSection[] = [
         ["[].name", "letters, digits, `.`, `_`, `-`; the prefix of `provider/model` references"],
         [
           "[].api",
-          "the wire protocol: `openai-chat` (any OpenAI-compatible server), `openai-responses` (OpenAI's Responses API: reasoning items kept across tool calls) or `anthropic` (Anthropic Messages: prompt caching, extended thinking)",
-          "`anthropic` for api.anthropic.com, else `openai-chat`",
+          "the wire protocol: `openai-chat` (any OpenAI-compatible server), `openai-responses` (OpenAI's Responses API: reasoning items kept across tool calls), `anthropic` (Anthropic Messages: prompt caching, extended thinking) or `gemini` (Google's Gemini API: thinking budget, thought signatures)",
+          "`anthropic` for api.anthropic.com, `gemini` for generativelanguage.googleapis.com, else `openai-chat`",
         ],
-        ["[].base_url", "the endpoint", "required; `https://api.anthropic.com` for `api: anthropic`"],
+        [
+          "[].base_url",
+          "the endpoint",
+          "required, but for `api: anthropic` and `api: gemini` (their vendors' endpoints)",
+        ],
         [
           "[].api_key_env",
           "the variable (environment or `.env`) holding the key; the key never goes in `config.yaml`",
@@ -79,12 +83,12 @@ export const kernelReference: readonly KernelSection[] = [
         ],
         [
           "[].models[].thinking_budget",
-          "extended thinking's token budget (Anthropic), at least 1024",
+          "the thinking budget in tokens (Anthropic, Gemini), at least 1024",
           "by effort: 2,048 / 8,192 / 24,576",
         ],
         [
           "[].models[].max_output_tokens",
-          "the longest answer in tokens, thinking excluded (Anthropic)",
+          "the longest answer in tokens, thinking excluded (Anthropic; Gemini when set)",
           "8,192",
         ],
         ["[].models[].vision", "accepts images", "`false`"],

@@ -7,7 +7,7 @@ import { createOpenAIChatTransport } from "./openai-chat.js";
 import type { ModelApi, ModelTransport, TransportOptions } from "./types.js";
 
 /** The protocols this build speaks (`providers[].api` accepts these). */
-export const AVAILABLE_APIS: readonly ModelApi[] = ["openai-chat", "openai-responses", "anthropic"];
+export const AVAILABLE_APIS: readonly ModelApi[] = ["openai-chat", "openai-responses", "anthropic", "gemini"];
 
 type Factory = (options: TransportOptions) => Promise<ModelTransport>;
 
@@ -17,7 +17,7 @@ const factories: Record<ModelApi, Factory> = {
   anthropic: async (options) => (await import("./anthropic.js")).createAnthropicTransport(options),
   "openai-responses": async (options) =>
     (await import("./openai-responses.js")).createOpenAIResponsesTransport(options),
-  gemini: unavailable("gemini"),
+  gemini: async (options) => (await import("./gemini.js")).createGeminiTransport(options),
   bedrock: unavailable("bedrock"),
 };
 

@@ -1,12 +1,14 @@
 /**
  * Runs the ModelTransport contract against each wire protocol's transport and its vendor's fake API:
- * OpenAI Chat Completions (tests/fakes/llm), OpenAI Responses (tests/fakes/openai-responses) and
- * Anthropic Messages (tests/fakes/anthropic).
+ * OpenAI Chat Completions (tests/fakes/llm), OpenAI Responses (tests/fakes/openai-responses),
+ * Anthropic Messages (tests/fakes/anthropic) and Google Gemini (tests/fakes/gemini).
  */
 import { createAnthropicTransport } from "../../agent/providers/anthropic.js";
+import { createGeminiTransport } from "../../agent/providers/gemini.js";
 import { createOpenAIChatTransport } from "../../agent/providers/index.js";
 import { createOpenAIResponsesTransport } from "../../agent/providers/openai-responses.js";
 import { startFakeAnthropic } from "../fakes/anthropic/index.js";
+import { startFakeGemini } from "../fakes/gemini/index.js";
 import { messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { startFakeResponses } from "../fakes/openai-responses/index.js";
 import { modelTransportContract } from "./model-transport.contract.js";
@@ -128,6 +130,36 @@ modelTransportContract("openai-responses", async () => {
         `{"type":"input_image","image_url":"data:image/png;base64,${b64}"`,
       ),
     lastRequestText: () => JSON.stringify(fake.requests.at(-1)?.input),
+    close: () => fake.close(),
+  };
+});
+
+modelTransportContract("gemini", async () => {
+  const fake = await startFakeGemini({ apiKey: "k" });
+  return {
+    transport: createGeminiTransport(options),
+    target: {
+      ref: "g/gemini-x",
+      model: "gemini-x",
+      provider: { name: "g", api: "gemini", baseUrl: fake.url, apiKey: "k", models: [{ name: "gemini-x" }] },
+      info: { name: "gemini-x" },
+    },
+    text: (text) => fake.script({ text }),
+    toolCall: (name, args) => fake.script({ toolCalls: [{ name, arguments: args }] }),
+    error: (status, message, retryAfterSeconds) =>
+      status === 401
+        ? fake.script({ error: { status: 400, message: "API key not valid.", reason: "API_KEY_INVALID" } })
+        : fake.script({ error: { status, message, retryDelaySeconds: retryAfterSeconds } }),
+    refusal: () => fake.script({ blocked: true }),
+    contextTooLong: {
+      status: 400,
+      message: "The input token count (1234567) exceeds the maximum number of tokens allowed (1048576).",
+    },
+    lastRequestHasImage: (b64) =>
+      JSON.stringify(fake.requests.at(-1)?.contents).includes(
+        `{"inlineData":{"mimeType":"image/png","data":"${b64}"}}`,
+      ),
+    lastRequestText: () => JSON.stringify(fake.requests.at(-1)?.contents.at(-1)),
     close: () => fake.close(),
   };
 });

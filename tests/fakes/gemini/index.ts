@@ -132,11 +132,20 @@ export async function startFakeGemini(
     const next = queue.shift();
     const step = next === undefined ? defaultHandler(body) : typeof next === "function" ? next(body) : next;
     if (step.error) {
-      const { status, message, retryDelaySeconds } = step.error;
-      const details =
-        retryDelaySeconds === undefined
-          ? []
-          : [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${retryDelaySeconds}s` }];
+      const { status, message, retryDelaySeconds, reason } = step.error;
+      const details: object[] = [];
+      if (retryDelaySeconds !== undefined) {
+        details.push({
+          "@type": "type.googleapis.com/google.rpc.RetryInfo",
+          retryDelay: `${retryDelaySeconds}s`,
+        });
+      }
+      if (reason)
+        details.push({
+          "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+          reason,
+          domain: "googleapis.com",
+        });
       sendError(res, status, message ?? `fake error ${status}`, details);
       return;
     }

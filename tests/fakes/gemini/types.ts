@@ -37,7 +37,8 @@ export interface FakeGeminiStep {
   /** A thought summary before the answer (sent when the request asks for thoughts); signs the calls. */
   thought?: string;
   toolCalls?: { name: string; arguments: Record<string, unknown> }[];
-  error?: { status: number; message?: string; status_text?: string; retryDelaySeconds?: number };
+  /** An HTTP error in Google's body; `retryDelaySeconds` adds RetryInfo, `reason` an ErrorInfo. */
+  error?: { status: number; message?: string; retryDelaySeconds?: number; reason?: string };
   /** finishReason SAFETY with no content. */
   blocked?: boolean;
   pieces?: number;
