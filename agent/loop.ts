@@ -20,6 +20,7 @@ import { buildUserMessage } from "./input.js";
 import { TurnTools } from "./lazy-tools.js";
 import type { ModelClient, ModelMessage } from "./model-client.js";
 import { cancelledError } from "./model-errors.js";
+import { recallNote } from "./recall-note.js";
 import { runTool, type ToolRunDeps } from "./run-tool.js";
 import type { StateClient, ToolOutput, TurnHooks } from "./types.js";
 import type { SpeakReply } from "./voice-reply.js";
@@ -217,7 +218,10 @@ async function loop(
   let history = repairToolPairs(compressed.history);
   // The todo plan after a compaction summary: after the stable prefix, before the user's message.
   const plan = await planNote(history, deps.state, job, log);
-  const note: ModelMessage[] = plan ? [{ role: "system", content: plan }] : [];
+  const recalled = await recallNote(job, deps.state, log);
+  const note: ModelMessage[] = [plan, recalled].flatMap((content) =>
+    content ? [{ role: "system" as const, content }] : [],
+  );
   const messages: ModelMessage[] = [...system, ...history, ...note, ...opening.forModel];
   const turnMessages: ChatMessage[] = [...opening.stored];
   const files: Files = [];

@@ -10,6 +10,7 @@ import { execSettings } from "../agent/exec/settings.js";
 import { learningSettings } from "../agent/learning/settings.js";
 import { pluginsSettings } from "../agent/plugins/settings.js";
 import { mcpServersSettings } from "../agent/tools/mcp/settings.js";
+import { embeddingsSettings } from "../agent/tools/session-search/settings.js";
 import { taskBoardSettings } from "../agent/tools/task-board/settings.js";
 import { visionSettings } from "../agent/tools/vision/settings.js";
 import { voiceSettings } from "../agent/tools/voice/settings.js";
@@ -28,6 +29,7 @@ export const featureModules = [
   voiceSettings,
   visionSettings,
   memorySettings,
+  embeddingsSettings,
   learningSettings,
   delegationSettings,
   taskBoardSettings,

@@ -16,6 +16,7 @@ import { benchFloor, committedRatios, floorMarkdown, floorRatios, floorRegressio
 import { machineLine, startFlags, writeSection } from "./lib.js";
 import { benchLogs, logsMarkdown } from "./logs.js";
 import { benchMcp, mcpMarkdown } from "./mcp.js";
+import { benchRecall, recallMarkdown } from "./recall.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchRequests, requestsMarkdown } from "./requests.js";
 import { allToolsetsMarkdown, benchAllToolsets } from "./requests-all.js";
@@ -175,6 +176,21 @@ const scenarios: Record<string, () => Promise<void>> = {
     const loaded = await benchStream(many);
     console.log(JSON.stringify({ stream: { single: one, many: loaded } }));
     writeSection(file, "stream", streamMarkdown(one, loaded, { single, many }, "npm run bench -- stream"));
+  },
+  recall: async () => {
+    const opts = {
+      root,
+      dimensions: 256,
+      backlogMessages: 20_000,
+      scales: [100_000, 1_000_000],
+      messagesPerSession: 100,
+      searches: 30,
+      turnsPerRound: 100,
+      rounds: 3,
+    };
+    const result = await benchRecall(opts);
+    console.log(JSON.stringify({ recall: result }));
+    writeSection(file, "recall", recallMarkdown(result, opts, "npm run bench -- recall"));
   },
   tui: async () => {
     const opts = { root, keystrokes: 200, replyLines: 500, pieceMs: 5, idleSeconds: 10 };
