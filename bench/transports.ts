@@ -11,6 +11,7 @@ import { Worker } from "node:worker_threads";
 import { createModelClient } from "../agent/model-client.js";
 import { createNodeFetch } from "../agent/node-fetch.js";
 import { createAnthropicTransport } from "../agent/providers/anthropic.js";
+import { createGeminiTransport } from "../agent/providers/gemini.js";
 import {
   createOpenAIChatTransport,
   type ModelMessage,
@@ -116,8 +117,8 @@ const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length
 
 export async function benchTransports(options: TransportsBenchOptions): Promise<TransportsBenchResult> {
   const worker = new Worker(new URL("./transport-fakes.js", import.meta.url));
-  const urls = await new Promise<{ chat: string; anthropic: string; responses: string }>((resolve) =>
-    worker.once("message", resolve),
+  const urls = await new Promise<{ chat: string; anthropic: string; responses: string; gemini: string }>(
+    (resolve) => worker.once("message", resolve),
   );
   // The fetch the model client gives its transports (Node's http keep-alive agents).
   const transport = { timeoutMs: 30_000, fetch: createNodeFetch() };
@@ -144,6 +145,15 @@ export async function benchTransports(options: TransportsBenchOptions): Promise<
           apiKey: "bench",
           models: [],
         },
+      },
+    },
+    {
+      api: "gemini",
+      transport: createGeminiTransport(transport),
+      target: {
+        ref: "g/gemini",
+        model: "gemini",
+        provider: { name: "g", api: "gemini", baseUrl: urls.gemini, apiKey: "bench", models: [] },
       },
     },
     {

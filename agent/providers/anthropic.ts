@@ -87,7 +87,7 @@ async function streamMessages(
         headers: { "content-type": "application/json" },
         stream: true,
         signal: outer ?? null,
-      } as never)
+      })
       .asResponse();
     const timer = setTimeout(() => {
       timedOut = true;
