@@ -326,5 +326,11 @@ counts tokens as characters / 4.
 |---|---|---|---|---|
 ${cacheRows}
 
-The markers cost a few bytes per request; without them Anthropic caches nothing.`;
+The markers cost a few bytes per request; without them Anthropic caches nothing.
+
+The chat, Responses and Anthropic transports send through their SDK but read the events themselves
+(eventsource-parser) on the model client's Node http fetch; between runs their ratios move by about
+±0.15×. Gemini goes through \`@google/genai\`'s own \`generateContentStream\` (undici's fetch and the
+SDK's stream and response converters) and is over the 1.5× target: reading its events the same way is
+what would bring it under.`;
 }
