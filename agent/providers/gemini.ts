@@ -48,6 +48,9 @@ export function createGeminiTransport(options: TransportOptions): ModelTransport
           baseUrl: provider.baseUrl,
           timeout: options.timeoutMs,
           headers: { ...provider.headers },
+          // The model client retries (and falls back); the process's keep-alive fetch when given.
+          retryOptions: { attempts: 1 },
+          ...(options.fetch ? { fetch: options.fetch } : {}),
         },
       });
       sdks.set(provider.name, sdk);
