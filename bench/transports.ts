@@ -328,9 +328,8 @@ ${cacheRows}
 
 The markers cost a few bytes per request; without them Anthropic caches nothing.
 
-The chat, Responses and Anthropic transports send through their SDK but read the events themselves
-(eventsource-parser) on the model client's Node http fetch; between runs their ratios move by about
-±0.15×. Gemini goes through \`@google/genai\`'s own \`generateContentStream\` (undici's fetch and the
-SDK's stream and response converters) and is over the 1.5× target: reading its events the same way is
-what would bring it under.`;
+The chat, Responses and Anthropic transports send through their SDK and read the events themselves
+(eventsource-parser) on the model client's Node http fetch; Gemini's sends and reads the same way
+(\`@google/genai\`'s own \`generateContentStream\` cost 2.4× the chat transport on the same fetch, 3.1× on
+its default one). Between runs the ratios move by about ±0.15×.`;
 }

@@ -1,6 +1,9 @@
 /**
- * The Google Gemini transport on `@google/genai` (loaded with this module, on first use):
- * `models.generateContentStream` against the Generative Language API (or any base URL).
+ * The Google Gemini transport: `streamGenerateContent?alt=sse` of the Generative Language API (or any
+ * base URL), sent on the model client's keep-alive fetch with the body built here (each tool's
+ * declaration once) and the events read with eventsource-parser, as the other transports read theirs;
+ * `@google/genai` gives the wire types and its `ApiError` (its own `generateContentStream` cost 2.4×
+ * the chat transport's CPU per call, BENCHMARKS.md; the fake API is checked with it).
  *
  * The session's messages become contents: leading system messages the `systemInstruction`, a system
  * note later a text part of its user turn; the assistant's text and tool calls a `model` turn with
@@ -12,7 +15,9 @@
  * on those calls in the next step of the turn, as the API requires. Implicit caching is Google's; its
  * cached tokens are reported.
  */
-import { ApiError, type Content, type GenerateContentResponse, GoogleGenAI, type Part } from "@google/genai";
+import { StringDecoder } from "node:string_decoder";
+import { ApiError, type Content, type GenerateContentResponse, type Part } from "@google/genai";
+import { createParser } from "eventsource-parser";
 import type { ToolCall } from "../../core/types.js";
 import { THINKING_BUDGETS } from "./anthropic-body.js";
 import {
@@ -28,7 +33,6 @@ import type {
   ModelMessage,
   ModelTool,
   ModelTransport,
-  ProviderSpec,
   ResolvedModel,
   TokenUsage,
   TransportAnswer,
@@ -36,46 +40,28 @@ import type {
   TransportRequest,
 } from "./types.js";
 
-/** Builds the transport (one SDK client per provider). */
+/** Builds the transport. */
 export function createGeminiTransport(options: TransportOptions): ModelTransport {
-  const sdks = new Map<string, GoogleGenAI>();
-  const sdkOf = (provider: ProviderSpec) => {
-    let sdk = sdks.get(provider.name);
-    if (!sdk) {
-      sdk = new GoogleGenAI({
-        apiKey: provider.apiKey ?? "not-set",
-        httpOptions: {
-          baseUrl: provider.baseUrl,
-          timeout: options.timeoutMs,
-          headers: { ...provider.headers },
-          // The model client retries (and falls back); the process's keep-alive fetch when given.
-          retryOptions: { attempts: 1 },
-          ...(options.fetch ? { fetch: options.fetch } : {}),
-        },
-      });
-      sdks.set(provider.name, sdk);
-    }
-    return sdk;
-  };
+  const fetchFn = options.fetch ?? globalThis.fetch;
   return {
     api: "gemini",
-    stream: (target, request) => streamGemini(sdkOf(target.provider), target, request, options.timeoutMs),
+    stream: (target, request) => streamGemini(fetchFn, target, request, options.timeoutMs),
     classify: classifyGeminiFailure,
   };
 }
 
-/** A tool's declaration, made once per schema object. */
-const declarations = new WeakMap<object, object>();
+/** A tool's declaration as JSON, made once per schema object. */
+const declarations = new WeakMap<object, string>();
 
-function declaration(tool: ModelTool): object {
+function declaration(tool: ModelTool): string {
   let d = declarations.get(tool);
-  if (!d) {
+  if (d === undefined) {
     const fn = tool.type === "function" ? tool.function : undefined;
-    d = {
+    d = JSON.stringify({
       name: fn?.name ?? "",
       description: fn?.description ?? "",
       parametersJsonSchema: fn?.parameters ?? { type: "object", properties: {} },
-    };
+    });
     declarations.set(tool, d);
   }
   return d;
@@ -157,17 +143,14 @@ function parseArgs(text: string): Record<string, unknown> {
 }
 
 async function streamGemini(
-  sdk: GoogleGenAI,
+  fetchFn: typeof globalThis.fetch,
   target: ResolvedModel,
   request: TransportRequest,
   timeoutMs: number,
 ): Promise<TransportAnswer> {
   const outer = request.signal;
   if (outer?.aborted) throw cancelledError(outer.reason);
-  const info = target.info;
-  const effort = info?.reasoning ? request.reasoningEffort : undefined;
-  const { system, contents } = geminiContents(request.messages, target.provider.name);
-  // One signal for the SDK: the turn's, or the idle timer's when the stream goes silent.
+  // One signal for the request: the turn's, or the timer's (headers, then each silence of the stream).
   const controller = new AbortController();
   const onAbort = () => controller.abort(outer?.reason);
   outer?.addEventListener("abort", onAbort, { once: true });
@@ -177,21 +160,22 @@ async function streamGemini(
     controller.abort();
   }, timeoutMs);
   try {
-    const stream = await sdk.models.generateContentStream({
-      model: target.model,
-      contents,
-      config: {
-        ...(system.length ? { systemInstruction: { parts: system } } : {}),
-        ...(request.tools?.length
-          ? { tools: [{ functionDeclarations: request.tools.map(declaration) }] }
-          : {}),
-        ...(effort
-          ? { thinkingConfig: { thinkingBudget: info?.thinkingBudget ?? THINKING_BUDGETS[effort] } }
-          : {}),
-        ...(info?.maxOutputTokens ? { maxOutputTokens: info.maxOutputTokens } : {}),
-        abortSignal: controller.signal,
+    const provider = target.provider;
+    const url = `${provider.baseUrl.replace(/\/+$/, "")}/v1beta/models/${encodeURIComponent(target.model)}:streamGenerateContent?alt=sse`;
+    const response = await fetchFn(url, {
+      method: "POST",
+      headers: {
+        ...provider.headers,
+        "content-type": "application/json",
+        "x-goog-api-key": provider.apiKey ?? "",
       },
+      body: geminiBody(target, request),
+      signal: controller.signal,
     });
+    if (!response.ok) {
+      // The SDK's error, with Google's body as its message (what classify reads).
+      throw new ApiError({ message: await response.text(), status: response.status });
+    }
     const answer: GeminiAnswer = {
       text: "",
       calls: [],
@@ -205,10 +189,11 @@ async function streamGemini(
         reasoningTokens: 0,
       },
     };
-    for await (const chunk of stream) {
-      timer.refresh();
-      addChunk(answer, chunk, request);
-    }
+    await readChunks(
+      response,
+      () => void timer.refresh(),
+      (chunk) => addChunk(answer, chunk, request),
+    );
     if (outer?.aborted) throw cancelledError(outer.reason);
     return finishAnswer(answer, target);
   } catch (err) {
@@ -225,6 +210,61 @@ async function streamGemini(
   } finally {
     clearTimeout(timer);
     outer?.removeEventListener("abort", onAbort);
+  }
+}
+
+/** The JSON body of a streamGenerateContent request (the REST names the SDK would send). */
+export function geminiBody(target: ResolvedModel, request: TransportRequest): string {
+  const info = target.info;
+  const effort = info?.reasoning ? request.reasoningEffort : undefined;
+  const { system, contents } = geminiContents(request.messages, target.provider.name);
+  const generation = {
+    ...(effort
+      ? { thinkingConfig: { thinkingBudget: info?.thinkingBudget ?? THINKING_BUDGETS[effort] } }
+      : {}),
+    ...(info?.maxOutputTokens ? { maxOutputTokens: info.maxOutputTokens } : {}),
+  };
+  let head = "{";
+  if (request.tools?.length)
+    head += `"tools":[{"functionDeclarations":[${request.tools.map(declaration).join(",")}]}],`;
+  if (system.length) head += `"systemInstruction":${JSON.stringify({ parts: system })},`;
+  if (effort || info?.maxOutputTokens) head += `"generationConfig":${JSON.stringify(generation)},`;
+  return `${head}"contents":${JSON.stringify(contents)}}`;
+}
+
+/**
+ * Reads the answer's server-sent events (each \`data:\` one GenerateContentResponse) until the body
+ * ends, as the other transports read theirs. On a throw the connection is closed.
+ */
+async function readChunks(
+  response: Response,
+  onBytes: () => void,
+  onChunk: (chunk: GenerateContentResponse) => void,
+): Promise<void> {
+  if (!response.body) throw endedEarly();
+  let failure: unknown;
+  const parser = createParser({
+    onEvent(event) {
+      if (failure !== undefined) return;
+      try {
+        onChunk(JSON.parse(event.data) as GenerateContentResponse);
+      } catch (err) {
+        failure = err;
+      }
+    },
+  });
+  const text = new StringDecoder("utf8");
+  try {
+    for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
+      onBytes();
+      parser.feed(text.write(bytes as Buffer));
+      if (failure !== undefined) throw failure;
+    }
+    parser.feed(text.end());
+    if (failure !== undefined) throw failure;
+  } catch (err) {
+    await response.body.cancel().catch(() => {});
+    throw err;
   }
 }
 
