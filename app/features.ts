@@ -9,6 +9,7 @@ import { delegationSettings } from "../agent/delegate/settings.js";
 import { execSettings } from "../agent/exec/settings.js";
 import { learningSettings } from "../agent/learning/settings.js";
 import { pluginsSettings } from "../agent/plugins/settings.js";
+import { browserSettings } from "../agent/tools/browser/settings.js";
 import { mcpServersSettings } from "../agent/tools/mcp/settings.js";
 import { taskBoardSettings } from "../agent/tools/task-board/settings.js";
 import { visionSettings } from "../agent/tools/vision/settings.js";
@@ -27,6 +28,7 @@ export const featureModules = [
   webSettings,
   voiceSettings,
   visionSettings,
+  browserSettings,
   memorySettings,
   learningSettings,
   delegationSettings,

@@ -122,6 +122,7 @@ export const kernelShape = {
           "web",
           "voice",
           "vision",
+          "browser",
           "messaging",
           "delegate",
           "tasks",

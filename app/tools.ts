@@ -5,7 +5,8 @@
  * `todo`), "cron" (`cronjob`), "memory" (`memory`), "skills" (`skills_list`, `skill_view`,
  * `skill_manage`), "delegate", "tasks" (`task_board`), "terminal" (`terminal`, `process`; only where the
  * configured execution backend is available), "files" (`read_file`, `write_file`, `patch`,
- * `search_files`, in the same workspaces), "web", "messaging", "vision", "voice", and one per MCP server.
+ * `search_files`, in the same workspaces), "web", "browser" (where Chromium is installed), "messaging",
+ * "vision", "voice", and one per MCP server.
  */
 import { join } from "node:path";
 import { delegateTool } from "../agent/delegate/index.js";
@@ -18,6 +19,7 @@ import {
   WorkspaceManager,
 } from "../agent/exec/index.js";
 import { type SpeakReply, type Tool, ToolRegistry, type UnavailableToolset } from "../agent/index.js";
+import { createBrowserTools } from "../agent/tools/browser/index.js";
 import { clarifyTool } from "../agent/tools/clarify/index.js";
 import { cronjobTool } from "../agent/tools/cron/index.js";
 import { fileTools } from "../agent/tools/files/index.js";
@@ -68,6 +70,7 @@ export const toolsetSummaries: Readonly<Record<string, string>> = {
   web: "search the web and read pages",
   voice: "speak text as a voice note",
   vision: "describe or read images",
+  browser: "open pages in a real browser: read, click, type, log in, screenshots, downloads",
   messaging: "send messages and files to chats",
   mcp: "resources and prompts of the MCP servers",
 };
@@ -153,6 +156,8 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     sendMessageTool({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
     createVisionTool(config, { access, unavailable }),
   );
+  const browser = createBrowserTools(config, { access, logger, unavailable });
+  tools.push(...browser.tools);
   const speech = createSpeechTools(config, { logger, unavailable });
   tools.push(...speech.tools);
   const registry = createToolRegistry(tools);
@@ -171,6 +176,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     unavailable,
     async endSession(sessionKey) {
       await processes?.killAll(sessionKey);
+      await browser.endSession(sessionKey);
       // Per-user workspaces outlive a session: their helper ends when idle.
       if (config.exec.workspaceScope === "session")
         await backend?.release?.(workspaces.workspaceFor({ sessionKey }));
@@ -180,6 +186,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
       await processes?.closeAll();
       await backend?.close();
       await web.close();
+      await browser.close();
     },
   };
 }
