@@ -121,8 +121,9 @@ export async function report(
   options: { pageNumber?: number; maxChars?: number; note?: string } = {},
 ): Promise<string> {
   const page = session.page;
-  const snapshot = await takeSnapshot(page);
+  const snapshot = await takeSnapshot(page, session.refIds);
   session.refs = snapshot.refs;
+  session.refIds = snapshot.ids;
   const { text, pages } = pageOf(snapshot.lines, options.pageNumber ?? 1, options.maxChars ?? SNAPSHOT_CHARS);
   const title = await page.title().catch(() => "");
   const n = Math.min(Math.max(options.pageNumber ?? 1, 1), pages);

@@ -20,6 +20,8 @@ export interface BrowserSession {
   page: Page;
   /** Refs of the latest snapshot of `page`. */
   refs: Map<string, RefTarget>;
+  /** The refs of the latest snapshot by element (an element keeps its ref in the next snapshot). */
+  refIds: Map<string, string>;
   /** The latest console messages and page errors (at most 100). */
   console: string[];
   lastUsedAt: number;
@@ -93,6 +95,7 @@ export class BrowserPool {
       context,
       page,
       refs: new Map(),
+      refIds: new Map(),
       console: [],
       lastUsedAt: Date.now(),
     };
@@ -120,6 +123,7 @@ export class BrowserPool {
     this.#watch(session, page);
     session.page = page;
     session.refs = new Map();
+    session.refIds = new Map();
   }
 
   #watch(session: BrowserSession, page: Page): void {

@@ -2,8 +2,9 @@
  * A page as the model reads it: Chromium's accessibility tree (the interesting nodes, as screen readers
  * get them) in compact indented text, each element the model can act on with a short ref
  * (`[e12] button "Sign in"`), plain text as `text:` lines. Refs are unique in the process (a counter),
- * so a progress line can name the element a ref points at; the tools accept only the refs of the
- * session's latest snapshot of that tab.
+ * so a progress line can name the element a ref points at; an element keeps its ref from one snapshot
+ * to the next (the model may type into two fields of one snapshot); the tools accept only the refs of
+ * the session's latest snapshot of that tab.
  */
 import type { ElementHandle, Page, SerializedAXNode } from "puppeteer-core";
 
@@ -38,10 +39,17 @@ export interface RefTarget {
   node: SerializedAXNode;
 }
 
-/** A snapshot: its text lines and the refs it handed out. */
+/** A snapshot: its text lines, the refs it handed out, and each element's ref by its node's id. */
 export interface Snapshot {
   lines: string[];
   refs: Map<string, RefTarget>;
+  ids: Map<string, string>;
+}
+
+/** A node's id in its document (Chromium's backend node id and the document's loader). */
+function idOf(node: SerializedAXNode): string | undefined {
+  const { backendNodeId, loaderId } = node as { backendNodeId?: number; loaderId?: string };
+  return backendNodeId === undefined ? undefined : `${loaderId ?? ""}:${backendNodeId}`;
 }
 
 let counter = 0;
@@ -78,10 +86,14 @@ function props(node: SerializedAXNode): string {
   return out.length ? ` ${out.join(" ")}` : "";
 }
 
-/** Builds the snapshot of a tree; refs count on from the process's counter. */
-export function formatTree(root: SerializedAXNode | null): Snapshot {
+/**
+ * Builds the snapshot of a tree: an element of `known` (the previous snapshot's `ids`) keeps its ref,
+ * new ones count on from the process's counter.
+ */
+export function formatTree(root: SerializedAXNode | null, known: ReadonlyMap<string, string> = new Map()): Snapshot {
   const lines: string[] = [];
   const refs = new Map<string, RefTarget>();
+  const ids = new Map<string, string>();
   const walk = (node: SerializedAXNode, depth: number) => {
     const role = node.role;
     const name = (node.name ?? "").trim();
@@ -102,7 +114,9 @@ export function formatTree(root: SerializedAXNode | null): Snapshot {
     }
     let ref = "";
     if (INTERACTIVE.has(role)) {
-      ref = `e${++counter}`;
+      const id = idOf(node);
+      ref = (id && known.get(id)) || `e${++counter}`;
+      if (id) ids.set(id, ref);
       refs.set(ref, { role, name, node });
       remember(ref, `${role}${name ? ` ${quote(name, 60)}` : ""}`);
     }
@@ -113,13 +127,13 @@ export function formatTree(root: SerializedAXNode | null): Snapshot {
     for (const child of node.children ?? []) walk(child, depth + 1);
   };
   if (root) walk(root, 0);
-  return { lines, refs };
+  return { lines, refs, ids };
 }
 
-/** The page's snapshot. */
-export async function takeSnapshot(page: Page): Promise<Snapshot> {
+/** The page's snapshot; elements of `known` keep their refs. */
+export async function takeSnapshot(page: Page, known?: ReadonlyMap<string, string>): Promise<Snapshot> {
   const root = await page.accessibility.snapshot({ interestingOnly: true });
-  return formatTree(root);
+  return formatTree(root, known);
 }
 
 /** One page of a snapshot's text, at most `maxChars`, and whether more follows. */
