@@ -90,7 +90,10 @@ function props(node: SerializedAXNode): string {
  * Builds the snapshot of a tree: an element of `known` (the previous snapshot's `ids`) keeps its ref,
  * new ones count on from the process's counter.
  */
-export function formatTree(root: SerializedAXNode | null, known: ReadonlyMap<string, string> = new Map()): Snapshot {
+export function formatTree(
+  root: SerializedAXNode | null,
+  known: ReadonlyMap<string, string> = new Map(),
+): Snapshot {
   const lines: string[] = [];
   const refs = new Map<string, RefTarget>();
   const ids = new Map<string, string>();
