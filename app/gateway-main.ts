@@ -205,7 +205,7 @@ async function attachAgent(
   if (!agent) return { agent, plugins };
   runner.on("session-ended", ({ session: ended }) => {
     agent.tools
-      .endSession(ended.key)
+      .endSession(ended.key, ended.id)
       .catch((err: unknown) =>
         logger.warn({ error: describeError(err) }, "could not end the background processes of a session"),
       );

@@ -104,8 +104,12 @@ export interface AgentTools {
   mcp: McpManager;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: UnavailableToolset[];
-  /** A session ended: its background processes are killed, its workspace's file helper ended. */
-  endSession(sessionKey: string): Promise<void>;
+  /**
+   * A session ended: its background processes are killed, its workspace's file helper ended, its
+   * browser context closed (only the context `sessionId` used, when given: the next session of the key
+   * may have opened its own already).
+   */
+  endSession(sessionKey: string, sessionId?: string): Promise<void>;
   /** Kills background processes and closes the backend. */
   close(): Promise<void>;
 }
@@ -174,9 +178,9 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     transcribe: createTranscriber(config, { logger, unavailable }),
     speakReply: speech.speakReply,
     unavailable,
-    async endSession(sessionKey) {
+    async endSession(sessionKey, sessionId) {
       await processes?.killAll(sessionKey);
-      await browser.endSession(sessionKey);
+      await browser.endSession(sessionKey, sessionId);
       // Per-user workspaces outlive a session: their helper ends when idle.
       if (config.exec.workspaceScope === "session")
         await backend?.release?.(workspaces.workspaceFor({ sessionKey }));

@@ -275,7 +275,7 @@ export interface JobQueue {
 /** What the gateway tells every worker process at once (`JobQueue.announce`). */
 export type WorkerAnnouncement =
   /** A session ended (/new, /reset, idle or daily): the background processes its turns started end. */
-  | { type: "session-ended"; sessionKey: string }
+  | { type: "session-ended"; sessionKey: string; sessionId?: string | undefined }
   /** `/reload-mcp` or `/reload-plugins`: reload the MCP servers (config.yaml read again) or the plugins. */
   | { type: "reload"; what: "mcp" | "plugins" };
 

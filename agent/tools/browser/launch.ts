@@ -61,7 +61,7 @@ function chromiumArgs(profile: string, proxyUrl: string, sandbox: boolean): stri
     "--disable-client-side-phishing-detection",
     "--disable-dev-shm-usage",
     "--disable-gpu",
-    "--disable-features=Translate,MediaRouter,OptimizationHints,AcceptCHFrame,NetworkTimeServiceQuerying",
+    "--disable-features=Translate,MediaRouter,OptimizationHints,AcceptCHFrame,NetworkTimeServiceQuerying,AutofillServerCommunication",
     "--disable-search-engine-choice-screen",
     "--no-first-run",
     "--no-default-browser-check",

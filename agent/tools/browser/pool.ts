@@ -15,6 +15,8 @@ import type { RefTarget } from "./snapshot.js";
 /** One session's browser: its context, tabs, the refs of its latest snapshot and its console. */
 export interface BrowserSession {
   readonly key: string;
+  /** The session (of the key) that opened it: a later session of the key gets a context of its own. */
+  readonly sessionId: string | undefined;
   readonly context: BrowserContext;
   /** The tab the tools act on. */
   page: Page;
@@ -56,13 +58,23 @@ export class BrowserPool {
     this.#log = options.logger.child({ component: "browser" });
   }
 
-  /** The session's browser, opened on first use (and the browser with it). */
-  async session(key: string): Promise<BrowserSession> {
+  /**
+   * The session's browser, opened on first use (and the browser with it). A context another session
+   * of the key opened (the session ended, its end not handled yet) is closed first.
+   */
+  async session(key: string, sessionId?: string): Promise<BrowserSession> {
     if (this.#closed) throw new HeraldError("the browser is shutting down", { code: "tool_error" });
     this.#lastUsedAt = Date.now();
     let entry = this.#sessions.get(key);
+    if (entry && sessionId !== undefined) {
+      const open = await entry.catch(() => undefined);
+      if (open && open.sessionId !== sessionId) {
+        await this.closeSession(key, "a new session of the chat", open.sessionId);
+        entry = this.#sessions.get(key);
+      }
+    }
     if (!entry) {
-      entry = this.#open(key);
+      entry = this.#open(key, sessionId);
       this.#sessions.set(key, entry);
       entry.catch(() => this.#sessions.delete(key));
     }
@@ -85,13 +97,14 @@ export class BrowserPool {
       .map((s) => s.key);
   }
 
-  async #open(key: string): Promise<BrowserSession> {
+  async #open(key: string, sessionId: string | undefined): Promise<BrowserSession> {
     await this.#makeRoom(key);
     const handle = await this.#handle();
     const context = await handle.newContext(this.#options.proxyUrl);
     const page = await context.newPage();
     const session: BrowserSession = {
       key,
+      sessionId,
       context,
       page,
       refs: new Map(),
@@ -189,12 +202,17 @@ export class BrowserPool {
     return handle?.pid ? treeMemory(handle.pid) : undefined;
   }
 
-  /** Closes a session's context (its tabs and cookies). Idempotent; never throws. */
-  async closeSession(key: string, why = "the session ended"): Promise<void> {
+  /**
+   * Closes a session's context (its tabs and cookies); with `sessionId`, only the context that session
+   * opened. Idempotent; never throws.
+   */
+  async closeSession(key: string, why = "the session ended", sessionId?: string): Promise<void> {
     const entry = this.#sessions.get(key);
     if (!entry) return;
-    this.#sessions.delete(key);
     const session = await entry.catch(() => undefined);
+    if (sessionId !== undefined && session && session.sessionId !== sessionId) return;
+    if (this.#sessions.get(key) !== entry) return;
+    this.#sessions.delete(key);
     await session?.context.close().catch((err: unknown) => {
       this.#log.warn({ error: describeError(err) }, "browser context did not close");
     });

@@ -29,8 +29,11 @@ export interface BrowserSettings {
 /** The browser toolset of a process. */
 export interface BrowserTools {
   tools: Tool[];
-  /** Closes the session's browser context (its tabs and cookies). Never throws. */
-  endSession(sessionKey: string): Promise<void>;
+  /**
+   * Closes the session's browser context (its tabs and cookies); with `sessionId`, only when that
+   * session opened it. Never throws.
+   */
+  endSession(sessionKey: string, sessionId?: string): Promise<void>;
   /** Closes the browser and the proxy. Idempotent. */
   close(): Promise<void>;
   /** The running parts, once a call started them (tests, the benchmark). */
@@ -55,6 +58,28 @@ export function privateAllow(entries: readonly string[], all: boolean): PrivateA
     );
 }
 
+/**
+ * `tool` with its calls run one at a time per session: the model may send several calls in one step
+ * (typing into two fields), and two actions on one tab at once would interleave their keystrokes.
+ */
+function oneAtATime(tool: Tool, chains: Map<string, Promise<unknown>>): Tool {
+  return {
+    ...tool,
+    execute(args, ctx) {
+      const key = ctx.origin.sessionKey;
+      const run = (chains.get(key) ?? Promise.resolve())
+        .catch(() => undefined)
+        .then(() => tool.execute(args, ctx));
+      chains.set(key, run);
+      const done = () => {
+        if (chains.get(key) === run) chains.delete(key);
+      };
+      run.then(done, done);
+      return run;
+    },
+  };
+}
+
 /** Builds the browser toolset; without a browser it has no tools and says why in `unavailable`. */
 export function createBrowserTools(
   config: BrowserSettings,
@@ -70,6 +95,7 @@ export function createBrowserTools(
     return { tools: [], endSession: async () => {}, close: async () => {}, started: () => undefined };
   }
   let runtime: Promise<BrowserRuntime> | undefined;
+  const chains = new Map<string, Promise<unknown>>();
   const start = async (): Promise<BrowserRuntime> => {
     const proxy = await startBrowserProxy({
       allowPrivate: privateAllow(section.allowPrivateHosts, config.web.allowPrivate),
@@ -108,11 +134,11 @@ export function createBrowserTools(
     downloadMaxBytes: section.downloadMaxBytes,
   };
   return {
-    tools: [...pageTools(deps), ...actTools(deps), ...fileTools(deps)],
+    tools: [...pageTools(deps), ...actTools(deps), ...fileTools(deps)].map((t) => oneAtATime(t, chains)),
     started: () => runtime,
-    async endSession(sessionKey) {
+    async endSession(sessionKey, sessionId) {
       const running = await runtime?.catch(() => undefined);
-      await running?.pool.closeSession(sessionKey);
+      await running?.pool.closeSession(sessionKey, "the session ended", sessionId);
     },
     async close() {
       const running = await runtime?.catch(() => undefined);
