@@ -15,6 +15,7 @@ import type { Tool, ToolContext, ToolOutput } from "../../agent/types.js";
 import { silentLogger } from "../../core/logger.js";
 import { type FakeSite, startFakeSite } from "../fakes/site/index.js";
 import { type EchoServer, startEchoServer } from "../fakes/web/echo.js";
+import { launchChromium } from "../helpers/chromium.js";
 
 let site: FakeSite;
 let refused: EchoServer;
@@ -210,3 +211,51 @@ describe.skipIf(!existsSync("/usr/bin/chromium"))("browser tools with private ad
     }
   });
 });
+
+describe.skipIf(!existsSync("/usr/bin/chromium"))(
+  "browser tools on a remote browser (browser.cdp_url)",
+  () => {
+    it("drives a browser over CDP with the same proxy rules, and leaves it running", async () => {
+      const remote = await launchChromium();
+      const tools = createBrowserTools(
+        {
+          browser: browserSectionSchema.parse({
+            cdpUrl: remote.wsEndpoint(),
+            executable: "/nonexistent/chromium",
+            allowPrivateHosts: [`127.0.0.1:${site.port}`],
+          }),
+          web: { allowPrivate: false },
+          exec: { dangerousCommands: "manual" },
+        },
+        {
+          access: new WorkspaceAccess({ workspaces: new WorkspaceManager({ rootDir, scope: "session" }) }),
+          logger: silentLogger(),
+          unavailable: [],
+        },
+      );
+      try {
+        const navigate = tools.tools.find((t) => t.name === "browser_navigate") as Tool;
+        const before = refused.connections();
+        const page = await navigate.execute({ url: `${site.url}/chain/3` }, ctxFor("remote"));
+        expect(String(page)).toContain("the code is 7341");
+        // Its requests went through Herald's proxy…
+        const runtime = await tools.started();
+        expect(runtime?.proxy.passed()).toContain(`127.0.0.1:${site.port}`);
+        // …which refuses what it refuses for the local browser.
+        const out = await navigate.execute({ url: `${site.url}/redirect-out` }, ctxFor("remote"));
+        expect(typeof out === "string" ? out : out.content).toMatch(/refused 127\.0\.0\.1:\d+/);
+        await navigate.execute({ url: `${site.url}/subresource` }, ctxFor("remote"));
+        expect(refused.connections()).toBe(before);
+        const ours = () => remote.targets().filter((t) => t.url().startsWith(site.url));
+        expect(ours()).toHaveLength(1);
+        await tools.close();
+        // Our context (and its tab) is gone; the remote browser is not.
+        await expect.poll(() => ours().length).toBe(0);
+        expect(remote.connected).toBe(true);
+      } finally {
+        await tools.close();
+        await remote.close();
+      }
+    });
+  },
+);
