@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
+import { benchBrowser, browserMarkdown } from "./browser.js";
 import { benchCommands, commandsMarkdown } from "./commands.js";
 import { benchDashboard, dashboardMarkdown } from "./dashboard.js";
 import { benchDelegate, delegateMarkdown } from "./delegate.js";
@@ -174,6 +175,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchTui(opts);
     console.log(JSON.stringify({ tui: result }));
     writeSection(file, "tui", tuiMarkdown(result, opts, "npm run bench -- tui"));
+  },
+  browser: async () => {
+    const opts = { runs: 30, sessions: 5 };
+    const result = await benchBrowser(opts);
+    console.log(JSON.stringify({ browser: result }));
+    writeSection(file, "browser", browserMarkdown(result, opts, "npm run bench -- browser"));
   },
 };
 
