@@ -37,6 +37,33 @@ export interface BrowserBenchResult {
   pages: { name: string; htmlBytes: number; snapshotChars: number; snapshotTokens: number; ratio: number }[];
 }
 
+/**
+ * A shop's search results as such pages are built: 60 product cards in nested classed markup with
+ * tracking attributes, an inline state script, a filter form. About 40 KB of HTML.
+ */
+function shopPage(): string {
+  const products = Array.from({ length: 60 }, (_, i) => ({
+    id: 1000 + i,
+    name: `Kite model ${i + 1}`,
+    price: 19 + i,
+  }));
+  const cards = products
+    .map(
+      (p, i) =>
+        `<div class="card col-sm-6 col-md-4 col-lg-3" data-product-id="${p.id}" data-track='{"list":"search","position":${i}}'><a class="card-link" href="/p/${p.id}"><img class="card-img lazy" src="/img/${p.id}.jpg" alt="${p.name}" width="240" height="240" loading="lazy"></a><div class="card-body"><h3 class="card-title"><a href="/p/${p.id}">${p.name}</a></h3><p class="price"><span class="currency">€</span><span class="amount">${p.price}.00</span></p><button class="btn btn-primary add-to-cart" data-sku="K${p.id}">Add to cart</button></div></div>`,
+    )
+    .join("\n");
+  const state = JSON.stringify({
+    products: products.map((p) => ({ ...p, stock: p.id % 7, tags: ["outdoor", "kites"] })),
+  });
+  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Kites – Search results</title>
+<style>${".card{margin:8px;padding:12px;border:1px solid #ddd}.btn{padding:4px 8px}".repeat(20)}</style></head><body>
+<header><a href="/">KiteShop</a><form role="search" action="/search"><input name="q" aria-label="Search" value="kites"><button>Search</button></form></header>
+<main><h1>60 results for "kites"</h1><form class="filters"><label>Sort <select name="sort"><option>Relevance</option><option>Price</option></select></label>
+<label><input type="checkbox" name="stock"> In stock only</label></form><div class="row">${cards}</div></main>
+<footer><a href="/help">Help</a> <a href="/terms">Terms</a></footer><script>window.__STATE__=${state};</script></body></html>`;
+}
+
 function ctxFor(sessionKey: string): ToolContext {
   return {
     signal: new AbortController().signal,
@@ -54,12 +81,22 @@ function ctxFor(sessionKey: string): ToolContext {
   };
 }
 
+const NAMES: Record<string, string> = {
+  "/article": "news article (site chrome, ads, nav)",
+  "/status": "status dashboard (table of links)",
+  "/shop": "shop's results (60 product cards, state script)",
+};
+
 const text = (out: Awaited<ReturnType<Tool["execute"]>>) => (typeof out === "string" ? out : out.content);
 const mb = (bytes: number | undefined) => round((bytes ?? 0) / 1024 / 1024, 1);
 
 /** Runs the scenario. */
 export async function benchBrowser(options: BrowserBenchOptions): Promise<BrowserBenchResult> {
-  const pages: Record<string, string> = { "/article": articlePage(), "/status": hubPage() };
+  const pages: Record<string, string> = {
+    "/article": articlePage(),
+    "/status": hubPage(),
+    "/shop": shopPage(),
+  };
   const server = createServer((req, res) => {
     const body = pages[req.url ?? ""];
     res.writeHead(body ? 200 : 404, { "content-type": "text/html; charset=utf-8" }).end(body ?? "");
@@ -104,8 +141,7 @@ export async function benchBrowser(options: BrowserBenchOptions): Promise<Browse
       const tokens = Math.ceil(snapshot.length / 4);
       const htmlTokens = Math.ceil(Buffer.byteLength(html) / 4);
       sizes.push({
-        name:
-          path === "/article" ? "news article (site chrome, ads, nav)" : "status dashboard (table of links)",
+        name: NAMES[path] ?? path,
         htmlBytes: Buffer.byteLength(html),
         snapshotChars: snapshot.length,
         snapshotTokens: tokens,
@@ -152,7 +188,7 @@ export function browserMarkdown(
 In one process (no gateway): the browser toolset as the gateway builds it, Debian's Chromium
 launched as \`nobody\` with its own sandbox, every request through Herald's proxy, pages served on
 127.0.0.1 (allowed by \`browser.allow_private_hosts\`). \`browser_navigate\` answers with the page's
-snapshot, so its time is navigate + snapshot. Memory is the PSS summed over the browser's process tree
+snapshot, so its time is navigate + snapshot; the sizes are of \`browser_snapshot\` with \`full\`. Memory is the PSS summed over the browser's process tree
 (\`/proc/<pid>/smaps_rollup\`). Tokens are estimated as characters / 4.
 Load average (1 min) when it finished: ${round(load, 1)} on ${cpus().length} cores; figures from a busy
 host are upper bounds.
