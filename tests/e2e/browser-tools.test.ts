@@ -90,6 +90,14 @@ describe.skipIf(!existsSync("/usr/bin/chromium"))("browser tools (real Chromium)
     const password = refOf(page.content, "textbox", "Password");
     await call("browser_type", { ref: user, text: "alice" });
     const typed = await call("browser_type", { ref: password, text: "wonderland" });
+    // The progress line names the element.
+    const click = browser.tools.find((t) => t.name === "browser_click");
+    expect(click?.label?.({ ref: refOf(typed.content, "button", "Sign in") })).toBe(
+      '🖱️ click button "Sign in"',
+    );
+    expect(browser.tools.find((t) => t.name === "browser_navigate")?.label?.({ url: `${site.url}/x` })).toBe(
+      `🌐 127.0.0.1:${site.port}`,
+    );
     const after = await call("browser_click", { ref: refOf(typed.content, "button", "Sign in") });
     expect(after.content).toContain("Hello, alice!");
     expect(after.content).toContain(`URL: ${site.url}/welcome`);
@@ -182,6 +190,15 @@ describe.skipIf(!existsSync("/usr/bin/chromium"))("browser tools (real Chromium)
     expect(early).toBeGreaterThan(0);
     // Forty-five more pages in one tab cost less than half again what five did.
     expect(late).toBeLessThan(early * 1.5);
+  });
+  it("closes idle contexts, then the browser itself; the next call starts it again", async () => {
+    const runtime = await browser.started();
+    expect(runtime?.pool.has("mem")).toBe(true);
+    await runtime?.pool.sweep(Date.now() + 11 * 60_000);
+    expect(runtime?.pool.has("mem")).toBe(false);
+    expect(await runtime?.pool.memory()).toBeUndefined();
+    const again = await call("browser_navigate", { url: `${site.url}/chain/3` }, "mem");
+    expect(again.content).toContain("the code is 7341");
   });
 });
 

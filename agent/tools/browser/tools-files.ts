@@ -172,8 +172,12 @@ export function fileTools(deps: BrowserToolsDeps): Tool[] {
         });
         if (held) return held;
       }
-      // biome-ignore lint/suspicious/noExplicitAny: Page.cookies(url) reads the cookies the tab would send there.
-      const cookies: { name: string; value: string }[] = await (session.page as any).cookies(url.href);
+      // The cookies the tab would send to that URL (CDP's own answer: domain, path, Secure and
+      // SameSite rules applied by Chromium).
+      const cdp = await session.page.createCDPSession();
+      const { cookies } = await cdp
+        .send("Network.getCookies", { urls: [url.href] })
+        .finally(() => cdp.detach());
       const cookie = cookies.map((c) => `${c.name}=${c.value}`).join("; ");
       const saved = await download(deps, ctx, url, session.page.url(), cookie);
       return `Downloaded ${url.href} as ${saved.shown} (${saved.type}).`;
