@@ -15,6 +15,7 @@ import type { Tool, ToolContext } from "../../types.js";
 import { askVision } from "../vision/index.js";
 import { gateAction } from "./approval.js";
 import { type BrowserToolsDeps, checkedUrl, hostOf, refusalFor, sessionOf } from "./common.js";
+import type { BrowserSession } from "./pool.js";
 import { describeRef, elementOf } from "./snapshot.js";
 
 const DESCRIBE =
@@ -104,6 +105,24 @@ async function download(deps: BrowserToolsDeps, ctx: ToolContext, url: URL, refe
   }
 }
 
+/** The URL a link's ref points at, else `url`. @throws HeraldError `invalid_input` when neither */
+async function hrefOf(
+  session: BrowserSession,
+  ref: string | undefined,
+  url: string | undefined,
+): Promise<string> {
+  let href = url;
+  if (ref) {
+    const target = session.refs.get(ref);
+    const handle = target && (await elementOf(target));
+    if (!handle)
+      throw new HeraldError(`${ref} is not on the page; take a new snapshot`, { code: "invalid_input" });
+    href = await handle.evaluate((el) => (el as HTMLAnchorElement).href || el.getAttribute("src") || "");
+  }
+  if (!href) throw new HeraldError("give the ref of a link or a url", { code: "invalid_input" });
+  return href;
+}
+
 /** The file-making browser tools, bound to `deps`. */
 export function fileTools(deps: BrowserToolsDeps): Tool[] {
   const screenshot = defineTool({
@@ -152,17 +171,7 @@ export function fileTools(deps: BrowserToolsDeps): Tool[] {
     label: (args) => `⬇️ download ${args.ref ? (describeRef(args.ref) ?? args.ref) : hostOf(args.url ?? "")}`,
     async execute(args, ctx) {
       const session = await sessionOf(deps, ctx);
-      let href = args.url;
-      if (args.ref) {
-        const target = session.refs.get(args.ref);
-        const handle = target && (await elementOf(target));
-        if (!handle)
-          throw new HeraldError(`${args.ref} is not on the page; take a new snapshot`, {
-            code: "invalid_input",
-          });
-        href = await handle.evaluate((el) => (el as HTMLAnchorElement).href || el.getAttribute("src") || "");
-      }
-      if (!href) throw new HeraldError("give the ref of a link or a url", { code: "invalid_input" });
+      const href = await hrefOf(session, args.ref, args.url);
       const url = checkedUrl(href, session.page.url());
       if (deps.approve.includes("download") && deps.approvalMode !== "off") {
         const held = await gateAction(deps.approvalMode, ctx, {
