@@ -48,6 +48,8 @@ function chromiumArgs(profile: string, proxyUrl: string, sandbox: boolean): stri
     `--proxy-server=${proxyUrl}`,
     // Loopback too goes through the proxy (Chromium bypasses it by default).
     "--proxy-bypass-list=<-loopback>",
+    // Chromium hands the proxy host names; it resolves none itself (a lookup it tried would fail).
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
     // WebRTC may not send UDP outside the proxy.
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--disable-quic",
