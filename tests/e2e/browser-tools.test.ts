@@ -156,6 +156,16 @@ describe.skipIf(!existsSync("/usr/bin/chromium"))("browser tools (real Chromium)
     expect(refused.requests).toEqual([]);
   });
 
+  it("follows a link that opens a new tab: the new tab becomes the one the tools act on", async () => {
+    const page = await call("browser_navigate", { url: `${site.url}/tabs` }, "tabs");
+    const opened = await call(
+      "browser_click",
+      { ref: refOf(page.content, "link", "Open in a new tab") },
+      "tabs",
+    );
+    expect(opened.content).toContain("the code is 7341");
+  });
+
   it("refuses file:, chrome: and data: URLs", async () => {
     for (const url of ["file:///etc/passwd", "chrome://version", "data:text/html,<h1>hi</h1>"]) {
       const out = await call("browser_navigate", { url });

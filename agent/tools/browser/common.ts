@@ -120,6 +120,7 @@ export async function report(
   session: BrowserSession,
   options: { pageNumber?: number; maxChars?: number; note?: string } = {},
 ): Promise<string> {
+  await session.adopting;
   const page = session.page;
   const snapshot = await takeSnapshot(page, session.refIds);
   session.refs = snapshot.refs;

@@ -24,6 +24,8 @@ export interface BrowserSession {
   refs: Map<string, RefTarget>;
   /** The refs of the latest snapshot by element (an element keeps its ref in the next snapshot). */
   refIds: Map<string, string>;
+  /** A tab the page opened, being made the current one (the next report waits for it). */
+  adopting?: Promise<void> | undefined;
   /** The latest console messages and page errors (at most 100). */
   console: string[];
   lastUsedAt: number;
@@ -114,10 +116,11 @@ export class BrowserPool {
     };
     this.#watch(session, page);
     context.on("targetcreated", (target) => {
-      void target.page().then((opened) => {
-        if (!opened || opened === session.page) return;
-        void this.#adopt(session, opened);
+      if (target.type() !== "page") return;
+      const adopting = target.page().then(async (opened) => {
+        if (opened && opened !== session.page) await this.#adopt(session, opened);
       });
+      session.adopting = adopting.catch(() => undefined);
     });
     this.#log.info({ session: key }, "browser context opened");
     return session;
@@ -137,6 +140,11 @@ export class BrowserPool {
     session.page = page;
     session.refs = new Map();
     session.refIds = new Map();
+    await page
+      .waitForFunction(() => document.readyState === "complete", {
+        timeout: this.#options.navigationTimeoutMs,
+      })
+      .catch(() => undefined);
   }
 
   #watch(session: BrowserSession, page: Page): void {

@@ -114,6 +114,11 @@ export async function startFakeSite(refusedUrl: string): Promise<FakeSite> {
           res,
           `<title>Results</title></head><body><p>Results for ${url.searchParams.get("q")}</p></body>`,
         );
+      case "/tabs":
+        return html(
+          res,
+          `<title>Tabs</title></head><body><a href="/chain/3" target="_blank">Open in a new tab</a></body>`,
+        );
       case "/redirect-out":
         return void res.writeHead(302, { location: `${refusedUrl}/secret` }).end();
       case "/subresource":
