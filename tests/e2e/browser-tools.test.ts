@@ -4,7 +4,7 @@
  * loopback port stands for an address pages may not reach: its connection count must stay 0 whatever
  * the pages try (a redirect, subresources, fetch, a WebSocket).
  */
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -46,7 +46,7 @@ afterAll(async () => {
   await refused?.close();
 });
 
-function ctxFor(sessionKey: string): ToolContext {
+function ctxFor(sessionKey: string, userId = "u1"): ToolContext {
   return {
     signal: new AbortController().signal,
     origin: {
@@ -54,7 +54,7 @@ function ctxFor(sessionKey: string): ToolContext {
       sessionKey,
       chat: { platform: "api", chatId: sessionKey },
       chatType: "dm",
-      userId: "u1",
+      userId,
     },
     state: { searchSessions: async () => [] },
     logger: silentLogger(),
@@ -286,3 +286,51 @@ describe.skipIf(!existsSync("/usr/bin/chromium"))(
     });
   },
 );
+
+describe.skipIf(!existsSync("/usr/bin/chromium"))("browser.persist_profile", () => {
+  it("keeps a user's login across their sessions, and no other user's session gets it", async () => {
+    const homeDir = mkdtempSync(join(tmpdir(), "herald-browser-home-"));
+    const kept = createBrowserTools(
+      {
+        browser: browserSectionSchema.parse({
+          allowPrivateHosts: [`127.0.0.1:${site.port}`],
+          persistProfile: true,
+        }),
+        web: { allowPrivate: false },
+        exec: { dangerousCommands: "manual" },
+        homeDir,
+      },
+      {
+        access: new WorkspaceAccess({ workspaces: new WorkspaceManager({ rootDir, scope: "session" }) }),
+        logger: silentLogger(),
+        unavailable: [],
+      },
+    );
+    const run = async (name: string, args: Record<string, unknown>, session: string, user: string) => {
+      const tool = kept.tools.find((t) => t.name === name) as Tool;
+      const out = await tool.execute(tool.parameters.parse(args), ctxFor(session, user));
+      return typeof out === "string" ? out : out.content;
+    };
+    try {
+      const form = await run("browser_navigate", { url: `${site.url}/login` }, "p1", "carol");
+      await run("browser_type", { ref: refOf(form, "textbox", "Username"), text: "bob" }, "p1", "carol");
+      await run("browser_type", { ref: refOf(form, "textbox", "Password"), text: "builder" }, "p1", "carol");
+      expect(await run("browser_click", { ref: refOf(form, "button", "Sign in") }, "p1", "carol")).toContain(
+        "Hello, bob!",
+      );
+      await kept.endSession("p1");
+      const files = readdirSync(join(homeDir, "browser", "profiles"));
+      expect(files).toHaveLength(1);
+      expect(statSync(join(homeDir, "browser", "profiles", files[0] ?? "")).mode & 0o777).toBe(0o600);
+      // The same user's next session is still logged in; another user's is not.
+      expect(await run("browser_navigate", { url: `${site.url}/welcome` }, "p2", "carol")).toContain(
+        "Hello, bob!",
+      );
+      expect(await run("browser_navigate", { url: `${site.url}/welcome` }, "p3", "dave")).toContain(
+        `URL: ${site.url}/login`,
+      );
+    } finally {
+      await kept.close();
+    }
+  });
+});

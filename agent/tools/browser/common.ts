@@ -39,7 +39,8 @@ export const FULL_SNAPSHOT_CHARS = 40_000;
 /** The session of the calling conversation. */
 export async function sessionOf(deps: BrowserToolsDeps, ctx: ToolContext): Promise<BrowserSession> {
   const { pool } = await deps.runtime();
-  return pool.session(ctx.origin.sessionKey, ctx.origin.sessionId);
+  const { chat, userId, sessionKey, sessionId } = ctx.origin;
+  return pool.session(sessionKey, sessionId, `${chat.platform}:user:${userId}`);
 }
 
 /** The URL's host for progress lines; the text itself when it is no URL. */

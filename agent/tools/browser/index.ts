@@ -11,7 +11,8 @@
  *   browser call; the browser starts then and closes after `browser.idle_minutes` without use. Or a
  *   browser elsewhere over CDP (`browser.cdp_url`); its contexts get the same proxy, which it must
  *   reach at 127.0.0.1 (a sidecar sharing the network namespace, or the same machine).
- * - **One incognito context per session** (cookies live as long as the session's browser), closed when
+ * - **One incognito context per session** (cookies live as long as the session's browser, or per user
+ *   across sessions with `browser.persist_profile`: `profiles.ts`), closed when
  *   the session ends, on `browser_close`, after the idle time, or when the caps need the room:
  *   `browser.max_contexts` per process (least recently used first), `browser.max_pages` tabs per
  *   session, `browser.max_memory_mb` of the browser's processes (PSS summed over its process tree,

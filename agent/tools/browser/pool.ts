@@ -10,6 +10,7 @@ import { describeError, HeraldError } from "../../../core/errors.js";
 import type { Logger } from "../../../core/logger.js";
 import type { BrowserHandle } from "./launch.js";
 import { treeMemory } from "./memory.js";
+import type { ProfileStore } from "./profiles.js";
 import type { RefTarget } from "./snapshot.js";
 
 /** One session's browser: its context, tabs, the refs of its latest snapshot and its console. */
@@ -17,6 +18,8 @@ export interface BrowserSession {
   readonly key: string;
   /** The session (of the key) that opened it: a later session of the key gets a context of its own. */
   readonly sessionId: string | undefined;
+  /** The user whose profile it loads and saves (`browser.persist_profile`). */
+  readonly userKey: string | undefined;
   readonly context: BrowserContext;
   /** The tab the tools act on. */
   page: Page;
@@ -42,6 +45,8 @@ export interface BrowserPoolOptions {
   maxMemoryBytes: number;
   idleMs: number;
   navigationTimeoutMs: number;
+  /** Keeps each user's cookies across sessions (`browser.persist_profile`); absent: none kept. */
+  profiles?: ProfileStore | undefined;
   logger: Logger;
 }
 
@@ -64,7 +69,7 @@ export class BrowserPool {
    * The session's browser, opened on first use (and the browser with it). A context another session
    * of the key opened (the session ended, its end not handled yet) is closed first.
    */
-  async session(key: string, sessionId?: string): Promise<BrowserSession> {
+  async session(key: string, sessionId?: string, userKey?: string): Promise<BrowserSession> {
     if (this.#closed) throw new HeraldError("the browser is shutting down", { code: "tool_error" });
     this.#lastUsedAt = Date.now();
     let entry = this.#sessions.get(key);
@@ -76,7 +81,7 @@ export class BrowserPool {
       }
     }
     if (!entry) {
-      entry = this.#open(key, sessionId);
+      entry = this.#open(key, sessionId, userKey);
       this.#sessions.set(key, entry);
       entry.catch(() => this.#sessions.delete(key));
     }
@@ -99,14 +104,27 @@ export class BrowserPool {
       .map((s) => s.key);
   }
 
-  async #open(key: string, sessionId: string | undefined): Promise<BrowserSession> {
+  async #open(
+    key: string,
+    sessionId: string | undefined,
+    userKey: string | undefined,
+  ): Promise<BrowserSession> {
     await this.#makeRoom(key);
     const handle = await this.#handle();
     const context = await handle.newContext(this.#options.proxyUrl);
+    const profiles = this.#options.profiles;
+    if (profiles && userKey) {
+      const cookies = await profiles.load(userKey);
+      if (cookies.length > 0)
+        await context.setCookie(...cookies).catch((err: unknown) => {
+          this.#log.warn({ error: describeError(err) }, "the saved browser profile did not load");
+        });
+    }
     const page = await context.newPage();
     const session: BrowserSession = {
       key,
       sessionId,
+      userKey,
       context,
       page,
       refs: new Map(),
@@ -221,6 +239,15 @@ export class BrowserPool {
     if (sessionId !== undefined && session && session.sessionId !== sessionId) return;
     if (this.#sessions.get(key) !== entry) return;
     this.#sessions.delete(key);
+    const profiles = this.#options.profiles;
+    if (profiles && session?.userKey) {
+      const saving = session.context
+        .cookies()
+        .then((cookies) => profiles.save(session.userKey as string, cookies));
+      await saving.catch((err: unknown) => {
+        this.#log.warn({ error: describeError(err) }, "the browser profile was not saved");
+      });
+    }
     await session?.context.close().catch((err: unknown) => {
       this.#log.warn({ error: describeError(err) }, "browser context did not close");
     });

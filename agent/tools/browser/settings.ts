@@ -45,6 +45,8 @@ export const browserSectionSchema = z
       .int()
       .positive()
       .default(50 * 1024 * 1024),
+    /** Keep each user's cookies (their logins) across sessions, in HERALD_HOME/browser/profiles/. */
+    persistProfile: z.boolean().default(false),
     /** Actions that wait for the user's approval when exec.dangerous_commands is `manual`. */
     approve: z.array(z.enum(APPROVABLE)).default([]),
   })
@@ -70,6 +72,7 @@ export const browserSettings = defineFeature({
     HERALD_BROWSER_CDP_URL: ["cdp_url", "url"],
     HERALD_BROWSER_ALLOW_PRIVATE_HOSTS: ["allow_private_hosts", "list"],
     HERALD_BROWSER_APPROVE: ["approve", "list"],
+    HERALD_BROWSER_PERSIST_PROFILE: ["persist_profile", "bool"],
   },
   reference: {
     intro:
@@ -88,6 +91,10 @@ export const browserSettings = defineFeature({
       ["max_contexts", "sessions with an open browser per process (the least recently used closes)"],
       ["max_memory_mb", "the browser's processes' memory (PSS) past which other sessions' contexts close"],
       ["navigation_timeout_ms", ""],
+      [
+        "persist_profile",
+        "keep each user's cookies (logins) across their sessions, in `HERALD_HOME/browser/profiles/` (mode 0600)",
+      ],
       ["download_max_bytes", "largest file `browser_download` saves", "`52428800` (50 MB)"],
       [
         "approve",

@@ -4,6 +4,7 @@
  * started on the first call (puppeteer-core loads then, not at start-up).
  */
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { Logger } from "../../../core/logger.js";
 import type { WorkspaceAccess } from "../../exec/index.js";
 import type { UnavailableToolset } from "../../tool-registry.js";
@@ -12,6 +13,7 @@ import type { VisionEndpoint } from "../vision/index.js";
 import type { BrowserRuntime } from "./common.js";
 import { openBrowser } from "./launch.js";
 import { BrowserPool } from "./pool.js";
+import { fileProfiles } from "./profiles.js";
 import { type PrivateAllow, startBrowserProxy } from "./proxy.js";
 import { type BrowserSection, INSTALL_CHROMIUM } from "./settings.js";
 import { actTools } from "./tools-act.js";
@@ -24,6 +26,8 @@ export interface BrowserSettings {
   web: { allowPrivate: boolean };
   exec: { dangerousCommands: "manual" | "deny" | "off" };
   vision?: VisionEndpoint | undefined;
+  /** `HERALD_HOME`: where `browser.persist_profile` keeps the users' cookies. */
+  homeDir?: string | undefined;
 }
 
 /** The browser toolset of a process. */
@@ -115,6 +119,10 @@ export function createBrowserTools(
       maxMemoryBytes: section.maxMemoryMb * 1024 * 1024,
       idleMs: section.idleMinutes * 60_000,
       navigationTimeoutMs: section.navigationTimeoutMs,
+      profiles:
+        section.persistProfile && config.homeDir
+          ? fileProfiles(join(config.homeDir, "browser", "profiles"))
+          : undefined,
       logger: ports.logger,
     });
     return { pool, proxy };
