@@ -1,7 +1,8 @@
 /**
  * The browser toolset through the whole gateway (API server, runner, agent loop) with the scripted
  * model, real Chromium and the fixture site (allowed for its port only by HERALD_BROWSER_ALLOW_PRIVATE_HOSTS):
- * the model logs in and reads the greeting, clicks through a link chain, a screenshot reaches the
+ * the model logs in and reads the greeting, clicks through a link chain, pages that reach for a refused
+ * address (a redirect, subresources, a WebSocket) never reach its server, a screenshot reaches the
  * vision model, a form sent by POST waits for /approve when browser.approve lists submit, and /new
  * closes the session's browser (its login is gone).
  */
@@ -114,6 +115,27 @@ describe.skipIf(!existsSync("/usr/bin/chromium"))("browser through the gateway",
       (r) => ({ text: /the code is \d+/.exec(lastTool(r))?.[0] ?? "lost" }),
     );
     expect((await chat(h, "follow the chain", { sessionId: "b-2" })).text).toBe("the code is 7341");
+  });
+
+  it("a page that redirects to, loads from or opens a WebSocket to a refused address never reaches it", async () => {
+    const h = await start();
+    h.llm.script(
+      { toolCalls: [{ name: "browser_navigate", arguments: { url: `${site.url}/redirect-out` } }] },
+      { toolCalls: [{ name: "browser_navigate", arguments: { url: `${site.url}/subresource` } }] },
+      { toolCalls: [{ name: "browser_navigate", arguments: { url: `${site.url}/websocket` } }] },
+      { toolCalls: [{ name: "browser_wait", arguments: { text: "socket failed", ms: 5000 } }] },
+      (r) => ({ text: lastTool(r).split("\n")[0] ?? "" }),
+    );
+    expect((await chat(h, "open those pages", { sessionId: "b-5" })).text).toBe(
+      '"socket failed" is on the page.',
+    );
+    const results = h.llm.requests
+      .at(-1)
+      ?.messages.filter((m) => m.role === "tool")
+      .map((m) => messageText(m));
+    expect(results?.[0]).toMatch(/^error: refused 127\.0\.0\.1:\d+: it is a loopback/);
+    expect(refused.connections()).toBe(0);
+    expect(refused.requests).toEqual([]);
   });
 
   it("shows a screenshot to the vision model and gives the model its answer", async () => {
