@@ -20,6 +20,7 @@ import { buildUserMessage } from "./input.js";
 import { TurnTools } from "./lazy-tools.js";
 import type { ModelClient, ModelMessage } from "./model-client.js";
 import { cancelledError } from "./model-errors.js";
+import { recallNote } from "./recall-note.js";
 import { runTool, type ToolRunDeps } from "./run-tool.js";
 import type { StateClient, ToolOutput, TurnHooks } from "./types.js";
 import type { SpeakReply } from "./voice-reply.js";
@@ -74,6 +75,23 @@ function addUsage(
   line.completionTokens += u.completionTokens;
   line.cachedTokens += cached;
   line.calls++;
+}
+
+/** Adds the model calls tools made themselves (`ToolOutput.usage`) to the turn's lines per model. */
+function addToolUsage(usage: TurnUsage, outputs: readonly ToolOutput[]): void {
+  for (const u of outputs.flatMap((o) => o.usage ?? [])) {
+    usage.promptTokens += u.promptTokens;
+    usage.completionTokens += u.completionTokens;
+    usage.byModel ??= [];
+    const line = usage.byModel.find((m) => m.model === u.model);
+    if (!line) usage.byModel.push({ ...u });
+    else {
+      line.promptTokens += u.promptTokens;
+      line.completionTokens += u.completionTokens;
+      line.cachedTokens += u.cachedTokens;
+      line.calls += u.calls;
+    }
+  }
 }
 
 type Files = NonNullable<ToolOutput["files"]>;
@@ -207,7 +225,10 @@ async function loop(
   let history = repairToolPairs(compressed.history);
   // The todo plan after a compaction summary: after the stable prefix, before the user's message.
   const plan = await planNote(history, deps.state, job, log);
-  const note: ModelMessage[] = plan ? [{ role: "system", content: plan }] : [];
+  const recalled = await recallNote(job, deps.state, log);
+  const note: ModelMessage[] = [plan, recalled].flatMap((content) =>
+    content ? [{ role: "system" as const, content }] : [],
+  );
   const messages: ModelMessage[] = [...system, ...history, ...note, ...opening.forModel];
   const turnMessages: ChatMessage[] = [...opening.stored];
   const files: Files = [];
@@ -269,6 +290,7 @@ async function loop(
 
     const outputs = await Promise.all(calls.map((call) => runTool(call, tools, job, deps, log, emit)));
     usage.toolCalls += calls.length;
+    addToolUsage(usage, outputs);
     // Toolsets this step loaded: their schemas go with every later request (appended: the prefix holds).
     if (turnTools.note(calls)) toolsJson = turnTools.json;
     const held = deps.state.approvals ? outputs.findIndex((o) => o.approval) : -1;

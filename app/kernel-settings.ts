@@ -123,6 +123,8 @@ export const kernelShape = {
           "voice",
           "vision",
           "browser",
+          "image",
+          "code",
           "messaging",
           "delegate",
           "tasks",

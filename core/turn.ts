@@ -105,6 +105,12 @@ export interface TurnJob {
   delegation?: { parentTurnId: string; depth: number } | undefined;
   /** Tools of the toolsets this turn does without (a child has no `todo` or `clarify`: the chat's). */
   excludedTools?: string[] | undefined;
+  /**
+   * The message seems to refer to earlier conversations and recall prefetch is on for its platform: the
+   * worker searches them (`StateClient.searchSessions`, the caller's scope) before the first model call
+   * and adds what it found, at most `maxChars`, as a note before the user's message.
+   */
+  recall?: { maxChars: number } | undefined;
   createdAt: number;
 }
 

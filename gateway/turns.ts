@@ -105,6 +105,7 @@ export class TurnCoordinator {
       // A voice-only reply has no text to show as it is written.
       streamText: turn.inbound?.streamReply === true && context.voiceReply !== "only",
       ...(context.voiceReply ? { voiceReply: context.voiceReply } : {}),
+      ...(context.recall && !turn.resume ? { recall: context.recall } : {}),
       createdAt: turn.createdAt,
     };
   }

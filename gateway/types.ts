@@ -64,6 +64,8 @@ export interface TurnContext {
   model?: string | undefined;
   /** The session's reasoning effort (`/reasoning`). */
   reasoningEffort?: "low" | "medium" | "high" | undefined;
+  /** Prefetch earlier conversations for this turn (`TurnJob.recall`). */
+  recall?: { maxChars: number } | undefined;
 }
 
 /**

@@ -65,6 +65,8 @@ export interface SearchHit {
    */
   snippet: string;
   createdAt: number;
+  /** The session's title, where the search looked it up (`session_search`). */
+  sessionTitle?: string | undefined;
 }
 
 export interface SearchOptions {
@@ -76,6 +78,17 @@ export interface SearchOptions {
   userId?: string | undefined;
   /** Leave out this session (the current one). */
   excludeSessionId?: string | undefined;
+  /**
+   * Only matches by meaning (recall prefetch, where the whole message is the query and keywords would
+   * match its every common word); nothing without an embeddings endpoint. The stores' keyword search
+   * ignores it.
+   */
+  meaningOnly?: boolean | undefined;
+  /**
+   * Every word must match, with no fallback to any word when none does (the hybrid search: meaning
+   * finds what the words miss, and ranking every message that holds a common word is what costs).
+   */
+  allTerms?: boolean | undefined;
 }
 
 /** Sessions and their messages. */
