@@ -334,3 +334,47 @@ describe.skipIf(!existsSync("/usr/bin/chromium"))("browser.persist_profile", () 
     }
   });
 });
+
+describe.skipIf(!existsSync("/usr/bin/chromium"))("browser caps", () => {
+  const withCaps = (caps: Record<string, number>) =>
+    createBrowserTools(
+      {
+        browser: browserSectionSchema.parse({ allowPrivateHosts: [`127.0.0.1:${site.port}`], ...caps }),
+        web: { allowPrivate: false },
+        exec: { dangerousCommands: "manual" },
+      },
+      {
+        access: new WorkspaceAccess({ workspaces: new WorkspaceManager({ rootDir, scope: "session" }) }),
+        logger: silentLogger(),
+        unavailable: [],
+      },
+    );
+  const open = (tools: BrowserTools, session: string) =>
+    (tools.tools.find((t) => t.name === "browser_navigate") as Tool).execute(
+      { url: `${site.url}/chain/1` },
+      ctxFor(session),
+    );
+
+  it("closes the least recently used context past max_contexts, and others past max_memory_mb", async () => {
+    const few = withCaps({ maxContexts: 2 });
+    try {
+      await open(few, "a");
+      await open(few, "b");
+      await open(few, "a");
+      await open(few, "c");
+      const pool = (await few.started())?.pool;
+      expect(await pool?.openSessions()).toEqual(["a", "c"]);
+    } finally {
+      await few.close();
+    }
+    const small = withCaps({ maxMemoryMb: 1 });
+    try {
+      await open(small, "a");
+      await open(small, "b");
+      const pool = (await small.started())?.pool;
+      expect(await pool?.openSessions()).toEqual(["b"]);
+    } finally {
+      await small.close();
+    }
+  });
+});
