@@ -22,6 +22,7 @@ import { benchRecall, recallMarkdown } from "./recall.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchRequests, requestsMarkdown } from "./requests.js";
 import { allToolsetsMarkdown, benchAllToolsets } from "./requests-all.js";
+import { benchResponses, responsesMarkdown } from "./responses.js";
 import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchStream, streamMarkdown } from "./stream.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
@@ -204,6 +205,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchBrowser(opts);
     console.log(JSON.stringify({ browser: result }));
     writeSection(file, "browser", browserMarkdown(result, opts, "npm run bench -- browser"));
+  },
+  responses: async () => {
+    const opts = { root, turns: 300 };
+    const results = await benchResponses(opts);
+    console.log(JSON.stringify({ responses: results }));
+    writeSection(file, "responses", responsesMarkdown(results, opts, "npm run bench -- responses"));
   },
 };
 
