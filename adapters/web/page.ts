@@ -79,7 +79,7 @@ export function chatPage(
     <ul id="complete" class="complete" role="listbox" aria-label="Commands" hidden></ul>
     <div id="pending-files" class="pending-files"></div>
     <div class="row">
-      <label class="attach" title="Attach a file"><input id="file" type="file" multiple aria-label="Attach a file"><span aria-hidden="true">📎</span></label>
+      <label class="attach" title="Attach a file"><input id="file" type="file" multiple aria-label="Attach a file"><span aria-hidden="true">+</span></label>
       <textarea id="input" rows="1" placeholder="Message (Enter sends, Shift+Enter: new line, Esc stops)" aria-label="Message" autocomplete="off"></textarea>
       <button type="submit" id="send" class="primary">Send</button>
     </div>

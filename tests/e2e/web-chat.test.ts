@@ -2,12 +2,16 @@
  * The web chat in a real headless Chromium (Debian's `chromium`, driven by puppeteer-core) against the
  * whole gateway with the scripted fake model: logging in, a reply streamed as it is written, tool
  * progress and an approval button that runs the command, a PDF's text answered, a reload in the middle
- * of a reply that shows the whole reply once, two tabs of one chat, and the phone-sized screen.
+ * of a reply that shows the whole reply once, two tabs of one chat. Screenshots of the main states go
+ * to docs/screenshots/ when HERALD_SCREENSHOTS_DIR says so.
  */
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "puppeteer-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
 import { launchChromium } from "../helpers/chromium.js";
+import { makePdf } from "../helpers/document-fixtures.js";
 import type { Harness } from "../helpers/gateway-harness.js";
 import { login, openPage, replies, SHOTS, say, startWebGateway, waitForReply } from "./web-chat-helpers.js";
 
@@ -24,6 +28,9 @@ afterEach(async () => {
   h = undefined;
 });
 
+const userTexts = (page: import("puppeteer-core").Page) =>
+  page.$$eval(".msg.user", (els) => els.map((e) => (e as HTMLElement).innerText.trim()));
+
 describe("web chat", () => {
   it("logs in with the dashboard's password and streams a reply as it is written", async () => {
     h = await startWebGateway();
@@ -31,6 +38,7 @@ describe("web chat", () => {
     const { page, errors } = await openPage(browser, base);
     await page.goto(`${base}/chat`);
     expect(await page.$("input[name=password]")).not.toBeNull();
+    await page.screenshot({ path: join(SHOTS, "web-chat-login.png") });
     await login(page, base);
     h.llm.script({ text: "Hello **there**, this reply arrives in pieces.", pieces: 6, chunkDelayMs: 150 });
     await say(page, "hi");
@@ -39,13 +47,104 @@ describe("web chat", () => {
     const partial = await page.$eval(".msg.bot.streaming", (e) => (e as HTMLElement).innerText);
     expect(partial.length).toBeGreaterThan(0);
     await waitForReply(page, "arrives in pieces.");
-    expect(await page.$(".msg.bot.streaming")).toBeNull();
     expect(await page.$eval(".msg.bot strong", (e) => e.textContent)).toBe("there");
-    expect(await page.$$eval(".msg.user", (els) => els.map((e) => (e as HTMLElement).innerText.trim()))).toEqual([
-      "hi",
-    ]);
+    expect(await userTexts(page)).toEqual(["hi"]);
+    expect(await replies(page)).toEqual(["Hello there, this reply arrives in pieces."]);
+    // The session list shows the conversation under its first message.
+    await page.waitForFunction(() => document.querySelector(".session[aria-current] .name")?.textContent === "hi");
     await page.screenshot({ path: join(SHOTS, "web-chat-reply.png") });
     expect(errors).toEqual([]);
-    expect(await replies(page)).toEqual(["Hello there, this reply arrives in pieces."]);
+  });
+
+  it("shows tool progress and an approval whose button runs the command once", async () => {
+    h = await startWebGateway();
+    const COMMAND = "chattr -i nothing 2>/dev/null; echo approved-run >> proof.txt; cat proof.txt";
+    h.llm.setDefault((request: FakeLlmRequest) => {
+      const last = request.messages.at(-1);
+      if (last?.role === "tool") return { text: `tool said: ${messageText(last)}` };
+      return { toolCalls: [{ name: "terminal", arguments: { command: COMMAND } }] };
+    });
+    const { page } = await openPage(browser, h.apiUrl);
+    await login(page, h.apiUrl);
+    await say(page, "tidy the attributes");
+    await page.waitForSelector(".tools .tool");
+    expect(await page.$eval(".tools", (e) => (e as HTMLElement).innerText)).toContain("chattr");
+    const approve = await page.waitForSelector("::-p-aria(✅ Approve)");
+    expect(await page.$eval("[data-prompt] .bubble", (e) => (e as HTMLElement).innerText)).toContain(
+      "needs your approval",
+    );
+    await page.screenshot({ path: join(SHOTS, "web-chat-approval.png") });
+    await approve!.click();
+    await waitForReply(page, "tool said:");
+    const all = await replies(page);
+    expect(all.at(-1)!.match(/approved-run/g)).toHaveLength(1);
+    // The prompt was answered: its buttons are gone and it says what was chosen.
+    expect(await page.$("::-p-aria(✅ Approve)")).toBeNull();
+    expect(all.join("\n")).toContain("→ ✅ Approve");
+    expect(await page.$$eval(".tools .tool.done", (els) => els.length)).toBeGreaterThan(0);
+  });
+
+  it("uploads a PDF and answers from its text; the user's file can be downloaded again", async () => {
+    h = await startWebGateway();
+    h.llm.setDefault((request) => {
+      const text = messageText(request.messages.at(-1));
+      const found = /Invoice \d+ totals \d+ euros/.exec(text);
+      return { text: found ? `The PDF says: ${found[0]}` : "no PDF text reached me" };
+    });
+    const { page } = await openPage(browser, h.apiUrl);
+    await login(page, h.apiUrl);
+    const pdf = join(h.homeDir, "invoice.pdf");
+    writeFileSync(pdf, makePdf([["Invoice 4711 totals 99 euros"]]));
+    const input = await page.$("#file");
+    await (input as import("puppeteer-core").ElementHandle<HTMLInputElement>).uploadFile(pdf);
+    await page.waitForSelector(".chip");
+    expect(await page.$eval(".chip", (e) => (e as HTMLElement).innerText)).toContain("invoice.pdf");
+    await say(page, "what does it say?");
+    await waitForReply(page, "The PDF says: Invoice 4711 totals 99 euros");
+    const link = await page.$eval(".msg.user a.file", (a) => (a as HTMLAnchorElement).href);
+    const body = await page.evaluate(async (url) => (await fetch(url)).status, link);
+    expect(body).toBe(200);
+  });
+
+  it("a page reloaded mid-reply shows the reply so far, then the rest, once", async () => {
+    h = await startWebGateway();
+    const words = Array.from({ length: 24 }, (_, i) => `word${i}`);
+    const full = words.join(" ");
+    h.llm.script({ text: full, pieces: 24, chunkDelayMs: 120 });
+    const { page } = await openPage(browser, h.apiUrl);
+    await login(page, h.apiUrl);
+    await say(page, "write slowly");
+    await page.waitForFunction(() => document.querySelector(".msg.bot.streaming")?.textContent?.includes("word3"));
+    await page.reload();
+    // After the reload the text written so far is there at once, and still being written.
+    await page.waitForSelector(".msg.bot.streaming");
+    const sofar = await page.$eval(".msg.bot.streaming", (e) => (e as HTMLElement).innerText.trim());
+    expect(sofar.startsWith("word0 word1 word2 word3")).toBe(true);
+    expect(sofar).not.toContain("word23");
+    await waitForReply(page, "word23");
+    expect(await replies(page)).toEqual([full]);
+    expect(await userTexts(page)).toEqual(["write slowly"]);
+    // Reloaded after the end: the same, from the history.
+    await page.reload();
+    await waitForReply(page, "word23");
+    expect(await replies(page)).toEqual([full]);
+  });
+
+  it("two tabs of one chat both show the conversation as it happens", async () => {
+    h = await startWebGateway();
+    const { page } = await openPage(browser, h.apiUrl);
+    await login(page, h.apiUrl);
+    const second = await page.browserContext().newPage();
+    await second.goto(`${h.apiUrl}/chat`);
+    await second.waitForSelector("#input");
+    h.llm.script({ text: "seen in both tabs, streamed", pieces: 5, chunkDelayMs: 100 });
+    await say(page, "hello from tab one");
+    await second.waitForSelector(".msg.bot.streaming");
+    await waitForReply(second, "seen in both tabs, streamed");
+    await waitForReply(page, "seen in both tabs, streamed");
+    for (const p of [page, second]) {
+      expect(await userTexts(p)).toEqual(["hello from tab one"]);
+      expect(await replies(p)).toEqual(["seen in both tabs, streamed"]);
+    }
   });
 });

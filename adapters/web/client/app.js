@@ -82,9 +82,15 @@ const handlers = {
   delta: (d) => conv.turn(d.turnId).delta(d.text),
   tool: (d) => conv.turn(d.turnId).addTool(d.line, d.callId, false),
   tool_end: (d) => conv.turn(d.turnId).endTool(d.callId, d.ok, d.durationMs),
-  message: (d) => conv.message(d),
+  message: (d) => {
+    conv.message(d);
+    refreshSoon();
+  },
   settle: (d) => conv.settle(d),
-  ended: (d) => conv.turns.get(d.turnId)?.end(),
+  ended: (d) => {
+    conv.turns.get(d.turnId)?.end();
+    refreshSoon();
+  },
   session: () => sessionChanged(),
 };
 
@@ -104,6 +110,13 @@ function follow() {
   });
   source.onopen = () => status(conv.busy ? "Writing…" : "");
   source.onerror = () => status("Reconnecting…");
+}
+
+let refreshTimer;
+/** Reads the session list again shortly (a turn ended: its title and counts changed). */
+function refreshSoon() {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(() => sessions().catch(showError), 300);
 }
 
 async function sessionChanged() {
@@ -279,6 +292,8 @@ $("file").addEventListener("change", async (e) => {
 // Sessions: the list (resume, rename), a new one, and search over all of the user's messages.
 async function sessions() {
   const { sessions: list } = await api("sessions");
+  const current = list.find((s) => s.current);
+  $("title").textContent = current?.title ?? "Herald";
   $("sessions").replaceChildren(
     ...list.map((s) => {
       const name = s.title ?? `Session ${s.n}`;

@@ -44,7 +44,7 @@ const marked = new Marked({
       const href = safeHref(token.href);
       const label = esc(token.text || token.href || "image");
       if (!href) return label;
-      return `<a href="${esc(href)}" target="_blank" rel="noopener noreferrer nofollow">🖼 ${label}</a>`;
+      return `<a href="${esc(href)}" target="_blank" rel="noopener noreferrer nofollow">${label}</a>`;
     },
     table(token) {
       // Tables scroll sideways inside the message instead of widening the page.
@@ -100,7 +100,7 @@ export function fileList(files) {
           { href, target: "_blank", rel: "noopener noreferrer" },
           h("img", { src: href, alt: f.name, loading: "lazy" }),
         );
-      return h("a", { href, class: "file", download: f.name, rel: "noopener noreferrer" }, `📄 ${f.name}`);
+      return h("a", { href, class: "file", download: f.name, rel: "noopener noreferrer" }, `↓ ${f.name}`);
     }),
   );
 }
