@@ -5,7 +5,7 @@
  */
 
 import type { ChatPort } from "../adapters/shared/index.js";
-import type { WebChatServices, WebHistoryEntry } from "../adapters/web/types.js";
+import type { WebChatServices, WebHistoryEntry } from "../adapters/webchat/types.js";
 import { summarizeArguments } from "../agent/index.js";
 import { isLoopbackHost } from "../agent/tools/web/index.js";
 import { sessionKey } from "../core/chat.js";

@@ -59,13 +59,16 @@ export async function say(page: Page, text: string): Promise<void> {
 
 /** The text of every reply bubble on the page. */
 export function replies(page: Page): Promise<string[]> {
-  return page.$$eval(".msg.bot .bubble", (els) => els.map((e) => (e as HTMLElement).innerText.trim()));
+  return page.$$eval(".msg.bot .bubble", (els) => els.map((e) => (e.textContent ?? "").trim()));
 }
 
 /** Waits until the page shows a finished reply (no longer streaming) containing `text`. */
 export async function waitForReply(page: Page, text: string, timeout = 15_000): Promise<void> {
   await page.waitForFunction(
-    (t) => [...document.querySelectorAll(".msg.bot:not(.streaming) .bubble")].some((e) => (e as HTMLElement).innerText.includes(t)),
+    (t) =>
+      [...document.querySelectorAll(".msg.bot:not(.streaming) .bubble")].some((e) =>
+        (e.textContent ?? "").includes(t),
+      ),
     { timeout },
     text,
   );
@@ -76,7 +79,8 @@ export async function expectNoOverflow(page: Page): Promise<void> {
   const wide = await page.evaluate(() => {
     const width = document.documentElement.clientWidth;
     const out: string[] = [];
-    if (document.documentElement.scrollWidth > width) out.push(`document ${document.documentElement.scrollWidth}`);
+    if (document.documentElement.scrollWidth > width)
+      out.push(`document ${document.documentElement.scrollWidth}`);
     for (const el of document.querySelectorAll(".app *")) {
       const r = el.getBoundingClientRect();
       const hiddenAway = getComputedStyle(el.closest(".sidebar") ?? el).transform !== "none";

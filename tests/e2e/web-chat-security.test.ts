@@ -76,7 +76,7 @@ describe("web chat: people and defences", () => {
     // Search finds only one's own messages.
     await guest.type("#search", "secret");
     await guest.waitForSelector("#hits li.muted");
-    expect(await guest.$eval("#hits", (e) => (e as HTMLElement).innerText)).toContain("No messages match");
+    expect(await guest.$eval("#hits", (e) => e.textContent ?? "")).toContain("No messages match");
 
     await owner.reload();
     await waitForReply(owner, "echo: owner secret plan");
@@ -96,11 +96,15 @@ describe("web chat: people and defences", () => {
     const hostile = [
       "Look: <script>alert('script')</script> <img src=x onerror=alert('img')>",
       "[click me](javascript:alert('link')) <a href=\"javascript:alert('a')\">raw</a>",
-      "![pixel](https://evil.example/track.png) <iframe src=\"https://evil.example/\"></iframe>",
+      '![pixel](https://evil.example/track.png) <iframe src="https://evil.example/"></iframe>',
       "<style>body{display:none}</style> [data](data:text/html,<script>alert('data')</script>)",
     ].join("\n\n");
     h.llm.script(
-      { toolCalls: [{ name: "terminal", arguments: { command: "echo '<img src=x onerror=alert(\"tool\")>'" } }] },
+      {
+        toolCalls: [
+          { name: "terminal", arguments: { command: "echo '<img src=x onerror=alert(\"tool\")>'" } },
+        ],
+      },
       { text: hostile },
     );
     const { page, dialogs, foreign, errors } = await openPage(browser, base);
@@ -112,11 +116,11 @@ describe("web chat: people and defences", () => {
     await say(page, "<img src=x onerror=alert('mine')> tell me something");
     await waitForReply(page, "Look:");
     // Everything is shown as text; links that could run script are plain text.
-    const text = await page.$eval("#turns", (e) => (e as HTMLElement).innerText);
+    const text = await page.$eval("#turns", (e) => e.textContent ?? "");
     expect(text).toContain("<script>alert('script')</script>");
     expect(text).toContain("<img src=x onerror=alert('mine')>");
     expect(text).toContain(`"><img src=x onerror=alert('file')>.txt`);
-    expect(text).toContain("onerror=alert(\"tool\")");
+    expect(text).toContain('onerror=alert("tool")');
     await page.click("::-p-text(click me)");
     const active = await page.evaluate(() => ({
       handlers: document.querySelectorAll("[onerror], [onclick], [onload]").length,
@@ -174,10 +178,18 @@ describe("web chat: people and defences", () => {
       body: JSON.stringify({ name: "Bob" }),
     });
     const { path } = (await made.json()) as { path: string };
-    const join1 = await fetch(`${base}${path}`, { method: "POST", redirect: "manual", headers: { origin: base } });
+    const join1 = await fetch(`${base}${path}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { origin: base },
+    });
     expect(join1.status).toBe(303);
     const bob = join1.headers.get("set-cookie")!.split(";")[0]!;
-    const again = await fetch(`${base}${path}`, { method: "POST", redirect: "manual", headers: { origin: base } });
+    const again = await fetch(`${base}${path}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { origin: base },
+    });
     expect(again.status).toBe(410);
     const bobPage = await (await fetch(`${base}/chat`, { headers: { cookie: bob } })).text();
     const bobCsrf = /herald-csrf" content="([^"]+)"/.exec(bobPage)![1]!;
@@ -196,7 +208,9 @@ describe("web chat: people and defences", () => {
   it("is usable on a 390×844 phone screen", async () => {
     h = await startWebGateway();
     const base = h.apiUrl;
-    const table = ["| name | value | notes |", "|---|---|---|", `| a | ${"x".repeat(60)} | long cell |`].join("\n");
+    const table = ["| name | value | notes |", "|---|---|---|", `| a | ${"x".repeat(60)} | long cell |`].join(
+      "\n",
+    );
     h.llm.script({
       text: `Here is a table and code:\n\n${table}\n\n\`\`\`sh\n${"echo very-long-line ".repeat(12)}\n\`\`\`\n\nAnd a ${"verylongword".repeat(8)}.`,
     });
@@ -221,7 +235,7 @@ describe("web chat: people and defences", () => {
     await page.focus("#input");
     await page.keyboard.type("/ne");
     await page.waitForSelector("#complete li");
-    expect(await page.$eval("#complete", (e) => (e as HTMLElement).innerText)).toContain("/new");
+    expect(await page.$eval("#complete", (e) => e.textContent ?? "")).toContain("/new");
     await page.keyboard.press("Tab");
     expect(await page.$eval("#input", (e) => (e as HTMLTextAreaElement).value)).toBe("/new ");
     await page.screenshot({ path: join(SHOTS, "web-chat-phone-commands.png") });

@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 const userTexts = (page: import("puppeteer-core").Page) =>
-  page.$$eval(".msg.user", (els) => els.map((e) => (e as HTMLElement).innerText.trim()));
+  page.$$eval(".msg.user", (els) => els.map((e) => (e.textContent ?? "").trim()));
 
 describe("web chat", () => {
   it("logs in with the dashboard's password and streams a reply as it is written", async () => {
@@ -44,14 +44,16 @@ describe("web chat", () => {
     await say(page, "hi");
     // Part of the reply shows while the model is still writing.
     await page.waitForSelector(".msg.bot.streaming");
-    const partial = await page.$eval(".msg.bot.streaming", (e) => (e as HTMLElement).innerText);
+    const partial = await page.$eval(".msg.bot.streaming", (e) => e.textContent ?? "");
     expect(partial.length).toBeGreaterThan(0);
     await waitForReply(page, "arrives in pieces.");
     expect(await page.$eval(".msg.bot strong", (e) => e.textContent)).toBe("there");
     expect(await userTexts(page)).toEqual(["hi"]);
     expect(await replies(page)).toEqual(["Hello there, this reply arrives in pieces."]);
     // The session list shows the conversation under its first message.
-    await page.waitForFunction(() => document.querySelector(".session[aria-current] .name")?.textContent === "hi");
+    await page.waitForFunction(
+      () => document.querySelector(".session[aria-current] .name")?.textContent === "hi",
+    );
     await page.screenshot({ path: join(SHOTS, "web-chat-reply.png") });
     expect(errors).toEqual([]);
   });
@@ -68,9 +70,9 @@ describe("web chat", () => {
     await login(page, h.apiUrl);
     await say(page, "tidy the attributes");
     await page.waitForSelector(".tools .tool");
-    expect(await page.$eval(".tools", (e) => (e as HTMLElement).innerText)).toContain("chattr");
+    expect(await page.$eval(".tools", (e) => e.textContent ?? "")).toContain("chattr");
     const approve = await page.waitForSelector("::-p-aria(✅ Approve)");
-    expect(await page.$eval("[data-prompt] .bubble", (e) => (e as HTMLElement).innerText)).toContain(
+    expect(await page.$eval("[data-prompt] .bubble", (e) => e.textContent ?? "")).toContain(
       "needs your approval",
     );
     await page.screenshot({ path: join(SHOTS, "web-chat-approval.png") });
@@ -98,7 +100,7 @@ describe("web chat", () => {
     const input = await page.$("#file");
     await (input as import("puppeteer-core").ElementHandle<HTMLInputElement>).uploadFile(pdf);
     await page.waitForSelector(".chip");
-    expect(await page.$eval(".chip", (e) => (e as HTMLElement).innerText)).toContain("invoice.pdf");
+    expect(await page.$eval(".chip", (e) => e.textContent ?? "")).toContain("invoice.pdf");
     await say(page, "what does it say?");
     await waitForReply(page, "The PDF says: Invoice 4711 totals 99 euros");
     const link = await page.$eval(".msg.user a.file", (a) => (a as HTMLAnchorElement).href);
@@ -114,11 +116,13 @@ describe("web chat", () => {
     const { page } = await openPage(browser, h.apiUrl);
     await login(page, h.apiUrl);
     await say(page, "write slowly");
-    await page.waitForFunction(() => document.querySelector(".msg.bot.streaming")?.textContent?.includes("word3"));
+    await page.waitForFunction(() =>
+      document.querySelector(".msg.bot.streaming")?.textContent?.includes("word3"),
+    );
     await page.reload();
     // After the reload the text written so far is there at once, and still being written.
     await page.waitForSelector(".msg.bot.streaming");
-    const sofar = await page.$eval(".msg.bot.streaming", (e) => (e as HTMLElement).innerText.trim());
+    const sofar = await page.$eval(".msg.bot.streaming", (e) => (e.textContent ?? "").trim());
     expect(sofar.startsWith("word0 word1 word2 word3")).toBe(true);
     expect(sofar).not.toContain("word23");
     await waitForReply(page, "word23");

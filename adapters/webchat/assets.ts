@@ -33,7 +33,7 @@ const TYPES: Record<string, string> = {
 /** Where `client/` is: beside this file from source, in the package's sources from `dist/`. */
 function clientDir(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [join(here, "client"), join(here, "..", "..", "..", "adapters", "web", "client")];
+  const candidates = [join(here, "client"), join(here, "..", "..", "..", "adapters", "webchat", "client")];
   const found = candidates.find((d) => existsSync(join(d, "app.js")));
   if (!found) throw new Error(`The web chat's page files are missing (looked in ${candidates.join(", ")}).`);
   return found;

@@ -5,7 +5,7 @@ import { webSchema } from "./section.js";
 import { webSetup } from "./setup.js";
 
 /** The web chat. */
-export const webPlatform = definePlatform({
+export const webchatPlatform = definePlatform({
   name: "webchat",
   schema: webSchema,
   env: {

@@ -9,13 +9,36 @@ import { stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import type { Logger } from "../../core/logger.js";
+import type { InboundAttachment } from "../../core/types.js";
 import { FileTooLargeError } from "../shared/media.js";
 import { webAssets } from "./assets.js";
+import type { WebAuth } from "./auth.js";
 import { isSecure, OWNER_ID, type WebLogin } from "./auth.js";
+import type { ChatChannel, EventClock } from "./channel.js";
+import type { WebFiles } from "./files.js";
 import { isInline } from "./files.js";
-import type { WebChatAdapter } from "./index.js";
 import { chatPage, esc, invitePage, loginPage, refusedPage, SECURITY_HEADERS } from "./page.js";
-import type { WebFile } from "./types.js";
+import type { WebChatServices, WebFile } from "./types.js";
+
+/** What the routes use of the adapter. */
+export interface WebChatHost {
+  readonly deps: { logger: Logger; services: WebChatServices };
+  readonly auth: WebAuth;
+  readonly files: WebFiles;
+  readonly clock: EventClock;
+  /** Whether the gateway runs the adapter (it takes messages). */
+  readonly running: boolean;
+  channel(userId: string): ChatChannel;
+  /** Hands a typed message to the gateway; its outcome. @throws when it could not be recorded */
+  submit(s: {
+    userId: string;
+    name: string;
+    text: string;
+    files?: WebFile[] | undefined;
+    attachments?: InboundAttachment[] | undefined;
+    viaButton?: boolean | undefined;
+  }): Promise<string>;
+}
 
 const HEARTBEAT_MS = 20_000;
 const MAX_FORM_BYTES = 16 * 1024;
@@ -32,7 +55,7 @@ const sendSchema = z.strictObject({
 type Json = Record<string, unknown>;
 
 /** Builds the route handler of `adapter`. */
-export function webRoutes(adapter: WebChatAdapter) {
+export function webRoutes(adapter: WebChatHost) {
   const log: Logger = adapter.deps.logger;
   const { services } = adapter.deps;
 
