@@ -24,6 +24,7 @@ import { benchStream, streamMarkdown } from "./stream.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
 import { benchTui, tuiMarkdown } from "./tui.js";
+import { benchWebchat, webchatMarkdown } from "./webchat.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const file = join(root, "BENCHMARKS.md");
@@ -174,6 +175,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchTui(opts);
     console.log(JSON.stringify({ tui: result }));
     writeSection(file, "tui", tuiMarkdown(result, opts, "npm run bench -- tui"));
+  },
+  webchat: async () => {
+    const opts = { turns: 20, opens: 10, sessionMessages: 1000 };
+    const result = await benchWebchat(opts);
+    console.log(JSON.stringify({ webchat: result }));
+    writeSection(file, "webchat", webchatMarkdown(result, opts, "npm run bench -- webchat"));
   },
 };
 

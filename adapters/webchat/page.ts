@@ -48,7 +48,9 @@ export function chatPage(
 <meta name="herald-user" content="${esc(who.name)}">
 <meta name="herald-owner" content="${who.owner ? "1" : "0"}">
 <meta name="herald-logout" content="${who.canLogout ? "1" : "0"}">
-<script type="module" src="${assets.base}app.js"></script>`;
+<link rel="preload" href="/chat/api/history" as="fetch" crossorigin>
+<script type="module" src="${assets.base}app.js"></script>
+${["conversation.js", "render.js", "marked.js"].map((m) => `<link rel="modulepreload" href="${assets.base}${m}">`).join("\n")}`;
   const body = `<div class="app">
 <aside id="sidebar" class="sidebar" aria-label="Sessions">
   <div class="side-head">

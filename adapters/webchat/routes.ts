@@ -43,7 +43,8 @@ export interface WebChatHost {
 const HEARTBEAT_MS = 20_000;
 const MAX_FORM_BYTES = 16 * 1024;
 const MAX_JSON_BYTES = 256 * 1024;
-const HISTORY_PAGE = 60;
+/** History entries a page reads at a time (a 1,000-message session opens in one such page). */
+const HISTORY_PAGE = 40;
 
 const sendSchema = z.strictObject({
   text: z.string().max(100_000),

@@ -414,11 +414,11 @@ $("logout").addEventListener("click", async () => {
   location.reload();
 });
 
+load().catch(showError);
 api("commands")
   .then((c) => {
     commands = c.commands;
   })
   .catch(() => undefined);
 sessions().catch(showError);
-load().catch(showError);
 input.focus();
