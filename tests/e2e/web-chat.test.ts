@@ -54,6 +54,25 @@ describe("web chat", () => {
     await page.waitForFunction(
       () => document.querySelector(".session[aria-current] .name")?.textContent === "hi",
     );
+    h.llm.script({
+      text: [
+        "Three ways to **ship it**:",
+        "",
+        "| way | time | risk |",
+        "|---|---|---|",
+        "| canary | 1 h | low |",
+        "| blue-green | 10 min | medium |",
+        "",
+        "```sh\nnpm run build && npm test\n```",
+        "",
+        "See [the guide](https://example.com/guide).",
+      ].join("\n"),
+    });
+    await say(page, "how do I roll out the release?");
+    await waitForReply(page, "See the guide");
+    expect(await page.$$eval(".msg.bot table tr", (rows) => rows.length)).toBe(3);
+    const rel = await page.$eval(".msg.bot a[href^='https://example.com']", (a) => a.getAttribute("rel"));
+    expect(rel).toContain("noopener");
     await page.screenshot({ path: join(SHOTS, "web-chat-reply.png") });
     expect(errors).toEqual([]);
   });
