@@ -26,6 +26,7 @@ export function createWebChatServices(
   return {
     secrets: [config.dashboard.password, config.apiServer.key].filter((s): s is string => Boolean(s)),
     loopbackServer: isLoopbackHost(config.apiServer.host),
+    voiceNotes: Boolean(config.voice.stt),
     chat,
     commands: (userId) => runner.commands.menu({ isOwner: runner.access.isOwner("webchat", userId) }),
     isOwner: (userId) => runner.access.isOwner("webchat", userId),

@@ -17,6 +17,20 @@ import type { WebFile } from "./types.js";
 
 /** Images shown inline (no SVG: it can carry script). */
 const INLINE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+/** The type of a sent file that came without one, by its extension (what the page plays or shows). */
+const BY_EXTENSION: Record<string, string> = {
+  ogg: "audio/ogg",
+  opus: "audio/ogg",
+  oga: "audio/ogg",
+  mp3: "audio/mpeg",
+  wav: "audio/wav",
+  m4a: "audio/mp4",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+};
 /** Uploads not sent with a message within this time are forgotten. */
 const UPLOAD_TTL_MS = 60 * 60_000;
 
@@ -30,7 +44,13 @@ export interface OfferedFile {
 
 export interface WebFiles {
   /** Stores an upload of `userId`; its id for the message that sends it. @throws FileTooLargeError */
-  upload(req: IncomingMessage, userId: string, name: string, mimeType: string | undefined): Promise<string>;
+  upload(
+    req: IncomingMessage,
+    userId: string,
+    name: string,
+    mimeType: string | undefined,
+    voice?: boolean,
+  ): Promise<string>;
   /** The attachment (and its link for the pages) of upload `id`, only for its own user. */
   take(id: string, userId: string): { attachment: InboundAttachment; file: WebFile } | undefined;
   /** A link to a file the agent sent to `userId`. */
@@ -51,10 +71,11 @@ export function webFiles(options: { kv: KeyValueStore; dir: string; maxBytes: nu
       url: `/chat/files/${token}/${encodeURIComponent(f.name)}`,
       ...(f.mimeType ? { mimeType: f.mimeType } : {}),
       ...(f.mimeType && INLINE_TYPES.has(f.mimeType) ? { inline: true } : {}),
+      ...(isAudio(f.mimeType) ? { audio: true } : {}),
     };
   };
   return {
-    async upload(req, userId, name, mimeType) {
+    async upload(req, userId, name, mimeType, voice = false) {
       mkdirSync(dir, { recursive: true });
       const id = randomBytes(12).toString("base64url");
       const path = join(dir, `${id}-${safeFileName(name)}`);
@@ -62,7 +83,7 @@ export function webFiles(options: { kv: KeyValueStore; dir: string; maxBytes: nu
       const now = Date.now();
       for (const [k, u] of uploads) if (u.at < now - UPLOAD_TTL_MS) uploads.delete(k);
       uploads.set(id, {
-        kind: attachmentKindOf(mimeType),
+        kind: voice && mimeType?.startsWith("audio/") ? "voice" : attachmentKindOf(mimeType),
         path,
         fileName: name,
         mimeType,
@@ -83,7 +104,8 @@ export function webFiles(options: { kv: KeyValueStore; dir: string; maxBytes: nu
     async offer(userId, file) {
       const name = file.fileName ?? file.path.split("/").pop() ?? "file";
       await stat(file.path);
-      return link({ path: file.path, name, mimeType: file.mimeType, userId });
+      const mimeType = file.mimeType ?? BY_EXTENSION[name.split(".").pop()?.toLowerCase() ?? ""];
+      return link({ path: file.path, name, mimeType, userId });
     },
     find(token, userId) {
       if (!/^[A-Za-z0-9_-]{24}$/.test(token)) return undefined;
@@ -92,6 +114,14 @@ export function webFiles(options: { kv: KeyValueStore; dir: string; maxBytes: nu
       return f && f.userId === userId ? f : undefined;
     },
   };
+}
+
+/** Audio the page plays in place (a spoken reply, a voice note): served with its own type. */
+const AUDIO_TYPES = new Set(["audio/ogg", "audio/mpeg", "audio/webm", "audio/wav", "audio/mp4", "audio/aac"]);
+
+/** Whether a file is audio the page plays. */
+export function isAudio(mimeType: string | undefined): boolean {
+  return mimeType !== undefined && AUDIO_TYPES.has(mimeType);
 }
 
 /** Whether a file is shown inline rather than downloaded. */

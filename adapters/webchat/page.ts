@@ -42,12 +42,13 @@ ${body}
 /** The chat page: the script builds the conversation into it. */
 export function chatPage(
   assets: WebAssets,
-  who: { name: string; csrf: string; owner: boolean; canLogout: boolean },
+  who: { name: string; csrf: string; owner: boolean; canLogout: boolean; voice: boolean },
 ): string {
   const head = `<meta name="herald-csrf" content="${esc(who.csrf)}">
 <meta name="herald-user" content="${esc(who.name)}">
 <meta name="herald-owner" content="${who.owner ? "1" : "0"}">
 <meta name="herald-logout" content="${who.canLogout ? "1" : "0"}">
+<meta name="herald-voice" content="${who.voice ? "1" : "0"}">
 <link rel="preload" href="/chat/api/history" as="fetch" crossorigin>
 <script type="module" src="${assets.base}app.js"></script>
 ${["conversation.js", "render.js", "marked.js"].map((m) => `<link rel="modulepreload" href="${assets.base}${m}">`).join("\n")}`;
@@ -82,6 +83,7 @@ ${["conversation.js", "render.js", "marked.js"].map((m) => `<link rel="modulepre
     <div id="pending-files" class="pending-files"></div>
     <div class="row">
       <label class="attach" title="Attach a file"><input id="file" type="file" multiple aria-label="Attach a file"><span aria-hidden="true">+</span></label>
+      <button type="button" id="record" class="icon record" aria-label="Record a voice note" aria-pressed="false" hidden>●</button>
       <textarea id="input" rows="1" placeholder="Message (Enter sends, Shift+Enter: new line, Esc stops)" aria-label="Message" autocomplete="off"></textarea>
       <button type="submit" id="send" class="primary">Send</button>
     </div>

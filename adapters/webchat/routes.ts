@@ -16,7 +16,7 @@ import type { WebAuth } from "./auth.js";
 import { isSecure, OWNER_ID, type WebLogin } from "./auth.js";
 import type { ChatChannel, EventClock } from "./channel.js";
 import type { WebFiles } from "./files.js";
-import { isInline } from "./files.js";
+import { isAudio, isInline } from "./files.js";
 import { chatPage, esc, invitePage, loginPage, refusedPage, SECURITY_HEADERS } from "./page.js";
 import type { WebChatServices, WebFile } from "./types.js";
 
@@ -157,7 +157,8 @@ export function webRoutes(adapter: WebChatHost) {
     const name = decodeURIComponent(header(req, "x-file-name") ?? "").slice(0, 200) || "file";
     const type = (header(req, "content-type") ?? "").split(";")[0]!.trim() || undefined;
     try {
-      const id = await adapter.files.upload(req, login.userId, name, type);
+      const voice = header(req, "x-voice-note") === "1";
+      const id = await adapter.files.upload(req, login.userId, name, type, voice);
       return json(res, 200, { id, name });
     } catch (err) {
       if (err instanceof FileTooLargeError) return json(res, 413, { error: err.message });
@@ -175,10 +176,11 @@ export function webRoutes(adapter: WebChatHost) {
       : undefined;
     if (!file || size === undefined) return json(res, 404, { error: "No such file (or it was cleaned up)." });
     const inline = isInline(file.mimeType);
+    const audio = isAudio(file.mimeType);
     res.writeHead(200, {
       ...SECURITY_HEADERS,
       "content-security-policy": "default-src 'none'; sandbox",
-      "content-type": inline ? file.mimeType! : "application/octet-stream",
+      "content-type": inline || audio ? file.mimeType! : "application/octet-stream",
       "content-length": size,
       "content-disposition": `${inline ? "inline" : "attachment"}; filename*=UTF-8''${encodeURIComponent(file.name)}`,
       "cache-control": "private, max-age=3600",
@@ -280,7 +282,13 @@ export function webRoutes(adapter: WebChatHost) {
       page(
         res,
         200,
-        chatPage(a, { name: login.name, csrf: login.csrf, owner, canLogout: login.id !== undefined }),
+        chatPage(a, {
+          name: login.name,
+          csrf: login.csrf,
+          owner,
+          canLogout: login.id !== undefined,
+          voice: services.voiceNotes,
+        }),
       );
       return true;
     }

@@ -38,6 +38,8 @@ export interface WebChatServices {
   secrets: readonly string[];
   /** The server listens on loopback only (the login-less mode is allowed). */
   loopbackServer: boolean;
+  /** Voice notes are transcribed (`voice.stt`): the page offers to record one. */
+  voiceNotes: boolean;
   /** Commands, sessions and status, as the terminal reads them. */
   chat: Pick<ChatPort, "sessions" | "status">;
   /** The commands `userId` may run (an owner's include the owners-only ones). */
@@ -70,6 +72,8 @@ export interface WebFile {
   mimeType?: string | undefined;
   /** Shown inline (an image) rather than as a link. */
   inline?: boolean | undefined;
+  /** Played in place (a spoken reply, a voice note), with a link beside. */
+  audio?: boolean | undefined;
 }
 
 /** What the live stream carries, by its SSE event name. */

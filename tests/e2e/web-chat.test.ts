@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { Browser } from "puppeteer-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
+import { type FakeSpeech, startFakeSpeech } from "../fakes/speech/index.js";
 import { launchChromium } from "../helpers/chromium.js";
 import { makePdf } from "../helpers/document-fixtures.js";
 import type { Harness } from "../helpers/gateway-harness.js";
@@ -168,6 +169,38 @@ describe("web chat", () => {
     for (const p of [page, second]) {
       expect(await userTexts(p)).toEqual(["hello from tab one"]);
       expect(await replies(p)).toEqual(["seen in both tabs, streamed"]);
+    }
+  });
+
+  it("records a voice note in the browser; it is transcribed and answered, and plays back", async () => {
+    let speech: FakeSpeech | undefined = await startFakeSpeech();
+    speech.onTranscribe(() => "please book a table for two");
+    const mic = await launchChromium([
+      "--use-fake-device-for-media-stream",
+      "--use-fake-ui-for-media-stream",
+    ]);
+    try {
+      h = await startWebGateway({ HERALD_STT_URL: speech.baseUrl, HERALD_STT_MODEL: "whisper-1" });
+      h.llm.setDefault((r) => ({ text: `heard: ${messageText(r.messages.at(-1))}` }));
+      const { page } = await openPage(mic, h.apiUrl);
+      await login(page, h.apiUrl);
+      await page.click("::-p-aria(Record a voice note)");
+      await page.waitForSelector("#record[aria-pressed=true]");
+      await new Promise((r) => setTimeout(r, 1200));
+      await page.click("#record");
+      await waitForReply(page, "please book a table for two");
+      expect((await replies(page)).at(-1)).toContain(
+        "[voice note, transcribed:] please book a table for two",
+      );
+      expect(speech.transcriptions).toHaveLength(1);
+      // The note is in the user's message, playable.
+      const src = await page.$eval(".msg.user audio", (a) => (a as HTMLAudioElement).src);
+      const type = await page.evaluate(async (u) => (await fetch(u)).headers.get("content-type"), src);
+      expect(type).toMatch(/^audio\//);
+    } finally {
+      await mic.close();
+      await speech.close();
+      speech = undefined;
     }
   });
 });

@@ -289,6 +289,59 @@ $("file").addEventListener("change", async (e) => {
   e.target.value = "";
 });
 
+// Voice notes (when the gateway transcribes them): recorded with MediaRecorder, sent when stopped.
+let recorder;
+async function record() {
+  const button = $("record");
+  if (recorder) {
+    recorder.stop();
+    return;
+  }
+  let stream;
+  try {
+    stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+  } catch (err) {
+    return showError(err);
+  }
+  const type = ["audio/ogg;codecs=opus", "audio/webm;codecs=opus", "audio/webm"].find((t) =>
+    MediaRecorder.isTypeSupported(t),
+  );
+  recorder = new MediaRecorder(stream, type ? { mimeType: type } : {});
+  const chunks = [];
+  recorder.addEventListener("dataavailable", (e) => chunks.push(e.data));
+  recorder.addEventListener("stop", async () => {
+    for (const track of stream.getTracks()) track.stop();
+    const blob = new Blob(chunks, { type: recorder.mimeType.split(";")[0] });
+    recorder = undefined;
+    button.setAttribute("aria-pressed", "false");
+    button.classList.remove("on");
+    const ext = blob.type.includes("ogg") ? "ogg" : "webm";
+    try {
+      const up = await api("upload", {
+        method: "POST",
+        headers: { "content-type": blob.type, "x-file-name": `voice-note.${ext}`, "x-voice-note": "1" },
+        body: blob,
+      });
+      await api("send", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ text: "", files: [up.id] }),
+      });
+      status("");
+    } catch (err) {
+      showError(err);
+    }
+  });
+  recorder.start();
+  button.setAttribute("aria-pressed", "true");
+  button.classList.add("on");
+  status("Recording… (● again sends)");
+}
+if (meta("herald-voice") === "1" && window.MediaRecorder && navigator.mediaDevices) {
+  $("record").hidden = false;
+  $("record").addEventListener("click", () => record().catch(showError));
+}
+
 // Sessions: the list (resume, rename), a new one, and search over all of the user's messages.
 async function sessions() {
   const { sessions: list } = await api("sessions");

@@ -94,6 +94,13 @@ export function fileList(files) {
     files.map((f) => {
       const href = safeHref(f.url);
       if (!href) return h("span", {}, f.name);
+      if (f.audio)
+        return h(
+          "span",
+          { class: "audio" },
+          h("audio", { controls: true, preload: "none", src: href, "aria-label": f.name }),
+          h("a", { href, class: "file", download: f.name, rel: "noopener noreferrer" }, `↓ ${f.name}`),
+        );
       if (f.inline)
         return h(
           "a",
