@@ -51,7 +51,11 @@ export function createWebChatServices(
             });
         }
       }
-      const page = entries.slice(-limit);
+      // A page starts at a message's first entry (a reply and its tool calls share a seq), so the next
+      // page, before that seq, misses nothing.
+      let start = Math.max(0, entries.length - limit);
+      while (start > 0 && entries[start - 1]!.seq === entries[start]!.seq) start--;
+      const page = entries.slice(start);
       return {
         sessionId: session.id,
         ...(session.title ? { title: session.title } : {}),

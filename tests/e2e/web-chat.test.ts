@@ -106,6 +106,27 @@ describe("web chat", () => {
     expect(await page.$$eval(".tools .tool.done", (els) => els.length)).toBeGreaterThan(0);
   });
 
+  it("asks a clarify question with buttons; a click answers it and starts the next turn", async () => {
+    h = await startWebGateway();
+    h.llm.script(
+      {
+        toolCalls: [
+          { name: "clarify", arguments: { question: "Which format?", choices: ["PDF", "Markdown"] } },
+        ],
+      },
+      (request) => ({ text: `writing it as ${messageText(request.messages.at(-1))}` }),
+    );
+    const { page } = await openPage(browser, h.apiUrl);
+    await login(page, h.apiUrl);
+    await say(page, "write the report");
+    const markdown = await page.waitForSelector("::-p-aria(Markdown)");
+    expect(await page.$eval("[data-prompt] .bubble", (e) => e.textContent ?? "")).toContain("Which format?");
+    await markdown!.click();
+    await waitForReply(page, "writing it as Markdown");
+    expect(await page.$("::-p-aria(PDF)")).toBeNull();
+    expect(await userTexts(page)).toEqual(["write the report", "Markdown"]);
+  });
+
   it("uploads a PDF and answers from its text; the user's file can be downloaded again", async () => {
     h = await startWebGateway();
     h.llm.setDefault((request) => {
@@ -152,6 +173,42 @@ describe("web chat", () => {
     await page.reload();
     await waitForReply(page, "word23");
     expect(await replies(page)).toEqual([full]);
+  });
+
+  it("opens a long session at its newest page; earlier pages load on demand, each message once", async () => {
+    h = await startWebGateway();
+    const key = { chat: { platform: "webchat", chatId: "owner" }, chatType: "dm" as const, userId: "owner" };
+    const { session } = h.state.sessions.open(key, { mode: "none", idleMinutes: 1440, atHour: 4 });
+    for (let i = 0; i < 50; i++)
+      h.state.sessions.append(
+        session.id,
+        [
+          { role: "user", content: `question ${i}` },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [{ id: `c${i}`, type: "function", function: { name: "todo", arguments: "{}" } }],
+          },
+          { role: "tool", content: "ok", tool_call_id: `c${i}` },
+          { role: "assistant", content: `answer ${i}` },
+        ],
+        { turnId: `t-${i}` },
+      );
+    const { page } = await openPage(browser, h.apiUrl);
+    await login(page, h.apiUrl);
+    await waitForReply(page, "answer 49");
+    const shown = () => userTexts(page);
+    const first = await shown();
+    expect(first.length).toBeLessThan(50);
+    expect(first.at(-1)).toBe("question 49");
+    while (!(await page.$eval("#older", (b) => (b as HTMLElement).hidden))) {
+      const before = (await shown()).length;
+      await page.click("#older");
+      await page.waitForFunction((n) => document.querySelectorAll(".msg.user").length > n, {}, before);
+    }
+    expect(await shown()).toEqual(Array.from({ length: 50 }, (_, i) => `question ${i}`));
+    expect(await replies(page)).toEqual(Array.from({ length: 50 }, (_, i) => `answer ${i}`));
+    expect(await page.$$eval(".tools .tool", (els) => els.length)).toBe(50);
   });
 
   it("two tabs of one chat both show the conversation as it happens", async () => {
