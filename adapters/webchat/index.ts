@@ -13,16 +13,17 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import type { Logger } from "../../core/logger.js";
-import type {
-  AdapterDeps,
-  AdapterTurnEvent,
-  ChatRef,
-  InboundHandler,
-  InboundMessage,
-  KeyValueStore,
-  OutboundMessage,
-  PlatformAdapter,
-  SendResult,
+import {
+  type AdapterDeps,
+  type AdapterTurnEvent,
+  type ChatRef,
+  DEFAULT_MEDIA_MAX_BYTES,
+  type InboundHandler,
+  type InboundMessage,
+  type KeyValueStore,
+  type OutboundMessage,
+  type PlatformAdapter,
+  type SendResult,
 } from "../../core/types.js";
 import { WebAuth } from "./auth.js";
 import { ChatChannel, EventClock } from "./channel.js";
@@ -132,6 +133,9 @@ export class WebChatAdapter implements PlatformAdapter {
       sentAt: Date.now(),
       streamReply: true,
       viaButton: s.viaButton,
+    }).catch((err: unknown) => {
+      channel.emit("ended", { turnId, status: "failed" });
+      throw err;
     });
     // A command has no turn: the page stops waiting, and reads the sessions again (/new, /resume…).
     if (outcome !== "accepted") channel.emit("ended", { turnId, status: "ok" });
@@ -179,7 +183,7 @@ export function createWebAdapter(
     logger: deps.logger,
     kv: deps.kv,
     cacheDir: deps.cacheDir,
-    mediaMaxBytes: deps.mediaMaxBytes ?? 20 * 1024 * 1024,
+    mediaMaxBytes: deps.mediaMaxBytes ?? DEFAULT_MEDIA_MAX_BYTES,
     services: deps.services,
     isAllowed: deps.isAllowed,
   });

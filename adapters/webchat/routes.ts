@@ -154,7 +154,12 @@ export function webRoutes(adapter: WebChatHost) {
   }
 
   async function upload(req: IncomingMessage, res: ServerResponse, login: WebLogin) {
-    const name = decodeURIComponent(header(req, "x-file-name") ?? "").slice(0, 200) || "file";
+    let name: string;
+    try {
+      name = decodeURIComponent(header(req, "x-file-name") ?? "").slice(0, 200) || "file";
+    } catch {
+      return json(res, 400, { error: "X-File-Name must be URI-encoded." });
+    }
     const type = (header(req, "content-type") ?? "").split(";")[0]!.trim() || undefined;
     try {
       const voice = header(req, "x-voice-note") === "1";
