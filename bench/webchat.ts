@@ -33,7 +33,7 @@ export interface WebchatBenchResult {
   browserFirstTokenMs: number[];
   streamFirstDeltaMs: number[];
   apiFirstChunkMs: number[];
-  weight: { jsCssRaw: number; jsCssGzip: number; htmlGzip: number };
+  weight: { jsCssRaw: number; jsCssGzip: number; htmlGzip: number; highlightGzip: number };
   openMs: number[];
   historyApiMs: number[];
   /** The host's 1-minute load average at the end (the machine is shared). */
@@ -121,7 +121,12 @@ export async function benchWebchat(opts: WebchatBenchOptions): Promise<WebchatBe
 
 function weightOf(html: string): WebchatBenchResult["weight"] {
   const w = pageWeight();
-  return { jsCssRaw: w.raw, jsCssGzip: w.gzip, htmlGzip: gzipSync(html).length };
+  return {
+    jsCssRaw: w.raw,
+    jsCssGzip: w.gzip,
+    htmlGzip: gzipSync(html).length,
+    highlightGzip: w.onDemandGzip,
+  };
 }
 
 /**
@@ -251,6 +256,7 @@ export function webchatMarkdown(r: WebchatBenchResult, opts: WebchatBenchOptions
     `| first content chunk of a streamed \`/v1/chat/completions\` (own turn) | ${round(median(r.apiFirstChunkMs), 1)} ms |`,
     `| page weight: JS + CSS (app, marked) | ${kb(r.weight.jsCssRaw)} raw, **${kb(r.weight.jsCssGzip)} gzip** |`,
     `| page weight: HTML | ${kb(r.weight.htmlGzip)} gzip |`,
+    `| code colours (highlight.js, 13 languages), loaded with the first fenced block | ${kb(r.weight.highlightGzip)} gzip |`,
     `| a ${opts.sessionMessages}-message session opened (navigation → newest page shown) | ${round(median(r.openMs), 1)} ms |`,
     `| its history page from the API (40 entries, server + loopback) | ${round(median(r.historyApiMs), 1)} ms |`,
     "",

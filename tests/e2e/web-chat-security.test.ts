@@ -98,6 +98,7 @@ describe("web chat: people and defences", () => {
       "[click me](javascript:alert('link')) <a href=\"javascript:alert('a')\">raw</a>",
       '![pixel](https://evil.example/track.png) <iframe src="https://evil.example/"></iframe>',
       "<style>body{display:none}</style> [data](data:text/html,<script>alert('data')</script>)",
+      "```html\n<script>alert('code')</script><img src=x onerror=alert('code')>\n```",
     ].join("\n\n");
     h.llm.script(
       {
@@ -115,6 +116,7 @@ describe("web chat: people and defences", () => {
     await page.waitForSelector(".chip");
     await say(page, "<img src=x onerror=alert('mine')> tell me something");
     await waitForReply(page, "Look:");
+    await page.waitForSelector("pre code.hljs");
     // Everything is shown as text; links that could run script are plain text.
     const text = await page.$eval("#turns", (e) => e.textContent ?? "");
     expect(text).toContain("<script>alert('script')</script>");

@@ -72,6 +72,9 @@ describe("web chat", () => {
     await say(page, "how do I roll out the release?");
     await waitForReply(page, "See the guide");
     expect(await page.$$eval(".msg.bot table tr", (rows) => rows.length)).toBe(3);
+    // The fenced block is coloured once highlight.js has loaded (only now: the first block with a language).
+    await page.waitForSelector(".msg.bot pre code.hljs span[class^='hljs-']");
+    expect(await page.$eval(".msg.bot pre code", (e) => e.textContent)).toBe("npm run build && npm test\n");
     const rel = await page.$eval(".msg.bot a[href^='https://example.com']", (a) => a.getAttribute("rel"));
     expect(rel).toContain("noopener");
     await page.screenshot({ path: join(SHOTS, "web-chat-reply.png") });

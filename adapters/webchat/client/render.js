@@ -78,10 +78,12 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
-/** A rendered Markdown block. */
+/** A rendered Markdown block; its fenced code is coloured once highlight.js has loaded. */
 export function mdBlock(text, cls = "md") {
   const el = h("div", { class: cls });
   el.innerHTML = markdown(text);
+  if (el.querySelector("pre code[class*='language-']"))
+    import("./highlight.js").then((m) => m.colour(el)).catch(() => undefined);
   return el;
 }
 
