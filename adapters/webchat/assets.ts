@@ -1,8 +1,9 @@
 /**
- * The page's static files: `client/` as written (plain ES modules and one stylesheet; no build step)
- * and `marked`'s browser build from node_modules. They are read once, gzipped once, and served under
- * `/chat/assets/<version>/`, where the version is a hash of all of them, so they are cached for a year
- * (`immutable`) and a new build is a new URL.
+ * The page's static files: `client/` as written (plain ES modules and one stylesheet: nothing to
+ * compile; `npm run build` copies them beside the compiled adapter in `dist/`), `marked`'s browser
+ * build and highlight.js's core and languages from node_modules. They are read once, gzipped once, and
+ * served under `/chat/assets/<version>/`, where the version is a hash of all of them, so they are cached
+ * for a year (`immutable`) and a new build is a new URL.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -30,7 +31,7 @@ const TYPES: Record<string, string> = {
   svg: "image/svg+xml",
 };
 
-/** Where `client/` is: beside this file from source, in the package's sources from `dist/`. */
+/** Where `client/` is: beside this file (from source, and in `dist/`, where the build copies it), else in the sources. */
 function clientDir(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   const candidates = [join(here, "client"), join(here, "..", "..", "..", "adapters", "webchat", "client")];
