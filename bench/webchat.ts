@@ -260,6 +260,6 @@ export function webchatMarkdown(r: WebchatBenchResult, opts: WebchatBenchOptions
     `| a ${opts.sessionMessages}-message session opened (navigation → newest page shown) | ${round(median(r.openMs), 1)} ms |`,
     `| its history page from the API (40 entries, server + loopback) | ${round(median(r.historyApiMs), 1)} ms |`,
     "",
-    `The session opens in ${round(Math.min(...r.openMs), 1)}–${round(Math.max(...r.openMs), 1)} ms over the ${opts.opens} opens; the host's 1-minute load average was ${round(r.loadAverage, 1)} at the end (the 2 cores are shared), so the browser's figures carry that load. The plain stream client reads in the bench process, which is also the gateway's, so it waits on the gateway's event loop; the browser is a process of its own, which is why it can see the first token sooner.`,
+    `The session opens in ${round(Math.min(...r.openMs), 1)}–${round(Math.max(...r.openMs), 1)} ms over the ${opts.opens} opens; the host's 1-minute load average was ${round(r.loadAverage, 1)} at the end (the 2 cores are shared), so the browser's figures carry that load. The plain stream client reads in the bench process, which is also the gateway's, so its figure includes waits on the gateway's event loop; the browser is a process of its own (on a loaded host it has seen the first token before that client).`,
   ].join("\n");
 }
