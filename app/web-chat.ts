@@ -32,6 +32,7 @@ export function createWebChatServices(
     isOwner: (userId) => runner.access.isOwner("webchat", userId),
     admit: (userId) => state.pairing.allow("webchat", userId),
     turnIdOf: (messageId) => turnIdFor("webchat", messageId),
+    activeSession: (c) => active(keyOf(c))?.id,
     history(c, { beforeSeq, limit }) {
       const session = active(keyOf(c));
       if (!session) return { entries: [], more: false };

@@ -119,11 +119,13 @@ export class WebChatAdapter implements PlatformAdapter {
     const messageId = `${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`;
     const turnId = this.deps.services.turnIdOf(messageId);
     const channel = this.channel(s.userId);
+    const chat = { platform: "webchat", chatId: s.userId };
+    const before = this.deps.services.activeSession(chat);
     channel.emit("user", { turnId, replyToId: messageId, text: s.text, files: s.files });
     const outcome = await this.#onMessage({
       platform: "webchat",
       messageId,
-      chat: { platform: "webchat", chatId: s.userId },
+      chat,
       chatType: "dm",
       sender: { id: s.userId, name: s.name },
       text: s.text,
@@ -139,7 +141,8 @@ export class WebChatAdapter implements PlatformAdapter {
     });
     // A command has no turn: the page stops waiting, and reads the sessions again (/new, /resume…).
     if (outcome !== "accepted") channel.emit("ended", { turnId, status: "ok" });
-    if (outcome === "command") channel.emit("session", {});
+    if (outcome === "command")
+      channel.emit("session", { changed: this.deps.services.activeSession(chat) !== before });
     return outcome;
   }
 

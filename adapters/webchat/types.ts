@@ -50,6 +50,8 @@ export interface WebChatServices {
   admit(userId: string): void;
   /** The entries of the chat's active session before `beforeSeq` (all: the newest), at most `limit`. */
   history(chat: ChatRef, options: { beforeSeq?: number | undefined; limit: number }): WebHistoryPage;
+  /** The id of the chat's active session (none before its first message, or after `/new`). */
+  activeSession(chat: ChatRef): string | undefined;
   /** Full-text search (FTS5) over the chat's own sessions. */
   search(chat: ChatRef, query: string, limit: number): WebSearchHit[];
   /** The turn id of the web chat's inbound message `messageId` (how history entries name their turn). */
@@ -95,8 +97,8 @@ export interface WebEventData {
   /** A prompt's buttons answered another way: its text replaced, the buttons gone. */
   settle: { id: string; text: string };
   ended: { turnId: string; status: "ok" | "cancelled" | "failed" };
-  /** The chat's sessions changed (a command ran): the page reads them again. */
-  session: Record<string, never>;
+  /** A command ran: the page reads the sessions again, and the history when the active one changed. */
+  session: { changed: boolean };
 }
 
 export type WebEventType = keyof WebEventData;

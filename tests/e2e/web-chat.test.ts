@@ -214,6 +214,56 @@ describe("web chat", () => {
     expect(await page.$$eval(".tools .tool", (els) => els.length)).toBe(50);
   });
 
+  it("Shift+Enter is a new line, Enter sends, Esc stops the turn being written", async () => {
+    h = await startWebGateway();
+    const words = Array.from({ length: 60 }, (_, i) => `w${i}`).join(" ");
+    h.llm.script({ text: words, pieces: 60, chunkDelayMs: 150 });
+    const { page } = await openPage(browser, h.apiUrl);
+    await login(page, h.apiUrl);
+    await page.focus("#input");
+    await page.keyboard.type("first line");
+    await page.keyboard.down("Shift");
+    await page.keyboard.press("Enter");
+    await page.keyboard.up("Shift");
+    await page.keyboard.type("second line");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector(".msg.bot.streaming");
+    expect(await page.$eval(".msg.user .md", (e) => e.innerHTML)).toContain("first line<br>second line");
+    await page.keyboard.press("Escape");
+    await h.llm.waitForClosedEarly(1);
+    await page.waitForFunction(() => !document.querySelector(".turn.running"));
+    const shown = await page.$eval(".turn", (e) => e.textContent ?? "");
+    expect(shown).not.toContain("w59");
+    expect(await userTexts(page)).toEqual(["first linesecond line", "/stop"]);
+  });
+
+  it("starts, resumes and renames sessions from the side list", async () => {
+    h = await startWebGateway();
+    h.llm.setDefault((r) => ({ text: `echo: ${messageText(r.messages.at(-1))}` }));
+    const { page } = await openPage(browser, h.apiUrl);
+    await login(page, h.apiUrl);
+    await say(page, "about apples");
+    await waitForReply(page, "echo: about apples");
+    await page.click("#new-session");
+    await page.waitForFunction(() => !document.querySelector(".msg.user"));
+    await say(page, "about pears");
+    await waitForReply(page, "echo: about pears");
+    await page.waitForFunction(() => document.querySelectorAll("#sessions .session").length === 2);
+    await page.click("#sessions ::-p-text(about apples)");
+    await page.waitForFunction(() => document.querySelector(".msg.user")?.textContent?.includes("apples"));
+    expect(await userTexts(page)).toEqual(["about apples"]);
+    await page.waitForSelector("::-p-aria(Rename this session)");
+    await page.click("::-p-aria(Rename this session)");
+    const field = await page.waitForSelector("::-p-aria(Session name)");
+    await field!.evaluate((e) => {
+      (e as HTMLInputElement).value = "";
+    });
+    await field!.type("Fruit");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.getElementById("title")?.textContent === "Fruit");
+    expect(h.state.sessions.list({ limit: 5 }).map((s) => s.title)).toContain("Fruit");
+  });
+
   it("two tabs of one chat both show the conversation as it happens", async () => {
     h = await startWebGateway();
     const { page } = await openPage(browser, h.apiUrl);

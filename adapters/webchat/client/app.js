@@ -15,7 +15,6 @@ let commands = [];
 let cursor = "";
 let source;
 let firstSeq;
-let sessionId;
 let pending = [];
 let picked = 0;
 
@@ -43,7 +42,6 @@ async function load() {
   const page = await api("history");
   source?.close();
   conv.clear();
-  sessionId = page.sessionId;
   $("title").textContent = page.title ?? "Herald";
   conv.history(page.entries);
   firstSeq = page.entries[0]?.seq;
@@ -91,7 +89,7 @@ const handlers = {
     conv.turns.get(d.turnId)?.end();
     refreshSoon();
   },
-  session: () => sessionChanged(),
+  session: (d) => sessionChanged(d.changed),
 };
 
 function follow() {
@@ -119,10 +117,9 @@ function refreshSoon() {
   refreshTimer = setTimeout(() => sessions().catch(showError), 300);
 }
 
-async function sessionChanged() {
-  const now = await api("status");
+async function sessionChanged(changed) {
   await sessions();
-  if (now.session?.id !== sessionId) await load();
+  if (changed) await load();
 }
 
 function nearBottom() {
