@@ -78,6 +78,8 @@ const searchOptions = z.strictObject({
   keyPrefix: z.string().optional(),
   userId: z.string().optional(),
   excludeSessionId: z.string().optional(),
+  meaningOnly: z.boolean().optional(),
+  allTerms: z.boolean().optional(),
 });
 
 /** The schemas of the members `types.ts` declares: session search, chat notices and messages, the plan. */

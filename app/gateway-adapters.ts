@@ -111,6 +111,8 @@ function apiAdapter(config: HeraldConfig, state: SqliteState, logger: Logger, ch
         };
       },
       chat,
+      responses: state.responses,
+      responsesTtlMs: config.apiServer.responsesTtlDays * 86_400_000,
     },
     { logger },
   );

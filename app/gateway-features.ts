@@ -22,6 +22,7 @@ import { createProviders, type SessionModels } from "../agent/providers/index.js
 import type { McpServerConfig } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
 import { createMessageSender } from "../agent/tools/messaging/index.js";
+import { createRecall, type Recall, recallPrefetch } from "../agent/tools/session-search/index.js";
 import { skillsTools } from "../agent/tools/skills/index.js";
 import { createTaskBoard } from "../agent/tools/task-board/index.js";
 import { createTodo } from "../agent/tools/todo/index.js";
@@ -70,6 +71,8 @@ export interface GatewayFeatures {
   delegation: Delegation;
   taskBoard: { board: SqliteTaskBoard; stateApi: NonNullable<StateClient["taskBoard"]> };
   metrics: MetricsRegistry;
+  /** `session_search` on the gateway: keywords, and meaning with an embeddings endpoint. */
+  recall: Recall;
   /** The in-process StateClient the embedded agent and the state API serve. */
   localState: StateClient;
 }
@@ -96,19 +99,24 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
     platforms,
     parseChat: chatParser,
   });
-  const localState = createLocalStateClient(state, {
-    cron: cron.api,
-    approvals: approvals.stateApi,
-    chat: { notify: async (chat, text) => runner.control.notify(chat, text), send },
-    todo: createTodo({ gateway: runner }).stateApi,
-    delegate: delegation.stateApi,
-    taskBoard: taskBoard.stateApi,
-    ...learning.stateApis,
-  } satisfies StateMembers);
+  const recall = createRecall(config, { gateway: runner, state, logger });
+  const localState = createLocalStateClient(
+    state,
+    {
+      cron: cron.api,
+      approvals: approvals.stateApi,
+      chat: { notify: async (chat, text) => runner.control.notify(chat, text), send },
+      todo: createTodo({ gateway: runner }).stateApi,
+      delegate: delegation.stateApi,
+      taskBoard: taskBoard.stateApi,
+      ...learning.stateApis,
+    } satisfies StateMembers,
+    recall.search,
+  );
   const metrics = createGatewayMetrics(runner, queue);
   const catalog = createCatalog(config);
   late.sessionModels = createProviders(config, { gateway: runner, state, catalog, metrics, logger });
-  return { runner, learning, cron, webhooks, approvals, delegation, taskBoard, metrics, localState };
+  return { runner, learning, cron, webhooks, approvals, delegation, taskBoard, metrics, recall, localState };
 }
 
 /** The runner with its turn context, and what the context reads: persona, learning, voice replies. */
@@ -153,6 +161,7 @@ function createRunner(
       toolsets: toolsetsOfCaller(config, runner.access, turn, chatType, late.mcpServers()),
       eagerToolsets: eagerToolsetsFor(config, turn.chat.platform, chatType),
       voiceReply: voice.voiceReplyOf(turn),
+      recall: recallPrefetch(config.embeddings, turn.chat.platform, turn.input),
       ...models()?.forTurn(turn),
     }),
   });

@@ -380,6 +380,7 @@ function gatewayHandle(
       await cron.stop();
       await features.learning.stop();
       await runner.stop();
+      await features.recall.stop();
       delegation.close();
       await queue.close();
       await agent?.close();

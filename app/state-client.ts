@@ -21,14 +21,16 @@ export type StateMembers = {
 /**
  * Builds the in-process StateClient over the gateway's state, plus optional members (`cron`). The
  * gateway's own passes every member (`satisfies StateMembers`), so a member a feature adds and the
- * gateway does not serve fails the type check.
+ * gateway does not serve fails the type check. `searchSessions` is `search` when given (the gateway's
+ * recall: keywords and meaning), else the state's keyword search.
  */
 export function createLocalStateClient(
   state: RunnerState,
   extensions: Partial<StateMembers> = {},
+  search?: StateClient["searchSessions"],
 ): StateClient {
   return {
-    searchSessions: async (query, options) => state.sessions.search(query, options),
+    searchSessions: search ?? (async (query, options) => state.sessions.search(query, options)),
     ...extensions,
   };
 }

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
+import { benchCode, codeMarkdown } from "./code.js";
 import { benchCommands, commandsMarkdown } from "./commands.js";
 import { benchDashboard, dashboardMarkdown } from "./dashboard.js";
 import { benchDelegate, delegateMarkdown } from "./delegate.js";
@@ -16,9 +17,11 @@ import { benchFloor, committedRatios, floorMarkdown, floorRatios, floorRegressio
 import { machineLine, startFlags, writeSection } from "./lib.js";
 import { benchLogs, logsMarkdown } from "./logs.js";
 import { benchMcp, mcpMarkdown } from "./mcp.js";
+import { benchRecall, recallMarkdown } from "./recall.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchRequests, requestsMarkdown } from "./requests.js";
 import { allToolsetsMarkdown, benchAllToolsets } from "./requests-all.js";
+import { benchResponses, responsesMarkdown } from "./responses.js";
 import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchStream, streamMarkdown } from "./stream.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
@@ -97,6 +100,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     console.log(JSON.stringify({ commands: result }));
     writeSection(file, "commands", commandsMarkdown(result, opts, "npm run bench -- commands"));
   },
+  code: async () => {
+    const opts = { files: 20, calls: 200 };
+    const result = await benchCode(opts);
+    console.log(JSON.stringify({ code: result }));
+    writeSection(file, "code", codeMarkdown(result, opts, "npm run bench -- code"));
+  },
   senses: async () => {
     const opts = { extractRuns: 20, transcribeRuns: 30 };
     const result = await benchSenses(opts);
@@ -170,6 +179,21 @@ const scenarios: Record<string, () => Promise<void>> = {
     console.log(JSON.stringify({ stream: { single: one, many: loaded } }));
     writeSection(file, "stream", streamMarkdown(one, loaded, { single, many }, "npm run bench -- stream"));
   },
+  recall: async () => {
+    const opts = {
+      root,
+      dimensions: 256,
+      backlogMessages: 20_000,
+      scales: [100_000, 1_000_000],
+      messagesPerSession: 100,
+      searches: 30,
+      turnsPerRound: 100,
+      rounds: 3,
+    };
+    const result = await benchRecall(opts);
+    console.log(JSON.stringify({ recall: result }));
+    writeSection(file, "recall", recallMarkdown(result, opts, "npm run bench -- recall"));
+  },
   tui: async () => {
     const opts = { root, keystrokes: 200, replyLines: 500, pieceMs: 5, idleSeconds: 10 };
     const result = await benchTui(opts);
@@ -181,6 +205,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchWebchat(opts);
     console.log(JSON.stringify({ webchat: result }));
     writeSection(file, "webchat", webchatMarkdown(result, opts, "npm run bench -- webchat"));
+  },
+  responses: async () => {
+    const opts = { root, turns: 300 };
+    const results = await benchResponses(opts);
+    console.log(JSON.stringify({ responses: results }));
+    writeSection(file, "responses", responsesMarkdown(results, opts, "npm run bench -- responses"));
   },
 };
 

@@ -84,7 +84,7 @@ export interface InboundMessage {
    * Earlier conversation supplied by the client itself (stateless OpenAI-compatible API requests send the
    * whole conversation each time); seeds a new session. Platforms leave it unset.
    */
-  context?: { role: "system" | "user" | "assistant"; content: string }[] | undefined;
+  context?: ChatMessage[] | undefined;
   /**
    * The adapter shows this message's reply as it is written (`onTurnEvent` "delta" events): the turn then
    * streams its text. Unset, no text deltas are sent at all (they cost CPU per chunk, and Redis traffic).
@@ -95,6 +95,40 @@ export interface InboundMessage {
    * itself; the gateway settles prompts answered any other way.
    */
   viaButton?: boolean | undefined;
+  /**
+   * Function tools the client declared and runs itself (the API server's `/v1/responses`): the model
+   * may call them beside Herald's own tools; a step that calls one ends the turn with the calls for the
+   * client (`OutboundMessage.clientCalls`).
+   */
+  clientTools?: ClientTool[] | undefined;
+  /** The client's outputs of the calls an earlier turn handed it: this turn opens with that step. */
+  clientResults?: ClientToolResults | undefined;
+  /** The client's instructions for this turn alone, added to the system prompt (`/v1/responses`). */
+  instructions?: string | undefined;
+}
+
+/** A function tool an API client declares and runs itself. */
+export interface ClientTool {
+  name: string;
+  description?: string | undefined;
+  /** JSON Schema of the arguments. @defaultValue an object with any properties */
+  parameters?: Record<string, unknown> | undefined;
+}
+
+/**
+ * The step in which the model called client tools: the assistant message with its calls, then one
+ * result per call in order (Herald's own calls' real results; a client call's a placeholder).
+ */
+export interface ClientToolCalls {
+  /** The calls the client runs, as the model made them. */
+  calls: ToolCall[];
+  step: ChatMessage[];
+}
+
+/** What the client sent back for a `ClientToolCalls`: the step, and each call's output. */
+export interface ClientToolResults {
+  step: ChatMessage[];
+  outputs: { callId: string; output: string }[];
 }
 
 /** A file the agent wants sent: a path on the gateway's disk. */
@@ -149,6 +183,8 @@ export interface OutboundMessage {
    * post-restart delivery still has them.
    */
   buttons?: OutboundButton[][] | undefined;
+  /** The turn ended calling tools the client runs (see `InboundMessage.clientTools`). */
+  clientCalls?: ClientToolCalls | undefined;
 }
 
 /** Options for one `send`. */

@@ -4,6 +4,12 @@ export { LATEST_SCHEMA_VERSION, migrate, migrations, schemaVersion } from "./mig
 export { DEFAULT_RESET_POLICY, staleReason } from "./reset-policy.js";
 export { SqliteKv } from "./sqlite-kv.js";
 export { SqliteLedger } from "./sqlite-ledger.js";
+export {
+  type MessageVectorsOptions,
+  type PendingMessage,
+  SqliteMessageVectors,
+  type VectorHit,
+} from "./sqlite-message-vectors.js";
 export { SqliteOutbox, type SqliteOutboxOptions } from "./sqlite-outbox.js";
 export {
   PAIRING_ALPHABET,
@@ -11,6 +17,7 @@ export {
   PAIRING_CODE_TTL_MS,
   SqlitePairing,
 } from "./sqlite-pairing.js";
+export { SqliteResponseStore } from "./sqlite-responses.js";
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from "./sqlite-session-store.js";
 export { SqliteState, type SqliteStateOptions } from "./sqlite-state.js";
 export {
@@ -23,3 +30,4 @@ export {
 export { SqliteTurnJournal } from "./sqlite-turn-journal.js";
 export { SqliteUsageLedger } from "./sqlite-usage.js";
 export type * from "./types.js";
+export { BinaryVectorIndex, signBits } from "./vector-index.js";

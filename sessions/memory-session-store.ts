@@ -131,7 +131,7 @@ export class MemorySessionStore implements SessionStore {
     return clone(entry.session);
   }
 
-  /** Whole-word, case-insensitive; all words first, any word when that finds nothing. */
+  /** Whole-word, case-insensitive; all words first, any word when that finds nothing (unless `allTerms`). */
   search(query: string, options: SearchOptions = {}): SearchHit[] {
     const terms = queryTerms(withoutMarks(query));
     if (terms.length === 0) return [];
@@ -161,7 +161,7 @@ export class MemorySessionStore implements SessionStore {
       }
     }
     const all = scored.filter((s) => s.matched === terms.length);
-    const chosen = all.length > 0 ? all : scored;
+    const chosen = all.length > 0 || options.allTerms ? all : scored;
     chosen.sort((a, b) => b.matched - a.matched || b.hit.createdAt - a.hit.createdAt);
     return chosen.slice(0, options.limit ?? 10).map((s) => s.hit);
   }

@@ -257,7 +257,7 @@ export class SqliteSessionStore implements SessionStore {
     return this.#indexTx.immediate();
   }
 
-  /** Ranked by bm25. All terms must match; when nothing does, any term may. */
+  /** Ranked by bm25. All terms must match; when nothing does, any term may (unless `allTerms`). */
   search(query: string, options: SearchOptions = {}): SearchHit[] {
     this.indexForSearch();
     const terms = queryTerms(query);
@@ -270,7 +270,7 @@ export class SqliteSessionStore implements SessionStore {
     const all = ftsExpression(terms, "all");
     if (all === undefined) return [];
     const hits = this.#stmt.search.all({ ...params, match: all }) as SearchRow[];
-    if (hits.length > 0 || terms.length < 2) return this.#hits(hits);
+    if (hits.length > 0 || terms.length < 2 || options.allTerms) return this.#hits(hits);
     return this.#hits(
       this.#stmt.search.all({ ...params, match: ftsExpression(terms, "any") }) as SearchRow[],
     );

@@ -65,6 +65,8 @@ export interface SearchHit {
    */
   snippet: string;
   createdAt: number;
+  /** The session's title, where the search looked it up (`session_search`). */
+  sessionTitle?: string | undefined;
 }
 
 export interface SearchOptions {
@@ -76,6 +78,17 @@ export interface SearchOptions {
   userId?: string | undefined;
   /** Leave out this session (the current one). */
   excludeSessionId?: string | undefined;
+  /**
+   * Only matches by meaning (recall prefetch, where the whole message is the query and keywords would
+   * match its every common word); nothing without an embeddings endpoint. The stores' keyword search
+   * ignores it.
+   */
+  meaningOnly?: boolean | undefined;
+  /**
+   * Every word must match, with no fallback to any word when none does (the hybrid search: meaning
+   * finds what the words miss, and ranking every message that holds a common word is what costs).
+   */
+  allTerms?: boolean | undefined;
 }
 
 /** Sessions and their messages. */
@@ -249,4 +262,29 @@ export interface UsageLedger {
     until?: number | undefined;
     by: "model" | "user";
   }): UsageLine[];
+}
+
+/** One stored response of the API server (`/v1/responses`): its JSON body, whose chat and user it is. */
+export interface StoredResponse {
+  id: string;
+  /** The `api` chat (the Herald session) the response belongs to. */
+  chatId: string;
+  userId: string;
+  /** The response object as JSON, with what continuing it needs. */
+  body: string;
+  createdAt: number;
+  /** Epoch ms after which it is gone. */
+  expiresAt: number;
+}
+
+/** Stored API responses, each until it expires. */
+export interface ResponseStore {
+  /** The response, unless unknown or expired at `now`. */
+  get(id: string, now: number): StoredResponse | undefined;
+  /** Stores (or replaces) a response. */
+  put(response: StoredResponse): void;
+  /** Removes a response; false when there was none. */
+  delete(id: string): boolean;
+  /** Removes every response expired at `now`; returns how many. */
+  prune(now: number): number;
 }

@@ -107,7 +107,7 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
       }
       res.writeHead(204, {
         "access-control-allow-origin": origin,
-        "access-control-allow-methods": "GET, POST",
+        "access-control-allow-methods": "GET, POST, DELETE",
         "access-control-allow-headers": ALLOW_HEADERS,
         "access-control-max-age": "600",
         vary: "Origin",

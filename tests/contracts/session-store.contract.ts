@@ -230,6 +230,9 @@ export function sessionStoreContract(
       const { id } = store.open(dm("100"), none, T0).session;
       store.append(id, [user("the kubernetes cluster")], { now: T0 });
       expect(store.search("kubernetes banana").map((h) => h.seq)).toEqual([1]);
+      // allTerms (the hybrid search): no fallback.
+      expect(store.search("kubernetes banana", { allTerms: true })).toEqual([]);
+      expect(store.search("kubernetes cluster", { allTerms: true }).map((h) => h.seq)).toEqual([1]);
       store.append(id, [user("un café crème, s'il vous plaît")], { now: T0 });
       expect(store.search("CAFE creme").map((h) => h.seq)).toEqual([2]);
     });

@@ -119,6 +119,9 @@ const OWN_CHAT_TOOLS: Record<string, string> = {
   web_extract: "reads the web",
   vision_analyze: "reads images",
   text_to_speech: "a file in the workspace",
+  image_generate: "files in the session's workspace, sent with the reply to the turn's own chat",
+  execute_code:
+    "a script in the session's workspace; each tool it calls is one of the turn's, run as a direct call (the owner rules apply to each)",
   load_tools: "loads tool schemas into the turn",
   mcp_list_resources: "reads the configured MCP servers' resources",
   mcp_read_resource: "reads the configured MCP servers' resources",

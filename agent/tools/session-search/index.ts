@@ -1,13 +1,34 @@
 /**
- * `session_search`: full-text search over the caller's own past conversations. Scoped to the same
- * user on the same platform, the current session left out; a chat never sees another user's sessions.
+ * `session_search`: search over the caller's own past conversations, by keywords (FTS5) and, with an
+ * `embeddings:` endpoint, by meaning (`gateway.ts`). Scoped to the same user on the same platform, the
+ * current session left out; a chat never sees another user's sessions.
  */
 import { z } from "zod";
 import type { SearchHit } from "../../../sessions/types.js";
 import { defineTool } from "../../tool-registry.js";
 
+export { BackgroundEmbedder, type EmbedderOptions, type EmbedderState } from "./embedder.js";
+export {
+  createEmbeddingsClient,
+  type EmbeddingsClient,
+  type EmbeddingsEndpoint,
+} from "./embeddings-client.js";
+export {
+  createRecall,
+  fuseByRank,
+  type Recall,
+  type RecallGateway,
+  recallPrefetch,
+  refersToPast,
+} from "./gateway.js";
+export { type EmbeddingsConfig, embeddingsSettings } from "./settings.js";
+
 const parameters = z.object({
-  query: z.string().trim().min(1).describe("Words to look for in earlier conversations."),
+  query: z
+    .string()
+    .trim()
+    .min(1)
+    .describe("What to look for in earlier conversations: keywords, or what it was about in your own words."),
   limit: z.number().int().min(1).max(20).optional().describe("Most results to return (default 8)."),
 });
 
@@ -15,7 +36,7 @@ const parameters = z.object({
 export const sessionSearchTool = defineTool({
   name: "session_search",
   description:
-    "Search the user's earlier conversations with you (not the current one) by keywords. Use it when the user refers to something discussed before.",
+    "Search the user's earlier conversations with you (not the current one), by keywords and, where configured, by meaning. Use it when the user refers to something discussed before.",
   parameters,
   toolset: "core",
   async execute({ query, limit = 8 }, ctx) {
@@ -50,7 +71,8 @@ export function formatHits(hits: SearchHit[]): string {
     const lines = list
       .sort((a, b) => a.seq - b.seq)
       .map((h) => `  ${formatDate(h.createdAt)} ${h.role}: ${h.snippet.replace(/\s+/g, " ").trim()}`);
-    return `Conversation ${list[0]!.sessionId}:\n${lines.join("\n")}`;
+    const title = list.find((h) => h.sessionTitle)?.sessionTitle;
+    return `Conversation ${title ? `"${title.slice(0, 80)}" (${list[0]!.sessionId})` : list[0]!.sessionId}:\n${lines.join("\n")}`;
   });
   return `${hits.length} match${hits.length === 1 ? "" : "es"} in ${sessions.length} earlier conversation${sessions.length === 1 ? "" : "s"}:\n${blocks.join("\n")}`;
 }
