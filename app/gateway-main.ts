@@ -280,7 +280,15 @@ async function startHttp(
   const { state, logger, features, api, started, dashboard } = parts;
   const { webhooks, runner } = features;
   const redis = Boolean(config.queue.redisUrl);
-  if (!api && !redis && !dashboard && !webhooks && ![...started.values()].some((a) => a.handleWebhook))
+  const adapterRoutes = [...started.values()].some((a) => a.handleHttp);
+  if (
+    !api &&
+    !redis &&
+    !dashboard &&
+    !webhooks &&
+    !adapterRoutes &&
+    ![...started.values()].some((a) => a.handleWebhook)
+  )
     return undefined;
   return startGatewayHttp(config, {
     logger,
@@ -294,6 +302,14 @@ async function startHttp(
       ...(webhooks ? [webhooks] : []),
       ...(dashboard ? [dashboard] : []),
       ...(api ? [mcpRoute(config, state, features, logger)] : []),
+      // Platforms with pages of their own (the web chat's /chat), as each runs at the request.
+      {
+        handleHttp: async (req, res, path) => {
+          for (const adapter of runner.adapters.values())
+            if (adapter.handleHttp && (await adapter.handleHttp(req, res, path))) return true;
+          return false;
+        },
+      },
     ],
     stateApi: redis
       ? createStateApiRoute({

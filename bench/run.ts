@@ -28,6 +28,7 @@ import { benchStream, streamMarkdown } from "./stream.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
 import { benchTui, tuiMarkdown } from "./tui.js";
+import { benchWebchat, webchatMarkdown } from "./webchat.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const file = join(root, "BENCHMARKS.md");
@@ -205,6 +206,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchBrowser(opts);
     console.log(JSON.stringify({ browser: result }));
     writeSection(file, "browser", browserMarkdown(result, opts, "npm run bench -- browser"));
+  },
+  webchat: async () => {
+    const opts = { turns: 20, opens: 10, sessionMessages: 1000 };
+    const result = await benchWebchat(opts);
+    console.log(JSON.stringify({ webchat: result }));
+    writeSection(file, "webchat", webchatMarkdown(result, opts, "npm run bench -- webchat"));
   },
   responses: async () => {
     const opts = { root, turns: 300 };

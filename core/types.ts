@@ -2,6 +2,7 @@
  * Contracts between platform adapters and the gateway. Platform SDK types never cross this line:
  * an adapter turns its platform's events into `InboundMessage`s and sends `OutboundMessage`s.
  */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "./logger.js";
 
 /**
@@ -267,6 +268,12 @@ export interface PlatformAdapter {
   sendTyping?(chat: ChatRef): Promise<void>;
   /** Serves `/webhooks/<platform>` on the gateway's HTTP server. */
   handleWebhook?(request: Request): Promise<Response>;
+  /**
+   * Serves paths of its own on the gateway's HTTP server with Node's request and response (the web
+   * chat's `/chat`, which streams): true when it answered, false for a path it does not own. Asked after
+   * the API server, the dashboard and the other routes; the request guard has seen the request first.
+   */
+  handleHttp?(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean>;
   /** Streaming adapters receive turn events for the messages they delivered. Must not throw. */
   onTurnEvent?(chat: ChatRef, event: AdapterTurnEvent): void;
   /** Whether the adapter is really receiving now (for /health). */
@@ -318,7 +325,20 @@ export interface AdapterDeps {
    * `setMyCommands`, Discord's application commands), asked at start. Unset: the adapter's defaults.
    */
   commandMenu?: (() => CommandMenuEntry[]) | undefined;
+  /**
+   * What a platform needs of the gateway beyond these (the web chat: sessions, pairing, owners), one
+   * member per platform, each declared by its platform by augmenting {@link AdapterServices}.
+   */
+  services?: AdapterServices | undefined;
 }
+
+/**
+ * The gateway's services for platforms that need more than {@link AdapterDeps}: empty here; a platform
+ * adds its member from its own folder (`declare module "../../core/types.js" { interface
+ * AdapterServices { web?: WebChatServices } }`) and the composition root fills it.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from the platforms
+export interface AdapterServices {}
 
 /** A command as a platform's menu shows it: its name (no slash) and a one-line description. */
 export interface CommandMenuEntry {
