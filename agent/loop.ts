@@ -5,15 +5,18 @@
  */
 import { describeError, HeraldError, isAbortError, ModelError } from "../core/errors.js";
 import { type Logger, lazyChild } from "../core/logger.js";
-import type {
-  ModelUsage,
-  ProviderAlert,
-  TurnJob,
-  TurnProgress,
-  TurnResult,
-  TurnUsage,
+import {
+  CLIENT_PENDING,
+  completedClientStep,
+  type ModelUsage,
+  type ProviderAlert,
+  type TurnJob,
+  type TurnProgress,
+  type TurnResult,
+  type TurnUsage,
 } from "../core/turn.js";
-import type { ChatMessage, InboundAttachment } from "../core/types.js";
+import type { ChatMessage, ClientToolCalls, InboundAttachment, ToolCall } from "../core/types.js";
+import { clientStep, HELD_IN_CLIENT_STEP, withClientTools } from "./client-tools.js";
 import { compressIfNeeded, repairToolPairs } from "./compression.js";
 import { holdStep, resumeStep } from "./held-calls.js";
 import { buildUserMessage } from "./input.js";
@@ -87,6 +90,23 @@ function addUsage(
   line.calls++;
 }
 
+/** Adds the model calls tools made themselves (`ToolOutput.usage`) to the turn's lines per model. */
+function addToolUsage(usage: TurnUsage, outputs: readonly ToolOutput[]): void {
+  for (const u of outputs.flatMap((o) => o.usage ?? [])) {
+    usage.promptTokens += u.promptTokens;
+    usage.completionTokens += u.completionTokens;
+    usage.byModel ??= [];
+    const line = usage.byModel.find((m) => m.model === u.model);
+    if (!line) usage.byModel.push({ ...u });
+    else {
+      line.promptTokens += u.promptTokens;
+      line.completionTokens += u.completionTokens;
+      line.cachedTokens += u.cachedTokens;
+      line.calls += u.calls;
+    }
+  }
+}
+
 type Files = NonNullable<ToolOutput["files"]>;
 
 /** The step cap when neither the job nor the config sets one. */
@@ -145,8 +165,14 @@ interface Opening {
   forModel: ModelMessage[];
 }
 
-/** The user's message of `job`, with its attachments made reachable from the tools. */
+/**
+ * The user's message of `job`, with its attachments made reachable from the tools; after the step the
+ * client's tool outputs complete, when it sent some (then without a user message if it sent no text).
+ */
 async function openingOf(job: TurnJob, deps: TurnDeps, log: Logger): Promise<Opening> {
+  const completed = job.input.clientResults ? completedClientStep(job.input.clientResults) : [];
+  if (completed.length && !job.input.text.trim() && !job.input.attachments?.length)
+    return { stored: completed, forModel: [...completed] };
   let staged: ReadonlyMap<string, string> | undefined;
   if (job.input.attachments?.length && deps.stageAttachments) {
     staged = await deps.stageAttachments(job).catch((err: unknown) => {
@@ -160,7 +186,7 @@ async function openingOf(job: TurnJob, deps: TurnDeps, log: Logger): Promise<Ope
     transcribe: deps.transcribe,
     signal: deps.signal,
   });
-  return { stored: [stored], forModel: [forModel] };
+  return { stored: [...completed, stored], forModel: [...completed, forModel] };
 }
 
 async function loop(
@@ -183,7 +209,11 @@ async function loop(
   // Loaded in earlier turns of the session: their schemas come in the same order as before.
   turnTools.noteHistory(job.history.map((h) => h.message));
   const tools = turnTools.allowed;
-  let toolsJson = turnTools.json;
+  // The client's own tools (API clients): a step calling one ends the turn with the calls for it.
+  const clientNames = new Set(job.clientTools?.map((t) => t.name));
+  const isClient = (c: ToolCall) => clientNames.has(c.function.name);
+  const toolsJsonNow = () => withClientTools(turnTools.json, job.clientTools);
+  let toolsJson = toolsJsonNow();
   const systemPrompt = turnTools.systemPrompt(job.systemPrompt);
   const modelName = job.model ?? client.catalog.defaultModel;
   const maxIterations = job.maxIterations ?? client.config.maxIterations ?? DEFAULT_MAX_ITERATIONS;
@@ -193,7 +223,7 @@ async function loop(
     usage.toolCalls++;
     opening.stored.push(...step);
     opening.forModel.push(...step);
-    if (turnTools.note([job.resume.call])) toolsJson = turnTools.json;
+    if (turnTools.note([job.resume.call])) toolsJson = toolsJsonNow();
   }
 
   const compress = async (force: boolean) => {
@@ -226,11 +256,20 @@ async function loop(
   const turnMessages: ChatMessage[] = [...opening.stored];
   const files: Files = [];
   let modelUsed = modelName;
-  const finish = (text: string, buttons?: ToolOutput["buttons"]): TurnResult => ({
+  const finish = (
+    text: string,
+    buttons?: ToolOutput["buttons"],
+    clientCalls?: ClientToolCalls,
+  ): TurnResult => ({
     kind: "ok",
     turnId: job.turnId,
     messages: turnMessages,
-    reply: { text, ...(files.length > 0 ? { files } : {}), ...(buttons?.length ? { buttons } : {}) },
+    reply: {
+      text,
+      ...(files.length > 0 ? { files } : {}),
+      ...(buttons?.length ? { buttons } : {}),
+      ...(clientCalls ? { clientCalls } : {}),
+    },
     compaction: compressed.compaction,
     usage,
     model: modelUsed,
@@ -250,6 +289,7 @@ async function loop(
         : undefined,
     });
   let forced = false;
+  const clientPending: Awaited<ReturnType<typeof runTool>> = { content: CLIENT_PENDING };
 
   for (let step = 1; step <= maxIterations; step++) {
     let response: Awaited<ReturnType<ModelClient["streamChat"]>>;
@@ -281,10 +321,25 @@ async function loop(
     const calls = response.message.tool_calls ?? [];
     if (calls.length === 0) return finish(response.message.content ?? "");
 
-    const outputs = await Promise.all(calls.map((call) => runTool(call, tools, job, deps, log, emit)));
-    usage.toolCalls += calls.length;
+    const outputs = await Promise.all(
+      calls.map((call) => (isClient(call) ? clientPending : runTool(call, tools, job, deps, log, emit))),
+    );
+    usage.toolCalls += calls.filter((c) => !isClient(c)).length;
+    addToolUsage(usage, outputs);
     // Toolsets this step loaded: their schemas go with every later request (appended: the prefix holds).
-    if (turnTools.note(calls)) toolsJson = turnTools.json;
+    if (turnTools.note(calls)) toolsJson = toolsJsonNow();
+    if (clientNames.size > 0 && calls.some(isClient)) {
+      // The client runs its calls; its next request brings their outputs and the step goes on.
+      turnMessages.pop();
+      for (const output of outputs) files.push(...(output.files ?? []));
+      const handed = clientStep(
+        assistant,
+        calls,
+        outputs.map((o) => (o.approval ? HELD_IN_CLIENT_STEP : o.content)),
+        isClient,
+      );
+      return finish(response.message.content ?? "", undefined, handed);
+    }
     const held = deps.state.approvals ? outputs.findIndex((o) => o.approval) : -1;
     if (held >= 0 && deps.state.approvals) {
       // The step waits with the request; the answer's turn resumes it.

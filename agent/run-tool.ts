@@ -64,6 +64,15 @@ export async function runTool(
         homeDir: deps.homeDir,
         progress: (line) => emit({ type: "status", turnId, text: line }),
         ...(deps.idle ? { idle: deps.idle } : {}),
+        callTool: (nested, options) =>
+          runTool(
+            { id: nested.id, type: "function", function: { name: nested.name, arguments: nested.arguments } },
+            options.tools ? tools.filter(options.tools) : tools,
+            job,
+            { ...deps, signal: options.signal },
+            log,
+            emit,
+          ),
       });
   } catch (err) {
     if (deps.signal.aborted || isAbortError(err)) throw err;

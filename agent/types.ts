@@ -4,7 +4,7 @@
  */
 import type { z } from "zod";
 import type { Logger } from "../core/logger.js";
-import type { TurnOrigin } from "../core/turn.js";
+import type { ModelUsage, TurnOrigin } from "../core/turn.js";
 import type { ChatRef, OutboundButton } from "../core/types.js";
 import type { SearchHit, SearchOptions } from "../sessions/types.js";
 
@@ -101,6 +101,18 @@ export interface ToolContext {
    * `delegate_task` for its children); both queues lend. Absent when the turn runs outside a queue.
    */
   idle?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
+  /**
+   * Runs another tool of the turn as the loop runs a call of the model's (the plugins' hooks, the
+   * chat's progress lines, errors turned into a result), for tools that call tools (`execute_code`).
+   * `tools` narrows which of the turn's tools may run. Never throws except on abort. Absent outside
+   * the loop.
+   */
+  callTool?:
+    | ((
+        call: { id: string; name: string; arguments: string },
+        options: { signal: AbortSignal; tools?: (tool: Tool) => boolean },
+      ) => Promise<ToolOutput>)
+    | undefined;
 }
 
 /** A tool's answer. Plain text for the model; `files` are sent to the user with the reply. */
@@ -108,6 +120,11 @@ export interface ToolOutput {
   content: string;
   files?: { path: string; fileName?: string; mimeType?: string; voice?: boolean }[] | undefined;
   isError?: boolean | undefined;
+  /**
+   * Model calls the tool made itself (an images endpoint), added to the turn's usage per model, so
+   * `/usage` counts them.
+   */
+  usage?: ModelUsage[] | undefined;
   /**
    * Ends the turn after this step with this text as the reply (the tool asked the user something, e.g.
    * an approval, and the answer starts the next turn): no slot is held while the user thinks.

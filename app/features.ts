@@ -9,6 +9,9 @@ import { delegationSettings } from "../agent/delegate/settings.js";
 import { execSettings } from "../agent/exec/settings.js";
 import { learningSettings } from "../agent/learning/settings.js";
 import { pluginsSettings } from "../agent/plugins/settings.js";
+import { browserSettings } from "../agent/tools/browser/settings.js";
+import { codeSettings } from "../agent/tools/code/settings.js";
+import { imagesSettings } from "../agent/tools/image/settings.js";
 import { mcpServersSettings } from "../agent/tools/mcp/settings.js";
 import { embeddingsSettings } from "../agent/tools/session-search/settings.js";
 import { taskBoardSettings } from "../agent/tools/task-board/settings.js";
@@ -18,6 +21,7 @@ import { webSettings } from "../agent/tools/web/settings.js";
 import type { FeatureModule } from "../core/settings.js";
 import { dashboardSettings } from "../gateway/dashboard/settings.js";
 import { memorySettings } from "../skills/memory/settings.js";
+import { skillsSettings } from "../skills/settings.js";
 
 /**
  * Every feature declaration, in the order of `herald doctor`, `herald setup`'s optional steps and the
@@ -28,9 +32,13 @@ export const featureModules = [
   webSettings,
   voiceSettings,
   visionSettings,
+  browserSettings,
+  imagesSettings,
+  codeSettings,
   memorySettings,
   embeddingsSettings,
   learningSettings,
+  skillsSettings,
   delegationSettings,
   taskBoardSettings,
   dashboardSettings,

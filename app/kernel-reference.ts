@@ -178,6 +178,10 @@ export const kernelReference: readonly KernelSection[] = [
           "cors_origins",
           "origins (`scheme://host[:port]`, e.g. `http://localhost:3000`) whose web pages may call the API and `/mcp`: their CORS preflight is answered; `*` and `null` are refused",
         ],
+        [
+          "responses_ttl_days",
+          "days a stored `/v1/responses` response stays readable (`GET /v1/responses/{id}`) and continuable (`previous_response_id`); expired ones are deleted",
+        ],
       ],
     },
   },

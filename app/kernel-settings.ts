@@ -129,6 +129,9 @@ export const kernelShape = {
           "web",
           "voice",
           "vision",
+          "browser",
+          "image",
+          "code",
           "messaging",
           "delegate",
           "tasks",
@@ -183,6 +186,8 @@ export const kernelShape = {
       host: z.string().default("127.0.0.1"),
       port: z.number().int().min(0).max(65_535).default(8642),
       key: optionalString,
+      /** Days a stored `/v1/responses` response stays readable and continuable (`previous_response_id`). */
+      responsesTtlDays: z.number().int().min(1).max(3650).default(30),
       /**
        * Origins (`scheme://host[:port]`) whose web pages may call the API and `/mcp` cross-origin: their
        * CORS preflight is answered and the responses name them. Others get no CORS at all.
@@ -271,6 +276,7 @@ export const kernelEnv: Readonly<Record<string, readonly [path: string, kind: En
   API_SERVER_PORT: ["api_server.port", "int"],
   API_SERVER_KEY: ["api_server.key", "string"],
   API_SERVER_CORS_ORIGINS: ["api_server.cors_origins", "list"],
+  API_SERVER_RESPONSES_TTL_DAYS: ["api_server.responses_ttl_days", "int"],
   GATEWAY_ALLOWED_USERS: ["access.allowed_users", "list"],
   GATEWAY_ALLOW_ALL_USERS: ["access.allow_all_users", "bool"],
   GATEWAY_OWNERS: ["access.owners", "list"],

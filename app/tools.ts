@@ -5,7 +5,8 @@
  * `todo`), "cron" (`cronjob`), "memory" (`memory`), "skills" (`skills_list`, `skill_view`,
  * `skill_manage`), "delegate", "tasks" (`task_board`), "terminal" (`terminal`, `process`; only where the
  * configured execution backend is available), "files" (`read_file`, `write_file`, `patch`,
- * `search_files`, in the same workspaces), "web", "messaging", "vision", "voice", and one per MCP server.
+ * `search_files`, in the same workspaces), "web", "browser" (where Chromium is installed), "messaging",
+ * "vision", "image", "code" (`execute_code`), "voice", and one per MCP server.
  */
 import { join } from "node:path";
 import { delegateTool } from "../agent/delegate/index.js";
@@ -18,9 +19,12 @@ import {
   WorkspaceManager,
 } from "../agent/exec/index.js";
 import { type SpeakReply, type Tool, ToolRegistry, type UnavailableToolset } from "../agent/index.js";
+import { createBrowserTools } from "../agent/tools/browser/index.js";
 import { clarifyTool } from "../agent/tools/clarify/index.js";
+import { CODE_BACKENDS, type ExecuteCodeDeps, executeCodeTool } from "../agent/tools/code/index.js";
 import { cronjobTool } from "../agent/tools/cron/index.js";
 import { fileTools } from "../agent/tools/files/index.js";
+import { createImageTool } from "../agent/tools/image/index.js";
 import {
   createMcpClient,
   type McpManager,
@@ -68,9 +72,43 @@ export const toolsetSummaries: Readonly<Record<string, string>> = {
   web: "search the web and read pages",
   voice: "speak text as a voice note",
   vision: "describe or read images",
+  browser: "open pages in a real browser: read, click, type, log in, screenshots, downloads",
+  image: "make pictures from a description",
+  code: "run a Python or JavaScript script that calls these tools many times in one step",
   messaging: "send messages and files to chats",
   mcp: "resources and prompts of the MCP servers",
 };
+
+/**
+ * `execute_code` where the backend's commands reach this host's sockets (sandbox, local); elsewhere the
+ * toolset is listed unavailable.
+ */
+function codeTools(
+  config: HeraldConfig,
+  ports: Pick<ExecuteCodeDeps, "backend" | "workspaces" | "quota"> & {
+    unavailable: UnavailableToolset[];
+    registry: () => ToolRegistry;
+  },
+): Tool[] {
+  const { backend, unavailable } = ports;
+  if (!CODE_BACKENDS.includes(backend.name)) {
+    unavailable.push({
+      toolset: "code",
+      missing: `execute_code: commands of the ${backend.name} backend cannot reach this host's tool socket`,
+      fix: "use exec.backend: sandbox (or local) for execute_code",
+    });
+    return [];
+  }
+  return [
+    executeCodeTool({
+      ...ports,
+      toolsFor: (toolsets) => ports.registry().forToolsets(toolsets),
+      timeoutS: config.code.timeoutS,
+      maxToolCalls: config.code.maxToolCalls,
+      maxOutputChars: config.code.maxOutputChars,
+    }),
+  ];
+}
 
 /** A registry holding `tools`. @defaultValue tools: builtinTools */
 export function createToolRegistry(tools: readonly Tool[] = builtinTools): ToolRegistry {
@@ -101,8 +139,12 @@ export interface AgentTools {
   mcp: McpManager;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: UnavailableToolset[];
-  /** A session ended: its background processes are killed, its workspace's file helper ended. */
-  endSession(sessionKey: string): Promise<void>;
+  /**
+   * A session ended: its background processes are killed, its workspace's file helper ended, its
+   * browser context closed (only the context `sessionId` used, when given: the next session of the key
+   * may have opened its own already).
+   */
+  endSession(sessionKey: string, sessionId?: string): Promise<void>;
   /** Kills background processes and closes the backend. */
   close(): Promise<void>;
 }
@@ -114,6 +156,8 @@ export interface AgentTools {
  */
 export async function createAgentTools(config: HeraldConfig, logger: Logger): Promise<AgentTools> {
   const tools: Tool[] = [...builtinTools];
+  // execute_code's library lists the turn's tools: the registry, once built below.
+  let registry = new ToolRegistry();
   const unavailable: UnavailableToolset[] = [];
   const workspaces = new WorkspaceManager({
     rootDir: join(config.homeDir, "workspaces"),
@@ -139,6 +183,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
       }),
       ...fileTools({ access, backend }),
     );
+    tools.push(...codeTools(config, { backend, workspaces, quota, unavailable, registry: () => registry }));
     if (dangerousCommands === "off")
       logger.warn({}, "dangerous commands run without approval (exec.dangerous_commands: off)");
     mcpFiles = mcpWorkspaceFiles(access);
@@ -152,10 +197,13 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   tools.push(
     sendMessageTool({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
     createVisionTool(config, { access, unavailable }),
+    createImageTool(config, { access, unavailable }),
   );
+  const browser = createBrowserTools(config, { access, logger, unavailable });
+  tools.push(...browser.tools);
   const speech = createSpeechTools(config, { logger, unavailable });
   tools.push(...speech.tools);
-  const registry = createToolRegistry(tools);
+  registry = createToolRegistry(tools);
   const mcp = createMcpClient(config, { registry, logger, files: mcpFiles });
   const backend = "backend" in exec ? exec.backend : undefined;
   const processes = "backend" in exec ? exec.processes : undefined;
@@ -169,8 +217,9 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     transcribe: createTranscriber(config, { logger, unavailable }),
     speakReply: speech.speakReply,
     unavailable,
-    async endSession(sessionKey) {
+    async endSession(sessionKey, sessionId) {
       await processes?.killAll(sessionKey);
+      await browser.endSession(sessionKey, sessionId);
       // Per-user workspaces outlive a session: their helper ends when idle.
       if (config.exec.workspaceScope === "session")
         await backend?.release?.(workspaces.workspaceFor({ sessionKey }));
@@ -180,6 +229,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
       await processes?.closeAll();
       await backend?.close();
       await web.close();
+      await browser.close();
     },
   };
 }

@@ -18,8 +18,9 @@ import type { SessionStore } from "../sessions/types.js";
 import type { HeraldConfig } from "./config.js";
 
 /**
- * The toolsets of a turn: its platform's, else the default; groups lose the terminal tools unless the
- * owner gave them (`exec.groups`). Each MCP server that serves the platform and chat type, and admits
+ * The toolsets of a turn: its platform's, else the default; groups lose the terminal, file and code
+ * tools (`execute_code` runs code in the sandbox as `terminal` does) unless the owner gave them
+ * (`exec.groups`). Each MCP server that serves the platform and chat type, and admits
  * the turn (`access: owners` servers only an owner's), adds its toolset (`mcp_<name>`), and then `mcp`
  * (resources and prompts) comes too. An owner's turn also gets the tools of the plugins only owners get.
  * @param owner whether the turn acts for an owner. @defaultValue true
@@ -34,7 +35,7 @@ export function toolsetsFor(
   const toolsets = config.platforms[platform]?.toolsets ?? config.agent.toolsets;
   const base =
     chatType === "group" && !config.exec.groups
-      ? toolsets.filter((t) => t !== "terminal" && t !== "files")
+      ? toolsets.filter((t) => t !== "terminal" && t !== "files" && t !== "code")
       : toolsets;
   const mcp = mcpServers
     .filter((s) => serverServes(s, platform, chatType) && serverAdmits(s, owner))

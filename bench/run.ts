@@ -7,6 +7,8 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
+import { benchBrowser, browserMarkdown } from "./browser.js";
+import { benchCode, codeMarkdown } from "./code.js";
 import { benchCommands, commandsMarkdown } from "./commands.js";
 import { benchDashboard, dashboardMarkdown } from "./dashboard.js";
 import { benchDelegate, delegateMarkdown } from "./delegate.js";
@@ -20,12 +22,14 @@ import { benchRecall, recallMarkdown } from "./recall.js";
 import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchRequests, requestsMarkdown } from "./requests.js";
 import { allToolsetsMarkdown, benchAllToolsets } from "./requests-all.js";
+import { benchResponses, responsesMarkdown } from "./responses.js";
 import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchStream, streamMarkdown } from "./stream.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
 import { benchTransports, transportsMarkdown } from "./transports.js";
 import { benchTui, tuiMarkdown } from "./tui.js";
+import { benchWebchat, webchatMarkdown } from "./webchat.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const file = join(root, "BENCHMARKS.md");
@@ -103,6 +107,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchCommands(opts);
     console.log(JSON.stringify({ commands: result }));
     writeSection(file, "commands", commandsMarkdown(result, opts, "npm run bench -- commands"));
+  },
+  code: async () => {
+    const opts = { files: 20, calls: 200 };
+    const result = await benchCode(opts);
+    console.log(JSON.stringify({ code: result }));
+    writeSection(file, "code", codeMarkdown(result, opts, "npm run bench -- code"));
   },
   senses: async () => {
     const opts = { extractRuns: 20, transcribeRuns: 30 };
@@ -197,6 +207,24 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchTui(opts);
     console.log(JSON.stringify({ tui: result }));
     writeSection(file, "tui", tuiMarkdown(result, opts, "npm run bench -- tui"));
+  },
+  browser: async () => {
+    const opts = { runs: 30, sessions: 5 };
+    const result = await benchBrowser(opts);
+    console.log(JSON.stringify({ browser: result }));
+    writeSection(file, "browser", browserMarkdown(result, opts, "npm run bench -- browser"));
+  },
+  webchat: async () => {
+    const opts = { turns: 20, opens: 10, sessionMessages: 1000 };
+    const result = await benchWebchat(opts);
+    console.log(JSON.stringify({ webchat: result }));
+    writeSection(file, "webchat", webchatMarkdown(result, opts, "npm run bench -- webchat"));
+  },
+  responses: async () => {
+    const opts = { root, turns: 300 };
+    const results = await benchResponses(opts);
+    console.log(JSON.stringify({ responses: results }));
+    writeSection(file, "responses", responsesMarkdown(results, opts, "npm run bench -- responses"));
   },
 };
 

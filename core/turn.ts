@@ -7,6 +7,9 @@ import type {
   ChatMessage,
   ChatRef,
   ChatType,
+  ClientTool,
+  ClientToolCalls,
+  ClientToolResults,
   InboundAttachment,
   InboundMessage,
   OutboundButton,
@@ -27,6 +30,8 @@ export interface TurnOrigin {
 export interface TurnInput {
   text: string;
   attachments?: InboundAttachment[] | undefined;
+  /** The client's outputs of an earlier turn's client calls: the turn opens with that step (text may be empty). */
+  clientResults?: ClientToolResults | undefined;
 }
 
 /**
@@ -70,6 +75,29 @@ export function resumedStep(
   ];
 }
 
+/** A client call's result in its step while the API client runs it; the client's output replaces it. */
+export const CLIENT_PENDING = "(run by the client; its output comes with the next request)";
+
+/**
+ * The step the client's outputs complete: each placeholder replaced by its call's output (a call the
+ * client sent none for says so).
+ */
+export function completedClientStep(results: ClientToolResults): ChatMessage[] {
+  const outputs = new Map(results.outputs.map((o) => [o.callId, o.output]));
+  return results.step.map((m) =>
+    m.role === "tool" && m.content === CLIENT_PENDING
+      ? { ...m, content: outputs.get(m.tool_call_id) ?? "(the client sent no output for this call)" }
+      : m,
+  );
+}
+
+/** The messages a turn that could not run keeps: its user message, after the step its client outputs complete. */
+export function inputMessages(input: TurnInput): ChatMessage[] {
+  if (!input.clientResults) return [{ role: "user", content: input.text }];
+  const step = completedClientStep(input.clientResults);
+  return input.text ? [...step, { role: "user", content: input.text }] : step;
+}
+
 /** Everything a worker needs to run one turn; no worker reads gateway state to start. */
 export interface TurnJob {
   kind: "turn";
@@ -103,6 +131,8 @@ export interface TurnJob {
   reasoningEffort?: "low" | "medium" | "high" | undefined;
   /** Set on a `delegate_task` child: its parent's turn and its depth (the parent's depth + 1). */
   delegation?: { parentTurnId: string; depth: number } | undefined;
+  /** Function tools the API client runs itself: calling one ends the turn with the calls for the client. */
+  clientTools?: ClientTool[] | undefined;
   /** Tools of the toolsets this turn does without (a child has no `todo` or `clarify`: the chat's). */
   excludedTools?: string[] | undefined;
   /**
@@ -172,6 +202,8 @@ export type TurnResult =
         files?: { path: string; fileName?: string; mimeType?: string; voice?: boolean }[] | undefined;
         /** Buttons under the reply (a tool asked the user something: `ToolOutput.buttons`). */
         buttons?: OutboundButton[][] | undefined;
+        /** The turn ended calling the client's own tools (`TurnJob.clientTools`); it runs them. */
+        clientCalls?: ClientToolCalls | undefined;
       };
       compaction?: Compaction | undefined;
       usage: TurnUsage;
@@ -285,7 +317,7 @@ export interface JobQueue {
 /** What the gateway tells every worker process at once (`JobQueue.announce`). */
 export type WorkerAnnouncement =
   /** A session ended (/new, /reset, idle or daily): the background processes its turns started end. */
-  | { type: "session-ended"; sessionKey: string }
+  | { type: "session-ended"; sessionKey: string; sessionId?: string | undefined }
   /** `/reload-mcp` or `/reload-plugins`: reload the MCP servers (config.yaml read again) or the plugins. */
   | { type: "reload"; what: "mcp" | "plugins" };
 

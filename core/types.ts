@@ -2,6 +2,7 @@
  * Contracts between platform adapters and the gateway. Platform SDK types never cross this line:
  * an adapter turns its platform's events into `InboundMessage`s and sends `OutboundMessage`s.
  */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "./logger.js";
 
 /**
@@ -106,7 +107,7 @@ export interface InboundMessage {
    * Earlier conversation supplied by the client itself (stateless OpenAI-compatible API requests send the
    * whole conversation each time); seeds a new session. Platforms leave it unset.
    */
-  context?: { role: "system" | "user" | "assistant"; content: string }[] | undefined;
+  context?: ChatMessage[] | undefined;
   /**
    * The adapter shows this message's reply as it is written (`onTurnEvent` "delta" events): the turn then
    * streams its text. Unset, no text deltas are sent at all (they cost CPU per chunk, and Redis traffic).
@@ -117,6 +118,40 @@ export interface InboundMessage {
    * itself; the gateway settles prompts answered any other way.
    */
   viaButton?: boolean | undefined;
+  /**
+   * Function tools the client declared and runs itself (the API server's `/v1/responses`): the model
+   * may call them beside Herald's own tools; a step that calls one ends the turn with the calls for the
+   * client (`OutboundMessage.clientCalls`).
+   */
+  clientTools?: ClientTool[] | undefined;
+  /** The client's outputs of the calls an earlier turn handed it: this turn opens with that step. */
+  clientResults?: ClientToolResults | undefined;
+  /** The client's instructions for this turn alone, added to the system prompt (`/v1/responses`). */
+  instructions?: string | undefined;
+}
+
+/** A function tool an API client declares and runs itself. */
+export interface ClientTool {
+  name: string;
+  description?: string | undefined;
+  /** JSON Schema of the arguments. @defaultValue an object with any properties */
+  parameters?: Record<string, unknown> | undefined;
+}
+
+/**
+ * The step in which the model called client tools: the assistant message with its calls, then one
+ * result per call in order (Herald's own calls' real results; a client call's a placeholder).
+ */
+export interface ClientToolCalls {
+  /** The calls the client runs, as the model made them. */
+  calls: ToolCall[];
+  step: ChatMessage[];
+}
+
+/** What the client sent back for a `ClientToolCalls`: the step, and each call's output. */
+export interface ClientToolResults {
+  step: ChatMessage[];
+  outputs: { callId: string; output: string }[];
 }
 
 /** A file the agent wants sent: a path on the gateway's disk. */
@@ -171,6 +206,8 @@ export interface OutboundMessage {
    * post-restart delivery still has them.
    */
   buttons?: OutboundButton[][] | undefined;
+  /** The turn ended calling tools the client runs (see `InboundMessage.clientTools`). */
+  clientCalls?: ClientToolCalls | undefined;
 }
 
 /** Options for one `send`. */
@@ -254,6 +291,12 @@ export interface PlatformAdapter {
   sendTyping?(chat: ChatRef): Promise<void>;
   /** Serves `/webhooks/<platform>` on the gateway's HTTP server. */
   handleWebhook?(request: Request): Promise<Response>;
+  /**
+   * Serves paths of its own on the gateway's HTTP server with Node's request and response (the web
+   * chat's `/chat`, which streams): true when it answered, false for a path it does not own. Asked after
+   * the API server, the dashboard and the other routes; the request guard has seen the request first.
+   */
+  handleHttp?(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean>;
   /** Streaming adapters receive turn events for the messages they delivered. Must not throw. */
   onTurnEvent?(chat: ChatRef, event: AdapterTurnEvent): void;
   /** Whether the adapter is really receiving now (for /health). */
@@ -305,7 +348,20 @@ export interface AdapterDeps {
    * `setMyCommands`, Discord's application commands), asked at start. Unset: the adapter's defaults.
    */
   commandMenu?: (() => CommandMenuEntry[]) | undefined;
+  /**
+   * What a platform needs of the gateway beyond these (the web chat: sessions, pairing, owners), one
+   * member per platform, each declared by its platform by augmenting {@link AdapterServices}.
+   */
+  services?: AdapterServices | undefined;
 }
+
+/**
+ * The gateway's services for platforms that need more than {@link AdapterDeps}: empty here; a platform
+ * adds its member from its own folder (`declare module "../../core/types.js" { interface
+ * AdapterServices { web?: WebChatServices } }`) and the composition root fills it.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from the platforms
+export interface AdapterServices {}
 
 /** A command as a platform's menu shows it: its name (no slash) and a one-line description. */
 export interface CommandMenuEntry {

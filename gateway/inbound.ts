@@ -151,9 +151,11 @@ export const command: InboundStep = (ctx, deps) => {
   return "command";
 };
 
-/** Nothing to answer: no text and no files. */
+/** Nothing to answer: no text, no files and no client tool outputs. */
 export const admitInput: InboundStep = ({ input, message }) =>
-  input.trim() || message.attachments?.length ? undefined : "ignored";
+  input.trim() || message.attachments?.length || message.clientResults?.outputs.length
+    ? undefined
+    : "ignored";
 
 export const openSession: InboundStep = (ctx, deps) => {
   const { message, now, sessionKey } = ctx;

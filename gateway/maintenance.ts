@@ -1,7 +1,7 @@
 /**
  * Housekeeping of the state file: the inbound ledger, finished turns and settled outbox items only
  * matter while a platform may still redeliver or a restart may still need them, so rows older than the
- * retention are deleted at start and every few hours. Sessions and their messages are the user's and
+ * retention are deleted at start and every few hours, with the API's stored responses that expired. Sessions and their messages are the user's and
  * are never pruned here (`herald sessions prune` does that on request). `filesInUse` tells the cache's
  * housekeeping (agent/exec/housekeeping.ts) which cached files open turns and undelivered replies still
  * name.
@@ -25,20 +25,29 @@ export interface MaintenanceOptions {
 }
 
 /** One pass; returns what it deleted. Never throws (a failure is logged and retried next pass). */
-export function pruneState(options: MaintenanceOptions): { ledger: number; turns: number; outbox: number } {
+export function pruneState(options: MaintenanceOptions): {
+  ledger: number;
+  turns: number;
+  outbox: number;
+  responses: number;
+} {
   const { state, logger } = options;
-  const before = (options.now ?? Date.now)() - (options.retentionMs ?? 14 * 86_400_000);
+  const now = (options.now ?? Date.now)();
+  const before = now - (options.retentionMs ?? 14 * 86_400_000);
   try {
     const removed = state.transaction(() => ({
       ledger: state.ledger.prune(before),
       turns: state.turns.prune?.(before) ?? 0,
       outbox: state.outbox.prune?.(before) ?? 0,
+      // Stored API responses carry their own expiry (API_SERVER_RESPONSES_TTL_DAYS).
+      responses: state.responses?.prune(now) ?? 0,
     }));
-    if (removed.ledger + removed.turns + removed.outbox > 0) logger.info(removed, "pruned old state rows");
+    if (removed.ledger + removed.turns + removed.outbox + removed.responses > 0)
+      logger.info(removed, "pruned old state rows");
     return removed;
   } catch (err) {
     logger.warn({ error: describeError(err) }, "state pruning failed");
-    return { ledger: 0, turns: 0, outbox: 0 };
+    return { ledger: 0, turns: 0, outbox: 0, responses: 0 };
   }
 }
 

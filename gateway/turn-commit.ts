@@ -49,7 +49,7 @@ export function recordResult(
   const replyToId = turn.inbound ? (turn.inbound.replyToId ?? turn.inbound.messageId) : undefined;
   const items: OutboxItem[] = [];
   if (result.kind === "ok") {
-    if (!isSilent(result.reply)) {
+    if (!isSilent(result.reply) || result.reply.clientCalls) {
       for (const target of replyTargets(turn)) {
         const same = formatChat(target) === formatChat(turn.chat);
         const message = {
@@ -59,6 +59,7 @@ export function recordResult(
           inboundMeta: same ? turn.inbound?.meta : undefined,
           subject: turn.cron?.subject,
           buttons: result.reply.buttons,
+          ...(result.reply.clientCalls ? { clientCalls: result.reply.clientCalls } : {}),
         };
         items.push(state.outbox.add(target, message, turn.id, now));
       }

@@ -7,6 +7,7 @@
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import {
+  inputMessages,
   type JobQueue,
   type QueueEvent,
   resumedStep,
@@ -94,9 +95,14 @@ export class TurnCoordinator {
         userName: turn.inbound?.sender.name,
       },
       history: context.history,
-      input: { text: turn.input, attachments: turn.inbound?.attachments },
+      input: {
+        text: turn.input,
+        attachments: turn.inbound?.attachments,
+        ...(turn.inbound?.clientResults ? { clientResults: turn.inbound.clientResults } : {}),
+      },
       ...(turn.resume ? { resume: turn.resume } : {}),
-      systemPrompt: context.systemPrompt,
+      systemPrompt: withInstructions(context.systemPrompt, turn.inbound?.instructions),
+      ...(turn.inbound?.clientTools?.length ? { clientTools: turn.inbound.clientTools } : {}),
       toolsets: turn.options?.toolsets ?? context.toolsets,
       ...(context.eagerToolsets ? { eagerToolsets: context.eagerToolsets } : {}),
       model: turn.options?.model ?? context.model,
@@ -124,7 +130,7 @@ export class TurnCoordinator {
         retryable: true,
         messages: job.resume
           ? resumedStep(job.resume, "not run: the job queue was unavailable.")
-          : [{ role: "user", content: job.input.text }],
+          : inputMessages(job.input),
       });
     });
   }
@@ -263,6 +269,12 @@ export class TurnCoordinator {
   private warn(msg: string, err: unknown): void {
     this.o.logger.warn({ error: describeError(err) }, msg);
   }
+}
+
+/** The system prompt with an API client's instructions for this turn after it (they change per request). */
+function withInstructions(systemPrompt: string, instructions: string | undefined): string {
+  if (!instructions?.trim()) return systemPrompt;
+  return `${systemPrompt}\n\n[Instructions of the API client for this answer:]\n${instructions.trim()}`;
 }
 
 /** The context when the composition root gives none: the stored history, a generic prompt. */

@@ -11,6 +11,7 @@ import type {
   OutboxItem,
   PairingStore,
   ResetPolicy,
+  ResponseStore,
   SessionStore,
   TurnJournal,
   UsageLedger,
@@ -25,6 +26,8 @@ export interface RunnerState {
   pairing: PairingStore;
   /** Token usage per turn and model, written with each result when present. */
   usage?: UsageLedger | undefined;
+  /** The API server's stored responses, pruned as they expire. */
+  responses?: ResponseStore | undefined;
   kv(namespace: string): KeyValueStore;
   transaction<T>(fn: () => T): T;
   /** Runs `effect` once what was written so far is committed (with group commit, at the batch's end). */

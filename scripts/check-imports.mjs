@@ -75,6 +75,7 @@ const ALLOWED = {
     "agent/tools/web",
     "agent/tools/voice",
     "agent/tools/mcp",
+    "agent/tools/vision",
   ],
   app: ["*"],
 };
@@ -118,6 +119,8 @@ const LONG_FUNCTIONS = {
   "agent/model-client.ts createModelClient": "the client's closure over its SDK instances and retry timing",
   "agent/model-client.ts streamChat": "the fallback chain around `attempt`, with usage summed across tries",
   "agent/documents/extract.ts extractDocumentFromBuffer": "one branch per document kind, each short",
+  "agent/tools/browser/tools-page.ts pageTools": "eight short tool definitions over shared deps",
+  "agent/tools/browser/tools-act.ts actTools": "four tool definitions over shared deps",
   "agent/tools/files/patch-file.ts patchFile":
     "matching, the ambiguity errors and the diff of one replacement",
   "agent/tools/mcp/tools.ts mcpUtilityTools": "three tool definitions over one manager",

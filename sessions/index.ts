@@ -17,6 +17,7 @@ export {
   PAIRING_CODE_TTL_MS,
   SqlitePairing,
 } from "./sqlite-pairing.js";
+export { SqliteResponseStore } from "./sqlite-responses.js";
 export { SqliteSessionStore, type SqliteSessionStoreOptions } from "./sqlite-session-store.js";
 export { SqliteState, type SqliteStateOptions } from "./sqlite-state.js";
 export {

@@ -245,8 +245,21 @@ CREATE INDEX usage_session ON usage(session_id);
 CREATE INDEX usage_created ON usage(created_at);
 `;
 
-/** v5: cache writes and reasoning tokens per usage row (providers that report them; 0 before). */
+/** v5: responses of the API server's `/v1/responses` kept for `previous_response_id` and GET, until they expire. */
 const v5 = `
+CREATE TABLE api_responses (
+  id         TEXT PRIMARY KEY,
+  chat_id    TEXT NOT NULL,
+  user_id    TEXT NOT NULL,
+  body       TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX api_responses_expires ON api_responses(expires_at);
+`;
+
+/** v6: cache writes and reasoning tokens per usage row (providers that report them; 0 before). */
+const v6 = `
 ALTER TABLE usage ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE usage ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
 `;
@@ -257,7 +270,8 @@ export const migrations: readonly Migration[] = [
   { version: 2, description: "cron jobs and runs", up: (db) => db.exec(v2) },
   { version: 3, description: "search index filled in bulk", up: (db) => db.exec(v3) },
   { version: 4, description: "token usage per turn and model", up: (db) => db.exec(v4) },
-  { version: 5, description: "cache writes and reasoning tokens in usage", up: (db) => db.exec(v5) },
+  { version: 5, description: "stored API responses", up: (db) => db.exec(v5) },
+  { version: 6, description: "cache writes and reasoning tokens in usage", up: (db) => db.exec(v6) },
 ];
 
 /** The schema version this build writes. */

@@ -8,6 +8,7 @@ import { SqliteKv } from "./sqlite-kv.js";
 import { SqliteLedger } from "./sqlite-ledger.js";
 import { SqliteOutbox } from "./sqlite-outbox.js";
 import { SqlitePairing } from "./sqlite-pairing.js";
+import { SqliteResponseStore } from "./sqlite-responses.js";
 import { SqliteSessionStore } from "./sqlite-session-store.js";
 import { SqliteTurnJournal } from "./sqlite-turn-journal.js";
 import { SqliteUsageLedger } from "./sqlite-usage.js";
@@ -55,6 +56,8 @@ export class SqliteState {
   readonly pairing: SqlitePairing;
   /** Token usage per turn and model. */
   readonly usage: SqliteUsageLedger;
+  /** The API server's stored responses. */
+  readonly responses: SqliteResponseStore;
   readonly #db: Database.Database;
   readonly #kv: SqliteKv;
   readonly #tx: Database.Transaction<(fn: () => unknown) => unknown>;
@@ -79,6 +82,7 @@ export class SqliteState {
     this.outbox = new SqliteOutbox(db, { maxAttempts: options.outboxMaxAttempts });
     this.pairing = new SqlitePairing(db);
     this.usage = new SqliteUsageLedger(db);
+    this.responses = new SqliteResponseStore(db);
     this.#kv = new SqliteKv(db);
     this.#tx = db.transaction((fn: () => unknown) => fn());
   }

@@ -1,5 +1,5 @@
 /**
- * `SqliteUsageLedger`: token usage per turn and model in the `usage` table (migrations v4, v5: cache writes and reasoning tokens), summed per
+ * `SqliteUsageLedger`: token usage per turn and model in the `usage` table (migrations v4, v6: cache writes and reasoning tokens), summed per
  * session, per model and per user.
  */
 import type Database from "better-sqlite3";

@@ -263,3 +263,28 @@ export interface UsageLedger {
     by: "model" | "user";
   }): UsageLine[];
 }
+
+/** One stored response of the API server (`/v1/responses`): its JSON body, whose chat and user it is. */
+export interface StoredResponse {
+  id: string;
+  /** The `api` chat (the Herald session) the response belongs to. */
+  chatId: string;
+  userId: string;
+  /** The response object as JSON, with what continuing it needs. */
+  body: string;
+  createdAt: number;
+  /** Epoch ms after which it is gone. */
+  expiresAt: number;
+}
+
+/** Stored API responses, each until it expires. */
+export interface ResponseStore {
+  /** The response, unless unknown or expired at `now`. */
+  get(id: string, now: number): StoredResponse | undefined;
+  /** Stores (or replaces) a response. */
+  put(response: StoredResponse): void;
+  /** Removes a response; false when there was none. */
+  delete(id: string): boolean;
+  /** Removes every response expired at `now`; returns how many. */
+  prune(now: number): number;
+}

@@ -27,6 +27,19 @@ export {
   SUPPORT_DIRS,
 } from "./loader.js";
 export { skillsPromptSection, skillTurnInput } from "./prompt.js";
+export {
+  describeFetched,
+  diffInstalled,
+  type FetchedSkill,
+  fetchSkill,
+  installFetched,
+  type RemoteSkillOptions,
+  type SkillSourceRecord,
+  SkillSources,
+} from "./remote.js";
+export { SkillFetchError, unpackTarGz, unpackZip } from "./remote-fetch.js";
+export { type IndexedSkill, searchIndexes } from "./remote-index.js";
+export { describeSource, parseSkillSource, type RemoteSource } from "./remote-source.js";
 export { FileSkillStore, type FileSkillStoreOptions, type SkillUsage } from "./store.js";
 export type * from "./types.js";
 export {

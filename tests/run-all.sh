@@ -13,6 +13,8 @@ command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
 command -v rg >/dev/null 2>&1 || need_apt+=(ripgrep)
+# herald skills install from git repositories (a bare repository over file:// in the tests).
+command -v git >/dev/null 2>&1 || need_apt+=(git)
 # python3 inside the sandbox (/usr/bin): the sandbox tests' memory hog and the workspace-race swapper.
 [ -x /usr/bin/python3 ] || need_apt+=(python3)
 command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)

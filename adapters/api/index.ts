@@ -1,6 +1,6 @@
 /**
  * The OpenAI-compatible API server as a platform adapter: `POST /v1/chat/completions` (streaming and
- * not) and `GET /v1/models`. Each request is one inbound message; its reply arrives through the outbox
+ * not), OpenAI's Responses API (`/v1/responses`, responses.ts) and `GET /v1/models`. Each request is one inbound message; its reply arrives through the outbox
  * like any platform's and completes the HTTP response. `X-Herald-Session-Id` continues a stored
  * session; without it the request's own messages seed a new session, whose id the response carries.
  * Herald's extensions, for its own clients and ignored by OpenAI's: a request with `"herald_events":
@@ -33,10 +33,13 @@ import {
   filesOf,
   type TokenUsage,
   usageBody,
+  writeError,
   writeJson,
 } from "./respond.js";
+import { type ResponseStorePort, ResponsesApi } from "./responses.js";
 
 export { failureStatus, type TokenUsage } from "./respond.js";
+export type { ResponseStorePort, StoredResponse } from "./responses.js";
 
 export interface ApiAdapterConfig {
   /** Bearer key; when unset, requests need no key (the server then listens on loopback only). */
@@ -56,6 +59,10 @@ export interface ApiAdapterConfig {
   usageOf?: ((messageId: string) => TokenUsage | undefined) | undefined;
   /** What `/v1/herald/*` reads; unset, those routes answer 404. */
   chat?: ChatPort | undefined;
+  /** Where `/v1/responses` keeps stored responses; unset, none are kept. */
+  responses?: ResponseStorePort | undefined;
+  /** How long a stored response lives. @defaultValue 30 days */
+  responsesTtlMs?: number | undefined;
 }
 
 /** A request waiting for its reply. */
@@ -97,12 +104,21 @@ export class ApiAdapter implements PlatformAdapter {
   private onMessage: InboundHandler | undefined;
   private readonly pending = new Map<string, Pending>();
   private readonly keyBuffer: Buffer | undefined;
+  private readonly responses: ResponsesApi;
 
   constructor(
     private readonly config: ApiAdapterConfig,
     private readonly logger: Logger,
   ) {
     this.keyBuffer = config.key ? Buffer.from(config.key) : undefined;
+    this.responses = new ResponsesApi({
+      store: config.responses,
+      ttlMs: config.responsesTtlMs,
+      keepAliveMs: config.streamKeepAliveMs,
+      usageOf: config.usageOf,
+      submit: (message) => this.onMessage?.(message),
+      logger,
+    });
   }
 
   async start(onMessage: InboundHandler): Promise<void> {
@@ -113,6 +129,7 @@ export class ApiAdapter implements PlatformAdapter {
     for (const p of this.pending.values())
       this.fail(p, 503, "The gateway is shutting down; retry shortly.", "unavailable");
     this.pending.clear();
+    this.responses.stop();
     this.onMessage = undefined;
   }
 
@@ -143,6 +160,7 @@ export class ApiAdapter implements PlatformAdapter {
       await this.chatCompletion(req, res);
       return true;
     }
+    if (path.startsWith("/v1/responses") && (await this.responses.handleHttp(req, res, path))) return true;
     if (req.method === "GET" && path.startsWith("/v1/herald/")) {
       const header = req.headers[SESSION_HEADER];
       const sessionId = typeof header === "string" && SESSION_ID.test(header) ? header : undefined;
@@ -165,6 +183,12 @@ export class ApiAdapter implements PlatformAdapter {
 
   async send(_chat: ChatRef, given: OutboundMessage): Promise<SendResult> {
     const id = given.replyToId;
+    // A Responses request's reply, or one no chat completion waits for (its stored response may).
+    if (id && !this.pending.has(id)) {
+      const waiting = this.responses.owns(id);
+      this.responses.send(id, withButtonsFallback(given));
+      return { messageIds: waiting ? [id] : [] };
+    }
     const p = id ? this.pending.get(id) : undefined;
     // No request waiting (client gone, or a restart): the reply is in the session already.
     if (!p || !id) return { messageIds: [] };
@@ -227,6 +251,10 @@ export class ApiAdapter implements PlatformAdapter {
   }
 
   onTurnEvent(_chat: ChatRef, event: AdapterTurnEvent): void {
+    if (!this.pending.has(event.replyToId)) {
+      this.responses.onTurnEvent(event);
+      return;
+    }
     const p = this.pending.get(event.replyToId);
     if (!p) return;
     if (event.type === "delta" && p.stream) {
@@ -394,25 +422,16 @@ export class ApiAdapter implements PlatformAdapter {
     type: string,
     code: string = type,
     retryAfterMs?: number,
-    retry = RETRYABLE_STATUS.has(status),
+    retry?: boolean,
   ): void {
     if (p.res.writableEnded) return;
     if (p.stream && p.res.headersSent) {
       p.res.end(`data: ${JSON.stringify(errorBody(message, type, code))}\n\n`);
       return;
     }
-    const headers: Record<string, string> = {};
-    if (retryAfterMs !== undefined) {
-      headers["retry-after"] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
-      headers["retry-after-ms"] = String(Math.round(retryAfterMs));
-    }
-    // The openai SDK (and those built on it) reads this before retrying on its own.
-    if (!retry) headers["x-should-retry"] = "false";
-    writeJson(p.res, status, errorBody(message, type, code), headers);
+    writeError(p.res, status, message, type, { code, retryAfterMs, retry });
   }
 }
-
-const RETRYABLE_STATUS = new Set([429, 503, 504]);
 
 /** Writes one chunk (`headersOnly`: just the 200 and the opening role chunk, if not sent yet). */
 function writeChunk(

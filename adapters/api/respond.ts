@@ -94,3 +94,27 @@ export function filesOf(message: OutboundMessage): {
     })),
   };
 }
+
+/** Statuses the openai SDK may retry on its own (others answer `x-should-retry: false` unless told). */
+export const RETRYABLE_STATUS = new Set([429, 503, 504]);
+
+/**
+ * Answers a request with an HTTP error: OpenAI's `{error}` body, the model's Retry-After as
+ * `retry-after` / `retry-after-ms`, and `x-should-retry: false` when a retry would not help.
+ */
+export function writeError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  type: string,
+  options: { code?: string; retryAfterMs?: number | undefined; retry?: boolean; param?: string | null } = {},
+): void {
+  const headers: Record<string, string> = {};
+  if (options.retryAfterMs !== undefined) {
+    headers["retry-after"] = String(Math.max(1, Math.ceil(options.retryAfterMs / 1000)));
+    headers["retry-after-ms"] = String(Math.round(options.retryAfterMs));
+  }
+  // The openai SDK (and those built on it) reads this before retrying on its own.
+  if (!(options.retry ?? RETRYABLE_STATUS.has(status))) headers["x-should-retry"] = "false";
+  writeJson(res, status, errorBody(message, type, options.code ?? type, options.param ?? null), headers);
+}

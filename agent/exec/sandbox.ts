@@ -18,7 +18,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { constants } from "node:fs";
 import { access, chown, lstat, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join, posix, relative } from "node:path";
 import { HeraldError } from "../../core/errors.js";
 import { PidsCgroups } from "./cgroup.js";
 import { CgroupLauncher } from "./cgroup-launcher.js";
@@ -296,7 +296,7 @@ export class SandboxBackend implements ExecutionBackend {
       networkAllowed: this.networkAllowed,
       prlimitPath: this.prlimitPath,
       user: this.user,
-      extraMounts,
+      extraMounts: [...extraMounts, ...(request.mounts ?? []).flatMap(mountArgs)],
     });
   }
 
@@ -308,6 +308,12 @@ export class SandboxBackend implements ExecutionBackend {
     this.launcher = undefined;
     if (this.cgroups && "cgroups" in this.cgroups) this.cgroups.cgroups.close();
   }
+}
+
+/** A request's mount: its parent made traversable for the sandbox's user (bwrap makes new ones 0700). */
+function mountArgs(m: { hostPath: string; path: string }): string[] {
+  const parent = posix.dirname(m.path);
+  return [...(parent === "/" ? [] : ["--perms", "0755", "--dir", parent]), "--ro-bind", m.hostPath, m.path];
 }
 
 /** `chown -R -P`: every entry of `dir` to `user`, symbolic links themselves, never their targets. */

@@ -38,6 +38,12 @@ export interface SpawnRequest {
   readonly workdir?: string;
   /** Extra environment variables. The gateway's own `process.env` is never inherited. */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Host folders shown read-only to this command at `path` (the sandbox binds them; a socket inside
+   * stays connectable). Other backends ignore it: the caller checks `backend.name` and hands `local`
+   * commands the host path instead.
+   */
+  readonly mounts?: readonly { readonly hostPath: string; readonly path: string }[];
 }
 
 /** How a process ended: `exitCode` when it exited, `signal` when a signal ended it. */

@@ -1,6 +1,7 @@
 /**
- * `herald skills list|show|install|curate`: the skills on this machine (bundled and the user's in
- * `HERALD_HOME/skills/`), without starting the gateway. Safe to run beside a running gateway: writes
+ * `herald skills list|show|install|update|remove|curate`: the skills on this machine (bundled and the
+ * user's in `HERALD_HOME/skills/`), without starting the gateway. `install` also takes git URLs,
+ * archive URLs and `owner/repo/path` (see skills/remote.ts), shown before they are installed. Safe to run beside a running gateway: writes
  * take the same lock the gateway's tools take.
  */
 import { resolve } from "node:path";
@@ -8,6 +9,7 @@ import type { Command } from "commander";
 import { bundledSkillsDir, curateSkills, FileSkillStore, formatIssues } from "../../skills/index.js";
 import { loadConfig } from "../config.js";
 import { cliAction } from "./action.js";
+import { registerRemoteSkillCommands } from "./skills-remote.js";
 
 const run = <A extends unknown[]>(fn: (...args: A) => Promise<void>) => cliAction(fn);
 
@@ -24,7 +26,9 @@ const out = (text: string) => process.stdout.write(`${text}\n`);
 
 /** Adds the `skills` command group to the `herald` program. */
 export function registerSkillsCommands(program: Command): void {
-  const skills = program.command("skills").description("list, show, install and curate skills");
+  const skills = program
+    .command("skills")
+    .description("list, show, install, update, remove, search and curate skills");
 
   skills
     .command("list")
@@ -60,17 +64,7 @@ export function registerSkillsCommands(program: Command): void {
       }),
     );
 
-  skills
-    .command("install <path>")
-    .description("copy a skill folder (with SKILL.md) into HERALD_HOME/skills")
-    .option("--force", "replace a user skill of the same name (the old one is kept as a version)")
-    .action(
-      run(async (path: string, opts: { force?: boolean }) => {
-        const result = await context().store.install(resolve(path), { force: opts.force });
-        if (!result.ok) throw new Error(result.error);
-        out(result.message);
-      }),
-    );
+  registerRemoteSkillCommands(skills, context);
 
   skills
     .command("curate")

@@ -37,7 +37,9 @@ type Area = "api" | "state" | "dashboard" | "webhook" | "other";
 function areaOf(path: string): Area {
   if (path.startsWith("/v1/") || path === "/mcp") return "api";
   if (path === "/internal/state" || path.startsWith("/internal/state/")) return "state";
+  // The web chat logs in as the dashboard does (the same secrets), so the same rules hold for it.
   if (path === "/dashboard" || path.startsWith("/dashboard/")) return "dashboard";
+  if (path === "/chat" || path.startsWith("/chat/")) return "dashboard";
   if (path.startsWith("/webhooks/")) return "webhook";
   return "other";
 }
@@ -105,7 +107,7 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
       }
       res.writeHead(204, {
         "access-control-allow-origin": origin,
-        "access-control-allow-methods": "GET, POST",
+        "access-control-allow-methods": "GET, POST, DELETE",
         "access-control-allow-headers": ALLOW_HEADERS,
         "access-control-max-age": "600",
         vary: "Origin",

@@ -15,7 +15,14 @@ import type { StateClient } from "../../agent/types.js";
 import { createTurnHandler } from "../../agent/worker.js";
 import { isAbortError } from "../../core/errors.js";
 import { silentLogger } from "../../core/logger.js";
-import type { HistoryItem, TurnJob, TurnProgress, TurnRecord, TurnResult } from "../../core/turn.js";
+import {
+  CLIENT_PENDING,
+  type HistoryItem,
+  type TurnJob,
+  type TurnProgress,
+  type TurnRecord,
+  type TurnResult,
+} from "../../core/turn.js";
 import type { ChatMessage } from "../../core/types.js";
 import { MemorySessionStore } from "../../sessions/memory-session-store.js";
 import { type FakeLlm, type FakeLlmMessage, messageText, startFakeLlm } from "../fakes/llm/index.js";
@@ -686,5 +693,94 @@ describe("the model request body", () => {
     expect(llm.requests[0]).toEqual(llm.requests[2]);
     expect(llm.requests[1]).toEqual(llm.requests[2]);
     expect(llm.requests[0]?.tools?.[0]?.function.name).toBe("session_search");
+  });
+});
+
+describe("client tools", () => {
+  const weather = {
+    name: "weather",
+    parameters: { type: "object", properties: { city: { type: "string" } } },
+  };
+
+  it("ends the turn at a step calling a client tool, after running Herald's own calls of the step", async () => {
+    llm.script({
+      text: "Checking.",
+      toolCalls: [
+        { name: "lookup", arguments: { key: "k" }, id: "own" },
+        { name: "weather", arguments: { city: "Oslo" }, id: "theirs" },
+      ],
+    });
+    const result = ok(await runTurn(makeJob({ clientTools: [weather] }), makeDeps()));
+    expect(llm.requests[0]?.tools?.map((t) => t.function.name)).toEqual([
+      "session_search",
+      "lookup",
+      "weather",
+    ]);
+    expect(llm.requests).toHaveLength(1);
+    expect(result.reply.text).toBe("Checking.");
+    expect(result.reply.clientCalls?.calls.map((c) => c.id)).toEqual(["theirs"]);
+    expect(result.reply.clientCalls?.step.slice(1)).toEqual([
+      { role: "tool", content: "value of k is 42", tool_call_id: "own" },
+      { role: "tool", content: CLIENT_PENDING, tool_call_id: "theirs" },
+    ]);
+    // The step waits with the client, not in the session.
+    expect(result.messages).toEqual([{ role: "user", content: "hi" }]);
+    expect(result.usage.toolCalls).toBe(1);
+
+    llm.script((req) => ({ text: `It is ${messageText(lastMessage(req))}.` }));
+    const step = result.reply.clientCalls!.step;
+    const next = ok(
+      await runTurn(
+        makeJob({
+          input: { text: "", clientResults: { step, outputs: [{ callId: "theirs", output: "snowing" }] } },
+          clientTools: [weather],
+        }),
+        makeDeps(),
+      ),
+    );
+    expect(next.reply.text).toBe("It is snowing.");
+    expect(next.messages.map((m) => m.role)).toEqual(["assistant", "tool", "tool", "assistant"]);
+    expect(llm.requests[1]?.messages.at(-1)).toMatchObject({
+      role: "tool",
+      tool_call_id: "theirs",
+      content: "snowing",
+    });
+  });
+
+  it("does not leave a call that needs approval waiting in a step the client's calls end", async () => {
+    const danger = defineTool({
+      name: "danger",
+      description: "Needs approval.",
+      parameters: z.object({}),
+      toolset: "test",
+      async execute() {
+        return {
+          content: "held",
+          approval: { command: "rm -rf /", ruleId: "r", ruleDescription: "deletes everything" },
+        };
+      },
+    });
+    llm.script({
+      toolCalls: [
+        { name: "danger", arguments: {}, id: "d1" },
+        { name: "weather", arguments: {}, id: "w1" },
+      ],
+    });
+    const tools = new ToolRegistry().register(sessionSearchTool, lookupTool, danger);
+    const result = ok(await runTurn(makeJob({ clientTools: [weather] }), makeDeps({ tools })));
+    expect(result.reply.clientCalls?.step[1]).toMatchObject({
+      role: "tool",
+      tool_call_id: "d1",
+      content: expect.stringMatching(/^not run: it needs the user's approval/),
+    });
+  });
+
+  it("lets a client tool replace Herald's tool of the same name", async () => {
+    llm.script({ toolCalls: [{ name: "lookup", arguments: { key: "k" }, id: "c1" }] });
+    const before = lookupCalls.length;
+    const result = ok(await runTurn(makeJob({ clientTools: [{ name: "lookup" }] }), makeDeps()));
+    expect(llm.requests[0]?.tools?.filter((t) => t.function.name === "lookup")).toHaveLength(1);
+    expect(result.reply.clientCalls?.calls.map((c) => c.function.name)).toEqual(["lookup"]);
+    expect(lookupCalls.length).toBe(before);
   });
 });

@@ -39,7 +39,7 @@ describe("pruneState", () => {
     const waiting = state.outbox.add(chat, { text: "b" }, undefined, old);
 
     const removed = pruneState({ state, logger: silentLogger(), now: () => old + 30 * day });
-    expect(removed).toEqual({ ledger: 1, turns: 1, outbox: 1 });
+    expect(removed).toEqual({ ledger: 1, turns: 1, outbox: 1, responses: 0 });
     expect(state.ledger.unhandled().map((m) => m.messageId)).toEqual(["unhandled-old"]);
     expect(state.turns.get("pending-old")?.status).toBe("pending");
     expect(state.turns.get("done-old")).toBeUndefined();
@@ -49,6 +49,22 @@ describe("pruneState", () => {
     state.ledger.markHandled("fakechat", "fresh", "accepted");
     pruneState({ state, logger: silentLogger(), now: () => old + 30 * day });
     expect(state.ledger.record(message("fresh"), old + 30 * day)).toBe(false);
+    state.close();
+  });
+
+  it("deletes the API's stored responses once they expire, and they are unreadable from then", () => {
+    const state = SqliteState.open(":memory:");
+    const put = (id: string, expiresAt: number) =>
+      state.responses.put({ id, chatId: "c", userId: "api", body: "{}", createdAt: 0, expiresAt });
+    put("resp_old", 1_000);
+    put("resp_new", 5_000);
+    expect(state.responses.get("resp_old", 999)?.chatId).toBe("c");
+    expect(state.responses.get("resp_old", 1_000)).toBeUndefined();
+    const removed = pruneState({ state, logger: silentLogger(), now: () => 2_000 });
+    expect(removed.responses).toBe(1);
+    expect(state.responses.get("resp_new", 2_000)?.id).toBe("resp_new");
+    expect(state.responses.delete("resp_old")).toBe(false);
+    expect(state.responses.delete("resp_new")).toBe(true);
     state.close();
   });
 });
