@@ -1,6 +1,6 @@
 /**
- * The openai SDK, loaded by the first model request rather than at start: some 150 modules that a
- * gateway does not need before its adapters poll. Later calls share the first load.
+ * The openai SDK, loaded by its first use rather than at start (the embeddings client): some 150
+ * modules that a gateway does not need before its adapters poll. Later calls share the first load.
  */
 type OpenAISdk = typeof import("openai");
 
