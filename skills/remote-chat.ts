@@ -43,7 +43,7 @@ export function installCommand(
   try {
     source = parseSkillSource(spec);
   } catch (err) {
-    return `${describeError(err)}\n${USAGE}`;
+    return `${err instanceof Error ? err.message : String(err)}\n${USAGE}`;
   }
   if (source.kind === "local")
     return `From chat, skills come from a git URL, an archive URL or owner/repo; a folder on this machine installs with \`herald skills install ${spec}\`.`;
@@ -58,7 +58,7 @@ export function installCommand(
       }
     } catch (err) {
       logger.warn({ source: spec, error: describeError(err) }, "skill not installed from chat");
-      return refusal(spec, describeError(err));
+      return refusal(spec, err instanceof Error ? err.message : String(err));
     }
   };
   if (confirming)
