@@ -134,6 +134,29 @@ describe("skills_list with remote", () => {
     await chat.waitForTexts(2);
     expect(toolResult(harness.llm.requests[3])).toBe('No skill matches "tea".');
   });
+
+  it("on a platform without buttons the preview says what to type, and the typed line installs", async () => {
+    const tar = teaArchive("Order oolong.");
+    const base = await serve({ "/tea.tar.gz": tar });
+    let chat!: FakeChatAdapter;
+    // alice is on the allowlist and no owners are named: she is an owner.
+    harness = await startHarness({
+      env: { GATEWAY_ALLOWED_USERS: "fakechat:alice", HERALD_WEB_ALLOW_PRIVATE: "true" },
+      adapters: () => {
+        chat = new FakeChatAdapter();
+        return [chat];
+      },
+    });
+    await chat.inject({ text: `/skills install ${base}/tea.tar.gz` });
+    const [notice, preview] = await chat.waitForTexts(2);
+    expect(notice).toBe(`📦 Fetching ${base}/tea.tar.gz…`);
+    const line = `/skills install ${base}/tea.tar.gz --yes ${createHash("sha256").update(tar).digest("hex").slice(0, 16)}`;
+    expect(preview).toContain(`Nothing is installed yet. Install it with the button, or send \`${line}\`.`);
+    expect(preview).not.toMatch(/Reply \/skills/);
+    await chat.inject({ text: line });
+    expect((await chat.waitForTexts(4))[3]).toMatch(/^Installed tea-order/);
+    expect(existsSync(join(harness.homeDir, "skills", "tea-order", "SKILL.md"))).toBe(true);
+  });
 });
 
 const running = platformPerTest<FakeTelegram>();
@@ -223,7 +246,9 @@ describe("/skills install on Telegram", () => {
 
     command(fake, OWNER, `/skills install ${base}/evil.tar.gz`);
     const refused = await botMessage(fake, OWNER, /^Not installed: .*evil\.tar\.gz: /);
-    expect(refused.text).toMatch(/evil\.tar\.gz: the archive entry .*passwd\.md is a symlink, not a file: refused/);
+    expect(refused.text).toMatch(
+      /evil\.tar\.gz: the archive entry .*passwd\.md is a symlink, not a file: refused/,
+    );
     expect(keyboardOf(refused)).toBeUndefined();
 
     // Previewed, then the archive changes: the old id no longer installs it.
