@@ -8,7 +8,6 @@ import { type Logger, lazyChild } from "../core/logger.js";
 import {
   CLIENT_PENDING,
   completedClientStep,
-  type ModelUsage,
   type ProviderAlert,
   type TurnJob,
   type TurnProgress,
@@ -25,6 +24,7 @@ import type { ModelClient, ModelMessage } from "./model-client.js";
 import { cancelledError } from "./model-errors.js";
 import { recallNote } from "./recall-note.js";
 import { runTool, type ToolRunDeps } from "./run-tool.js";
+import { addToolUsage, addUsage } from "./turn-usage.js";
 import type { StateClient, ToolOutput, TurnHooks } from "./types.js";
 import type { SpeakReply } from "./voice-reply.js";
 
@@ -54,47 +54,6 @@ export interface TurnDeps extends ToolRunDeps {
 interface TurnTally {
   usage: TurnUsage;
   alerts: ProviderAlert[];
-}
-
-/** Adds one model call's tokens to the turn's totals and to its model's line. */
-function addUsage(
-  usage: TurnUsage,
-  model: string,
-  u: { promptTokens: number; completionTokens: number; cachedTokens?: number | undefined },
-): void {
-  const cached = u.cachedTokens ?? 0;
-  usage.promptTokens += u.promptTokens;
-  usage.completionTokens += u.completionTokens;
-  usage.cachedTokens = (usage.cachedTokens ?? 0) + cached;
-  usage.modelCalls++;
-  usage.byModel ??= [];
-  const byModel = usage.byModel;
-  let line: ModelUsage | undefined = byModel.find((m) => m.model === model);
-  if (!line) {
-    line = { model, promptTokens: 0, completionTokens: 0, cachedTokens: 0, calls: 0 };
-    byModel.push(line);
-  }
-  line.promptTokens += u.promptTokens;
-  line.completionTokens += u.completionTokens;
-  line.cachedTokens += cached;
-  line.calls++;
-}
-
-/** Adds the model calls tools made themselves (`ToolOutput.usage`) to the turn's lines per model. */
-function addToolUsage(usage: TurnUsage, outputs: readonly ToolOutput[]): void {
-  for (const u of outputs.flatMap((o) => o.usage ?? [])) {
-    usage.promptTokens += u.promptTokens;
-    usage.completionTokens += u.completionTokens;
-    usage.byModel ??= [];
-    const line = usage.byModel.find((m) => m.model === u.model);
-    if (!line) usage.byModel.push({ ...u });
-    else {
-      line.promptTokens += u.promptTokens;
-      line.completionTokens += u.completionTokens;
-      line.cachedTokens += u.cachedTokens;
-      line.calls += u.calls;
-    }
-  }
 }
 
 type Files = NonNullable<ToolOutput["files"]>;

@@ -1,79 +1,12 @@
 /**
- * Turns what the openai SDK throws into `ModelError`s with user-phrased messages, and decides which
- * failures are worth another try.
+ * Turns a classified failure (each transport reads its own SDK's errors, agent/providers/) into the
+ * `ModelError` the user reads.
  */
-import { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai";
-import { HeraldError, ModelError } from "../core/errors.js";
+import { ModelError } from "../core/errors.js";
+import type { AttemptFailure } from "./providers/index.js";
 
-/** How one attempt failed. `retry`: the same request may succeed later (429, 5xx, network, timeout). */
-export interface AttemptFailure {
-  kind: "status" | "connection" | "timeout" | "stream";
-  status?: number | undefined;
-  retry: boolean;
-  retryAfterMs?: number | undefined;
-  detail: string;
-  cause: unknown;
-  /** A 400 saying the request is longer than the model's context: compressing may help. */
-  contextTooLong?: boolean | undefined;
-}
-
-/** How providers phrase "the prompt does not fit" in a 400 (OpenAI, OpenRouter, llama.cpp, vLLM, Anthropic). */
-const CONTEXT_TOO_LONG =
-  /context[_ ]length|context window|maximum context|too many tokens|prompt is too long|exceeds? the (?:available )?context|reduce the length/i;
-
-/** The error a cancelled turn throws (recognised by `isAbortError`). */
-export function cancelledError(reason: unknown): HeraldError {
-  return new HeraldError("The turn was cancelled.", { code: "turn_cancelled", cause: reason });
-}
-
-/** `retry-after-ms` (OpenAI's own), else `retry-after` (seconds or an HTTP date), in ms. */
-export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
-  const ms = headers?.get("retry-after-ms");
-  if (ms && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
-  const value = headers?.get("retry-after");
-  if (!value) return undefined;
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.max(0, Number(value) * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
-
-/** Classifies a thrown value of one attempt (aborts are handled before this is called). */
-export function classifyFailure(err: unknown): AttemptFailure {
-  if (err instanceof APIConnectionTimeoutError) {
-    return { kind: "timeout", retry: true, detail: "timed out", cause: err };
-  }
-  if (err instanceof APIConnectionError) {
-    const cause = err.cause instanceof Error ? err.cause.message : err.message;
-    return { kind: "connection", retry: true, detail: cause, cause: err };
-  }
-  if (err instanceof APIError) {
-    const status = err.status;
-    if (status === undefined) {
-      // An error event inside an SSE stream: the server failed mid-answer.
-      return { kind: "stream", retry: true, detail: err.message, cause: err };
-    }
-    const retry = status === 408 || status === 409 || status === 429 || status >= 500;
-    const detail =
-      err.error && typeof err.error === "object"
-        ? String((err.error as { message?: unknown }).message ?? err.message)
-        : err.message;
-    return {
-      kind: "status",
-      status,
-      retry,
-      retryAfterMs: retryAfterMs(err.headers),
-      detail,
-      cause: err,
-      contextTooLong: (status === 400 || status === 413) && CONTEXT_TOO_LONG.test(detail),
-    };
-  }
-  if (err instanceof ModelError) {
-    return { kind: "stream", status: err.status, retry: err.retryable, detail: err.message, cause: err };
-  }
-  // fetch's body reader throws plain errors ("terminated") when the connection drops mid-stream.
-  const message = err instanceof Error ? err.message : String(err);
-  return { kind: "connection", retry: true, detail: message, cause: err };
-}
+export type { AttemptFailure } from "./providers/index.js";
+export { cancelledError, retryAfterMs } from "./providers/index.js";
 
 export interface FailureContext {
   baseUrl: string;
@@ -98,6 +31,12 @@ export function toModelError(failure: AttemptFailure, ctx: FailureContext): Mode
     return new ModelError(
       `The conversation is longer than the context of model '${model}' (${failure.detail}); send /new to start a fresh session, or raise its context_tokens if the model allows more.`,
       { ...base, code: "model_context_too_long", retryable: false },
+    );
+  }
+  if (failure.category === "refusal") {
+    return new ModelError(
+      `Model '${model}' declined to answer this (${failure.detail})${which}; rephrase the request, or switch models with /model.`,
+      { ...base, code: "model_refused", retryable: false },
     );
   }
   switch (failure.kind) {

@@ -37,7 +37,7 @@ export function announceToWorkers(
   logger: Logger,
 ): () => readonly McpServerConfig[] {
   runner.on("session-ended", ({ session: ended }) => {
-    announce({ type: "session-ended", sessionKey: ended.key }).catch((err: unknown) =>
+    announce({ type: "session-ended", sessionKey: ended.key, sessionId: ended.id }).catch((err: unknown) =>
       logger.warn({ err: describeError(err) }, "could not announce the end of a session"),
     );
   });
@@ -84,7 +84,7 @@ export function listenToGateway(queue: JobQueue, deps: WorkerAnnouncementDeps): 
       switch (event.type) {
         case "session-ended":
           deps.tools
-            .endSession(event.sessionKey)
+            .endSession(event.sessionKey, event.sessionId)
             .catch((err: unknown) =>
               log.warn({ err: describeError(err) }, "could not end the background processes of a session"),
             );

@@ -13,6 +13,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import type { ResolvedWebhook } from "../adapters/webhooks/index.js";
 import { type ExecSection, execBackendOptionsOf } from "../agent/exec/settings.js";
+import { AVAILABLE_APIS, type ModelApi } from "../agent/providers/index.js";
 import { isLoopbackHost } from "../agent/tools/web/address.js";
 import { ConfigError } from "../core/errors.js";
 import type { PlatformCommonConfig, PlatformModule } from "../core/platform.js";
@@ -32,12 +33,16 @@ const schema = z.strictObject({
 });
 
 /** The whole typed configuration plus where it came from. */
-export type HeraldConfig = z.infer<z.ZodObject<typeof kernelShape>> &
+export type HeraldConfig = Omit<z.infer<z.ZodObject<typeof kernelShape>>, "providers"> &
   FeatureConfig & {
+    /** The providers, each with its endpoint settled (a protocol's default when base_url is absent). */
+    providers: (KernelProvider & { baseUrl: string })[];
     homeDir: string;
     /** Each platform module's section, by platform name, parsed by the module's schema. */
     platforms: Record<string, PlatformCommonConfig>;
   };
+
+type KernelProvider = z.infer<z.ZodObject<typeof kernelShape>>["providers"][number];
 
 /** Environment variables and the config path each sets. Every env name has a config.yaml equivalent. */
 const ENV: Record<string, readonly [path: string, kind: EnvKind]> = { ...kernelEnv };
@@ -237,6 +242,7 @@ function resolveProviders(
       );
     }
     seen.add(provider.name);
+    settleEndpoint(provider, i);
     const keyEnv = provider.apiKeyEnv;
     const key = keyEnv ? env[keyEnv]?.trim() : undefined;
     if (keyEnv && !key) {
@@ -253,6 +259,35 @@ function resolveProviders(
     config.model.default =
       first && model?.["name"] === undefined ? `${first.name}/${first.models[0]!.name}` : config.model.name;
   }
+}
+
+/** Where a protocol's vendor serves it when `base_url` is not given. */
+const DEFAULT_BASE_URLS: Partial<Record<ModelApi, string>> = {
+  anthropic: "https://api.anthropic.com",
+  gemini: "https://generativelanguage.googleapis.com",
+};
+
+/**
+ * Gives a provider without `base_url` its protocol's endpoint and checks that the protocol is one this
+ * build speaks. @throws ConfigError naming the key and the fix
+ */
+function settleEndpoint(provider: KernelProvider, i: number): void {
+  const api = provider.api;
+  if (api && !AVAILABLE_APIS.includes(api)) {
+    throw new ConfigError(
+      `providers.${i}.api`,
+      `config.yaml: providers.${i}.api is '${api}', which this version of Herald does not speak yet (it speaks ${AVAILABLE_APIS.join(", ")}). Fix: use one of those, or reach the model through an OpenAI-compatible gateway (api: openai-chat).`,
+    );
+  }
+  if (provider.baseUrl) return;
+  const url = api ? DEFAULT_BASE_URLS[api] : undefined;
+  if (!url) {
+    throw new ConfigError(
+      `providers.${i}.base_url`,
+      `config.yaml: provider '${provider.name}' has no base_url. Fix: set providers.${i}.base_url to its endpoint (e.g. https://openrouter.ai/api/v1), or set api: anthropic or api: gemini for Anthropic's or Google's own API.`,
+    );
+  }
+  provider.baseUrl = url;
 }
 
 /** The providers with the key each read from its env variable (set by the loader; never logged). */

@@ -6,8 +6,8 @@
  */
 import { join } from "node:path";
 import OpenAI from "openai";
-import { createCatalog, modelConfigProblem } from "../agent/index.js";
-import { LEGACY_PROVIDER, type ProviderCatalog, type ResolvedModel } from "../agent/providers/index.js";
+import { createCatalog, createModelClient, modelConfigProblem } from "../agent/index.js";
+import { apiOf, LEGACY_PROVIDER, ProviderCatalog, type ResolvedModel } from "../agent/providers/index.js";
 import { ConfigError, describeError } from "../core/errors.js";
 import type { DoctorContext, DoctorLine } from "../core/settings.js";
 import { SqliteState } from "../sessions/index.js";
@@ -108,6 +108,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
 }
 
 async function checkModel(config: HeraldConfig, main: ResolvedModel | undefined): Promise<DoctorLine> {
+  if (main && apiOf(main.provider) !== "openai-chat") return checkModelNatively(config, main);
   // The default model's provider; the legacy endpoint's settings are the env variables.
   const provider = main?.provider;
   const legacy = !provider || provider.name === LEGACY_PROVIDER;
@@ -148,6 +149,42 @@ async function checkModel(config: HeraldConfig, main: ResolvedModel | undefined)
       ok: false,
       text: `model endpoint failed: ${status ? `HTTP ${status}` : describeError(err)}`,
       fix,
+    };
+  }
+}
+
+/**
+ * The default model asked once through its own protocol's transport (Anthropic, Gemini, Responses),
+ * for at most a token of answer where the protocol takes a limit; no retry, no fallback.
+ */
+async function checkModelNatively(config: HeraldConfig, main: ResolvedModel): Promise<DoctorLine> {
+  const provider = main.provider;
+  const info = { ...(main.info ?? { name: main.model }), maxOutputTokens: 1, reasoning: false };
+  const only = { ...provider, models: [info] };
+  const catalog = new ProviderCatalog({
+    providers: [only],
+    defaultModel: main.ref,
+    contextTokens: config.model.contextTokens,
+    vision: false,
+  });
+  const client = createModelClient({
+    ...config.model,
+    name: main.ref,
+    fallbacks: [],
+    catalog,
+    maxRetries: 0,
+    timeoutMs: 20_000,
+  });
+  const api = apiOf(provider);
+  try {
+    await client.streamChat({ model: main.ref, messages: [{ role: "user", content: "ping" }] });
+    return { ok: true, text: `model endpoint answered a request (${main.ref}, ${api})` };
+  } catch (err) {
+    const status = (err as { status?: number }).status;
+    return {
+      ok: false,
+      text: `model endpoint failed (${api}): ${status ? `HTTP ${status}` : describeError(err)}`,
+      fix: err instanceof Error ? err.message : String(err),
     };
   }
 }

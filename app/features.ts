@@ -9,6 +9,7 @@ import { delegationSettings } from "../agent/delegate/settings.js";
 import { execSettings } from "../agent/exec/settings.js";
 import { learningSettings } from "../agent/learning/settings.js";
 import { pluginsSettings } from "../agent/plugins/settings.js";
+import { browserSettings } from "../agent/tools/browser/settings.js";
 import { codeSettings } from "../agent/tools/code/settings.js";
 import { imagesSettings } from "../agent/tools/image/settings.js";
 import { mcpServersSettings } from "../agent/tools/mcp/settings.js";
@@ -31,6 +32,7 @@ export const featureModules = [
   webSettings,
   voiceSettings,
   visionSettings,
+  browserSettings,
   imagesSettings,
   codeSettings,
   memorySettings,

@@ -13,6 +13,7 @@ import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
 import { type GatewayRunner, turnIdFor } from "../gateway/index.js";
 import type { SqliteState } from "../sessions/index.js";
 import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
+import { createWebChatServices } from "./web-chat.js";
 
 /** The adapters to start, and the platforms that could not even be created. */
 export interface GatewayAdapters {
@@ -42,6 +43,7 @@ export async function createAdapters(
   const api = config.apiServer.enabled ? apiAdapter(config, state, logger, parts.chat) : undefined;
   const adapters: PlatformAdapter[] = [...(api ? [api] : []), ...(parts.extraAdapters ?? [])];
   const failed = new Map<string, string>();
+  const services = { webchat: createWebChatServices(config, { state, runner, chat: parts.chat }) };
   if (!parts.localOnly) {
     for (const module of configuredPlatforms(config)) {
       const platform = module.name;
@@ -55,6 +57,7 @@ export async function createAdapters(
           isAllowed: (userId: string) => runner.access.isAllowed(platform, userId),
           isAddressed: (message) => runner.isAddressed(message),
           commandMenu: () => runner.commands.menu(),
+          services,
         };
         adapters.push(await module.create(sectionOf(config, module), deps));
       } catch (err) {

@@ -205,7 +205,7 @@ async function attachAgent(
   if (!agent) return { agent, plugins };
   runner.on("session-ended", ({ session: ended }) => {
     agent.tools
-      .endSession(ended.key)
+      .endSession(ended.key, ended.id)
       .catch((err: unknown) =>
         logger.warn({ error: describeError(err) }, "could not end the background processes of a session"),
       );
@@ -280,7 +280,15 @@ async function startHttp(
   const { state, logger, features, api, started, dashboard } = parts;
   const { webhooks, runner } = features;
   const redis = Boolean(config.queue.redisUrl);
-  if (!api && !redis && !dashboard && !webhooks && ![...started.values()].some((a) => a.handleWebhook))
+  const adapterRoutes = [...started.values()].some((a) => a.handleHttp);
+  if (
+    !api &&
+    !redis &&
+    !dashboard &&
+    !webhooks &&
+    !adapterRoutes &&
+    ![...started.values()].some((a) => a.handleWebhook)
+  )
     return undefined;
   return startGatewayHttp(config, {
     logger,
@@ -294,6 +302,14 @@ async function startHttp(
       ...(webhooks ? [webhooks] : []),
       ...(dashboard ? [dashboard] : []),
       ...(api ? [mcpRoute(config, state, features, logger)] : []),
+      // Platforms with pages of their own (the web chat's /chat), as each runs at the request.
+      {
+        handleHttp: async (req, res, path) => {
+          for (const adapter of runner.adapters.values())
+            if (adapter.handleHttp && (await adapter.handleHttp(req, res, path))) return true;
+          return false;
+        },
+      },
     ],
     stateApi: redis
       ? createStateApiRoute({

@@ -50,10 +50,19 @@ export const kernelReference: readonly KernelSection[] = [
     key: "providers",
     reference: {
       intro:
-        "A list; each entry is one OpenAI-compatible endpoint. See [Models and providers](models-and-providers.md).",
+        "A list; each entry is one endpoint speaking one wire protocol. See [Models and providers](models-and-providers.md).",
       rows: [
         ["[].name", "letters, digits, `.`, `_`, `-`; the prefix of `provider/model` references"],
-        ["[].base_url", "the endpoint"],
+        [
+          "[].api",
+          "the wire protocol: `openai-chat` (any OpenAI-compatible server), `openai-responses` (OpenAI's Responses API: reasoning items kept across tool calls), `anthropic` (Anthropic Messages: prompt caching, extended thinking) or `gemini` (Google's Gemini API: thinking budget, thought signatures)",
+          "`anthropic` for api.anthropic.com, `gemini` for generativelanguage.googleapis.com, else `openai-chat`",
+        ],
+        [
+          "[].base_url",
+          "the endpoint",
+          "required, but for `api: anthropic` and `api: gemini` (their vendors' endpoints)",
+        ],
         [
           "[].api_key_env",
           "the variable (environment or `.env`) holding the key; the key never goes in `config.yaml`",
@@ -63,13 +72,30 @@ export const kernelReference: readonly KernelSection[] = [
         ["[].headers", "extra request headers (OpenRouter's `HTTP-Referer`, `X-Title`)"],
         ["[].models[].name", "the model's name at the provider"],
         ["[].models[].context_tokens", "its context window", "`model.context_tokens`"],
-        ["[].models[].price", "`{input, output, cached}` in US dollars per million tokens, for `/usage`"],
-        ["[].models[].reasoning", "accepts `reasoning_effort` (`/reasoning`)", "`false`"],
+        [
+          "[].models[].price",
+          "`{input, output, cached, cache_write}` in US dollars per million tokens, for `/usage` (`cached`: prompt read from the cache; `cache_write`: written to it, Anthropic)",
+        ],
+        [
+          "[].models[].reasoning",
+          "reasons on request (`/reasoning`): `reasoning_effort` on chat, extended thinking on Anthropic",
+          "`false`",
+        ],
+        [
+          "[].models[].thinking_budget",
+          "the thinking budget in tokens (Anthropic, Gemini), at least 1024",
+          "by effort: 2,048 / 8,192 / 24,576",
+        ],
+        [
+          "[].models[].max_output_tokens",
+          "the longest answer in tokens, thinking excluded (Anthropic; Gemini when set)",
+          "8,192",
+        ],
         ["[].models[].vision", "accepts images", "`false`"],
         [
           "[].models[].cache_control",
-          "send explicit prompt-cache markers",
-          "on for Anthropic models on OpenRouter",
+          "send explicit prompt-cache markers (`cache_control` breakpoints)",
+          "on for `api: anthropic` and for Anthropic models on OpenRouter",
         ],
       ],
     },

@@ -6,6 +6,7 @@
  * the kernel's rows of the reference are in app/kernel-reference.ts.
  */
 import { z } from "zod";
+import { MODEL_APIS } from "../agent/providers/types.js";
 import type { EnvKind } from "../core/settings.js";
 
 const list = z.array(z.string()).default([]);
@@ -29,7 +30,10 @@ function originProblem(text: string): string | undefined {
 /** One entry of `providers:` (see agent/providers/types.ts). */
 const providerSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, "letters, digits, '.', '_' or '-' only"),
-  baseUrl: z.url(),
+  /** The wire protocol; read from base_url when absent (Anthropic's host, else OpenAI chat). */
+  api: z.enum(MODEL_APIS).optional(),
+  /** Required but for `api: anthropic` (https://api.anthropic.com by default). */
+  baseUrl: z.url().optional(),
   /** The environment variable (or HERALD_HOME/.env entry) holding the key; the key never goes in config.yaml. */
   apiKeyEnv: z
     .string()
@@ -48,11 +52,14 @@ const providerSchema = z.strictObject({
             input: z.number().min(0),
             output: z.number().min(0),
             cached: z.number().min(0).optional(),
+            cacheWrite: z.number().min(0).optional(),
           })
           .optional(),
         reasoning: z.boolean().optional(),
         vision: z.boolean().optional(),
         cacheControl: z.boolean().optional(),
+        thinkingBudget: z.number().int().min(1024).optional(),
+        maxOutputTokens: z.number().int().positive().optional(),
       }),
     )
     .min(1, "list at least one model (name, and optionally context_tokens and price)"),
@@ -122,6 +129,7 @@ export const kernelShape = {
           "web",
           "voice",
           "vision",
+          "browser",
           "image",
           "code",
           "messaging",

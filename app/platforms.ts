@@ -11,6 +11,7 @@ import { mattermostPlatform } from "../adapters/mattermost/module.js";
 import { signalPlatform } from "../adapters/signal/module.js";
 import { slackPlatform } from "../adapters/slack/module.js";
 import { telegramPlatform } from "../adapters/telegram/module.js";
+import { webchatPlatform } from "../adapters/webchat/module.js";
 import { whatsappPlatform } from "../adapters/whatsapp/module.js";
 import { parseChat } from "../core/chat.js";
 import type { ChatIdSplitter, PlatformModule } from "../core/platform.js";
@@ -27,6 +28,7 @@ export const platformModules: readonly PlatformModule[] = [
   signalPlatform,
   ircPlatform,
   mattermostPlatform,
+  webchatPlatform,
 ];
 
 /** Chat-id splitters of the platforms that have one, for `parseChat`. */

@@ -5,7 +5,8 @@
  * `todo`), "cron" (`cronjob`), "memory" (`memory`), "skills" (`skills_list`, `skill_view`,
  * `skill_manage`), "delegate", "tasks" (`task_board`), "terminal" (`terminal`, `process`; only where the
  * configured execution backend is available), "files" (`read_file`, `write_file`, `patch`,
- * `search_files`, in the same workspaces), "web", "messaging", "vision", "image", "code" (`execute_code`), "voice", and one per MCP server.
+ * `search_files`, in the same workspaces), "web", "browser" (where Chromium is installed), "messaging",
+ * "vision", "image", "code" (`execute_code`), "voice", and one per MCP server.
  */
 import { join } from "node:path";
 import { delegateTool } from "../agent/delegate/index.js";
@@ -18,6 +19,7 @@ import {
   WorkspaceManager,
 } from "../agent/exec/index.js";
 import { type SpeakReply, type Tool, ToolRegistry, type UnavailableToolset } from "../agent/index.js";
+import { createBrowserTools } from "../agent/tools/browser/index.js";
 import { clarifyTool } from "../agent/tools/clarify/index.js";
 import { CODE_BACKENDS, type ExecuteCodeDeps, executeCodeTool } from "../agent/tools/code/index.js";
 import { cronjobTool } from "../agent/tools/cron/index.js";
@@ -70,6 +72,7 @@ export const toolsetSummaries: Readonly<Record<string, string>> = {
   web: "search the web and read pages",
   voice: "speak text as a voice note",
   vision: "describe or read images",
+  browser: "open pages in a real browser: read, click, type, log in, screenshots, downloads",
   image: "make pictures from a description",
   code: "run a Python or JavaScript script that calls these tools many times in one step",
   messaging: "send messages and files to chats",
@@ -136,8 +139,12 @@ export interface AgentTools {
   mcp: McpManager;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: UnavailableToolset[];
-  /** A session ended: its background processes are killed, its workspace's file helper ended. */
-  endSession(sessionKey: string): Promise<void>;
+  /**
+   * A session ended: its background processes are killed, its workspace's file helper ended, its
+   * browser context closed (only the context `sessionId` used, when given: the next session of the key
+   * may have opened its own already).
+   */
+  endSession(sessionKey: string, sessionId?: string): Promise<void>;
   /** Kills background processes and closes the backend. */
   close(): Promise<void>;
 }
@@ -192,6 +199,8 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     createVisionTool(config, { access, unavailable }),
     createImageTool(config, { access, unavailable }),
   );
+  const browser = createBrowserTools(config, { access, logger, unavailable });
+  tools.push(...browser.tools);
   const speech = createSpeechTools(config, { logger, unavailable });
   tools.push(...speech.tools);
   registry = createToolRegistry(tools);
@@ -208,8 +217,9 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     transcribe: createTranscriber(config, { logger, unavailable }),
     speakReply: speech.speakReply,
     unavailable,
-    async endSession(sessionKey) {
+    async endSession(sessionKey, sessionId) {
       await processes?.killAll(sessionKey);
+      await browser.endSession(sessionKey, sessionId);
       // Per-user workspaces outlive a session: their helper ends when idle.
       if (config.exec.workspaceScope === "session")
         await backend?.release?.(workspaces.workspaceFor({ sessionKey }));
@@ -219,6 +229,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
       await processes?.closeAll();
       await backend?.close();
       await web.close();
+      await browser.close();
     },
   };
 }

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
+import { benchBrowser, browserMarkdown } from "./browser.js";
 import { benchCode, codeMarkdown } from "./code.js";
 import { benchCommands, commandsMarkdown } from "./commands.js";
 import { benchDashboard, dashboardMarkdown } from "./dashboard.js";
@@ -26,7 +27,9 @@ import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchStream, streamMarkdown } from "./stream.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
+import { benchTransports, transportsMarkdown } from "./transports.js";
 import { benchTui, tuiMarkdown } from "./tui.js";
+import { benchWebchat, webchatMarkdown } from "./webchat.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const file = join(root, "BENCHMARKS.md");
@@ -36,6 +39,12 @@ if (check && wanted.size === 0) wanted.add("floor");
 const run = (name: string) => wanted.size === 0 || wanted.has(name);
 
 const scenarios: Record<string, () => Promise<void>> = {
+  transports: async () => {
+    const opts = { calls: 600, rounds: 10, sessionTurns: 20 };
+    const result = await benchTransports(opts);
+    console.log(JSON.stringify({ transports: result }));
+    writeSection(file, "transports", transportsMarkdown(result, opts, "npm run bench -- transports"));
+  },
   floor: async () => {
     const opts = { root, runs: 3, singles: 100, chats: 200, perChat: 5 };
     const committed = committedRatios(readFileSync(file, "utf8"));
@@ -198,6 +207,18 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchTui(opts);
     console.log(JSON.stringify({ tui: result }));
     writeSection(file, "tui", tuiMarkdown(result, opts, "npm run bench -- tui"));
+  },
+  browser: async () => {
+    const opts = { runs: 30, sessions: 5 };
+    const result = await benchBrowser(opts);
+    console.log(JSON.stringify({ browser: result }));
+    writeSection(file, "browser", browserMarkdown(result, opts, "npm run bench -- browser"));
+  },
+  webchat: async () => {
+    const opts = { turns: 20, opens: 10, sessionMessages: 1000 };
+    const result = await benchWebchat(opts);
+    console.log(JSON.stringify({ webchat: result }));
+    writeSection(file, "webchat", webchatMarkdown(result, opts, "npm run bench -- webchat"));
   },
   responses: async () => {
     const opts = { root, turns: 300 };

@@ -14,6 +14,7 @@ export type HeraldErrorCode =
   | "model_unavailable"
   | "model_timeout"
   | "model_context_too_long"
+  | "model_refused"
   | "tool_error"
   | "tool_invalid_args"
   | "turn_cancelled"

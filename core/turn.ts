@@ -175,6 +175,10 @@ export interface ModelUsage {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number;
+  /** Prompt tokens written to the provider's cache (Anthropic); absent from older workers. */
+  cacheWriteTokens?: number | undefined;
+  /** Output tokens spent reasoning, part of `completionTokens`, where the API says. */
+  reasoningTokens?: number | undefined;
   calls: number;
 }
 
@@ -313,7 +317,7 @@ export interface JobQueue {
 /** What the gateway tells every worker process at once (`JobQueue.announce`). */
 export type WorkerAnnouncement =
   /** A session ended (/new, /reset, idle or daily): the background processes its turns started end. */
-  | { type: "session-ended"; sessionKey: string }
+  | { type: "session-ended"; sessionKey: string; sessionId?: string | undefined }
   /** `/reload-mcp` or `/reload-plugins`: reload the MCP servers (config.yaml read again) or the plugins. */
   | { type: "reload"; what: "mcp" | "plugins" };
 

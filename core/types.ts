@@ -2,6 +2,7 @@
  * Contracts between platform adapters and the gateway. Platform SDK types never cross this line:
  * an adapter turns its platform's events into `InboundMessage`s and sends `OutboundMessage`s.
  */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "./logger.js";
 
 /**
@@ -30,11 +31,34 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
+/**
+ * A model's reasoning as its API gives it back to be sent again with the next request of the turn
+ * (Anthropic's signed thinking blocks, OpenAI's encrypted reasoning items, Gemini's thought
+ * signatures). Opaque to all but the transport of `api`; another protocol drops it.
+ */
+export interface ReasoningTrace {
+  /** The wire protocol that made it (`anthropic`, `openai-responses`, …). */
+  api: string;
+  /** The provider that made it: signatures are checked by the provider that signed them. */
+  provider: string;
+  /** The vendor's own items, as it sent them. */
+  items: unknown[];
+}
+
+/** An assistant message: text, tool calls, and the reasoning to send back within the turn. */
+export interface AssistantMessage {
+  role: "assistant";
+  content: string | null;
+  tool_calls?: ToolCall[] | undefined;
+  /** Kept within a turn (the session store keeps text and tool calls only). */
+  reasoning?: ReasoningTrace | undefined;
+}
+
 /** A conversation message as the model sees it (OpenAI chat-completions shape, text content). */
 export type ChatMessage =
   | { role: "system"; content: string }
   | { role: "user"; content: string; name?: string | undefined }
-  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] | undefined }
+  | AssistantMessage
   | { role: "tool"; content: string; tool_call_id: string };
 
 /** How sessions in groups are keyed. `per_user`: each sender has their own; `shared`: one per chat. */
@@ -267,6 +291,12 @@ export interface PlatformAdapter {
   sendTyping?(chat: ChatRef): Promise<void>;
   /** Serves `/webhooks/<platform>` on the gateway's HTTP server. */
   handleWebhook?(request: Request): Promise<Response>;
+  /**
+   * Serves paths of its own on the gateway's HTTP server with Node's request and response (the web
+   * chat's `/chat`, which streams): true when it answered, false for a path it does not own. Asked after
+   * the API server, the dashboard and the other routes; the request guard has seen the request first.
+   */
+  handleHttp?(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean>;
   /** Streaming adapters receive turn events for the messages they delivered. Must not throw. */
   onTurnEvent?(chat: ChatRef, event: AdapterTurnEvent): void;
   /** Whether the adapter is really receiving now (for /health). */
@@ -318,7 +348,20 @@ export interface AdapterDeps {
    * `setMyCommands`, Discord's application commands), asked at start. Unset: the adapter's defaults.
    */
   commandMenu?: (() => CommandMenuEntry[]) | undefined;
+  /**
+   * What a platform needs of the gateway beyond these (the web chat: sessions, pairing, owners), one
+   * member per platform, each declared by its platform by augmenting {@link AdapterServices}.
+   */
+  services?: AdapterServices | undefined;
 }
+
+/**
+ * The gateway's services for platforms that need more than {@link AdapterDeps}: empty here; a platform
+ * adds its member from its own folder (`declare module "../../core/types.js" { interface
+ * AdapterServices { web?: WebChatServices } }`) and the composition root fills it.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from the platforms
+export interface AdapterServices {}
 
 /** A command as a platform's menu shows it: its name (no slash) and a one-line description. */
 export interface CommandMenuEntry {

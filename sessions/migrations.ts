@@ -258,6 +258,12 @@ CREATE TABLE api_responses (
 CREATE INDEX api_responses_expires ON api_responses(expires_at);
 `;
 
+/** v6: cache writes and reasoning tokens per usage row (providers that report them; 0 before). */
+const v6 = `
+ALTER TABLE usage ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+`;
+
 /** Every migration, in order. The last one's version is the schema this build writes. */
 export const migrations: readonly Migration[] = [
   { version: 1, description: "initial schema", up: (db) => db.exec(v1) },
@@ -265,6 +271,7 @@ export const migrations: readonly Migration[] = [
   { version: 3, description: "search index filled in bulk", up: (db) => db.exec(v3) },
   { version: 4, description: "token usage per turn and model", up: (db) => db.exec(v4) },
   { version: 5, description: "stored API responses", up: (db) => db.exec(v5) },
+  { version: 6, description: "cache writes and reasoning tokens in usage", up: (db) => db.exec(v6) },
 ];
 
 /** The schema version this build writes. */

@@ -1,5 +1,5 @@
 /**
- * `SqliteUsageLedger`: token usage per turn and model in the `usage` table (migration v4), summed per
+ * `SqliteUsageLedger`: token usage per turn and model in the `usage` table (migrations v4, v6: cache writes and reasoning tokens), summed per
  * session, per model and per user.
  */
 import type Database from "better-sqlite3";
@@ -12,11 +12,14 @@ interface Row {
   prompt: number;
   completion: number;
   cached: number;
+  written: number;
+  reasoning: number;
   calls: number;
 }
 
 const SUMS =
-  "SUM(prompt_tokens) AS prompt, SUM(completion_tokens) AS completion, SUM(cached_tokens) AS cached, SUM(calls) AS calls";
+  "SUM(prompt_tokens) AS prompt, SUM(completion_tokens) AS completion, SUM(cached_tokens) AS cached, " +
+  "SUM(cache_write_tokens) AS written, SUM(reasoning_tokens) AS reasoning, SUM(calls) AS calls";
 
 const line = (r: Row): UsageLine => ({
   model: r.model,
@@ -24,6 +27,8 @@ const line = (r: Row): UsageLine => ({
   promptTokens: r.prompt,
   completionTokens: r.completion,
   cachedTokens: r.cached,
+  cacheWriteTokens: r.written,
+  reasoningTokens: r.reasoning,
   calls: r.calls,
 });
 
@@ -38,14 +43,15 @@ export class SqliteUsageLedger implements UsageLedger {
   constructor(db: Database.Database) {
     this.#insert = db.prepare(
       `INSERT OR REPLACE INTO usage (turn_id, model, session_id, user_id, platform, prompt_tokens,
-         completion_tokens, cached_tokens, calls, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, calls, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#session = db.prepare(
       `SELECT model, ${SUMS} FROM usage WHERE session_id = ? GROUP BY model ORDER BY MIN(created_at), model`,
     );
     this.#turn = db.prepare(
-      `SELECT model, prompt_tokens AS prompt, completion_tokens AS completion, cached_tokens AS cached, calls
-         FROM usage WHERE turn_id = ?`,
+      `SELECT model, prompt_tokens AS prompt, completion_tokens AS completion, cached_tokens AS cached,
+         cache_write_tokens AS written, reasoning_tokens AS reasoning, calls FROM usage WHERE turn_id = ?`,
     );
     this.#byModel = db.prepare(
       `SELECT model, ${SUMS} FROM usage WHERE created_at >= ? AND created_at < ? GROUP BY model ORDER BY prompt DESC, model`,
@@ -72,6 +78,8 @@ export class SqliteUsageLedger implements UsageLedger {
         l.promptTokens,
         l.completionTokens,
         l.cachedTokens,
+        l.cacheWriteTokens ?? 0,
+        l.reasoningTokens ?? 0,
         l.calls,
         now,
       );

@@ -5,7 +5,7 @@
  * the legacy endpoint (`model.base_url`, named `default`).
  */
 import type { ModelUsage } from "../../core/turn.js";
-import type { ProviderModel, ProviderSpec, ResolvedModel } from "./types.js";
+import type { ModelApi, ProviderModel, ProviderSpec, ResolvedModel } from "./types.js";
 
 /** The name of the provider built from the single legacy endpoint (`OPENAI_BASE_URL`). */
 export const LEGACY_PROVIDER = "default";
@@ -79,13 +79,20 @@ export class ProviderCatalog {
   }
 
   /** Estimated cost in US dollars, or undefined when the model has no declared price. */
-  costOf(usage: Pick<ModelUsage, "model" | "promptTokens" | "completionTokens" | "cachedTokens">) {
+  costOf(
+    usage: Pick<
+      ModelUsage,
+      "model" | "promptTokens" | "completionTokens" | "cachedTokens" | "cacheWriteTokens"
+    >,
+  ) {
     const price = this.resolve(usage.model)?.info?.price;
     if (!price) return undefined;
     const cached = Math.min(usage.cachedTokens, usage.promptTokens);
+    const written = Math.min(usage.cacheWriteTokens ?? 0, usage.promptTokens - cached);
     return (
-      ((usage.promptTokens - cached) * price.input +
+      ((usage.promptTokens - cached - written) * price.input +
         cached * (price.cached ?? price.input) +
+        written * (price.cacheWrite ?? price.input) +
         usage.completionTokens * price.output) /
       1_000_000
     );
@@ -119,4 +126,29 @@ function hostOf(url: string): string {
   } catch {
     return "";
   }
+}
+
+/**
+ * The wire protocol of a provider: its `api`, else read from its base URL (Anthropic's, Google's
+ * Generative Language and Bedrock's runtime hosts), else OpenAI Chat Completions.
+ */
+export function apiOf(provider: Pick<ProviderSpec, "api" | "baseUrl">): ModelApi {
+  if (provider.api) return provider.api;
+  // Asked on every model call: the URL is parsed once per provider.
+  let api = apiByProvider.get(provider);
+  if (!api) {
+    api = apiOfUrl(provider.baseUrl);
+    apiByProvider.set(provider, api);
+  }
+  return api;
+}
+
+const apiByProvider = new WeakMap<object, ModelApi>();
+
+function apiOfUrl(baseUrl: string): ModelApi {
+  const host = hostOf(baseUrl);
+  if (host === "api.anthropic.com") return "anthropic";
+  if (host === "generativelanguage.googleapis.com") return "gemini";
+  if (/^bedrock-runtime(-fips)?\.[a-z0-9-]+\.amazonaws\.com$/.test(host)) return "bedrock";
+  return "openai-chat";
 }

@@ -141,9 +141,33 @@ function modelList(offered: readonly ResolvedModel[], active: string, own: boole
 
 const n = (value: number) => value.toLocaleString("en-US");
 
-function tokens(l: Pick<UsageLine, "promptTokens" | "completionTokens" | "cachedTokens">): string {
-  return `${n(l.promptTokens)} in (${n(l.cachedTokens)} cached), ${n(l.completionTokens)} out`;
+type Tokens = Pick<
+  UsageLine,
+  "promptTokens" | "completionTokens" | "cachedTokens" | "cacheWriteTokens" | "reasoningTokens"
+>;
+
+/** `1,234 in (56 cached, 700 written to cache), 78 out (30 reasoning)`; the parts that are 0 unsaid. */
+function tokens(l: Tokens): string {
+  const written = l.cacheWriteTokens ? `, ${n(l.cacheWriteTokens)} written to cache` : "";
+  const reasoning = l.reasoningTokens ? ` (${n(l.reasoningTokens)} reasoning)` : "";
+  return `${n(l.promptTokens)} in (${n(l.cachedTokens)} cached${written}), ${n(l.completionTokens)} out${reasoning}`;
 }
+
+function addTokens(into: Required<Tokens>, l: Tokens): void {
+  into.promptTokens += l.promptTokens;
+  into.completionTokens += l.completionTokens;
+  into.cachedTokens += l.cachedTokens;
+  into.cacheWriteTokens += l.cacheWriteTokens ?? 0;
+  into.reasoningTokens += l.reasoningTokens ?? 0;
+}
+
+const zero = () => ({
+  promptTokens: 0,
+  completionTokens: 0,
+  cachedTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+});
 
 function dollars(value: number | undefined): string {
   if (value === undefined) return "no price configured";
@@ -153,13 +177,11 @@ function dollars(value: number | undefined): string {
 /** Lines per model, then the total; the cost sums the priced models (and says when some have no price). */
 export function usageText(title: string, lines: readonly UsageLine[], catalog: ProviderCatalog): string {
   if (lines.length === 0) return `${title}: no model calls yet.`;
-  const total = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, calls: 0 };
+  const total = { ...zero(), calls: 0 };
   let cost = 0;
   let unpriced = false;
   const out = lines.map((l) => {
-    total.promptTokens += l.promptTokens;
-    total.completionTokens += l.completionTokens;
-    total.cachedTokens += l.cachedTokens;
+    addTokens(total, l);
     total.calls += l.calls;
     const c = catalog.costOf(l);
     if (c === undefined) unpriced = true;
@@ -183,14 +205,8 @@ function usageAll(ledger: UsageLedger, catalog: ProviderCatalog): string {
     users.set(key, [...(users.get(key) ?? []), l]);
   }
   const byUser = [...users].map(([user, lines]) => {
-    const sum = lines.reduce(
-      (a, l) => ({
-        promptTokens: a.promptTokens + l.promptTokens,
-        completionTokens: a.completionTokens + l.completionTokens,
-        cachedTokens: a.cachedTokens + l.cachedTokens,
-      }),
-      { promptTokens: 0, completionTokens: 0, cachedTokens: 0 },
-    );
+    const sum = zero();
+    for (const l of lines) addTokens(sum, l);
     const costs = lines.map((l) => catalog.costOf(l));
     const cost = costs.every((c) => c === undefined)
       ? undefined

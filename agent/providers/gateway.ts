@@ -70,7 +70,7 @@ export function createProviders(config: ProvidersConfig, ports: ProvidersPorts):
 
   const tokens = metrics.counter(
     "herald_tokens_total",
-    "Model tokens by kind (prompt, completion, cached: the part of prompt served from the provider's cache) and model.",
+    "Model tokens by kind (prompt, completion, cached: the part of prompt served from the provider's cache, cache_write: the part written to it, reasoning: the part of completion spent reasoning) and model.",
   );
   const alerted = state.kv("provider-alerts");
   const log = logger.child({ component: "providers" });
@@ -87,6 +87,9 @@ export function createProviders(config: ProvidersConfig, ports: ProvidersPorts):
         tokens.inc({ kind: "prompt", model: line.model }, line.promptTokens);
         tokens.inc({ kind: "completion", model: line.model }, line.completionTokens);
         tokens.inc({ kind: "cached", model: line.model }, line.cachedTokens);
+        if (line.cacheWriteTokens)
+          tokens.inc({ kind: "cache_write", model: line.model }, line.cacheWriteTokens);
+        if (line.reasoningTokens) tokens.inc({ kind: "reasoning", model: line.model }, line.reasoningTokens);
       }
       // A provider that answered again may alert again the next time its key fails.
       for (const line of result.usage?.byModel ?? []) {

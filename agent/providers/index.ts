@@ -1,8 +1,11 @@
 /**
  * Model providers: the catalog (`provider/model` references, context windows, prices, reasoning,
- * cache markers), each session's model settings, and `/model`, `/reasoning`, `/usage`.
+ * cache markers), the transports (one `ModelTransport` per wire protocol: OpenAI Chat Completions,
+ * OpenAI Responses, Anthropic Messages, Gemini; `bedrock` is declared, not spoken yet, each SDK loaded on first use), each session's model settings, and `/model`,
+ * `/reasoning`, `/usage`.
  */
 export {
+  apiOf,
   LEGACY_PROVIDER,
   ProviderCatalog,
   type ProviderCatalogOptions,
@@ -10,11 +13,24 @@ export {
 } from "./catalog.js";
 export { type ProviderCommandsOptions, providerCommands, usageText } from "./commands.js";
 export {
+  CONTEXT_TOO_LONG,
+  cancelledError,
+  retryAfterMs,
+  TransportFailure,
+} from "./failures.js";
+export {
   createProviders,
   type ProvidersConfig,
   type ProvidersGateway,
   type ProvidersPorts,
   type SessionModels,
 } from "./gateway.js";
+export {
+  classifyOpenAIFailure,
+  createOpenAIChatTransport,
+  requestBody,
+  withCacheMarkers,
+} from "./openai-chat.js";
 export { SESSION_MODELS_NAMESPACE, SessionModelStore } from "./settings.js";
+export { AVAILABLE_APIS, TransportSet } from "./transports.js";
 export type * from "./types.js";

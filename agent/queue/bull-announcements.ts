@@ -10,7 +10,11 @@ import type { WorkerAnnouncement } from "../../core/turn.js";
 
 /** An announcement as it travels: the `WorkerAnnouncement` union, nothing else. */
 export const workerAnnouncementSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("session-ended"), sessionKey: z.string().min(1) }),
+  z.object({
+    type: z.literal("session-ended"),
+    sessionKey: z.string().min(1),
+    sessionId: z.string().min(1).optional(),
+  }),
   z.object({ type: z.literal("reload"), what: z.enum(["mcp", "plugins"]) }),
 ]) satisfies z.ZodType<WorkerAnnouncement>;
 

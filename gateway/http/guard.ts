@@ -37,7 +37,9 @@ type Area = "api" | "state" | "dashboard" | "webhook" | "other";
 function areaOf(path: string): Area {
   if (path.startsWith("/v1/") || path === "/mcp") return "api";
   if (path === "/internal/state" || path.startsWith("/internal/state/")) return "state";
+  // The web chat logs in as the dashboard does (the same secrets), so the same rules hold for it.
   if (path === "/dashboard" || path.startsWith("/dashboard/")) return "dashboard";
+  if (path === "/chat" || path.startsWith("/chat/")) return "dashboard";
   if (path.startsWith("/webhooks/")) return "webhook";
   return "other";
 }

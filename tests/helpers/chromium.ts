@@ -11,8 +11,11 @@ import puppeteer, { type Browser } from "puppeteer-core";
 /** Where the OS package puts the browser. */
 export const CHROMIUM = "/usr/bin/chromium";
 
-/** Launches Chromium; `close()` on the browser also removes its profile once the process has exited. */
-export async function launchChromium(): Promise<Browser> {
+/**
+ * Launches Chromium; `close()` on the browser also removes its profile once the process has exited.
+ * `extraArgs` adds switches (a fake microphone: `--use-fake-device-for-media-stream`).
+ */
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
   const profile = mkdtempSync(join(tmpdir(), "herald-chromium-"));
   const browser = await puppeteer.launch({
@@ -28,6 +31,7 @@ export async function launchChromium(): Promise<Browser> {
       "--disable-component-update",
       "--disable-sync",
       `--user-data-dir=${profile}`,
+      ...extraArgs,
     ],
   });
   // After the process has exited: until then Chromium may still write to the profile.

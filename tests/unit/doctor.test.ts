@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { printDoctor, runDoctor } from "../../app/doctor.js";
+import { startFakeAnthropic } from "../fakes/anthropic/index.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
 
 let llm: FakeLlm | undefined;
@@ -79,6 +80,26 @@ describe("herald doctor", () => {
     const refused = text(await runDoctor({ HERALD_HOME: home, REMOTE_KEY: "revoked-secret" }));
     expect(refused.out).toMatch(/✗ model endpoint failed: HTTP 401\s+fix: check REMOTE_KEY/);
     expect(refused.out).not.toContain("revoked-secret");
+  });
+
+  it("asks a model of another protocol through that protocol, for one token", async () => {
+    const claude = await startFakeAnthropic({ apiKey: "ant-key" });
+    try {
+      home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+      writeFileSync(
+        join(home, "config.yaml"),
+        `providers:\n  - name: claude\n    api: anthropic\n    base_url: ${claude.url}\n    api_key_env: ANT_KEY\n    models:\n      - name: claude-test\n        reasoning: true\n`,
+      );
+      const ok = text(await runDoctor({ HERALD_HOME: home, ANT_KEY: "ant-key" }));
+      expect(ok.out).toContain("✓ model endpoint answered a request (claude/claude-test, anthropic)");
+      expect(claude.requests[0]).toMatchObject({ model: "claude-test", max_tokens: 1 });
+      expect(claude.requests[0]).not.toHaveProperty("thinking");
+      const refused = text(await runDoctor({ HERALD_HOME: home, ANT_KEY: "revoked-secret" }));
+      expect(refused.out).toMatch(/✗ model endpoint failed \(anthropic\): HTTP 401\s+fix: .*check ANT_KEY/);
+      expect(refused.out).not.toContain("revoked-secret");
+    } finally {
+      await claude.close();
+    }
   });
 
   it("reports a configuration error with its key", async () => {

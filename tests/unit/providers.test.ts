@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createCatalog } from "../../agent/configured-model.js";
 import { runTurn } from "../../agent/loop.js";
 import { createModelClient, requestBody } from "../../agent/model-client.js";
-import { ProviderCatalog, wantsCacheMarkers } from "../../agent/providers/catalog.js";
+import { apiOf, ProviderCatalog, wantsCacheMarkers } from "../../agent/providers/catalog.js";
 import { SessionModelStore } from "../../agent/providers/settings.js";
 import { ToolRegistry } from "../../agent/tool-registry.js";
 import { loadConfig } from "../../app/config.js";
@@ -165,6 +165,8 @@ describe("the model client across providers", () => {
       promptTokens: b.usages[0]!.prompt_tokens,
       completionTokens: b.usages[0]!.completion_tokens,
       cachedTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
     });
     const again = await client([], "two/vendor/m2").streamChat({ messages: [user("hi")] });
     expect(again.usage.cachedTokens).toBe(b.usages[1]!.prompt_tokens_details?.cached_tokens);
@@ -363,6 +365,8 @@ describe("a context the model says is too long", () => {
         promptTokens: a.usages[0]!.prompt_tokens,
         completionTokens: a.usages[0]!.completion_tokens,
         cachedTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
         calls: 1,
       },
     ]);
@@ -470,5 +474,47 @@ describe("providers in config.yaml", () => {
       ),
     );
     expect(noModels.message).toContain("providers.1.models");
+    const unspoken = error(() => load(yaml.replace("name: local\n", "name: local\n    api: bedrock\n")));
+    expect(unspoken.key).toBe("providers.1.api");
+    expect(unspoken.message).toContain("does not speak yet");
+    const noUrl = error(() => load(yaml.replace("    base_url: http://127.0.0.1:8080/v1\n", "")));
+    expect(noUrl.key).toBe("providers.1.base_url");
+  });
+
+  it("reads each provider's protocol from api, else from its base URL; Anthropic needs no base_url", () => {
+    const config = load(`providers:
+  - name: claude
+    api: anthropic
+    api_key_env: OR_KEY
+    models:
+      - name: claude-sonnet-4-5
+        price: { input: 3, output: 15, cached: 0.3, cache_write: 3.75 }
+  - name: direct
+    base_url: https://api.anthropic.com
+    models: [{ name: claude-haiku }]
+  - name: oa
+    api: openai-responses
+    base_url: https://api.openai.com/v1
+    models: [{ name: o4-mini }]
+  - name: router
+    base_url: https://openrouter.ai/api/v1
+    models: [{ name: x }]
+`);
+    expect(config.providers.map((p) => [p.name, apiOf(p), p.baseUrl])).toEqual([
+      ["claude", "anthropic", "https://api.anthropic.com"],
+      ["direct", "anthropic", "https://api.anthropic.com"],
+      ["oa", "openai-responses", "https://api.openai.com/v1"],
+      ["router", "openai-chat", "https://openrouter.ai/api/v1"],
+    ]);
+    // The cost prices cache writes: 1M written at 3.75 plus 1M read at 0.3 plus 1M plain input at 3.
+    const catalog = createCatalog(config);
+    const cost = catalog.costOf({
+      model: "claude/claude-sonnet-4-5",
+      promptTokens: 3_000_000,
+      cachedTokens: 1_000_000,
+      cacheWriteTokens: 1_000_000,
+      completionTokens: 0,
+    });
+    expect(cost).toBeCloseTo(3 + 0.3 + 3.75);
   });
 });

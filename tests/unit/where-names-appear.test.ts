@@ -26,6 +26,12 @@ const PLATFORM_ALLOWED: Record<string, { file: string; why: string }[]> = {
   telegram: [{ file: "agent/tools/voice/reply.ts", why: "the platforms whose voice notes are Ogg/Opus" }],
   email: [{ file: "scheduler/targets.ts", why: "an `email:` delivery target must be an address" }],
   signal: [{ file: "agent/worker.ts", why: "not the platform: the `signal` (AbortSignal) key of TurnDeps" }],
+  webchat: [
+    {
+      file: "app/web-chat.ts",
+      why: "the web chat's services on the gateway's state (its owners, pairing, turn ids), the member of AdapterServices it declares",
+    },
+  ],
 };
 
 /** Places outside its folder that may name a tool, and why. */

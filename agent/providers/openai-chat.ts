@@ -1,0 +1,314 @@
+/**
+ * The OpenAI Chat Completions transport (OpenAI, OpenRouter, Ollama, llama.cpp, vLLM and every other
+ * compatible server). The openai SDK sends the request and turns a failed status into its APIError;
+ * the body is built here once as JSON (the tool schemas, most of it, are stringified once per schema)
+ * and the answer's events are read with eventsource-parser, at less than half the CPU of the SDK's
+ * own Stream.
+ */
+import { StringDecoder } from "node:string_decoder";
+import { createParser } from "eventsource-parser";
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai";
+import type { ChatCompletionChunk } from "openai/resources/chat/completions";
+import { ModelError } from "../../core/errors.js";
+import type { ToolCall } from "../../core/types.js";
+import { wantsCacheMarkers } from "./catalog.js";
+import { cancelledError, endedEarly, refusal, statusFailure, unknownFailure } from "./failures.js";
+import type {
+  AttemptFailure,
+  ModelMessage,
+  ModelTransport,
+  ProviderSpec,
+  ReasoningEffort,
+  ResolvedModel,
+  TransportAnswer,
+  TransportOptions,
+  TransportRequest,
+} from "./types.js";
+
+/** Builds the transport; one per process (it keeps one SDK client per provider). */
+export function createOpenAIChatTransport(options: TransportOptions): ModelTransport {
+  const sdks = new Map<string, OpenAI>();
+  const sdkOf = (provider: ProviderSpec) => {
+    let sdk = sdks.get(provider.name);
+    if (!sdk) {
+      sdk = new OpenAI({
+        baseURL: provider.baseUrl,
+        // Local servers (Ollama, llama.cpp) take any key; the SDK insists on one.
+        apiKey: provider.apiKey ?? "not-set",
+        maxRetries: 0,
+        timeout: options.timeoutMs,
+        fetch: options.fetch,
+        defaultHeaders: provider.headers ? { ...provider.headers } : undefined,
+      });
+      sdks.set(provider.name, sdk);
+    }
+    return sdk;
+  };
+  return {
+    api: "openai-chat",
+    stream: (target, request) => streamChat(sdkOf(target.provider), target, request, options.timeoutMs),
+    classify: classifyOpenAIFailure,
+  };
+}
+
+/** One streaming attempt against one model. */
+async function streamChat(
+  sdk: OpenAI,
+  target: ResolvedModel,
+  request: TransportRequest,
+  timeoutMs: number,
+): Promise<TransportAnswer> {
+  const outer = request.signal;
+  // The SDK's timeout covers the wait for the answer's headers; from then on an idle timer does: a
+  // stream that stops sending for timeoutMs is a timeout. One timer, restarted by each read.
+  let timedOut = false;
+  let idle: NodeJS.Timeout | undefined;
+  try {
+    const response = await sdk
+      .post("/chat/completions", {
+        body: requestBody(target.model, request, {
+          reasoningEffort: target.info?.reasoning ? request.reasoningEffort : undefined,
+          cacheMarkers: wantsCacheMarkers(target),
+        }),
+        headers: { "content-type": "application/json" },
+        stream: true,
+        signal: outer ?? null,
+      })
+      .asResponse();
+    const timer = setTimeout(() => {
+      timedOut = true;
+      void response.body?.cancel();
+    }, timeoutMs);
+    idle = timer;
+    const armIdle = () => void timer.refresh();
+    const answer = newAnswer();
+    await readChunks(response, armIdle, (chunk) => addChunk(answer, chunk, request));
+    if (outer?.aborted) throw cancelledError(outer.reason);
+    if (timedOut) throw new APIConnectionTimeoutError();
+    const { content, finishReason, usage } = answer;
+    const toolCalls: ToolCall[] = answer.calls
+      .filter((c) => c?.name)
+      .map((c, i) => ({
+        // Some local servers send no ids; the tool result must still name its call uniquely.
+        id: c.id || `call_${Date.now().toString(36)}_${i}`,
+        type: "function" as const,
+        function: { name: c.name, arguments: c.arguments },
+      }));
+    if (!content && toolCalls.length === 0) {
+      if (finishReason === "content_filter") throw refusal("content_filter");
+      if (!finishReason) throw endedEarly();
+    }
+    return {
+      message: {
+        role: "assistant",
+        content: content || (toolCalls.length > 0 ? null : ""),
+        ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+      },
+      usage,
+      finishReason,
+    };
+  } catch (err) {
+    if (outer?.aborted) throw cancelledError(outer.reason);
+    if (timedOut) throw new APIConnectionTimeoutError();
+    throw err;
+  } finally {
+    clearTimeout(idle);
+  }
+}
+
+/** What the chunks of one answer add up to. */
+interface ChatAnswer {
+  content: string;
+  finishReason: string | undefined;
+  usage: TransportAnswer["usage"];
+  calls: { id: string; name: string; arguments: string }[];
+}
+
+function newAnswer(): ChatAnswer {
+  return {
+    content: "",
+    finishReason: undefined,
+    usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
+    calls: [],
+  };
+}
+
+/** Adds one streamed chunk to the answer; text goes to `onTextDelta` at once. */
+function addChunk(answer: ChatAnswer, chunk: ChatCompletionChunk, request: TransportRequest): void {
+  if (chunk.usage) {
+    const usage = answer.usage;
+    usage.promptTokens = chunk.usage.prompt_tokens;
+    usage.completionTokens = chunk.usage.completion_tokens;
+    usage.cachedTokens = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
+    usage.reasoningTokens = chunk.usage.completion_tokens_details?.reasoning_tokens ?? 0;
+  }
+  const choice = chunk.choices?.[0];
+  if (!choice) return;
+  const text = choice.delta?.content;
+  if (text) {
+    answer.content += text;
+    request.onTextDelta?.(text);
+  }
+  for (const part of choice.delta?.tool_calls ?? []) {
+    const slot = answer.calls[part.index] ?? { id: "", name: "", arguments: "" };
+    answer.calls[part.index] = slot;
+    if (part.id) slot.id = part.id;
+    if (part.function?.name) slot.name = part.function.name;
+    if (part.function?.arguments) slot.arguments += part.function.arguments;
+  }
+  if (choice.finish_reason) answer.finishReason = choice.finish_reason;
+}
+
+/** Classifies what the openai SDK (or the stream reader) threw. */
+export function classifyOpenAIFailure(err: unknown): AttemptFailure {
+  if (err instanceof APIConnectionTimeoutError) {
+    return { category: "retryable", kind: "timeout", retry: true, detail: "timed out", cause: err };
+  }
+  if (err instanceof APIConnectionError) {
+    const cause = err.cause instanceof Error ? err.cause.message : err.message;
+    return { category: "retryable", kind: "connection", retry: true, detail: cause, cause: err };
+  }
+  if (err instanceof APIError) {
+    if (err.status === undefined) {
+      // An error event inside an SSE stream: the server failed mid-answer.
+      return { category: "retryable", kind: "stream", retry: true, detail: err.message, cause: err };
+    }
+    const detail =
+      err.error && typeof err.error === "object"
+        ? String((err.error as { message?: unknown }).message ?? err.message)
+        : err.message;
+    return statusFailure(err.status, detail, err.headers, err);
+  }
+  if (err instanceof ModelError) {
+    const category = err.retryable ? "retryable" : "invalid";
+    return {
+      category,
+      kind: "stream",
+      status: err.status,
+      retry: err.retryable,
+      detail: err.message,
+      cause: err,
+    };
+  }
+  return unknownFailure(err);
+}
+
+/**
+ * Reads a streamed chat completion: server-sent events (eventsource-parser), each `data:` a JSON chunk,
+ * until the body ends. `[DONE]` is skipped; a chunk carrying `error` (a failure mid-answer) throws the
+ * SDK's APIError, as the SDK's own Stream does. `onBytes` runs per network read (the idle timer).
+ * On a throw the connection is closed, so a half-read answer never holds a pooled socket.
+ */
+async function readChunks(
+  response: Response,
+  onBytes: () => void,
+  onChunk: (chunk: ChatCompletionChunk) => void,
+): Promise<void> {
+  if (!response.body) throw new APIConnectionError({ message: "the answer had no body" });
+  let failure: unknown;
+  const parser = createParser({
+    onEvent(event) {
+      if (failure !== undefined || event.data.startsWith("[DONE]")) return;
+      try {
+        const chunk = JSON.parse(event.data) as ChatCompletionChunk & { error?: unknown };
+        if (chunk?.error) throw new APIError(undefined, chunk.error as object, undefined, response.headers);
+        onChunk(chunk);
+      } catch (err) {
+        failure = err;
+      }
+    },
+  });
+  // Bytes as they arrive split anywhere, even inside a character: the decoder keeps the partial one.
+  const text = new StringDecoder("utf8");
+  try {
+    for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
+      onBytes();
+      parser.feed(text.write(bytes as Buffer));
+      if (failure !== undefined) throw failure;
+    }
+    parser.feed(text.end());
+    if (failure !== undefined) throw failure;
+  } catch (err) {
+    await response.body.cancel().catch(() => {});
+    throw err;
+  }
+}
+
+/** Each tool schema's JSON, made once (a schema object is never changed after it is built). */
+const toolJson = new WeakMap<object, string>();
+
+/** What a request adds for its model: reasoning effort, prompt-cache markers. */
+export interface RequestExtras {
+  reasoningEffort?: ReasoningEffort | undefined;
+  cacheMarkers?: boolean | undefined;
+}
+
+/** The JSON body of a streaming chat.completions request, as the SDK would send it. */
+export function requestBody(
+  model: string,
+  request: Pick<TransportRequest, "messages" | "tools" | "stableCount">,
+  extras: RequestExtras = {},
+): string {
+  let tools = "";
+  if (request.tools?.length) {
+    const parts: string[] = [];
+    for (const tool of request.tools) {
+      let json = toolJson.get(tool);
+      if (json === undefined) {
+        json = JSON.stringify(tool);
+        toolJson.set(tool, json);
+      }
+      parts.push(json);
+    }
+    tools = `,"tools":[${parts.join(",")}]`;
+  }
+  const plain = withoutReasoning(request.messages);
+  const messages = extras.cacheMarkers ? withCacheMarkers(plain, request.stableCount) : plain;
+  const reasoning = extras.reasoningEffort
+    ? `,"reasoning_effort":${JSON.stringify(extras.reasoningEffort)}`
+    : "";
+  // Everything else before messages: the body's bytes then grow only at the end from one turn to the
+  // next (the tool schemas, the largest part, are the same every turn), as a prompt cache sees the
+  // prompt, and the fixed fields are part of the repeated prefix instead of following the new messages.
+  return `{"model":${JSON.stringify(model)},"stream":true,"stream_options":{"include_usage":true}${reasoning}${tools},"messages":${JSON.stringify(messages)}}`;
+}
+
+/**
+ * The messages without another protocol's reasoning (an answer of a fallback on another API within
+ * the turn): chat completions has no field for it. The same array when there is none (the usual case).
+ */
+function withoutReasoning(messages: readonly ModelMessage[]): readonly ModelMessage[] {
+  if (!messages.some((m) => m.role === "assistant" && m.reasoning)) return messages;
+  return messages.map((m) => {
+    if (m.role !== "assistant" || !m.reasoning) return m;
+    const { reasoning: _dropped, ...rest } = m;
+    return rest;
+  });
+}
+
+const EPHEMERAL = { type: "ephemeral" } as const;
+
+/**
+ * Anthropic's explicit prompt caching as OpenRouter takes it: a `cache_control` marker on the system
+ * prompt and on the last message of the stable prefix (the stored history), so the next turn reads
+ * everything up to there from the cache. Content moves into a text part to carry the marker.
+ */
+export function withCacheMarkers(messages: readonly ModelMessage[], stableCount?: number): ModelMessage[] {
+  const out = [...messages];
+  const mark = (i: number) => {
+    const m = out[i];
+    if (!m || typeof m.content !== "string" || !m.content) return false;
+    out[i] = {
+      ...m,
+      content: [{ type: "text", text: m.content, cache_control: EPHEMERAL }],
+    } as unknown as ModelMessage;
+    return true;
+  };
+  if (out[0]?.role === "system") mark(0);
+  const last = Math.min(stableCount ?? 0, out.length) - 1;
+  for (let i = last; i > 0; i--) {
+    const role = out[i]?.role;
+    if ((role === "user" || role === "assistant") && mark(i)) break;
+  }
+  return out;
+}

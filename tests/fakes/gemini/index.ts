@@ -1,0 +1,248 @@
+/**
+ * A fake Gemini API (Generative Language, v1beta) on 127.0.0.1: `POST /v1beta/models/{model}:
+ * streamGenerateContent?alt=sse` and `:generateContent`. It checks `x-goog-api-key` (a wrong key is a 400
+ * API_KEY_INVALID, as Google answers), refuses what the real API refuses (a function response without
+ * its call, a function call of this turn sent back without its thought signature), answers scripted
+ * errors in Google's error body (RetryInfo for 429), streams `data:` chunks of candidates with
+ * `finishReason` and `usageMetadata` (cached and thought tokens), and signs function calls when the
+ * request asks for thinking.
+ */
+import { createHmac } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type {
+  FakeGemini,
+  FakeGeminiHandler,
+  FakeGeminiPart,
+  FakeGeminiRequest,
+  FakeGeminiStep,
+  FakeGeminiUsage,
+} from "./types.js";
+
+export type * from "./types.js";
+
+/** The thought signature the fake gives a function call (opaque in the real API; checkable here). */
+export function signCall(name: string, args: unknown): string {
+  return createHmac("sha256", "fake-gemini")
+    .update(name + JSON.stringify(args))
+    .digest("base64");
+}
+
+/** The text of the last user content (its text parts). */
+export function lastUserText(request: FakeGeminiRequest): string {
+  const last = [...request.contents].reverse().find((c) => c.role === "user" && c.parts.some((p) => p.text));
+  return last?.parts.map((p) => p.text ?? "").join("") ?? "";
+}
+
+const STATUS: Record<number, string> = {
+  400: "INVALID_ARGUMENT",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  429: "RESOURCE_EXHAUSTED",
+  500: "INTERNAL",
+  503: "UNAVAILABLE",
+};
+
+function sendError(res: ServerResponse, code: number, message: string, details: object[] = []) {
+  const data = JSON.stringify({ error: { code, message, status: STATUS[code] ?? "UNKNOWN", details } });
+  res.writeHead(code, {
+    "content-type": "application/json; charset=UTF-8",
+    "content-length": Buffer.byteLength(data),
+  });
+  res.end(data);
+}
+
+/** Why the real API would refuse the body, or undefined. `signed`: signatures the fake gave. */
+function invalidReason(body: FakeGeminiRequest, signed: Set<string>): string | undefined {
+  if (!Array.isArray(body.contents) || body.contents.length === 0)
+    return "* GenerateContentRequest.contents: contents is not specified";
+  let lastUser = -1;
+  body.contents.forEach((c, i) => {
+    if (c.role === "user" && c.parts.some((p) => p.text !== undefined || p.inlineData)) lastUser = i;
+  });
+  for (const [i, c] of body.contents.entries()) {
+    if (c.role !== "user" && c.role !== "model") return `Please use a valid role: user, model.`;
+    for (const p of c.parts) {
+      if (p.text === "") return `* GenerateContentRequest.contents[${i}].parts: text must not be empty`;
+    }
+    const responses = c.parts.filter((p) => p.functionResponse);
+    if (responses.length) {
+      const calls = body.contents[i - 1]?.parts.filter((p) => p.functionCall) ?? [];
+      if (calls.length !== responses.length) {
+        return "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.";
+      }
+    }
+    // The calls of the current turn (after the last user message) must carry their signatures back.
+    if (c.role === "model" && i > lastUser) {
+      for (const p of c.parts) {
+        if (!p.functionCall) continue;
+        const expected = signCall(p.functionCall.name, p.functionCall.args ?? {});
+        if (signed.has(expected) && p.thoughtSignature !== expected) {
+          return `Function call \`${p.functionCall.name}\` in the ${i}. content block is missing a \`thought_signature\`.`;
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+function split(text: string, pieces: number): string[] {
+  if (text.length <= pieces) return text ? [text] : [];
+  const size = Math.ceil(text.length / pieces);
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function commonPrefix(a: string, b: string): number {
+  const max = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < max && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+/** Starts the fake: `apiKey` is the key requests must carry; `keep: false` records nothing. */
+export async function startFakeGemini(
+  options: { apiKey?: string; keep?: boolean } = {},
+): Promise<FakeGemini> {
+  const apiKey = options.apiKey ?? "test-gemini-key";
+  const keep = options.keep ?? true;
+  const requests: FakeGeminiRequest[] = [];
+  const bodies: string[] = [];
+  const usages: FakeGeminiUsage[] = [];
+  const rejected: string[] = [];
+  const queue: (FakeGeminiStep | FakeGeminiHandler)[] = [];
+  const signed = new Set<string>();
+  let defaultHandler: FakeGeminiHandler = (r) => ({ text: `echo: ${lastUserText(r)}` });
+  let lastBody = "";
+  let counter = 0;
+
+  const answer = (res: ServerResponse, model: string, stream: boolean, raw: string) => {
+    const body = { ...(JSON.parse(raw) as FakeGeminiRequest), model };
+    if (keep) {
+      requests.push(body);
+      bodies.push(raw);
+    }
+    const invalid = invalidReason(body, signed);
+    if (invalid) {
+      rejected.push(invalid);
+      sendError(res, 400, invalid);
+      return;
+    }
+    const next = queue.shift();
+    const step = next === undefined ? defaultHandler(body) : typeof next === "function" ? next(body) : next;
+    if (step.error) {
+      const { status, message, retryDelaySeconds, reason } = step.error;
+      const details: object[] = [];
+      if (retryDelaySeconds !== undefined) {
+        details.push({
+          "@type": "type.googleapis.com/google.rpc.RetryInfo",
+          retryDelay: `${retryDelaySeconds}s`,
+        });
+      }
+      if (reason)
+        details.push({
+          "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+          reason,
+          domain: "googleapis.com",
+        });
+      sendError(res, status, message ?? `fake error ${status}`, details);
+      return;
+    }
+    const thinking =
+      body.generationConfig?.thinkingConfig?.thinkingBudget !== undefined &&
+      body.generationConfig.thinkingConfig.thinkingBudget !== 0;
+    const parts: FakeGeminiPart[] = [];
+    if (thinking && step.thought && body.generationConfig?.thinkingConfig?.includeThoughts)
+      parts.push({ text: step.thought, thought: true });
+    if (step.text) parts.push(...split(step.text, step.pieces ?? 3).map((text) => ({ text })));
+    for (const call of step.toolCalls ?? []) {
+      const part: FakeGeminiPart = { functionCall: { name: call.name, args: call.arguments } };
+      if (thinking) {
+        part.thoughtSignature = signCall(call.name, call.arguments);
+        signed.add(part.thoughtSignature);
+      }
+      parts.push(part);
+    }
+    const prompt = Math.ceil(raw.length / 4);
+    const cached = Math.min(prompt, Math.floor(commonPrefix(raw, lastBody) / 4096) * 1024);
+    lastBody = raw;
+    const thoughts = thinking && step.thought ? Math.ceil(step.thought.length / 4) : 0;
+    const out = Math.ceil(JSON.stringify(parts).length / 4);
+    const usage: FakeGeminiUsage = {
+      promptTokenCount: prompt,
+      candidatesTokenCount: out,
+      ...(cached ? { cachedContentTokenCount: cached } : {}),
+      ...(thoughts ? { thoughtsTokenCount: thoughts } : {}),
+      totalTokenCount: prompt + out + thoughts,
+    };
+    if (keep) usages.push(usage);
+    const responseId = `fake-${++counter}`;
+    const finishReason = step.blocked ? "SAFETY" : "STOP";
+    const chunk = (p: FakeGeminiPart[], last: boolean) => ({
+      candidates: [{ content: { parts: p, role: "model" }, index: 0, ...(last ? { finishReason } : {}) }],
+      usageMetadata: last ? usage : { promptTokenCount: prompt, totalTokenCount: prompt },
+      modelVersion: model,
+      responseId,
+    });
+    if (!stream) {
+      const data = JSON.stringify(chunk(parts, true));
+      res.writeHead(200, { "content-type": "application/json; charset=UTF-8" });
+      res.end(data);
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    const chunks = parts.length ? parts.map((p, i) => chunk([p], i === parts.length - 1)) : [chunk([], true)];
+    res.end(chunks.map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`).join(""));
+  };
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const match = /^\/v1beta\/models\/([^:]+):(streamGenerateContent|generateContent)$/.exec(url.pathname);
+    const parts: Buffer[] = [];
+    req.on("data", (p: Buffer) => parts.push(p));
+    req.on("end", () => {
+      const key = req.headers["x-goog-api-key"] ?? url.searchParams.get("key");
+      if (key !== apiKey) {
+        sendError(res, 400, "API key not valid. Please pass a valid API key.", [
+          {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            reason: "API_KEY_INVALID",
+            domain: "googleapis.com",
+          },
+        ]);
+        return;
+      }
+      if (req.method !== "POST" || !match) {
+        sendError(res, 404, `Method not found: ${url.pathname}`);
+        return;
+      }
+      answer(
+        res,
+        decodeURIComponent(match[1]!),
+        match[2] === "streamGenerateContent",
+        Buffer.concat(parts).toString("utf8"),
+      );
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    bodies,
+    usages,
+    rejected,
+    script: (...steps) => void queue.push(...steps),
+    setDefault: (handler) => {
+      defaultHandler = handler;
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
