@@ -35,6 +35,7 @@ import { type CronService, createCronService } from "../scheduler/index.js";
 import type { SqliteState, SqliteTaskBoard } from "../sessions/index.js";
 import type { HeraldConfig } from "./config.js";
 import { chatParser, platformHints, platformModules, userIdNormalisers } from "./platforms.js";
+import { skillDownload } from "./skill-download.js";
 import { createLocalStateClient, type StateMembers } from "./state-client.js";
 import { createToolRegistry } from "./tools.js";
 import { eagerToolsetsFor, jobToolsetLimit, toolsetsOfCaller } from "./toolsets.js";
@@ -133,6 +134,7 @@ function createRunner(
     model: createConfiguredModelClient(config, { retryBaseDelayMs }),
     reviewTools: createToolRegistry([memoryTool, ...skillsTools]),
     stateClient: (members) => createLocalStateClient(state, members),
+    download: skillDownload(config),
     hints: platformHints,
     persona,
   });

@@ -3,7 +3,7 @@
  * bypasses a busy session. Features declare their own (`/sethome`, `/skills`) against these types.
  */
 import type { TurnResume } from "./turn.js";
-import type { InboundMessage } from "./types.js";
+import type { InboundMessage, OutboundButton } from "./types.js";
 
 export type { CommandMenuEntry } from "./types.js";
 
@@ -53,14 +53,16 @@ export type CommandResult =
   | DeferredAnswer;
 
 /**
- * An answer that takes longer than a command may (a model call: `/compress`): `notice` is sent at once
- * (the API keeps it for the final answer), `answer` starts after the inbound transaction commits and
- * its text is sent as the reply. `answer` should resolve with a user-phrased text even on failure; a
- * rejection is reported to the user as a generic failure and logged.
+ * An answer that takes longer than a command may (a model call: `/compress`, a download: `/skills
+ * install`): `notice` is sent at once (the API keeps it for the final answer), `answer` starts after the
+ * inbound transaction commits and its text is sent as the reply, with `buttons` under it when it has
+ * some (each button's `data` is the command a click sends; platforms without buttons get the text
+ * fallback). `answer` should resolve with a user-phrased text even on failure; a rejection is reported
+ * to the user as a generic failure and logged.
  */
 export interface DeferredAnswer {
   notice: string;
-  answer: () => Promise<string>;
+  answer: () => Promise<string | { reply: string; buttons?: OutboundButton[][] | undefined }>;
 }
 
 /** Who may run a command: everyone the gateway admits, or only owners. */

@@ -11,7 +11,7 @@
 
 import { createHash } from "node:crypto";
 import { sessionKey } from "../core/chat.js";
-import { parseCommand } from "../core/commands.js";
+import { type DeferredAnswer, parseCommand } from "../core/commands.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue, TurnControl } from "../core/turn.js";
@@ -340,10 +340,17 @@ export class GatewayRunner {
     };
   }
 
-  /** Runs a command's deferred answer; its text (or a failure notice) becomes the reply to `message`. */
-  private answerLater(message: InboundMessage, answer: () => Promise<string>): void {
-    const settle = (text: string) => this.work.run((effects) => this.reply(message, text, "reply", effects));
-    let pending: Promise<string>;
+  /**
+   * Runs a command's deferred answer; its text (with its buttons) or a failure notice becomes the reply
+   * to `message`.
+   */
+  private answerLater(message: InboundMessage, answer: DeferredAnswer["answer"]): void {
+    const settle = (answered: Awaited<ReturnType<DeferredAnswer["answer"]>>) => {
+      const { reply, buttons } =
+        typeof answered === "string" ? { reply: answered, buttons: undefined } : answered;
+      this.work.run((effects) => this.reply(message, reply, "reply", effects, buttons));
+    };
+    let pending: ReturnType<DeferredAnswer["answer"]>;
     try {
       pending = answer();
     } catch (err) {
@@ -361,12 +368,14 @@ export class GatewayRunner {
     text: string,
     kind: OutboundMessage["kind"],
     effects: Effect[],
+    buttons?: OutboundMessage["buttons"],
   ): void {
     const item = this.options.state.outbox.add(message.chat, {
       text,
       kind,
       replyToId: message.replyToId ?? message.messageId,
       inboundMeta: message.meta,
+      ...(buttons?.length ? { buttons } : {}),
     });
     effects.push(() => this.outbox.deliver(item));
   }

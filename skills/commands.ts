@@ -1,6 +1,7 @@
 /**
- * Skills in chat: `/skills` lists them, and `/<skill-name> args` runs a turn with that skill loaded
- * (the resolver answers a `turnInput`, which the gateway uses as the turn's input).
+ * Skills in chat: `/skills` lists them, `/skills install <source>` installs one for an owner (see
+ * remote-chat.ts), and `/<skill-name> args` runs a turn with that skill loaded (the resolver answers a
+ * `turnInput`, which the gateway uses as the turn's input).
  */
 import type { CommandModule } from "../core/commands.js";
 import { describeError } from "../core/errors.js";
@@ -8,15 +9,24 @@ import type { Logger } from "../core/logger.js";
 import { formatIssues } from "./issues.js";
 import { fitsPlatform } from "./loader.js";
 import { skillTurnInput } from "./prompt.js";
+import { installCommand } from "./remote-chat.js";
+import type { RemoteSkillsPort } from "./remote-index.js";
 import type { FileSkillStore } from "./store.js";
 
-/** `/skills` and the `/<skill-name>` resolver (names no command claims). */
-export function skillCommands(store: FileSkillStore, logger: Logger): CommandModule {
+/** `/skills` (and `/skills install`) and the `/<skill-name>` resolver (names no command claims). */
+export function skillCommands(
+  store: FileSkillStore,
+  logger: Logger,
+  remote: RemoteSkillsPort,
+): CommandModule {
   return {
     commands: {
       skills: {
-        description: "list the skills; /<skill-name> <request> runs one",
-        run: ({ message }) => {
+        description: "list the skills; /<skill-name> <request> runs one; owner: /skills install <source>",
+        run: (ctx) => {
+          const { message, args } = ctx;
+          const install = /^install(?:\s+([\s\S]*))?$/i.exec(args.trim());
+          if (install) return installCommand(ctx, install[1] ?? "", store, remote, logger);
           const { skills, issues } = store.catalog();
           const usable = skills.filter((s) => fitsPlatform(s.meta, message.platform));
           const lines = usable.map(

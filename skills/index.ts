@@ -38,7 +38,12 @@ export {
   SkillSources,
 } from "./remote.js";
 export { SkillFetchError, unpackTarGz, unpackZip } from "./remote-fetch.js";
-export { type IndexedSkill, searchIndexes } from "./remote-index.js";
+export {
+  type IndexedSkill,
+  type RemoteSkillsPort,
+  searchIndexes,
+  searchRemoteSkills,
+} from "./remote-index.js";
 export { describeSource, parseSkillSource, type RemoteSource } from "./remote-source.js";
 export { FileSkillStore, type FileSkillStoreOptions, type SkillUsage } from "./store.js";
 export type * from "./types.js";

@@ -5,6 +5,7 @@
  * and returns the entries matching every word of a query, by name, description or tag.
  */
 import { z } from "zod";
+import type { RemoteSkillSearch } from "./types.js";
 
 const entry = z.object({
   name: z.string().min(1).max(100),
@@ -50,4 +51,31 @@ export async function searchIndexes(
     }
   }
   return { found, failed };
+}
+
+/** Where remote skills come from: the configured indexes and the download function (the guarded fetch). */
+export interface RemoteSkillsPort {
+  /** URLs of the JSON skill indexes (`skills.sources`). */
+  indexes: readonly string[];
+  download: (url: string, maxBytes: number) => Promise<Uint8Array>;
+}
+
+/** `searchIndexes` over the configured indexes, as the skill tools' state API answers it. */
+export async function searchRemoteSkills(
+  remote: RemoteSkillsPort,
+  query: string,
+): Promise<RemoteSkillSearch> {
+  if (remote.indexes.length === 0) return { indexes: 0, found: [], failed: [] };
+  const { found, failed } = await searchIndexes(remote.indexes, query, remote.download);
+  return {
+    indexes: remote.indexes.length,
+    found: found.map(({ name, description, source, version, index }) => ({
+      name,
+      description,
+      source,
+      version,
+      index,
+    })),
+    failed,
+  };
 }

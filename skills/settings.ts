@@ -1,4 +1,4 @@
-/** The `skills:` settings: the JSON indexes `herald skills search` looks through. */
+/** The `skills:` settings: the JSON indexes `herald skills search` and `skills_list` (remote) look through. */
 import { z } from "zod";
 import { defineFeature } from "../core/settings.js";
 
@@ -18,7 +18,7 @@ export const skillsSettings = defineFeature({
     rows: [
       [
         "sources",
-        'URLs of JSON skill indexes `herald skills search` looks through: `{"skills": [{"name", "description", "source", "tags"?}]}`, where `source` is what `herald skills install` takes',
+        'URLs of JSON skill indexes `herald skills search` and the agent tool `skills_list` (remote) look through: `{"skills": [{"name", "description", "source", "tags"?}]}`, where `source` is what `herald skills install` takes',
         "none",
       ],
     ],

@@ -94,4 +94,16 @@ export interface SkillFiles {
 export interface SkillsStateApi extends Omit<SkillFiles, "manage"> {
   /** Creates, patches, deletes or rolls back a user skill, for an owner's caller. */
   manage(request: SkillManageRequest, caller: Caller): Promise<SkillResult>;
+  /** Searches the skill indexes of `skills.sources` (installs nothing). */
+  search(query: string): Promise<RemoteSkillSearch>;
+}
+
+/** What the skill indexes of `skills.sources` list for a query (`skills_list` with `remote`). */
+export interface RemoteSkillSearch {
+  /** How many indexes are configured (none: nothing was searched). */
+  indexes: number;
+  /** The matching entries; `source` is what `/skills install` and `herald skills install` take. */
+  found: { name: string; description: string; source: string; version?: string | undefined; index: string }[];
+  /** The indexes that could not be read, with why. */
+  failed: { index: string; error: string }[];
 }

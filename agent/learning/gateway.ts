@@ -17,7 +17,9 @@ import {
   bundledSkillsDir,
   curateSkills,
   FileSkillStore,
+  type RemoteSkillsPort,
   type SkillsStateApi,
+  searchRemoteSkills,
   skillCommands,
   skillsPromptSection,
 } from "../../skills/index.js";
@@ -94,6 +96,8 @@ export interface LearningSettings {
   memory: { memoryChars: number; userChars: number };
   learning: ReviewConfig & { enabled: boolean; curateWeekly: boolean; archiveAfterDays: number };
   auxiliary: { review?: string | undefined };
+  /** The skill indexes `skills_list` (remote) searches. */
+  skills: { sources: readonly string[] };
 }
 
 /** What learning is built with. */
@@ -106,6 +110,8 @@ export interface LearningPorts {
   reviewTools: ToolRegistry;
   /** The review's StateClient over the memory and skill members built here. */
   stateClient: (members: LearningStateApis) => StateClient;
+  /** Downloads remote skills and skill indexes (the guarded fetch); rejects saying why not. */
+  download: RemoteSkillsPort["download"];
   /** Each platform's prompt hint, by name. */
   hints: Readonly<Record<string, string>>;
   /** SOUL.md, the chat's personality and AGENTS.md, snapshotted with memory (`agent/persona`). */
@@ -152,7 +158,8 @@ export function createLearning(config: LearningSettings, ports: LearningPorts): 
     },
     identity: ports.persona?.identity,
   });
-  const stateApis = { memory, skills: ownersSkills(skills, scopeOf) };
+  const remote: RemoteSkillsPort = { indexes: config.skills.sources, download: ports.download };
+  const stateApis = { memory, skills: ownersSkills(skills, scopeOf, remote) };
   const reviewer = config.learning.enabled
     ? createReviewer(config, ports, { memory, skills, stateApis })
     : undefined;
@@ -166,7 +173,7 @@ export function createLearning(config: LearningSettings, ports: LearningPorts): 
     refreshPrompt: (sessionKey) => prompts.refresh(sessionKey),
     attach(runner) {
       policy = runner.access;
-      runner.commands.add(skillCommands(skills, log));
+      runner.commands.add(skillCommands(skills, log, remote));
       if (reviewer) attachReview(config, { runner, reviewer, state, scopeOf, log });
       if (config.learning.curateWeekly) curator.start();
     },
@@ -182,8 +189,13 @@ const callerOf = (turn: { chat: Caller["chat"]; userId: string }): Caller => ({
 });
 
 /** Skills enter every chat's prompt: only a turn that acts for an owner changes them. */
-function ownersSkills(skills: FileSkillStore, scopeOf: (caller: Caller) => MemoryScope): SkillsStateApi {
+function ownersSkills(
+  skills: FileSkillStore,
+  scopeOf: (caller: Caller) => MemoryScope,
+  remote: RemoteSkillsPort,
+): SkillsStateApi {
   return {
+    search: (query) => searchRemoteSkills(remote, query),
     list: () => skills.list(),
     view: (name, viewOptions) => skills.view(name, viewOptions),
     manage: async (request, caller) =>

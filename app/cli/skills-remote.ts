@@ -5,7 +5,6 @@
 import { resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
-import { safeFetch } from "../../agent/tools/web/index.js";
 import {
   describeFetched,
   diffInstalled,
@@ -20,6 +19,7 @@ import {
   searchIndexes,
 } from "../../skills/index.js";
 import type { HeraldConfig } from "../config.js";
+import { skillDownload } from "../skill-download.js";
 import { cliAction } from "./action.js";
 
 const run = <A extends unknown[]>(fn: (...args: A) => Promise<void>) => cliAction(fn);
@@ -28,23 +28,7 @@ type Context = () => { config: HeraldConfig; store: FileSkillStore };
 
 /** Archives through the guarded fetch: public addresses only unless `web.allow_private`. */
 function remoteOptions(config: HeraldConfig, allowExecutables: boolean | undefined): RemoteSkillOptions {
-  return {
-    allowExecutables,
-    download: async (url, maxBytes) => {
-      const res = await safeFetch(url, {
-        maxBytes,
-        allowPrivate: config.web.allowPrivate,
-        timeoutMs: 120_000,
-        types: {
-          accepts: () => true,
-          accept: "application/zip, application/gzip, */*",
-          what: "skills are archives",
-        },
-      });
-      if (res.status >= 400) throw new Error(`${url} answered HTTP ${res.status}`);
-      return res.bytes;
-    },
-  };
+  return { allowExecutables, download: skillDownload(config) };
 }
 
 /** Yes with `--yes`; else asks on a terminal; elsewhere says how to confirm and answers no. */

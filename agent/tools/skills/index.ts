@@ -19,17 +19,63 @@ function output(result: SkillResult): ToolOutput | string {
   return result.ok ? result.message : { content: `error: ${result.error}`, isError: true };
 }
 
-/** `skills_list`: every skill with its description, and the SKILL.md files that failed to load. */
+/** Whether every word of `query` is in `text` (any case). */
+function matches(text: string, query: string | undefined): boolean {
+  const hay = text.toLowerCase();
+  return (query ?? "")
+    .toLowerCase()
+    .split(/\s+/)
+    .filter(Boolean)
+    .every((w) => hay.includes(w));
+}
+
+/** What the skill indexes list for `query`: each match with its install source, for the owner to install. */
+async function remoteList(skills: SkillsStateApi, query: string | undefined): Promise<ToolOutput | string> {
+  const { indexes, found, failed } = await skills.search(query ?? "");
+  if (indexes === 0) return "No skill indexes are configured (the owner lists their URLs in skills.sources).";
+  const lines = found.map(
+    (s) =>
+      `- ${s.name}${s.version ? ` v${s.version}` : ""}: ${s.description} (install: /skills install ${s.source})`,
+  );
+  const head = found.length
+    ? `${found.length} skill${found.length === 1 ? "" : "s"} in the indexes (not installed; only the owner can install one, by sending /skills install <source>):`
+    : `No skill in the indexes matches${query ? ` "${query}"` : ""}.`;
+  const errors = failed.map((f) => `(index ${f.index} unreadable: ${f.error})`);
+  if (!found.length && failed.length === indexes)
+    return { content: `error: no skill index could be read.\n${errors.join("\n")}`, isError: true };
+  return [head, ...lines, ...errors].join("\n");
+}
+
+/**
+ * `skills_list`: every skill with its description, and the SKILL.md files that failed to load; with
+ * `remote`, the skills the indexes of `skills.sources` offer instead (listed, never installed).
+ */
 export const skillsListTool = defineTool({
   name: "skills_list",
   description:
-    "List the skills (saved procedures) with their descriptions and supporting files. Use skill_view to read one before following it.",
-  parameters: z.object({}),
+    "List the skills (saved procedures) with their descriptions and supporting files. Use skill_view to read one before following it. With remote: true, search the configured skill indexes for skills to install instead (you cannot install them; tell the user the owner can, with the /skills install command shown).",
+  parameters: z.object({
+    query: z
+      .string()
+      .trim()
+      .max(200)
+      .optional()
+      .describe("Words that must all appear in a skill's name, description or tags."),
+    remote: z
+      .boolean()
+      .optional()
+      .describe("true: search the skill indexes for installable skills instead of the installed ones."),
+  }),
   toolset: "skills",
-  async execute(_args, ctx) {
+  async execute({ query, remote }, ctx) {
     const skills = api(ctx);
     if (!skills) return unavailable;
-    const { skills: list, issues } = await skills.list();
+    if (remote) {
+      ctx.progress(`searching skill indexes${query ? ` for ${query}` : ""}`);
+      return remoteList(skills, query);
+    }
+    const { skills: all, issues } = await skills.list();
+    const list = all.filter((s) => matches(`${s.name} ${s.description}`, query));
     const lines = list.map((s) => {
       const extra = [
         s.source === "user" ? "yours" : "bundled",
@@ -41,7 +87,8 @@ export const skillsListTool = defineTool({
         .join("; ");
       return `- ${s.name}: ${s.description} (${extra})`;
     });
-    const head = list.length ? `${list.length} skill${list.length === 1 ? "" : "s"}:` : "No skills yet.";
+    const none = query ? `No skill matches "${query}".` : "No skills yet.";
+    const head = list.length ? `${list.length} skill${list.length === 1 ? "" : "s"}:` : none;
     return [head, ...lines, ...formatIssues(issues)].join("\n");
   },
 });

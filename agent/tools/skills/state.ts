@@ -1,6 +1,6 @@
 /**
  * The `skills` member of the `StateClient`: the skill store as the `skills_list`, `skill_view` and
- * `skill_manage` tools reach it, with the argument schemas of its methods for the gateway's state API.
+ * `skill_manage` tools reach it (and the skill indexes `skills_list` searches), with the argument schemas of its methods for the gateway's state API.
  */
 import { z } from "zod";
 import type { SkillsStateApi } from "../../../skills/types.js";
@@ -40,4 +40,5 @@ export const skillsStateMethods = {
     z.strictObject({ file: z.string().optional(), countUse: z.boolean().optional() }).optional(),
   ]),
   "skills.manage": z.tuple([skillManage, callerSchema]),
+  "skills.search": z.tuple([z.string().max(500)]),
 } satisfies StateMethodSchemas<MethodsOf<"skills">>;
