@@ -322,22 +322,18 @@ export function classifyBedrockFailure(err: unknown): AttemptFailure {
   const headers = new Headers();
   const retryAfter = (err.$response?.headers as Record<string, string> | undefined)?.["retry-after"];
   if (retryAfter) headers.set("retry-after", retryAfter);
-  let status = given;
+  // Inside the stream an exception has no status of its own: its name gives it.
+  let status = given || 500;
   if (AUTH_ERRORS.test(name)) status = name.startsWith("AccessDenied") ? 403 : 401;
-  else if (/^(?:Throttling|ServiceQuotaExceeded)/.test(name)) status = 429;
+  else if (name.startsWith("Throttling")) status = 429;
+  else if (name.startsWith("ModelTimeout")) status = 408;
   else if (/^(?:ServiceUnavailable|InternalServer|ModelStreamError|ModelNotReady)/.test(name) && status < 500)
     status = 503;
-  else if (/^Validation/.test(name) && /too long|context|too many/i.test(detail)) status = 400;
-  if (/^Validation/.test(name) && /too long|context/i.test(detail)) {
-    return {
-      ...statusFailure(400, detail, headers, err),
-      status: given || 400,
-      category: "context-too-long",
-      contextTooLong: true,
-      retry: false,
-    };
+  else if (name.startsWith("Validation")) status = 400;
+  const failure = statusFailure(status, detail, headers, err);
+  // Bedrock says "Input is too long for requested model", or names the context window.
+  if (status === 400 && /too long|context/i.test(detail)) {
+    return { ...failure, category: "context-too-long", contextTooLong: true, retry: false };
   }
-  const failure = statusFailure(status || 500, detail, headers, err);
-  if (name.startsWith("ModelTimeout")) return { ...failure, category: "retryable", retry: true };
   return failure;
 }

@@ -63,6 +63,18 @@ export function eventFrame(type: string, body: object): Uint8Array {
   });
 }
 
+/** An exception frame of ConverseStream (`type` as the stream names it: `throttlingException`). */
+export function exceptionFrame(type: string, message: string): Uint8Array {
+  return codec.encode({
+    headers: {
+      ":message-type": { type: "string", value: "exception" },
+      ":exception-type": { type: "string", value: type },
+      ":content-type": { type: "string", value: "application/json" },
+    },
+    body: fromUtf8(JSON.stringify({ message })),
+  });
+}
+
 function invalidReason(body: FakeBedrockRequest): string | undefined {
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages: must not be empty";
   if (body.messages[0]?.role !== "user") return "A conversation must start with a user message.";
@@ -198,6 +210,13 @@ export async function startFakeBedrock(
       "content-type": "application/vnd.amazon.eventstream",
       "x-amzn-requestid": `fake-${counter}`,
     });
+    if (step.streamException) {
+      // The text streams, then the exception frame ends the stream (as the service fails mid-answer).
+      for (const [type, e] of list.filter(([t]) => t === "messageStart" || t === "contentBlockDelta"))
+        res.write(eventFrame(type, e));
+      res.end(exceptionFrame(step.streamException.type, step.streamException.message));
+      return;
+    }
     for (const [type, e] of list) res.write(eventFrame(type, e));
     res.end();
   };

@@ -31,6 +31,11 @@ export interface FakeBedrockStep {
    * (429 ThrottlingException, 400 ValidationException, 403 AccessDeniedException, 500 InternalServerException).
    */
   error?: { status: number; type?: string; message?: string; retryAfterSeconds?: number };
+  /**
+   * An exception frame inside the stream after the text (`:message-type: exception`), e.g.
+   * `throttlingException`, `modelStreamErrorException`, `validationException`.
+   */
+  streamException?: { type: string; message: string };
   /** stopReason `guardrail_intervened`, no content. */
   guardrail?: boolean;
   /** Usage's cache tokens. */
