@@ -2,6 +2,12 @@
 /**
  * The `herald` command. Every subcommand loads the config the same way; a ConfigError prints the key
  * and the fix and exits with code 2.
+ *
+ * Loading: a process loads the module of the subcommand it runs and nothing else. `gateway` and
+ * `worker` are defined here and import their main when they run; every other command group lives in
+ * `cli/<name>.ts` and is listed in {@link commandModules} by its top-level name. When argv names one of
+ * them only that module is imported (and registers itself); `--help`, `help`, no command or an unknown
+ * one import them all, so help lists every command. A new command group adds one line there.
  */
 import { join } from "node:path";
 import { Command } from "commander";
@@ -10,7 +16,6 @@ import { guardProcess } from "../core/process-guard.js";
 import { createProcessLogger } from "../core/process-logger.js";
 import { cliAction } from "./cli/action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
-import { printDoctor, runDoctor } from "./doctor.js";
 import { heraldVersion } from "./version.js";
 
 function config(): HeraldConfig {
@@ -94,28 +99,47 @@ program
     }),
   );
 
-(await import("./cli/chat.js")).registerChatCommand(program);
-
-(await import("./cli/sessions.js")).registerSessionsCommands(program);
-(await import("./cli/pairing.js")).registerPairingCommands(program);
-
 program
   .command("doctor")
   .description("check the configuration, the model endpoint and the state file")
   .action(
     action(async () => {
+      const { printDoctor, runDoctor } = await import("./doctor.js");
       process.exitCode = printDoctor(await runDoctor());
     }),
   );
 
-(await import("./cli/whatsapp.js")).registerWhatsAppCommands(program);
-(await import("./cli/skills.js")).registerSkillsCommands(program);
-(await import("./cli/cron.js")).registerCronCommands(program);
-(await import("./cli/task-board.js")).registerTaskBoardCommands(program);
-(await import("./cli/logs.js")).registerLogsCommand(program);
-(await import("./cli/service.js")).registerServiceCommands(program);
-(await import("./cli/mcp.js")).registerMcpCommands(program);
-(await import("./cli/setup.js")).registerSetupCommand(program);
-(await import("./cli/plugins.js")).registerPluginsCommands(program);
-(await import("./cli/mcp-serve.js")).registerMcpServeCommand(program);
+/** Each command group's top-level name → its module, which registers it on the program. */
+const commandModules: Record<string, () => Promise<(program: Command) => unknown>> = {
+  chat: async () => (await import("./cli/chat.js")).registerChatCommand,
+  sessions: async () => (await import("./cli/sessions.js")).registerSessionsCommands,
+  pairing: async () => (await import("./cli/pairing.js")).registerPairingCommands,
+  whatsapp: async () => (await import("./cli/whatsapp.js")).registerWhatsAppCommands,
+  skills: async () => (await import("./cli/skills.js")).registerSkillsCommands,
+  cron: async () => (await import("./cli/cron.js")).registerCronCommands,
+  tasks: async () => (await import("./cli/task-board.js")).registerTaskBoardCommands,
+  logs: async () => (await import("./cli/logs.js")).registerLogsCommand,
+  service: async () => (await import("./cli/service.js")).registerServiceCommands,
+  mcp: async () => (await import("./cli/mcp.js")).registerMcpCommands,
+  setup: async () => (await import("./cli/setup.js")).registerSetupCommand,
+  plugins: async () => (await import("./cli/plugins.js")).registerPluginsCommands,
+};
+// `herald mcp serve` joins the `mcp` group from its own module.
+const extraModules: Record<string, () => Promise<(program: Command) => unknown>> = {
+  mcp: async () => (await import("./cli/mcp-serve.js")).registerMcpServeCommand,
+};
+
+/** The command groups argv runs: its first word's alone, or all of them when help is wanted. */
+function wantedGroups(argv: readonly string[]): string[] {
+  const first = argv.find((arg) => !arg.startsWith("-"));
+  if (first === undefined && argv.some((arg) => arg === "-V" || arg === "--version")) return [];
+  if (first === "gateway" || first === "worker" || first === "doctor") return [];
+  if (first !== undefined && Object.hasOwn(commandModules, first)) return [first];
+  return Object.keys(commandModules);
+}
+
+for (const name of wantedGroups(process.argv.slice(2))) {
+  (await commandModules[name]!())(program);
+  await extraModules[name]?.().then((register) => register(program));
+}
 await program.parseAsync(process.argv);

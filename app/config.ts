@@ -186,7 +186,8 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     setPath(fileValues, path, coerce(name, raw, kind));
   }
 
-  const result = schema.safeParse(fileValues);
+  // Parsed once per process: zod's compiled fast path would cost more to generate than it saves.
+  const result = schema.safeParse(fileValues, { jitless: true });
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const snakePath = issue.path.map((p) => camelToSnake(String(p))).join(".");

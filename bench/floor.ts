@@ -19,9 +19,15 @@ import { type FakeTelegram, startFakeTelegram } from "../tests/fakes/telegram/in
 import { EVERYTHING_ENTRY } from "../tests/helpers/mcp-servers.js";
 import { machineLine, median, percentile, round, startFlags } from "./lib.js";
 
-/** The processes measured. */
-export type FloorTarget = "reference" | "herald" | "configured";
-export const FLOOR_TARGETS: readonly FloorTarget[] = ["reference", "herald", "configured"];
+/** The processes measured ("before*": another build's `cli.js`, `FloorOptions.before`). */
+export type FloorTarget = "reference" | "herald" | "configured" | "before" | "beforeConfigured";
+export const FLOOR_TARGETS: readonly FloorTarget[] = [
+  "reference",
+  "herald",
+  "configured",
+  "before",
+  "beforeConfigured",
+];
 
 export interface FloorOptions {
   root: string;
@@ -31,7 +37,16 @@ export interface FloorOptions {
   /** Chats and messages per chat of the load phase. */
   chats: number;
   perChat: number;
+  /** Another build's `dist/app/cli.js` (`HERALD_BENCH_BEFORE`): measured as "before" in the same runs. */
+  before?: string | undefined;
 }
+
+/** The targets of a run with `options`: the "before" ones only with a build to compare. */
+export const targetsOf = (options: FloorOptions): FloorTarget[] =>
+  FLOOR_TARGETS.filter((t) => options.before || !t.startsWith("before"));
+
+/** Whether `target` runs with everything configured. */
+const isConfigured = (target: FloorTarget) => target === "configured" || target === "beforeConfigured";
 
 /** One target's figures of one run. */
 export interface FloorFigures {
@@ -44,7 +59,8 @@ export interface FloorFigures {
   peakRssMb: number;
 }
 
-export type FloorResult = Record<FloorTarget, FloorFigures>;
+export type FloorResult = Partial<Record<FloorTarget, FloorFigures>> &
+  Record<"reference" | "herald" | "configured", FloorFigures>;
 
 const TOOLSETS = "core,cron,memory,skills,terminal,files,web,voice,vision,messaging,delegate,tasks";
 
@@ -90,9 +106,9 @@ function tree(pid: number): { rssMb: number; cpu: number; count: number } {
 }
 
 /** A HERALD_HOME for `target`: the configured one has five MCP servers and two plugins. */
-function homeFor(root: string, target: FloorTarget): string {
+export function homeFor(root: string, target: FloorTarget): string {
   const home = mkdtempSync(join(tmpdir(), `herald-floor-${target}-`));
-  if (target !== "configured") return home;
+  if (!isConfigured(target)) return home;
   const node = JSON.stringify(process.execPath);
   const servers = [1, 2, 3, 4, 5]
     .map(
@@ -116,20 +132,20 @@ function homeFor(root: string, target: FloorTarget): string {
   return home;
 }
 
-interface Running {
+export interface Running {
   child: ChildProcess;
   home: string;
   coldStartMs: number;
 }
 
-async function start(
-  options: FloorOptions,
+/** The environment `target` runs with: Telegram on the fake, the instant model, no API server. */
+export function envFor(
   target: FloorTarget,
+  home: string,
   telegram: FakeTelegram,
   llm: FakeLlm,
-): Promise<Running> {
-  const home = homeFor(options.root, target);
-  const env: Record<string, string> = {
+): Record<string, string> {
+  return {
     PATH: process.env["PATH"] ?? "/usr/bin:/bin",
     HERALD_HOME: home,
     TELEGRAM_BOT_TOKEN: telegram.token,
@@ -140,7 +156,7 @@ async function start(
     GATEWAY_ALLOW_ALL_USERS: "true",
     API_SERVER_ENABLED: "false",
     HERALD_LOG_LEVEL: "warn",
-    ...(target === "configured"
+    ...(isConfigured(target)
       ? {
           HERALD_TOOLSETS: TOOLSETS,
           HERALD_WEB_SEARCH_PROVIDER: "searxng",
@@ -153,10 +169,28 @@ async function start(
         }
       : {}),
   };
+}
+
+/**
+ * Spawns `target` (with `extra.nodeFlags` before the entry, `extra.env` added) and resolves at its first
+ * `getUpdates`.
+ */
+export async function start(
+  options: Pick<FloorOptions, "root" | "before">,
+  target: FloorTarget,
+  fakes: { telegram: FakeTelegram; llm: FakeLlm },
+  extra: { nodeFlags?: readonly string[]; env?: Record<string, string> } = {},
+): Promise<Running> {
+  const { telegram, llm } = fakes;
+  const nodeFlags = extra.nodeFlags ?? [];
+  const home = homeFor(options.root, target);
+  const env = { ...envFor(target, home, telegram, llm), ...extra.env };
+  const cli =
+    target.startsWith("before") && options.before ? options.before : join(options.root, "dist/app/cli.js");
   const args =
     target === "reference"
-      ? [join(options.root, "dist/bench/reference-gateway.js")]
-      : [...startFlags(options.root), join(options.root, "dist/app/cli.js"), "gateway"];
+      ? [...nodeFlags, join(options.root, "dist/bench/reference-gateway.js")]
+      : [...startFlags(options.root), ...nodeFlags, cli, "gateway"];
   const polls = telegram.callsTo("getUpdates").length;
   const t0 = performance.now();
   const child = spawn(process.execPath, args, { env, stdio: ["ignore", "ignore", "inherit"] });
@@ -164,7 +198,7 @@ async function start(
   return { child, home, coldStartMs: performance.now() - t0 };
 }
 
-async function stop(running: Running): Promise<void> {
+export async function stop(running: Running): Promise<void> {
   if (running.child.exitCode === null) {
     running.child.kill("SIGTERM");
     await new Promise((r) => running.child.once("exit", r));
@@ -189,7 +223,7 @@ async function measure(
   telegram: FakeTelegram,
   llm: FakeLlm,
 ): Promise<FloorFigures> {
-  const running = await start(options, target, telegram, llm);
+  const running = await start(options, target, { telegram, llm });
   try {
     const pid = running.child.pid!;
     // Settle: whatever starts in the background after the first poll has 3 s to do it.
@@ -242,7 +276,7 @@ export async function benchFloor(
   try {
     for (let r = 0; r < options.runs; r++) {
       const run = {} as FloorResult;
-      for (const target of FLOOR_TARGETS) run[target] = await measure(options, target, telegram, llm);
+      for (const target of targetsOf(options)) run[target] = await measure(options, target, telegram, llm);
       runs.push(run);
       console.error(`floor run ${r + 1}/${options.runs}: ${JSON.stringify(run)}`);
     }
@@ -251,26 +285,34 @@ export async function benchFloor(
     await llm.close();
   }
   const result = {} as FloorResult;
-  for (const target of FLOOR_TARGETS) {
+  for (const target of targetsOf(options)) {
     const figures = {} as FloorFigures;
-    for (const key of Object.keys(runs[0]![target]) as (keyof FloorFigures)[])
-      figures[key] = median(runs.map((run) => run[target][key]));
+    for (const key of Object.keys(runs[0]![target]!) as (keyof FloorFigures)[])
+      figures[key] = median(runs.map((run) => run[target]![key]));
     result[target] = figures;
   }
   return { result, runs };
 }
 
-/** The ratios to the reference that `--check` guards (lower is better). */
-export function floorRatios(result: FloorResult): Record<string, number> {
+const RATIO_KEYS = ["coldStart", "p50", "idleRss", "cpuPerMessage"] as const;
+
+/** `target`'s figures as ratios to the reference's of the same runs (lower is better). */
+function ratiosOf(result: FloorResult, target: FloorTarget): Record<(typeof RATIO_KEYS)[number], number> {
   const ref = result.reference;
+  const f = result[target]!;
+  return {
+    coldStart: round(f.coldStartMs / ref.coldStartMs, 2),
+    p50: round(f.p50Ms / ref.p50Ms, 2),
+    idleRss: round(f.idleRssMb / ref.idleRssMb, 2),
+    cpuPerMessage: round(f.cpuMsPerMessage / ref.cpuMsPerMessage, 2),
+  };
+}
+
+/** The ratios to the reference that `--check` guards (this build's targets; lower is better). */
+export function floorRatios(result: FloorResult): Record<string, number> {
   const ratios: Record<string, number> = {};
-  for (const target of ["herald", "configured"] as const) {
-    const f = result[target];
-    ratios[`${target}.coldStart`] = round(f.coldStartMs / ref.coldStartMs, 2);
-    ratios[`${target}.p50`] = round(f.p50Ms / ref.p50Ms, 2);
-    ratios[`${target}.idleRss`] = round(f.idleRssMb / ref.idleRssMb, 2);
-    ratios[`${target}.cpuPerMessage`] = round(f.cpuMsPerMessage / ref.cpuMsPerMessage, 2);
-  }
+  for (const target of ["herald", "configured"] as const)
+    for (const [key, value] of Object.entries(ratiosOf(result, target))) ratios[`${target}.${key}`] = value;
   return ratios;
 }
 
@@ -294,15 +336,25 @@ const LABELS: Record<FloorTarget, string> = {
   reference: "reference gateway",
   herald: "Herald, Telegram only",
   configured: "Herald, configured but unused",
+  before: "before, Telegram only",
+  beforeConfigured: "before, configured but unused",
 };
 
 /** The BENCHMARKS.md section, with the ratios as a JSON block `--check` reads back. */
 export function floorMarkdown(result: FloorResult, options: FloorOptions, command: string): string {
   const ratios = floorRatios(result);
+  const targets = targetsOf(options);
   const row = (label: string, value: (f: FloorFigures) => string) =>
-    `| ${label} | ${FLOOR_TARGETS.map((t) => value(result[t])).join(" | ")} |`;
-  const x = (target: FloorTarget, key: string) =>
-    target === "reference" ? "1×" : `${ratios[`${target}.${key}`]}×`;
+    `| ${label} | ${targets.map((t) => value(result[t]!)).join(" | ")} |`;
+  const x = (target: FloorTarget) =>
+    target === "reference"
+      ? "1×"
+      : Object.values(ratiosOf(result, target))
+          .map((r) => `${r}×`)
+          .join(" / ");
+  const before = options.before
+    ? ` "Before": the build of the previous main (\`HERALD_BENCH_BEFORE=<its dist/app/cli.js>\`), in the same runs.`
+    : "";
   return `## The floor: a plain message, against a fetch-only reference gateway
 
 Command: \`${command}\` — ${machineLine()}. Each target is its own process, started as \`npm start\`
@@ -311,16 +363,16 @@ fake model; the reference gateway (\`bench/reference-gateway.ts\`) long-polls wi
 ${options.runs} runs, targets interleaved, medians. "Configured but unused": every toolset, five MCP
 servers (server-everything over stdio) and two plugins, and only plain messages sent. Single messages:
 ${options.singles} with one in flight (spread over 40 chats, 100 ms apart); load: ${options.chats} chats ×
-${options.perChat} messages at once (Telegram's send limits apply to Herald, as in production).
+${options.perChat} messages at once (Telegram's send limits apply to Herald, as in production).${before}
 
-| figure | ${FLOOR_TARGETS.map((t) => LABELS[t]).join(" | ")} |
-|---|---|---|---|
+| figure | ${targets.map((t) => LABELS[t]).join(" | ")} |
+|---|${targets.map(() => "---|").join("")}
 ${row("spawn → first getUpdates", (f) => `${f.coldStartMs} ms`)}
 ${row("idle RSS, process tree", (f) => `${f.idleRssMb} MiB (${f.idleProcesses} proc.)`)}
 ${row("single message p50 / p99", (f) => `${f.p50Ms} / ${f.p99Ms} ms`)}
 ${row("CPU per message under load", (f) => `${f.cpuMsPerMessage} ms`)}
 ${row(`peak RSS, ${options.chats} chats × ${options.perChat}`, (f) => `${f.peakRssMb} MiB`)}
-| ratio to the reference: start / p50 / idle RSS / CPU | 1× | ${["coldStart", "p50", "idleRss", "cpuPerMessage"].map((k) => x("herald", k)).join(" / ")} | ${["coldStart", "p50", "idleRss", "cpuPerMessage"].map((k) => x("configured", k)).join(" / ")} |
+| ratio to the reference: start / p50 / idle RSS / CPU | ${targets.map(x).join(" | ")} |
 
 \`npm run bench -- floor --check\` runs this again and fails when a ratio is more than 25 % above these:
 

@@ -15,6 +15,8 @@ import { benchDelegate, delegateMarkdown } from "./delegate.js";
 import { benchExtensions, extensionsMarkdown } from "./extensions.js";
 import { benchFiles, filesMarkdown } from "./files.js";
 import { benchFloor, committedRatios, floorMarkdown, floorRatios, floorRegressions } from "./floor.js";
+import { benchIdle, idleMarkdown } from "./idle.js";
+import { benchImports, importsMarkdown } from "./imports.js";
 import { machineLine, startFlags, writeSection } from "./lib.js";
 import { benchLogs, logsMarkdown } from "./logs.js";
 import { benchMcp, mcpMarkdown } from "./mcp.js";
@@ -29,6 +31,7 @@ import { benchTelegram, telegramMarkdown } from "./telegram.js";
 import { benchTools, toolsMarkdown } from "./tools.js";
 import { benchTransports, transportsMarkdown } from "./transports.js";
 import { benchTui, tuiMarkdown } from "./tui.js";
+import { benchTurnProfile, turnProfileMarkdown } from "./turn-profile.js";
 import { benchWebchat, webchatMarkdown } from "./webchat.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -46,7 +49,15 @@ const scenarios: Record<string, () => Promise<void>> = {
     writeSection(file, "transports", transportsMarkdown(result, opts, "npm run bench -- transports"));
   },
   floor: async () => {
-    const opts = { root, runs: 3, singles: 100, chats: 200, perChat: 5 };
+    const opts = {
+      root,
+      runs: Number(process.env["HERALD_FLOOR_RUNS"] ?? 3),
+      singles: 100,
+      chats: 200,
+      perChat: 5,
+      // HERALD_BENCH_BEFORE=<another build's cli.js>: that build too, in the same runs.
+      before: check ? undefined : process.env["HERALD_BENCH_BEFORE"],
+    };
     const committed = committedRatios(readFileSync(file, "utf8"));
     const { result } = await benchFloor(opts);
     console.log(JSON.stringify({ floor: result, ratios: floorRatios(result) }));
@@ -60,6 +71,24 @@ const scenarios: Record<string, () => Promise<void>> = {
     for (const line of regressions) console.error(`regression: ${line}`);
     if (regressions.length) process.exitCode = 1;
     else console.log("floor: no ratio more than 25 % above the committed figures");
+  },
+  imports: async () => {
+    const opts = { root, runs: 3, before: process.env["HERALD_BENCH_BEFORE"] };
+    const result = await benchImports(opts);
+    console.log(JSON.stringify({ imports: result }));
+    writeSection(file, "imports", importsMarkdown(result, opts, "npm run bench -- imports"));
+  },
+  idle: async () => {
+    const opts = { root, runs: 3, before: process.env["HERALD_BENCH_BEFORE"] };
+    const result = await benchIdle(opts);
+    console.log(JSON.stringify({ idle: result }));
+    writeSection(file, "idle", idleMarkdown(result, opts, "npm run bench -- idle"));
+  },
+  "turn-profile": async () => {
+    const opts = { root, chats: 200, perChat: 5, before: process.env["HERALD_BENCH_BEFORE"] };
+    const result = await benchTurnProfile(opts);
+    console.log(JSON.stringify({ turnProfile: result }));
+    writeSection(file, "turn-profile", turnProfileMarkdown(result, opts, "npm run bench -- turn-profile"));
   },
   api: async () => {
     const before = process.env["HERALD_BENCH_BEFORE"];

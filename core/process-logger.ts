@@ -3,9 +3,10 @@
  * a terminal (pino-pretty) and JSON lines otherwise, and always as JSON lines to a rotated file under
  * `HERALD_HOME/logs/` that `herald logs` reads. Redaction (core/logger.ts) applies to both.
  */
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pino } from "pino";
-import pretty from "pino-pretty";
+import type PinoPretty from "pino-pretty";
 import { createRotatingFile } from "./log-file.js";
 import { createLogger, type Logger } from "./logger.js";
 
@@ -36,6 +37,8 @@ export function prettyOutput(format: LogFormat, tty: boolean): boolean {
 
 /** A line formatter for human eyes, coloured when `colorize` (pino-pretty's own output). */
 export function prettyLine(colorize: boolean): (jsonLine: string) => string {
+  // Loaded only when a terminal reads the lines: a service logging JSON never pays for it.
+  const pretty = createRequire(import.meta.url)("pino-pretty") as typeof PinoPretty;
   return pretty.prettyFactory({ colorize, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" });
 }
 

@@ -12,8 +12,7 @@ import { dirname, join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { extract as tarExtract } from "tar-stream";
-import yauzl from "yauzl";
+import type yauzl from "yauzl";
 
 /** Caps of an unpacked archive. */
 export interface ArchiveLimits {
@@ -161,6 +160,8 @@ function limitsOf(limits: ArchiveLimits): Required<ArchiveLimits> {
 export async function unpackTarGz(bytes: Uint8Array, dir: string, limits: ArchiveLimits = {}): Promise<void> {
   const caps = limitsOf(limits);
   const total = { bytes: 0 };
+  // The archive libraries load with the first install from an archive, not with the gateway.
+  const { extract: tarExtract } = await import("tar-stream");
   const extract = tarExtract();
   // A server that sent it with Content-Encoding: gzip had it unpacked on the way: plain tar then.
   const gzipped = bytes[0] === 0x1f && bytes[1] === 0x8b;
@@ -200,10 +201,11 @@ export async function unpackTarGz(bytes: Uint8Array, dir: string, limits: Archiv
 export async function unpackZip(bytes: Uint8Array, dir: string, limits: ArchiveLimits = {}): Promise<void> {
   const caps = limitsOf(limits);
   const total = { bytes: 0 };
+  const { default: unzip } = await import("yauzl");
   let zip: yauzl.ZipFile;
   try {
     zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-      yauzl.fromBuffer(Buffer.from(bytes), { lazyEntries: true, validateEntrySizes: true }, (err, z) =>
+      unzip.fromBuffer(Buffer.from(bytes), { lazyEntries: true, validateEntrySizes: true }, (err, z) =>
         err || !z ? reject(err) : resolve(z),
       ),
     );

@@ -34,9 +34,10 @@ class Schedule {
     this.toleranceMs = Math.max(0, burst - 1) * intervalMs;
   }
 
-  waitMs(key: string, now: number): number {
+  /** Milliseconds until a call may go; with `spare`, until it may go and leave that many calls free. */
+  waitMs(key: string, now: number, spare = 0): number {
     const tat = Math.max(this.tat.get(key) ?? now, now);
-    const wait = tat - this.toleranceMs - now;
+    const wait = tat + spare * this.intervalMs - this.toleranceMs - now;
     // Sub-millisecond remainders are float drift of the summed intervals, not a real wait.
     return wait < 1 ? 0 : Math.ceil(wait);
   }
@@ -103,6 +104,16 @@ export class SendBudget {
   tryTake(chatId: string, kind: CallKind = "other"): boolean {
     if (this.waitMs(chatId, kind) > 0) return false;
     this.reserve(chatId, kind);
+    return true;
+  }
+
+  /**
+   * Takes a slot only if the chat keeps another one free now: what "typing…" takes, so that showing it
+   * never makes the reply that follows wait for the chat's next second.
+   */
+  tryTakeSpare(chatId: string): boolean {
+    if (this.waitMs(chatId, "other") > 0 || this.perChat.waitMs(chatId, this.now(), 1) > 0) return false;
+    this.reserve(chatId, "other");
     return true;
   }
 

@@ -241,9 +241,12 @@ export class TelegramSender {
     });
   }
 
-  /** Shows "typing…" for ~5 s. Skipped (not delayed) when the chat's budget has no slot free now. */
+  /**
+   * Shows "typing…" for ~5 s. Skipped (not delayed) unless the chat's budget has a slot free now and
+   * another left for the reply.
+   */
   async sendTyping(chat: ChatRef): Promise<void> {
-    if (!this.budget.tryTake(chat.chatId)) return;
+    if (!this.budget.tryTakeSpare(chat.chatId)) return;
     const thread = chat.threadId ? { message_thread_id: Number(chat.threadId) } : {};
     await this.call(chat, "sendChatAction", async () => {
       await this.api.sendChatAction(chat.chatId, "typing", thread);

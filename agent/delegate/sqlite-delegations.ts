@@ -70,15 +70,29 @@ export const isFinal = (state: DelegateChild["state"]) =>
 /** The children table on one connection. */
 export class SqliteDelegations {
   readonly #db: Database.Database;
+  /**
+   * Statements by SQL, prepared once: the runner asks after a turn's children at every turn's end, so a
+   * gateway that never delegates would otherwise compile the same SELECTs for each message.
+   */
+  readonly #statements = new Map<string, Database.Statement>();
 
   constructor(db: Database.Database) {
     this.#db = db;
     db.exec(SCHEMA);
   }
 
+  #prepare(sql: string): Database.Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   /** Adds a group's children (all in state `waiting`). */
   insert(children: readonly Omit<ChildRecord, "state">[]): void {
-    const insert = this.#db.prepare(
+    const insert = this.#prepare(
       `INSERT OR IGNORE INTO delegate_children (id, group_id, idx, session_key, parent_turn, goal, job, state,
          max_parallel, timeout_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'waiting', ?, ?, ?)`,
     );
@@ -98,14 +112,14 @@ export class SqliteDelegations {
   }
 
   group(groupId: string): ChildRecord[] {
-    const rows = this.#db
-      .prepare("SELECT * FROM delegate_children WHERE group_id = ? ORDER BY idx")
-      .all(groupId) as Row[];
+    const rows = this.#prepare("SELECT * FROM delegate_children WHERE group_id = ? ORDER BY idx").all(
+      groupId,
+    ) as Row[];
     return rows.map(toRecord);
   }
 
   get(id: string): ChildRecord | undefined {
-    const row = this.#db.prepare("SELECT * FROM delegate_children WHERE id = ?").get(id) as Row | undefined;
+    const row = this.#prepare("SELECT * FROM delegate_children WHERE id = ?").get(id) as Row | undefined;
     return row ? toRecord(row) : undefined;
   }
 
@@ -114,39 +128,31 @@ export class SqliteDelegations {
     // Two statements: the session's uses the partial index (a /stop looks up only its own).
     const rows = (
       sessionKey === undefined
-        ? this.#db
-            .prepare(
-              "SELECT * FROM delegate_children WHERE state IN ('waiting', 'running') ORDER BY group_id, idx",
-            )
-            .all()
-        : this.#db
-            .prepare(
-              `SELECT * FROM delegate_children WHERE session_key = ? AND state IN ('waiting', 'running')
+        ? this.#prepare(
+            "SELECT * FROM delegate_children WHERE state IN ('waiting', 'running') ORDER BY group_id, idx",
+          ).all()
+        : this.#prepare(
+            `SELECT * FROM delegate_children WHERE session_key = ? AND state IN ('waiting', 'running')
                ORDER BY group_id, idx`,
-            )
-            .all(sessionKey)
+          ).all(sessionKey)
     ) as Row[];
     return rows.map(toRecord);
   }
 
   /** Open children of a parent turn. */
   openOf(parentTurnId: string): ChildRecord[] {
-    const rows = this.#db
-      .prepare(
-        "SELECT * FROM delegate_children WHERE parent_turn = ? AND state IN ('waiting', 'running') ORDER BY idx",
-      )
-      .all(parentTurnId) as Row[];
+    const rows = this.#prepare(
+      "SELECT * FROM delegate_children WHERE parent_turn = ? AND state IN ('waiting', 'running') ORDER BY idx",
+    ).all(parentTurnId) as Row[];
     return rows.map(toRecord);
   }
 
   /** Marks a waiting child running; false when it was not waiting. */
   markRunning(id: string, now: number): boolean {
     return (
-      this.#db
-        .prepare(
-          "UPDATE delegate_children SET state = 'running', started_at = ? WHERE id = ? AND state = 'waiting'",
-        )
-        .run(now, id).changes > 0
+      this.#prepare(
+        "UPDATE delegate_children SET state = 'running', started_at = ? WHERE id = ? AND state = 'waiting'",
+      ).run(now, id).changes > 0
     );
   }
 
@@ -158,19 +164,17 @@ export class SqliteDelegations {
     now: number,
   ): boolean {
     return (
-      this.#db
-        .prepare(
-          `UPDATE delegate_children SET state = ?, summary = ?, files = ?, model = ?, finished_at = ?
+      this.#prepare(
+        `UPDATE delegate_children SET state = ?, summary = ?, files = ?, model = ?, finished_at = ?
            WHERE id = ? AND state IN ('waiting', 'running')`,
-        )
-        .run(
-          state,
-          result.summary,
-          result.files?.length ? JSON.stringify(result.files) : null,
-          result.model ?? null,
-          now,
-          id,
-        ).changes > 0
+      ).run(
+        state,
+        result.summary,
+        result.files?.length ? JSON.stringify(result.files) : null,
+        result.model ?? null,
+        now,
+        id,
+      ).changes > 0
     );
   }
 }

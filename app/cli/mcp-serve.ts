@@ -67,7 +67,7 @@ export function registerMcpServeCommand(
           const state = SqliteState.open(join(cfg.homeDir, "state.db"), {
             groupMode: cfg.sessions.groupSessions,
           });
-          const server = createHeraldMcpServer(createOfflineMcpPort(cfg, state), heraldVersion());
+          const server = await createHeraldMcpServer(createOfflineMcpPort(cfg, state), heraldVersion());
           const transport = new StdioServerTransport();
           const closed = new Promise<void>((resolve) => {
             transport.onclose = () => resolve();

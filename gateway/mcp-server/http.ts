@@ -6,7 +6,6 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { describeError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import { createHeraldMcpServer } from "./server.js";
@@ -57,7 +56,11 @@ export function createMcpHttpRoute(options: McpHttpOptions): {
         res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Use POST." }, id: null }));
         return true;
       }
-      const server = createHeraldMcpServer(options.port, options.version);
+      // The SDK loads with the first request (memoised by the module system), not at start.
+      const { StreamableHTTPServerTransport } = await import(
+        "@modelcontextprotocol/sdk/server/streamableHttp.js"
+      );
+      const server = await createHeraldMcpServer(options.port, options.version);
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,

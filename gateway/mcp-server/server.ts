@@ -1,9 +1,10 @@
 /**
  * Herald as an MCP server (on the SDK's `McpServer`): six tools over the {@link HeraldMcpPort}. Every
  * tool answers text (JSON for lists); a failure is an `isError` result whose text says the fix, never a
- * protocol error.
+ * protocol error. The SDK loads with the first server built (the first `/mcp` request), not with this
+ * module: a gateway nobody asks over MCP never loads it.
  */
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { HeraldMcpPort } from "./types.js";
@@ -19,7 +20,8 @@ export const MCP_TOOL_NAMES = [
 ] as const;
 
 /** Builds a server on `port` (one per connection or request; it holds no state of its own). */
-export function createHeraldMcpServer(port: HeraldMcpPort, version: string): McpServer {
+export async function createHeraldMcpServer(port: HeraldMcpPort, version: string): Promise<McpServer> {
+  const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
   const server = new McpServer({ name: "herald", version });
   const json = (value: unknown): CallToolResult => ({
     content: [{ type: "text", text: JSON.stringify(value, null, 2) }],

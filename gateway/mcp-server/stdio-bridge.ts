@@ -3,8 +3,6 @@
  * (streamable HTTP with the API key). Messages pass through unchanged, so stdio and HTTP clients get
  * the same tools, and sends go through the gateway's one outbox (the only process that delivers).
  */
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 /** Options of {@link runStdioBridge}. */
@@ -19,6 +17,11 @@ export interface StdioBridgeOptions {
 
 /** Starts the bridge; resolves when stdin closes. */
 export async function runStdioBridge(options: StdioBridgeOptions): Promise<void> {
+  // Loaded here, not with the module: the gateway imports this folder and never runs the bridge.
+  const [{ StreamableHTTPClientTransport }, { StdioServerTransport }] = await Promise.all([
+    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+    import("@modelcontextprotocol/sdk/server/stdio.js"),
+  ]);
   const stdio = new StdioServerTransport();
   const http = new StreamableHTTPClientTransport(options.url, {
     requestInit: { headers: { authorization: `Bearer ${options.key}` } },

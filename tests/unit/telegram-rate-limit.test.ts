@@ -25,6 +25,20 @@ describe("telegram send budget", () => {
     expect(budget.tryTake("111")).toBe(false);
   });
 
+  it("shows typing only while the reply keeps a slot: a second message soon after is answered at once", () => {
+    const c = clock();
+    const budget = new SendBudget(DEFAULT_LIMITS, c.now);
+    // The first message: typing, then the reply.
+    expect(budget.tryTakeSpare("111")).toBe(true);
+    expect(budget.tryTake("111", "message")).toBe(true);
+    c.advance(200);
+    // The second, 200 ms later: typing is skipped, and the reply need not wait for the next second.
+    expect(budget.tryTakeSpare("111")).toBe(false);
+    expect(budget.waitMs("111", "message")).toBe(0);
+    c.advance(1800);
+    expect(budget.tryTakeSpare("111")).toBe(true);
+  });
+
   it("holds a group to 20 messages a minute, but typing and edits do not spend that", () => {
     const c = clock();
     const budget = new SendBudget(

@@ -6,7 +6,7 @@
  * Chromium's own downloads are denied).
  */
 import { posix } from "node:path";
-import { ProxyAgent, fetch as undiciFetch } from "undici";
+import type { fetch as UndiciFetch } from "undici";
 import { z } from "zod";
 import { describeError, HeraldError } from "../../../core/errors.js";
 import { ownerOf } from "../../exec/index.js";
@@ -63,9 +63,11 @@ async function* capped(
 
 async function download(deps: BrowserToolsDeps, ctx: ToolContext, url: URL, referer: string, cookie: string) {
   const { proxy } = await deps.runtime();
+  // undici loads with the first download, not with the gateway (agent/tools/web/index.ts).
+  const { ProxyAgent, fetch: undiciFetch } = await import("undici");
   const dispatcher = new ProxyAgent({ uri: proxy.pagesUrl });
   try {
-    let res: Awaited<ReturnType<typeof undiciFetch>>;
+    let res: Awaited<ReturnType<typeof UndiciFetch>>;
     try {
       res = await undiciFetch(url, {
         dispatcher,

@@ -3,15 +3,14 @@
  * restarts with capped exponential backoff when the connection fails or ends, and fails calls at once
  * while it is not connected.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, McpError, type Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
 import { describeError, HeraldError } from "../../../core/errors.js";
 import type { Logger } from "../../../core/logger.js";
 import { cappedFetch, MAX_MCP_MESSAGE_BYTES, McpMessageTooLargeError } from "./capped-fetch.js";
+import { loadMcpClientSdk, type McpClientSdk } from "./sdk.js";
 import type {
   McpCallOptions,
   McpResourceInfo,
@@ -138,7 +137,10 @@ export class McpConnection implements McpServerHandle {
   }
 
   status(): McpServerStatus {
-    const pid = this.#transport instanceof StdioClientTransport ? this.#transport.pid : undefined;
+    const pid =
+      this.config.transport === "stdio"
+        ? (this.#transport as StdioClientTransport | undefined)?.pid
+        : undefined;
     return {
       name: this.config.name,
       transport: this.#protocol,
@@ -274,6 +276,7 @@ export class McpConnection implements McpServerHandle {
       return await run(own.signal);
     } catch (err) {
       if (signal.aborted) throw signal.reason ?? err;
+      const { McpError, ErrorCode } = await loadMcpClientSdk();
       if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed && this.#oversized === client)
         throw new McpMessageTooLargeError(name, MAX_MCP_MESSAGE_BYTES);
       if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
@@ -347,8 +350,10 @@ export class McpConnection implements McpServerHandle {
   /** Builds the transport(s) and runs the handshake; a remote `auto` server falls back to SSE. */
   async #open(): Promise<{ client: Client; transport: Transport; protocol: McpServerStatus["transport"] }> {
     const config = this.config;
+    const sdk = await loadMcpClientSdk();
+    const { SSEClientTransport, StdioClientTransport, StreamableHTTPClientTransport } = sdk;
     const attempt = async (transport: Transport, protocol: McpServerStatus["transport"]) => {
-      const client = this.#newClient();
+      const client = this.#newClient(sdk);
       try {
         await client.connect(transport, { timeout: handshakeTimeoutMs(config.timeoutMs) });
       } catch (err) {
@@ -393,8 +398,8 @@ export class McpConnection implements McpServerHandle {
     void client.close().catch(() => undefined);
   }
 
-  #newClient(): Client {
-    const client: Client = new Client(
+  #newClient(sdk: McpClientSdk): Client {
+    const client: Client = new sdk.Client(
       { name: "herald", version: this.#deps.version ?? "0.0.0" },
       {
         capabilities: {},

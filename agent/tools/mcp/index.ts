@@ -1,6 +1,11 @@
 /**
  * The MCP client: server configs, connections with restarts, the manager, result conversion, the
  * tools over the servers, and `/mcp`, `/reload-mcp`.
+ *
+ * Loading: importing this folder loads none of the MCP SDK; `sdk.ts` loads the client SDK when the
+ * first server connects. The servers start once the gateway serves (after the adapters' first poll and
+ * the HTTP server): the tools the model is offered are the ones a running server lists, so a server
+ * configured for a turn's use runs from start, but never delays it.
  */
 
 export { formatStatus, type McpReloadTarget, mcpCommands, type ReloadCommandDeps } from "./commands.js";

@@ -3,9 +3,10 @@
  * own retries off: the background embedder retries with its own backoff and never blocks a turn).
  * Vectors come back as floats at unit length, so a dot product is their cosine similarity.
  */
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { HeraldError } from "../../../core/errors.js";
 import { createNodeFetch } from "../../node-fetch.js";
+import { loadedOpenAI, loadOpenAI } from "../../openai-sdk.js";
 
 /** Where and how to embed. */
 export interface EmbeddingsEndpoint {
@@ -34,20 +35,27 @@ export interface EmbeddingsClient {
 
 /** Builds the client over the openai SDK. */
 export function createEmbeddingsClient(endpoint: EmbeddingsEndpoint): EmbeddingsClient {
-  const sdk = new OpenAI({
-    baseURL: endpoint.baseUrl,
-    apiKey: endpoint.apiKey ?? "none",
-    maxRetries: 0,
-    timeout: endpoint.timeoutMs ?? 30_000,
-    // The gateway's own keep-alive fetch: the embedder shares the process with the turns.
-    fetch: createNodeFetch({ maxSockets: 4 }),
-  });
+  // The SDK loads with the first embedding asked for, not at start (agent/openai-sdk.ts).
+  let client: OpenAI | undefined;
+  const sdkOf = async () => {
+    const { default: OpenAI } = await loadOpenAI();
+    client ??= new OpenAI({
+      baseURL: endpoint.baseUrl,
+      apiKey: endpoint.apiKey ?? "none",
+      maxRetries: 0,
+      timeout: endpoint.timeoutMs ?? 30_000,
+      // The gateway's own keep-alive fetch: the embedder shares the process with the turns.
+      fetch: createNodeFetch({ maxSockets: 4 }),
+    });
+    return client;
+  };
   const where = `the embeddings endpoint ${endpoint.baseUrl} (model ${endpoint.model})`;
   return {
     async embed(texts, signal) {
       if (texts.length === 0) return [];
       let response: OpenAI.CreateEmbeddingResponse;
       try {
+        const sdk = await sdkOf();
         response = await sdk.embeddings.create(
           {
             model: endpoint.model,
@@ -87,15 +95,17 @@ function normalise(values: readonly number[]): Float32Array {
 }
 
 function toHeraldError(err: unknown, where: string): HeraldError {
-  if (err instanceof OpenAI.APIUserAbortError)
+  // Not loaded: nothing thrown is the SDK's.
+  const OpenAI = loadedOpenAI()?.default;
+  if (OpenAI && err instanceof OpenAI.APIUserAbortError)
     return new HeraldError(`${where}: cancelled`, { code: "turn_cancelled", cause: err });
-  if (err instanceof OpenAI.APIConnectionError)
+  if (OpenAI && err instanceof OpenAI.APIConnectionError)
     return new HeraldError(`${where} is unreachable or timed out: ${err.message}`, {
       code: "model_unavailable",
       retryable: true,
       cause: err,
     });
-  if (err instanceof OpenAI.APIError) {
+  if (OpenAI && err instanceof OpenAI.APIError) {
     const status = err.status ?? 0;
     if (status === 401 || status === 403)
       return new HeraldError(

@@ -1,6 +1,8 @@
 /** Splitting text for speech synthesis: pieces under the provider's input limit, cut between sentences. */
 
-const sentenceSegmenter = new Intl.Segmenter(undefined, { granularity: "sentence" });
+// Built on first use: loading the ICU sentence rules costs milliseconds at start for a voice reply
+// that may never come.
+let sentenceSegmenter: Intl.Segmenter | undefined;
 
 /**
  * Splits `text` into pieces of at most `maxChars` characters, packing whole sentences greedily (so each
@@ -16,6 +18,7 @@ export function splitForSpeech(text: string, maxChars: number): string[] {
     if (piece) pieces.push(piece);
     current = "";
   };
+  sentenceSegmenter ??= new Intl.Segmenter(undefined, { granularity: "sentence" });
   for (const { segment } of sentenceSegmenter.segment(text)) {
     for (const part of segment.length > maxChars ? cutLong(segment, maxChars) : [segment]) {
       if (current.length + part.length > maxChars) flush();

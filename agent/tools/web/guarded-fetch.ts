@@ -5,16 +5,17 @@
  * first request and for each redirect hop, gets its address from a `lookup` that refuses non-public
  * addresses (agent/tools/web/address.ts), and an IP-literal host (which skips DNS) is checked before the socket is
  * opened. So the address checked is the address connected to, whatever DNS answers later.
+ *
+ * undici (a fifth of a second to load) is imported by the first request, not by the import of this file
+ * nor by `createGuardedFetch`: a process whose plugins never fetch never loads it.
  */
 import type { LookupAddress, LookupOptions } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
-import {
-  Agent,
+import type {
   buildConnector,
-  FormData as UndiciFormData,
+  Dispatcher,
   Request as UndiciRequest,
-  type RequestInit as UndiciRequestInit,
-  fetch as undiciFetch,
+  RequestInit as UndiciRequestInit,
 } from "undici";
 import { blockedReason } from "./address.js";
 import { WebError } from "./errors.js";
@@ -93,6 +94,32 @@ function checkingLookup(lookup: HostLookup, port: number, policy: Policy): Looku
   };
 }
 
+type Undici = typeof import("undici");
+
+/** undici's `Agent` whose every connection goes through the address check of `policy`. */
+function guardedDispatcher(undici: Undici, lookup: HostLookup, policy: Policy): Dispatcher {
+  // The lookup is told no port, and the check needs one: a connector per port (a handful at most).
+  const connectors = new Map<number, buildConnector.connector>();
+  const connectorFor = (port: number) => {
+    let connector = connectors.get(port);
+    if (!connector) {
+      connector = undici.buildConnector({ lookup: checkingLookup(lookup, port, policy) });
+      connectors.set(port, connector);
+    }
+    return connector;
+  };
+  return new undici.Agent({
+    connect: (connect, callback) => {
+      const port = connect.port ? Number(connect.port) : connect.protocol === "https:" ? 443 : 80;
+      // An IP literal never reaches the lookup: Node connects to it directly.
+      const host = connect.hostname.replace(/^\[|\]$/g, "");
+      const refused = isIP(host) ? refusal(host, host, port, policy) : undefined;
+      if (refused) callback(refused, null);
+      else connectorFor(port)(connect, callback);
+    },
+  });
+}
+
 /** The refusal in an error's cause chain (undici wraps it in "TypeError: fetch failed"). */
 function refusedIn(err: unknown): RefusedConnection | undefined {
   for (let e = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
@@ -106,12 +133,14 @@ function refusedIn(err: unknown): RefusedConnection | undefined {
  * undici) would be sent as "[object FormData]" or refused as a URL. Rebuild them as undici's.
  */
 function adopt(
+  undici: Undici,
   input: string | URL | Request,
   init: RequestInit | undefined,
 ): [string | URL | UndiciRequest, UndiciRequestInit] {
+  const { Request: RequestClass, FormData: FormDataClass } = undici;
   let target: string | URL | UndiciRequest = input as string | URL;
-  if (typeof input === "object" && !(input instanceof URL) && !(input instanceof UndiciRequest)) {
-    target = new UndiciRequest(input.url, {
+  if (typeof input === "object" && !(input instanceof URL) && !(input instanceof RequestClass)) {
+    target = new RequestClass(input.url, {
       method: input.method,
       headers: [...input.headers],
       body: input.body,
@@ -122,8 +151,8 @@ function adopt(
   }
   const adopted = { ...init } as UndiciRequestInit & { body?: unknown };
   const body = init?.body;
-  if (body instanceof FormData && !(body instanceof UndiciFormData)) {
-    const form = new UndiciFormData();
+  if (body instanceof FormData && !(body instanceof FormDataClass)) {
+    const form = new FormDataClass();
     for (const [name, value] of body) form.append(name, value);
     adopted.body = form;
   }
@@ -147,30 +176,16 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
     hint: options.hint,
   };
   const lookup = options.lookup ?? systemLookup;
-  // The lookup is told no port, and the check needs one: a connector per port (a handful at most).
-  const connectors = new Map<number, buildConnector.connector>();
-  const connectorFor = (port: number) => {
-    let connector = connectors.get(port);
-    if (!connector) {
-      connector = buildConnector({ lookup: checkingLookup(lookup, port, policy) });
-      connectors.set(port, connector);
-    }
-    return connector;
-  };
-  const dispatcher = new Agent({
-    connect: (connect, callback) => {
-      const port = connect.port ? Number(connect.port) : connect.protocol === "https:" ? 443 : 80;
-      // An IP literal never reaches the lookup: Node connects to it directly.
-      const host = connect.hostname.replace(/^\[|\]$/g, "");
-      const refused = isIP(host) ? refusal(host, host, port, policy) : undefined;
-      if (refused) callback(refused, null);
-      else connectorFor(port)(connect, callback);
-    },
-  });
+  let ready: Promise<{ undici: Undici; dispatcher: Dispatcher }> | undefined;
   const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const [target, adopted] = adopt(input, init);
+    ready ??= import("undici").then((undici) => ({
+      undici,
+      dispatcher: guardedDispatcher(undici, lookup, policy),
+    }));
+    const { undici, dispatcher } = await ready;
+    const [target, adopted] = adopt(undici, input, init);
     try {
-      const response = await undiciFetch(target, { ...adopted, dispatcher });
+      const response = await undici.fetch(target, { ...adopted, dispatcher });
       // undici's Response implements the global Response's API (the types differ only in name).
       return response as unknown as Response;
     } catch (err) {
