@@ -243,7 +243,7 @@ function resolveProviders(
       );
     }
     seen.add(provider.name);
-    settleEndpoint(provider, i);
+    settleEndpoint(provider, i, env);
     const keyEnv = provider.apiKeyEnv;
     const key = keyEnv ? env[keyEnv]?.trim() : undefined;
     if (keyEnv && !key) {
@@ -272,7 +272,7 @@ const DEFAULT_BASE_URLS: Partial<Record<ModelApi, string>> = {
  * Gives a provider without `base_url` its protocol's endpoint and checks that the protocol is one this
  * build speaks. @throws ConfigError naming the key and the fix
  */
-function settleEndpoint(provider: KernelProvider, i: number): void {
+function settleEndpoint(provider: KernelProvider, i: number, env: Record<string, string | undefined>): void {
   const api = provider.api;
   if (api && !AVAILABLE_APIS.includes(api)) {
     throw new ConfigError(
@@ -281,11 +281,18 @@ function settleEndpoint(provider: KernelProvider, i: number): void {
     );
   }
   if (provider.baseUrl) return;
-  const url = api ? DEFAULT_BASE_URLS[api] : undefined;
+  // Bedrock's endpoint is regional: the region of the AWS environment.
+  const region = env["AWS_REGION"] ?? env["AWS_DEFAULT_REGION"];
+  const url =
+    api === "bedrock" && region
+      ? `https://bedrock-runtime.${region}.amazonaws.com`
+      : api
+        ? DEFAULT_BASE_URLS[api]
+        : undefined;
   if (!url) {
     throw new ConfigError(
       `providers.${i}.base_url`,
-      `config.yaml: provider '${provider.name}' has no base_url. Fix: set providers.${i}.base_url to its endpoint (e.g. https://openrouter.ai/api/v1), or set api: anthropic or api: gemini for Anthropic's or Google's own API.`,
+      `config.yaml: provider '${provider.name}' has no base_url. Fix: set providers.${i}.base_url to its endpoint (e.g. https://openrouter.ai/api/v1), or set api: anthropic or api: gemini for Anthropic's or Google's own API (api: bedrock takes its region from AWS_REGION).`,
     );
   }
   provider.baseUrl = url;

@@ -55,13 +55,13 @@ export const kernelReference: readonly KernelSection[] = [
         ["[].name", "letters, digits, `.`, `_`, `-`; the prefix of `provider/model` references"],
         [
           "[].api",
-          "the wire protocol: `openai-chat` (any OpenAI-compatible server), `openai-responses` (OpenAI's Responses API: reasoning items kept across tool calls), `anthropic` (Anthropic Messages: prompt caching, extended thinking) or `gemini` (Google's Gemini API: thinking budget, thought signatures)",
-          "`anthropic` for api.anthropic.com, `gemini` for generativelanguage.googleapis.com, else `openai-chat`",
+          "the wire protocol: `openai-chat` (any OpenAI-compatible server), `openai-responses` (OpenAI's Responses API: reasoning items kept across tool calls), `anthropic` (Anthropic Messages: prompt caching, extended thinking), `gemini` (Google's Gemini API: thinking budget, thought signatures) or `bedrock` (Amazon Bedrock's Converse API: AWS credentials, cache points)",
+          "`anthropic` for api.anthropic.com, `gemini` for generativelanguage.googleapis.com, `bedrock` for bedrock-runtime.<region>.amazonaws.com, else `openai-chat`",
         ],
         [
           "[].base_url",
           "the endpoint",
-          "required, but for `api: anthropic` and `api: gemini` (their vendors' endpoints)",
+          "required, but for `api: anthropic` and `api: gemini` (their vendors' endpoints) and `api: bedrock` (the endpoint of `AWS_REGION`)",
         ],
         [
           "[].api_key_env",

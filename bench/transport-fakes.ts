@@ -1,9 +1,10 @@
 /**
  * A worker thread serving the instant fakes of the transports benchmark (OpenAI chat completions,
- * OpenAI Responses, Anthropic, Gemini), so their CPU is not the measured thread's. Posts their base URLs.
+ * OpenAI Responses, Anthropic, Gemini, Bedrock), so their CPU is not the measured thread's. Posts their base URLs.
  */
 import { parentPort } from "node:worker_threads";
 import { startFakeAnthropic } from "../tests/fakes/anthropic/index.js";
+import { startFakeBedrock } from "../tests/fakes/bedrock/index.js";
 import { startFakeGemini } from "../tests/fakes/gemini/index.js";
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
 import { startFakeResponses } from "../tests/fakes/openai-responses/index.js";
@@ -20,7 +21,10 @@ const responses = await startFakeResponses({ apiKey: "bench", keep: false });
 responses.setDefault(() => ({ text: BENCH_ANSWER, pieces: 6 }));
 const gemini = await startFakeGemini({ apiKey: "bench", keep: false });
 gemini.setDefault(() => ({ text: BENCH_ANSWER, pieces: 6 }));
+const bedrock = await startFakeBedrock({ accessKeyId: "AKIDBENCH", keep: false });
+bedrock.setDefault(() => ({ text: BENCH_ANSWER, pieces: 6 }));
 parentPort?.postMessage({
+  bedrock: bedrock.url,
   chat: chat.url,
   anthropic: anthropic.url,
   responses: responses.url,
@@ -32,5 +36,6 @@ parentPort?.on("message", async (message: unknown) => {
   await anthropic.close();
   await responses.close();
   await gemini.close();
+  await bedrock.close();
   process.exit(0);
 });

@@ -11,6 +11,7 @@ import { Worker } from "node:worker_threads";
 import { createModelClient } from "../agent/model-client.js";
 import { createNodeFetch } from "../agent/node-fetch.js";
 import { createAnthropicTransport } from "../agent/providers/anthropic.js";
+import { createBedrockTransport } from "../agent/providers/bedrock.js";
 import { createGeminiTransport } from "../agent/providers/gemini.js";
 import {
   createOpenAIChatTransport,
@@ -117,9 +118,16 @@ const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length
 
 export async function benchTransports(options: TransportsBenchOptions): Promise<TransportsBenchResult> {
   const worker = new Worker(new URL("./transport-fakes.js", import.meta.url));
-  const urls = await new Promise<{ chat: string; anthropic: string; responses: string; gemini: string }>(
-    (resolve) => worker.once("message", resolve),
-  );
+  const urls = await new Promise<{
+    chat: string;
+    anthropic: string;
+    responses: string;
+    gemini: string;
+    bedrock: string;
+  }>((resolve) => worker.once("message", resolve));
+  // Bedrock signs with the AWS credentials of the environment (the fake checks the key id).
+  process.env["AWS_ACCESS_KEY_ID"] = "AKIDBENCH";
+  process.env["AWS_SECRET_ACCESS_KEY"] = "bench-secret";
   // The fetch the model client gives its transports (Node's http keep-alive agents).
   const transport = { timeoutMs: 30_000, fetch: createNodeFetch() };
   const subjects: { api: string; transport: ModelTransport; target: ResolvedModel }[] = [
@@ -163,6 +171,15 @@ export async function benchTransports(options: TransportsBenchOptions): Promise<
         ref: "a/claude",
         model: "claude",
         provider: { name: "a", api: "anthropic", baseUrl: urls.anthropic, apiKey: "bench", models: [] },
+      },
+    },
+    {
+      api: "bedrock",
+      transport: createBedrockTransport(transport),
+      target: {
+        ref: "b/nova",
+        model: "amazon.nova-pro-v1:0",
+        provider: { name: "b", api: "bedrock", baseUrl: urls.bedrock, models: [] },
       },
     },
   ];
@@ -331,5 +348,7 @@ The markers cost a few bytes per request; without them Anthropic caches nothing.
 The chat, Responses and Anthropic transports send through their SDK and read the events themselves
 (eventsource-parser) on the model client's Node http fetch; Gemini's sends and reads the same way
 (\`@google/genai\`'s own \`generateContentStream\` cost 2.4× the chat transport on the same fetch, 3.1× on
-its default one). Between runs the ratios move by about ±0.15×.`;
+its default one). Bedrock's goes through \`@aws-sdk/client-bedrock-runtime\` as it is (its HTTP/2 handler,
+SigV4 signing, the SDK's serializers and event-stream decoding) and is over the target: reading the
+events on the shared fetch, as Gemini's does, is the way down. Between runs the ratios move by about ±0.15×.`;
 }

@@ -1,7 +1,7 @@
 /**
  * Model providers: the catalog (`provider/model` references, context windows, prices, reasoning,
  * cache markers), the transports (one `ModelTransport` per wire protocol: OpenAI Chat Completions,
- * OpenAI Responses, Anthropic Messages, Gemini; `bedrock` is declared, not spoken yet, each SDK loaded on first use), each session's model settings, and `/model`,
+ * OpenAI Responses, Anthropic Messages, Gemini, Amazon Bedrock's Converse; each SDK loaded on first use), each session's model settings, and `/model`,
  * `/reasoning`, `/usage`.
  */
 export {

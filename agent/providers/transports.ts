@@ -4,10 +4,10 @@
  * provider speaks their protocol.
  */
 import { createOpenAIChatTransport } from "./openai-chat.js";
-import type { ModelApi, ModelTransport, TransportOptions } from "./types.js";
+import { MODEL_APIS, type ModelApi, type ModelTransport, type TransportOptions } from "./types.js";
 
 /** The protocols this build speaks (`providers[].api` accepts these). */
-export const AVAILABLE_APIS: readonly ModelApi[] = ["openai-chat", "openai-responses", "anthropic", "gemini"];
+export const AVAILABLE_APIS: readonly ModelApi[] = MODEL_APIS;
 
 type Factory = (options: TransportOptions) => Promise<ModelTransport>;
 
@@ -18,14 +18,8 @@ const factories: Record<ModelApi, Factory> = {
   "openai-responses": async (options) =>
     (await import("./openai-responses.js")).createOpenAIResponsesTransport(options),
   gemini: async (options) => (await import("./gemini.js")).createGeminiTransport(options),
-  bedrock: unavailable("bedrock"),
+  bedrock: async (options) => (await import("./bedrock.js")).createBedrockTransport(options),
 };
-
-function unavailable(api: ModelApi): Factory {
-  return async () => {
-    throw new Error(`the '${api}' protocol is not available in this build`);
-  };
-}
 
 /** The transports of one model client. */
 export class TransportSet {

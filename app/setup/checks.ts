@@ -30,6 +30,28 @@ export async function checkModel(baseUrl: string, apiKey: string | undefined): P
   };
 }
 
+/**
+ * The models an Ollama server has installed (`GET /api/tags` at the server's root, `base_url` without
+ * its `/v1`), newest first as Ollama lists them. @throws CheckFailed when it lists none (with the fix)
+ */
+export async function checkOllamaModels(baseUrl: string): Promise<{ models: string[] }> {
+  const root = trimUrl(baseUrl).replace(/\/v1$/, "");
+  const answer = await callService("Ollama", `${root}/api/tags`);
+  if (answer.status >= 400) {
+    throw new CheckFailed(
+      `Ollama answered ${answer.status} to GET /api/tags. Check that Ollama runs (\`ollama serve\`) at ${root} and that the base URL is its /v1.`,
+    );
+  }
+  const list = Array.isArray(answer.body["models"]) ? (answer.body["models"] as { name?: unknown }[]) : [];
+  const models = list.map((m) => String(m.name ?? "")).filter(Boolean);
+  if (!models.length) {
+    throw new CheckFailed(
+      "Ollama has no model installed. Fix: pull one (`ollama pull qwen3:8b`), then run setup again.",
+    );
+  }
+  return { models };
+}
+
 /** One chat completion of one token: the model answers under this name. */
 export async function checkModelAnswers(
   baseUrl: string,

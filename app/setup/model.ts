@@ -1,7 +1,10 @@
-/** The model step of `herald setup`: provider, base URL, key (checked by listing models), model name. */
+/**
+ * The model step of `herald setup`: provider, base URL, key (checked by listing models: Ollama's
+ * installed ones from its `/api/tags`), model name.
+ */
 import { CheckFailed, type Choice, type StepContext } from "../../core/setup.js";
 import { checked, secret, tryAgain } from "../../core/setup-steps.js";
-import { checkModel, checkModelAnswers } from "./checks.js";
+import { checkModel, checkModelAnswers, checkOllamaModels } from "./checks.js";
 
 type Provider = "openai" | "openrouter" | "ollama" | "other" | "skip";
 
@@ -50,7 +53,7 @@ export async function modelStep(ctx: StepContext): Promise<void> {
     const listed = await checked(
       ctx,
       `Asking ${baseUrl} for its models`,
-      () => checkModel(baseUrl, key.value),
+      () => (provider === "ollama" ? checkOllamaModels(baseUrl) : checkModel(baseUrl, key.value)),
       (r) =>
         r.models.length ? `The endpoint answered: ${r.models.length} model(s)` : "The endpoint answered",
     );

@@ -1,13 +1,16 @@
 /**
  * Runs the ModelTransport contract against each wire protocol's transport and its vendor's fake API:
  * OpenAI Chat Completions (tests/fakes/llm), OpenAI Responses (tests/fakes/openai-responses),
- * Anthropic Messages (tests/fakes/anthropic) and Google Gemini (tests/fakes/gemini).
+ * Anthropic Messages (tests/fakes/anthropic), Google Gemini (tests/fakes/gemini) and Amazon Bedrock's
+ * Converse (tests/fakes/bedrock, signed with the AWS credentials of the environment).
  */
 import { createAnthropicTransport } from "../../agent/providers/anthropic.js";
+import { createBedrockTransport } from "../../agent/providers/bedrock.js";
 import { createGeminiTransport } from "../../agent/providers/gemini.js";
 import { createOpenAIChatTransport } from "../../agent/providers/index.js";
 import { createOpenAIResponsesTransport } from "../../agent/providers/openai-responses.js";
 import { startFakeAnthropic } from "../fakes/anthropic/index.js";
+import { startFakeBedrock } from "../fakes/bedrock/index.js";
 import { startFakeGemini } from "../fakes/gemini/index.js";
 import { messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { startFakeResponses } from "../fakes/openai-responses/index.js";
@@ -160,6 +163,38 @@ modelTransportContract("gemini", async () => {
         `{"inlineData":{"mimeType":"image/png","data":"${b64}"}}`,
       ),
     lastRequestText: () => JSON.stringify(fake.requests.at(-1)?.contents.at(-1)),
+    close: () => fake.close(),
+  };
+});
+
+modelTransportContract("bedrock", async () => {
+  process.env["AWS_ACCESS_KEY_ID"] = "AKIDCONTRACT";
+  process.env["AWS_SECRET_ACCESS_KEY"] = "contract-secret";
+  const fake = await startFakeBedrock({ accessKeyId: "AKIDCONTRACT" });
+  return {
+    transport: createBedrockTransport(options),
+    target: {
+      ref: "aws/claude-x",
+      model: "anthropic.claude-x-v1:0",
+      provider: {
+        name: "aws",
+        api: "bedrock",
+        baseUrl: fake.url,
+        models: [{ name: "anthropic.claude-x-v1:0" }],
+      },
+      info: { name: "anthropic.claude-x-v1:0" },
+    },
+    text: (text) => fake.script({ text }),
+    toolCall: (name, args) => fake.script({ toolCalls: [{ name, arguments: args }] }),
+    error: (status, message, retryAfterSeconds) =>
+      fake.script({ error: { status, message, retryAfterSeconds } }),
+    refusal: () => fake.script({ guardrail: true }),
+    contextTooLong: { status: 400, message: "Input is too long for requested model." },
+    lastRequestHasImage: (b64) =>
+      JSON.stringify(fake.requests.at(-1)?.messages.at(-1)?.content).includes(
+        `{"image":{"format":"png","source":{"bytes":"${b64}"}}}`,
+      ),
+    lastRequestText: () => JSON.stringify(fake.requests.at(-1)?.messages.at(-1)?.content),
     close: () => fake.close(),
   };
 });

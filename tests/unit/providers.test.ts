@@ -474,9 +474,15 @@ describe("providers in config.yaml", () => {
       ),
     );
     expect(noModels.message).toContain("providers.1.models");
-    const unspoken = error(() => load(yaml.replace("name: local\n", "name: local\n    api: bedrock\n")));
-    expect(unspoken.key).toBe("providers.1.api");
-    expect(unspoken.message).toContain("does not speak yet");
+    const noRegion = error(() =>
+      load("providers:\n  - name: aws\n    api: bedrock\n    models: [{ name: m }]\n"),
+    );
+    expect(noRegion.key).toBe("providers.0.base_url");
+    expect(noRegion.message).toContain("AWS_REGION");
+    const aws = load("providers:\n  - name: aws\n    api: bedrock\n    models: [{ name: m }]\n", {
+      AWS_REGION: "eu-west-1",
+    });
+    expect(aws.providers[0]?.baseUrl).toBe("https://bedrock-runtime.eu-west-1.amazonaws.com");
     const noUrl = error(() => load(yaml.replace("    base_url: http://127.0.0.1:8080/v1\n", "")));
     expect(noUrl.key).toBe("providers.1.base_url");
   });
