@@ -15,10 +15,10 @@ import { createParser } from "eventsource-parser";
 import type { ToolCall } from "../../core/types.js";
 import { type AnthropicBlock, anthropicBody, THINKING_BUDGETS } from "./anthropic-body.js";
 import { cancelledError, endedEarly, refusal, statusFailure, unknownFailure } from "./failures.js";
+import { clientPerProvider } from "./sdk-clients.js";
 import type {
   AttemptFailure,
   ModelTransport,
-  ProviderSpec,
   ResolvedModel,
   TokenUsage,
   TransportAnswer,
@@ -31,22 +31,7 @@ const DEFAULT_MAX_OUTPUT_TOKENS = 8192;
 
 /** Builds the transport (one SDK client per provider). */
 export function createAnthropicTransport(options: TransportOptions): ModelTransport {
-  const sdks = new Map<string, Anthropic>();
-  const sdkOf = (provider: ProviderSpec) => {
-    let sdk = sdks.get(provider.name);
-    if (!sdk) {
-      sdk = new Anthropic({
-        baseURL: provider.baseUrl,
-        apiKey: provider.apiKey ?? "not-set",
-        maxRetries: 0,
-        timeout: options.timeoutMs,
-        fetch: options.fetch,
-        defaultHeaders: provider.headers ? { ...provider.headers } : undefined,
-      });
-      sdks.set(provider.name, sdk);
-    }
-    return sdk;
-  };
+  const sdkOf = clientPerProvider(options, (settings) => new Anthropic(settings));
   return {
     api: "anthropic",
     stream: (target, request) => streamMessages(sdkOf(target.provider), target, request, options.timeoutMs),

@@ -13,11 +13,11 @@ import { ModelError } from "../../core/errors.js";
 import type { ToolCall } from "../../core/types.js";
 import { wantsCacheMarkers } from "./catalog.js";
 import { cancelledError, endedEarly, refusal, statusFailure, unknownFailure } from "./failures.js";
+import { clientPerProvider } from "./sdk-clients.js";
 import type {
   AttemptFailure,
   ModelMessage,
   ModelTransport,
-  ProviderSpec,
   ReasoningEffort,
   ResolvedModel,
   TransportAnswer,
@@ -27,23 +27,7 @@ import type {
 
 /** Builds the transport; one per process (it keeps one SDK client per provider). */
 export function createOpenAIChatTransport(options: TransportOptions): ModelTransport {
-  const sdks = new Map<string, OpenAI>();
-  const sdkOf = (provider: ProviderSpec) => {
-    let sdk = sdks.get(provider.name);
-    if (!sdk) {
-      sdk = new OpenAI({
-        baseURL: provider.baseUrl,
-        // Local servers (Ollama, llama.cpp) take any key; the SDK insists on one.
-        apiKey: provider.apiKey ?? "not-set",
-        maxRetries: 0,
-        timeout: options.timeoutMs,
-        fetch: options.fetch,
-        defaultHeaders: provider.headers ? { ...provider.headers } : undefined,
-      });
-      sdks.set(provider.name, sdk);
-    }
-    return sdk;
-  };
+  const sdkOf = clientPerProvider(options, (settings) => new OpenAI(settings));
   return {
     api: "openai-chat",
     stream: (target, request) => streamChat(sdkOf(target.provider), target, request, options.timeoutMs),

@@ -17,11 +17,11 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 
 import type { ToolCall } from "../../core/types.js";
 import { cancelledError, endedEarly, refusal } from "./failures.js";
 import { classifyOpenAIFailure } from "./openai-chat.js";
+import { clientPerProvider } from "./sdk-clients.js";
 import type {
   ModelMessage,
   ModelTool,
   ModelTransport,
-  ProviderSpec,
   ResolvedModel,
   TokenUsage,
   TransportAnswer,
@@ -31,22 +31,7 @@ import type {
 
 /** Builds the transport (one SDK client per provider). */
 export function createOpenAIResponsesTransport(options: TransportOptions): ModelTransport {
-  const sdks = new Map<string, OpenAI>();
-  const sdkOf = (provider: ProviderSpec) => {
-    let sdk = sdks.get(provider.name);
-    if (!sdk) {
-      sdk = new OpenAI({
-        baseURL: provider.baseUrl,
-        apiKey: provider.apiKey ?? "not-set",
-        maxRetries: 0,
-        timeout: options.timeoutMs,
-        fetch: options.fetch,
-        defaultHeaders: provider.headers ? { ...provider.headers } : undefined,
-      });
-      sdks.set(provider.name, sdk);
-    }
-    return sdk;
-  };
+  const sdkOf = clientPerProvider(options, (settings) => new OpenAI(settings));
   return {
     api: "openai-responses",
     stream: (target, request) => streamResponse(sdkOf(target.provider), target, request, options.timeoutMs),
