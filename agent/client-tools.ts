@@ -7,7 +7,7 @@
  * completes stays out of the session (only its text is lost).
  */
 import type { ChatCompletionFunctionTool } from "openai/resources/chat/completions";
-import { CLIENT_PENDING } from "../core/turn.js";
+import { CLIENT_PENDING } from "../core/turn-steps.js";
 import type { ChatMessage, ClientTool, ClientToolCalls, ToolCall } from "../core/types.js";
 
 /** A call of Herald's that needs a person's approval, in a step the client's calls end. */

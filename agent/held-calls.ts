@@ -8,7 +8,8 @@
  */
 
 import { z } from "zod";
-import { resumedStep, type TurnJob, type TurnResume } from "../core/turn.js";
+import type { TurnJob, TurnResume } from "../core/turn.js";
+import { resumedStep } from "../core/turn-steps.js";
 import type { ChatMessage, OutboundButton, ToolCall } from "../core/types.js";
 import {
   type ApprovalAsk,

@@ -5,15 +5,8 @@
  */
 import { describeError, HeraldError, isAbortError, ModelError } from "../core/errors.js";
 import { type Logger, lazyChild } from "../core/logger.js";
-import {
-  CLIENT_PENDING,
-  completedClientStep,
-  type ProviderAlert,
-  type TurnJob,
-  type TurnProgress,
-  type TurnResult,
-  type TurnUsage,
-} from "../core/turn.js";
+import type { ProviderAlert, TurnJob, TurnProgress, TurnResult, TurnUsage } from "../core/turn.js";
+import { CLIENT_PENDING, completedClientStep } from "../core/turn-steps.js";
 import type { ChatMessage, ClientToolCalls, InboundAttachment, ToolCall } from "../core/types.js";
 import { clientStep, HELD_IN_CLIENT_STEP, withClientTools } from "./client-tools.js";
 import { compressIfNeeded, repairToolPairs } from "./compression.js";

@@ -6,15 +6,8 @@
  */
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import {
-  inputMessages,
-  type JobQueue,
-  type QueueEvent,
-  resumedStep,
-  type TurnJob,
-  type TurnRecord,
-  type TurnResult,
-} from "../core/turn.js";
+import type { JobQueue, QueueEvent, TurnJob, TurnRecord, TurnResult } from "../core/turn.js";
+import { inputMessages, resumedStep } from "../core/turn-steps.js";
 import type { KeyValueStore, PlatformAdapter } from "../core/types.js";
 import type { OutboxItem } from "../sessions/types.js";
 import { crashedTurnResult } from "./crashed-turns.js";

@@ -4,7 +4,7 @@
  * instructions. Every refusal names the field (`input[2].call_id`) and says what to send instead.
  */
 import { z } from "zod";
-import { CLIENT_PENDING } from "../../core/turn.js";
+import { CLIENT_PENDING } from "../../core/turn-steps.js";
 import type { ChatMessage, ClientTool, ClientToolCalls, ToolCall } from "../../core/types.js";
 
 /** The fields of a Responses request Herald reads; the others are accepted and ignored. */

@@ -15,14 +15,8 @@ import type { StateClient } from "../../agent/types.js";
 import { createTurnHandler } from "../../agent/worker.js";
 import { isAbortError } from "../../core/errors.js";
 import { silentLogger } from "../../core/logger.js";
-import {
-  CLIENT_PENDING,
-  type HistoryItem,
-  type TurnJob,
-  type TurnProgress,
-  type TurnRecord,
-  type TurnResult,
-} from "../../core/turn.js";
+import type { HistoryItem, TurnJob, TurnProgress, TurnRecord, TurnResult } from "../../core/turn.js";
+import { CLIENT_PENDING } from "../../core/turn-steps.js";
 import type { ChatMessage } from "../../core/types.js";
 import { MemorySessionStore } from "../../sessions/memory-session-store.js";
 import { type FakeLlm, type FakeLlmMessage, messageText, startFakeLlm } from "../fakes/llm/index.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkOutputs, InputProblem, turnOf } from "../../adapters/api/responses-parse.js";
-import { CLIENT_PENDING } from "../../core/turn.js";
+import { CLIENT_PENDING } from "../../core/turn-steps.js";
 
 const call = (id: string, name = "lookup", args = "{}") => ({
   type: "function_call",

@@ -9,7 +9,8 @@
 import type { CommandModule } from "../../../core/commands.js";
 import { describeError } from "../../../core/errors.js";
 import type { Logger } from "../../../core/logger.js";
-import { type GatewayEvents, resumedStep, type TurnControl, type TurnResume } from "../../../core/turn.js";
+import type { GatewayEvents, TurnControl, TurnResume } from "../../../core/turn.js";
+import { resumedStep } from "../../../core/turn-steps.js";
 import type { ChatMessage, ChatRef, KeyValueStore } from "../../../core/types.js";
 import { approvalCommands } from "./commands.js";
 import {
