@@ -6,7 +6,6 @@
  * vision model, a form sent by POST waits for /approve when browser.approve lists submit, and /new
  * closes the session's browser (its login is gone).
  */
-import { existsSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeLlm, type FakeLlmRequest, messageText, startFakeLlm } from "../fakes/llm/index.js";
 import { type FakeSite, startFakeSite } from "../fakes/site/index.js";
@@ -75,7 +74,7 @@ const greeting = (r: FakeLlmRequest) => ({
   text: /Hello, \w+!/.exec(lastTool(r))?.[0] ?? `no greeting: ${lastTool(r)}`,
 });
 
-describe.skipIf(!existsSync("/usr/bin/chromium"))("browser through the gateway", () => {
+describe("browser through the gateway", () => {
   it("logs in and reads the greeting behind the form, then /new closes the browser and its login", async () => {
     const h = await start();
     h.llm.script(...loginSteps(site.url), greeting);

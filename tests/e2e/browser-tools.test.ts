@@ -82,7 +82,7 @@ function refOf(snapshot: string, role: string, name: string): string {
   return m[1];
 }
 
-describe.skipIf(!existsSync("/usr/bin/chromium"))("browser tools (real Chromium)", () => {
+describe("browser tools (real Chromium)", () => {
   it("logs in through the form and reads the greeting behind it", async () => {
     const page = await call("browser_navigate", { url: `${site.url}/login` });
     expect(page.content).toContain("# Sign in");
@@ -212,7 +212,7 @@ describe.skipIf(!existsSync("/usr/bin/chromium"))("browser tools (real Chromium)
   });
 });
 
-describe.skipIf(!existsSync("/usr/bin/chromium"))("browser tools with private addresses allowed", () => {
+describe("browser tools with private addresses allowed", () => {
   it("reaches the other server (so the refusals above are the proxy's doing)", async () => {
     const open = createBrowserTools(
       {
@@ -239,55 +239,52 @@ describe.skipIf(!existsSync("/usr/bin/chromium"))("browser tools with private ad
   });
 });
 
-describe.skipIf(!existsSync("/usr/bin/chromium"))(
-  "browser tools on a remote browser (browser.cdp_url)",
-  () => {
-    it("drives a browser over CDP with the same proxy rules, and leaves it running", async () => {
-      const remote = await launchChromium();
-      const tools = createBrowserTools(
-        {
-          browser: browserSectionSchema.parse({
-            cdpUrl: remote.wsEndpoint(),
-            executable: "/nonexistent/chromium",
-            allowPrivateHosts: [`127.0.0.1:${site.port}`],
-          }),
-          web: { allowPrivate: false },
-          exec: { dangerousCommands: "manual" },
-        },
-        {
-          access: new WorkspaceAccess({ workspaces: new WorkspaceManager({ rootDir, scope: "session" }) }),
-          logger: silentLogger(),
-          unavailable: [],
-        },
-      );
-      try {
-        const navigate = tools.tools.find((t) => t.name === "browser_navigate") as Tool;
-        const before = refused.connections();
-        const page = await navigate.execute({ url: `${site.url}/chain/3` }, ctxFor("remote"));
-        expect(String(page)).toContain("the code is 7341");
-        // Its requests went through Herald's proxy…
-        const runtime = await tools.started();
-        expect(runtime?.proxy.passed()).toContain(`127.0.0.1:${site.port}`);
-        // …which refuses what it refuses for the local browser.
-        const out = await navigate.execute({ url: `${site.url}/redirect-out` }, ctxFor("remote"));
-        expect(typeof out === "string" ? out : out.content).toMatch(/refused 127\.0\.0\.1:\d+/);
-        await navigate.execute({ url: `${site.url}/subresource` }, ctxFor("remote"));
-        expect(refused.connections()).toBe(before);
-        const ours = () => remote.targets().filter((t) => t.url().startsWith(site.url));
-        expect(ours()).toHaveLength(1);
-        await tools.close();
-        // Our context (and its tab) is gone; the remote browser is not.
-        await expect.poll(() => ours().length).toBe(0);
-        expect(remote.connected).toBe(true);
-      } finally {
-        await tools.close();
-        await remote.close();
-      }
-    });
-  },
-);
+describe("browser tools on a remote browser (browser.cdp_url)", () => {
+  it("drives a browser over CDP with the same proxy rules, and leaves it running", async () => {
+    const remote = await launchChromium();
+    const tools = createBrowserTools(
+      {
+        browser: browserSectionSchema.parse({
+          cdpUrl: remote.wsEndpoint(),
+          executable: "/nonexistent/chromium",
+          allowPrivateHosts: [`127.0.0.1:${site.port}`],
+        }),
+        web: { allowPrivate: false },
+        exec: { dangerousCommands: "manual" },
+      },
+      {
+        access: new WorkspaceAccess({ workspaces: new WorkspaceManager({ rootDir, scope: "session" }) }),
+        logger: silentLogger(),
+        unavailable: [],
+      },
+    );
+    try {
+      const navigate = tools.tools.find((t) => t.name === "browser_navigate") as Tool;
+      const before = refused.connections();
+      const page = await navigate.execute({ url: `${site.url}/chain/3` }, ctxFor("remote"));
+      expect(String(page)).toContain("the code is 7341");
+      // Its requests went through Herald's proxy…
+      const runtime = await tools.started();
+      expect(runtime?.proxy.passed()).toContain(`127.0.0.1:${site.port}`);
+      // …which refuses what it refuses for the local browser.
+      const out = await navigate.execute({ url: `${site.url}/redirect-out` }, ctxFor("remote"));
+      expect(typeof out === "string" ? out : out.content).toMatch(/refused 127\.0\.0\.1:\d+/);
+      await navigate.execute({ url: `${site.url}/subresource` }, ctxFor("remote"));
+      expect(refused.connections()).toBe(before);
+      const ours = () => remote.targets().filter((t) => t.url().startsWith(site.url));
+      expect(ours()).toHaveLength(1);
+      await tools.close();
+      // Our context (and its tab) is gone; the remote browser is not.
+      await expect.poll(() => ours().length).toBe(0);
+      expect(remote.connected).toBe(true);
+    } finally {
+      await tools.close();
+      await remote.close();
+    }
+  });
+});
 
-describe.skipIf(!existsSync("/usr/bin/chromium"))("browser.persist_profile", () => {
+describe("browser.persist_profile", () => {
   it("keeps a user's login across their sessions, and no other user's session gets it", async () => {
     const homeDir = mkdtempSync(join(tmpdir(), "herald-browser-home-"));
     const kept = createBrowserTools(
@@ -335,7 +332,7 @@ describe.skipIf(!existsSync("/usr/bin/chromium"))("browser.persist_profile", () 
   });
 });
 
-describe.skipIf(!existsSync("/usr/bin/chromium"))("browser caps", () => {
+describe("browser caps", () => {
   const withCaps = (caps: Record<string, number>) =>
     createBrowserTools(
       {
