@@ -156,8 +156,8 @@ describe("herald chat --url, against a running gateway", () => {
     say(p, "/resume");
     await p.waitFor((s) => /› 2\. remember alpha/.test(s));
     p.keys("Enter");
-    const reopened = await p.waitFor("Resumed session");
-    expect(reopened).toContain("remember alpha");
+    // The notice can paint a frame before the reopened transcript does: wait for both.
+    const reopened = await p.waitFor((s) => s.includes("Resumed session") && s.includes("remember alpha"));
     expect(reopened).not.toContain("remember beta");
   });
 
