@@ -157,7 +157,9 @@ describe("herald chat --url, against a running gateway", () => {
     await p.waitFor((s) => /› 2\. remember alpha/.test(s));
     p.keys("Enter");
     // The notice can paint a frame before the reopened transcript does: wait for both.
-    const reopened = await p.waitFor((s) => s.includes("Resumed session") && s.includes("remember alpha"));
+    const reopened = await p.waitFor(
+      (s) => s.includes("Resumed session") && s.includes("remember alpha") && !s.includes("remember beta"),
+    );
     expect(reopened).not.toContain("remember beta");
   });
 
