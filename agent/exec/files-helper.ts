@@ -137,7 +137,12 @@ export class HelperWorkspaceFiles implements WorkspaceFiles {
   private call(path: string, header: Record<string, unknown>): Promise<Response> {
     return this.exclusive(async (running) => {
       const answer = this.awaitResponse(running);
-      await this.send(running, { id: this.nextId++, ...header });
+      try {
+        await this.send(running, { id: this.nextId++, ...header });
+      } catch (err) {
+        await answer.catch(() => undefined); // The same death rejects both; the send's error is the one told.
+        throw err;
+      }
       return this.check(await answer, path);
     });
   }
@@ -264,7 +269,20 @@ export class HelperWorkspaceFiles implements WorkspaceFiles {
     );
     const frame = payload ? Buffer.concat([line, payload]) : line;
     return new Promise((resolve, reject) => {
-      stdin.write(frame, (err) => (err ? reject(running.dead ?? err) : resolve()));
+      stdin.write(frame, (err) => {
+        if (!err) return resolve();
+        // A write fails (EPIPE) before the child's `close` reports why it stopped: wait for it,
+        // briefly, so the caller hears the helper's own reason rather than the pipe's.
+        const timer = setTimeout(() => this.died(running, err.message), 2_000);
+        void running.exited.then(() => {
+          clearTimeout(timer);
+          reject(running.dead ?? err);
+        });
+        if (running.dead) {
+          clearTimeout(timer);
+          reject(running.dead);
+        }
+      });
     });
   }
 }

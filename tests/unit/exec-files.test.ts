@@ -128,6 +128,23 @@ describe("HelperWorkspaceFiles with the real helper program", () => {
     await files.close();
   });
 
+  it("reports the helper's reason, not the broken pipe, when it closed its input before exiting", async () => {
+    // Answers one request, closes its input, and takes a moment to exit: the next write breaks the pipe
+    // before the exit is seen.
+    const answerOnceThenHang =
+      "read line; echo '{\"id\":1,\"ok\":true,\"missing\":true}'; exec 0<&-; echo helper crashed >&2; sleep 0.3; exit 3";
+    const files = new HelperWorkspaceFiles({
+      start: () => spawn("/bin/sh", ["-c", answerOnceThenHang], { stdio: ["pipe", "pipe", "pipe"] }),
+    });
+    await files.stat("first.txt");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect(files.stat("keep.txt")).rejects.toMatchObject({
+      code: "tool_error",
+      message: expect.stringMatching(/file helper stopped \(helper crashed\)/),
+    });
+    await files.close();
+  });
+
   it("kills a helper that does not answer within the request timeout", async () => {
     const files = new HelperWorkspaceFiles({
       start: () => spawn("/bin/sh", ["-c", "exec sleep 30"], { stdio: ["pipe", "pipe", "pipe"] }),
