@@ -132,7 +132,7 @@ describe("HelperWorkspaceFiles with the real helper program", () => {
     // Answers one request, closes its input, and takes a moment to exit: the next write breaks the pipe
     // before the exit is seen.
     const answerOnceThenHang =
-      "read line; echo '{\"id\":1,\"ok\":true,\"missing\":true}'; exec 0<&-; echo helper crashed >&2; sleep 0.3; exit 3";
+      'read line; echo \'{"id":1,"ok":true,"missing":true}\'; exec 0<&-; echo helper crashed >&2; sleep 0.3; exit 3';
     const files = new HelperWorkspaceFiles({
       start: () => spawn("/bin/sh", ["-c", answerOnceThenHang], { stdio: ["pipe", "pipe", "pipe"] }),
     });
