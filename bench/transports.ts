@@ -13,13 +13,8 @@ import { createNodeFetch } from "../agent/node-fetch.js";
 import { createAnthropicTransport } from "../agent/providers/anthropic.js";
 import { createBedrockTransport } from "../agent/providers/bedrock.js";
 import { createGeminiTransport } from "../agent/providers/gemini.js";
-import {
-  createOpenAIChatTransport,
-  type ModelMessage,
-  type ModelTool,
-  type ModelTransport,
-  type ResolvedModel,
-} from "../agent/providers/index.js";
+import type { ModelMessage, ModelTool, ModelTransport, ResolvedModel } from "../agent/providers/index.js";
+import { createOpenAIChatTransport } from "../agent/providers/openai-chat.js";
 import { createOpenAIResponsesTransport } from "../agent/providers/openai-responses.js";
 import { loadConfig } from "../app/config.js";
 import { startGateway } from "../app/gateway-main.js";

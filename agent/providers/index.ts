@@ -25,12 +25,8 @@ export {
   type ProvidersPorts,
   type SessionModels,
 } from "./gateway.js";
-export {
-  classifyOpenAIFailure,
-  createOpenAIChatTransport,
-  requestBody,
-  withCacheMarkers,
-} from "./openai-chat.js";
+// The chat transport itself (and the openai SDK with it) is imported where it is made: transports.ts.
+export { requestBody, withCacheMarkers } from "./openai-chat-body.js";
 export { SESSION_MODELS_NAMESPACE, SessionModelStore } from "./settings.js";
 export { AVAILABLE_APIS, TransportSet } from "./transports.js";
 export type * from "./types.js";

@@ -7,7 +7,7 @@
 import { createAnthropicTransport } from "../../agent/providers/anthropic.js";
 import { createBedrockTransport } from "../../agent/providers/bedrock.js";
 import { createGeminiTransport } from "../../agent/providers/gemini.js";
-import { createOpenAIChatTransport } from "../../agent/providers/index.js";
+import { createOpenAIChatTransport } from "../../agent/providers/openai-chat.js";
 import { createOpenAIResponsesTransport } from "../../agent/providers/openai-responses.js";
 import { startFakeAnthropic } from "../fakes/anthropic/index.js";
 import { startFakeBedrock } from "../fakes/bedrock/index.js";
