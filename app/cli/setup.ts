@@ -10,6 +10,7 @@ import { configuredPlatforms, loadConfig, resolveHome } from "../config.js";
 import { printDoctor, runDoctor } from "../doctor.js";
 import { createClackPrompter } from "../setup/clack-prompter.js";
 import { createFlagsPrompter } from "../setup/flags-prompter.js";
+import { VENDORS, type Vendor, type VendorName } from "../setup/vendors.js";
 import { extraQuestions, type NamedQuestions, platformQuestions, runSetup } from "../setup/wizard.js";
 import { cliAction } from "./action.js";
 
@@ -17,7 +18,11 @@ type Flags = Record<string, string | boolean | undefined>;
 
 /** The model step's flags (the kernel's); each platform and feature declares its own in its `setup`. */
 const MODEL_FLAGS: SetupFlag[] = [
-  { flag: "--model-provider <name>", key: "model.provider", help: "openai, openrouter, ollama or other" },
+  {
+    flag: "--model-provider <name>",
+    key: "model.provider",
+    help: "openai, openrouter, ollama, anthropic, gemini, bedrock or other",
+  },
   {
     flag: "--model-url <url>",
     key: "model.url",
@@ -28,7 +33,13 @@ const MODEL_FLAGS: SetupFlag[] = [
     flag: "--model-key <key>",
     key: "model.key",
     env: "OPENAI_API_KEY",
-    help: "its API key (env OPENAI_API_KEY)",
+    help: "its API key (env OPENAI_API_KEY; ANTHROPIC_API_KEY or GEMINI_API_KEY for those providers)",
+  },
+  {
+    flag: "--model-region <region>",
+    key: "model.region",
+    env: "AWS_REGION",
+    help: "Bedrock's AWS region (env AWS_REGION)",
   },
   {
     flag: "--model <name>",
@@ -67,6 +78,9 @@ export function answersFrom(flags: Flags, env: NodeJS.ProcessEnv): Answers {
   }
   if (answers["model.url"] || answers["model.key"])
     answers["model.provider"] ??= answers["model.url"] ? "other" : "openai";
+  const vendor = VENDORS[answers["model.provider"] as VendorName] as Vendor | undefined;
+  // A vendor's key comes from the flag, else from the vendor's own variable, never OPENAI_API_KEY.
+  if (vendor) answers["model.key"] = flags["modelKey"] ?? (vendor.keyEnv ? env[vendor.keyEnv] : undefined);
   for (const q of [...platformQuestions, ...extraQuestions]) q.setup.imply?.(answers);
   answers["platforms"] =
     typeof flags["platforms"] === "string"

@@ -1,26 +1,40 @@
 /**
  * The model step of `herald setup`: provider, base URL, key (checked by listing models: Ollama's
- * installed ones from its `/api/tags`), model name.
+ * installed ones from its `/api/tags`), model name. Anthropic, Gemini and Bedrock, spoken natively,
+ * have their own step (vendors.ts).
  */
-import { CheckFailed, type Choice, type StepContext } from "../../core/setup.js";
+import type { Choice, StepContext } from "../../core/setup.js";
 import { checked, secret, tryAgain } from "../../core/setup-steps.js";
 import { checkModel, checkModelAnswers, checkOllamaModels } from "./checks.js";
+import { chooseModel } from "./choose-model.js";
+import { VENDORS, type VendorName, vendorStep } from "./vendors.js";
 
-type Provider = "openai" | "openrouter" | "ollama" | "other" | "skip";
+type Provider = "openai" | "openrouter" | "ollama" | VendorName | "other" | "skip";
 
-const PRESETS: Record<Exclude<Provider, "other" | "skip">, string> = {
+const PRESETS: Record<Exclude<Provider, VendorName | "other" | "skip">, string> = {
   openai: "https://api.openai.com/v1",
   openrouter: "https://openrouter.ai/api/v1",
   ollama: "http://127.0.0.1:11434/v1",
 };
 
+const vendor = (name: VendorName): Choice<Provider> => ({
+  value: name,
+  label: VENDORS[name].label,
+  hint: `its own API (api: ${VENDORS[name].api})`,
+});
+
 const CHOICES: Choice<Provider>[] = [
   { value: "openai", label: "OpenAI", hint: PRESETS.openai },
+  vendor("anthropic"),
+  vendor("gemini"),
   { value: "openrouter", label: "OpenRouter", hint: PRESETS.openrouter },
+  vendor("bedrock"),
   { value: "ollama", label: "Ollama on this machine", hint: PRESETS.ollama },
   { value: "other", label: "Another OpenAI-compatible endpoint", hint: "vLLM, llama.cpp, LM Studio, Groq…" },
   { value: "skip", label: "Skip (keep the current model settings)" },
 ];
+
+const isVendor = (p: Provider): p is VendorName => p in VENDORS;
 
 /** Asks for the model endpoint until it answers (or the user skips); records it in the files. */
 export async function modelStep(ctx: StepContext): Promise<void> {
@@ -34,6 +48,7 @@ export async function modelStep(ctx: StepContext): Promise<void> {
     initial: known ?? (currentUrl ? "other" : "openai"),
   });
   if (provider === "skip") return;
+  if (isVendor(provider)) return vendorStep(ctx, provider);
   for (;;) {
     const preset = provider === "other" ? undefined : PRESETS[provider];
     const baseUrl =
@@ -81,29 +96,4 @@ export async function modelStep(ctx: StepContext): Promise<void> {
     if (key.isNew && key.value) files.setEnv("OPENAI_API_KEY", key.value);
     return;
   }
-}
-
-async function chooseModel(
-  ctx: StepContext,
-  models: string[],
-  current: string | undefined,
-): Promise<string | undefined> {
-  const { p } = ctx;
-  if (!models.length) return p.text({ key: "model.name", message: "Model name", initial: current });
-  if (!p.interactive) {
-    const given = await p.text({ key: "model.name", message: "Model name", initial: undefined });
-    const name = given ?? (current && models.includes(current) ? current : models[0]);
-    if (given && !models.includes(given)) {
-      throw new CheckFailed(
-        `The endpoint does not serve the model '${given}'; it serves: ${models.slice(0, 20).join(", ")}.`,
-      );
-    }
-    return name;
-  }
-  return p.select({
-    key: "model.name",
-    message: "Which model?",
-    options: models.map((m) => ({ value: m, label: m })),
-    initial: current && models.includes(current) ? current : models[0],
-  });
 }

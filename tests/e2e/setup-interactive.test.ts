@@ -81,7 +81,7 @@ describe("herald setup in a terminal", () => {
     writeFileSync(join(home, "config.yaml"), `telegram:\n  api_root: ${telegram.url}\n`);
     const t = terminal();
     await t.expect("Which model provider?");
-    await t.type(KEY.down, KEY.down, KEY.down, KEY.enter); // "Another OpenAI-compatible endpoint"
+    await t.type(...Array<string>(6).fill(KEY.down), KEY.enter); // "Another OpenAI-compatible endpoint"
     await t.expect("Base URL of the OpenAI-compatible API");
     await t.type(llm.url, KEY.enter);
     await t.expect("API key");
@@ -133,7 +133,7 @@ describe("herald setup in a terminal", () => {
     writeFileSync(join(home, ".env"), env, { mode: 0o600 });
     const t = terminal();
     await t.expect("Which model provider?");
-    await t.type(KEY.down, KEY.down, KEY.down, KEY.enter);
+    await t.type(...Array<string>(6).fill(KEY.down), KEY.enter);
     await t.expect("Base URL of the OpenAI-compatible API");
     await t.type(llm.url, KEY.enter);
     await t.expect("API key");
@@ -156,7 +156,7 @@ describe("herald setup in a terminal", () => {
     writeFileSync(join(home, "config.yaml"), yaml);
     const t = terminal();
     await t.expect("Which model provider?");
-    await t.type(KEY.down, KEY.down, KEY.down, KEY.down, KEY.enter); // skip the model
+    await t.type(...Array<string>(7).fill(KEY.down), KEY.enter); // skip the model
     await t.expect("Which platforms should Herald answer on?");
     await t.type(KEY.space, KEY.enter);
     await t.expect("Bot token from @BotFather");

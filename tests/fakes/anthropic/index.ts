@@ -4,6 +4,7 @@
  * signature and tool-input deltas, message_delta, message_stop, ping, error) and not. It checks the
  * key (`x-api-key` or a bearer token), refuses bodies the real API refuses (wire.ts) with its error body, answers scripted
  * errors with `retry-after`, keeps a prompt cache by breakpoints and reports cache reads and writes.
+ * `GET /v1/models` lists `options.models` (the setup's live check).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -67,8 +68,9 @@ function sendError(
 
 /** Starts the fake: `apiKey` is the key requests must carry; `keep: false` records nothing (the benchmark). */
 export async function startFakeAnthropic(
-  options: { apiKey?: string; keep?: boolean } = {},
+  options: { apiKey?: string; keep?: boolean; models?: string[] } = {},
 ): Promise<FakeAnthropic> {
+  const models = options.models ?? ["claude-haiku-4-5", "claude-sonnet-4-5"];
   // The benchmark keeps nothing: its kept bodies would make the fake's GC part of what is measured.
   const keep = options.keep ?? true;
   const apiKey = options.apiKey ?? "test-anthropic-key";
@@ -148,6 +150,24 @@ export async function startFakeAnthropic(
 
   const server = createServer((req, res) => {
     const path = (req.url ?? "").split("?")[0];
+    if (req.method === "GET" && path === "/v1/models") {
+      // The Models API: newest first, one page.
+      const given = req.headers["x-api-key"] ?? req.headers.authorization?.replace(/^Bearer /, "");
+      if (given !== apiKey) return sendError(res, 401, "invalid x-api-key");
+      const data = models.map((id) => ({
+        type: "model",
+        id,
+        display_name: id,
+        created_at: "2026-01-01T00:00:00Z",
+      }));
+      sendJson(res, 200, {
+        data,
+        has_more: false,
+        first_id: models[0] ?? null,
+        last_id: models.at(-1) ?? null,
+      });
+      return;
+    }
     if (req.method !== "POST" || path !== "/v1/messages") {
       sendError(res, 404, `Not found: ${req.method} ${path}`);
       return;

@@ -103,8 +103,9 @@ function commonPrefix(a: string, b: string): number {
 
 /** Starts the fake: `apiKey` is the key requests must carry; `keep: false` records nothing. */
 export async function startFakeGemini(
-  options: { apiKey?: string; keep?: boolean } = {},
+  options: { apiKey?: string; keep?: boolean; models?: string[] } = {},
 ): Promise<FakeGemini> {
+  const models = options.models ?? ["gemini-2.5-flash", "gemini-2.5-pro"];
   const apiKey = options.apiKey ?? "test-gemini-key";
   const keep = options.keep ?? true;
   const requests: FakeGeminiRequest[] = [];
@@ -211,6 +212,19 @@ export async function startFakeGemini(
             domain: "googleapis.com",
           },
         ]);
+        return;
+      }
+      if (req.method === "GET" && url.pathname === "/v1beta/models") {
+        // models.list: the chat models and an embedding model, which cannot generate content.
+        const listed = [
+          ...models.map((m) => ({
+            name: `models/${m}`,
+            supportedGenerationMethods: ["generateContent", "countTokens"],
+          })),
+          { name: "models/text-embedding-004", supportedGenerationMethods: ["embedContent"] },
+        ];
+        res.writeHead(200, { "content-type": "application/json; charset=UTF-8" });
+        res.end(JSON.stringify({ models: listed }));
         return;
       }
       if (req.method !== "POST" || !match) {
