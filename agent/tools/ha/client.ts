@@ -57,6 +57,13 @@ export interface HaClientOptions {
   logger: Logger;
 }
 
+/** The library's "connection lost": thrown as its code, or in flight as a result frame carrying it. */
+function isLost(err: unknown): boolean {
+  if (err === ERR_CONNECTION_LOST) return true;
+  const inner = err && typeof err === "object" && "error" in err ? (err as { error?: unknown }).error : undefined;
+  return Boolean(inner && typeof inner === "object" && (inner as { code?: unknown }).code === ERR_CONNECTION_LOST);
+}
+
 /** Home Assistant over its WebSocket API. */
 export class HaClient {
   #connection: Promise<Connection> | undefined;
@@ -117,7 +124,7 @@ export class HaClient {
     try {
       return await this.once<T>(message, signal);
     } catch (err) {
-      if (!retry || err !== ERR_CONNECTION_LOST) throw this.explain(err);
+      if (!retry || !isLost(err)) throw this.explain(err);
       await new Promise((r) => setTimeout(r, 1000));
       return this.once<T>(message, signal).catch((e: unknown) => Promise.reject(this.explain(e)));
     }
@@ -183,7 +190,7 @@ export class HaClient {
         `Could not connect to Home Assistant at ${url}/api/websocket. Fix: ${FIX_URL}`,
         { retryable: true },
       );
-    if (err === ERR_CONNECTION_LOST)
+    if (isLost(err))
       return new HaError(`The connection to Home Assistant at ${url} was lost; try again shortly.`, {
         retryable: true,
       });
