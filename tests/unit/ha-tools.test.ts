@@ -12,9 +12,9 @@ import {
   getStates,
 } from "home-assistant-js-websocket";
 import { afterEach, describe, expect, it } from "vitest";
-import { wsSocketFactory } from "../../agent/tools/ha/socket.js";
 import { createHaTools } from "../../agent/tools/ha/index.js";
 import { DEFAULT_APPROVE } from "../../agent/tools/ha/settings.js";
+import { wsSocketFactory } from "../../agent/tools/ha/socket.js";
 import type { ToolContext, ToolOutput } from "../../agent/types.js";
 import { silentLogger } from "../../core/logger.js";
 import { type FakeHomeAssistant, HA_TOKEN, startFakeHomeAssistant } from "../fakes/homeassistant/index.js";
@@ -35,8 +35,15 @@ interface Checked {
 function context(approved: Set<string> = new Set(), checked: Checked[] = []): ToolContext {
   return {
     signal: new AbortController().signal,
-    origin: { sessionId: "s1", sessionKey: "api:dm:s1", chat: { platform: "api", chatId: "s1" }, chatType: "dm", userId: "u" },
+    origin: {
+      sessionId: "s1",
+      sessionKey: "api:dm:s1",
+      chat: { platform: "api", chatId: "s1" },
+      chatType: "dm",
+      userId: "u",
+    },
     state: {
+      searchSessions: async () => [],
       approvals: {
         check: async (_key, command, ruleIds) => {
           checked.push({ command, ruleIds });
@@ -82,7 +89,12 @@ describe("ha toolset", () => {
   it("lists entities compactly, filtered by domain, area and search", async () => {
     fake = await startFakeHomeAssistant();
     const { tools, run } = await toolsFor(fake.url);
-    expect(tools.map((t) => t.name)).toEqual(["ha_list_entities", "ha_get_state", "ha_list_services", "ha_call_service"]);
+    expect(tools.map((t) => t.name)).toEqual([
+      "ha_list_entities",
+      "ha_get_state",
+      "ha_list_services",
+      "ha_call_service",
+    ]);
     const kitchen = (await run("ha_list_entities", { area: "kitchen" })).content;
     expect(kitchen).toContain("light.kitchen · Kitchen Light · off · Kitchen");
     expect(kitchen).toContain("sensor.kitchen_temperature · Kitchen Temperature · 21.5 °C · Kitchen");
@@ -90,7 +102,9 @@ describe("ha toolset", () => {
     const lights = (await run("ha_list_entities", { domain: "light" })).content;
     expect(lights.split("\n").slice(1)).toHaveLength(2);
     expect((await run("ha_list_entities", { search: "garage" })).content).toContain("cover.garage_door");
-    expect((await run("ha_list_entities", { area: "Attic" })).content).toContain("Areas: Garage, Hall, Kitchen");
+    expect((await run("ha_list_entities", { area: "Attic" })).content).toContain(
+      "Areas: Garage, Hall, Kitchen",
+    );
     const one = (await run("ha_list_entities", { limit: 1 })).content;
     expect(one).toContain("… 6 more");
   });
@@ -103,7 +117,9 @@ describe("ha toolset", () => {
     expect(state).toContain('"device_class": "garage"');
     expect((await run("ha_get_state", { entity_id: "light.nowhere" })).isError).toBe(true);
     expect((await run("ha_list_services", {})).content).toContain("light: toggle, turn_off, turn_on");
-    expect((await run("ha_list_services", { domain: "light" })).content).toContain("brightness_pct (Brightness in percent)");
+    expect((await run("ha_list_services", { domain: "light" })).content).toContain(
+      "brightness_pct (Brightness in percent)",
+    );
   });
 
   it("calls a service: the light goes on, and the answer says so", async () => {
@@ -118,7 +134,12 @@ describe("ha toolset", () => {
     expect(out.content).toContain("light.kitchen is now on");
     expect(fake.entities.find((e) => e.entity_id === "light.kitchen")?.state).toBe("on");
     expect(fake.calls).toEqual([
-      expect.objectContaining({ via: "ws", domain: "light", service: "turn_on", data: { brightness_pct: 40 } }),
+      expect.objectContaining({
+        via: "ws",
+        domain: "light",
+        service: "turn_on",
+        data: { brightness_pct: 40 },
+      }),
     ]);
     const bad = run("ha_call_service", { domain: "light", service: "explode", entity_id: "light.kitchen" });
     await expect(bad).rejects.toThrow("Home Assistant answered not_found: Service light.explode not found.");
@@ -131,15 +152,31 @@ describe("ha toolset", () => {
     const held = await run("ha_call_service", unlock);
     expect(held.approval).toMatchObject({ ruleId: "ha:lock" });
     expect(held.content).toContain("needs the user's approval");
-    const garage = await run("ha_call_service", { domain: "cover", service: "open_cover", entity_id: "cover.garage_door" });
+    const garage = await run("ha_call_service", {
+      domain: "cover",
+      service: "open_cover",
+      entity_id: "cover.garage_door",
+    });
     expect(garage.approval?.ruleIds).toEqual(["ha:cover:garage"]);
     // The generic domain reaches a lock too.
-    const generic = await run("ha_call_service", { domain: "homeassistant", service: "turn_off", entity_id: "lock.front_door" });
+    const generic = await run("ha_call_service", {
+      domain: "homeassistant",
+      service: "turn_off",
+      entity_id: "lock.front_door",
+    });
     expect(generic.approval?.ruleId).toBe("ha:lock");
-    const area = await run("ha_call_service", { domain: "cover", service: "open_cover", target: { area_id: "garage" } });
+    const area = await run("ha_call_service", {
+      domain: "cover",
+      service: "open_cover",
+      target: { area_id: "garage" },
+    });
     expect(area.approval).toBeDefined();
     expect(fake.calls).toEqual([]);
-    const blind = await run("ha_call_service", { domain: "cover", service: "open_cover", entity_id: "cover.kitchen_blind" });
+    const blind = await run("ha_call_service", {
+      domain: "cover",
+      service: "open_cover",
+      entity_id: "cover.kitchen_blind",
+    });
     expect(blind.approval).toBeUndefined();
     expect(fake.entities.find((e) => e.entity_id === "cover.kitchen_blind")?.state).toBe("open");
 
@@ -170,10 +207,14 @@ describe("ha toolset", () => {
   it("names a refused token and an unreachable address with their fix", async () => {
     fake = await startFakeHomeAssistant();
     const { run } = await toolsFor(fake.url, "wrong-token");
-    await expect(run("ha_list_entities", {})).rejects.toThrow(/refused the access token \(auth_invalid\).*HOMEASSISTANT_TOKEN/);
+    await expect(run("ha_list_entities", {})).rejects.toThrow(
+      /refused the access token \(auth_invalid\).*HOMEASSISTANT_TOKEN/,
+    );
     expect(fake.authAttempts).toEqual(["wrong-token"]);
     const closed = await toolsFor("http://127.0.0.1:1");
-    await expect(closed.run("ha_list_services", {})).rejects.toThrow(/Could not connect to Home Assistant at http:\/\/127\.0\.0\.1:1.*HOMEASSISTANT_URL/);
+    await expect(closed.run("ha_list_services", {})).rejects.toThrow(
+      /Could not connect to Home Assistant at http:\/\/127\.0\.0\.1:1.*HOMEASSISTANT_URL/,
+    );
   });
 
   it("reconnects after Home Assistant drops the connection", async () => {
@@ -190,11 +231,17 @@ describe("the fake Home Assistant, driven by home-assistant-js-websocket", () =>
   it("answers commands by id and sends subscribed state_changed events", async () => {
     fake = await startFakeHomeAssistant();
     const auth = createLongLivedTokenAuth(fake.url, HA_TOKEN);
-    const conn: Connection = await createConnection({ auth, createSocket: wsSocketFactory(auth.wsUrl, HA_TOKEN, 3000) });
+    const conn: Connection = await createConnection({
+      auth,
+      createSocket: wsSocketFactory(auth.wsUrl, HA_TOKEN, 3000),
+    });
     closers.push(() => conn.close());
     expect(conn.haVersion).toBe("2025.6.1");
     const events: { data: { entity_id: string; new_state: { state: string } } }[] = [];
-    const unsubscribe = await conn.subscribeEvents((e: (typeof events)[number]) => events.push(e), "state_changed");
+    const unsubscribe = await conn.subscribeEvents(
+      (e: (typeof events)[number]) => events.push(e),
+      "state_changed",
+    );
     await callService(conn, "switch", "turn_on", undefined, { entity_id: "switch.kettle" });
     await expect.poll(() => events.length).toBe(1);
     expect(events[0]!.data).toMatchObject({ entity_id: "switch.kettle", new_state: { state: "on" } });

@@ -54,7 +54,9 @@ export async function approvalEntries(
   }
   const classEntries = approve.filter((e) => e.includes(":"));
   const needsStates = entities.some((e) => classEntries.some((c) => domainOf(c) === domainOf(e)));
-  const byId = needsStates ? new Map((await states()).map((s) => [s.entity_id, s])) : new Map<string, HaState>();
+  const byId = needsStates
+    ? new Map((await states()).map((s) => [s.entity_id, s]))
+    : new Map<string, HaState>();
   for (const entity of entities) {
     const domain = domainOf(entity);
     if (approve.includes(entity)) matched.add(entity);
@@ -72,7 +74,10 @@ export async function approvalEntries(
 
 /** The exact call an approval is for (the same arguments give the same text). */
 export function callText(call: HaCall): string {
-  const parts = { ...(call.target ? { target: call.target } : {}), ...(call.data ? { data: call.data } : {}) };
+  const parts = {
+    ...(call.target ? { target: call.target } : {}),
+    ...(call.data ? { data: call.data } : {}),
+  };
   return `${call.domain}.${call.service} ${JSON.stringify(parts)}`;
 }
 

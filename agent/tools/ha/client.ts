@@ -60,8 +60,11 @@ export interface HaClientOptions {
 /** The library's "connection lost": thrown as its code, or in flight as a result frame carrying it. */
 function isLost(err: unknown): boolean {
   if (err === ERR_CONNECTION_LOST) return true;
-  const inner = err && typeof err === "object" && "error" in err ? (err as { error?: unknown }).error : undefined;
-  return Boolean(inner && typeof inner === "object" && (inner as { code?: unknown }).code === ERR_CONNECTION_LOST);
+  const inner =
+    err && typeof err === "object" && "error" in err ? (err as { error?: unknown }).error : undefined;
+  return Boolean(
+    inner && typeof inner === "object" && (inner as { code?: unknown }).code === ERR_CONNECTION_LOST,
+  );
 }
 
 /** Home Assistant over its WebSocket API. */
@@ -186,16 +189,17 @@ export class HaClient {
         `Home Assistant at ${url} refused the access token (auth_invalid): it is wrong or was revoked. Fix: ${FIX_TOKEN}`,
       );
     if (err === ERR_CANNOT_CONNECT)
-      return new HaError(
-        `Could not connect to Home Assistant at ${url}/api/websocket. Fix: ${FIX_URL}`,
-        { retryable: true },
-      );
+      return new HaError(`Could not connect to Home Assistant at ${url}/api/websocket. Fix: ${FIX_URL}`, {
+        retryable: true,
+      });
     if (isLost(err))
       return new HaError(`The connection to Home Assistant at ${url} was lost; try again shortly.`, {
         retryable: true,
       });
     if (err === "timeout")
-      return new HaError(`Home Assistant at ${url} did not answer within ${timeoutMs} ms.`, { retryable: true });
+      return new HaError(`Home Assistant at ${url} did not answer within ${timeoutMs} ms.`, {
+        retryable: true,
+      });
     if (err && typeof err === "object" && "message" in err) {
       const { code, message } = err as { code?: unknown; message?: unknown };
       return new HaError(`Home Assistant answered ${String(code ?? "error")}: ${String(message)}`);

@@ -26,7 +26,11 @@ export function areaNames(registries: HaRegistries): Map<string, string> {
   return out;
 }
 
-const fold = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, " ").trim();
+const fold = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[\s_-]+/g, " ")
+    .trim();
 
 /** One line per entity that passes `filter`, with a head line counting them. */
 export function listEntities(states: HaState[], areas: Map<string, string>, filter: EntityFilter): string {
@@ -76,7 +80,12 @@ export function listServices(services: HaServices, domain?: string): string {
   if (!domain) {
     return Object.keys(services)
       .sort()
-      .map((d) => `${d}: ${Object.keys(services[d] ?? {}).sort().join(", ")}`)
+      .map(
+        (d) =>
+          `${d}: ${Object.keys(services[d] ?? {})
+            .sort()
+            .join(", ")}`,
+      )
       .join("\n");
   }
   const of = services[domain];

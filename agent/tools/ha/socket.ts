@@ -42,7 +42,8 @@ export function wsSocketFactory(
         } catch {
           return;
         }
-        if (message.type === "auth_required") socket.send(JSON.stringify({ type: "auth", access_token: token }));
+        if (message.type === "auth_required")
+          socket.send(JSON.stringify({ type: "auth", access_token: token }));
         else if (message.type === "auth_invalid") {
           finish(() => reject(ERR_INVALID_AUTH));
           socket.close();

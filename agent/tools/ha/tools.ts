@@ -39,9 +39,13 @@ export function haTools(deps: HaToolsDeps): Tool[] {
       limit: z.number().int().min(1).max(500).default(50),
     }),
     toolset: "ha",
-    label: (args) => `🏠 entities${args.domain ? ` ${args.domain}` : ""}${args.area ? ` in ${args.area}` : ""}`,
+    label: (args) =>
+      `🏠 entities${args.domain ? ` ${args.domain}` : ""}${args.area ? ` in ${args.area}` : ""}`,
     async execute(args, ctx) {
-      const [states, registries] = await Promise.all([client.states(ctx.signal), client.registries(ctx.signal)]);
+      const [states, registries] = await Promise.all([
+        client.states(ctx.signal),
+        client.registries(ctx.signal),
+      ]);
       return listEntities(states, areaNames(registries), args);
     },
   });
@@ -52,10 +56,16 @@ export function haTools(deps: HaToolsDeps): Tool[] {
     toolset: "ha",
     label: (args) => `🏠 ${args.entity_id}`,
     async execute(args, ctx) {
-      const [states, registries] = await Promise.all([client.states(ctx.signal), client.registries(ctx.signal)]);
+      const [states, registries] = await Promise.all([
+        client.states(ctx.signal),
+        client.registries(ctx.signal),
+      ]);
       const state = states.find((s) => s.entity_id === args.entity_id);
       if (!state)
-        return { content: `error: no entity ${args.entity_id}; list them with ha_list_entities.`, isError: true };
+        return {
+          content: `error: no entity ${args.entity_id}; list them with ha_list_entities.`,
+          isError: true,
+        };
       return describeState(state, areaNames(registries).get(args.entity_id));
     },
   });
@@ -82,7 +92,10 @@ function callTool(deps: HaToolsDeps): Tool {
     parameters: z.object({
       domain: name,
       service: name.describe("e.g. turn_on"),
-      entity_id: z.union([entityId, z.array(entityId).min(1)]).optional().describe("the target entity or entities"),
+      entity_id: z
+        .union([entityId, z.array(entityId).min(1)])
+        .optional()
+        .describe("the target entity or entities"),
       target: z
         .record(z.string(), z.unknown())
         .optional()
@@ -115,6 +128,7 @@ async function statesAfter(deps: HaToolsDeps, call: HaCall, ctx: ToolContext): P
 function describeCall(call: HaCall, response: unknown, after: HaState[]): string {
   const lines = [`Home Assistant ran ${call.domain}.${call.service}.`];
   for (const s of after) lines.push(`${s.entity_id} is now ${s.state}`);
-  if (response !== undefined && response !== null) lines.push(`response: ${JSON.stringify(response).slice(0, 8000)}`);
+  if (response !== undefined && response !== null)
+    lines.push(`response: ${JSON.stringify(response).slice(0, 8000)}`);
   return lines.join("\n");
 }

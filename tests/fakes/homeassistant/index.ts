@@ -44,6 +44,8 @@ export interface FakeCall {
 export interface HaFault {
   status: number;
   body?: unknown;
+  /** Sent as `Retry-After` (a proxy's rate limit). */
+  retryAfterS?: number;
 }
 
 const AREAS = [
@@ -55,16 +57,30 @@ const AREAS = [
 /** The house every fake starts with. */
 export function defaultEntities(): FakeEntity[] {
   return [
-    { entity_id: "light.kitchen", state: "off", attributes: { friendly_name: "Kitchen Light" }, area: "kitchen" },
+    {
+      entity_id: "light.kitchen",
+      state: "off",
+      attributes: { friendly_name: "Kitchen Light" },
+      area: "kitchen",
+    },
     { entity_id: "light.hall", state: "on", attributes: { friendly_name: "Hall Light" }, area: "hall" },
     { entity_id: "switch.kettle", state: "off", attributes: { friendly_name: "Kettle" }, area: "kitchen" },
     {
       entity_id: "sensor.kitchen_temperature",
       state: "21.5",
-      attributes: { friendly_name: "Kitchen Temperature", unit_of_measurement: "°C", device_class: "temperature" },
+      attributes: {
+        friendly_name: "Kitchen Temperature",
+        unit_of_measurement: "°C",
+        device_class: "temperature",
+      },
       area: "kitchen",
     },
-    { entity_id: "lock.front_door", state: "locked", attributes: { friendly_name: "Front Door" }, area: "hall" },
+    {
+      entity_id: "lock.front_door",
+      state: "locked",
+      attributes: { friendly_name: "Front Door" },
+      area: "hall",
+    },
     {
       entity_id: "cover.garage_door",
       state: "closed",
@@ -83,7 +99,10 @@ export function defaultEntities(): FakeEntity[] {
 const field = (description: string, required = false) => ({ description, required, selector: {} });
 
 /** What `get_services` answers (a small real-shaped subset). */
-const SERVICES: Record<string, Record<string, { name: string; description: string; fields: object; target?: object }>> = {
+const SERVICES: Record<
+  string,
+  Record<string, { name: string; description: string; fields: object; target?: object }>
+> = {
   light: {
     turn_on: {
       name: "Turn on",
@@ -91,8 +110,18 @@ const SERVICES: Record<string, Record<string, { name: string; description: strin
       fields: { brightness_pct: field("Brightness in percent"), color_name: field("A color name") },
       target: { entity: [{ domain: ["light"] }] },
     },
-    turn_off: { name: "Turn off", description: "Turns off lights.", fields: {}, target: { entity: [{ domain: ["light"] }] } },
-    toggle: { name: "Toggle", description: "Toggles lights.", fields: {}, target: { entity: [{ domain: ["light"] }] } },
+    turn_off: {
+      name: "Turn off",
+      description: "Turns off lights.",
+      fields: {},
+      target: { entity: [{ domain: ["light"] }] },
+    },
+    toggle: {
+      name: "Toggle",
+      description: "Toggles lights.",
+      fields: {},
+      target: { entity: [{ domain: ["light"] }] },
+    },
   },
   switch: {
     turn_on: { name: "Turn on", description: "Turns a switch on.", fields: {} },
@@ -118,7 +147,11 @@ const SERVICES: Record<string, Record<string, { name: string; description: strin
     },
   },
   notify: {
-    mobile_app_phone: { name: "Phone", description: "Sends a push message.", fields: { message: field("Message", true) } },
+    mobile_app_phone: {
+      name: "Phone",
+      description: "Sends a push message.",
+      fields: { message: field("Message", true) },
+    },
   },
 };
 
@@ -187,7 +220,8 @@ export async function startFakeHomeAssistant(options: { token?: string } = {}): 
     };
     for (const [socket, subs] of subscriptions)
       for (const [id, type] of subs)
-        if (type === undefined || type === "state_changed") socket.send(JSON.stringify({ id, type: "event", event }));
+        if (type === undefined || type === "state_changed")
+          socket.send(JSON.stringify({ id, type: "event", event }));
   };
 
   /** Runs a service call; an error `{code, message}` or undefined. */
@@ -207,7 +241,8 @@ export async function startFakeHomeAssistant(options: { token?: string } = {}): 
     const raw = c.target["entity_id"] ?? c.data["entity_id"];
     const targets = typeof raw === "string" ? [raw] : Array.isArray(raw) ? raw.map(String) : [];
     const area = c.target["area_id"];
-    if (typeof area === "string") targets.push(...entities.filter((e) => e.area === area).map((e) => e.entity_id));
+    if (typeof area === "string")
+      targets.push(...entities.filter((e) => e.area === area).map((e) => e.entity_id));
     const next = c.service === "toggle" ? undefined : EFFECTS[c.service];
     for (const id of targets) {
       const entity = entities.find((e) => e.entity_id === id);
@@ -225,9 +260,10 @@ export async function startFakeHomeAssistant(options: { token?: string } = {}): 
       entities.map((e) => ({ entity_id: e.entity_id, area_id: e.area ?? null, device_id: null })),
   };
 
-  const command = (socket: WebSocket, msg: Record<string, unknown>): void => {
+  const command = (socket: WebSocket, msg: Record<string, unknown>) => {
     const id = msg["id"];
-    const ok = (result: unknown) => socket.send(JSON.stringify({ id, type: "result", success: true, result }));
+    const ok = (result: unknown) =>
+      socket.send(JSON.stringify({ id, type: "result", success: true, result }));
     const fail = (code: string, message: string) =>
       socket.send(JSON.stringify({ id, type: "result", success: false, error: { code, message } }));
     if (typeof id !== "number") return fail("invalid_format", "Message incorrectly formatted.");
@@ -236,7 +272,8 @@ export async function startFakeHomeAssistant(options: { token?: string } = {}): 
     if (type === "supported_features") return ok(null);
     if (type === "get_states") return ok(entities.map(stateOf));
     if (type === "get_services") return ok(SERVICES);
-    if (type === "get_config") return ok({ version: HA_VERSION, location_name: "Fake Home", state: "RUNNING" });
+    if (type === "get_config")
+      return ok({ version: HA_VERSION, location_name: "Fake Home", state: "RUNNING" });
     if (registries[type]) return ok(registries[type]!());
     if (type === "subscribe_events") {
       const event = typeof msg["event_type"] === "string" ? msg["event_type"] : undefined;
@@ -294,11 +331,18 @@ export async function startFakeHomeAssistant(options: { token?: string } = {}): 
   });
 
   const rest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const json = (status: number, body: unknown) =>
-      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-    if (req.headers.authorization !== `Bearer ${token}`) return void res.writeHead(401).end("401: Unauthorized");
+    const json = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
+      res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
+    };
+    if (req.headers.authorization !== `Bearer ${token}`)
+      return void res.writeHead(401).end("401: Unauthorized");
     const fault = faults.shift();
-    if (fault) return json(fault.status, fault.body ?? { message: "fault" });
+    if (fault)
+      return json(
+        fault.status,
+        fault.body ?? { message: "fault" },
+        fault.retryAfterS ? { "retry-after": String(fault.retryAfterS) } : {},
+      );
     const path = (req.url ?? "/").split("?")[0]!;
     if (req.method === "GET" && path === "/api/") return json(200, { message: "API running." });
     const svc = /^\/api\/services\/([a-z0-9_]+)\/([a-z0-9_]+)$/.exec(path);
