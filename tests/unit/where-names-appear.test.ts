@@ -31,6 +31,10 @@ const PLATFORM_ALLOWED: Record<string, { file: string; why: string }[]> = {
       file: "agent/tools/ha/settings.ts",
       why: "the `ha` toolset's settings: HOMEASSISTANT_URL and HOMEASSISTANT_TOKEN name the Home Assistant both the toolset and the platform's notifications reach",
     },
+    {
+      file: "agent/tools/ha/approval.ts",
+      why: "not the platform: Home Assistant's generic `homeassistant` service domain (homeassistant.turn_off reaches any entity)",
+    },
   ],
   webchat: [
     {
