@@ -12,7 +12,7 @@ export function toSpeech(markdown: string): string {
     .replace(/!\[([^\]]*)\]\([^)]*\)/g, "$1")
     .replace(/\[([^\]]+)\]\([^)]*\)/g, "$1")
     .replace(/^#{1,6}\s+/gm, "")
-    .replace(/^\s*[-*+]\s+/gm, "")
+    .replace(/^[ \t]*[-*+][ \t]+/gm, "")
     .replace(/(\*\*|__)(.+?)\1/g, "$2")
     .replace(/(^|[^\w*])[*_]([^*_\n]+)[*_](?=[^\w*]|$)/g, "$1$2")
     .replace(/\n{3,}/g, "\n\n")
