@@ -203,11 +203,9 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     createImageTool(config, { access, unavailable }),
   );
   const browser = createBrowserTools(config, { access, logger, unavailable });
-  tools.push(...browser.tools);
   const speech = createSpeechTools(config, { logger, unavailable });
-  tools.push(...speech.tools);
   const ha = createHaTools(config, { logger });
-  tools.push(...ha.tools);
+  tools.push(...browser.tools, ...speech.tools, ...ha.tools);
   registry = createToolRegistry(tools);
   const mcp = createMcpClient(config, { registry, logger, files: mcpFiles });
   const backend = "backend" in exec ? exec.backend : undefined;

@@ -13,7 +13,7 @@ import {
 } from "home-assistant-js-websocket";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHaTools } from "../../agent/tools/ha/index.js";
-import { DEFAULT_APPROVE } from "../../agent/tools/ha/settings.js";
+import { checkHa, DEFAULT_APPROVE } from "../../agent/tools/ha/settings.js";
 import { wsSocketFactory } from "../../agent/tools/ha/socket.js";
 import type { ToolContext, ToolOutput } from "../../agent/types.js";
 import { silentLogger } from "../../core/logger.js";
@@ -215,6 +215,19 @@ describe("ha toolset", () => {
     await expect(closed.run("ha_list_services", {})).rejects.toThrow(
       /Could not connect to Home Assistant at http:\/\/127\.0\.0\.1:1.*HOMEASSISTANT_URL/,
     );
+  });
+
+  it("doctor: checks the address and token live, and names the fix", async () => {
+    fake = await startFakeHomeAssistant();
+    const section = { url: fake.url, token: HA_TOKEN, approve: DEFAULT_APPROVE, timeoutMs: 1000 };
+    expect(await checkHa(section)).toMatchObject({ ok: true, text: expect.stringContaining("API running") });
+    const refused = await checkHa({ ...section, token: "bad-token-4711" });
+    expect(refused).toMatchObject({ ok: false, text: expect.stringContaining("answered 401 to GET /api/") });
+    expect(refused.text).not.toContain("bad-token-4711");
+    expect(await checkHa({ approve: [], timeoutMs: 1 })).toMatchObject({
+      ok: true,
+      text: "ha: off (no Home Assistant configured)",
+    });
   });
 
   it("reconnects after Home Assistant drops the connection", async () => {

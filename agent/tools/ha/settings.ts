@@ -5,7 +5,7 @@
  * (`GET /api/` answers "API running." to a good token).
  */
 import { z } from "zod";
-import { ConfigError } from "../../../core/errors.js";
+import { ConfigError, describeError } from "../../../core/errors.js";
 import { type DoctorLine, defineFeature } from "../../../core/settings.js";
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../../core/setup.js";
 import { callService, checked, secret, trimUrl, tryAgain } from "../../../core/setup-steps.js";
@@ -96,17 +96,29 @@ async function haStep(ctx: StepContext): Promise<void> {
   }
 }
 
-/** The doctor's line: which Home Assistant the toolset talks to, or how to connect one. */
-export function checkHa(section: HaSection): DoctorLine {
+/**
+ * The doctor's line: the Home Assistant the toolset talks to, checked live (`GET /api/`), or how to
+ * connect one. Never throws: a failed check is a line with its fix.
+ */
+export async function checkHa(section: HaSection): Promise<DoctorLine> {
   if (!section.url || !section.token)
     return {
       ok: true,
       text: "ha: off (no Home Assistant configured)",
       fix: "set HOMEASSISTANT_URL and HOMEASSISTANT_TOKEN (a long-lived access token) to offer the ha toolset",
     };
+  try {
+    await checkHomeAssistant(section.url, section.token);
+  } catch (err) {
+    return {
+      ok: false,
+      text: `ha: ${err instanceof CheckFailed ? err.message : describeError(err)}`,
+      fix: "correct HOMEASSISTANT_URL or HOMEASSISTANT_TOKEN (`herald setup` checks both)",
+    };
+  }
   return {
     ok: true,
-    text: `ha: Home Assistant at ${section.url}; approval for ${section.approve.join(", ") || "nothing"}`,
+    text: `ha: Home Assistant at ${section.url} (API running); approval for ${section.approve.join(", ") || "nothing"}`,
   };
 }
 
@@ -142,7 +154,7 @@ export const haSettings = defineFeature({
       ["timeout_ms", "one request to Home Assistant may take this long"],
     ],
   },
-  doctor: (section) => [checkHa(section)],
+  doctor: async (section) => [await checkHa(section)],
   setup: {
     label: "Home Assistant (tools)",
     hint: "address + a long-lived access token",
