@@ -38,7 +38,7 @@ export async function notify(api: HomeAssistantApi, n: Notification, signal?: Ab
       method: "POST",
       headers: { authorization: `Bearer ${api.token}`, "content-type": "application/json" },
       body: JSON.stringify(body),
-      signal: signal ?? AbortSignal.timeout(15_000),
+      signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(15_000)]) : AbortSignal.timeout(15_000),
     });
   } catch (err) {
     throw new PlatformError(PLATFORM, `Home Assistant at ${api.url} could not be reached.`, {
