@@ -67,6 +67,7 @@ describe("speech", () => {
     );
     expect(toSpeech("```sh\nls -la\n```")).toBe("ls -la");
     expect(toSpeech("snake_case_name stays")).toBe("snake_case_name stays");
+    expect(toSpeech("⚠️ I want to run a command ✅")).toBe("I want to run a command");
   });
 });
 
