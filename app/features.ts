@@ -11,6 +11,7 @@ import { learningSettings } from "../agent/learning/settings.js";
 import { pluginsSettings } from "../agent/plugins/settings.js";
 import { browserSettings } from "../agent/tools/browser/settings.js";
 import { codeSettings } from "../agent/tools/code/settings.js";
+import { haSettings } from "../agent/tools/ha/settings.js";
 import { imagesSettings } from "../agent/tools/image/settings.js";
 import { mcpServersSettings } from "../agent/tools/mcp/settings.js";
 import { embeddingsSettings } from "../agent/tools/session-search/settings.js";
@@ -35,6 +36,7 @@ export const featureModules = [
   browserSettings,
   imagesSettings,
   codeSettings,
+  haSettings,
   memorySettings,
   embeddingsSettings,
   learningSettings,

@@ -43,7 +43,12 @@ export async function createAdapters(
   const api = config.apiServer.enabled ? apiAdapter(config, state, logger, parts.chat) : undefined;
   const adapters: PlatformAdapter[] = [...(api ? [api] : []), ...(parts.extraAdapters ?? [])];
   const failed = new Map<string, string>();
-  const services = { webchat: createWebChatServices(config, { state, runner, chat: parts.chat }) };
+  const { url, token } = config.ha;
+  const services = {
+    webchat: createWebChatServices(config, { state, runner, chat: parts.chat }),
+    // The Home Assistant the `ha` toolset reaches, for the platform's notifications.
+    homeAssistantApi: url && token ? { url: url.replace(/\/+$/, ""), token } : undefined,
+  };
   if (!parts.localOnly) {
     for (const module of configuredPlatforms(config)) {
       const platform = module.name;

@@ -135,6 +135,7 @@ export const kernelShape = {
           "messaging",
           "delegate",
           "tasks",
+          "ha",
         ]),
     })
     .prefault({}),

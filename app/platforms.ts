@@ -5,6 +5,7 @@
  */
 import { discordPlatform } from "../adapters/discord/module.js";
 import { emailPlatform } from "../adapters/email/module.js";
+import { homeassistantPlatform } from "../adapters/homeassistant/module.js";
 import { ircPlatform } from "../adapters/irc/module.js";
 import { matrixPlatform } from "../adapters/matrix/module.js";
 import { mattermostPlatform } from "../adapters/mattermost/module.js";
@@ -29,6 +30,7 @@ export const platformModules: readonly PlatformModule[] = [
   ircPlatform,
   mattermostPlatform,
   webchatPlatform,
+  homeassistantPlatform,
 ];
 
 /** Chat-id splitters of the platforms that have one, for `parseChat`. */

@@ -6,7 +6,8 @@
  * `skill_manage`), "delegate", "tasks" (`task_board`), "terminal" (`terminal`, `process`; only where the
  * configured execution backend is available), "files" (`read_file`, `write_file`, `patch`,
  * `search_files`, in the same workspaces), "web", "browser" (where Chromium is installed), "messaging",
- * "vision", "image", "code" (`execute_code`), "voice", and one per MCP server.
+ * "vision", "image", "code" (`execute_code`), "voice", "ha" (Home Assistant, when configured), and one
+ * per MCP server.
  */
 import { join } from "node:path";
 import { delegateTool } from "../agent/delegate/index.js";
@@ -24,6 +25,7 @@ import { clarifyTool } from "../agent/tools/clarify/index.js";
 import { CODE_BACKENDS, type ExecuteCodeDeps, executeCodeTool } from "../agent/tools/code/index.js";
 import { cronjobTool } from "../agent/tools/cron/index.js";
 import { fileTools } from "../agent/tools/files/index.js";
+import { createHaTools } from "../agent/tools/ha/index.js";
 import { createImageTool } from "../agent/tools/image/index.js";
 import {
   createMcpClient,
@@ -77,6 +79,7 @@ export const toolsetSummaries: Readonly<Record<string, string>> = {
   code: "run a Python or JavaScript script that calls these tools many times in one step",
   messaging: "send messages and files to chats",
   mcp: "resources and prompts of the MCP servers",
+  ha: "Home Assistant: list entities and services, read states, call services",
 };
 
 /**
@@ -200,9 +203,9 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     createImageTool(config, { access, unavailable }),
   );
   const browser = createBrowserTools(config, { access, logger, unavailable });
-  tools.push(...browser.tools);
   const speech = createSpeechTools(config, { logger, unavailable });
-  tools.push(...speech.tools);
+  const ha = createHaTools(config, { logger });
+  tools.push(...browser.tools, ...speech.tools, ...ha.tools);
   registry = createToolRegistry(tools);
   const mcp = createMcpClient(config, { registry, logger, files: mcpFiles });
   const backend = "backend" in exec ? exec.backend : undefined;
@@ -230,6 +233,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
       await backend?.close();
       await web.close();
       await browser.close();
+      ha.close();
     },
   };
 }

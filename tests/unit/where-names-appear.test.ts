@@ -26,6 +26,16 @@ const PLATFORM_ALLOWED: Record<string, { file: string; why: string }[]> = {
   telegram: [{ file: "agent/tools/voice/reply.ts", why: "the platforms whose voice notes are Ogg/Opus" }],
   email: [{ file: "scheduler/targets.ts", why: "an `email:` delivery target must be an address" }],
   signal: [{ file: "agent/worker.ts", why: "not the platform: the `signal` (AbortSignal) key of TurnDeps" }],
+  homeassistant: [
+    {
+      file: "agent/tools/ha/settings.ts",
+      why: "the `ha` toolset's settings: HOMEASSISTANT_URL and HOMEASSISTANT_TOKEN name the Home Assistant both the toolset and the platform's notifications reach",
+    },
+    {
+      file: "agent/tools/ha/approval.ts",
+      why: "not the platform: Home Assistant's generic `homeassistant` service domain (homeassistant.turn_off reaches any entity)",
+    },
+  ],
   webchat: [
     {
       file: "app/web-chat.ts",

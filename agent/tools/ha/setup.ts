@@ -1,0 +1,37 @@
+/**
+ * The `ha` toolset of one process: its tools on one `HaClient` when `ha.url` and `ha.token` are set,
+ * none otherwise (the toolset is simply not offered).
+ */
+import type { Logger } from "../../../core/logger.js";
+import type { Tool } from "../../types.js";
+import { HaClient } from "./client.js";
+import type { HaSection } from "./settings.js";
+import { haTools } from "./tools.js";
+
+/** The settings the toolset reads (`HeraldConfig` has this shape). */
+export interface HaToolSettings {
+  ha: HaSection;
+  exec: { dangerousCommands: "manual" | "deny" | "off" };
+}
+
+/** The toolset's tools, and closing its connection. */
+export interface HaToolset {
+  tools: Tool[];
+  close(): void;
+}
+
+/** Builds the `ha` toolset from the config (no tools without an address and a token). */
+export function createHaTools(config: HaToolSettings, ports: { logger: Logger }): HaToolset {
+  const { url, token, timeoutMs, approve } = config.ha;
+  if (!url || !token) return { tools: [], close: () => undefined };
+  const client = new HaClient({
+    url: url.replace(/\/+$/, ""),
+    token,
+    timeoutMs,
+    logger: ports.logger.child({ component: "ha" }),
+  });
+  return {
+    tools: haTools({ client, approve, approvalMode: config.exec.dangerousCommands }),
+    close: () => client.close(),
+  };
+}
