@@ -101,6 +101,27 @@ function installGlobals(idb: SqliteIndexedDb): void {
 }
 
 /**
+ * Runs `init` with the Rust crypto's console tracing kept out of stdout: matrix-js-sdk turns it on at
+ * debug level on every `initRustCrypto`, and the WASM writes straight to `console`. During the call
+ * `console.debug`/`info` go to `log` at debug; afterwards the tracing level is lowered to errors.
+ */
+async function quietly(log: Logger, init: () => Promise<void>): Promise<void> {
+  const { debug, info } = console;
+  const toLog = (...args: unknown[]) => log.debug({ detail: String(args[0]).slice(0, 2000) }, "matrix crypto log");
+  console.debug = toLog;
+  console.info = toLog;
+  try {
+    await init();
+  } finally {
+    console.debug = debug;
+    console.info = info;
+  }
+  // matrix-js-sdk's own dependency; loaded by `initRustCrypto` already.
+  const wasm = await import("@matrix-org/matrix-sdk-crypto-wasm");
+  new wasm.Tracing(wasm.LoggerLevel.Error).turnOn();
+}
+
+/**
  * Opens the device's crypto store and starts Rust crypto on `client` (before `startClient`).
  * @throws PlatformError naming the setting to fix (no device id, wrong MATRIX_STORE_KEY, unreadable store).
  */
@@ -121,7 +142,9 @@ export async function startCrypto(client: MatrixClient, options: CryptoOptions):
     idb.onWriteError = (err) => log.error({ err: err.message, path }, "matrix crypto store write failed; transaction aborted");
     const storageKey = storeKeyFor(idb, path, options.storeKey);
     installGlobals(idb);
-    await client.initRustCrypto({ useIndexedDB: true, ...(storageKey ? { storageKey } : {}) });
+    await quietly(log, () =>
+      client.initRustCrypto({ useIndexedDB: true, ...(storageKey ? { storageKey } : {}) }),
+    );
     const keys = await client.getCrypto()?.getOwnDeviceKeys();
     log.info(
       { deviceId, ed25519: keys?.ed25519, storeEncrypted: Boolean(storageKey), ms: Date.now() - startedAt },

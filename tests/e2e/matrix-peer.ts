@@ -2,6 +2,7 @@
  * The other person in an encrypted Matrix room: a second matrix-js-sdk client with real Rust crypto
  * (in-memory store) on the fake homeserver. It sends encrypted messages and decrypts what the bot sends.
  */
+import * as wasm from "@matrix-org/matrix-sdk-crypto-wasm";
 import {
   ClientEvent,
   createClient,
@@ -53,6 +54,8 @@ export async function startPeer(fake: FakeHomeserver, userId: string, deviceId: 
   const client = createClient({ baseUrl: fake.url, accessToken, userId, deviceId, logger: quiet });
   guardSdkRequests(client);
   await client.initRustCrypto({ useIndexedDB: false });
+  // initRustCrypto turns the process-wide Rust tracing to debug on the console: back to errors only.
+  new wasm.Tracing(wasm.LoggerLevel.Error).turnOn();
   const received: PeerMessage[] = [];
   const record = (event: MatrixEvent) => {
     if (event.getSender() === userId || event.isDecryptionFailure()) return;
