@@ -51,27 +51,46 @@ export function cryptoStorePath(homeDir: string, userId: string, deviceId: strin
  * The 32-byte store key from `MATRIX_STORE_KEY`, checked against the one the store was created with.
  * @throws PlatformError when the key is missing, new or different for an existing store.
  */
-function storeKeyFor(idb: SqliteIndexedDb, path: string, passphrase: string | undefined): Uint8Array | undefined {
+function storeKeyFor(
+  idb: SqliteIndexedDb,
+  path: string,
+  passphrase: string | undefined,
+): Uint8Array | undefined {
   const check = idb.getMeta("key_check");
   const hasData = idb.getMeta("created") !== undefined;
   const fix = `Fix: set MATRIX_STORE_KEY to the value the store was created with, or delete ${path} and log the bot's device out (a new device; people will see it as new).`;
   if (!passphrase) {
-    if (check) throw new PlatformError("matrix", `The Matrix crypto store ${path} is encrypted but MATRIX_STORE_KEY is not set. ${fix}`);
+    if (check)
+      throw new PlatformError(
+        "matrix",
+        `The Matrix crypto store ${path} is encrypted but MATRIX_STORE_KEY is not set. ${fix}`,
+      );
     idb.setMeta("created", new Date().toISOString());
     return undefined;
   }
   if (hasData && !check) {
-    throw new PlatformError("matrix", `The Matrix crypto store ${path} was created without MATRIX_STORE_KEY, which is now set. ${fix}`);
+    throw new PlatformError(
+      "matrix",
+      `The Matrix crypto store ${path} was created without MATRIX_STORE_KEY, which is now set. ${fix}`,
+    );
   }
   let salt = idb.getMeta("key_salt");
   if (!salt) {
     salt = randomBytes(16).toString("base64");
     idb.setMeta("key_salt", salt);
   }
-  const key = scryptSync(passphrase, Buffer.from(salt, "base64"), 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+  const key = scryptSync(passphrase, Buffer.from(salt, "base64"), 32, {
+    N: 2 ** 15,
+    r: 8,
+    p: 1,
+    maxmem: 64 * 1024 * 1024,
+  });
   const value = createHmac("sha256", key).update(CHECK_LABEL).digest("base64");
   if (check && check !== value) {
-    throw new PlatformError("matrix", `MATRIX_STORE_KEY does not open the Matrix crypto store ${path}. ${fix}`);
+    throw new PlatformError(
+      "matrix",
+      `MATRIX_STORE_KEY does not open the Matrix crypto store ${path}. ${fix}`,
+    );
   }
   if (!check) {
     idb.setMeta("key_check", value);
@@ -107,7 +126,8 @@ function installGlobals(idb: SqliteIndexedDb): void {
  */
 async function quietly(log: Logger, init: () => Promise<void>): Promise<void> {
   const { debug, info } = console;
-  const toLog = (...args: unknown[]) => log.debug({ detail: String(args[0]).slice(0, 2000) }, "matrix crypto log");
+  const toLog = (...args: unknown[]) =>
+    log.debug({ detail: String(args[0]).slice(0, 2000) }, "matrix crypto log");
   console.debug = toLog;
   console.info = toLog;
   try {
@@ -139,7 +159,8 @@ export async function startCrypto(client: MatrixClient, options: CryptoOptions):
   const idb = await openSqliteIndexedDb(path);
   try {
     chmodSync(path, 0o600);
-    idb.onWriteError = (err) => log.error({ err: err.message, path }, "matrix crypto store write failed; transaction aborted");
+    idb.onWriteError = (err) =>
+      log.error({ err: err.message, path }, "matrix crypto store write failed; transaction aborted");
     const storageKey = storeKeyFor(idb, path, options.storeKey);
     installGlobals(idb);
     await quietly(log, () =>

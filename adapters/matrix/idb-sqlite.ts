@@ -193,7 +193,9 @@ export class SqliteIndexedDb {
 
   /** Whether `db` is one of this factory's databases. */
   owns(db: RawDatabase): boolean {
-    return (this.factory as unknown as { _databases: Map<string, RawDatabase> })._databases.get(db.name) === db;
+    return (
+      (this.factory as unknown as { _databases: Map<string, RawDatabase> })._databases.get(db.name) === db
+    );
   }
 
   /** Writes one committed transaction (and, for an upgrade, the schema) in one SQLite transaction. */
@@ -245,7 +247,8 @@ export class SqliteIndexedDb {
     }[];
     this.loading = true;
     try {
-      for (const row of rows) await this.rebuild(row.name, row.version, JSON.parse(row.schema) as SavedSchema);
+      for (const row of rows)
+        await this.rebuild(row.name, row.version, JSON.parse(row.schema) as SavedSchema);
     } finally {
       this.loading = false;
     }

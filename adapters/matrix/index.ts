@@ -278,7 +278,9 @@ export class MatrixAdapter implements PlatformAdapter {
       );
     }
     const kind = message.kind === "notice" ? "notice" : "reply";
-    const { text, files } = encrypted ? withoutFiles(message) : { text: message.text, files: message.files ?? [] };
+    const { text, files } = encrypted
+      ? withoutFiles(message)
+      : { text: message.text, files: message.files ?? [] };
     const chunks = chunkMarkdown(text, this.config.maxMessageChars);
     const previews = kind === "notice" ? [] : await this.streams.claim(chat, message.replyToId);
     const ids: string[] = [];

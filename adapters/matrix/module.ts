@@ -43,7 +43,10 @@ export const matrixPlatform = definePlatform({
       ["user_id", "`@bot:example.org`, with the password"],
       ["password", "a password login; its token and device are kept"],
       ["stream", "`edit` or `off`"],
-      ["encryption", "end-to-end encrypted rooms (Rust crypto, store kept under `HERALD_HOME/matrix-crypto`)"],
+      [
+        "encryption",
+        "end-to-end encrypted rooms (Rust crypto, store kept under `HERALD_HOME/matrix-crypto`)",
+      ],
       ["store_key", "passphrase the crypto store is encrypted with; unset: not encrypted at rest"],
     ],
   },

@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type FakeHomeserver, startFakeHomeserver } from "../fakes/matrix/index.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
+import { type FakeHomeserver, startFakeHomeserver } from "../fakes/matrix/index.js";
 import { freePort } from "../helpers/net.js";
 import { ALICE, type MatrixEnv, startMatrixEnv } from "./matrix-env.js";
 import { type MatrixPeer, startPeer } from "./matrix-peer.js";
@@ -92,7 +92,11 @@ describe("matrix crypto store", () => {
     await new Promise((r) => child!.once("exit", r));
     child = await startGateway(vars);
     await peer.sendText(room, "second after the kill");
-    const second = await peer.waitFor(f.botUserId, (m) => String(m.content["body"]).includes("second"), 30_000);
+    const second = await peer.waitFor(
+      f.botUserId,
+      (m) => String(m.content["body"]).includes("second"),
+      30_000,
+    );
     expect(second.wireType).toBe("m.room.encrypted");
     expect(second.content["body"]).toBe("echo: second after the kill");
     expect(botKeys(f)).toEqual(identity);
@@ -106,7 +110,9 @@ describe("matrix crypto store", () => {
     await expect(env.start({ encryption: true, storeKey: "another key" })).rejects.toThrow(
       /MATRIX_STORE_KEY does not open the Matrix crypto store .*Fix: set MATRIX_STORE_KEY/,
     );
-    await expect(env.start({ encryption: true })).rejects.toThrow(/encrypted but MATRIX_STORE_KEY is not set/);
+    await expect(env.start({ encryption: true })).rejects.toThrow(
+      /encrypted but MATRIX_STORE_KEY is not set/,
+    );
     // The right key still opens it: same device, nothing lost.
     await env.start({ encryption: true, storeKey: "the first key" });
     expect(env.adapter?.status().state).toBe("running");

@@ -55,7 +55,9 @@ describe("matrix end-to-end encryption through the gateway", () => {
     await fake.waitFor(() => peer!.client.getRoom(room));
 
     const asked = await peer.sendText(room, "what is the secret word?");
-    const reply = await peer.waitFor(fake.botUserId, (m) => String(m.content["body"]).includes("secret word"));
+    const reply = await peer.waitFor(fake.botUserId, (m) =>
+      String(m.content["body"]).includes("secret word"),
+    );
     expect(reply.wireType).toBe("m.room.encrypted");
     expect(reply.content).toMatchObject({
       body: "echo: what is the secret word?",

@@ -91,10 +91,7 @@ export async function startPeer(fake: FakeHomeserver, userId: string, deviceId: 
       return res.event_id;
     },
     waitFor(sender, match, timeoutMs = 20_000) {
-      return fake.waitFor(
-        () => received.find((m) => m.sender === sender && match(m)),
-        timeoutMs,
-      );
+      return fake.waitFor(() => received.find((m) => m.sender === sender && match(m)), timeoutMs);
     },
     stop() {
       client.stopClient();

@@ -240,7 +240,10 @@ export class HomeserverState {
     const { empty: noCrypto, ...crypto } = this.keys.syncPart(userId, deviceId, since);
     const empty =
       noCrypto &&
-      Object.keys(join).length + Object.keys(invite).length + Object.keys(leave).length + accountEvents.length ===
+      Object.keys(join).length +
+        Object.keys(invite).length +
+        Object.keys(leave).length +
+        accountEvents.length ===
         0;
     return {
       empty,
