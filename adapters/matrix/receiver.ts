@@ -285,7 +285,10 @@ export class MatrixReceiver {
     kv.set(key, String(Date.now()));
     try {
       await this.deps.sendNotice(room.roomId, ENCRYPTION_NOTICE);
-      log.warn({ roomId: room.roomId }, "encrypted matrix room: told the room encryption is not supported");
+      log.warn(
+        { roomId: room.roomId, fix: "set MATRIX_ENCRYPTION=true" },
+        "encrypted matrix room: told the room encryption is not enabled",
+      );
     } catch (err) {
       kv.delete(key);
       log.warn({ roomId: room.roomId, err: describeMatrixError(err) }, "encryption notice not sent");
