@@ -65,7 +65,7 @@ function storeKeyFor(
         "matrix",
         `The Matrix crypto store ${path} is encrypted but MATRIX_STORE_KEY is not set. ${fix}`,
       );
-    idb.setMeta("created", new Date().toISOString());
+    if (!hasData) idb.setMeta("created", new Date().toISOString());
     return undefined;
   }
   if (hasData && !check) {
