@@ -85,6 +85,25 @@ describe("matrix end-to-end encryption through the gateway", () => {
     expect(existsSync(store)).toBe(true);
   });
 
+  it("answers a message whose room key arrives after it", async () => {
+    const { fake, h } = await start();
+    await fake.waitFor(() => botKeys(fake).keys);
+    peer = await startPeer(fake, ALICE, "ALICEPHONE");
+    const room = fake.createRoom({ members: [ALICE], direct: true, encrypted: true });
+    await fake.waitFor(() => peer!.client.getRoom(room));
+    fake.state.keys.hold(fake.botUserId);
+    const asked = await peer.sendText(room, "key comes later");
+    // Herald has synced the encrypted message without its key: nothing reached the model.
+    const pos = fake.state.rooms.get(room)!.find((e) => e.event_id === asked)!.pos;
+    await fake.waitFor(() =>
+      fake.syncs().some((r) => r.userId === fake.botUserId && Number(r.query["since"]?.slice(1)) >= pos),
+    );
+    expect(h.llm.requests).toHaveLength(0);
+    fake.state.keys.release(fake.botUserId);
+    const reply = await peer.waitFor(fake.botUserId, (m) => String(m.content["body"]).includes("later"));
+    expect(reply.content["body"]).toBe("echo: key comes later");
+  });
+
   it("without MATRIX_ENCRYPTION an encrypted room gets one notice and no plaintext reply", async () => {
     const { fake, h } = await start({ MATRIX_ENCRYPTION: "false" });
     const room = fake.createRoom({ members: [ALICE], direct: true, encrypted: true });

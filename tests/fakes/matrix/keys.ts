@@ -29,6 +29,8 @@ export class KeyServer {
   readonly toDevice: ToDevice[] = [];
   /** userId → stream position of the last change to its device list. */
   readonly changed = new Map<string, number>();
+  /** Users whose to-device messages are held back (a room key arriving after its message). */
+  readonly held = new Set<string>();
 
   constructor(
     private readonly nextPos: () => number,
@@ -153,15 +155,19 @@ export class KeyServer {
    */
   syncPart(userId: string, deviceId: string, since: number | undefined) {
     const after = since ?? 0;
-    // A sync with `since` acknowledges everything delivered up to it.
-    for (let i = this.toDevice.length - 1; i >= 0; i--) {
+    // A sync with `since` acknowledges everything delivered up to it (nothing held was delivered).
+    for (let i = this.held.has(userId) ? -1 : this.toDevice.length - 1; i >= 0; i--) {
       const m = this.toDevice[i]!;
       if (m.userId === userId && m.deviceId === deviceId && since !== undefined && m.pos <= since)
         this.toDevice.splice(i, 1);
     }
-    const events = this.toDevice
-      .filter((m) => m.userId === userId && m.deviceId === deviceId && (since === undefined || m.pos > after))
-      .map((m) => m.event);
+    const events = this.held.has(userId)
+      ? []
+      : this.toDevice
+          .filter(
+            (m) => m.userId === userId && m.deviceId === deviceId && (since === undefined || m.pos > after),
+          )
+          .map((m) => m.event);
     const changed = since === undefined ? [] : [...this.changed].filter(([, p]) => p > after).map(([u]) => u);
     return {
       to_device: { events },
@@ -171,6 +177,19 @@ export class KeyServer {
       device_unused_fallback_key_types: this.fallbackTypes(userId, deviceId),
       empty: events.length === 0 && changed.length === 0,
     };
+  }
+
+  /** Holds `userId`'s to-device messages back until `release(userId)`. */
+  hold(userId: string): void {
+    this.held.add(userId);
+  }
+
+  /** Delivers what was held (on the next sync, which this wakes). */
+  release(userId: string): void {
+    this.held.delete(userId);
+    // Re-stamp the held messages so an incremental sync after them still carries them.
+    for (const m of this.toDevice) if (m.userId === userId) m.pos = this.nextPos();
+    this.onChange();
   }
 
   private fallbackTypes(userId: string, deviceId: string): string[] {
