@@ -1,7 +1,9 @@
 /**
  * The few Client-Server calls the adapter makes itself, through matrix-js-sdk's HTTP layer (auth header,
  * error parsing) but without its local-echo send queue: `PUT /send` with our own transaction ids (so an
- * outbox retry is idempotent at the homeserver), redactions, typing, join, leave, account data.
+ * outbox retry is idempotent at the homeserver), redactions, typing, join, leave, account data. With
+ * encryption on, an event for an encrypted room goes through the SDK's `sendEvent` instead, which
+ * encrypts it (sharing the room key with the members' devices first) and still uses our transaction id.
  * Every call has a deadline (an unref'd `AbortSignal.timeout`, which keeps no process alive).
  */
 import { createHash } from "node:crypto";
@@ -29,6 +31,8 @@ export class MatrixApi {
   constructor(
     private readonly client: MatrixClient,
     private readonly userId: string,
+    /** Whether the client runs Rust crypto (events for encrypted rooms are encrypted). */
+    private readonly encrypting = false,
   ) {}
 
   private async call<T>(
@@ -56,6 +60,9 @@ export class MatrixApi {
     txnId: string,
     signal?: AbortSignal,
   ): Promise<string> {
+    if (this.encrypting && this.client.getRoom(roomId)?.hasEncryptionStateEvent()) {
+      return this.sendEncrypted(roomId, type, content, txnId, signal);
+    }
     const res = await this.call<{ event_id?: unknown }>(
       "Sending a message",
       Method.Put,
@@ -66,6 +73,38 @@ export class MatrixApi {
     if (typeof res?.event_id !== "string")
       throw toPlatformError(new Error("no event_id in the answer"), "Sending a message");
     return res.event_id;
+  }
+
+  /** Encrypts and sends through the SDK (room key shared with the members' devices first). */
+  private async sendEncrypted(
+    roomId: string,
+    type: string,
+    content: Record<string, unknown>,
+    txnId: string,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const deadline = AbortSignal.timeout(CALL_TIMEOUT_MS);
+    const abort = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(abort.reason);
+      abort.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      // The SDK's typed overloads know only the spec's event types; ours are plain content.
+      const send = this.client.sendEvent as unknown as (
+        roomId: string,
+        type: string,
+        content: Record<string, unknown>,
+        txnId: string,
+      ) => Promise<{ event_id: string }>;
+      const res = await Promise.race([send.call(this.client, roomId, type, content, txnId), aborted]);
+      return res.event_id;
+    } catch (err) {
+      throw toPlatformError(err, "Sending an encrypted message");
+    } finally {
+      if (onAbort) abort.removeEventListener("abort", onAbort);
+    }
   }
 
   async redact(roomId: string, eventId: string, txnId: string): Promise<void> {

@@ -12,7 +12,7 @@ import type { MatrixAdapterConfig } from "./types.js";
  */
 export function matrixConfigFrom(
   section: MatrixSection,
-  deps: Pick<AdapterDeps, "cacheDir" | "mediaMaxBytes">,
+  deps: Pick<AdapterDeps, "cacheDir" | "homeDir" | "mediaMaxBytes">,
 ): MatrixAdapterConfig {
   if (!section.homeserver)
     throw new ConfigError(
@@ -34,5 +34,8 @@ export function matrixConfigFrom(
     maxAttachmentBytes: deps.mediaMaxBytes ?? DEFAULT_MEDIA_MAX_BYTES,
     cacheDir: deps.cacheDir,
     stream: section.stream,
+    encryption: section.encryption,
+    storeKey: section.storeKey,
+    homeDir: deps.homeDir,
   };
 }

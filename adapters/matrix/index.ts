@@ -3,8 +3,12 @@
  * (a restart resumes from `since`), DMs and rooms, threads as their own sessions, invites accepted from
  * allowed users only, replies as `m.in_reply_to` with Markdown rendered to sanitised HTML.
  *
+ * With `MATRIX_ENCRYPTION=true` it also reads and answers end-to-end encrypted rooms (`crypto.ts`, loaded
+ * only then); without it an encrypted room gets one notice and never a plaintext reply.
+ *
  * `chat = { platform: "matrix", chatId: <room id>, threadId: <thread root event id> }`.
  */
+import { basename } from "node:path";
 import { ClientEvent, createClient, HttpApiEvent, type MatrixClient, SyncState } from "matrix-js-sdk";
 import { PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
@@ -21,6 +25,7 @@ import type {
 } from "../../core/types.js";
 import { type ReplyStreams, sameChunk } from "../shared/reply-stream.js";
 import { guardSdkRequests, MatrixApi, txnIdFor } from "./api.js";
+import type { MatrixCrypto } from "./crypto.js";
 import { chunkMarkdown, editContent, relationFor, textContent } from "./format.js";
 import { resolveIdentity } from "./login.js";
 import { uploadFile } from "./media.js";
@@ -43,6 +48,7 @@ interface Session {
   store: KvSyncStore;
   identity: BotIdentity;
   receiver: MatrixReceiver;
+  crypto: MatrixCrypto | undefined;
 }
 
 /** Matrix through matrix-js-sdk. Build it with `createMatrixAdapter`. */
@@ -106,7 +112,8 @@ export class MatrixAdapter implements PlatformAdapter {
       logger: sdkLogger(this.log),
     });
     guardSdkRequests(client);
-    const api = new MatrixApi(client, identity.userId);
+    const crypto = await this.startCrypto(client, identity);
+    const api = new MatrixApi(client, identity.userId, crypto !== undefined);
     const receiver = new MatrixReceiver({
       client,
       api,
@@ -116,6 +123,7 @@ export class MatrixAdapter implements PlatformAdapter {
       kv: this.deps.kv,
       isAllowed: this.deps.isAllowed,
       log: this.log,
+      decrypts: crypto !== undefined,
       onMessage: (message) => {
         if (this.config.stream !== "off") message.streamReply = true;
         return onMessage(message);
@@ -150,10 +158,24 @@ export class MatrixAdapter implements PlatformAdapter {
       await prepared;
     } catch (err) {
       client.stopClient();
+      crypto?.close();
       throw err;
     }
     this.log.info({ userId: identity.userId, resumed: store.hasSavedSync() }, "matrix adapter receiving");
-    return { client, api, store, identity, receiver };
+    return { client, api, store, identity, receiver, crypto };
+  }
+
+  /** Starts Rust crypto on its persistent store when `encryption` is on (loaded only then). */
+  private async startCrypto(client: MatrixClient, identity: BotIdentity): Promise<MatrixCrypto | undefined> {
+    if (!this.config.encryption) return undefined;
+    const { startCrypto } = await import("./crypto.js");
+    return startCrypto(client, {
+      homeDir: this.config.homeDir ?? this.config.cacheDir,
+      userId: identity.userId,
+      deviceId: identity.deviceId,
+      storeKey: this.config.storeKey,
+      log: this.log,
+    });
   }
 
   private onSyncState(state: SyncState, prev: SyncState | null): void {
@@ -227,6 +249,7 @@ export class MatrixAdapter implements PlatformAdapter {
     session.client.removeAllListeners();
     await session.receiver.drain();
     await session.store.flush();
+    session.crypto?.close();
   }
 
   status(): AdapterStatus {
@@ -245,17 +268,20 @@ export class MatrixAdapter implements PlatformAdapter {
    * chunk goes into the thread; the first chunk answers `replyToId`.
    */
   async send(chat: ChatRef, message: OutboundMessage, options: SendOptions = {}): Promise<SendResult> {
-    const { api, client } = this.require();
+    const { api, client, crypto } = this.require();
     const room = client.getRoom(chat.chatId);
-    if (room && isEncryptedRoom(room)) {
+    const encrypted = room !== null && isEncryptedRoom(room);
+    if (encrypted && !crypto) {
       throw new PlatformError(
         "matrix",
-        `Room ${chat.chatId} is end-to-end encrypted and this Herald has no encryption support: not sending plaintext there.`,
+        `Room ${chat.chatId} is end-to-end encrypted and encryption is off: not sending plaintext there. Fix: set MATRIX_ENCRYPTION=true.`,
       );
     }
     const kind = message.kind === "notice" ? "notice" : "reply";
-    const chunks = chunkMarkdown(message.text, this.config.maxMessageChars);
-    const files = message.files ?? [];
+    const { text, files } = encrypted
+      ? withoutFiles(message)
+      : { text: message.text, files: message.files ?? [] };
+    const chunks = chunkMarkdown(text, this.config.maxMessageChars);
     const previews = kind === "notice" ? [] : await this.streams.claim(chat, message.replyToId);
     const ids: string[] = [];
     let previous: string | undefined;
@@ -330,6 +356,19 @@ export class MatrixAdapter implements PlatformAdapter {
       txnIdFor(`notice.${roomId}.${text}`, 0),
     );
   }
+}
+
+/**
+ * An encrypted room gets no uploads: the media repository would hold them in plaintext (encrypted
+ * attachments are not supported yet). The reply says what was left out instead.
+ */
+function withoutFiles(message: OutboundMessage): { text: string; files: [] } {
+  const names = (message.files ?? []).map((f) => f.fileName ?? basename(f.path));
+  if (names.length === 0) return { text: message.text, files: [] };
+  return {
+    text: `${message.text}\n\n(Not attached, as files are not encrypted yet: ${names.join(", ")})`,
+    files: [],
+  };
 }
 
 /** Builds the Matrix adapter. */

@@ -14,6 +14,8 @@ export const matrixPlatform = definePlatform({
     MATRIX_USER_ID: ["user_id", "string"],
     MATRIX_PASSWORD: ["password", "string"],
     MATRIX_STREAM: ["stream", "string"],
+    MATRIX_ENCRYPTION: ["encryption", "bool"],
+    MATRIX_STORE_KEY: ["store_key", "string"],
   },
   isConfigured: (c) => Boolean(c.homeserver),
   validate(c) {
@@ -41,6 +43,11 @@ export const matrixPlatform = definePlatform({
       ["user_id", "`@bot:example.org`, with the password"],
       ["password", "a password login; its token and device are kept"],
       ["stream", "`edit` or `off`"],
+      [
+        "encryption",
+        "end-to-end encrypted rooms (Rust crypto, store kept under `HERALD_HOME/matrix-crypto`)",
+      ],
+      ["store_key", "passphrase the crypto store is encrypted with; unset: not encrypted at rest"],
     ],
   },
   setup: matrixSetup,

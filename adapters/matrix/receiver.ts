@@ -1,14 +1,16 @@
 /**
  * The receiving side: live timeline events after the first sync become `InboundMessage`s (initial-sync
- * and cached history never do), invites are accepted or declined, and an encrypted room gets one notice
- * that this bot cannot read it. Each inbound handler run is registered with the store, which saves the
- * `since` token only after the gateway recorded every message it covers.
+ * and cached history never do), invites are accepted or declined. An encrypted message is decrypted when
+ * encryption is on (waiting a while for a room key that arrives after the message), else its room gets
+ * one notice that this bot cannot read it. Each inbound handler run is registered with the store, which
+ * saves the `since` token only after the gateway recorded every message it covers.
  */
 import {
   ClientEvent,
   EventType,
   type MatrixClient,
   type MatrixEvent,
+  MatrixEventEvent,
   type Room,
   RoomEvent,
   SyncState,
@@ -34,6 +36,8 @@ export interface ReceiverDeps {
   onMessage: InboundHandler;
   /** The gateway's access decision (allowlists and approved pairing); invites from allowed users are joined. */
   isAllowed?: ((userId: string) => boolean) | undefined;
+  /** Whether the client runs Rust crypto and can decrypt. */
+  decrypts: boolean;
   /** Sends a plain notice into a room (even an encrypted one). May throw. */
   sendNotice(roomId: string, text: string): Promise<void>;
 }
@@ -43,6 +47,8 @@ export const ENCRYPTION_NOTICE =
   "🔒 This room is end-to-end encrypted, and encryption support is not enabled on this Herald, so I cannot read messages here. Please talk to me in an unencrypted room or DM.";
 
 const OWN_EVENTS_KEPT = 500;
+/** How long an undecryptable message waits for its room key (sent to-device, possibly after it). */
+const DECRYPT_WAIT_MS = 30_000;
 const RECORD_ATTEMPTS = 3;
 
 export class MatrixReceiver {
@@ -52,6 +58,8 @@ export class MatrixReceiver {
   private readonly running = new Set<Promise<void>>();
   private readonly chains = new Map<string, Promise<void>>();
   private readonly policy: InvitePolicy;
+  /** Aborted on detach: ends waits for room keys. */
+  private readonly detached = new AbortController();
 
   constructor(private readonly deps: ReceiverDeps) {
     this.policy = new InvitePolicy(
@@ -70,6 +78,7 @@ export class MatrixReceiver {
 
   detach(): void {
     this.live = false;
+    this.detached.abort();
     const { client } = this.deps;
     client.off(ClientEvent.Sync, this.onSync);
     client.off(RoomEvent.Timeline, this.onTimeline);
@@ -120,7 +129,12 @@ export class MatrixReceiver {
     // The live state, not getMyMembership(): the SDK updates that only after a new room's events.
     if ((room.currentState.getMember(me)?.membership ?? room.getMyMembership()) !== "join") return;
     const type = event.getType();
-    if (type === "m.room.encrypted") this.run(this.encryptionNotice(room), false);
+    if (event.isEncrypted() && this.deps.decrypts)
+      this.run(
+        this.inOrder(room.roomId, () => this.handleEncrypted(event, room)),
+        true,
+      );
+    else if (type === "m.room.encrypted") this.run(this.encryptionNotice(room), false);
     else if (type === "m.room.message")
       this.run(
         this.inOrder(room.roomId, () => this.handleMessage(event, room)),
@@ -180,6 +194,45 @@ export class MatrixReceiver {
     }
   }
 
+  private async handleEncrypted(event: MatrixEvent, room: Room): Promise<void> {
+    if (!(await this.decrypted(event))) {
+      this.deps.log.warn(
+        { eventId: event.getId(), roomId: room.roomId, reason: event.decryptionFailureReason },
+        "matrix message could not be decrypted (no room key arrived)",
+      );
+      return;
+    }
+    if (event.getType() === "m.room.message") await this.handleMessage(event, room);
+  }
+
+  /**
+   * Whether `event` is (or within DECRYPT_WAIT_MS becomes) decrypted. Rejects when the adapter stops
+   * meanwhile, so the sync token stays before the message and the next start tries again.
+   */
+  private async decrypted(event: MatrixEvent): Promise<boolean> {
+    await this.deps.client.decryptEventIfNeeded(event);
+    if (!event.isDecryptionFailure()) return true;
+    // The SDK retries by itself when the missing room key arrives.
+    return new Promise((resolve, reject) => {
+      const finish = (ok: boolean | Error) => {
+        clearTimeout(timer);
+        event.off(MatrixEventEvent.Decrypted, onDecrypted);
+        this.detached.signal.removeEventListener("abort", onDetach);
+        if (ok instanceof Error) reject(ok);
+        else resolve(ok);
+      };
+      const onDecrypted = () => {
+        if (!event.isDecryptionFailure()) finish(true);
+      };
+      const onDetach = () => finish(new Error("stopped while waiting for a room key"));
+      const timer = setTimeout(() => finish(false), DECRYPT_WAIT_MS);
+      timer.unref();
+      event.on(MatrixEventEvent.Decrypted, onDecrypted);
+      if (this.detached.signal.aborted) onDetach();
+      else this.detached.signal.addEventListener("abort", onDetach);
+    });
+  }
+
   /** Who sent `eventId`: the bot's own sends, the room's timeline, else one fetch. */
   private async senderOf(room: Room, eventId: string): Promise<string | undefined> {
     if (this.own.has(eventId)) return this.deps.identity.userId;
@@ -232,7 +285,10 @@ export class MatrixReceiver {
     kv.set(key, String(Date.now()));
     try {
       await this.deps.sendNotice(room.roomId, ENCRYPTION_NOTICE);
-      log.warn({ roomId: room.roomId }, "encrypted matrix room: told the room encryption is not supported");
+      log.warn(
+        { roomId: room.roomId, fix: "set MATRIX_ENCRYPTION=true" },
+        "encrypted matrix room: told the room encryption is not enabled",
+      );
     } catch (err) {
       kv.delete(key);
       log.warn({ roomId: room.roomId, err: describeMatrixError(err) }, "encryption notice not sent");

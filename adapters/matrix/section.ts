@@ -10,6 +10,8 @@ export const matrixSchema = platformSection({
   userId: z.string().min(1).optional(),
   password: z.string().min(1).optional(),
   stream: streamSetting,
+  encryption: z.boolean().default(false),
+  storeKey: z.string().min(1).optional(),
 });
 
 /** The parsed `matrix:` section. */

@@ -5,7 +5,7 @@
  *
  * A `since` token is saved only after every inbound message of the syncs it covers was recorded by the
  * gateway (`track` registers them): a crash before that replays those messages, and the gateway's ledger
- * drops the ones it already has.
+ * drops the ones it already has. Saving runs beside the sync loop, never holding it up.
  */
 import { type ISyncResponse, MemoryStore, SyncAccumulator } from "matrix-js-sdk";
 import type { ISavedSync } from "matrix-js-sdk/lib/store/index.js";
@@ -81,14 +81,21 @@ export class KvSyncStore extends MemoryStore {
   }
 
   override save(): Promise<void> {
-    // One save at a time, in order, so an older snapshot never overwrites a newer one.
+    this.queueSave();
+    // The SDK awaits this in its sync loop: it must not wait for the handlers, since one may be waiting
+    // for something only a later sync brings (an encrypted message's room key).
+    return Promise.resolve();
+  }
+
+  /** One save at a time, in order, so an older snapshot never overwrites a newer one. */
+  private queueSave(): Promise<void> {
     this.saving = this.saving.then(() => this.saveNow());
     return this.saving;
   }
 
   /** Waits for running inbound handlers and the last save. */
   async flush(): Promise<void> {
-    await this.save();
+    await this.queueSave();
   }
 
   private async saveNow(): Promise<void> {

@@ -39,6 +39,15 @@ export interface MatrixAdapterConfig {
    * `off` sends it whole when done. @defaultValue "edit"
    */
   stream?: StreamMode | undefined;
+  /**
+   * `MATRIX_ENCRYPTION`: read and answer end-to-end encrypted rooms (Rust crypto on a store under
+   * `homeDir`). Off: encrypted rooms get one notice that the bot cannot read them. @defaultValue false
+   */
+  encryption?: boolean | undefined;
+  /** `MATRIX_STORE_KEY`: passphrase for the crypto store. Unset: the store is not encrypted at rest. */
+  storeKey?: string | undefined;
+  /** `HERALD_HOME`, where the crypto store lives. Required with `encryption`. */
+  homeDir?: string | undefined;
 }
 
 /** Login facts kept in the adapter's store (`deps.kv`, under `HERALD_HOME`). */

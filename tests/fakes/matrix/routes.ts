@@ -115,6 +115,11 @@ const ROUTES: [string, RegExp, Handler][] = [
     },
   ],
   ["GET", re("/sync"), (ctx, deps) => sync(ctx, deps)],
+  ["POST", re("/keys/upload"), (ctx, { state }) => state.keys.upload(ctx)],
+  ["POST", re("/keys/query"), (ctx, { state }) => state.keys.query(ctx)],
+  ["POST", re("/keys/claim"), (ctx, { state }) => state.keys.claim(ctx)],
+  ["PUT", re(`/sendToDevice/${ID}/${ID}`), (ctx, { state }, [type]) => state.keys.send(ctx, type!)],
+  ["GET", re("/room_keys/version"), () => err(404, "M_NOT_FOUND", "No current backup version")],
   [
     "PUT",
     re(`/rooms/${ID}/send/${ID}/${ID}`),

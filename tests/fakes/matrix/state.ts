@@ -5,6 +5,7 @@
  * full state for rooms joined since then, invites as stripped state, rooms left).
  */
 import { randomBytes } from "node:crypto";
+import { KeyServer } from "./keys.js";
 import type { RoomSpec, SentEvent, StoredEvent } from "./types.js";
 
 export interface SyncBuild {
@@ -38,6 +39,11 @@ export class HomeserverState {
   readonly filters = new Map<string, unknown>();
   pos = 0;
   onChange: () => void = () => undefined;
+  /** Device keys and to-device messages (end-to-end encryption). */
+  readonly keys = new KeyServer(
+    () => ++this.pos,
+    () => this.onChange(),
+  );
 
   constructor(readonly serverName: string) {}
 
@@ -167,7 +173,13 @@ export class HomeserverState {
   }
 
   /** Builds `/sync` for `userId` after stream position `since` (undefined: initial sync). */
-  buildSync(userId: string, token: string, since: number | undefined, timelineLimit: number): SyncBuild {
+  buildSync(
+    userId: string,
+    token: string,
+    since: number | undefined,
+    timelineLimit: number,
+    deviceId = "",
+  ): SyncBuild {
     const join: Record<string, unknown> = {};
     const invite: Record<string, unknown> = {};
     const leave: Record<string, unknown> = {};
@@ -225,12 +237,14 @@ export class HomeserverState {
     const accountEvents = [...this.accountData.entries()]
       .filter(([, v]) => since === undefined || v.pos > since)
       .map(([type, v]) => ({ type, content: v.content }));
+    const { empty: noCrypto, ...crypto } = this.keys.syncPart(userId, deviceId, since);
     const empty =
+      noCrypto &&
       Object.keys(join).length +
         Object.keys(invite).length +
         Object.keys(leave).length +
         accountEvents.length ===
-      0;
+        0;
     return {
       empty,
       body: {
@@ -238,9 +252,7 @@ export class HomeserverState {
         rooms: { join, invite, leave },
         account_data: { events: accountEvents },
         presence: { events: [] },
-        to_device: { events: [] },
-        device_lists: { changed: [], left: [] },
-        device_one_time_keys_count: {},
+        ...crypto,
       },
     };
   }

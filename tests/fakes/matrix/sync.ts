@@ -24,7 +24,7 @@ export function sync(ctx: RouteContext, deps: RouteDeps): RouteResult {
   const since = parseSince(ctx.query["since"]);
   const limit = timelineLimit(ctx.query["filter"], deps);
   const timeoutMs = Math.min(Number(ctx.query["timeout"] ?? 0) || 0, deps.maxSyncHoldMs);
-  const build = () => deps.state.buildSync(ctx.user!.userId, ctx.token!, since, limit);
+  const build = () => deps.state.buildSync(ctx.user!.userId, ctx.token!, since, limit, ctx.user!.deviceId);
   const first = build();
   if (!first.empty || since === undefined || timeoutMs === 0) return ok(first.body);
   return {
