@@ -10,6 +10,7 @@
  * Retry-After when it gives one); a 404 for a recorded sandbox means it was deleted elsewhere: a new
  * one is made and the next command's output (or file error) tells the agent its files are gone.
  */
+import { randomBytes } from "node:crypto";
 import { basename } from "node:path";
 import { describeError, HeraldError } from "../../core/errors.js";
 import { type Logger, silentLogger } from "../../core/logger.js";
@@ -268,7 +269,9 @@ export class CloudBackend implements ExecutionBackend {
 
   private async create(workspace: Workspace, before: SandboxRecord | undefined, notice: string | undefined): Promise<Live> {
     const driver = await this.driver();
-    const name = `herald-${basename(workspace.dir)}`.slice(0, 60).replace(/[^A-Za-z0-9-]/g, "-");
+    // A suffix of its own: a name the provider still holds (a record lost here) must not collide.
+    const suffix = randomBytes(3).toString("hex");
+    const name = `herald-${basename(workspace.dir).slice(0, 48)}-${suffix}`.replace(/[^A-Za-z0-9-]/g, "-");
     let id: string;
     try {
       id = await this.withRetry(() => driver.create(name, { "herald-workspace": basename(workspace.dir) }));
