@@ -7,7 +7,7 @@
  * through `/process/execute`. Files: `getFileDetails`, `downloadFile`, `uploadFile`.
  */
 import { randomBytes } from "node:crypto";
-import type { CloudSandboxDriver } from "./cloud-types.js";
+import type { CloudExecRequest, CloudSandboxDriver } from "./cloud-types.js";
 import type { FileInfo } from "./types.js";
 
 /** Options of the Daytona driver. */
@@ -66,27 +66,17 @@ export async function createDaytonaDriver(options: DaytonaDriverOptions): Promis
       sandboxes.delete(id);
       const got = await sandbox(id);
       if (got.state !== "started") await got.start(180);
+      return undefined;
     },
     async pause(id) {
       await (await sandbox(id)).stop(120);
+      return undefined;
     },
     async remove(id) {
       sandboxes.delete(id);
       await (await client.get(id)).delete(120);
     },
-    async exec(id, request) {
-      const sb = await sandbox(id);
-      const session = `herald-${randomBytes(6).toString("hex")}`;
-      await sb.process.createSession(session);
-      try {
-        const out = await sb.process.executeSessionCommand(session, { command: request.command, runAsync: false });
-        if (out.stdout) request.onStdout(out.stdout);
-        if (out.stderr) request.onStderr(out.stderr);
-        return out.exitCode ?? 1;
-      } finally {
-        sb.process.deleteSession(session).catch(() => undefined);
-      }
-    },
+    exec: async (id, request) => runInSession(await sandbox(id), request),
     async stat(id, path) {
       try {
         return fileInfo(await (await sandbox(id)).fs.getFileDetails(path));
@@ -102,15 +92,37 @@ export async function createDaytonaDriver(options: DaytonaDriverOptions): Promis
       await (await sandbox(id)).fs.uploadFile(Buffer.from(data), path);
     },
     statusOf,
-    retryAfterOf(err) {
-      const headers = (err as { headers?: Record<string, unknown> }).headers;
-      const value = Number(headers?.["retry-after"]);
-      return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
-    },
+    retryAfterOf,
     async close() {
       await client[Symbol.asyncDispose]();
     },
   };
+}
+
+/**
+ * Runs one command in a session of its own: a session's shell runs its commands one after another,
+ * and the kill script must run beside the command. The session is deleted after, unwaited.
+ */
+async function runInSession(sb: Sandbox, request: CloudExecRequest): Promise<number> {
+  const session = `herald-${randomBytes(6).toString("hex")}`;
+  await sb.process.createSession(session);
+  try {
+    const out = await sb.process.executeSessionCommand(session, {
+      command: request.command,
+      runAsync: false,
+    });
+    if (out.stdout) request.onStdout(out.stdout);
+    if (out.stderr) request.onStderr(out.stderr);
+    return out.exitCode ?? 1;
+  } finally {
+    sb.process.deleteSession(session).catch(() => undefined);
+  }
+}
+
+function retryAfterOf(err: unknown): number | undefined {
+  const headers = (err as { headers?: Record<string, unknown> }).headers;
+  const value = Number(headers?.["retry-after"]);
+  return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
 }
 
 function statusOf(err: unknown): number | undefined {
@@ -118,7 +130,13 @@ function statusOf(err: unknown): number | undefined {
   return typeof status === "number" ? status : undefined;
 }
 
-function fileInfo(info: { isDir: boolean; size: number; permissions: string; mode: string; modTime: string }): FileInfo {
+function fileInfo(info: {
+  isDir: boolean;
+  size: number;
+  permissions: string;
+  mode: string;
+  modTime: string;
+}): FileInfo {
   const fromPermissions = Number.parseInt(info.permissions, 8);
   return {
     kind: info.isDir ? "directory" : info.mode.startsWith("-") || !info.mode ? "file" : "other",

@@ -65,7 +65,10 @@ export class CloudWorkspaceFiles implements WorkspaceFiles {
     const before = await this.ports.stat(target);
     if (before?.kind === "directory") throw fileError("EISDIR", "", path);
     const mode = (before?.mode ?? options.mode ?? 0o644) & 0o7777;
-    const tmp = posix.join(posix.dirname(target), `.${posix.basename(target)}.herald.${randomBytes(4).toString("hex")}.tmp`);
+    const tmp = posix.join(
+      posix.dirname(target),
+      `.${posix.basename(target)}.herald.${randomBytes(4).toString("hex")}.tmp`,
+    );
     await this.ports.writeFile(tmp, bytes);
     const moved = await this.ports.run(
       `chmod ${mode.toString(8)} -- ${shellQuote(tmp)} && mv -f -- ${shellQuote(tmp)} ${shellQuote(target)} || { rm -f -- ${shellQuote(tmp)}; exit 1; }`,

@@ -113,7 +113,9 @@ export class CloudProcess implements SpawnedProcess {
       );
       this.finish({ exitCode: code, signal: null });
     } catch (err) {
-      this.stderr.push(`the command could not run in the ${this.spec.provider} sandbox: ${describeError(err)}\n`);
+      this.stderr.push(
+        `the command could not run in the ${this.spec.provider} sandbox: ${describeError(err)}\n`,
+      );
       this.finish({ exitCode: 127, signal: null });
     }
   }

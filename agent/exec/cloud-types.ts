@@ -27,10 +27,16 @@ export interface CloudSandboxDriver {
   check(): Promise<void>;
   /** Creates and starts a sandbox named `name`; returns its id. */
   create(name: string, labels: Readonly<Record<string, string>>): Promise<string>;
-  /** Starts or resumes the sandbox `id` with its files; throws the provider's 404 when it is gone. */
-  resume(id: string): Promise<void>;
-  /** Pauses (or stops) the sandbox `id`, keeping its files for `resume`. */
-  pause(id: string): Promise<void>;
+  /**
+   * Starts or resumes the sandbox `id` with its files; throws the provider's 404 when it is gone.
+   * Returns the id it runs under now when that changed (Modal: a new sandbox from the snapshot).
+   */
+  resume(id: string): Promise<string | undefined>;
+  /**
+   * Pauses (or stops) the sandbox `id`, keeping its files for `resume`. Returns the id to resume from
+   * when that changed (Modal: the snapshot's image).
+   */
+  pause(id: string): Promise<string | undefined>;
   /** Deletes the sandbox `id` and its files. */
   remove(id: string): Promise<void>;
   /** Runs `request.command` to its end; returns its exit status (128+n for a signal). */
@@ -55,10 +61,4 @@ export class SandboxLostError extends HeraldError {
     super(`the ${provider} sandbox ${id} no longer exists`, { code: "tool_error", cause, retryable: true });
     this.name = "SandboxLostError";
   }
-}
-
-/** What a driver factory needs besides its own section. */
-export interface CloudDriverContext {
-  /** Environment commands see beyond PATH and HOME is set per command; this is the sandbox's user home. */
-  readonly workdir: string;
 }

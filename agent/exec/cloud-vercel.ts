@@ -50,7 +50,12 @@ export async function createVercelDriver(options: VercelDriverOptions): Promise<
     sandboxes.set(name, got);
     return got;
   };
-  const run = async (name: string, command: string, onStdout: (s: string) => void, onStderr: (s: string) => void) => {
+  const run = async (
+    name: string,
+    command: string,
+    onStdout: (s: string) => void,
+    onStderr: (s: string) => void,
+  ) => {
     const finished = await (await sandbox(name)).runCommand({
       cmd: "/bin/sh",
       args: ["-c", command],
@@ -78,10 +83,12 @@ export async function createVercelDriver(options: VercelDriverOptions): Promise<
     async resume(name) {
       sandboxes.delete(name);
       await sandbox(name);
+      return undefined;
     },
     async pause(name) {
       await (await sandbox(name)).stop();
       sandboxes.delete(name);
+      return undefined;
     },
     async remove(name) {
       const known = sandboxes.get(name) ?? (await Sandbox.get({ ...credentials, name, resume: false }));
@@ -89,14 +96,7 @@ export async function createVercelDriver(options: VercelDriverOptions): Promise<
       await known.delete();
     },
     exec: (name, request) => run(name, request.command, request.onStdout, request.onStderr),
-    async stat(name, path) {
-      let out = "";
-      const q = `'${path.replaceAll("'", "'\\''")}'`;
-      const code = await run(name, `[ -e ${q} ] || exit 2; stat -L -c '%F|%s|%a|%Y' -- ${q}`, (s) => (out += s), () => {});
-      if (code === 2) return undefined;
-      if (code !== 0) throw new Error(`stat of ${path} failed (exit ${code})`);
-      return fileInfo(out.trim());
-    },
+    stat: (name, path) => statByCommand((command, onStdout) => run(name, command, onStdout, () => {}), path),
     async readFile(name, path) {
       const data = await (await sandbox(name)).readFileToBuffer({ path });
       if (!data) throw Object.assign(new Error(`${path} does not exist`), { status: 404 });
@@ -105,15 +105,21 @@ export async function createVercelDriver(options: VercelDriverOptions): Promise<
     async writeFile(name, path, data) {
       await (await sandbox(name)).writeFiles([{ path, content: Buffer.from(data) }]);
     },
-    statusOf(err) {
-      const status = (err as { response?: { status?: unknown } }).response?.status;
-      return typeof status === "number" ? status : undefined;
-    },
-    retryAfterOf(err) {
-      const value = Number((err as { response?: Response }).response?.headers?.get?.("retry-after"));
-      return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
-    },
+    statusOf: httpStatusOf,
+    retryAfterOf,
   };
+}
+
+/** The HTTP status of the SDK's `APIError`. */
+function httpStatusOf(err: unknown): number | undefined {
+  const status = (err as { response?: { status?: unknown } }).response?.status;
+  return typeof status === "number" ? status : undefined;
+}
+
+/** Retry-After of the SDK's `APIError`, ms. */
+function retryAfterOf(err: unknown): number | undefined {
+  const value = Number((err as { response?: Response }).response?.headers?.get?.("retry-after"));
+  return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
 }
 
 /** A Writable that hands each chunk to `onChunk` as text. */
@@ -124,6 +130,24 @@ function sink(onChunk: (s: string) => void): Writable {
       done();
     },
   });
+}
+
+/**
+ * `stat` through a command, for providers whose file API has none: undefined when nothing is at
+ * `path`. `run` runs a shell line and returns its exit status.
+ */
+export async function statByCommand(
+  run: (command: string, onStdout: (s: string) => void) => Promise<number>,
+  path: string,
+): Promise<FileInfo | undefined> {
+  let out = "";
+  const q = `'${path.replaceAll("'", "'\\''")}'`;
+  const code = await run(`[ -e ${q} ] || exit 2; stat -L -c '%F|%s|%a|%Y' -- ${q}`, (s) => {
+    out += s;
+  });
+  if (code === 2) return undefined;
+  if (code !== 0) throw new Error(`stat of ${path} failed (exit ${code})`);
+  return fileInfo(out.trim());
 }
 
 /** `stat -c '%F|%s|%a|%Y'` as a `FileInfo`. */

@@ -17,7 +17,12 @@ import { type Logger, silentLogger } from "../../core/logger.js";
 import { sleep } from "../../core/sleep.js";
 import { CloudWorkspaceFiles } from "./cloud-files.js";
 import { CloudProcess } from "./cloud-process.js";
-import { readSandboxRecord, removeSandboxRecord, type SandboxRecord, writeSandboxRecord } from "./cloud-records.js";
+import {
+  readSandboxRecord,
+  removeSandboxRecord,
+  type SandboxRecord,
+  writeSandboxRecord,
+} from "./cloud-records.js";
 import { type CloudProviderName, type CloudSandboxDriver, SandboxLostError } from "./cloud-types.js";
 import { remoteWorkdir } from "./paths.js";
 import {
@@ -74,7 +79,10 @@ export class CloudBackend implements ExecutionBackend {
   constructor(options: CloudBackendOptions) {
     this.name = options.provider;
     this.options = options;
-    this.log = (options.logger ?? silentLogger()).child({ component: "cloud-sandbox", provider: options.provider });
+    this.log = (options.logger ?? silentLogger()).child({
+      component: "cloud-sandbox",
+      provider: options.provider,
+    });
   }
 
   /** The driver, built on first use (the SDK's import happens here). */
@@ -84,6 +92,11 @@ export class CloudBackend implements ExecutionBackend {
       this.driverPromise = undefined; // A missing key fixed later is seen at the next use.
     });
     return this.driverPromise;
+  }
+
+  /** Where every workspace's commands see it, when that is one path (no `{workspace}` in the workdir). */
+  fixedRoot(): string | undefined {
+    return this.options.workdir.includes("{workspace}") ? undefined : this.options.workdir;
   }
 
   /** The workspace root inside the sandbox. */
@@ -98,12 +111,18 @@ export class CloudBackend implements ExecutionBackend {
       await this.withRetry(() => driver.check());
       return { available: true };
     } catch (err) {
-      const status = this.driverPromise ? (await this.driverPromise.catch(() => undefined))?.statusOf(err) : undefined;
+      const status = this.driverPromise
+        ? (await this.driverPromise.catch(() => undefined))?.statusOf(err)
+        : undefined;
       const fix =
         status === 401 || status === 403
           ? `the ${provider} API refused the key (${status}): create a new key and set it (see herald doctor)`
           : `check the ${provider} key and API address in the exec section or the environment`;
-      return { available: false, missing: `the ${provider} sandbox API cannot be used: ${describeError(err)}`, fix };
+      return {
+        available: false,
+        missing: `the ${provider} sandbox API cannot be used: ${describeError(err)}`,
+        fix,
+      };
     }
   }
 
@@ -199,21 +218,27 @@ export class CloudBackend implements ExecutionBackend {
   }
 
   /** Runs `fn` on the workspace's running sandbox: made or resumed first, idle timer held meanwhile. */
-  private async use<T>(workspace: Workspace, fn: (driver: CloudSandboxDriver, live: Live) => Promise<T>): Promise<T> {
+  private async use<T>(
+    workspace: Workspace,
+    fn: (driver: CloudSandboxDriver, live: Live) => Promise<T>,
+  ): Promise<T> {
     const driver = await this.driver();
-    let live = await this.ensure(workspace);
+    const live = await this.ensure(workspace);
+    try {
+      return await this.holding(workspace, live, () => this.withRetry(() => fn(driver, live)));
+    } catch (err) {
+      if (driver.statusOf(err) !== 404 || !(await this.isGone(driver, live.id))) throw err;
+      const fresh = await this.replace(workspace, live.id, err);
+      return this.holding(workspace, fresh, () => this.withRetry(() => fn(driver, fresh)));
+    }
+  }
+
+  /** Runs `fn` with `live` marked busy (no idle pause meanwhile), then starts its idle timer. */
+  private async holding<T>(workspace: Workspace, live: Live, fn: () => Promise<T>): Promise<T> {
     live.busy++;
     clearTimeout(live.timer);
     try {
-      try {
-        return await this.withRetry(() => fn(driver, live));
-      } catch (err) {
-        if (driver.statusOf(err) !== 404 || !(await this.isGone(driver, live.id))) throw err;
-        live.busy--;
-        live = await this.replace(workspace, live.id, err);
-        live.busy++;
-        return await this.withRetry(() => fn(driver, live));
-      }
+      return await fn();
     } finally {
       live.busy--;
       this.scheduleIdle(workspace.dir, live);
@@ -247,27 +272,39 @@ export class CloudBackend implements ExecutionBackend {
     const record = await readSandboxRecord(workspace.dir);
     const id = known?.id ?? (record?.provider === this.name ? record.id : undefined);
     if (!id) return this.create(workspace, record, undefined);
+    let running: string;
     try {
-      await this.withRetry(() => driver.resume(id));
+      running = (await this.withRetry(() => driver.resume(id))) ?? id;
     } catch (err) {
       if (driver.statusOf(err) !== 404) throw this.failure("resume", err);
       return this.replace(workspace, id, err);
     }
-    const live: Live = { id, running: true, busy: 0, notice: known?.notice };
+    const live: Live = { id: running, running: true, busy: 0, notice: known?.notice };
     this.live.set(workspace.dir, live);
-    await writeSandboxRecord(workspace.dir, { ...(record ?? this.fresh(id)), id, runningSince: Date.now() });
+    await writeSandboxRecord(workspace.dir, {
+      ...(record ?? this.fresh(running)),
+      id: running,
+      runningSince: Date.now(),
+    });
     this.scheduleIdle(workspace.dir, live);
     return live;
   }
 
   /** The sandbox `lostId` is gone: make a new one and keep the notice for the agent. */
   private async replace(workspace: Workspace, lostId: string, cause: unknown): Promise<Live> {
-    this.log.warn({ sandbox: lostId, error: describeError(new SandboxLostError(this.name, lostId, cause)) }, "sandbox lost, making a new one");
+    this.log.warn(
+      { sandbox: lostId, error: describeError(new SandboxLostError(this.name, lostId, cause)) },
+      "sandbox lost, making a new one",
+    );
     const record = await readSandboxRecord(workspace.dir);
     return this.create(workspace, record, LOST_NOTICE);
   }
 
-  private async create(workspace: Workspace, before: SandboxRecord | undefined, notice: string | undefined): Promise<Live> {
+  private async create(
+    workspace: Workspace,
+    before: SandboxRecord | undefined,
+    notice: string | undefined,
+  ): Promise<Live> {
     const driver = await this.driver();
     // A suffix of its own: a name the provider still holds (a record lost here) must not collide.
     const suffix = randomBytes(3).toString("hex");
@@ -280,12 +317,18 @@ export class CloudBackend implements ExecutionBackend {
     }
     const live: Live = { id, running: true, busy: 0, notice };
     this.live.set(workspace.dir, live);
-    const runningMs = before ? before.runningMs + (before.runningSince ? Date.now() - before.runningSince : 0) : 0;
+    const runningMs = before
+      ? before.runningMs + (before.runningSince ? Date.now() - before.runningSince : 0)
+      : 0;
     await writeSandboxRecord(workspace.dir, { ...this.fresh(id), runningMs, runningSince: Date.now() });
     this.log.info({ sandbox: id }, "sandbox created");
     // Make the workspace folder; a failure here shows again at the command that needs it.
     await driver
-      .exec(id, { command: `mkdir -p -- '${this.remoteDir(workspace).replaceAll("'", "'\\''")}'`, onStdout: () => {}, onStderr: () => {} })
+      .exec(id, {
+        command: `mkdir -p -- '${this.remoteDir(workspace).replaceAll("'", "'\\''")}'`,
+        onStdout: () => {},
+        onStderr: () => {},
+      })
       .catch((err: unknown) => this.log.warn({ error: describeError(err) }, "workspace folder not made"));
     this.scheduleIdle(workspace.dir, live);
     return live;
@@ -307,10 +350,16 @@ export class CloudBackend implements ExecutionBackend {
     live.running = false;
     try {
       const driver = await this.driver();
-      await this.withRetry(() => driver.pause(live.id));
+      const next = (await this.withRetry(() => driver.pause(live.id))) ?? live.id;
       const record = await readSandboxRecord(dir);
       if (record?.id === live.id && record.runningSince !== undefined)
-        await writeSandboxRecord(dir, { ...record, runningMs: record.runningMs + Date.now() - record.runningSince, runningSince: undefined });
+        await writeSandboxRecord(dir, {
+          ...record,
+          id: next,
+          runningMs: record.runningMs + Date.now() - record.runningSince,
+          runningSince: undefined,
+        });
+      live.id = next;
       this.log.info({ sandbox: live.id }, "idle sandbox paused");
     } catch (err) {
       this.log.warn({ sandbox: live.id, error: describeError(err) }, "sandbox not paused");

@@ -52,20 +52,28 @@ export class SandboxHost {
   }
 
   create(name: string, labels: Record<string, string> = {}): FakeSandbox {
-    const sandbox: FakeSandbox = { id: `sb-${randomBytes(5).toString("hex")}`, name, state: "running", labels, starts: 1, stops: 0 };
+    const sandbox: FakeSandbox = {
+      id: `sb-${randomBytes(5).toString("hex")}`,
+      name,
+      state: "running",
+      labels,
+      starts: 1,
+      stops: 0,
+    };
     this.sandboxes.set(sandbox.id, sandbox);
     return sandbox;
   }
 
   /** The sandbox `idOrName` unless deleted. */
   find(idOrName: string): FakeSandbox | undefined {
-    const found = this.sandboxes.get(idOrName) ?? [...this.sandboxes.values()].find((s) => s.name === idOrName);
+    const found =
+      this.sandboxes.get(idOrName) ?? [...this.sandboxes.values()].find((s) => s.name === idOrName);
     return found?.state === "deleted" ? undefined : found;
   }
 
   /** Deletes `id` behind the client's back. */
-  lose(id: string): void {
-    const found = this.sandboxes.get(id);
+  lose(idOrName: string): void {
+    const found = this.find(idOrName);
     if (found) found.state = "deleted";
   }
 
@@ -77,7 +85,12 @@ export class SandboxHost {
   /** Runs `command` with `/bin/sh -c` on this host; output through the callbacks. */
   run(
     command: string,
-    options: { cwd?: string; env?: Record<string, string>; onStdout?: (b: Buffer) => void; onStderr?: (b: Buffer) => void } = {},
+    options: {
+      cwd?: string;
+      env?: Record<string, string>;
+      onStdout?: (b: Buffer) => void;
+      onStderr?: (b: Buffer) => void;
+    } = {},
   ): Promise<{ exitCode: number; stdout: string; stderr: string }> {
     this.commands.push(command);
     return new Promise((resolve) => {
@@ -96,7 +109,9 @@ export class SandboxHost {
         stderr += b.toString();
         options.onStderr?.(b);
       });
-      child.on("close", (code, signal) => resolve({ exitCode: code ?? 128 + signalNumber(signal), stdout, stderr }));
+      child.on("close", (code, signal) =>
+        resolve({ exitCode: code ?? 128 + signalNumber(signal), stdout, stderr }),
+      );
       child.on("error", (err) => resolve({ exitCode: 127, stdout, stderr: err.message }));
     });
   }
@@ -134,7 +149,12 @@ export async function body(req: IncomingMessage): Promise<Buffer> {
 }
 
 /** Sends JSON. */
-export function json(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+export function json(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(value));
 }
@@ -145,11 +165,13 @@ export function json(res: ServerResponse, status: number, value: unknown, header
  */
 export async function serve(
   host: SandboxHost,
-  handle: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>,
+  handle: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<unknown>,
 ): Promise<RunningFake> {
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    res.on("finish", () => host.requests.push({ method: req.method ?? "", path: url.pathname, status: res.statusCode }));
+    res.on("finish", () =>
+      host.requests.push({ method: req.method ?? "", path: url.pathname, status: res.statusCode }),
+    );
     handle(req, res, url).catch((err: unknown) => {
       if (!res.headersSent) json(res, 500, { message: (err as Error).message });
       else res.end();

@@ -36,23 +36,45 @@ export async function startFakeVercel(options: { token: string; teamId: string }
     if (url.searchParams.get("teamId") !== options.teamId)
       return json(res, 403, { error: { code: "forbidden", message: "Not authorized for this team" } });
     if (host.takeRateLimit())
-      return json(res, 429, { error: { code: "rate_limited", message: "Too many requests" } }, { "retry-after": String(host.retryAfterS) });
+      return json(
+        res,
+        429,
+        { error: { code: "rate_limited", message: "Too many requests" } },
+        { "retry-after": String(host.retryAfterS) },
+      );
     const parts = url.pathname.split("/").filter(Boolean);
     const view = (sandbox: FakeSandbox, extra: Record<string, unknown> = {}) =>
-      json(res, 200, { sandbox: sandboxJson(sandbox, current.get(sandbox.id) ?? ""), session: sessionJson(current.get(sandbox.id) ?? "", sandbox), routes: [], ...extra });
+      json(res, 200, {
+        sandbox: sandboxJson(sandbox, current.get(sandbox.id) ?? ""),
+        session: sessionJson(current.get(sandbox.id) ?? "", sandbox),
+        routes: [],
+        ...extra,
+      });
     if (req.method === "POST" && (url.pathname === "/v3/sandboxes" || url.pathname === "/v2/sandboxes")) {
       const input = JSON.parse((await body(req)).toString()) as { name?: string; projectId?: string };
-      if (!input.projectId) return json(res, 400, { error: { code: "bad_request", message: "projectId is required" } });
+      if (!input.projectId)
+        return json(res, 400, { error: { code: "bad_request", message: "projectId is required" } });
       const sandbox = host.create(input.name ?? `sbx-${randomBytes(3).toString("hex")}`);
       newSession(sandbox);
       return view(sandbox);
     }
     if (req.method === "GET" && url.pathname === "/v2/sandboxes")
-      return json(res, 200, { sandboxes: host.alive().map((s) => sandboxJson(s, current.get(s.id) ?? "")), pagination: { count: host.alive().length, next: null } });
+      return json(res, 200, {
+        sandboxes: host.alive().map((s) => sandboxJson(s, current.get(s.id) ?? "")),
+        pagination: { count: host.alive().length, next: null },
+      });
     if (parts[0] === "v2" && parts[1] === "sandboxes" && parts[2] === "sessions" && parts[3]) {
       const vm = sessions.get(parts[3]);
-      if (!vm || !host.find(vm.sandbox.id)) return json(res, 404, { error: { code: "not_found", message: "Session not found" } });
-      return session(host, req, res, vm, parts.slice(4).join("/"), () => current.get(vm.sandbox.id) === vm.session);
+      if (!vm || !host.find(vm.sandbox.id))
+        return json(res, 404, { error: { code: "not_found", message: "Session not found" } });
+      return session(
+        host,
+        req,
+        res,
+        vm,
+        parts.slice(4).join("/"),
+        () => current.get(vm.sandbox.id) === vm.session,
+      );
     }
     if (parts[0] === "v2" && parts[1] === "sandboxes" && parts[2] && parts.length === 3) {
       const sandbox = host.find(decodeURIComponent(parts[2]));
@@ -101,14 +123,25 @@ function sandboxJson(sandbox: FakeSandbox, session: string) {
   };
 }
 
-async function session(host: SandboxHost, req: IncomingMessage, res: ServerResponse, vm: Vm, path: string, isCurrent: () => boolean) {
+async function session(
+  host: SandboxHost,
+  req: IncomingMessage,
+  res: ServerResponse,
+  vm: Vm,
+  path: string,
+  isCurrent: () => boolean,
+) {
   const running = vm.sandbox.state === "running" && isCurrent();
   if (path === "stop" && req.method === "POST") {
     if (running) vm.sandbox.stops++;
     vm.sandbox.state = "stopped";
-    return json(res, 200, { session: sessionJson(vm.session, vm.sandbox), sandbox: sandboxJson(vm.sandbox, vm.session) });
+    return json(res, 200, {
+      session: sessionJson(vm.session, vm.sandbox),
+      sandbox: sandboxJson(vm.sandbox, vm.session),
+    });
   }
-  if (!running) return json(res, 410, { error: { code: "sandbox_stopped", message: "The sandbox session is stopped" } });
+  if (!running)
+    return json(res, 410, { error: { code: "sandbox_stopped", message: "The sandbox session is stopped" } });
   if (path === "cmd" && req.method === "POST") return command(host, req, res, vm);
   if (path === "fs/read" && req.method === "POST") {
     const input = JSON.parse((await body(req)).toString()) as { path: string };
@@ -125,16 +158,29 @@ async function session(host: SandboxHost, req: IncomingMessage, res: ServerRespo
       tar.on("close", (c) => resolve(c ?? 1));
       tar.stdin.end(data);
     });
-    if (code !== 0) return json(res, 400, { error: { code: "bad_request", message: "could not unpack the files" } });
+    if (code !== 0)
+      return json(res, 400, { error: { code: "bad_request", message: "could not unpack the files" } });
     return json(res, 200, {});
   }
   json(res, 404, { error: { code: "not_found", message: `no route ${path}` } });
 }
 
 async function command(host: SandboxHost, req: IncomingMessage, res: ServerResponse, vm: Vm) {
-  const input = JSON.parse((await body(req)).toString()) as { command: string; args: string[]; cwd?: string; wait?: boolean };
+  const input = JSON.parse((await body(req)).toString()) as {
+    command: string;
+    args: string[];
+    cwd?: string;
+    wait?: boolean;
+  };
   const line = [input.command, ...input.args];
-  const cmd = { id: `cmd_${randomBytes(5).toString("hex")}`, name: input.command, args: input.args, cwd: input.cwd ?? "/vercel/sandbox", sessionId: vm.session, startedAt: Date.now() };
+  const cmd = {
+    id: `cmd_${randomBytes(5).toString("hex")}`,
+    name: input.command,
+    args: input.args,
+    cwd: input.cwd ?? "/vercel/sandbox",
+    sessionId: vm.session,
+    startedAt: Date.now(),
+  };
   res.writeHead(200, { "content-type": "application/x-ndjson" });
   res.write(`${JSON.stringify({ command: { ...cmd, exitCode: null } })}\n`);
   const script = line[0] === "/bin/sh" && line[1] === "-c" ? (line[2] ?? "") : line.join(" ");
