@@ -233,9 +233,9 @@ export const execSettings = defineFeature({
       ["e2b.template", "the template new sandboxes start from", "`base`"],
       ["modal.token_id, .token_secret", "Modal's token", "required for `modal`"],
       [
-        "modal.app_name, .image",
-        "the Modal app sandboxes belong to, and their image",
-        "`herald`, `debian:bookworm-slim`",
+        "modal.app_name, .image, .server_url",
+        "the Modal app sandboxes belong to, their image, Modal's API address",
+        "`herald`, `debian:bookworm-slim`, the SDK's",
       ],
       [
         "vercel.token, .team_id, .project_id",
@@ -248,7 +248,7 @@ export const execSettings = defineFeature({
         "`https://vercel.com/api`, Vercel's default",
       ],
       [
-        "daytona.cost_per_hour (and e2b., modal., vercel.)",
+        "daytona.cost_per_hour, e2b.cost_per_hour, modal.cost_per_hour, vercel.cost_per_hour",
         "the price of one sandbox hour in USD, for `/usage` (no provider reports it through its API)",
         "none: `/usage` shows hours only",
       ],
