@@ -17,7 +17,7 @@ export interface ModalDriverOptions {
   readonly appName?: string | undefined;
   /** @defaultValue "debian:bookworm-slim" */
   readonly image?: string | undefined;
-  /** Modal's API address (`MODAL_SERVER_URL`). @defaultValue the SDK's */
+  /** Modal's API address; set, it becomes `MODAL_SERVER_URL`. @defaultValue the SDK's (`https://api.modal.com:443`) */
   readonly serverUrl?: string | undefined;
   readonly idleStopMs: number;
 }
@@ -27,11 +27,9 @@ type Sdk = typeof import("modal");
 /** Builds the Modal driver; imports the SDK. */
 export async function createModalDriver(options: ModalDriverOptions): Promise<CloudSandboxDriver> {
   const sdk: Sdk = await import("modal");
-  const client = new sdk.ModalClient({
-    tokenId: options.tokenId,
-    tokenSecret: options.tokenSecret,
-    ...(options.serverUrl ? { endpoint: options.serverUrl } : {}),
-  });
+  // The SDK takes its address only from MODAL_SERVER_URL (or ~/.modal.toml), read when a client is made.
+  if (options.serverUrl) process.env.MODAL_SERVER_URL = options.serverUrl;
+  const client = new sdk.ModalClient({ tokenId: options.tokenId, tokenSecret: options.tokenSecret });
   const app = () => client.apps.fromName(options.appName ?? "herald", { createIfMissing: true });
   const start = async (image: InstanceType<Sdk["Image"]>, tags?: Record<string, string>) => {
     const sb = await client.sandboxes.create(await app(), image, {

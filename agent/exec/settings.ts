@@ -146,6 +146,7 @@ export const execSettings = defineFeature({
     E2B_SANDBOX_URL: ["e2b.sandbox_url", "string"],
     MODAL_TOKEN_ID: ["modal.token_id", "string"],
     MODAL_TOKEN_SECRET: ["modal.token_secret", "string"],
+    MODAL_SERVER_URL: ["modal.server_url", "string"],
     VERCEL_TOKEN: ["vercel.token", "string"],
     VERCEL_TEAM_ID: ["vercel.team_id", "string"],
     VERCEL_PROJECT_ID: ["vercel.project_id", "string"],
