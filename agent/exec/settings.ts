@@ -10,6 +10,7 @@ import { defineFeature } from "../../core/settings.js";
 import type { SetupQuestions, StepContext } from "../../core/setup.js";
 import { createExecutionBackend, execOptionsSchema } from "./backend.js";
 import { CloudBackend } from "./cloud.js";
+import { cloudSetupFlags, cloudSetupStep } from "./cloud-setup.js";
 import { SandboxBackend } from "./sandbox.js";
 import { DEFAULT_LIMITS } from "./types.js";
 
@@ -99,7 +100,10 @@ async function execStep(ctx: StepContext): Promise<void> {
     ],
     initial: (ctx.files.get("exec.backend") as string | undefined) ?? "sandbox",
   });
-  if (backend !== "skip") ctx.files.set("exec.backend", backend);
+  if (backend === "skip") return;
+  if (backend === "daytona" || backend === "e2b" || backend === "modal" || backend === "vercel")
+    if (!(await cloudSetupStep(ctx, backend))) return;
+  ctx.files.set("exec.backend", backend);
 }
 
 const execSetup: SetupQuestions = {
@@ -113,6 +117,7 @@ const execSetup: SetupQuestions = {
       env: "HERALD_EXEC_BACKEND",
       help: "sandbox, local, docker, daytona, e2b, modal or vercel",
     },
+    ...cloudSetupFlags,
   ],
   step: execStep,
 };
