@@ -37,15 +37,37 @@ const ADDRESSES: Record<CloudProviderName, readonly [key: string, env: string][]
 
 const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-/** The flags of the providers' keys (`--daytona-api-key`, …), each read from its env name too. */
-export const cloudSetupFlags: readonly SetupFlag[] = Object.entries(KEYS).flatMap(([provider, keys]) =>
-  keys.map(([key, env]) => ({
-    flag: `--${provider}-${snake(key).replaceAll("_", "-")} <value>`,
-    key: `exec.${provider}.${snake(key)}`,
-    env,
-    help: `${env} for exec.backend ${provider}`,
-  })),
+const flagOf = (provider: string, key: string, env: string): SetupFlag => ({
+  flag: `--${provider}-${snake(key).replaceAll("_", "-")} <value>`,
+  key: `exec.${provider}.${snake(key)}`,
+  env,
+  help: `${env} for exec.backend ${provider}`,
+});
+
+/** The flags of the providers' keys and addresses (`--daytona-api-key`, …), each read from its env name too. */
+export const cloudSetupFlags: readonly SetupFlag[] = (Object.keys(KEYS) as CloudProviderName[]).flatMap(
+  (p) => [
+    ...KEYS[p].map(([key, env]) => flagOf(p, key, env)),
+    ...ADDRESSES[p].map(([key, env]) => flagOf(p, key, env)),
+  ],
 );
+
+/** The provider's addresses (advanced: self-hosted, proxies): given, or config.yaml's, or none. */
+async function askAddresses(ctx: StepContext, provider: CloudProviderName): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [key, env] of ADDRESSES[provider]) {
+    const path = `exec.${provider}.${snake(key)}`;
+    const current = (ctx.files.get(path) as string | undefined) ?? ctx.files.env(env);
+    const given = await ctx.p.text({
+      key: path,
+      message: `${env} (empty: the provider's)`,
+      initial: current,
+      advanced: true,
+    });
+    if (given) out[key] = given;
+  }
+  return out;
+}
 
 /** The live check: one authenticated call through the SDK. @throws CheckFailed with the reason */
 async function checkKeys(provider: CloudProviderName, section: Record<string, string>): Promise<string> {
@@ -77,10 +99,8 @@ export async function cloudSetupStep(ctx: StepContext, provider: CloudProviderNa
       section[key] = answer.value;
       if (answer.isNew) fresh.push([env, answer.value]);
     }
-    for (const [key, env] of ADDRESSES[provider]) {
-      const value = ctx.files.env(env) ?? process.env[env];
-      if (value) section[key] = value;
-    }
+    const addresses = await askAddresses(ctx, provider);
+    Object.assign(section, addresses);
     const ok = await checked(
       ctx,
       `Checking the ${provider} key`,
@@ -89,6 +109,8 @@ export async function cloudSetupStep(ctx: StepContext, provider: CloudProviderNa
     );
     if (ok) {
       for (const [env, value] of fresh) ctx.files.setEnv(env, value);
+      for (const [key, value] of Object.entries(addresses))
+        ctx.files.set(`exec.${provider}.${snake(key)}`, value);
       return true;
     }
     if (!(await tryAgain(ctx, `${provider} key`))) return false;
