@@ -60,10 +60,13 @@ export async function checkExec(section: ExecSection): Promise<DoctorLine> {
             ? `in a ${backend.name} cloud sandbox per workspace (API answered; paused after ${section.cloud.idleStopS} s idle)`
             : `in the ${backend.name} backend`;
       const limit = backend instanceof SandboxBackend ? backend.processLimit() : {};
+      // A cloud sandbox has the network its provider gives; exec.network_allowed is the host backends'.
+      const network =
+        backend instanceof CloudBackend ? "" : options.networkAllowed ? ", with network" : ", no network";
       const runsAs = limit.runsAs ? `, as uid ${limit.runsAs.uid} outside (the gateway is root)` : "";
       return {
         ok: true,
-        text: `terminal tools: commands run ${where}${options.networkAllowed ? ", with network" : ", no network"}${limit.cgroupDir ? ", a pids cgroup per command" : ""}${runsAs}`,
+        text: `terminal tools: commands run ${where}${network}${limit.cgroupDir ? ", a pids cgroup per command" : ""}${runsAs}`,
       };
     }
     return {
