@@ -9,6 +9,7 @@
 import { createWebhooks } from "../adapters/webhooks/index.js";
 import { createDelegation, type Delegation } from "../agent/delegate/index.js";
 import { type Approvals, createApprovals } from "../agent/exec/approvals/index.js";
+import { sandboxUsage } from "../agent/exec/index.js";
 import {
   createCatalog,
   createConfiguredModelClient,
@@ -116,7 +117,14 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
   );
   const metrics = createGatewayMetrics(runner, queue);
   const catalog = createCatalog(config);
-  late.sessionModels = createProviders(config, { gateway: runner, state, catalog, metrics, logger });
+  late.sessionModels = createProviders(config, {
+    gateway: runner,
+    state,
+    catalog,
+    metrics,
+    logger,
+    extraUsage: sandboxUsage(config),
+  });
   return { runner, learning, cron, webhooks, approvals, delegation, taskBoard, metrics, recall, localState };
 }
 

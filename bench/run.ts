@@ -25,6 +25,7 @@ import { benchRedis, redisMarkdown } from "./redis.js";
 import { benchRequests, requestsMarkdown } from "./requests.js";
 import { allToolsetsMarkdown, benchAllToolsets } from "./requests-all.js";
 import { benchResponses, responsesMarkdown } from "./responses.js";
+import { benchSandboxes, sandboxesMarkdown } from "./sandboxes.js";
 import { benchSenses, sensesMarkdown } from "./senses.js";
 import { benchStream, streamMarkdown } from "./stream.js";
 import { benchTelegram, telegramMarkdown } from "./telegram.js";
@@ -136,6 +137,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchCommands(opts);
     console.log(JSON.stringify({ commands: result }));
     writeSection(file, "commands", commandsMarkdown(result, opts, "npm run bench -- commands"));
+  },
+  sandboxes: async () => {
+    const opts = { iterations: 100 };
+    const result = await benchSandboxes(opts);
+    console.log(JSON.stringify({ sandboxes: result }));
+    writeSection(file, "sandboxes", sandboxesMarkdown(result, opts, "npm run bench -- sandboxes"));
   },
   code: async () => {
     const opts = { files: 20, calls: 200 };

@@ -5,6 +5,15 @@
 import { z } from "zod";
 import { ConfigError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
+import {
+  checkCloudKeys,
+  cloudOptionsSchema,
+  createCloudExecBackend,
+  daytonaOptionsSchema,
+  e2bOptionsSchema,
+  modalOptionsSchema,
+  vercelOptionsSchema,
+} from "./cloud-config.js";
 import { DockerBackend } from "./docker.js";
 import { LocalBackend } from "./local.js";
 import { SandboxBackend } from "./sandbox.js";
@@ -23,7 +32,9 @@ const sandboxId = z
 export const execOptionsSchema = z
   .object({
     /** @defaultValue "sandbox" */
-    backend: z.enum(["local", "sandbox", "ssh", "docker"]).default("sandbox"),
+    backend: z
+      .enum(["local", "sandbox", "ssh", "docker", "daytona", "e2b", "modal", "vercel"])
+      .default("sandbox"),
     limits: z
       .object({
         cpuSeconds: positiveInt,
@@ -66,6 +77,11 @@ export const execOptionsSchema = z
       })
       .optional(),
     docker: z.object({ image: z.string().min(1).default("debian:bookworm-slim") }).optional(),
+    cloud: cloudOptionsSchema,
+    daytona: daytonaOptionsSchema.optional(),
+    e2b: e2bOptionsSchema.optional(),
+    modal: modalOptionsSchema.optional(),
+    vercel: vercelOptionsSchema.optional(),
   })
   .strict();
 
@@ -76,7 +92,12 @@ export type ExecOptions = z.output<typeof execOptionsSchema>;
 
 /** The fix to suggest for a bad option, by its path. */
 function fixFor(path: string): string {
-  if (path === "backend") return 'choose one of "local", "sandbox", "ssh", "docker"';
+  if (path === "backend")
+    return 'choose one of "local", "sandbox", "ssh", "docker", "daytona", "e2b", "modal", "vercel"';
+  if (path.startsWith("cloud.idleStopS")) return "give a whole number of seconds, at least 10";
+  if (/^(daytona|e2b|modal|vercel)\..*(Url|url)$/.test(path)) return "give an absolute http(s) URL";
+  if (/^(daytona|e2b|modal|vercel)\.costPerHour$/.test(path))
+    return "give a price in USD per hour, e.g. 0.05";
   if (path.startsWith("ssh")) return "set exec.ssh.host, user, identityFile (a private key) and stateDir";
   if (path === "limits.tmpSizeBytes" || path === "limits.workspaceQuotaBytes")
     return "give a whole number of bytes, at least 1048576 (1 MiB)";
@@ -106,6 +127,13 @@ export function parseExecOptions(input: unknown): ExecOptions {
       'exec.backend is "ssh" but exec.ssh is missing: set exec.ssh.host, user, identityFile and stateDir',
     );
   }
+  if (
+    options.backend === "daytona" ||
+    options.backend === "e2b" ||
+    options.backend === "modal" ||
+    options.backend === "vercel"
+  )
+    checkCloudKeys(options.backend, options[options.backend]);
   return options;
 }
 
@@ -129,6 +157,10 @@ export const backendFactories: Record<BackendName, Factory> = {
   },
   docker: (o, logger) =>
     new DockerBackend({ image: o.docker?.image, networkAllowed: o.networkAllowed, limits: o.limits, logger }),
+  daytona: (o, logger) => createCloudExecBackend("daytona", o, logger),
+  e2b: (o, logger) => createCloudExecBackend("e2b", o, logger),
+  modal: (o, logger) => createCloudExecBackend("modal", o, logger),
+  vercel: (o, logger) => createCloudExecBackend("vercel", o, logger),
 };
 
 /**

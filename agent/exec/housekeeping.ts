@@ -28,6 +28,7 @@ import { join, resolve } from "node:path";
 import { describeError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import { type PruneFilesReport, pruneOldFiles } from "./prune-files.js";
+import type { ExecutionBackend } from "./types.js";
 import type { WorkspaceManager } from "./workspaces.js";
 
 /** The settings housekeeping reads (`HeraldConfig` has this shape). */
@@ -65,17 +66,25 @@ export interface WorkspaceHousekeeping {
   processes: BusyWorkspaces | undefined;
   /** @defaultValue WORKSPACE_HEARTBEAT_MS (5 minutes) */
   heartbeatMs?: number | undefined;
+  /** Told of each pruned workspace (the backend's `release`: a cloud sandbox is deleted); never throws. */
+  release?: ((dir: string) => Promise<void>) | undefined;
 }
 
 /** The workspace housekeeping of a process whose tools use `workspaces` and run `processes`. */
 export function workspaceHousekeeping(
   config: Pick<HousekeepingSettings, "exec">,
-  tools: { workspaces: WorkspaceManager; processes: BusyWorkspaces | undefined },
+  tools: {
+    workspaces: WorkspaceManager;
+    processes: BusyWorkspaces | undefined;
+    backend?: Pick<ExecutionBackend, "release"> | undefined;
+  },
 ): WorkspaceHousekeeping {
+  const backend = tools.backend;
   return {
     manager: tools.workspaces,
     retentionMs: config.exec.workspaceRetentionDays * 86_400_000,
     processes: tools.processes,
+    release: backend?.release && ((dir) => backend.release?.({ key: "", dir }) ?? Promise.resolve()),
   };
 }
 
@@ -132,7 +141,11 @@ export interface HousekeepingReport {
  */
 export function workerHousekeeping(
   config: HousekeepingSettings,
-  tools: { workspaces: WorkspaceManager; processes: BusyWorkspaces | undefined },
+  tools: {
+    workspaces: WorkspaceManager;
+    processes: BusyWorkspaces | undefined;
+    backend?: Pick<ExecutionBackend, "release"> | undefined;
+  },
   logger: Logger,
 ): HousekeepingOptions {
   return {
@@ -165,7 +178,9 @@ export async function runHousekeeping(
   if (ws) {
     try {
       const isBusy = (dir: string) => ws.processes?.isBusy(dir) ?? false;
-      result.workspaces = (await ws.manager.prune(ws.retentionMs, isBusy)).length;
+      const pruned = await ws.manager.prune(ws.retentionMs, isBusy);
+      result.workspaces = pruned.length;
+      for (const dir of pruned) await ws.release?.(dir);
     } catch (err) {
       logger.warn({ error: describeError(err) }, "workspace pruning failed");
     }

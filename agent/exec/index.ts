@@ -1,6 +1,7 @@
 /**
- * Where commands run: the execution backends (local, bubblewrap sandbox, ssh, docker) built from
- * configuration by `createExecutionBackend`, the workspaces and their files (read and written where the
+ * Where commands run: the execution backends (local, bubblewrap sandbox, ssh, docker, and the cloud
+ * sandboxes of Daytona, E2B, Modal and Vercel behind one `CloudBackend` with a driver per provider,
+ * whose SDK loads on first use) built from configuration by `createExecutionBackend`, the workspaces and their files (read and written where the
  * commands run), the quota, background processes, and the housekeeping of workspaces and the cache.
  */
 export { type OpenWorkspace, WorkspaceAccess, type WorkspaceAccessOptions } from "./access.js";
@@ -15,6 +16,11 @@ export {
   parseExecOptions,
 } from "./backend.js";
 export { shellQuote } from "./child.js";
+export { CloudBackend, type CloudBackendOptions, createCloudBackend } from "./cloud.js";
+export { DEFAULT_WORKDIRS } from "./cloud-config.js";
+export { readSandboxRecord, type SandboxRecord, sandboxHours } from "./cloud-records.js";
+export type { CloudProviderName, CloudSandboxDriver } from "./cloud-types.js";
+export { type SandboxUsageSettings, sandboxUsage, sandboxUsageLine } from "./cloud-usage.js";
 export { createDockerBackend, DockerBackend, type DockerBackendOptions } from "./docker.js";
 export { HelperWorkspaceFiles } from "./files-helper.js";
 export { LocalWorkspaceFiles } from "./files-local.js";

@@ -9,6 +9,8 @@ import type { DoctorLine } from "../../core/settings.js";
 import { defineFeature } from "../../core/settings.js";
 import type { SetupQuestions, StepContext } from "../../core/setup.js";
 import { createExecutionBackend, execOptionsSchema } from "./backend.js";
+import { CloudBackend } from "./cloud.js";
+import { cloudSetupFlags, cloudSetupStep } from "./cloud-setup.js";
 import { SandboxBackend } from "./sandbox.js";
 import { DEFAULT_LIMITS } from "./types.js";
 
@@ -38,8 +40,9 @@ export type ExecSection = z.output<typeof execSectionSchema>;
 
 /** The execution backend's own options out of the `exec` section (the rest is the tools' settings). */
 export function execBackendOptionsOf(section: ExecSection) {
-  const { backend, limits, networkAllowed, sandbox, ssh, docker } = section;
-  return { backend, limits, networkAllowed, sandbox, ssh, docker };
+  const { backend, limits, networkAllowed, sandbox, ssh, docker, cloud, daytona, e2b, modal, vercel } =
+    section;
+  return { backend, limits, networkAllowed, sandbox, ssh, docker, cloud, daytona, e2b, modal, vercel };
 }
 
 /** The terminal tools' execution backend: available here, or what is missing and how to add it. */
@@ -53,12 +56,17 @@ export async function checkExec(section: ExecSection): Promise<DoctorLine> {
       const where =
         backend.name === "local"
           ? "on this host, unsandboxed (exec.backend: local)"
-          : `in the ${backend.name} backend`;
+          : backend instanceof CloudBackend
+            ? `in a ${backend.name} cloud sandbox per workspace (API answered; paused after ${section.cloud.idleStopS} s idle)`
+            : `in the ${backend.name} backend`;
       const limit = backend instanceof SandboxBackend ? backend.processLimit() : {};
+      // A cloud sandbox has the network its provider gives; exec.network_allowed is the host backends'.
+      const network =
+        backend instanceof CloudBackend ? "" : options.networkAllowed ? ", with network" : ", no network";
       const runsAs = limit.runsAs ? `, as uid ${limit.runsAs.uid} outside (the gateway is root)` : "";
       return {
         ok: true,
-        text: `terminal tools: commands run ${where}${options.networkAllowed ? ", with network" : ", no network"}${limit.cgroupDir ? ", a pids cgroup per command" : ""}${runsAs}`,
+        text: `terminal tools: commands run ${where}${network}${limit.cgroupDir ? ", a pids cgroup per command" : ""}${runsAs}`,
       };
     }
     return {
@@ -82,6 +90,10 @@ async function execStep(ctx: StepContext): Promise<void> {
     options: [
       { value: "sandbox", label: "Sandbox (bubblewrap)", hint: "default; apt-get install bubblewrap" },
       { value: "docker", label: "Docker container" },
+      { value: "daytona", label: "Daytona cloud sandbox", hint: "DAYTONA_API_KEY" },
+      { value: "e2b", label: "E2B cloud sandbox", hint: "E2B_API_KEY" },
+      { value: "modal", label: "Modal cloud sandbox", hint: "MODAL_TOKEN_ID, MODAL_TOKEN_SECRET" },
+      { value: "vercel", label: "Vercel Sandbox", hint: "VERCEL_TOKEN, VERCEL_TEAM_ID, VERCEL_PROJECT_ID" },
       {
         value: "local",
         label: "This host, unsandboxed",
@@ -89,22 +101,26 @@ async function execStep(ctx: StepContext): Promise<void> {
       },
       { value: "skip", label: "Skip" },
     ],
-    initial: (ctx.files.get("exec.backend") as "sandbox" | "docker" | "local" | undefined) ?? "sandbox",
+    initial: (ctx.files.get("exec.backend") as string | undefined) ?? "sandbox",
   });
-  if (backend !== "skip") ctx.files.set("exec.backend", backend);
+  if (backend === "skip") return;
+  if (backend === "daytona" || backend === "e2b" || backend === "modal" || backend === "vercel")
+    if (!(await cloudSetupStep(ctx, backend))) return;
+  ctx.files.set("exec.backend", backend);
 }
 
 const execSetup: SetupQuestions = {
   label: "Where the agent's commands run",
-  hint: "sandbox (bubblewrap), local, docker",
+  hint: "sandbox (bubblewrap), local, docker, or a cloud sandbox (daytona, e2b, modal, vercel)",
   chosenBy: "exec.backend",
   flags: [
     {
       flag: "--exec-backend <name>",
       key: "exec.backend",
       env: "HERALD_EXEC_BACKEND",
-      help: "sandbox, local or docker",
+      help: "sandbox, local, docker, daytona, e2b, modal or vercel",
     },
+    ...cloudSetupFlags,
   ],
   step: execStep,
 };
@@ -128,11 +144,29 @@ export const execSettings = defineFeature({
     HERALD_EXEC_WORKSPACE_QUOTA_BYTES: ["limits.workspace_quota_bytes", "int"],
     HERALD_EXEC_SANDBOX_UID: ["sandbox.uid", "int"],
     HERALD_EXEC_SANDBOX_GID: ["sandbox.gid", "int"],
+    HERALD_EXEC_IDLE_STOP_S: ["cloud.idle_stop_s", "int"],
+    DAYTONA_API_KEY: ["daytona.api_key", "string"],
+    DAYTONA_API_URL: ["daytona.api_url", "string"],
+    DAYTONA_TARGET: ["daytona.target", "string"],
+    E2B_API_KEY: ["e2b.api_key", "string"],
+    E2B_DOMAIN: ["e2b.domain", "string"],
+    E2B_API_URL: ["e2b.api_url", "string"],
+    E2B_SANDBOX_URL: ["e2b.sandbox_url", "string"],
+    MODAL_TOKEN_ID: ["modal.token_id", "string"],
+    MODAL_TOKEN_SECRET: ["modal.token_secret", "string"],
+    MODAL_SERVER_URL: ["modal.server_url", "string"],
+    VERCEL_TOKEN: ["vercel.token", "string"],
+    VERCEL_TEAM_ID: ["vercel.team_id", "string"],
+    VERCEL_PROJECT_ID: ["vercel.project_id", "string"],
+    VERCEL_SANDBOX_API_URL: ["vercel.api_url", "string"],
   },
   reference: {
     intro: "Where the terminal and file tools run. See [Tools](tools.md#where-commands-run).",
     rows: [
-      ["backend", "`sandbox` (bubblewrap), `local` (the host), `ssh`, `docker`"],
+      [
+        "backend",
+        "`sandbox` (bubblewrap), `local` (the host), `ssh`, `docker`, or a cloud sandbox: `daytona`, `e2b`, `modal`, `vercel` ([Cloud sandboxes](sandboxes.md))",
+      ],
       [
         "network_allowed",
         "commands may reach the network (sandbox, docker); on with the sandbox it needs `API_SERVER_KEY` while the API server runs (sandboxed commands then share the host's loopback), or the gateway refuses to start",
@@ -183,6 +217,50 @@ export const execSettings = defineFeature({
       ["ssh.strict_host_key_checking", "`accept-new`, `yes` or `no`"],
       ["ssh.known_hosts_file", "", "`<state_dir>/known_hosts`"],
       ["docker.image", "the image of the per-workspace container"],
+      [
+        "cloud.idle_stop_s",
+        "a cloud sandbox is paused (files kept) after this long unused, seconds",
+        "`600`",
+      ],
+      [
+        "cloud.workdir",
+        "the workspace folder inside a cloud sandbox (`{workspace}` is the workspace's folder name)",
+        "`/home/daytona/workspace`, `/home/user/workspace` (e2b), `/workspace` (modal), `/vercel/sandbox/workspace`",
+      ],
+      [
+        "daytona.api_key, .api_url, .target",
+        "Daytona's key, API address and region",
+        "required key for `daytona`",
+      ],
+      ["daytona.snapshot", "the snapshot new sandboxes start from", "Daytona's default"],
+      ["e2b.api_key, .domain", "E2B's key and domain", "required key for `e2b`; `e2b.app`"],
+      [
+        "e2b.api_url, .sandbox_url",
+        "E2B's API and sandbox addresses (self-hosted E2B, tests)",
+        "from `domain`",
+      ],
+      ["e2b.template", "the template new sandboxes start from", "`base`"],
+      ["modal.token_id, .token_secret", "Modal's token", "required for `modal`"],
+      [
+        "modal.app_name, .image, .server_url",
+        "the Modal app sandboxes belong to, their image, Modal's API address",
+        "`herald`, `debian:bookworm-slim`, the SDK's",
+      ],
+      [
+        "vercel.token, .team_id, .project_id",
+        "Vercel's access token, team and project",
+        "required for `vercel`",
+      ],
+      [
+        "vercel.api_url, .runtime",
+        "Vercel's API address, the sandbox image's runtime",
+        "`https://vercel.com/api`, Vercel's default",
+      ],
+      [
+        "daytona.cost_per_hour, e2b.cost_per_hour, modal.cost_per_hour, vercel.cost_per_hour",
+        "the price of one sandbox hour in USD, for `/usage` (no provider reports it through its API)",
+        "none: `/usage` shows hours only",
+      ],
     ],
   },
   doctor: async (section) => [await checkExec(section)],

@@ -8,6 +8,7 @@ import { describeError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import { WorkspaceAccess } from "./access.js";
 import { createExecutionBackend, type ExecOptionsInput } from "./backend.js";
+import { CloudBackend } from "./cloud.js";
 import { type ProcessInfo, ProcessRegistry } from "./processes.js";
 import { WorkspaceQuota } from "./quota.js";
 import { SandboxBackend } from "./sandbox.js";
@@ -67,8 +68,14 @@ export async function openExecution(
       exitNotices.delete(info.id);
     },
   });
-  // Commands in the sandbox and the container see the workspace at /workspace: so do the tools.
-  const virtualRoot = backend.name === "sandbox" || backend.name === "docker" ? "/workspace" : undefined;
+  // Commands in the sandbox and the container see the workspace at /workspace, in a cloud sandbox at
+  // its workdir: so do the tools.
+  const virtualRoot =
+    backend.name === "sandbox" || backend.name === "docker"
+      ? "/workspace"
+      : backend instanceof CloudBackend
+        ? backend.fixedRoot()
+        : undefined;
   const access = new WorkspaceAccess({ workspaces, backend, quota, virtualRoot });
   if (backend.name === "local")
     logger.warn({}, "terminal tools run commands on this host, unsandboxed (exec.backend: local)");

@@ -6,7 +6,7 @@
 import type { Readable } from "node:stream";
 
 /** The backends Herald ships. */
-export type BackendName = "local" | "sandbox" | "ssh" | "docker";
+export type BackendName = "local" | "sandbox" | "ssh" | "docker" | "daytona" | "e2b" | "modal" | "vercel";
 
 /** A workspace: one directory per session (or user) on the gateway's host. */
 export interface Workspace {
@@ -120,7 +120,7 @@ export interface WorkspaceFiles {
 
 /**
  * Where commands run. Implementations: `LocalBackend`, `SandboxBackend`, `SshBackend`,
- * `DockerBackend`, built by `createExecutionBackend`.
+ * `DockerBackend`, `CloudBackend` (daytona, e2b, modal, vercel), built by `createExecutionBackend`.
  */
 export interface ExecutionBackend {
   readonly name: BackendName;
@@ -144,7 +144,8 @@ export interface ExecutionBackend {
   files(workspace: Workspace): WorkspaceFiles;
   /**
    * Ends what the backend keeps running for `workspace` besides commands (the sandbox's file helper),
-   * e.g. when its session ends; the next use starts it again. Optional; never throws.
+   * e.g. when its session ends or its workspace is pruned; the next use starts it again. A cloud
+   * backend deletes the workspace's sandbox with its files. Optional; never throws.
    */
   release?(workspace: Workspace): Promise<void>;
   /** Releases what the backend opened (control connections, containers, file helpers). Idempotent. */

@@ -16,6 +16,8 @@ export interface ProviderCommandsOptions {
   usage: UsageLedger;
   /** The fallback chain (`model.fallbacks`): listed and selectable like declared models. */
   fallbacks?: readonly string[] | undefined;
+  /** Lines `/usage` adds for a session key (its cloud sandbox's hours and cost); must not throw. */
+  extraUsage?: ((sessionKey: string) => string | undefined) | undefined;
 }
 
 /** The commands; see the file comment. */
@@ -89,7 +91,9 @@ export function providerCommands(options: ProviderCommandsOptions): CommandModul
           if (arg) return "Use /usage for this session, or /usage all (owner only).";
           const sessionId = sessionOf(ctx);
           const lines = sessionId ? options.usage.forSession(sessionId) : [];
-          return usageText("Usage of this session", lines, catalog);
+          const extra = options.extraUsage?.(ctx.sessionKey);
+          const text = usageText("Usage of this session", lines, catalog);
+          return extra ? `${text}\n${extra}` : text;
         },
       },
     },

@@ -41,6 +41,8 @@ export interface ProvidersPorts {
   /** Where `herald_tokens_total` is registered. */
   metrics: MetricsRegistry;
   logger: Logger;
+  /** A line `/usage` adds for a session key (the cloud sandbox's hours and cost). */
+  extraUsage?: ((sessionKey: string) => string | undefined) | undefined;
 }
 
 /** What the gateway's turn context adds from the session's settings. */
@@ -65,6 +67,7 @@ export function createProviders(config: ProvidersConfig, ports: ProvidersPorts):
       sessions: state.sessions,
       usage: state.usage,
       fallbacks: config.model.fallbacks,
+      extraUsage: ports.extraUsage,
     }),
   );
 
