@@ -6,6 +6,7 @@ import { platformAdapterContract } from "./platform-adapter.contract.js";
 import { discordDriver } from "./platform-drivers/discord.js";
 import { emailDriver } from "./platform-drivers/email.js";
 import { ircDriver } from "./platform-drivers/irc.js";
+import { lineDriver } from "./platform-drivers/line.js";
 import { matrixDriver } from "./platform-drivers/matrix.js";
 import { mattermostDriver } from "./platform-drivers/mattermost.js";
 import { signalDriver } from "./platform-drivers/signal.js";
@@ -23,6 +24,7 @@ for (const driver of [
   signalDriver,
   ircDriver,
   mattermostDriver,
+  lineDriver,
 ]) {
   platformAdapterContract(driver);
 }
