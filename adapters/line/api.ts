@@ -95,7 +95,8 @@ export class LineApi {
       const res = await this.client.pushMessage({ to, messages }, retryKey(key));
       return res.sentMessages.map((m) => m.id);
     } catch (err) {
-      const accepted = err instanceof HTTPFetchError && err.status === 409 && err.headers.get("x-line-accepted-request-id");
+      const accepted =
+        err instanceof HTTPFetchError && err.status === 409 && err.headers.get("x-line-accepted-request-id");
       if (accepted) return [accepted];
       throw lineError(err, "the push");
     }

@@ -43,7 +43,9 @@ export function quickReply(
 
 /** A flex bubble for a file LINE cannot show inline: its name, a caption, and a download button. */
 export function fileCard(name: string, url: string, caption?: string): messagingApi.FlexMessage {
-  const body: messagingApi.FlexComponent[] = [{ type: "text", text: `📎 ${name}`, weight: "bold", wrap: true }];
+  const body: messagingApi.FlexComponent[] = [
+    { type: "text", text: `📎 ${name}`, weight: "bold", wrap: true },
+  ];
   if (caption) body.push({ type: "text", text: caption, wrap: true });
   return {
     type: "flex",

@@ -14,7 +14,7 @@
  * API; files out are served from `LINE_PUBLIC_URL` (images as image messages, other files as a flex card
  * with a download button). Groups and rooms are answered when the bot is mentioned.
  */
-import { validateSignature, type messagingApi } from "@line/bot-sdk";
+import { type messagingApi, validateSignature } from "@line/bot-sdk";
 import { describeError, PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type {
@@ -29,7 +29,7 @@ import type {
 } from "../../core/types.js";
 import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
 import { decodeButtonData, encodeButtonData } from "../shared/button-data.js";
-import { type LineBot, LineApi, lineError } from "./api.js";
+import { LineApi, type LineBot, lineError } from "./api.js";
 import { lineChunks, quickReply } from "./format.js";
 import { fileMessage, saveContent, serveMedia } from "./media.js";
 import { CONTENT_TYPES, MalformedEventError, parseEvent, readEvent } from "./parse.js";
@@ -136,7 +136,8 @@ export class LineAdapter implements PlatformAdapter {
     if (!message) return;
     if (message.viaButton) {
       const data = decodeButtonData(message.text, this.deps.kv);
-      if (data === undefined) throw new MalformedEventError("postback data names a button this store no longer has");
+      if (data === undefined)
+        throw new MalformedEventError("postback data names a button this store no longer has");
       message.text = data;
     }
     const content = event.message;

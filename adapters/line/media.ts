@@ -14,7 +14,13 @@ import type { messagingApi } from "@line/bot-sdk";
 import { describeError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { InboundAttachment, KeyValueStore, OutboundFile } from "../../core/types.js";
-import { attachmentKindOf, FileTooLargeError, megabytes, safeFileName, writeCapped } from "../shared/media.js";
+import {
+  attachmentKindOf,
+  FileTooLargeError,
+  megabytes,
+  safeFileName,
+  writeCapped,
+} from "../shared/media.js";
 import type { LineApi } from "./api.js";
 import { fileCard } from "./format.js";
 import type { LineMessage } from "./types.js";
@@ -38,7 +44,8 @@ export async function saveContent(
 ): Promise<SavedContent> {
   const name = message.fileName ?? `${message.type}-${message.id}`;
   // Content kept by an external provider (LIFF, some bots) is not on LINE's servers.
-  if (message.contentProvider && message.contentProvider.type !== "line") return { note: `[${name}: not downloadable]` };
+  if (message.contentProvider && message.contentProvider.type !== "line")
+    return { note: `[${name}: not downloadable]` };
   if ((message.fileSize ?? 0) > options.maxBytes) {
     return { note: `[${name}: ${megabytes(message.fileSize!)}, over the size limit; not downloaded]` };
   }
@@ -71,7 +78,10 @@ export function fileMessage(
 ): messagingApi.Message {
   const name = file.fileName ?? basename(file.path);
   if (!options.publicUrl) {
-    return { type: "text", text: `📎 ${name} (not sent: LINE fetches files from a URL; set LINE_PUBLIC_URL)` };
+    return {
+      type: "text",
+      text: `📎 ${name} (not sent: LINE fetches files from a URL; set LINE_PUBLIC_URL)`,
+    };
   }
   const id = randomBytes(18).toString("base64url");
   const served: Served = { path: file.path, mimeType: file.mimeType, expiresAt: Date.now() + SERVED_MS };

@@ -43,7 +43,10 @@ export const linePlatform = definePlatform({
       ["channel_access_token", "a long-lived channel access token; with the secret, starts the platform"],
       ["api_url", "the Messaging API's address"],
       ["data_url", "where message content (images, files) is downloaded"],
-      ["public_url", "Herald's public HTTPS address; files sent out are served from it (unset: files are named, not sent)"],
+      [
+        "public_url",
+        "Herald's public HTTPS address; files sent out are served from it (unset: files are named, not sent)",
+      ],
     ],
   },
   setup: lineSetup,

@@ -6,7 +6,7 @@
  * first reply can use the (free, one-use) reply API.
  */
 import type { InboundMessage } from "../../core/types.js";
-import { type LineEvent, type LineMessage, type LineSource, eventSchema } from "./types.js";
+import { eventSchema, type LineEvent, type LineMessage, type LineSource } from "./types.js";
 
 /** An event that does not have the shape LINE documents. */
 export class MalformedEventError extends Error {
@@ -47,7 +47,8 @@ function withoutSelfMentions(message: LineMessage): { text: string; mentioned: b
 /** What a non-text message says when it has no text of its own. */
 function placeholder(message: LineMessage): string {
   if (message.type === "sticker") return "[sticker]";
-  if (message.type === "location") return `[location] ${String((message as { address?: unknown }).address ?? "")}`.trim();
+  if (message.type === "location")
+    return `[location] ${String((message as { address?: unknown }).address ?? "")}`.trim();
   return "";
 }
 
@@ -68,11 +69,18 @@ export function parseEvent(event: LineEvent): InboundMessage | undefined {
     meta: replyMeta(event),
   } as const;
   if (event.type === "postback" && event.postback) {
-    return { ...base, messageId: event.webhookEventId, text: event.postback.data, mentioned: true, viaButton: true };
+    return {
+      ...base,
+      messageId: event.webhookEventId,
+      text: event.postback.data,
+      mentioned: true,
+      viaButton: true,
+    };
   }
   if (event.type !== "message" || !event.message) return undefined;
   const message = event.message;
-  const { text, mentioned } = message.type === "text" ? withoutSelfMentions(message) : { text: placeholder(message), mentioned: false };
+  const { text, mentioned } =
+    message.type === "text" ? withoutSelfMentions(message) : { text: placeholder(message), mentioned: false };
   return {
     ...base,
     messageId: message.id,

@@ -3,7 +3,10 @@ import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/s
 import { addOwner, callService, checked, secret, tryAgain } from "../../core/setup-steps.js";
 
 /** LINE accepts the channel access token: `GET /v2/bot/info` answers with the bot. */
-export async function checkLine(token: string, apiUrl = "https://api.line.me"): Promise<{ displayName: string }> {
+export async function checkLine(
+  token: string,
+  apiUrl = "https://api.line.me",
+): Promise<{ displayName: string }> {
   const answer = await callService("LINE", `${apiUrl.replace(/\/+$/, "")}/v2/bot/info`, {
     headers: { authorization: `Bearer ${token}` },
   });
@@ -13,7 +16,9 @@ export async function checkLine(token: string, apiUrl = "https://api.line.me"): 
     );
   }
   if (answer.status !== 200 || typeof answer.body["displayName"] !== "string") {
-    throw new CheckFailed(`LINE answered ${answer.status} to GET /v2/bot/info; check the channel access token.`);
+    throw new CheckFailed(
+      `LINE answered ${answer.status} to GET /v2/bot/info; check the channel access token.`,
+    );
   }
   return { displayName: answer.body["displayName"] };
 }
@@ -22,12 +27,22 @@ async function lineStep(ctx: StepContext): Promise<void> {
   const { p, files } = ctx;
   p.note(
     "LINE",
-    "Create a Messaging API channel in the LINE Developers console. Copy the channel secret (Basic settings) and issue a\nlong-lived channel access token (Messaging API). Set the webhook URL to https://<your host>/webhooks/line and turn on \"Use webhook\".",
+    'Create a Messaging API channel in the LINE Developers console. Copy the channel secret (Basic settings) and issue a\nlong-lived channel access token (Messaging API). Set the webhook URL to https://<your host>/webhooks/line and turn on "Use webhook".',
   );
   for (;;) {
-    const channelSecret = await secret(ctx, "line.channel_secret", "LINE_CHANNEL_SECRET", "The channel secret");
+    const channelSecret = await secret(
+      ctx,
+      "line.channel_secret",
+      "LINE_CHANNEL_SECRET",
+      "The channel secret",
+    );
     if (!channelSecret.value) return p.say("warn", "LINE skipped: no channel secret.");
-    const token = await secret(ctx, "line.channel_access_token", "LINE_CHANNEL_ACCESS_TOKEN", "The channel access token");
+    const token = await secret(
+      ctx,
+      "line.channel_access_token",
+      "LINE_CHANNEL_ACCESS_TOKEN",
+      "The channel access token",
+    );
     if (!token.value) return p.say("warn", "LINE skipped: no channel access token.");
     const apiUrl = (files.get("line.api_url") as string | undefined) ?? undefined;
     const bot = await checked(

@@ -29,7 +29,12 @@ export const lineDriver: PlatformDriver = {
     const fake = await startFakeLine();
     fake.chats.add(USER);
     const adapter = createLineAdapter(
-      { channelSecret: CHANNEL_SECRET, channelAccessToken: CHANNEL_TOKEN, apiUrl: fake.url, dataUrl: fake.url },
+      {
+        channelSecret: CHANNEL_SECRET,
+        channelAccessToken: CHANNEL_TOKEN,
+        apiUrl: fake.url,
+        dataUrl: fake.url,
+      },
       {
         logger: silentLogger(),
         homeDir: tmpdir(),
@@ -42,11 +47,17 @@ export const lineDriver: PlatformDriver = {
       chat: { platform: "line", chatId: USER },
       delivered: () => fake.sentTo(USER).map((m) => ({ id: m.id, text: m.text })),
       rateLimitNextSend: () =>
-        fake.fault("push", { status: 429, body: { message: "The API rate limit has been exceeded. Try again later." } }),
+        fake.fault("push", {
+          status: 429,
+          body: { message: "The API rate limit has been exceeded. Try again later." },
+        }),
       refuseAuthOnNextSend: () =>
         fake.fault("push", {
           status: 401,
-          body: { message: "Authentication failed. Confirm that the access token in the authorization header is valid." },
+          body: {
+            message:
+              "Authentication failed. Confirm that the access token in the authorization header is valid.",
+          },
         }),
       unknownChat: () => ({ platform: "line", chatId: lineId("C", "no-such-group") }),
       close: async () => {

@@ -53,7 +53,13 @@ export interface FakeLine {
   /** A tapped postback button. */
   postback(input: { from: string; data: string; group?: string }): Promise<LineDelivery>;
   /** An image or file message whose content the fake serves. */
-  file(input: { from: string; kind: "image" | "file"; bytes: Buffer; mimeType: string; fileName?: string }): Promise<LineDelivery>;
+  file(input: {
+    from: string;
+    kind: "image" | "file";
+    bytes: Buffer;
+    mimeType: string;
+    fileName?: string;
+  }): Promise<LineDelivery>;
   /** Delivers `events` (signed unless `signature` is given); resolves to Herald's answer. */
   deliver(events: unknown[], options?: { signature?: string; body?: string }): Promise<LineDelivery>;
   close(): Promise<void>;
@@ -82,7 +88,11 @@ export async function startFakeLine(): Promise<FakeLine> {
       mode: "active",
       replyToken,
       source: group
-        ? { type: group.startsWith("R") ? "room" : "group", [group.startsWith("R") ? "roomId" : "groupId"]: group, userId: from }
+        ? {
+            type: group.startsWith("R") ? "room" : "group",
+            [group.startsWith("R") ? "roomId" : "groupId"]: group,
+            userId: from,
+          }
         : { type: "user", userId: from },
       ...extra,
     };
@@ -102,8 +112,16 @@ export async function startFakeLine(): Promise<FakeLine> {
     },
     text({ from, text, group, mention }) {
       const body = mention ? `@Herald ${text}` : text;
-      const message: Record<string, unknown> = { type: "text", id: String(++nextId), quoteToken: "q", text: body };
-      if (mention) message["mention"] = { mentionees: [{ index: 0, length: 7, type: "user", userId: BOT_USER_ID, isSelf: true }] };
+      const message: Record<string, unknown> = {
+        type: "text",
+        id: String(++nextId),
+        quoteToken: "q",
+        text: body,
+      };
+      if (mention)
+        message["mention"] = {
+          mentionees: [{ index: 0, length: 7, type: "user", userId: BOT_USER_ID, isSelf: true }],
+        };
       return fake.deliver([event(from, group, { type: "message", message })]);
     },
     postback({ from, data, group }) {
@@ -118,13 +136,18 @@ export async function startFakeLine(): Promise<FakeLine> {
     },
     async deliver(events, options = {}) {
       const body = options.body ?? JSON.stringify({ destination: BOT_USER_ID, events });
-      const signature = options.signature ?? createHmac("sha256", CHANNEL_SECRET).update(body).digest("base64");
+      const signature =
+        options.signature ?? createHmac("sha256", CHANNEL_SECRET).update(body).digest("base64");
       const res = await fetch(fake.webhookUrl, {
         method: "POST",
         headers: { "content-type": "application/json", "x-line-signature": signature },
         body,
       });
-      return { status: res.status, body: await res.text(), event: events[0] as Record<string, unknown> | undefined };
+      return {
+        status: res.status,
+        body: await res.text(),
+        event: events[0] as Record<string, unknown> | undefined,
+      };
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -150,8 +173,21 @@ export async function startFakeLine(): Promise<FakeLine> {
     return undefined;
   }
 
-  function answer(name: string, path: string, body: Record<string, unknown>, headers: IncomingMessage["headers"], res: ServerResponse) {
-    if (name === "info") return json(res, 200, { userId: BOT_USER_ID, basicId: "@123herald", displayName: "Herald", chatMode: "bot", markAsReadMode: "manual" });
+  function answer(
+    name: string,
+    path: string,
+    body: Record<string, unknown>,
+    headers: IncomingMessage["headers"],
+    res: ServerResponse,
+  ) {
+    if (name === "info")
+      return json(res, 200, {
+        userId: BOT_USER_ID,
+        basicId: "@123herald",
+        displayName: "Herald",
+        chatMode: "bot",
+        markAsReadMode: "manual",
+      });
     if (name === "loading") return json(res, 202, {});
     if (name === "content") {
       const content = fake.contents.get(path.split("/")[4]!);
@@ -160,23 +196,40 @@ export async function startFakeLine(): Promise<FakeLine> {
       return void res.end(content.bytes);
     }
     const messages = (body["messages"] as Record<string, unknown>[] | undefined) ?? [];
-    if (messages.length === 0 || messages.length > 5) return json(res, 400, { message: "The request body has 1 error(s)", details: [{ message: "Size must be between 1 and 5", property: "messages" }] });
+    if (messages.length === 0 || messages.length > 5)
+      return json(res, 400, {
+        message: "The request body has 1 error(s)",
+        details: [{ message: "Size must be between 1 and 5", property: "messages" }],
+      });
     for (const m of messages) {
-      if (m["type"] === "text" && (typeof m["text"] !== "string" || m["text"].length === 0 || m["text"].length > 5000)) {
-        return json(res, 400, { message: "The request body has 1 error(s)", details: [{ message: "Length must be between 1 and 5000", property: "messages[0].text" }] });
+      if (
+        m["type"] === "text" &&
+        (typeof m["text"] !== "string" || m["text"].length === 0 || m["text"].length > 5000)
+      ) {
+        return json(res, 400, {
+          message: "The request body has 1 error(s)",
+          details: [{ message: "Length must be between 1 and 5000", property: "messages[0].text" }],
+        });
       }
     }
     if (name === "reply") {
       const token = tokens.get(String(body["replyToken"]));
-      if (!token || token.used || Date.now() - token.issuedAt > fake.replyTokenTtlMs) return json(res, 400, { message: "Invalid reply token" });
+      if (!token || token.used || Date.now() - token.issuedAt > fake.replyTokenTtlMs)
+        return json(res, 400, { message: "Invalid reply token" });
       token.used = true;
       return json(res, 200, { sentMessages: record(token.chat, "reply", messages) });
     }
     const to = String(body["to"]);
-    if (!fake.chats.has(to)) return json(res, 400, { message: "The property, 'to', in the request body is invalid (line: -, column: -)" });
+    if (!fake.chats.has(to))
+      return json(res, 400, {
+        message: "The property, 'to', in the request body is invalid (line: -, column: -)",
+      });
     const key = headers["x-line-retry-key"] as string | undefined;
     if (key && retryKeys.has(key)) {
-      res.writeHead(409, { "content-type": "application/json", "x-line-accepted-request-id": retryKeys.get(key)! });
+      res.writeHead(409, {
+        "content-type": "application/json",
+        "x-line-accepted-request-id": retryKeys.get(key)!,
+      });
       return void res.end(JSON.stringify({ message: "The retry key is already accepted" }));
     }
     const sentMessages = record(to, "push", messages);
@@ -192,7 +245,10 @@ export async function startFakeLine(): Promise<FakeLine> {
       const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
       fake.calls.push({ route: name, body, headers: req.headers });
       if (req.headers.authorization !== `Bearer ${CHANNEL_TOKEN}`) {
-        return json(res, 401, { message: "Authentication failed. Confirm that the access token in the authorization header is valid." });
+        return json(res, 401, {
+          message:
+            "Authentication failed. Confirm that the access token in the authorization header is valid.",
+        });
       }
       const f = faults.get(name)?.shift();
       if (f) {
