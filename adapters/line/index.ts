@@ -29,9 +29,10 @@ import type {
 } from "../../core/types.js";
 import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
 import { decodeButtonData, encodeButtonData } from "../shared/button-data.js";
+import { answerServed, servedId } from "../shared/served-files.js";
 import { LineApi, type LineBot, lineError } from "./api.js";
 import { lineChunks, quickReply } from "./format.js";
-import { fileMessage, saveContent, serveMedia } from "./media.js";
+import { fileMessage, saveContent } from "./media.js";
 import { CONTENT_TYPES, MalformedEventError, parseEvent, readEvent } from "./parse.js";
 import { type LineAdapterConfig, webhookBodySchema } from "./types.js";
 
@@ -96,8 +97,8 @@ export class LineAdapter implements PlatformAdapter {
 
   /** `POST /webhooks/line` (events) and `GET /webhooks/line/media/<id>` (files LINE fetches). */
   async handleWebhook(request: Request): Promise<Response> {
-    const media = /\/media\/([\w-]+)$/.exec(new URL(request.url).pathname);
-    if (media && request.method === "GET") return serveMedia(media[1]!, this.deps.kv);
+    const media = servedId(request);
+    if (media) return answerServed(media, this.deps.kv);
     if (request.method !== "POST") return new Response("method not allowed", { status: 405 });
     const onMessage = this.onMessage;
     if (!onMessage) return new Response("not running", { status: 503 });

@@ -2,14 +2,11 @@
  * Files in and out of LINE. In: an image, video, audio or file message's content is fetched from the
  * content API (`GET /v2/bot/message/{id}/content` on api-data) into `HERALD_HOME/cache/line/`, cut off
  * at the media cap. Out: LINE takes images only as HTTPS URLs it fetches itself, so a file to send is
- * registered under an unguessable id and served from `<publicUrl>/webhooks/line/media/<id>` for a day;
+ * served from `<publicUrl>/webhooks/line/media/<id>` for a day (`adapters/shared/served-files.ts`);
  * images go as image messages, other files as a flex file card with a download button.
  */
-import { randomBytes } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { Readable } from "node:stream";
 import type { messagingApi } from "@line/bot-sdk";
 import { describeError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
@@ -21,12 +18,10 @@ import {
   safeFileName,
   writeCapped,
 } from "../shared/media.js";
+import { serveFile } from "../shared/served-files.js";
 import type { LineApi } from "./api.js";
 import { fileCard } from "./format.js";
 import type { LineMessage } from "./types.js";
-
-/** How long a served file stays fetchable. */
-const SERVED_MS = 24 * 60 * 60 * 1000;
 
 /** What became of a message's content: the saved file, or a note on why not. */
 export interface SavedContent {
@@ -64,13 +59,6 @@ export async function saveContent(
   }
 }
 
-/** A file kept fetchable for LINE, by id. */
-interface Served {
-  path: string;
-  mimeType?: string | undefined;
-  expiresAt: number;
-}
-
 /** The message that sends `file`: an image, or a file card; a note when no public URL is configured. */
 export function fileMessage(
   file: OutboundFile,
@@ -83,31 +71,9 @@ export function fileMessage(
       text: `📎 ${name} (not sent: LINE fetches files from a URL; set LINE_PUBLIC_URL)`,
     };
   }
-  const id = randomBytes(18).toString("base64url");
-  const served: Served = { path: file.path, mimeType: file.mimeType, expiresAt: Date.now() + SERVED_MS };
-  options.kv.set(`media:${id}`, JSON.stringify(served));
-  const url = `${options.publicUrl.replace(/\/+$/, "")}/webhooks/line/media/${id}`;
+  const url = serveFile(file, `${options.publicUrl.replace(/\/+$/, "")}/webhooks/line`, options.kv);
   if (file.mimeType?.startsWith("image/")) {
     return { type: "image", originalContentUrl: url, previewImageUrl: url };
   }
   return fileCard(name, url, file.caption);
-}
-
-/** Answers `GET /webhooks/line/media/<id>`: the file, or 404 for an unknown or expired id. */
-export async function serveMedia(id: string, kv: KeyValueStore): Promise<Response> {
-  const raw = kv.get(`media:${id}`);
-  const served = raw ? (JSON.parse(raw) as Served) : undefined;
-  if (!served || served.expiresAt < Date.now()) {
-    if (served) kv.delete(`media:${id}`);
-    return new Response("not found", { status: 404 });
-  }
-  const info = await stat(served.path).catch(() => undefined);
-  if (!info) return new Response("not found", { status: 404 });
-  const body = Readable.toWeb(createReadStream(served.path)) as ReadableStream;
-  return new Response(body, {
-    headers: {
-      "content-type": served.mimeType ?? "application/octet-stream",
-      "content-length": String(info.size),
-    },
-  });
 }
