@@ -11,6 +11,7 @@ import { matrixPlatform } from "../adapters/matrix/module.js";
 import { mattermostPlatform } from "../adapters/mattermost/module.js";
 import { signalPlatform } from "../adapters/signal/module.js";
 import { slackPlatform } from "../adapters/slack/module.js";
+import { smsPlatform } from "../adapters/sms/module.js";
 import { telegramPlatform } from "../adapters/telegram/module.js";
 import { webchatPlatform } from "../adapters/webchat/module.js";
 import { whatsappPlatform } from "../adapters/whatsapp/module.js";
@@ -30,6 +31,7 @@ export const platformModules: readonly PlatformModule[] = [
   ircPlatform,
   mattermostPlatform,
   linePlatform,
+  smsPlatform,
   webchatPlatform,
 ];
 

@@ -11,6 +11,7 @@ import { matrixDriver } from "./platform-drivers/matrix.js";
 import { mattermostDriver } from "./platform-drivers/mattermost.js";
 import { signalDriver } from "./platform-drivers/signal.js";
 import { slackDriver } from "./platform-drivers/slack.js";
+import { smsDriver } from "./platform-drivers/sms.js";
 import { telegramDriver } from "./platform-drivers/telegram.js";
 import { whatsappDriver } from "./platform-drivers/whatsapp.js";
 
@@ -25,6 +26,7 @@ for (const driver of [
   ircDriver,
   mattermostDriver,
   lineDriver,
+  smsDriver,
 ]) {
   platformAdapterContract(driver);
 }
