@@ -1,6 +1,16 @@
 /** LINE's step of `herald setup`: the channel secret and access token, the token checked with /v2/bot/info. */
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/setup.js";
-import { addOwner, callService, checked, secret, tryAgain } from "../../core/setup-steps.js";
+import {
+  addOwner,
+  apiUrl,
+  callService,
+  checked,
+  keepApiUrl,
+  secret,
+  tryAgain,
+} from "../../core/setup-steps.js";
+
+const FALLBACK_URL = "https://api.line.me";
 
 /** LINE accepts the channel access token: `GET /v2/bot/info` answers with the bot. */
 export async function checkLine(
@@ -44,17 +54,18 @@ async function lineStep(ctx: StepContext): Promise<void> {
       "The channel access token",
     );
     if (!token.value) return p.say("warn", "LINE skipped: no channel access token.");
-    const apiUrl = (files.get("line.api_url") as string | undefined) ?? undefined;
+    const url = await apiUrl(ctx, "line.api_url", "line.api_url", FALLBACK_URL);
     const bot = await checked(
       ctx,
       "Checking the token (/v2/bot/info)",
-      () => checkLine(token.value!, apiUrl),
+      () => checkLine(token.value!, url),
       (r) => `LINE bot ${r.displayName}`,
     );
     if (!bot) {
       if (await tryAgain(ctx, "LINE settings")) continue;
       return;
     }
+    keepApiUrl(ctx, "line.api_url", url, FALLBACK_URL);
     if (channelSecret.isNew) files.setEnv("LINE_CHANNEL_SECRET", channelSecret.value);
     if (token.isNew) files.setEnv("LINE_CHANNEL_ACCESS_TOKEN", token.value);
     const owner = await p.text({
@@ -83,6 +94,7 @@ export const lineSetup: SetupQuestions = {
       env: "LINE_CHANNEL_ACCESS_TOKEN",
       help: "env LINE_CHANNEL_ACCESS_TOKEN: a long-lived channel access token",
     },
+    { flag: "--line-api-url <url>", key: "line.api_url", env: "LINE_API_URL", help: "env LINE_API_URL" },
     { flag: "--line-owner <id>", key: "line.owner", help: "your LINE user id" },
   ],
   step: lineStep,

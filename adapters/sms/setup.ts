@@ -1,17 +1,27 @@
 /** SMS's step of `herald setup`: Twilio's account SID and auth token (checked live), the number, the webhook URL. */
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/setup.js";
-import { addOwner, callService, checked, secret, tryAgain } from "../../core/setup-steps.js";
+import {
+  addOwner,
+  apiUrl,
+  callService,
+  checked,
+  keepApiUrl,
+  secret,
+  tryAgain,
+} from "../../core/setup-steps.js";
+
+const FALLBACK_URL = "https://api.twilio.com";
 
 /** Twilio accepts the credentials: `GET /2010-04-01/Accounts/<sid>.json` answers with the account. */
 export async function checkTwilio(
   accountSid: string,
   authToken: string,
-  apiUrl = "https://api.twilio.com",
+  url = FALLBACK_URL,
 ): Promise<{ friendlyName: string }> {
   const auth = Buffer.from(`${accountSid}:${authToken}`).toString("base64");
   const answer = await callService(
     "Twilio",
-    `${apiUrl.replace(/\/+$/, "")}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}.json`,
+    `${url.replace(/\/+$/, "")}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}.json`,
     {
       headers: { authorization: `Basic ${auth}` },
     },
@@ -42,10 +52,11 @@ async function smsStep(ctx: StepContext): Promise<void> {
     if (!sid) return p.say("warn", "SMS skipped: no account SID.");
     const token = await secret(ctx, "sms.auth_token", "TWILIO_AUTH_TOKEN", "The auth token");
     if (!token.value) return p.say("warn", "SMS skipped: no auth token.");
+    const url = await apiUrl(ctx, "sms.api_url", "sms.api_url", FALLBACK_URL);
     const account = await checked(
       ctx,
       "Checking the account (Accounts API)",
-      () => checkTwilio(sid, token.value!, files.get("sms.api_url") as string | undefined),
+      () => checkTwilio(sid, token.value!, url),
       (r) => `Twilio account ${r.friendlyName}`,
     );
     if (!account) {
@@ -62,6 +73,7 @@ async function smsStep(ctx: StepContext): Promise<void> {
       message: "The webhook URL as set in Twilio (https://…/webhooks/sms)",
     });
     if (!webhook) return p.say("warn", "SMS skipped: no webhook URL (signatures are checked against it).");
+    keepApiUrl(ctx, "sms.api_url", url, FALLBACK_URL);
     files.set("sms.account_sid", sid);
     files.set("sms.from_number", from);
     files.set("sms.webhook_url", webhook);
@@ -101,6 +113,7 @@ export const smsSetup: SetupQuestions = {
       env: "TWILIO_WEBHOOK_URL",
       help: "env TWILIO_WEBHOOK_URL: the webhook's public URL",
     },
+    { flag: "--twilio-api-url <url>", key: "sms.api_url", env: "TWILIO_API_URL", help: "env TWILIO_API_URL" },
     { flag: "--sms-owner <number>", key: "sms.owner", help: "your mobile number" },
   ],
   step: smsStep,
