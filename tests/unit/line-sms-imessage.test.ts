@@ -55,7 +55,7 @@ describe("line events", () => {
       [[{ label: "Yes", data: "/approve 1" }], [{ label: "No", data: "/deny 1" }]],
       (d) => d,
     ).items;
-    expect(items.map((i) => i.action)).toEqual([
+    expect(items?.map((i) => i.action)).toEqual([
       { type: "postback", label: "Yes", data: "/approve 1", displayText: "Yes" },
       { type: "postback", label: "No", data: "/deny 1", displayText: "No" },
     ]);

@@ -210,7 +210,9 @@ export async function startFakeBlueBubbles(): Promise<FakeBlueBubbles> {
           method: body.method,
         });
       case "attachment": {
-        const form = await new Response(new Uint8Array(raw), { headers: { "content-type": type } }).formData();
+        const form = await new Response(new Uint8Array(raw), {
+          headers: { "content-type": type },
+        }).formData();
         const file = form.get("attachment") as File;
         return send(res, {
           chatGuid: String(form.get("chatGuid")),
