@@ -1,5 +1,6 @@
 /** LINE, SMS and iMessage parsing and formatting, from scrubbed real payloads. */
 import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseMessage, readMessage } from "../../adapters/bluebubbles/parse.js";
@@ -8,6 +9,7 @@ import { MalformedEventError, parseEvent, readEvent } from "../../adapters/line/
 import { markdownToPlainText } from "../../adapters/shared/plain-text.js";
 import { smsChunks } from "../../adapters/sms/format.js";
 import { keywordOf, mediaOf, parseInbound, readInbound } from "../../adapters/sms/parse.js";
+import { loadConfig } from "../../app/config.js";
 
 const fixture = (path: string) =>
   JSON.parse(readFileSync(join(import.meta.dirname, "..", "fixtures", path), "utf8")) as Record<
@@ -130,5 +132,52 @@ describe("plain text", () => {
     expect(markdownToPlainText("# Title\n*it* __b__ ~~s~~\n```js\nconst a = 1;\n```\n* item")).toBe(
       "Title\nit b s\nconst a = 1;\n• item",
     );
+  });
+});
+
+describe("config sections", () => {
+  const load = (env: Record<string, string>) => () => loadConfig({ env: { HERALD_HOME: tmpdir(), ...env } });
+
+  it("a half-configured platform names the missing variable and the fix", () => {
+    expect(load({ LINE_CHANNEL_SECRET: "s" })).toThrow(
+      /LINE_CHANNEL_SECRET and LINE_CHANNEL_ACCESS_TOKEN go together/,
+    );
+    expect(
+      load({
+        TWILIO_ACCOUNT_SID: `AC${"f".repeat(32)}`,
+        TWILIO_AUTH_TOKEN: "t",
+        TWILIO_FROM_NUMBER: "+15550000001",
+      }),
+    ).toThrow(/TWILIO_WEBHOOK_URL/);
+    expect(
+      load({
+        TWILIO_ACCOUNT_SID: "SK123",
+        TWILIO_AUTH_TOKEN: "t",
+        TWILIO_FROM_NUMBER: "+15550000001",
+        TWILIO_WEBHOOK_URL: "https://h/webhooks/sms",
+      }),
+    ).toThrow(/starts with AC/);
+    expect(load({ BLUEBUBBLES_URL: "https://bb.example.com" })).toThrow(/BLUEBUBBLES_PASSWORD/);
+  });
+
+  it("a complete section parses, with the defaults", () => {
+    const config = load({
+      BLUEBUBBLES_URL: "https://bb.example.com",
+      BLUEBUBBLES_PASSWORD: "pw",
+      BLUEBUBBLES_NAMES: "herald,bot",
+    })();
+    expect(config.platforms["bluebubbles"]).toMatchObject({
+      url: "https://bb.example.com",
+      names: ["herald", "bot"],
+      privateApi: false,
+      requireMention: true,
+    });
+    const sms = load({
+      TWILIO_ACCOUNT_SID: `AC${"f".repeat(32)}`,
+      TWILIO_AUTH_TOKEN: "t",
+      TWILIO_FROM_NUMBER: "+15550000001",
+      TWILIO_WEBHOOK_URL: "https://h.example.com/webhooks/sms",
+    })();
+    expect(sms.platforms["sms"]).toMatchObject({ apiUrl: "https://api.twilio.com", maxChars: 1600 });
   });
 });
