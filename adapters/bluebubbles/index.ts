@@ -9,8 +9,9 @@
  * are chats of their own. Text is plain, split into bubbles of 4,000 characters; files go both ways
  * (attachments downloaded from the server; sent as attachment messages). Typing shows while a turn runs
  * when the server has the Private API. BlueBubbles does not redeliver webhooks, so the time of the last
- * message handed on is kept, and on start the messages since then are fetched (`/message/query`) and
- * handed on (the inbound ledger drops those already seen): a restart or an outage loses nothing.
+ * message handed on is kept, and at start and every minute the messages since then are fetched
+ * (`/message/query`) and handed on (the inbound ledger drops those already seen): a restart or a lost
+ * webhook loses nothing.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { describeError } from "../../core/errors.js";
@@ -46,6 +47,8 @@ export class BlueBubblesAdapter implements PlatformAdapter {
   private onMessage: InboundHandler | undefined;
   private starting: Promise<void> | undefined;
   private state: AdapterStatus = { state: "stopped" };
+  private timer: NodeJS.Timeout | undefined;
+  private catchingUp: Promise<void> | undefined;
 
   constructor(
     private readonly config: BlueBubblesAdapterConfig,
@@ -76,22 +79,34 @@ export class BlueBubblesAdapter implements PlatformAdapter {
     );
     // In the background: the webhook is live meanwhile, and the ledger drops what both deliver.
     void this.catchUp(onMessage);
+    this.timer = setInterval(() => void this.catchUp(onMessage), this.config.catchUpIntervalMs ?? 60_000);
+    this.timer.unref();
   }
 
   async stop(): Promise<void> {
     const starting = this.starting;
     this.starting = undefined;
     await starting?.catch(() => undefined);
+    clearInterval(this.timer);
+    this.timer = undefined;
     this.onMessage = undefined;
     this.state = { state: "stopped" };
+    await this.catchingUp;
   }
 
   status(): AdapterStatus {
     return this.state;
   }
 
-  /** Messages since the last one handed on, oldest first. Never throws. */
-  private async catchUp(onMessage: InboundHandler): Promise<void> {
+  /** Messages since the last one handed on, oldest first; one pass at a time. Never throws. */
+  private catchUp(onMessage: InboundHandler): Promise<void> {
+    this.catchingUp ??= this.fetchMissed(onMessage).finally(() => {
+      this.catchingUp = undefined;
+    });
+    return this.catchingUp;
+  }
+
+  private async fetchMissed(onMessage: InboundHandler): Promise<void> {
     const since = Number(this.deps.kv.get("seen-at"));
     if (!Number.isFinite(since) || since <= 0) return;
     try {

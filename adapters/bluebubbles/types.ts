@@ -11,6 +11,8 @@ export interface BlueBubblesAdapterConfig {
   names?: string[] | undefined;
   /** Send with the Private API (typing indicators; needs the helper bundle on the Mac). @defaultValue false */
   privateApi?: boolean | undefined;
+  /** How often the messages since the last one handed on are fetched, for webhooks that never came. @defaultValue 60000 */
+  catchUpIntervalMs?: number | undefined;
 }
 
 /** A file on a message. */

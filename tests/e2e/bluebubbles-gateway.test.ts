@@ -4,9 +4,13 @@
  * model.
  */
 import { readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { createLogger } from "../../core/logger.js";
+import { createBlueBubblesAdapter } from "../../adapters/bluebubbles/index.js";
+import { createLogger, silentLogger } from "../../core/logger.js";
+import type { InboundMessage } from "../../core/types.js";
+import { memoryKv } from "../contracts/platform-drivers/memory-kv.js";
 import {
   type BbSent,
   dmGuid,
@@ -204,5 +208,41 @@ describe("bluebubbles through the gateway", () => {
     expect(health.adapters["bluebubbles"]?.state).toBe("failed");
     expect(health.adapters["bluebubbles"]?.detail).toMatch(/BLUEBUBBLES_PASSWORD.*BlueBubbles app/);
     expect(health.adapters["bluebubbles"]?.detail).not.toContain("pw-wrong-4711");
+  });
+});
+
+describe("bluebubbles adapter catch-up", () => {
+  it("a message whose webhook never came is fetched at the next catch-up and handed on once", async () => {
+    const fake = running.trackFake(await startFakeBlueBubbles());
+    const received: InboundMessage[] = [];
+    const adapter = createBlueBubblesAdapter(
+      { url: fake.url, password: SERVER_PASSWORD, catchUpIntervalMs: 100 },
+      { logger: silentLogger(), homeDir: tmpdir(), cacheDir: tmpdir(), kv: memoryKv() },
+    );
+    const seen = new Set<string>();
+    await adapter.start(async (m) => {
+      if (seen.has(m.messageId)) return "duplicate";
+      seen.add(m.messageId);
+      received.push(m);
+      return "accepted";
+    });
+    try {
+      const hook = async (body: unknown) =>
+        adapter.handleWebhook(
+          new Request(`http://127.0.0.1/webhooks/bluebubbles?password=${SERVER_PASSWORD}`, {
+            method: "POST",
+            body: JSON.stringify(body),
+          }),
+        );
+      const { message } = await fake.receive({ from: ANN, text: "first", deliver: false });
+      expect((await hook({ type: "new-message", data: message })).status).toBe(200);
+      await fake.receive({ from: ANN, text: "lost on the way", deliver: false });
+      await vi.waitFor(() => expect(received.map((m) => m.text)).toEqual(["first", "lost on the way"]), {
+        timeout: 5000,
+      });
+      expect(fake.calls.filter((c) => c.path === "/api/v1/message/query").length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await adapter.stop();
+    }
   });
 });
