@@ -3,14 +3,17 @@
  * plus one line here: config, env names, access, the adapter registry, chat ids and prompt hints are all
  * built from this list. Each module loads its SDK only when its adapter is created.
  */
+import { bluebubblesPlatform } from "../adapters/bluebubbles/module.js";
 import { discordPlatform } from "../adapters/discord/module.js";
 import { emailPlatform } from "../adapters/email/module.js";
 import { homeassistantPlatform } from "../adapters/homeassistant/module.js";
 import { ircPlatform } from "../adapters/irc/module.js";
+import { linePlatform } from "../adapters/line/module.js";
 import { matrixPlatform } from "../adapters/matrix/module.js";
 import { mattermostPlatform } from "../adapters/mattermost/module.js";
 import { signalPlatform } from "../adapters/signal/module.js";
 import { slackPlatform } from "../adapters/slack/module.js";
+import { smsPlatform } from "../adapters/sms/module.js";
 import { telegramPlatform } from "../adapters/telegram/module.js";
 import { webchatPlatform } from "../adapters/webchat/module.js";
 import { whatsappPlatform } from "../adapters/whatsapp/module.js";
@@ -29,6 +32,9 @@ export const platformModules: readonly PlatformModule[] = [
   signalPlatform,
   ircPlatform,
   mattermostPlatform,
+  linePlatform,
+  smsPlatform,
+  bluebubblesPlatform,
   webchatPlatform,
   homeassistantPlatform,
 ];

@@ -3,14 +3,17 @@
  * server (email: a real Dovecot and an in-process SMTP server; WhatsApp: Baileys' socket boundary).
  */
 import { platformAdapterContract } from "./platform-adapter.contract.js";
+import { bluebubblesDriver } from "./platform-drivers/bluebubbles.js";
 import { discordDriver } from "./platform-drivers/discord.js";
 import { emailDriver } from "./platform-drivers/email.js";
 import { homeassistantDriver } from "./platform-drivers/homeassistant.js";
 import { ircDriver } from "./platform-drivers/irc.js";
+import { lineDriver } from "./platform-drivers/line.js";
 import { matrixDriver } from "./platform-drivers/matrix.js";
 import { mattermostDriver } from "./platform-drivers/mattermost.js";
 import { signalDriver } from "./platform-drivers/signal.js";
 import { slackDriver } from "./platform-drivers/slack.js";
+import { smsDriver } from "./platform-drivers/sms.js";
 import { telegramDriver } from "./platform-drivers/telegram.js";
 import { whatsappDriver } from "./platform-drivers/whatsapp.js";
 
@@ -25,6 +28,9 @@ for (const driver of [
   ircDriver,
   mattermostDriver,
   homeassistantDriver,
+  lineDriver,
+  smsDriver,
+  bluebubblesDriver,
 ]) {
   platformAdapterContract(driver);
 }

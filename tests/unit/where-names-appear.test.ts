@@ -25,6 +25,7 @@ const PLATFORM_ALLOWED: Record<string, { file: string; why: string }[]> = {
   ],
   telegram: [{ file: "agent/tools/voice/reply.ts", why: "the platforms whose voice notes are Ogg/Opus" }],
   email: [{ file: "scheduler/targets.ts", why: "an `email:` delivery target must be an address" }],
+  line: [{ file: "adapters/cli/line.ts", why: "not the platform: readline's `line` event" }],
   signal: [{ file: "agent/worker.ts", why: "not the platform: the `signal` (AbortSignal) key of TurnDeps" }],
   homeassistant: [
     {
