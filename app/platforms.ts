@@ -5,6 +5,7 @@
  */
 import { discordPlatform } from "../adapters/discord/module.js";
 import { emailPlatform } from "../adapters/email/module.js";
+import { feishuPlatform } from "../adapters/feishu/module.js";
 import { ircPlatform } from "../adapters/irc/module.js";
 import { matrixPlatform } from "../adapters/matrix/module.js";
 import { mattermostPlatform } from "../adapters/mattermost/module.js";
@@ -28,6 +29,7 @@ export const platformModules: readonly PlatformModule[] = [
   signalPlatform,
   ircPlatform,
   mattermostPlatform,
+  feishuPlatform,
   webchatPlatform,
 ];
 

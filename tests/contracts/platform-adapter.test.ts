@@ -5,6 +5,7 @@
 import { platformAdapterContract } from "./platform-adapter.contract.js";
 import { discordDriver } from "./platform-drivers/discord.js";
 import { emailDriver } from "./platform-drivers/email.js";
+import { feishuDriver } from "./platform-drivers/feishu.js";
 import { ircDriver } from "./platform-drivers/irc.js";
 import { matrixDriver } from "./platform-drivers/matrix.js";
 import { mattermostDriver } from "./platform-drivers/mattermost.js";
@@ -23,6 +24,7 @@ for (const driver of [
   signalDriver,
   ircDriver,
   mattermostDriver,
+  feishuDriver,
 ]) {
   platformAdapterContract(driver);
 }
