@@ -35,7 +35,7 @@ export function card(markdown: string, buttons: readonly (readonly OutboundButto
         tag: "button",
         text: { tag: "plain_text", content: b.label.slice(0, 40) || "·" },
         type: "default",
-        value: { herald: encodeButtonData(b.data, kv, MAX_VALUE_BYTES) },
+        value: { herald: encodeButtonData(b.data, kv, MAX_VALUE_BYTES), label: b.label.slice(0, 40) },
       })),
     });
   }

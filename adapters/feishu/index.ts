@@ -159,7 +159,7 @@ export class FeishuAdapter implements PlatformAdapter {
     await onMessage(click.message);
     const shown = this.deps.kv.get(`card:${click.cardId}`);
     if (shown !== undefined) {
-      await patchCard(this.api, click.cardId, card(`${shown}\n\n✓ ${click.message.text}`)).catch((err: unknown) =>
+      await patchCard(this.api, click.cardId, card(`${shown}\n\n✓ ${click.label}`)).catch((err: unknown) =>
         this.log.warn({ error: describeError(err) }, "feishu card not settled"),
       );
     }

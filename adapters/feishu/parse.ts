@@ -116,16 +116,17 @@ export function parseCardAction(
   event: unknown,
   eventId: string,
   kv: KeyValueStore,
-): { message: InboundMessage; cardId: string } | undefined {
+): { message: InboundMessage; cardId: string; label: string } | undefined {
   const parsed = cardActionSchema.safeParse(event);
   if (!parsed.success) throw new MalformedEventError(parsed.error.issues[0]?.path.join(".") || "bad card action");
   const { operator, action, context } = parsed.data;
-  const value = (action.value ?? {}) as { herald?: unknown };
+  const value = (action.value ?? {}) as { herald?: unknown; label?: unknown };
   const data = typeof value.herald === "string" ? decodeButtonData(value.herald, kv) : undefined;
   if (data === undefined) return undefined;
   const chatType = kv.get(`chattype:${context.open_chat_id}`) === "dm" ? "dm" : "group";
   return {
     cardId: context.open_message_id,
+    label: typeof value.label === "string" ? value.label : data,
     message: {
       platform: "feishu",
       messageId: `card:${eventId}`,

@@ -156,7 +156,7 @@ export async function startFakeFeishu(): Promise<FakeFeishu> {
       return ok({});
     }
     if (req.method === "POST" && (path === "im/v1/images" || path === "im/v1/files")) {
-      const form = await new Request("http://x", { method: "POST", headers: { "content-type": String(req.headers["content-type"]) }, body: raw }).formData();
+      const form = await new Request("http://x", { method: "POST", headers: { "content-type": String(req.headers["content-type"]) }, body: new Uint8Array(raw) }).formData();
       const kind = path.endsWith("images") ? "image" : "file";
       const file = form.get(kind) as File | null;
       if (!file) return send(res, 400, { code: 234001, msg: `no ${kind} field` });
@@ -198,6 +198,11 @@ export async function startFakeFeishu(): Promise<FakeFeishu> {
     addChat: (chatId) => void chats.add(chatId),
     addResource: (messageId, key, bytes, contentType) => void resources.set(`${messageId}/${key}`, { bytes, contentType }),
     async push(target, payload, options) {
+      // A user's message exists on the platform before its event is pushed (a reply may quote it).
+      const m = (payload as { event?: { message?: { message_id?: string; chat_id?: string; message_type?: string; content?: string } } }).event?.message;
+      if (m?.message_id && !messages.some((x) => x.message_id === m.message_id)) {
+        messages.push({ message_id: m.message_id, chat_id: String(m.chat_id), msg_type: String(m.message_type), content: String(m.content), fromBot: false, deleted: false });
+      }
       const { body, headers } = signedEvent(payload, options);
       const res = await fetch(target, { method: "POST", headers, body });
       return { status: res.status, body: await res.text() };
