@@ -85,7 +85,10 @@ export class FeishuApi {
 /** A failed call as a `PlatformError` (never with a token in it). */
 export function feishuError(what: string, err: HttpFailure): PlatformError {
   const tokenRefused = /failed to get tenant_access_token, code: (\d+)/.exec(err.message ?? "");
-  if (tokenRefused) err = { response: { status: 400, data: { code: 10014, msg: `token refused (code ${tokenRefused[1]})` } } };
+  if (tokenRefused)
+    err = {
+      response: { status: 400, data: { code: 10014, msg: `token refused (code ${tokenRefused[1]})` } },
+    };
   const status = err.response?.status;
   const data = (err.response?.data ?? {}) as { code?: number; msg?: string };
   const code = typeof data.code === "number" ? data.code : undefined;

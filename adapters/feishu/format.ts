@@ -25,7 +25,11 @@ export function feishuChunks(markdown: string): string[] {
 }
 
 /** A card's JSON (`msg_type: interactive` content) with `markdown` and, optionally, rows of buttons. */
-export function card(markdown: string, buttons: readonly (readonly OutboundButton[])[] = [], kv?: KeyValueStore): string {
+export function card(
+  markdown: string,
+  buttons: readonly (readonly OutboundButton[])[] = [],
+  kv?: KeyValueStore,
+): string {
   const elements: object[] = [{ tag: "markdown", content: markdown || " " }];
   for (const row of buttons) {
     if (row.length === 0 || !kv) continue;

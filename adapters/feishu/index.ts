@@ -71,16 +71,25 @@ export class FeishuAdapter implements PlatformAdapter {
   private async open(onMessage: InboundHandler): Promise<void> {
     this.state = { state: "starting" };
     const info = await this.api
-      .call("bot/v3/info", (c) => c.request<{ code?: number; bot?: { open_id?: string; app_name?: string } }>({
-        url: "/open-apis/bot/v3/info",
-        method: "GET",
-      }))
+      .call("bot/v3/info", (c) =>
+        c.request<{ code?: number; bot?: { open_id?: string; app_name?: string } }>({
+          url: "/open-apis/bot/v3/info",
+          method: "GET",
+        }),
+      )
       .catch((err: unknown) => {
         if (err instanceof PlatformError && err.code === "platform_auth_failed") throw err;
-        throw new PlatformError("feishu", `Feishu at ${this.config.apiUrl} did not answer bot/v3/info: ${describeError(err)}. Fix: check feishu.domain (feishu or lark) and the network.`, { cause: err });
+        throw new PlatformError(
+          "feishu",
+          `Feishu at ${this.config.apiUrl} did not answer bot/v3/info: ${describeError(err)}. Fix: check feishu.domain (feishu or lark) and the network.`,
+          { cause: err },
+        );
       });
     if (!info.bot?.open_id) {
-      throw new PlatformError("feishu", "Feishu answered bot/v3/info without a bot: enable the Bot capability of the app (Developer Console → Features → Bot).");
+      throw new PlatformError(
+        "feishu",
+        "Feishu answered bot/v3/info without a bot: enable the Bot capability of the app (Developer Console → Features → Bot).",
+      );
     }
     this.botOpenId = info.bot.open_id;
     this.onMessage = onMessage;
@@ -126,7 +135,10 @@ export class FeishuAdapter implements PlatformAdapter {
       else this.log.debug({ type }, "feishu event ignored");
     } catch (err) {
       if (!(err instanceof MalformedEventError)) {
-        this.log.error({ type, error: describeError(err) }, "feishu event not recorded; Feishu will redeliver it");
+        this.log.error(
+          { type, error: describeError(err) },
+          "feishu event not recorded; Feishu will redeliver it",
+        );
         return json({ error: "not recorded" }, 500);
       }
       this.log.warn({ type, error: err.message }, "feishu event malformed; skipped");

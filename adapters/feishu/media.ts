@@ -10,7 +10,13 @@ import type { Readable } from "node:stream";
 import { describeError, PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import { type InboundAttachment, MAX_OUTBOUND_FILE_BYTES, type OutboundFile } from "../../core/types.js";
-import { attachmentKindOf, FileTooLargeError, megabytes, safeFileName, writeCapped } from "../shared/media.js";
+import {
+  attachmentKindOf,
+  FileTooLargeError,
+  megabytes,
+  safeFileName,
+  writeCapped,
+} from "../shared/media.js";
 import type { FeishuApi } from "./api.js";
 import type { FeishuResource } from "./types.js";
 
@@ -32,7 +38,10 @@ export async function saveResources(
     const path = join(options.cacheDir, `feishu-${safeFileName(messageId)}-${i}-${safeFileName(r.name)}`);
     try {
       const res = await api.call("messageResource.get", (c) =>
-        c.im.messageResource.get({ path: { message_id: messageId, file_key: r.key }, params: { type: r.type } }),
+        c.im.messageResource.get({
+          path: { message_id: messageId, file_key: r.key },
+          params: { type: r.type },
+        }),
       );
       const mimeType = String(res.headers?.["content-type"] ?? "").split(";")[0] || undefined;
       const sizeBytes = await writeCapped(res.getReadableStream() as Readable, path, options.maxBytes);
@@ -50,11 +59,17 @@ export async function saveResources(
 const IMAGE = /\.(png|jpe?g|gif|webp|bmp)$/i;
 
 /** Uploads a file; resolves to the message type and content that sends it. */
-export async function uploadFile(api: FeishuApi, file: OutboundFile): Promise<{ msgType: string; content: string }> {
+export async function uploadFile(
+  api: FeishuApi,
+  file: OutboundFile,
+): Promise<{ msgType: string; content: string }> {
   // A file stream: the SDK's multipart body names a stream's file, a Buffer would go as a plain field.
   const { size } = await stat(file.path);
   if (size > MAX_OUTBOUND_FILE_BYTES) {
-    throw new PlatformError("feishu", `${file.path} is over the ${megabytes(MAX_OUTBOUND_FILE_BYTES)} Herald sends; it was not sent`);
+    throw new PlatformError(
+      "feishu",
+      `${file.path} is over the ${megabytes(MAX_OUTBOUND_FILE_BYTES)} Herald sends; it was not sent`,
+    );
   }
   const bytes = () => createReadStream(file.path);
   const name = file.fileName ?? file.path.split("/").pop() ?? "file";

@@ -28,7 +28,11 @@ export const sendUuid = (key: string) =>
 
 /** Posts a message into `chat`; resolves to its id. */
 export async function postMessage(api: FeishuApi, chat: ChatRef, options: PostOptions): Promise<string> {
-  const data = { msg_type: options.msgType, content: options.content, ...(options.uuid ? { uuid: options.uuid } : {}) };
+  const data = {
+    msg_type: options.msgType,
+    content: options.content,
+    ...(options.uuid ? { uuid: options.uuid } : {}),
+  };
   const out = options.replyTo
     ? await api.call("im.message.reply", (c) =>
         c.im.message.reply({
@@ -37,16 +41,24 @@ export async function postMessage(api: FeishuApi, chat: ChatRef, options: PostOp
         }),
       )
     : await api.call("im.message.create", (c) =>
-        c.im.message.create({ params: { receive_id_type: "chat_id" }, data: { receive_id: chat.chatId, ...data } }),
+        c.im.message.create({
+          params: { receive_id_type: "chat_id" },
+          data: { receive_id: chat.chatId, ...data },
+        }),
       );
   const id = out.data?.message_id;
-  if (!id) throw new PlatformError("feishu", "Feishu confirmed a message without its message_id", { retryable: true });
+  if (!id)
+    throw new PlatformError("feishu", "Feishu confirmed a message without its message_id", {
+      retryable: true,
+    });
   return id;
 }
 
 /** Replaces a card's content. */
 export async function patchCard(api: FeishuApi, messageId: string, content: string): Promise<void> {
-  await api.call("im.message.patch", (c) => c.im.message.patch({ path: { message_id: messageId }, data: { content } }));
+  await api.call("im.message.patch", (c) =>
+    c.im.message.patch({ path: { message_id: messageId }, data: { content } }),
+  );
 }
 
 /** Deletes (recalls) a message; one already gone is not an error. */
@@ -61,7 +73,12 @@ export async function deleteMessage(api: FeishuApi, messageId: string): Promise<
 }
 
 /** The streamed-reply previews of one adapter: cards posted, then patched. */
-export function feishuStreams(api: FeishuApi, kv: KeyValueStore, logger: Logger, quote: (chat: ChatRef) => boolean) {
+export function feishuStreams(
+  api: FeishuApi,
+  kv: KeyValueStore,
+  logger: Logger,
+  quote: (chat: ChatRef) => boolean,
+) {
   return new ReplyStreams<string>({
     kv,
     logger,

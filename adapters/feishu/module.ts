@@ -52,7 +52,10 @@ export const feishuPlatform = definePlatform({
     rows: [
       ["app_id", "the app's App ID (`cli_…`); starts the platform"],
       ["app_secret", "the app's App Secret"],
-      ["encrypt_key", "Events & Callbacks → Encrypt Key: events are decrypted and their signatures checked with it"],
+      [
+        "encrypt_key",
+        "Events & Callbacks → Encrypt Key: events are decrypted and their signatures checked with it",
+      ],
       ["verification_token", "Events & Callbacks → Verification Token"],
       ["domain", "`feishu` (open.feishu.cn) or `lark` (open.larksuite.com)"],
       ["api_url", "the Open API's address when it is neither (overrides `domain`)"],

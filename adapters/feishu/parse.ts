@@ -33,19 +33,29 @@ interface PostNode {
 }
 
 /** Text and files of a message's `content` by its type. */
-function readContent(type: string, content: Record<string, unknown>): { text: string; resources: FeishuResource[] } {
+function readContent(
+  type: string,
+  content: Record<string, unknown>,
+): { text: string; resources: FeishuResource[] } {
   switch (type) {
     case "text":
       return { text: String(content["text"] ?? ""), resources: [] };
     case "image":
-      return { text: "", resources: [{ key: String(content["image_key"]), type: "image", name: "image.png" }] };
+      return {
+        text: "",
+        resources: [{ key: String(content["image_key"]), type: "image", name: "image.png" }],
+      };
     case "file":
     case "audio":
     case "media":
       return {
         text: "",
         resources: [
-          { key: String(content["file_key"]), type: "file", name: String(content["file_name"] ?? `${type}.bin`) },
+          {
+            key: String(content["file_key"]),
+            type: "file",
+            name: String(content["file_name"] ?? `${type}.bin`),
+          },
         ],
       };
     case "post": {
@@ -54,7 +64,8 @@ function readContent(type: string, content: Record<string, unknown>): { text: st
       const lines = body.map((line) =>
         line
           .map((n) => {
-            if (n.tag === "img" && n.image_key) resources.push({ key: n.image_key, type: "image", name: "image.png" });
+            if (n.tag === "img" && n.image_key)
+              resources.push({ key: n.image_key, type: "image", name: "image.png" });
             if (n.tag === "a") return `[${n.text ?? n.href}](${n.href})`;
             if (n.tag === "at") return n.user_id ? `${n.user_id}` : "";
             return n.text ?? "";
@@ -90,7 +101,10 @@ export function parseMessageEvent(event: unknown, botOpenId: string): ParsedMess
     mentioned ||= isBot;
     text = text.split(mention.key).join(isBot ? "" : `@${mention.name}`);
   }
-  text = text.replace(/[ \t]+([,.!?:;])/g, "$1").replace(/[ \t]{2,}/g, " ").trim();
+  text = text
+    .replace(/[ \t]+([,.!?:;])/g, "$1")
+    .replace(/[ \t]{2,}/g, " ")
+    .trim();
   if (!text && resources.length === 0) return undefined;
   const chat = m.thread_id
     ? { platform: "feishu", chatId: m.chat_id, threadId: m.thread_id }
@@ -118,7 +132,8 @@ export function parseCardAction(
   kv: KeyValueStore,
 ): { message: InboundMessage; cardId: string; label: string } | undefined {
   const parsed = cardActionSchema.safeParse(event);
-  if (!parsed.success) throw new MalformedEventError(parsed.error.issues[0]?.path.join(".") || "bad card action");
+  if (!parsed.success)
+    throw new MalformedEventError(parsed.error.issues[0]?.path.join(".") || "bad card action");
   const { operator, action, context } = parsed.data;
   const value = (action.value ?? {}) as { herald?: unknown; label?: unknown };
   const data = typeof value.herald === "string" ? decodeButtonData(value.herald, kv) : undefined;

@@ -47,7 +47,13 @@ export const messageEventSchema = z.looseObject({
     message_type: z.string(),
     content: z.string(),
     mentions: z
-      .array(z.looseObject({ key: z.string(), id: z.looseObject({ open_id: z.string().optional() }), name: z.string() }))
+      .array(
+        z.looseObject({
+          key: z.string(),
+          id: z.looseObject({ open_id: z.string().optional() }),
+          name: z.string(),
+        }),
+      )
       .optional(),
   }),
 });

@@ -5,7 +5,7 @@
  * of the ciphertext) and the Verification Token inside. Pure functions over the request's parts.
  */
 import { createDecipheriv, createHash, timingSafeEqual } from "node:crypto";
-import { type FeishuEnvelope, envelopeSchema } from "./types.js";
+import { envelopeSchema, type FeishuEnvelope } from "./types.js";
 
 /** Why a request was refused: the HTTP status to answer and a reason for the log (no secrets). */
 export class RefusedRequest extends Error {
@@ -20,7 +20,9 @@ export class RefusedRequest extends Error {
 
 /** The signature Feishu puts in `X-Lark-Signature`. */
 export function feishuSignature(timestamp: string, nonce: string, encryptKey: string, body: string): string {
-  return createHash("sha256").update(timestamp + nonce + encryptKey + body).digest("hex");
+  return createHash("sha256")
+    .update(timestamp + nonce + encryptKey + body)
+    .digest("hex");
 }
 
 /** Decrypts an `encrypt` field. @throws RefusedRequest (400) when it does not decrypt */
@@ -62,7 +64,8 @@ export function verifyFeishu(headers: Headers, body: string, options: VerifyOpti
     throw new RefusedRequest(400, "the body is not JSON");
   }
   const encrypted = (outer as { encrypt?: unknown } | null)?.encrypt;
-  if (typeof encrypted !== "string") throw new RefusedRequest(400, "the body is not encrypted (set an Encrypt Key)");
+  if (typeof encrypted !== "string")
+    throw new RefusedRequest(400, "the body is not encrypted (set an Encrypt Key)");
   const parsed = envelopeSchema.safeParse(safeJson(decryptFeishu(encrypted, options.encryptKey)));
   if (!parsed.success) throw new RefusedRequest(400, "the decrypted event has no known shape");
   const envelope = parsed.data;

@@ -9,7 +9,13 @@ import { join } from "node:path";
 import { FEISHU_MAX_CHARS } from "../../../adapters/feishu/format.js";
 import { createFeishuAdapter } from "../../../adapters/feishu/index.js";
 import { silentLogger } from "../../../core/logger.js";
-import { APP_ID, APP_SECRET, ENCRYPT_KEY, startFakeFeishu, VERIFICATION_TOKEN } from "../../fakes/feishu/index.js";
+import {
+  APP_ID,
+  APP_SECRET,
+  ENCRYPT_KEY,
+  startFakeFeishu,
+  VERIFICATION_TOKEN,
+} from "../../fakes/feishu/index.js";
 import type { PlatformDriver } from "../platform-adapter.contract.js";
 import { memoryKv } from "./memory-kv.js";
 
@@ -28,8 +34,19 @@ export const feishuDriver: PlatformDriver = {
     const fake = await startFakeFeishu();
     fake.addChat(CHAT);
     const adapter = createFeishuAdapter(
-      { appId: APP_ID, appSecret: APP_SECRET, encryptKey: ENCRYPT_KEY, verificationToken: VERIFICATION_TOKEN, apiUrl: fake.url },
-      { logger: silentLogger(), homeDir: tmpdir(), cacheDir: mkdtempSync(join(tmpdir(), "herald-feishu-")), kv: memoryKv() },
+      {
+        appId: APP_ID,
+        appSecret: APP_SECRET,
+        encryptKey: ENCRYPT_KEY,
+        verificationToken: VERIFICATION_TOKEN,
+        apiUrl: fake.url,
+      },
+      {
+        logger: silentLogger(),
+        homeDir: tmpdir(),
+        cacheDir: mkdtempSync(join(tmpdir(), "herald-feishu-")),
+        kv: memoryKv(),
+      },
     );
     return {
       adapter,

@@ -31,7 +31,10 @@ export interface PushOptions {
 }
 
 /** The body and headers of a pushed event. */
-export function signedEvent(payload: object, options: PushOptions = {}): { body: string; headers: Record<string, string> } {
+export function signedEvent(
+  payload: object,
+  options: PushOptions = {},
+): { body: string; headers: Record<string, string> } {
   const body = JSON.stringify({ encrypt: encryptFeishu(JSON.stringify(payload), options.encryptKey) });
   const timestamp = String(options.timestampSec ?? Math.floor(Date.now() / 1000));
   const nonce = randomBytes(8).toString("hex");
@@ -82,13 +85,24 @@ export interface UserMessage {
 export function messageEvent(m: UserMessage): { messageId: string; event: object } {
   const messageId = m.messageId ?? `om_${randomBytes(12).toString("hex")}`;
   const mentions = m.mentionBot
-    ? [{ key: "@_user_1", id: { open_id: BOT_OPEN_ID, union_id: "on_bot", user_id: "" }, name: "Herald", tenant_key: "tenant-1" }]
+    ? [
+        {
+          key: "@_user_1",
+          id: { open_id: BOT_OPEN_ID, union_id: "on_bot", user_id: "" },
+          name: "Herald",
+          tenant_key: "tenant-1",
+        },
+      ]
     : [];
   const content = m.content ?? { text: `${m.mentionBot ? "@_user_1 " : ""}${m.text ?? ""}` };
   return {
     messageId,
     event: {
-      sender: { sender_id: { open_id: m.from, union_id: `on_${m.from}`, user_id: m.from.slice(3) }, sender_type: "user", tenant_key: "tenant-1" },
+      sender: {
+        sender_id: { open_id: m.from, union_id: `on_${m.from}`, user_id: m.from.slice(3) },
+        sender_type: "user",
+        tenant_key: "tenant-1",
+      },
       message: {
         message_id: messageId,
         create_time: String(Date.now()),

@@ -60,7 +60,10 @@ export interface FakeFeishu {
 export function shownText(msgType: string, content: string): string {
   if (msgType !== "interactive") return content;
   const card = JSON.parse(content) as { elements?: { tag: string; content?: string }[] };
-  return (card.elements ?? []).filter((e) => e.tag === "markdown").map((e) => e.content ?? "").join("\n");
+  return (card.elements ?? [])
+    .filter((e) => e.tag === "markdown")
+    .map((e) => e.content ?? "")
+    .join("\n");
 }
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -121,7 +124,10 @@ export async function startFakeFeishu(): Promise<FakeFeishu> {
     }
     const auth = String(req.headers.authorization ?? "").replace(/^Bearer /, "");
     if (!tokens.has(auth)) {
-      return send(res, 400, { code: 99991663, msg: "Invalid access token for authorization. Please make a request with token attached." });
+      return send(res, 400, {
+        code: 99991663,
+        msg: "Invalid access token for authorization. Please make a request with token attached.",
+      });
     }
     const key = `${req.method} ${path.replace(/^im\/v1\//, "").replace(/om_[0-9a-f]+/, ":id")}`;
     const fault = faults.get(key)?.shift();
@@ -130,21 +136,33 @@ export async function startFakeFeishu(): Promise<FakeFeishu> {
     const idMatch = /^im\/v1\/messages\/(om_[0-9a-f]+)/.exec(path);
     const target = idMatch ? messages.find((m) => m.message_id === idMatch[1]) : undefined;
 
-    if (path === "bot/v3/info") return send(res, 200, { code: 0, msg: "ok", bot: { app_name: "Herald", open_id: BOT_OPEN_ID, activate_status: 2 } });
+    if (path === "bot/v3/info")
+      return send(res, 200, {
+        code: 0,
+        msg: "ok",
+        bot: { app_name: "Herald", open_id: BOT_OPEN_ID, activate_status: 2 },
+      });
     if (req.method === "POST" && path === "im/v1/messages") {
       const chatId = String(body["receive_id"]);
-      if (!chats.has(chatId)) return send(res, 400, { code: 230001, msg: "Your request contains an invalid request parameter, ext=invalid receive_id" });
+      if (!chats.has(chatId))
+        return send(res, 400, {
+          code: 230001,
+          msg: "Your request contains an invalid request parameter, ext=invalid receive_id",
+        });
       return ok(newMessage(chatId, body));
     }
     const resource = /^im\/v1\/messages\/(om_[0-9a-f]+)\/resources\/([^/]+)$/.exec(path);
     if (req.method === "GET" && resource) {
       const file = resources.get(`${resource[1]}/${resource[2]}`);
       if (!file) return send(res, 400, { code: 234003, msg: "File not in msg." });
-      res.writeHead(200, { "content-type": file.contentType, "content-length": String(file.bytes.length) }).end(file.bytes);
+      res
+        .writeHead(200, { "content-type": file.contentType, "content-length": String(file.bytes.length) })
+        .end(file.bytes);
       return;
     }
     if (!target && idMatch) return send(res, 400, { code: 231003, msg: "The message is not found" });
-    if (req.method === "POST" && target && path.endsWith("/reply")) return ok(newMessage(target.chat_id, body, target.message_id));
+    if (req.method === "POST" && target && path.endsWith("/reply"))
+      return ok(newMessage(target.chat_id, body, target.message_id));
     if (req.method === "PATCH" && target) {
       if (target.deleted) return send(res, 400, { code: 230011, msg: "The message was withdrawn." });
       target.content = String(body["content"]);
@@ -156,12 +174,20 @@ export async function startFakeFeishu(): Promise<FakeFeishu> {
       return ok({});
     }
     if (req.method === "POST" && (path === "im/v1/images" || path === "im/v1/files")) {
-      const form = await new Request("http://x", { method: "POST", headers: { "content-type": String(req.headers["content-type"]) }, body: new Uint8Array(raw) }).formData();
+      const form = await new Request("http://x", {
+        method: "POST",
+        headers: { "content-type": String(req.headers["content-type"]) },
+        body: new Uint8Array(raw),
+      }).formData();
       const kind = path.endsWith("images") ? "image" : "file";
       const file = form.get(kind) as File | null;
       if (!file) return send(res, 400, { code: 234001, msg: `no ${kind} field` });
       const fileKey = `${kind === "image" ? "img_v3_" : "file_v3_"}${randomBytes(8).toString("hex")}`;
-      uploads.set(fileKey, { name: String(form.get("file_name") ?? file.name), bytes: Buffer.from(await file.arrayBuffer()), kind });
+      uploads.set(fileKey, {
+        name: String(form.get("file_name") ?? file.name),
+        bytes: Buffer.from(await file.arrayBuffer()),
+        kind,
+      });
       return ok(kind === "image" ? { image_key: fileKey } : { file_key: fileKey });
     }
     return send(res, 404, { code: 404, msg: `no route ${req.method} ${path}` });
@@ -196,12 +222,26 @@ export async function startFakeFeishu(): Promise<FakeFeishu> {
       tokens.clear();
     },
     addChat: (chatId) => void chats.add(chatId),
-    addResource: (messageId, key, bytes, contentType) => void resources.set(`${messageId}/${key}`, { bytes, contentType }),
+    addResource: (messageId, key, bytes, contentType) =>
+      void resources.set(`${messageId}/${key}`, { bytes, contentType }),
     async push(target, payload, options) {
       // A user's message exists on the platform before its event is pushed (a reply may quote it).
-      const m = (payload as { event?: { message?: { message_id?: string; chat_id?: string; message_type?: string; content?: string } } }).event?.message;
+      const m = (
+        payload as {
+          event?: {
+            message?: { message_id?: string; chat_id?: string; message_type?: string; content?: string };
+          };
+        }
+      ).event?.message;
       if (m?.message_id && !messages.some((x) => x.message_id === m.message_id)) {
-        messages.push({ message_id: m.message_id, chat_id: String(m.chat_id), msg_type: String(m.message_type), content: String(m.content), fromBot: false, deleted: false });
+        messages.push({
+          message_id: m.message_id,
+          chat_id: String(m.chat_id),
+          msg_type: String(m.message_type),
+          content: String(m.content),
+          fromBot: false,
+          deleted: false,
+        });
       }
       const { body, headers } = signedEvent(payload, options);
       const res = await fetch(target, { method: "POST", headers, body });
