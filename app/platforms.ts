@@ -13,6 +13,7 @@ import { signalPlatform } from "../adapters/signal/module.js";
 import { slackPlatform } from "../adapters/slack/module.js";
 import { telegramPlatform } from "../adapters/telegram/module.js";
 import { webchatPlatform } from "../adapters/webchat/module.js";
+import { wecomPlatform } from "../adapters/wecom/module.js";
 import { whatsappPlatform } from "../adapters/whatsapp/module.js";
 import { parseChat } from "../core/chat.js";
 import type { ChatIdSplitter, PlatformModule } from "../core/platform.js";
@@ -30,6 +31,7 @@ export const platformModules: readonly PlatformModule[] = [
   ircPlatform,
   mattermostPlatform,
   feishuPlatform,
+  wecomPlatform,
   webchatPlatform,
 ];
 

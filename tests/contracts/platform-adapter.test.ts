@@ -12,6 +12,7 @@ import { mattermostDriver } from "./platform-drivers/mattermost.js";
 import { signalDriver } from "./platform-drivers/signal.js";
 import { slackDriver } from "./platform-drivers/slack.js";
 import { telegramDriver } from "./platform-drivers/telegram.js";
+import { wecomDriver } from "./platform-drivers/wecom.js";
 import { whatsappDriver } from "./platform-drivers/whatsapp.js";
 
 for (const driver of [
@@ -25,6 +26,7 @@ for (const driver of [
   ircDriver,
   mattermostDriver,
   feishuDriver,
+  wecomDriver,
 ]) {
   platformAdapterContract(driver);
 }
