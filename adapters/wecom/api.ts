@@ -45,7 +45,10 @@ export class WecomApi {
       );
     }
     const expiresInSec = Number(answer["expires_in"] ?? 7200);
-    this.token = { value: answer["access_token"], expiresAt: Date.now() + Math.max(60, expiresInSec - 300) * 1000 };
+    this.token = {
+      value: answer["access_token"],
+      expiresAt: Date.now() + Math.max(60, expiresInSec - 300) * 1000,
+    };
     return this.token.value;
   }
 
@@ -55,7 +58,12 @@ export class WecomApi {
       const token = await this.accessToken();
       const url = `${this.base}/cgi-bin/${method}${method.includes("?") ? "&" : "?"}access_token=${encodeURIComponent(token)}`;
       const init: RequestInit = body
-        ? { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal }
+        ? {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(body),
+            signal,
+          }
         : { signal };
       const answer = await this.fetchJson(method, url, init);
       if (answer.errcode && TOKEN_CODES.has(answer.errcode) && attempt === 0) {
@@ -68,7 +76,11 @@ export class WecomApi {
   }
 
   /** Uploads a file as temporary media (`media/upload`, 3 days); its `media_id`. */
-  async upload(type: "image" | "file" | "voice", name: string, bytes: Uint8Array<ArrayBuffer>): Promise<string> {
+  async upload(
+    type: "image" | "file" | "voice",
+    name: string,
+    bytes: Uint8Array<ArrayBuffer>,
+  ): Promise<string> {
     const form = new FormData();
     form.append("media", new Blob([bytes]), name);
     for (let attempt = 0; ; attempt++) {
@@ -96,7 +108,10 @@ export class WecomApi {
       if (answer.errcode && TOKEN_CODES.has(answer.errcode)) this.token = undefined;
       throw wecomError("media/get", answer);
     }
-    if (!res.ok) throw new PlatformError("wecom", `WeCom media/get answered HTTP ${res.status}`, { retryable: res.status >= 500 });
+    if (!res.ok)
+      throw new PlatformError("wecom", `WeCom media/get answered HTTP ${res.status}`, {
+        retryable: res.status >= 500,
+      });
     return res;
   }
 
@@ -105,7 +120,10 @@ export class WecomApi {
     try {
       res = await fetch(url, init);
     } catch (err) {
-      throw new PlatformError("wecom", `WeCom ${what} did not answer (${(err as Error).message})`, { cause: err, retryable: true });
+      throw new PlatformError("wecom", `WeCom ${what} did not answer (${(err as Error).message})`, {
+        cause: err,
+        retryable: true,
+      });
     }
     if (res.status === 429) {
       const wait = Number(res.headers.get("retry-after"));
@@ -115,7 +133,10 @@ export class WecomApi {
         ...(Number.isFinite(wait) && wait > 0 ? { retryAfterMs: wait * 1000 } : {}),
       });
     }
-    if (!res.ok) throw new PlatformError("wecom", `WeCom ${what} answered HTTP ${res.status}`, { retryable: res.status >= 500 });
+    if (!res.ok)
+      throw new PlatformError("wecom", `WeCom ${what} answered HTTP ${res.status}`, {
+        retryable: res.status >= 500,
+      });
     return (await res.json()) as WecomAnswer;
   }
 }
@@ -124,9 +145,12 @@ export class WecomApi {
 export function wecomError(method: string, answer: WecomAnswer): PlatformError {
   const code = answer.errcode ?? 0;
   const detail = `WeCom ${method} failed (errcode ${code}: ${answer.errmsg ?? ""})`;
-  if (RATE_CODES.has(code)) return new PlatformError("wecom", detail, { code: "platform_rate_limited", retryable: true });
+  if (RATE_CODES.has(code))
+    return new PlatformError("wecom", detail, { code: "platform_rate_limited", retryable: true });
   if (AUTH_CODES.has(code) || TOKEN_CODES.has(code)) {
-    return new PlatformError("wecom", `${detail}. Fix: check WECOM_SECRET and the app's visible range.`, { code: "platform_auth_failed" });
+    return new PlatformError("wecom", `${detail}. Fix: check WECOM_SECRET and the app's visible range.`, {
+      code: "platform_auth_failed",
+    });
   }
   return new PlatformError("wecom", detail, { retryable: code === -1 });
 }

@@ -30,14 +30,20 @@ export function wecomEncrypt(message: string, receiverId: string, encodingAesKey
   const plain = Buffer.concat([randomBytes(16), length, body, Buffer.from(receiverId, "utf8")]);
   const pad = 32 - (plain.length % 32);
   const cipher = createCipheriv("aes-256-cbc", key, key.subarray(0, 16)).setAutoPadding(false);
-  return Buffer.concat([cipher.update(Buffer.concat([plain, Buffer.alloc(pad, pad)])), cipher.final()]).toString("base64");
+  return Buffer.concat([
+    cipher.update(Buffer.concat([plain, Buffer.alloc(pad, pad)])),
+    cipher.final(),
+  ]).toString("base64");
 }
 
 /**
  * Decrypts a ciphertext; the message and the receiver id it names.
  * @throws Error when it does not decrypt or its padding or length is wrong
  */
-export function wecomDecrypt(encrypted: string, encodingAesKey: string): { message: string; receiverId: string } {
+export function wecomDecrypt(
+  encrypted: string,
+  encodingAesKey: string,
+): { message: string; receiverId: string } {
   const key = aesKeyOf(encodingAesKey);
   const decipher = createDecipheriv("aes-256-cbc", key, key.subarray(0, 16)).setAutoPadding(false);
   const plain = Buffer.concat([decipher.update(Buffer.from(encrypted, "base64")), decipher.final()]);

@@ -25,7 +25,13 @@ import type {
   SendResult,
 } from "../../core/types.js";
 import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
-import { attachmentKindOf, FileTooLargeError, readOutboundFile, safeFileName, writeCapped } from "../shared/media.js";
+import {
+  attachmentKindOf,
+  FileTooLargeError,
+  readOutboundFile,
+  safeFileName,
+  writeCapped,
+} from "../shared/media.js";
 import { WecomApi } from "./api.js";
 import { signatureMatches, wecomDecrypt, wecomSignature } from "./crypto.js";
 import { wecomChunks } from "./format.js";
@@ -35,7 +41,8 @@ import { looksLikeXml, xmlField } from "./xml.js";
 
 export type { WecomAdapterConfig } from "./types.js";
 
-const text = (body: string, status = 200) => new Response(body, { status, headers: { "content-type": "text/plain" } });
+const text = (body: string, status = 200) =>
+  new Response(body, { status, headers: { "content-type": "text/plain" } });
 const IMAGE = /\.(png|jpe?g|gif|bmp)$/i;
 
 /** WeCom app messages over the callback URL and the server API. Build it with `createWecomAdapter`. */
@@ -68,7 +75,11 @@ export class WecomAdapter implements PlatformAdapter {
     this.state = { state: "starting" };
     const agent = await this.api.call(`agent/get?agentid=${this.config.agentId}`).catch((err: unknown) => {
       if (err instanceof PlatformError && err.code === "platform_auth_failed") throw err;
-      throw new PlatformError("wecom", `WeCom did not confirm WECOM_AGENT_ID ${this.config.agentId}: ${describeError(err)}. Fix: use the AgentId shown on the app's page in App Management.`, { cause: err });
+      throw new PlatformError(
+        "wecom",
+        `WeCom did not confirm WECOM_AGENT_ID ${this.config.agentId}: ${describeError(err)}. Fix: use the AgentId shown on the app's page in App Management.`,
+        { cause: err },
+      );
     });
     this.onMessage = onMessage;
     this.state = { state: "running" };
@@ -90,7 +101,10 @@ export class WecomAdapter implements PlatformAdapter {
   async handleWebhook(request: Request): Promise<Response> {
     const query = new URL(request.url).searchParams;
     const body = request.method === "GET" ? "" : await request.text();
-    const encrypted = request.method === "GET" ? (query.get("echostr") ?? "") : (looksLikeXml(body) && xmlField(body, "Encrypt")) || "";
+    const encrypted =
+      request.method === "GET"
+        ? (query.get("echostr") ?? "")
+        : (looksLikeXml(body) && xmlField(body, "Encrypt")) || "";
     let plain: string;
     try {
       plain = this.unseal(query, encrypted);
@@ -130,7 +144,8 @@ export class WecomAdapter implements PlatformAdapter {
     } catch {
       throw new RefusedError(400, "the message does not decrypt with WECOM_ENCODING_AES_KEY");
     }
-    if (opened.receiverId !== this.config.corpId) throw new RefusedError(401, "the message is for another Corp ID");
+    if (opened.receiverId !== this.config.corpId)
+      throw new RefusedError(401, "the message is for another Corp ID");
     return opened.message;
   }
 
@@ -143,7 +158,10 @@ export class WecomAdapter implements PlatformAdapter {
   }
 
   private async saveMedia(message: InboundMessage, media: { id: string; name: string }): Promise<void> {
-    const path = join(this.deps.cacheDir, `wecom-${safeFileName(message.messageId)}-${safeFileName(media.name)}`);
+    const path = join(
+      this.deps.cacheDir,
+      `wecom-${safeFileName(message.messageId)}-${safeFileName(media.name)}`,
+    );
     try {
       const res = await this.api.download(media.id);
       const disposition = res.headers.get("content-disposition") ?? "";
@@ -165,7 +183,12 @@ export class WecomAdapter implements PlatformAdapter {
     const ids: string[] = [];
     for (let i = options.fromChunk ?? 0; i < chunks.length; i++) {
       options.signal?.throwIfAborted();
-      const id = await this.post(chat, { msgtype: "markdown", markdown: { content: chunks[i]! } }, `${message.idempotencyKey}-${i}`, options.signal);
+      const id = await this.post(
+        chat,
+        { msgtype: "markdown", markdown: { content: chunks[i]! } },
+        `${message.idempotencyKey}-${i}`,
+        options.signal,
+      );
       ids.push(id);
       options.onChunkSent?.(i, id);
     }
@@ -182,7 +205,11 @@ export class WecomAdapter implements PlatformAdapter {
       // appchat/send names no message id.
       return key;
     }
-    const answer = await this.api.call("message/send", { touser: chat.chatId, agentid: this.config.agentId, ...payload }, signal);
+    const answer = await this.api.call(
+      "message/send",
+      { touser: chat.chatId, agentid: this.config.agentId, ...payload },
+      signal,
+    );
     if (typeof answer["invaliduser"] === "string" && answer["invaliduser"].split("|").includes(chat.chatId)) {
       throw new PlatformError("wecom", `WeCom does not know user ${chat.chatId} in the app's visible range`);
     }

@@ -59,7 +59,9 @@ export const wecomPlatform = definePlatform({
     ],
   },
   setup: wecomSetup,
-  doctor: (c) => [{ ok: true, text: `wecom: corp ${c.corpId}, app ${c.agentId}; callbacks at /webhooks/wecom` }],
+  doctor: (c) => [
+    { ok: true, text: `wecom: corp ${c.corpId}, app ${c.agentId}; callbacks at /webhooks/wecom` },
+  ],
   promptHint:
     "You are replying in WeCom (enterprise WeChat): Markdown renders headings, bold, links, quotes and inline code, not tables, lists of code blocks or images. Keep replies short.",
 });

@@ -36,10 +36,17 @@ export function readMessage(xml: string): WecomMessage {
   };
 }
 
-const MEDIA_TYPES: Record<string, string> = { image: "image.jpg", voice: "voice.amr", video: "video.mp4", file: "file" };
+const MEDIA_TYPES: Record<string, string> = {
+  image: "image.jpg",
+  voice: "voice.amr",
+  video: "video.mp4",
+  file: "file",
+};
 
 /** A user's message as the gateway's, and the media to fetch; undefined for events and unknown types. */
-export function parseMessage(m: WecomMessage): { message: InboundMessage; media?: { id: string; name: string } } | undefined {
+export function parseMessage(
+  m: WecomMessage,
+): { message: InboundMessage; media?: { id: string; name: string } } | undefined {
   if (m.msgType === "event") return undefined;
   if (!m.msgId) throw new MalformedEventError(`${m.msgType} message without MsgId`);
   const message: InboundMessage = {

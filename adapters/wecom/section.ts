@@ -15,7 +15,9 @@ export const wecomSchema = platformSection({
   /** The callback EncodingAESKey: 43 characters. */
   encodingAesKey: z
     .string()
-    .regex(/^[A-Za-z0-9+/]{43}$/, { error: "must be the 43-character EncodingAESKey from the app's API receive settings" })
+    .regex(/^[A-Za-z0-9+/]{43}$/, {
+      error: "must be the 43-character EncodingAESKey from the app's API receive settings",
+    })
     .optional(),
   /** The API's address. @defaultValue "https://qyapi.weixin.qq.com" */
   apiUrl: z.url().default("https://qyapi.weixin.qq.com"),

@@ -3,7 +3,11 @@ import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/s
 import { addOwner, callService, checked, secret, tryAgain } from "../../core/setup-steps.js";
 
 /** WeCom hands out an access token for the Corp ID and Secret. */
-export async function checkWecom(apiUrl: string, corpId: string, appSecret: string): Promise<{ expiresInSec: number }> {
+export async function checkWecom(
+  apiUrl: string,
+  corpId: string,
+  appSecret: string,
+): Promise<{ expiresInSec: number }> {
   const answer = await callService(
     "WeCom",
     `${apiUrl}/cgi-bin/gettoken?corpid=${encodeURIComponent(corpId)}&corpsecret=${encodeURIComponent(appSecret)}`,
@@ -23,16 +27,35 @@ async function wecomStep(ctx: StepContext): Promise<void> {
     "In the WeCom admin console: App Management → Create App (note its AgentId and Secret); in the app's\nReceive Messages → Set API Receive, set the URL https://<your host>/webhooks/wecom, a Token and an EncodingAESKey.",
   );
   for (;;) {
-    const corpId = await p.text({ key: "wecom.corp_id", message: "Corp ID (ww…)", initial: files.get("wecom.corp_id") as string | undefined });
+    const corpId = await p.text({
+      key: "wecom.corp_id",
+      message: "Corp ID (ww…)",
+      initial: files.get("wecom.corp_id") as string | undefined,
+    });
     if (!corpId) return p.say("warn", "WeCom skipped: no Corp ID.");
     const agentId = await p.text({ key: "wecom.agent_id", message: "The app's AgentId" });
     const appSecret = await secret(ctx, "wecom.secret", "WECOM_SECRET", "The app's Secret");
     const token = await secret(ctx, "wecom.token", "WECOM_TOKEN", "Callback Token");
-    const aesKey = await secret(ctx, "wecom.encoding_aes_key", "WECOM_ENCODING_AES_KEY", "Callback EncodingAESKey (43 characters)");
+    const aesKey = await secret(
+      ctx,
+      "wecom.encoding_aes_key",
+      "WECOM_ENCODING_AES_KEY",
+      "Callback EncodingAESKey (43 characters)",
+    );
     if (!agentId || !appSecret.value || !token.value || !aesKey.value) {
       return p.say("warn", "WeCom skipped: the AgentId, Secret, Token and EncodingAESKey are all needed.");
     }
-    const ok = await checked(ctx, "Checking the Secret (gettoken)", () => checkWecom((files.get("wecom.api_url") as string | undefined) ?? "https://qyapi.weixin.qq.com", corpId, appSecret.value!), () => "WeCom accepted the Secret");
+    const ok = await checked(
+      ctx,
+      "Checking the Secret (gettoken)",
+      () =>
+        checkWecom(
+          (files.get("wecom.api_url") as string | undefined) ?? "https://qyapi.weixin.qq.com",
+          corpId,
+          appSecret.value!,
+        ),
+      () => "WeCom accepted the Secret",
+    );
     if (!ok) {
       if (await tryAgain(ctx, "WeCom settings")) continue;
       return;
@@ -53,11 +76,36 @@ export const wecomSetup: SetupQuestions = {
   hint: "a self-built app: Corp ID, AgentId, Secret, callback Token + EncodingAESKey",
   chosenBy: "wecom.corp_id",
   flags: [
-    { flag: "--wecom-corp-id <id>", key: "wecom.corp_id", env: "WECOM_CORP_ID", help: "env WECOM_CORP_ID: the Corp ID" },
-    { flag: "--wecom-agent-id <id>", key: "wecom.agent_id", env: "WECOM_AGENT_ID", help: "env WECOM_AGENT_ID: the app's AgentId" },
-    { flag: "--wecom-secret <secret>", key: "wecom.secret", env: "WECOM_SECRET", help: "env WECOM_SECRET: the app's Secret" },
-    { flag: "--wecom-token <token>", key: "wecom.token", env: "WECOM_TOKEN", help: "env WECOM_TOKEN: the callback Token" },
-    { flag: "--wecom-encoding-aes-key <key>", key: "wecom.encoding_aes_key", env: "WECOM_ENCODING_AES_KEY", help: "env WECOM_ENCODING_AES_KEY: the callback EncodingAESKey" },
+    {
+      flag: "--wecom-corp-id <id>",
+      key: "wecom.corp_id",
+      env: "WECOM_CORP_ID",
+      help: "env WECOM_CORP_ID: the Corp ID",
+    },
+    {
+      flag: "--wecom-agent-id <id>",
+      key: "wecom.agent_id",
+      env: "WECOM_AGENT_ID",
+      help: "env WECOM_AGENT_ID: the app's AgentId",
+    },
+    {
+      flag: "--wecom-secret <secret>",
+      key: "wecom.secret",
+      env: "WECOM_SECRET",
+      help: "env WECOM_SECRET: the app's Secret",
+    },
+    {
+      flag: "--wecom-token <token>",
+      key: "wecom.token",
+      env: "WECOM_TOKEN",
+      help: "env WECOM_TOKEN: the callback Token",
+    },
+    {
+      flag: "--wecom-encoding-aes-key <key>",
+      key: "wecom.encoding_aes_key",
+      env: "WECOM_ENCODING_AES_KEY",
+      help: "env WECOM_ENCODING_AES_KEY: the callback EncodingAESKey",
+    },
     { flag: "--wecom-owner <userid>", key: "wecom.owner", help: "your WeCom userid" },
   ],
   step: wecomStep,

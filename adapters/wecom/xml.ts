@@ -5,11 +5,19 @@
  * encrypted reply envelope is never needed (replies go through the API), so nothing else is built.
  */
 
-const ENTITIES: Record<string, string> = { "&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&apos;": "'" };
+const ENTITIES: Record<string, string> = {
+  "&lt;": "<",
+  "&gt;": ">",
+  "&amp;": "&",
+  "&quot;": '"',
+  "&apos;": "'",
+};
 
 /** The text of the first `<name>` element, or undefined. */
 export function xmlField(xml: string, name: string): string | undefined {
-  const match = new RegExp(`<${name}>\\s*(?:<!\\[CDATA\\[([\\s\\S]*?)\\]\\]>|([^<]*))\\s*</${name}>`).exec(xml);
+  const match = new RegExp(`<${name}>\\s*(?:<!\\[CDATA\\[([\\s\\S]*?)\\]\\]>|([^<]*))\\s*</${name}>`).exec(
+    xml,
+  );
   if (!match) return undefined;
   return match[1] ?? match[2]?.replace(/&(lt|gt|amp|quot|apos);/g, (e) => ENTITIES[e] ?? e);
 }

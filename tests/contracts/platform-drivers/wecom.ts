@@ -28,14 +28,30 @@ export const wecomDriver: PlatformDriver = {
     const fake = await startFakeWecom();
     fake.addUser(USER);
     const adapter = createWecomAdapter(
-      { corpId: CORP_ID, agentId: AGENT_ID, secret: SECRET, token: TOKEN, encodingAesKey: AES_KEY, apiUrl: fake.url },
-      { logger: silentLogger(), homeDir: tmpdir(), cacheDir: mkdtempSync(join(tmpdir(), "herald-wecom-")), kv: memoryKv() },
+      {
+        corpId: CORP_ID,
+        agentId: AGENT_ID,
+        secret: SECRET,
+        token: TOKEN,
+        encodingAesKey: AES_KEY,
+        apiUrl: fake.url,
+      },
+      {
+        logger: silentLogger(),
+        homeDir: tmpdir(),
+        cacheDir: mkdtempSync(join(tmpdir(), "herald-wecom-")),
+        kv: memoryKv(),
+      },
     );
     return {
       adapter,
       chat: { platform: "wecom", chatId: USER },
-      delivered: () => fake.sent.filter((s) => s.to === USER).map((s) => ({ id: s.msgid, text: String((s.body[s.msgtype] as { content: string }).content) })),
-      rateLimitNextSend: () => fake.fault("message/send", { errcode: 45033, errmsg: "api concurrent out of limit" }),
+      delivered: () =>
+        fake.sent
+          .filter((s) => s.to === USER)
+          .map((s) => ({ id: s.msgid, text: String((s.body[s.msgtype] as { content: string }).content) })),
+      rateLimitNextSend: () =>
+        fake.fault("message/send", { errcode: 45033, errmsg: "api concurrent out of limit" }),
       refuseAuthOnNextSend: () => fake.revokeSecret(),
       unknownChat: () => ({ platform: "wecom", chatId: "NoSuchUser" }),
       close: async () => {

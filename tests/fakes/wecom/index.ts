@@ -5,10 +5,9 @@
  * `push` delivers a message to a callback URL as WeCom does: XML encrypted with the EncodingAESKey and
  * signed with `msg_signature`; `verifyUrl` makes WeCom's echostr GET.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { wecomEncrypt, wecomSignature } from "../../../adapters/wecom/crypto.js";
 
 export const CORP_ID = "ww0a1b2c3d4e5f6789";
 export const AGENT_ID = 1000002;
@@ -41,14 +40,26 @@ export interface FakeWecom {
   expireTokens(): void;
   revokeSecret(): void;
   /** POSTs an encrypted, signed message (the XML inside) to `url`. */
-  push(url: string, innerXml: string, options?: { token?: string; aesKey?: string; corpId?: string; timestampSec?: number }): Promise<{ status: number; body: string }>;
+  push(
+    url: string,
+    innerXml: string,
+    options?: { token?: string; aesKey?: string; corpId?: string; timestampSec?: number },
+  ): Promise<{ status: number; body: string }>;
   /** WeCom's URL check: GET with an encrypted echostr; the body answered. */
-  verifyUrl(url: string, echo: string, options?: { token?: string }): Promise<{ status: number; body: string }>;
+  verifyUrl(
+    url: string,
+    echo: string,
+    options?: { token?: string },
+  ): Promise<{ status: number; body: string }>;
   close(): Promise<void>;
 }
 
 /** The XML of a user's text message. */
-export function textXml(from: string, content: string, msgId = String(Date.now()) + randomBytes(2).readUInt16BE()): string {
+export function textXml(
+  from: string,
+  content: string,
+  msgId = String(Date.now()) + randomBytes(2).readUInt16BE(),
+): string {
   return `<xml><ToUserName><![CDATA[${CORP_ID}]]></ToUserName><FromUserName><![CDATA[${from}]]></FromUserName><CreateTime>${Math.floor(Date.now() / 1000)}</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[${content}]]></Content><MsgId>${msgId}</MsgId><AgentID>${AGENT_ID}</AgentID></xml>`;
 }
 
@@ -56,6 +67,29 @@ export function textXml(from: string, content: string, msgId = String(Date.now()
 export function mediaXml(from: string, type: string, mediaId: string, msgId = String(Date.now())): string {
   return `<xml><ToUserName><![CDATA[${CORP_ID}]]></ToUserName><FromUserName><![CDATA[${from}]]></FromUserName><CreateTime>${Math.floor(Date.now() / 1000)}</CreateTime><MsgType><![CDATA[${type}]]></MsgType><MediaId><![CDATA[${mediaId}]]></MediaId><MsgId>${msgId}</MsgId><AgentID>${AGENT_ID}</AgentID></xml>`;
 }
+
+/** WeCom's encryption, written here independently of the adapter's: AES-256-CBC, key = base64(key43 + "="), IV = key[0..16], PKCS#7 to 32 bytes over random16 + len + msg + corpId. */
+export function wecomEncrypt(message: string, corpId: string, aesKey: string): string {
+  const key = Buffer.from(`${aesKey}=`, "base64");
+  const msg = Buffer.from(message);
+  const len = Buffer.from([
+    msg.length >>> 24,
+    (msg.length >>> 16) & 255,
+    (msg.length >>> 8) & 255,
+    msg.length & 255,
+  ]);
+  const plain = Buffer.concat([randomBytes(16), len, msg, Buffer.from(corpId)]);
+  const n = 32 - (plain.length % 32);
+  const cipher = createCipheriv("aes-256-cbc", key, key.subarray(0, 16));
+  cipher.setAutoPadding(false);
+  return Buffer.concat([cipher.update(Buffer.concat([plain, Buffer.alloc(n, n)])), cipher.final()]).toString(
+    "base64",
+  );
+}
+
+/** `msg_signature`: SHA-1 of the four parts sorted and joined. */
+export const wecomSignature = (token: string, timestamp: string, nonce: string, encrypted: string): string =>
+  createHash("sha1").update([token, timestamp, nonce, encrypted].sort().join("")).digest("hex");
 
 const query = (url: URL) => Object.fromEntries(url.searchParams.entries());
 
@@ -73,7 +107,8 @@ export async function startFakeWecom(): Promise<FakeWecom> {
   let issued = 0;
   let msgSeq = 0;
 
-  const json = (res: ServerResponse, body: unknown): void => void res.writeHead(200, { "content-type": "application/json; charset=UTF-8" }).end(JSON.stringify(body));
+  const json = (res: ServerResponse, body: unknown): void =>
+    void res.writeHead(200, { "content-type": "application/json; charset=UTF-8" }).end(JSON.stringify(body));
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://x");
@@ -83,8 +118,10 @@ export async function startFakeWecom(): Promise<FakeWecom> {
     const raw = Buffer.concat(chunks);
     calls.push({ method, query: query(url) });
     if (method === "gettoken") {
-      if (url.searchParams.get("corpid") !== CORP_ID) return json(res, { errcode: 40013, errmsg: "invalid corpid" });
-      if (url.searchParams.get("corpsecret") !== secret) return json(res, { errcode: 40001, errmsg: "invalid credential" });
+      if (url.searchParams.get("corpid") !== CORP_ID)
+        return json(res, { errcode: 40013, errmsg: "invalid corpid" });
+      if (url.searchParams.get("corpsecret") !== secret)
+        return json(res, { errcode: 40001, errmsg: "invalid credential" });
       const token = randomBytes(24).toString("base64url");
       tokens.add(token);
       issued++;
@@ -95,15 +132,19 @@ export async function startFakeWecom(): Promise<FakeWecom> {
     if (!tokens.has(token)) return json(res, { errcode: 42001, errmsg: "access_token expired" });
     const fault = faults.get(method)?.shift();
     if (fault) return json(res, fault);
-    const body = (raw.length && (req.headers["content-type"] ?? "").includes("json") ? JSON.parse(raw.toString()) : {}) as Record<string, unknown>;
+    const body = (
+      raw.length && (req.headers["content-type"] ?? "").includes("json") ? JSON.parse(raw.toString()) : {}
+    ) as Record<string, unknown>;
     switch (method) {
       case "agent/get":
-        if (url.searchParams.get("agentid") !== String(AGENT_ID)) return json(res, { errcode: 301002, errmsg: "not allow to operate another agent" });
+        if (url.searchParams.get("agentid") !== String(AGENT_ID))
+          return json(res, { errcode: 301002, errmsg: "not allow to operate another agent" });
         return json(res, { errcode: 0, errmsg: "ok", agentid: AGENT_ID, name: "Herald" });
       case "message/send": {
         if (body["agentid"] !== AGENT_ID) return json(res, { errcode: 40056, errmsg: "invalid agentid" });
         const to = String(body["touser"]);
-        if (!users.has(to)) return json(res, { errcode: 81013, errmsg: "user & party & tag all invalid", invaliduser: to });
+        if (!users.has(to))
+          return json(res, { errcode: 81013, errmsg: "user & party & tag all invalid", invaliduser: to });
         const msgid = `msg${++msgSeq}`;
         sent.push({ method, to, msgtype: String(body["msgtype"]), body, msgid });
         return json(res, { errcode: 0, errmsg: "ok", invaliduser: "", msgid });
@@ -117,16 +158,36 @@ export async function startFakeWecom(): Promise<FakeWecom> {
       case "media/get": {
         const m = media.get(url.searchParams.get("media_id") ?? "");
         if (!m) return json(res, { errcode: 40007, errmsg: "invalid media_id" });
-        res.writeHead(200, { "content-type": m.contentType, "content-disposition": `attachment; filename="${m.fileName}"`, "content-length": String(m.bytes.length) }).end(m.bytes);
+        res
+          .writeHead(200, {
+            "content-type": m.contentType,
+            "content-disposition": `attachment; filename="${m.fileName}"`,
+            "content-length": String(m.bytes.length),
+          })
+          .end(m.bytes);
         return;
       }
       case "media/upload": {
-        const form = await new Request("http://x", { method: "POST", headers: { "content-type": String(req.headers["content-type"]) }, body: new Uint8Array(raw) }).formData();
+        const form = await new Request("http://x", {
+          method: "POST",
+          headers: { "content-type": String(req.headers["content-type"]) },
+          body: new Uint8Array(raw),
+        }).formData();
         const file = form.get("media");
         if (!(file instanceof File)) return json(res, { errcode: 41005, errmsg: "media data missing" });
         const id = `3${randomBytes(12).toString("hex")}`;
-        uploads.set(id, { name: file.name, bytes: Buffer.from(await file.arrayBuffer()), type: url.searchParams.get("type") ?? "" });
-        return json(res, { errcode: 0, errmsg: "ok", type: url.searchParams.get("type"), media_id: id, created_at: String(Math.floor(Date.now() / 1000)) });
+        uploads.set(id, {
+          name: file.name,
+          bytes: Buffer.from(await file.arrayBuffer()),
+          type: url.searchParams.get("type") ?? "",
+        });
+        return json(res, {
+          errcode: 0,
+          errmsg: "ok",
+          type: url.searchParams.get("type"),
+          media_id: id,
+          created_at: String(Math.floor(Date.now() / 1000)),
+        });
       }
       default:
         return json(res, { errcode: 60011, errmsg: `no such method ${method}` });
