@@ -3,6 +3,7 @@
  * plus one line here: config, env names, access, the adapter registry, chat ids and prompt hints are all
  * built from this list. Each module loads its SDK only when its adapter is created.
  */
+import { dingtalkPlatform } from "../adapters/dingtalk/module.js";
 import { discordPlatform } from "../adapters/discord/module.js";
 import { emailPlatform } from "../adapters/email/module.js";
 import { feishuPlatform } from "../adapters/feishu/module.js";
@@ -32,6 +33,7 @@ export const platformModules: readonly PlatformModule[] = [
   mattermostPlatform,
   feishuPlatform,
   wecomPlatform,
+  dingtalkPlatform,
   webchatPlatform,
 ];
 

@@ -3,6 +3,7 @@
  * server (email: a real Dovecot and an in-process SMTP server; WhatsApp: Baileys' socket boundary).
  */
 import { platformAdapterContract } from "./platform-adapter.contract.js";
+import { dingtalkDriver } from "./platform-drivers/dingtalk.js";
 import { discordDriver } from "./platform-drivers/discord.js";
 import { emailDriver } from "./platform-drivers/email.js";
 import { feishuDriver } from "./platform-drivers/feishu.js";
@@ -27,6 +28,7 @@ for (const driver of [
   mattermostDriver,
   feishuDriver,
   wecomDriver,
+  dingtalkDriver,
 ]) {
   platformAdapterContract(driver);
 }
