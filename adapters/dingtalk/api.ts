@@ -38,7 +38,10 @@ export class DingtalkApi {
     });
     const body = (await res.json().catch(() => ({}))) as DingtalkAnswer;
     if (!res.ok || typeof body["accessToken"] !== "string") {
-      if (res.status >= 500) throw new PlatformError("dingtalk", `DingTalk oauth2/accessToken answered HTTP ${res.status}`, { retryable: true });
+      if (res.status >= 500)
+        throw new PlatformError("dingtalk", `DingTalk oauth2/accessToken answered HTTP ${res.status}`, {
+          retryable: true,
+        });
       throw new PlatformError(
         "dingtalk",
         `DingTalk refused DINGTALK_CLIENT_ID / DINGTALK_CLIENT_SECRET (HTTP ${res.status}, ${String(body["code"] ?? "")}). Fix: copy both again from the app's Credentials & Basic Info page in the developer console.`,
@@ -46,12 +49,19 @@ export class DingtalkApi {
       );
     }
     const expireInSec = Number(body["expireIn"] ?? 7200);
-    this.token = { value: body["accessToken"], expiresAt: Date.now() + Math.max(60, expireInSec - 300) * 1000 };
+    this.token = {
+      value: body["accessToken"],
+      expiresAt: Date.now() + Math.max(60, expireInSec - 300) * 1000,
+    };
     return this.token.value;
   }
 
   /** Calls `/v1.0/<path>` with the token and a JSON body. */
-  async call(path: string, body: object, options: { method?: string; signal?: AbortSignal | undefined } = {}): Promise<DingtalkAnswer> {
+  async call(
+    path: string,
+    body: object,
+    options: { method?: string; signal?: AbortSignal | undefined } = {},
+  ): Promise<DingtalkAnswer> {
     for (let attempt = 0; ; attempt++) {
       const token = await this.accessToken();
       const res = await this.fetch(path, {
@@ -74,7 +84,10 @@ export class DingtalkApi {
     try {
       return await fetch(`${this.base}/v1.0/${path}`, init);
     } catch (err) {
-      throw new PlatformError("dingtalk", `DingTalk ${path} did not answer (${(err as Error).message})`, { cause: err, retryable: true });
+      throw new PlatformError("dingtalk", `DingTalk ${path} did not answer (${(err as Error).message})`, {
+        cause: err,
+        retryable: true,
+      });
     }
   }
 }
@@ -92,7 +105,11 @@ export function dingtalkError(path: string, res: Response, answer: DingtalkAnswe
     });
   }
   if (res.status === 401 || (res.status === 403 && /Auth|Permission/i.test(code))) {
-    return new PlatformError("dingtalk", `${detail}. Fix: check DINGTALK_CLIENT_SECRET and the app's robot permissions.`, { code: "platform_auth_failed" });
+    return new PlatformError(
+      "dingtalk",
+      `${detail}. Fix: check DINGTALK_CLIENT_SECRET and the app's robot permissions.`,
+      { code: "platform_auth_failed" },
+    );
   }
   return new PlatformError("dingtalk", detail, { retryable: res.status >= 500 });
 }

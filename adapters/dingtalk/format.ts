@@ -19,14 +19,23 @@ export function dingtalkChunks(markdown: string): string[] {
 /** A notification title: the first line without Markdown marks, at most 20 characters. */
 export function titleOf(markdown: string): string {
   const first = markdown.split("\n").find((l) => l.trim()) ?? "Herald";
-  return first.replace(/[#*_`>[\]]/g, "").trim().slice(0, 20) || "Herald";
+  return (
+    first
+      .replace(/[#*_`>[\]]/g, "")
+      .trim()
+      .slice(0, 20) || "Herald"
+  );
 }
 
 /** `msgParam` of a `sampleMarkdown` message. */
 export const markdownParam = (text: string): string => JSON.stringify({ title: titleOf(text), text });
 
 /** A `StandardCard`'s data: the Markdown and a button per choice (action id = the button's data). */
-export function cardData(markdown: string, buttons: readonly (readonly OutboundButton[])[], kv?: KeyValueStore): string {
+export function cardData(
+  markdown: string,
+  buttons: readonly (readonly OutboundButton[])[],
+  kv?: KeyValueStore,
+): string {
   const contents: object[] = [{ type: "markdown", text: markdown, id: "text" }];
   const actions = kv
     ? buttons.flat().map((b) => ({

@@ -73,8 +73,14 @@ export class DingtalkAdapter implements PlatformAdapter {
       `${this.api.base}/v1.0/gateway/connections/open`,
     );
     client.registerAllEventListener(() => ({ status: "SUCCESS" as never }));
-    client.registerCallbackListener(TOPIC_ROBOT, (m) => void this.onCallback(client, readCallback(m), onMessage));
-    client.registerCallbackListener(TOPIC_CARD, (m) => void this.onCallback(client, readCallback(m), onMessage));
+    client.registerCallbackListener(
+      TOPIC_ROBOT,
+      (m) => void this.onCallback(client, readCallback(m), onMessage),
+    );
+    client.registerCallbackListener(
+      TOPIC_CARD,
+      (m) => void this.onCallback(client, readCallback(m), onMessage),
+    );
     this.client = client;
     await client.getEndpoint();
     await client._connect();
@@ -100,13 +106,20 @@ export class DingtalkAdapter implements PlatformAdapter {
   }
 
   /** One callback: handed on, then acknowledged (unless recording failed: DingTalk redelivers it). */
-  private async onCallback(client: GatewayClient, callback: StreamCallback, onMessage: InboundHandler): Promise<void> {
+  private async onCallback(
+    client: GatewayClient,
+    callback: StreamCallback,
+    onMessage: InboundHandler,
+  ): Promise<void> {
     try {
       if (callback.topic === TOPIC_ROBOT) await this.onRobotMessage(callback.data, onMessage);
       else await this.onCardClick(callback.data, onMessage);
     } catch (err) {
       if (!(err instanceof MalformedEventError)) {
-        this.log.error({ topic: callback.topic, error: describeError(err) }, "dingtalk callback not recorded; DingTalk will redeliver it");
+        this.log.error(
+          { topic: callback.topic, error: describeError(err) },
+          "dingtalk callback not recorded; DingTalk will redeliver it",
+        );
         return;
       }
       this.log.warn({ topic: callback.topic, error: err.message }, "dingtalk callback malformed; skipped");
@@ -118,7 +131,8 @@ export class DingtalkAdapter implements PlatformAdapter {
     const parsed = parseRobotMessage(data);
     if (!parsed) return;
     const { message, downloads } = parsed;
-    if (downloads.length > 0 && (this.deps.isAddressed?.(message) ?? true)) await this.saveFiles(message, downloads);
+    if (downloads.length > 0 && (this.deps.isAddressed?.(message) ?? true))
+      await this.saveFiles(message, downloads);
     await onMessage(message);
   }
 
@@ -134,19 +148,34 @@ export class DingtalkAdapter implements PlatformAdapter {
     }
   }
 
-  private async saveFiles(message: InboundMessage, downloads: { code: string; name: string }[]): Promise<void> {
+  private async saveFiles(
+    message: InboundMessage,
+    downloads: { code: string; name: string }[],
+  ): Promise<void> {
     const notes: string[] = [];
     message.attachments = [];
     for (const [i, d] of downloads.entries()) {
-      const path = join(this.deps.cacheDir, `dingtalk-${safeFileName(message.messageId)}-${i}-${safeFileName(d.name)}`);
+      const path = join(
+        this.deps.cacheDir,
+        `dingtalk-${safeFileName(message.messageId)}-${i}-${safeFileName(d.name)}`,
+      );
       try {
-        const answer = await this.api.call("robot/messageFiles/download", { downloadCode: d.code, robotCode: this.robotCode });
+        const answer = await this.api.call("robot/messageFiles/download", {
+          downloadCode: d.code,
+          robotCode: this.robotCode,
+        });
         const res = await fetch(String(answer["downloadUrl"]));
         if (!res.ok || !res.body) throw new Error(`download answered HTTP ${res.status}`);
         const mimeType = res.headers.get("content-type")?.split(";")[0] || undefined;
         const source = Readable.fromWeb(res.body as import("node:stream/web").ReadableStream<Uint8Array>);
         const sizeBytes = await writeCapped(source, path, this.deps.mediaMaxBytes ?? DEFAULT_MEDIA_MAX_BYTES);
-        message.attachments.push({ kind: attachmentKindOf(mimeType), path, fileName: d.name, mimeType, sizeBytes });
+        message.attachments.push({
+          kind: attachmentKindOf(mimeType),
+          path,
+          fileName: d.name,
+          mimeType,
+          sizeBytes,
+        });
       } catch (err) {
         const reason = err instanceof FileTooLargeError ? "over the size limit" : "could not be downloaded";
         this.log.warn({ messageId: message.messageId, error: describeError(err) }, "dingtalk file not saved");
@@ -158,7 +187,9 @@ export class DingtalkAdapter implements PlatformAdapter {
 
   /** Sends Markdown robot messages (the last one a card when there are buttons). */
   async send(chat: ChatRef, message: OutboundMessage, options: SendOptions = {}): Promise<SendResult> {
-    const names = (message.files ?? []).map((f) => `📎 ${f.fileName ?? f.path.split("/").pop()} (files are not sent on DingTalk)`);
+    const names = (message.files ?? []).map(
+      (f) => `📎 ${f.fileName ?? f.path.split("/").pop()} (files are not sent on DingTalk)`,
+    );
     const chunks = dingtalkChunks([message.text, ...names].filter(Boolean).join("\n\n"));
     const last = chunks.length - 1;
     const ids: string[] = [];
@@ -178,23 +209,40 @@ export class DingtalkAdapter implements PlatformAdapter {
   private async sendMarkdown(chat: ChatRef, text: string, signal?: AbortSignal): Promise<string> {
     const common = { robotCode: this.robotCode, msgKey: "sampleMarkdown", msgParam: markdownParam(text) };
     const answer = isGroup(chat)
-      ? await this.api.call("robot/groupMessages/send", { ...common, openConversationId: chat.chatId }, { signal })
+      ? await this.api.call(
+          "robot/groupMessages/send",
+          { ...common, openConversationId: chat.chatId },
+          { signal },
+        )
       : await this.api.call("robot/oToMessages/batchSend", { ...common, userIds: [chat.chatId] }, { signal });
-    const invalid = [...((answer["invalidStaffIdList"] as string[] | undefined) ?? []), ...((answer["flowControlledStaffIdList"] as string[] | undefined) ?? [])];
+    const invalid = [
+      ...((answer["invalidStaffIdList"] as string[] | undefined) ?? []),
+      ...((answer["flowControlledStaffIdList"] as string[] | undefined) ?? []),
+    ];
     if (invalid.includes(chat.chatId)) {
-      throw new PlatformError("dingtalk", `DingTalk did not deliver to ${chat.chatId} (unknown or flow-controlled user)`);
+      throw new PlatformError(
+        "dingtalk",
+        `DingTalk did not deliver to ${chat.chatId} (unknown or flow-controlled user)`,
+      );
     }
     return String(answer["processQueryKey"] ?? "");
   }
 
-  private async sendCard(chat: ChatRef, text: string, message: OutboundMessage, index: number): Promise<string> {
+  private async sendCard(
+    chat: ChatRef,
+    text: string,
+    message: OutboundMessage,
+    index: number,
+  ): Promise<string> {
     const cardBizId = `herald-${message.idempotencyKey}-${index}`.replace(/[^\w-]/g, "").slice(0, 64);
     await this.api.call("im/v1.0/robot/interactiveCards/send", {
       cardTemplateId: "StandardCard",
       cardBizId,
       robotCode: this.robotCode,
       cardData: cardData(text, message.buttons ?? [], this.deps.kv),
-      ...(isGroup(chat) ? { openConversationId: chat.chatId } : { singleChatReceiver: JSON.stringify({ userId: chat.chatId }) }),
+      ...(isGroup(chat)
+        ? { openConversationId: chat.chatId }
+        : { singleChatReceiver: JSON.stringify({ userId: chat.chatId }) }),
     });
     const chatType = isGroup(chat) ? "group" : "dm";
     this.deps.kv.set(`card:${cardBizId}`, JSON.stringify({ chatId: chat.chatId, chatType }));
@@ -203,7 +251,11 @@ export class DingtalkAdapter implements PlatformAdapter {
   }
 
   private async updateCard(cardBizId: string, text: string): Promise<void> {
-    await this.api.call("im/robots/interactiveCards", { cardBizId, cardData: cardData(text, []) }, { method: "PUT" });
+    await this.api.call(
+      "im/robots/interactiveCards",
+      { cardBizId, cardData: cardData(text, []) },
+      { method: "PUT" },
+    );
   }
 
   /** The card shows `text` and no buttons. */

@@ -27,14 +27,16 @@ export interface ParsedRobotMessage {
 /** Parses a robot message. @throws MalformedEventError */
 export function parseRobotMessage(data: unknown): ParsedRobotMessage | undefined {
   const parsed = robotMessageSchema.safeParse(data);
-  if (!parsed.success) throw new MalformedEventError(parsed.error.issues[0]?.path.join(".") || "not an object");
+  if (!parsed.success)
+    throw new MalformedEventError(parsed.error.issues[0]?.path.join(".") || "not an object");
   const m = parsed.data;
   const senderId = m.senderStaffId ?? m.senderId;
   if (!senderId) throw new MalformedEventError("no senderStaffId");
   const isDm = m.conversationType === "1";
   const downloads: ParsedRobotMessage["downloads"] = [];
   let text = m.text?.content ?? "";
-  if (m.msgtype === "picture" && m.content?.downloadCode) downloads.push({ code: m.content.downloadCode, name: "image.png" });
+  if (m.msgtype === "picture" && m.content?.downloadCode)
+    downloads.push({ code: m.content.downloadCode, name: "image.png" });
   if ((m.msgtype === "file" || m.msgtype === "video" || m.msgtype === "audio") && m.content?.downloadCode) {
     downloads.push({ code: m.content.downloadCode, name: m.content.fileName ?? `${m.msgtype}.bin` });
   }
@@ -70,7 +72,8 @@ export function parseCardCallback(
   kv: KeyValueStore,
 ): { message: InboundMessage; cardBizId: string; label: string } | undefined {
   const parsed = cardCallbackSchema.safeParse(data);
-  if (!parsed.success) throw new MalformedEventError(parsed.error.issues[0]?.path.join(".") || "bad card callback");
+  if (!parsed.success)
+    throw new MalformedEventError(parsed.error.issues[0]?.path.join(".") || "bad card callback");
   const { outTrackId, userId } = parsed.data;
   let value: { cardPrivateData?: { actionIds?: string[]; params?: Record<string, unknown> } };
   try {

@@ -3,7 +3,11 @@ import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/s
 import { addOwner, callService, checked, secret, tryAgain } from "../../core/setup-steps.js";
 
 /** DingTalk hands out an access token for the Client ID and Secret. */
-export async function checkDingtalk(apiUrl: string, clientId: string, clientSecret: string): Promise<{ expireInSec: number }> {
+export async function checkDingtalk(
+  apiUrl: string,
+  clientId: string,
+  clientSecret: string,
+): Promise<{ expireInSec: number }> {
   const answer = await callService("DingTalk", `${apiUrl}/v1.0/oauth2/accessToken`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -24,12 +28,26 @@ async function dingtalkStep(ctx: StepContext): Promise<void> {
     "In open-dev.dingtalk.com create an app, add the Robot capability with message receiving in Stream mode,\nand publish it. Herald connects out to DingTalk: no public URL is needed.",
   );
   for (;;) {
-    const clientId = await p.text({ key: "dingtalk.client_id", message: "Client ID (AppKey)", initial: files.get("dingtalk.client_id") as string | undefined });
+    const clientId = await p.text({
+      key: "dingtalk.client_id",
+      message: "Client ID (AppKey)",
+      initial: files.get("dingtalk.client_id") as string | undefined,
+    });
     if (!clientId) return p.say("warn", "DingTalk skipped: no Client ID.");
-    const clientSecret = await secret(ctx, "dingtalk.client_secret", "DINGTALK_CLIENT_SECRET", "Client Secret (AppSecret)");
+    const clientSecret = await secret(
+      ctx,
+      "dingtalk.client_secret",
+      "DINGTALK_CLIENT_SECRET",
+      "Client Secret (AppSecret)",
+    );
     if (!clientSecret.value) return p.say("warn", "DingTalk skipped: no Client Secret.");
     const apiUrl = (files.get("dingtalk.api_url") as string | undefined) ?? "https://api.dingtalk.com";
-    const ok = await checked(ctx, "Checking the app (access token)", () => checkDingtalk(apiUrl, clientId, clientSecret.value!), () => "DingTalk accepted the app");
+    const ok = await checked(
+      ctx,
+      "Checking the app (access token)",
+      () => checkDingtalk(apiUrl, clientId, clientSecret.value!),
+      () => "DingTalk accepted the app",
+    );
     if (!ok) {
       if (await tryAgain(ctx, "DingTalk settings")) continue;
       return;
@@ -47,8 +65,18 @@ export const dingtalkSetup: SetupQuestions = {
   hint: "an app robot in Stream mode: Client ID + Secret",
   chosenBy: "dingtalk.client_id",
   flags: [
-    { flag: "--dingtalk-client-id <id>", key: "dingtalk.client_id", env: "DINGTALK_CLIENT_ID", help: "env DINGTALK_CLIENT_ID: the app's Client ID" },
-    { flag: "--dingtalk-client-secret <secret>", key: "dingtalk.client_secret", env: "DINGTALK_CLIENT_SECRET", help: "env DINGTALK_CLIENT_SECRET: the app's Client Secret" },
+    {
+      flag: "--dingtalk-client-id <id>",
+      key: "dingtalk.client_id",
+      env: "DINGTALK_CLIENT_ID",
+      help: "env DINGTALK_CLIENT_ID: the app's Client ID",
+    },
+    {
+      flag: "--dingtalk-client-secret <secret>",
+      key: "dingtalk.client_secret",
+      env: "DINGTALK_CLIENT_SECRET",
+      help: "env DINGTALK_CLIENT_SECRET: the app's Client Secret",
+    },
     { flag: "--dingtalk-owner <userid>", key: "dingtalk.owner", help: "your DingTalk userid" },
   ],
   step: dingtalkStep,

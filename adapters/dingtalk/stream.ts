@@ -34,10 +34,22 @@ export class GatewayClient extends DWClient {
         }),
       });
     } catch (err) {
-      throw new PlatformError("dingtalk", `DingTalk's stream gateway did not answer (${(err as Error).message})`, { cause: err, retryable: true });
+      throw new PlatformError(
+        "dingtalk",
+        `DingTalk's stream gateway did not answer (${(err as Error).message})`,
+        { cause: err, retryable: true },
+      );
     }
-    const body = (await res.json().catch(() => ({}))) as { endpoint?: string; ticket?: string; code?: string };
-    if (res.status === 401 || res.status === 403 || (res.status === 400 && /auth|secret|client/i.test(body.code ?? ""))) {
+    const body = (await res.json().catch(() => ({}))) as {
+      endpoint?: string;
+      ticket?: string;
+      code?: string;
+    };
+    if (
+      res.status === 401 ||
+      res.status === 403 ||
+      (res.status === 400 && /auth|secret|client/i.test(body.code ?? ""))
+    ) {
       throw new PlatformError(
         "dingtalk",
         `DingTalk refused DINGTALK_CLIENT_ID / DINGTALK_CLIENT_SECRET when opening the stream (HTTP ${res.status}). Fix: copy both from the app's Credentials & Basic Info page, and choose Stream mode for the robot's messages.`,
@@ -45,10 +57,15 @@ export class GatewayClient extends DWClient {
       );
     }
     if (!res.ok || !body.endpoint || !body.ticket) {
-      throw new PlatformError("dingtalk", `DingTalk's stream gateway answered HTTP ${res.status} without an endpoint`, { retryable: true });
+      throw new PlatformError(
+        "dingtalk",
+        `DingTalk's stream gateway answered HTTP ${res.status} without an endpoint`,
+        { retryable: true },
+      );
     }
     // The SDK reads the WebSocket address from this private field.
-    (this as unknown as { dw_url: string }).dw_url = `${body.endpoint}?ticket=${encodeURIComponent(body.ticket)}`;
+    (this as unknown as { dw_url: string }).dw_url =
+      `${body.endpoint}?ticket=${encodeURIComponent(body.ticket)}`;
     return this;
   }
 }

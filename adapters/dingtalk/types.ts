@@ -27,7 +27,15 @@ export const robotMessageSchema = z.looseObject({
     .looseObject({
       downloadCode: z.string().optional(),
       fileName: z.string().optional(),
-      richText: z.array(z.looseObject({ text: z.string().optional(), downloadCode: z.string().optional(), type: z.string().optional() })).optional(),
+      richText: z
+        .array(
+          z.looseObject({
+            text: z.string().optional(),
+            downloadCode: z.string().optional(),
+            type: z.string().optional(),
+          }),
+        )
+        .optional(),
     })
     .optional(),
   isInAtList: z.boolean().optional(),

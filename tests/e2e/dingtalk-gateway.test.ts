@@ -5,7 +5,6 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { createLogger } from "../../core/logger.js";
-import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
 import {
   CLIENT_ID,
   CLIENT_SECRET,
@@ -15,6 +14,7 @@ import {
   TOPIC_CARD,
   TOPIC_ROBOT,
 } from "../fakes/dingtalk/index.js";
+import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
 import type { Harness } from "../helpers/gateway-harness.js";
 import { platformPerTest } from "../helpers/per-test.js";
 
@@ -38,7 +38,12 @@ async function start(env: Record<string, string> = {}, logLines?: string[]) {
       ...env,
     },
     ...(logLines
-      ? { logger: createLogger({ level: "debug", destination: { write: (s: string) => void logLines.push(s) } }) }
+      ? {
+          logger: createLogger({
+            level: "debug",
+            destination: { write: (s: string) => void logLines.push(s) },
+          }),
+        }
       : {}),
   });
   await vi.waitFor(() => expect(fake.openSockets).toBe(1));
@@ -65,17 +70,30 @@ describe("dingtalk through the gateway", () => {
     expect(await replies(fake, TEAM, 1)).toEqual(["echo: what's the time?"]);
     expect(fake.sent.at(-1)).toMatchObject({ path: "robot/groupMessages/send" });
     expect(fake.tokensIssued).toBe(1);
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as { adapters: Record<string, { state: string }> };
+    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
+      adapters: Record<string, { state: string }>;
+    };
     expect(health.adapters["dingtalk"]?.state).toBe("running");
   });
 
   it("a file sent in reaches the model through messageFiles/download", async () => {
     const { fake, h } = await start();
     fake.addFile("dlcode-list", Buffer.from("Shopping list: apples, pears"), "text/plain");
-    fake.callback(TOPIC_ROBOT, robotMessage({ from: ANN, msgtype: "file", content: { downloadCode: "dlcode-list", fileName: "list.txt" } }));
+    fake.callback(
+      TOPIC_ROBOT,
+      robotMessage({
+        from: ANN,
+        msgtype: "file",
+        content: { downloadCode: "dlcode-list", fileName: "list.txt" },
+      }),
+    );
     await replies(fake, ANN, 1);
     expect(userTexts(h)[0]).toContain("Shopping list: apples, pears");
-    expect(fake.calls.some((c) => c.path === "robot/messageFiles/download" && c.body["downloadCode"] === "dlcode-list")).toBe(true);
+    expect(
+      fake.calls.some(
+        (c) => c.path === "robot/messageFiles/download" && c.body["downloadCode"] === "dlcode-list",
+      ),
+    ).toBe(true);
   });
 
   it("an approval card's button click reaches the runner as the clicker's /approve; the card is marked", async () => {
@@ -83,13 +101,24 @@ describe("dingtalk through the gateway", () => {
     h.llm.setDefault((req: FakeLlmRequest) => {
       const last = req.messages.at(-1);
       if (last?.role === "tool") return { text: `tool said: ${messageText(last)}` };
-      return { toolCalls: [{ name: "terminal", arguments: { command: "chattr -i nothing 2>/dev/null; echo approved-run" } }] };
+      return {
+        toolCalls: [
+          { name: "terminal", arguments: { command: "chattr -i nothing 2>/dev/null; echo approved-run" } },
+        ],
+      };
     });
     fake.callback(TOPIC_ROBOT, robotMessage({ from: ANN, text: "tidy" }));
-    await vi.waitFor(() => expect(fake.sent.some((s) => s.path.includes("interactiveCards"))).toBe(true), { timeout: 15_000 });
+    await vi.waitFor(() => expect(fake.sent.some((s) => s.path.includes("interactiveCards"))).toBe(true), {
+      timeout: 15_000,
+    });
     const card = fake.sent.find((s) => s.path.includes("interactiveCards"))!;
     const data = fake.cards.get(card.id)!;
-    const actions = (data["contents"] as { type: string; actions?: { id: string; label: { text: string }; params: object }[] }[]).find((c) => c.type === "action")!.actions!;
+    const actions = (
+      data["contents"] as {
+        type: string;
+        actions?: { id: string; label: { text: string }; params: object }[];
+      }[]
+    ).find((c) => c.type === "action")!.actions!;
     const approve = actions.find((a) => a.label.text.includes("Approve"))!;
     const click = {
       outTrackId: card.id,
@@ -98,7 +127,9 @@ describe("dingtalk through the gateway", () => {
       value: JSON.stringify({ cardPrivateData: { actionIds: [approve.id], params: approve.params } }),
     };
     const ackId = fake.callback(TOPIC_CARD, click);
-    await vi.waitFor(() => expect(fake.textsTo(ANN).at(-1)).toMatch(/tool said:[\s\S]*approved-run/), { timeout: 15_000 });
+    await vi.waitFor(() => expect(fake.textsTo(ANN).at(-1)).toMatch(/tool said:[\s\S]*approved-run/), {
+      timeout: 15_000,
+    });
     expect(fake.acked.has(ackId)).toBe(true);
     await vi.waitFor(() => expect(JSON.stringify(fake.cards.get(card.id))).toContain("✓ ✅ Approve"));
     expect(JSON.stringify(fake.cards.get(card.id))).not.toContain('"type":"action"');
@@ -110,7 +141,11 @@ describe("dingtalk through the gateway", () => {
 
   it("a send throttled with 429 is sent once after the wait it names; an expired token is fetched again", async () => {
     const { fake, h } = await start();
-    fake.fault("robot/oToMessages/batchSend", { status: 429, body: { code: "Throttling", message: "too many" }, headers: { "retry-after": "1" } });
+    fake.fault("robot/oToMessages/batchSend", {
+      status: 429,
+      body: { code: "Throttling", message: "too many" },
+      headers: { "retry-after": "1" },
+    });
     fake.callback(TOPIC_ROBOT, robotMessage({ from: ANN, text: "busy?" }));
     expect(await replies(fake, ANN, 1)).toEqual(["echo: busy?"]);
     expect(fake.calls.filter((c) => c.path === "robot/oToMessages/batchSend")).toHaveLength(2);
@@ -165,9 +200,15 @@ describe("dingtalk through the gateway", () => {
   it("a refused Client Secret fails the platform with the fix, and the gateway runs on", async () => {
     const fake = running.trackFake(await startFakeDingtalk());
     const h = await running.startHarness({
-      env: { DINGTALK_CLIENT_ID: CLIENT_ID, DINGTALK_CLIENT_SECRET: "wrong-secret-4711", DINGTALK_API_URL: fake.url },
+      env: {
+        DINGTALK_CLIENT_ID: CLIENT_ID,
+        DINGTALK_CLIENT_SECRET: "wrong-secret-4711",
+        DINGTALK_API_URL: fake.url,
+      },
     });
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as { adapters: Record<string, { state: string; detail?: string }> };
+    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
+      adapters: Record<string, { state: string; detail?: string }>;
+    };
     expect(health.adapters["dingtalk"]?.state).toBe("failed");
     expect(health.adapters["dingtalk"]?.detail).toMatch(/DINGTALK_CLIENT_SECRET/);
     expect(health.adapters["dingtalk"]?.detail).not.toContain("wrong-secret-4711");

@@ -29,14 +29,23 @@ export const dingtalkDriver: PlatformDriver = {
     fake.addUser(USER);
     const adapter = createDingtalkAdapter(
       { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, apiUrl: fake.url },
-      { logger: silentLogger(), homeDir: tmpdir(), cacheDir: mkdtempSync(join(tmpdir(), "herald-dingtalk-")), kv: memoryKv() },
+      {
+        logger: silentLogger(),
+        homeDir: tmpdir(),
+        cacheDir: mkdtempSync(join(tmpdir(), "herald-dingtalk-")),
+        kv: memoryKv(),
+      },
     );
     return {
       adapter,
       chat: { platform: "dingtalk", chatId: USER },
       delivered: () => fake.sent.filter((s) => s.to === USER).map((s) => ({ text: s.text })),
       rateLimitNextSend: () =>
-        fake.fault("robot/oToMessages/batchSend", { status: 429, body: { code: "Throttling", message: "too many requests" }, headers: { "retry-after": "2" } }),
+        fake.fault("robot/oToMessages/batchSend", {
+          status: 429,
+          body: { code: "Throttling", message: "too many requests" },
+          headers: { "retry-after": "2" },
+        }),
       refuseAuthOnNextSend: () => fake.revokeSecret(),
       unknownChat: () => ({ platform: "dingtalk", chatId: "nosuchuser" }),
       close: async () => {

@@ -101,7 +101,12 @@ export async function startFakeDingtalk(): Promise<FakeDingtalk> {
   let connections = 0;
   let seq = 0;
 
-  const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void =>
+  const json = (
+    res: ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): void =>
     void res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -109,7 +114,10 @@ export async function startFakeDingtalk(): Promise<FakeDingtalk> {
     const path = url.pathname.replace(/^\/v1\.0\//, "");
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const body = (chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : {}) as Record<string, unknown>;
+    const body = (chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : {}) as Record<
+      string,
+      unknown
+    >;
     calls.push({ method: req.method ?? "GET", path, body });
     if (path === "gateway/connections/open") {
       if (body["clientId"] !== CLIENT_ID || body["clientSecret"] !== secret) {
@@ -143,30 +151,36 @@ export async function startFakeDingtalk(): Promise<FakeDingtalk> {
     switch (path) {
       case "robot/oToMessages/batchSend": {
         const to = (body["userIds"] as string[])[0] ?? "";
-        if (!users.has(to)) return json(res, 400, { code: "invalidParameter.userIds.invalid", message: "userIds invalid" });
+        if (!users.has(to))
+          return json(res, 400, { code: "invalidParameter.userIds.invalid", message: "userIds invalid" });
         const id = `pqk${++seq}`;
         sent.push({ path, to, text: textOf(body["msgParam"]), body, id });
         return json(res, 200, { processQueryKey: id, invalidStaffIdList: [], flowControlledStaffIdList: [] });
       }
       case "robot/groupMessages/send": {
         const to = String(body["openConversationId"]);
-        if (!groups.has(to)) return json(res, 400, { code: "invalidParameter.openConversationId", message: "group not found" });
+        if (!groups.has(to))
+          return json(res, 400, { code: "invalidParameter.openConversationId", message: "group not found" });
         const id = `pqk${++seq}`;
         sent.push({ path, to, text: textOf(body["msgParam"]), body, id });
         return json(res, 200, { processQueryKey: id });
       }
       case "robot/messageFiles/download": {
         const code = String(body["downloadCode"]);
-        if (!files.has(code)) return json(res, 400, { code: "invalidParameter.downloadCode", message: "bad code" });
+        if (!files.has(code))
+          return json(res, 400, { code: "invalidParameter.downloadCode", message: "bad code" });
         return json(res, 200, { downloadUrl: `http://127.0.0.1:${port}/files/${code}` });
       }
       case "im/v1.0/robot/interactiveCards/send": {
-        const receiver = body["openConversationId"] ?? (JSON.parse(String(body["singleChatReceiver"])) as { userId: string }).userId;
+        const receiver =
+          body["openConversationId"] ??
+          (JSON.parse(String(body["singleChatReceiver"])) as { userId: string }).userId;
         const to = String(receiver);
-        if (!users.has(to) && !groups.has(to)) return json(res, 400, { code: "invalidParameter", message: "receiver invalid" });
+        if (!users.has(to) && !groups.has(to))
+          return json(res, 400, { code: "invalidParameter", message: "receiver invalid" });
         const data = JSON.parse(String(body["cardData"])) as Record<string, unknown>;
         cards.set(String(body["cardBizId"]), data);
-        const text = String(((data["contents"] as { type: string; text?: string }[])[0] ?? {}).text ?? "");
+        const text = String((data["contents"] as { type: string; text?: string }[])[0]?.text ?? "");
         sent.push({ path, to, text, body, id: String(body["cardBizId"]) });
         return json(res, 200, { processQueryKey: `pqk${++seq}` });
       }
@@ -199,7 +213,14 @@ export async function startFakeDingtalk(): Promise<FakeDingtalk> {
         const frame = JSON.parse(String(raw)) as { headers?: { messageId?: string } };
         if (frame.headers?.messageId) acked.add(frame.headers.messageId);
       });
-      ws.send(JSON.stringify({ specVersion: "1.0", type: "SYSTEM", headers: { topic: "CONNECTED", messageId: `sys${++seq}`, contentType: "application/json" }, data: "{}" }));
+      ws.send(
+        JSON.stringify({
+          specVersion: "1.0",
+          type: "SYSTEM",
+          headers: { topic: "CONNECTED", messageId: `sys${++seq}`, contentType: "application/json" },
+          data: "{}",
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -235,7 +256,14 @@ export async function startFakeDingtalk(): Promise<FakeDingtalk> {
       const frame = JSON.stringify({
         specVersion: "1.0",
         type: "CALLBACK",
-        headers: { appId: "app1", connectionId: "conn1", contentType: "application/json", messageId, time: String(Date.now()), topic },
+        headers: {
+          appId: "app1",
+          connectionId: "conn1",
+          contentType: "application/json",
+          messageId,
+          time: String(Date.now()),
+          topic,
+        },
         data: typeof data === "string" ? data : JSON.stringify(data),
       });
       for (const ws of sockets) ws.send(frame);
