@@ -1,6 +1,16 @@
 /** DingTalk's step of `herald setup`: the app's Client ID and Secret, checked by fetching an access token. */
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/setup.js";
-import { addOwner, callService, checked, secret, tryAgain } from "../../core/setup-steps.js";
+import {
+  addOwner,
+  apiUrl,
+  callService,
+  checked,
+  keepApiUrl,
+  secret,
+  tryAgain,
+} from "../../core/setup-steps.js";
+
+const FALLBACK_URL = "https://api.dingtalk.com";
 
 /** DingTalk hands out an access token for the Client ID and Secret. */
 export async function checkDingtalk(
@@ -41,11 +51,11 @@ async function dingtalkStep(ctx: StepContext): Promise<void> {
       "Client Secret (AppSecret)",
     );
     if (!clientSecret.value) return p.say("warn", "DingTalk skipped: no Client Secret.");
-    const apiUrl = (files.get("dingtalk.api_url") as string | undefined) ?? "https://api.dingtalk.com";
+    const url = await apiUrl(ctx, "dingtalk.api_url", "dingtalk.api_url", FALLBACK_URL);
     const ok = await checked(
       ctx,
       "Checking the app (access token)",
-      () => checkDingtalk(apiUrl, clientId, clientSecret.value!),
+      () => checkDingtalk(url, clientId, clientSecret.value!),
       () => "DingTalk accepted the app",
     );
     if (!ok) {
@@ -53,6 +63,7 @@ async function dingtalkStep(ctx: StepContext): Promise<void> {
       return;
     }
     files.set("dingtalk.client_id", clientId);
+    keepApiUrl(ctx, "dingtalk.api_url", url, FALLBACK_URL);
     if (clientSecret.isNew) files.setEnv("DINGTALK_CLIENT_SECRET", clientSecret.value);
     const owner = await p.text({ key: "dingtalk.owner", message: "Your own DingTalk userid (empty skips)" });
     return addOwner(ctx, "dingtalk", owner);
@@ -76,6 +87,12 @@ export const dingtalkSetup: SetupQuestions = {
       key: "dingtalk.client_secret",
       env: "DINGTALK_CLIENT_SECRET",
       help: "env DINGTALK_CLIENT_SECRET: the app's Client Secret",
+    },
+    {
+      flag: "--dingtalk-api-url <url>",
+      key: "dingtalk.api_url",
+      env: "DINGTALK_API_URL",
+      help: "env DINGTALK_API_URL",
     },
     { flag: "--dingtalk-owner <userid>", key: "dingtalk.owner", help: "your DingTalk userid" },
   ],

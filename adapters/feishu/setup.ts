@@ -1,6 +1,14 @@
 /** Feishu / Lark's step of `herald setup`: the app's credentials, checked by fetching a tenant token. */
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/setup.js";
-import { addOwner, callService, checked, secret, tryAgain } from "../../core/setup-steps.js";
+import {
+  addOwner,
+  apiUrl,
+  callService,
+  checked,
+  keepApiUrl,
+  secret,
+  tryAgain,
+} from "../../core/setup-steps.js";
 import { FEISHU_DOMAINS } from "./section.js";
 
 /** The app's credentials work: `tenant_access_token/internal` hands out a token, and the bot exists. */
@@ -44,7 +52,8 @@ async function feishuStep(ctx: StepContext): Promise<void> {
         message: "feishu (China) or lark (international)",
         initial: "feishu",
       })) ?? "feishu";
-    const apiUrl = FEISHU_DOMAINS[domain === "lark" ? "lark" : "feishu"];
+    const fallback = FEISHU_DOMAINS[domain === "lark" ? "lark" : "feishu"];
+    const url = await apiUrl(ctx, "feishu.api_url", "feishu.api_url", fallback);
     const appId = await p.text({
       key: "feishu.app_id",
       message: "App ID (cli_…)",
@@ -68,7 +77,7 @@ async function feishuStep(ctx: StepContext): Promise<void> {
     const bot = await checked(
       ctx,
       "Checking the app (tenant token, bot info)",
-      () => checkFeishu(apiUrl, appId, appSecret.value!),
+      () => checkFeishu(url, appId, appSecret.value!),
       (r) => `Feishu bot ${r.name}`,
     );
     if (!bot) {
@@ -77,6 +86,7 @@ async function feishuStep(ctx: StepContext): Promise<void> {
     }
     files.set("feishu.app_id", appId);
     if (domain === "lark") files.set("feishu.domain", "lark");
+    keepApiUrl(ctx, "feishu.api_url", url, fallback);
     if (appSecret.isNew) files.setEnv("FEISHU_APP_SECRET", appSecret.value);
     if (encryptKey.isNew) files.setEnv("FEISHU_ENCRYPT_KEY", encryptKey.value);
     if (token.isNew) files.setEnv("FEISHU_VERIFICATION_TOKEN", token.value);
@@ -120,6 +130,12 @@ export const feishuSetup: SetupQuestions = {
       key: "feishu.verification_token",
       env: "FEISHU_VERIFICATION_TOKEN",
       help: "env FEISHU_VERIFICATION_TOKEN: the events' Verification Token",
+    },
+    {
+      flag: "--feishu-api-url <url>",
+      key: "feishu.api_url",
+      env: "FEISHU_API_URL",
+      help: "env FEISHU_API_URL",
     },
     { flag: "--feishu-owner <open_id>", key: "feishu.owner", help: "your Feishu open_id" },
   ],

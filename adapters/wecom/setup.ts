@@ -1,6 +1,16 @@
 /** WeCom's step of `herald setup`: the Corp ID and app Secret, checked with `gettoken`. */
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/setup.js";
-import { addOwner, callService, checked, secret, tryAgain } from "../../core/setup-steps.js";
+import {
+  addOwner,
+  apiUrl,
+  callService,
+  checked,
+  keepApiUrl,
+  secret,
+  tryAgain,
+} from "../../core/setup-steps.js";
+
+const FALLBACK_URL = "https://qyapi.weixin.qq.com";
 
 /** WeCom hands out an access token for the Corp ID and Secret. */
 export async function checkWecom(
@@ -42,18 +52,14 @@ async function wecomStep(ctx: StepContext): Promise<void> {
       "WECOM_ENCODING_AES_KEY",
       "Callback EncodingAESKey (43 characters)",
     );
+    const url = await apiUrl(ctx, "wecom.api_url", "wecom.api_url", FALLBACK_URL);
     if (!agentId || !appSecret.value || !token.value || !aesKey.value) {
       return p.say("warn", "WeCom skipped: the AgentId, Secret, Token and EncodingAESKey are all needed.");
     }
     const ok = await checked(
       ctx,
       "Checking the Secret (gettoken)",
-      () =>
-        checkWecom(
-          (files.get("wecom.api_url") as string | undefined) ?? "https://qyapi.weixin.qq.com",
-          corpId,
-          appSecret.value!,
-        ),
+      () => checkWecom(url, corpId, appSecret.value!),
       () => "WeCom accepted the Secret",
     );
     if (!ok) {
@@ -62,6 +68,7 @@ async function wecomStep(ctx: StepContext): Promise<void> {
     }
     files.set("wecom.corp_id", corpId);
     files.set("wecom.agent_id", Number(agentId));
+    keepApiUrl(ctx, "wecom.api_url", url, FALLBACK_URL);
     if (appSecret.isNew) files.setEnv("WECOM_SECRET", appSecret.value);
     if (token.isNew) files.setEnv("WECOM_TOKEN", token.value);
     if (aesKey.isNew) files.setEnv("WECOM_ENCODING_AES_KEY", aesKey.value);
@@ -106,6 +113,7 @@ export const wecomSetup: SetupQuestions = {
       env: "WECOM_ENCODING_AES_KEY",
       help: "env WECOM_ENCODING_AES_KEY: the callback EncodingAESKey",
     },
+    { flag: "--wecom-api-url <url>", key: "wecom.api_url", env: "WECOM_API_URL", help: "env WECOM_API_URL" },
     { flag: "--wecom-owner <userid>", key: "wecom.owner", help: "your WeCom userid" },
   ],
   step: wecomStep,
