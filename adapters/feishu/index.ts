@@ -185,7 +185,8 @@ export class FeishuAdapter implements PlatformAdapter {
   /** Sends a reply as cards (replacing its streamed previews), then its files. */
   async send(chat: ChatRef, message: OutboundMessage, options: SendOptions = {}): Promise<SendResult> {
     const chunks = feishuChunks(message.text);
-    if (chunks.length === 0) chunks.push("");
+    // A message of files alone sends no empty card.
+    if (chunks.length === 0 && !message.files?.length) chunks.push("");
     const previews = message.kind === "notice" ? [] : await this.streams.claim(chat, message.replyToId);
     const last = chunks.length - 1;
     const ids: string[] = [];
@@ -214,7 +215,11 @@ export class FeishuAdapter implements PlatformAdapter {
     // A file sent again by a retry is dropped by Feishu: its uuid is the same.
     for (const [n, file] of (message.files ?? []).entries()) {
       const upload = await uploadFile(this.api, file);
-      await postMessage(this.api, chat, { ...upload, uuid: sendUuid(`${message.idempotencyKey}-f${n}`) });
+      const id = await postMessage(this.api, chat, {
+        ...upload,
+        uuid: sendUuid(`${message.idempotencyKey}-f${n}`),
+      });
+      if (chunks.length === 0) ids.push(id);
     }
     return { messageIds: ids };
   }

@@ -153,6 +153,21 @@ describe("feishu through the gateway", () => {
     const key = (JSON.parse(sent[0]!.content) as { file_key: string }).file_key;
     expect(fake.uploads.get(key)).toMatchObject({ name: "report.txt", kind: "file" });
     expect(fake.uploads.get(key)!.bytes.toString()).toBe("the report");
+
+    const png = join(h.homeDir, "chart.png");
+    writeFileSync(png, Buffer.from("89504e470d0a1a0a", "hex"));
+    await h.gateway.adapters
+      .get("feishu")!
+      .send(
+        { platform: "feishu", chatId: DM },
+        { text: "", idempotencyKey: "img-out", files: [{ path: png, mimeType: "image/png" }] },
+      );
+    const image = fake.messages.find((m) => m.fromBot && m.msg_type === "image")!;
+    expect(fake.messages.at(-1)).toBe(image);
+    expect(fake.messages.at(-2)?.msg_type).toBe("file");
+    const imageKey = (JSON.parse(image.content) as { image_key: string }).image_key;
+    expect(fake.uploads.get(imageKey)).toMatchObject({ kind: "image" });
+    expect(fake.uploads.get(imageKey)!.bytes.toString("hex")).toBe("89504e470d0a1a0a");
   });
 
   it("an approval card's button click reaches the runner as the clicker's /approve; the card is marked", async () => {
