@@ -4,8 +4,10 @@
  * built from this list. Each module loads its SDK only when its adapter is created.
  */
 import { bluebubblesPlatform } from "../adapters/bluebubbles/module.js";
+import { dingtalkPlatform } from "../adapters/dingtalk/module.js";
 import { discordPlatform } from "../adapters/discord/module.js";
 import { emailPlatform } from "../adapters/email/module.js";
+import { feishuPlatform } from "../adapters/feishu/module.js";
 import { homeassistantPlatform } from "../adapters/homeassistant/module.js";
 import { ircPlatform } from "../adapters/irc/module.js";
 import { linePlatform } from "../adapters/line/module.js";
@@ -16,6 +18,7 @@ import { slackPlatform } from "../adapters/slack/module.js";
 import { smsPlatform } from "../adapters/sms/module.js";
 import { telegramPlatform } from "../adapters/telegram/module.js";
 import { webchatPlatform } from "../adapters/webchat/module.js";
+import { wecomPlatform } from "../adapters/wecom/module.js";
 import { whatsappPlatform } from "../adapters/whatsapp/module.js";
 import { parseChat } from "../core/chat.js";
 import type { ChatIdSplitter, PlatformModule } from "../core/platform.js";
@@ -35,6 +38,9 @@ export const platformModules: readonly PlatformModule[] = [
   linePlatform,
   smsPlatform,
   bluebubblesPlatform,
+  feishuPlatform,
+  wecomPlatform,
+  dingtalkPlatform,
   webchatPlatform,
   homeassistantPlatform,
 ];

@@ -4,8 +4,10 @@
  */
 import { platformAdapterContract } from "./platform-adapter.contract.js";
 import { bluebubblesDriver } from "./platform-drivers/bluebubbles.js";
+import { dingtalkDriver } from "./platform-drivers/dingtalk.js";
 import { discordDriver } from "./platform-drivers/discord.js";
 import { emailDriver } from "./platform-drivers/email.js";
+import { feishuDriver } from "./platform-drivers/feishu.js";
 import { homeassistantDriver } from "./platform-drivers/homeassistant.js";
 import { ircDriver } from "./platform-drivers/irc.js";
 import { lineDriver } from "./platform-drivers/line.js";
@@ -15,6 +17,7 @@ import { signalDriver } from "./platform-drivers/signal.js";
 import { slackDriver } from "./platform-drivers/slack.js";
 import { smsDriver } from "./platform-drivers/sms.js";
 import { telegramDriver } from "./platform-drivers/telegram.js";
+import { wecomDriver } from "./platform-drivers/wecom.js";
 import { whatsappDriver } from "./platform-drivers/whatsapp.js";
 
 for (const driver of [
@@ -31,6 +34,9 @@ for (const driver of [
   lineDriver,
   smsDriver,
   bluebubblesDriver,
+  feishuDriver,
+  wecomDriver,
+  dingtalkDriver,
 ]) {
   platformAdapterContract(driver);
 }
