@@ -55,7 +55,7 @@ describe("checkpoint store", () => {
     expect(refCount()).toBe(1);
     writeFileSync(join(ws, "a.txt"), "two\n");
     expect((await s.snapshot("third turn")).kind).toBe("taken");
-    const list = await s.list();
+    const list = s.list();
     expect(list.map((c) => [c.n, c.label])).toEqual([
       [1, "third turn"],
       [2, "first turn"],
@@ -70,7 +70,7 @@ describe("checkpoint store", () => {
       writeFileSync(join(ws, "f.txt"), `v${i}`);
       await s.snapshot(`turn ${i}`);
     }
-    expect((await s.list()).map((c) => c.label)).toEqual(["turn 5", "turn 4", "turn 3"]);
+    expect(s.list().map((c) => c.label)).toEqual(["turn 5", "turn 4", "turn 3"]);
   });
 
   it("leaves big files out, and refuses a workspace over the total or the file count", async () => {
@@ -127,7 +127,7 @@ describe("checkpoint store", () => {
     writeFileSync(join(ws, "docs", "readme.md"), "workspace readme\n");
     symlinkSync(join(outside, "secret.txt"), join(ws, "link"));
     await s.snapshot("with a link");
-    const tree = execFileSync("git", ["ls-tree", "-r", (await s.list())[0]!.tree], {
+    const tree = execFileSync("git", ["ls-tree", "-r", s.list()[0]!.tree], {
       env: { GIT_DIR: gitDir, PATH: process.env["PATH"] },
     }).toString();
     expect(tree).toMatch(/^120000 blob \w+\tlink$/m);

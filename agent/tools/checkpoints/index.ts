@@ -8,6 +8,17 @@
  * "checkpoints", not offered unless a toolset list names it) lets the agent do the same. Only for
  * workspaces on this host (`local` and `sandbox` backends).
  */
+
+export {
+  type CheckpointsConfig,
+  type CheckpointsGateway,
+  createCheckpoints,
+  DIFF_MAX_CHARS,
+  formatList,
+} from "./gateway.js";
+export { type CheckpointsSection, checkpointsSectionSchema, checkpointsSettings } from "./settings.js";
 export { type CheckpointDiff, type RestoreOutcome, ShadowCheckpointStore } from "./store.js";
+export { CheckpointStores, checkpointsOff, LOCAL_BACKENDS } from "./stores.js";
+export { type Checkpointer, type CheckpointerPorts, createCheckpointer, turnLabel } from "./tool.js";
 export type * from "./types.js";
 export { DEFAULT_CHECKPOINT_LIMITS } from "./types.js";

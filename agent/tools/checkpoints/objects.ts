@@ -5,8 +5,9 @@
  * object already present is not written again.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { access, mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import { access, mkdir, open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { createDeflate, deflateSync, inflateSync } from "node:zlib";
 
@@ -153,8 +154,8 @@ export function writeCommit(gitDir: string, tree: string, message: string, atMs:
 }
 
 /** A stored commit's tree and message. */
-export async function readCommit(gitDir: string, oid: string): Promise<{ tree: string; message: string }> {
-  const raw = inflateSync(await readFile(objectPath(gitDir, oid))).toString("utf8");
+export function readCommit(gitDir: string, oid: string): { tree: string; message: string } {
+  const raw = inflateSync(readFileSync(objectPath(gitDir, oid))).toString("utf8");
   const body = raw.slice(raw.indexOf("\0") + 1);
   const split = body.indexOf("\n\n");
   const tree = /^tree ([0-9a-f]{40})$/m.exec(body.slice(0, split))?.[1];

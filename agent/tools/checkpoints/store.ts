@@ -11,7 +11,8 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { readdirSync, readFileSync } from "node:fs";
+import { rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describeError, HeraldError } from "../../../core/errors.js";
 import { type Logger, silentLogger } from "../../../core/logger.js";
@@ -68,8 +69,8 @@ export class ShadowCheckpointStore {
     return this.exclusive(async () => {
       const current = await this.currentTree();
       if (current.kind === "too-large") return current;
-      const latest = (await this.refs())[0];
-      const info = latest ? await this.info(latest, 1) : undefined;
+      const latest = this.refs()[0];
+      const info = latest ? this.info(latest, 1) : undefined;
       if (info?.tree === current.tree) return { kind: "unchanged", checkpoint: info };
       const checkpoint = await this.commit(current.tree, label);
       const { skipped, skippedCount } = current;
@@ -77,11 +78,17 @@ export class ShadowCheckpointStore {
     });
   }
 
-  /** The checkpoints, newest first (`n` = 1 is the latest). */
-  list(): Promise<CheckpointInfo[]> {
-    return this.exclusive(async () => {
-      const refs = await this.refs();
-      return Promise.all(refs.map((ref, i) => this.info(ref, i + 1)));
+  /**
+   * The checkpoints, newest first (`n` = 1 is the latest). Synchronous (a few small files), so a
+   * command answers at once; a checkpoint being written by another process is either listed or not.
+   */
+  list(): CheckpointInfo[] {
+    return this.refs().flatMap((ref, i) => {
+      try {
+        return [this.info(ref, i + 1)];
+      } catch {
+        return []; // dropped meanwhile
+      }
     });
   }
 
@@ -91,7 +98,7 @@ export class ShadowCheckpointStore {
    */
   diff(n: number, maxChars: number): Promise<CheckpointDiff> {
     return this.exclusive(async () => {
-      const checkpoint = await this.checkpoint(n);
+      const checkpoint = this.checkpoint(n);
       const current = requireTree(await this.currentTree());
       const run = { gitDir: this.options.gitDir };
       const args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames"];
@@ -111,10 +118,10 @@ export class ShadowCheckpointStore {
    */
   restore(n: number, label = `before /rollback ${n}`): Promise<RestoreOutcome> {
     return this.exclusive(async () => {
-      const restored = await this.checkpoint(n);
+      const restored = this.checkpoint(n);
       const current = requireTree(await this.currentTree());
-      const latest = (await this.refs())[0];
-      const latestTree = latest ? (await this.info(latest, 1)).tree : undefined;
+      const latest = this.refs()[0];
+      const latestTree = latest ? this.info(latest, 1).tree : undefined;
       const saved = latestTree === current.tree ? undefined : await this.commit(current.tree, label);
       if (current.tree !== restored.tree) await this.checkout(current.tree, restored.tree);
       this.cache.clear();
@@ -135,19 +142,24 @@ export class ShadowCheckpointStore {
   }
 
   /** Ref names, newest first. */
-  private async refs(): Promise<string[]> {
-    const names = await readdir(join(this.options.gitDir, REFS)).catch(() => [] as string[]);
+  private refs(): string[] {
+    let names: string[];
+    try {
+      names = readdirSync(join(this.options.gitDir, REFS));
+    } catch {
+      return [];
+    }
     return names.filter((name) => /^\d{15}-[0-9a-f]{8}$/.test(name)).sort((a, b) => (a < b ? 1 : -1));
   }
 
-  private async info(ref: string, n: number): Promise<CheckpointInfo> {
-    const commit = (await readFile(join(this.options.gitDir, REFS, ref), "utf8")).trim();
-    const { tree, message } = await readCommit(this.options.gitDir, commit);
+  private info(ref: string, n: number): CheckpointInfo {
+    const commit = readFileSync(join(this.options.gitDir, REFS, ref), "utf8").trim();
+    const { tree, message } = readCommit(this.options.gitDir, commit);
     return { n, commit, tree, takenAt: Number.parseInt(ref, 10), label: message.split("\n")[0] ?? "" };
   }
 
-  private async checkpoint(n: number): Promise<CheckpointInfo> {
-    const refs = await this.refs();
+  private checkpoint(n: number): CheckpointInfo {
+    const refs = this.refs();
     const ref = refs[n - 1];
     if (!Number.isInteger(n) || n < 1 || !ref) {
       const have = refs.length === 0 ? "there are none yet" : `there are ${refs.length} (1 is the latest)`;
@@ -170,7 +182,7 @@ export class ShadowCheckpointStore {
   }
 
   private async trim(): Promise<void> {
-    const stale = (await this.refs()).slice(this.options.limits.maxCount);
+    const stale = this.refs().slice(this.options.limits.maxCount);
     if (stale.length === 0) return;
     for (const ref of stale) await unlink(join(this.options.gitDir, REFS, ref)).catch(() => undefined);
     // Objects of dropped checkpoints go once no ref holds them and they are an hour old.
