@@ -5,7 +5,7 @@
  * object already present is not written again.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { access, mkdir, open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
@@ -136,14 +136,19 @@ export function treeBody(entries: readonly TreeInput[]): Buffer {
   return Buffer.concat(parts);
 }
 
-/** The id a tree with `entries` has, without writing it. */
-export function treeId(body: Buffer): string {
-  return createHash("sha1").update(`tree ${body.length}\0`).update(body).digest("hex");
+/** The id of an object of `type` holding `body`. */
+export function objectId(type: "blob" | "tree" | "commit", body: Buffer): string {
+  return createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
 }
 
-/** Whether object `oid` is stored. */
-export function hasObject(gitDir: string, oid: string): Promise<boolean> {
-  return exists(objectPath(gitDir, oid));
+/** Stores an object held in memory unless present (checked synchronously first); returns its id. */
+export async function storeObject(
+  gitDir: string,
+  type: "blob" | "tree" | "commit",
+  body: Buffer,
+): Promise<string> {
+  const oid = objectId(type, body);
+  return existsSync(objectPath(gitDir, oid)) ? oid : writeObject(gitDir, type, body);
 }
 
 /** Writes a commit of `tree` (no parent: each checkpoint stands alone) with `message` at `atMs`. */

@@ -7,10 +7,10 @@
  * left out (git cannot store them); so are files over the size limit, FIFOs, sockets and devices.
  * A file whose size, times and inode match the stat cache is not read again.
  */
-import { constants, type Dirent } from "node:fs";
-import { lstat, open, readdir, readlink, realpath } from "node:fs/promises";
+import { type BigIntStats, constants, type Dirent, lstatSync, readdirSync, readlinkSync } from "node:fs";
+import { open, readlink, realpath } from "node:fs/promises";
 import { join } from "node:path";
-import { type EntryMode, type TreeInput, treeBody, writeBlobFrom, writeObject } from "./objects.js";
+import { type EntryMode, storeObject, type TreeInput, treeBody, writeBlobFrom } from "./objects.js";
 import type { CheckpointLimits } from "./types.js";
 
 /** What the stat cache remembers of a file it hashed. */
@@ -76,7 +76,7 @@ export async function snapshotTree(
   };
   let tree: string;
   try {
-    tree = (await walkDir(walk, "")) ?? (await writeObject(gitDir, "tree", Buffer.alloc(0)));
+    tree = (await walkDir(walk, "")) ?? (await storeObject(gitDir, "tree", Buffer.alloc(0)));
   } catch (err) {
     if (err instanceof TooLarge) return { kind: "too-large", reason: err.message };
     throw err;
@@ -87,45 +87,76 @@ export async function snapshotTree(
   return { kind: "tree", tree, files, bytes, skipped, skippedCount };
 }
 
-/** The tree of the folder `rel` ("" for the root), or undefined when it holds nothing stored. */
+/** Hashing of changed files runs this many at once. */
+const PARALLEL = 8;
+
+/**
+ * The tree of the folder `rel` ("" for the root), or undefined when it holds nothing stored. Folders
+ * and stats are read synchronously (a few microseconds each: an unchanged workspace of 1,000 files is
+ * walked in a few milliseconds); files the cache does not know are read and stored asynchronously,
+ * several at once.
+ */
 async function walkDir(walk: Walk, rel: string): Promise<string | undefined> {
-  const abs = join(walk.realRoot, rel);
   let entries: Dirent[];
   try {
-    entries = await readdir(abs, { withFileTypes: true });
+    entries = readdirSync(join(walk.realRoot, rel), { withFileTypes: true });
   } catch {
     return undefined; // gone or unreadable since its parent was read
   }
-  const out: TreeInput[] = [];
+  const out: (TreeInput | undefined)[] = [];
+  const reads: (() => Promise<void>)[] = [];
   for (const entry of entries) {
     if (/^\.git$/i.test(entry.name)) continue;
     const path = rel ? `${rel}/${entry.name}` : entry.name;
-    const stored = await entryOf(walk, entry, path);
-    if (stored) out.push(stored);
+    const slot = out.push(undefined) - 1;
+    if (entry.isDirectory()) {
+      const oid = await walkDir(walk, path);
+      if (oid) out[slot] = { name: entry.name, mode: "40000", oid };
+    } else if (entry.isSymbolicLink()) {
+      const target = readLinkOf(join(walk.realRoot, path));
+      if (target) reads.push(async () => void (out[slot] = await linkEntry(walk, entry.name, target)));
+    } else if (entry.isFile()) {
+      const known = fileEntry(walk, path, entry.name);
+      if (typeof known === "function") reads.push(async () => void (out[slot] = await known()));
+      else out[slot] = known;
+    }
   }
-  if (out.length === 0) return undefined;
-  return writeObject(walk.gitDir, "tree", treeBody(out));
+  for (let i = 0; i < reads.length; i += PARALLEL)
+    await Promise.all(reads.slice(i, i + PARALLEL).map((r) => r()));
+  const stored = out.filter((e): e is TreeInput => e !== undefined);
+  if (stored.length === 0) return undefined;
+  return storeObject(walk.gitDir, "tree", treeBody(stored));
 }
 
-async function entryOf(walk: Walk, entry: Dirent, path: string): Promise<TreeInput | undefined> {
-  const name = entry.name;
-  if (entry.isDirectory()) {
-    const oid = await walkDir(walk, path);
-    return oid ? { name, mode: "40000", oid } : undefined;
+function readLinkOf(abs: string): Buffer | undefined {
+  try {
+    return readlinkSync(abs, { encoding: "buffer" });
+  } catch {
+    return undefined;
   }
-  if (entry.isSymbolicLink()) {
-    const target = await readlink(join(walk.realRoot, path), { encoding: "buffer" }).catch(() => undefined);
-    if (!target) return undefined;
-    return { name, mode: "120000", oid: await writeObject(walk.gitDir, "blob", target) };
-  }
-  if (!entry.isFile()) return undefined;
-  return fileEntry(walk, path, name);
 }
 
-async function fileEntry(walk: Walk, path: string, name: string): Promise<TreeInput | undefined> {
+async function linkEntry(walk: Walk, name: string, target: Buffer): Promise<TreeInput> {
+  return { name, mode: "120000", oid: await storeObject(walk.gitDir, "blob", target) };
+}
+
+/**
+ * A file's entry when the stat cache knows it (or it is left out: undefined), else the read that makes
+ * it. Throws `TooLarge` past the limits.
+ */
+function fileEntry(
+  walk: Walk,
+  path: string,
+  name: string,
+): TreeInput | undefined | (() => Promise<TreeInput | undefined>) {
   const abs = join(walk.realRoot, path);
-  const info = await lstat(abs, { bigint: true }).catch(() => undefined);
-  if (!info?.isFile()) return undefined;
+  let info: BigIntStats;
+  try {
+    info = lstatSync(abs, { bigint: true });
+  } catch {
+    return undefined;
+  }
+  if (!info.isFile()) return undefined;
   const size = Number(info.size);
   const { maxFileBytes, maxFiles, maxTotalBytes } = walk.limits;
   if (size > maxFileBytes) {
@@ -145,10 +176,12 @@ async function fileEntry(walk: Walk, path: string, name: string): Promise<TreeIn
     walk.seen.set(path, cached);
     return { name, mode, oid: cached.oid };
   }
-  const oid = await hashFile(walk, abs, info.ino, size);
-  if (!oid) return undefined;
-  walk.seen.set(path, { stamp, oid });
-  return { name, mode, oid };
+  return async () => {
+    const oid = await hashFile(walk, abs, info.ino, size);
+    if (!oid) return undefined;
+    walk.seen.set(path, { stamp, oid });
+    return { name, mode, oid };
+  };
 }
 
 /** Reads the file at `abs` into a blob, or undefined when it is not the file the walk saw. */

@@ -51,11 +51,15 @@ export interface RestoreOutcome {
 }
 
 const REFS = join("refs", "checkpoints");
+/** The least time between two prunes of one repository's objects. */
+const PRUNE_EVERY_MS = 3_600_000;
 
 /** The checkpoints of one workspace; see the module comment. */
 export class ShadowCheckpointStore {
   private readonly cache: StatCache = new Map();
   private tail: Promise<unknown> = Promise.resolve();
+  private prunedAt = Number.NEGATIVE_INFINITY;
+  private initialized = false;
   private readonly log: Logger;
   private readonly now: () => number;
 
@@ -137,7 +141,8 @@ export class ShadowCheckpointStore {
   }
 
   private async currentTree(): Promise<TreeOutcome> {
-    await initShadowRepo(this.options.gitDir);
+    if (!this.initialized) await initShadowRepo(this.options.gitDir);
+    this.initialized = true;
     return snapshotTree(this.options.workspaceDir, this.options.gitDir, this.cache, this.options.limits);
   }
 
@@ -185,7 +190,11 @@ export class ShadowCheckpointStore {
     const stale = this.refs().slice(this.options.limits.maxCount);
     if (stale.length === 0) return;
     for (const ref of stale) await unlink(join(this.options.gitDir, REFS, ref)).catch(() => undefined);
-    // Objects of dropped checkpoints go once no ref holds them and they are an hour old.
+    // Objects of dropped checkpoints go once no ref holds them and they are an hour old: a prune more
+    // often than hourly would find nothing more.
+    const now = this.now();
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = now;
     void git(["prune", "--expire=1.hour.ago"], { gitDir: this.options.gitDir }).catch((err: unknown) =>
       this.log.warn({ error: describeError(err) }, "checkpoint objects not pruned"),
     );
