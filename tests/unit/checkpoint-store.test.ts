@@ -92,6 +92,7 @@ describe("checkpoint store", () => {
     writeFileSync(join(ws, "gone.txt"), "precious\n");
     writeFileSync(join(ws, "run.sh"), "#!/bin/sh\n", { mode: 0o755 });
     await s.snapshot("make files");
+    const untouched = lstatSync(join(ws, "run.sh"), { bigint: true });
     writeFileSync(join(ws, "src", "keep.txt"), "changed\n");
     rmSync(join(ws, "gone.txt"));
     mkdirSync(join(ws, "new"));
@@ -112,6 +113,9 @@ describe("checkpoint store", () => {
     expect(readFileSync(join(ws, "gone.txt"), "utf8")).toBe("precious\n");
     expect(existsSync(join(ws, "new"))).toBe(false);
     expect(lstatSync(join(ws, "run.sh")).mode & 0o111).not.toBe(0);
+    // A file the rollback did not need to change is left alone (same inode, same time).
+    const after = lstatSync(join(ws, "run.sh"), { bigint: true });
+    expect([after.ino, after.mtimeNs]).toEqual([untouched.ino, untouched.mtimeNs]);
     // The rollback itself can be undone.
     await s.restore(1);
     expect(readFileSync(join(ws, "new", "junk.txt"), "utf8")).toBe("junk");

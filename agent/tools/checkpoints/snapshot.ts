@@ -7,8 +7,16 @@
  * left out (git cannot store them); so are files over the size limit, FIFOs, sockets and devices.
  * A file whose size, times and inode match the stat cache is not read again.
  */
-import { type BigIntStats, constants, type Dirent, lstatSync, readdirSync, readlinkSync } from "node:fs";
-import { open, readlink, realpath } from "node:fs/promises";
+import {
+  type BigIntStats,
+  constants,
+  type Dirent,
+  lstatSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+} from "node:fs";
+import { open, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { type EntryMode, storeObject, type TreeInput, treeBody, writeBlobFrom } from "./objects.js";
 import type { CheckpointLimits } from "./types.js";
@@ -64,7 +72,7 @@ export async function snapshotTree(
 ): Promise<TreeOutcome> {
   const walk: Walk = {
     gitDir,
-    realRoot: await realpath(root),
+    realRoot: realpathSync(root),
     cache,
     seen: new Map(),
     limits,

@@ -4,8 +4,8 @@
  * commit of its own (no parent) under `refs/checkpoints/<epoch ms>-<random>`; the oldest past
  * `maxCount` are dropped and their objects pruned once they are an hour old (so a snapshot still being
  * written by another process keeps its objects). Snapshots are written by this process (snapshot.ts);
- * diffs compare two trees (`git diff`, never the work tree); a restore is `git read-tree --reset -u`
- * from the current state's tree to the checkpoint's, which writes links as links, replaces a folder
+ * diffs compare two trees (`git diff`, never the work tree); a restore is `git read-tree -m -u`
+ * (`-m`, from the current state's tree to the checkpoint's), which writes links as links, replaces a folder
  * that became a link instead of writing through it, and deletes only files the current state holds.
  * Operations on one store run one at a time.
  */
@@ -206,7 +206,15 @@ export class ShadowCheckpointStore {
     const indexFile = join(gitDir, `restore-${randomBytes(4).toString("hex")}.index`);
     try {
       await git(["read-tree", from], { gitDir, indexFile });
-      await git(["read-tree", "--reset", "-u", to], { gitDir, indexFile, workTree: workspaceDir });
+      const run = { gitDir, indexFile, workTree: workspaceDir };
+      // The index learns the files' stats (each compared with `from`'s content, nothing stored), so the
+      // merge knows which files are as `from` has them. Files that differ only fail the merge below.
+      await git(["update-index", "-q", "--refresh"], run).catch(() => undefined);
+      // A two-tree merge touches only the files that differ; it refuses when one changed since `from`
+      // was taken (a background process wrote it), and then every file is written as `to` has it.
+      await git(["read-tree", "-m", "-u", from, to], run).catch(() =>
+        git(["read-tree", "--reset", "-u", to], run),
+      );
     } finally {
       await rm(indexFile, { force: true });
     }
