@@ -5,7 +5,7 @@
  * again, nothing written), a checkpoint after one file changed, a diff and a rollback.
  */
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_CHECKPOINT_LIMITS, ShadowCheckpointStore } from "../agent/tools/checkpoints/index.js";
 import { machineLine, percentile, round } from "./lib.js";
@@ -19,6 +19,8 @@ export interface CheckpointsBenchOptions {
 
 export interface CheckpointsBenchRow {
   files: number;
+  /** The machine's 1-minute load average when the size was measured. */
+  load: number;
   /** The floor: the same folders read and every file's lstat, nothing else (p50). */
   rawWalkP50Ms: number;
   firstMs: number;
@@ -80,6 +82,7 @@ async function benchSize(files: number, runs: number): Promise<CheckpointsBenchR
     const p = (values: number[], q: number) => round(percentile(values, q));
     return {
       files,
+      load: round(loadavg()[0] ?? 0, 1),
       rawWalkP50Ms: p(walks, 50),
       firstMs: round(firstMs),
       unchangedP50Ms: p(unchanged, 50),
@@ -109,7 +112,7 @@ export function checkpointsMarkdown(
 ): string {
   const lines = rows.map(
     (r) =>
-      `| ${r.files} | ${r.rawWalkP50Ms} ms | ${r.firstMs} ms | **${r.unchangedP50Ms} / ${r.unchangedP99Ms} ms** | ${r.unchangedColdMs} ms | ${r.oneChangedP50Ms} ms | ${r.diffMs} ms | ${r.rollbackMs} ms |`,
+      `| ${r.files} | ${r.load} | ${r.rawWalkP50Ms} ms | ${r.firstMs} ms | **${r.unchangedP50Ms} / ${r.unchangedP99Ms} ms** | ${r.unchangedColdMs} ms | ${r.oneChangedP50Ms} ms | ${r.diffMs} ms | ${r.rollbackMs} ms |`,
   );
   return `## Checkpoints of a workspace
 
@@ -121,8 +124,8 @@ cache (every file read and hashed again, nothing written). The floor is the walk
 every file's \`lstat\`), measured in the same run: on a loaded machine compare against it. Target: nothing
 changed ≤ 50 ms for 1,000 files.
 
-| files | floor: readdir + lstat p50 | first checkpoint | nothing changed p50 / p99 | nothing changed, fresh process | one file changed p50 | /diff (2 files) | /rollback |
-|---|---|---|---|---|---|---|---|
+| files | load average | floor: readdir + lstat p50 | first checkpoint | nothing changed p50 / p99 | nothing changed, fresh process | one file changed p50 | /diff (2 files) | /rollback |
+|---|---|---|---|---|---|---|---|---|
 ${lines.join("\n")}
 `;
 }

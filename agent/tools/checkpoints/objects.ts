@@ -128,11 +128,11 @@ function sortKey(entry: TreeInput): string {
 
 /** The body of a tree object holding `entries`. */
 export function treeBody(entries: readonly TreeInput[]): Buffer {
-  const sorted = [...entries].sort((a, b) =>
-    Buffer.compare(Buffer.from(sortKey(a)), Buffer.from(sortKey(b))),
-  );
+  const keyed = entries.map((entry) => ({ entry, key: Buffer.from(sortKey(entry)) }));
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key));
   const parts: Buffer[] = [];
-  for (const e of sorted) parts.push(Buffer.from(`${e.mode} ${e.name}\0`), Buffer.from(e.oid, "hex"));
+  for (const { entry: e } of keyed)
+    parts.push(Buffer.from(`${e.mode} ${e.name}\0`), Buffer.from(e.oid, "hex"));
   return Buffer.concat(parts);
 }
 
