@@ -19,7 +19,12 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_CHECKPOINT_LIMITS, ShadowCheckpointStore } from "../../agent/tools/checkpoints/index.js";
+import {
+  checkpointsOff,
+  checkpointsSectionSchema,
+  DEFAULT_CHECKPOINT_LIMITS,
+  ShadowCheckpointStore,
+} from "../../agent/tools/checkpoints/index.js";
 
 let root: string;
 let ws: string;
@@ -51,8 +56,11 @@ describe("checkpoint store", () => {
     const s = store();
     writeFileSync(join(ws, "a.txt"), "one\n");
     expect((await s.snapshot("first turn\nmore text")).kind).toBe("taken");
+    const objects = () => readdirSync(join(gitDir, "objects"), { recursive: true }).length;
+    const stored = objects();
     expect((await s.snapshot("second turn")).kind).toBe("unchanged");
     expect(refCount()).toBe(1);
+    expect(objects()).toBe(stored); // nothing written
     writeFileSync(join(ws, "a.txt"), "two\n");
     expect((await s.snapshot("third turn")).kind).toBe("taken");
     const list = s.list();
@@ -167,5 +175,18 @@ describe("checkpoint store", () => {
     writeFileSync(join(ws, "unix.txt"), "changed");
     await s.restore(1);
     expect(readFileSync(join(ws, "unix.txt"), "utf8")).toBe("a\nb\n");
+  });
+});
+
+describe("where checkpoints work", () => {
+  it("only on a workspace on this host, and only when enabled", () => {
+    const on = checkpointsSectionSchema.parse({});
+    expect(checkpointsOff(on, "sandbox")).toBeUndefined();
+    expect(checkpointsOff(on, "local")).toBeUndefined();
+    expect(checkpointsOff(on, "ssh")).toMatch(
+      /need a workspace on this host .*the ssh backend keeps it elsewhere/,
+    );
+    expect(checkpointsOff(on, "docker")).toMatch(/the docker backend/);
+    expect(checkpointsOff({ ...on, enabled: false }, "sandbox")).toMatch(/checkpoints\.enabled: false/);
   });
 });
