@@ -122,10 +122,16 @@ async function walkDir(walk: Walk, rel: string): Promise<string | undefined> {
       if (oid) out[slot] = { name: entry.name, mode: "40000", oid };
     } else if (entry.isSymbolicLink()) {
       const target = readLinkOf(join(walk.realRoot, path));
-      if (target) reads.push(async () => void (out[slot] = await linkEntry(walk, entry.name, target)));
+      if (target)
+        reads.push(async () => {
+          out[slot] = await linkEntry(walk, entry.name, target);
+        });
     } else if (entry.isFile()) {
       const known = fileEntry(walk, path, entry.name);
-      if (typeof known === "function") reads.push(async () => void (out[slot] = await known()));
+      if (typeof known === "function")
+        reads.push(async () => {
+          out[slot] = await known();
+        });
       else out[slot] = known;
     }
   }
