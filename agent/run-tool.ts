@@ -21,6 +21,12 @@ export interface ToolRunDeps {
   idle?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
   /** Plugins' filters around tool calls and before the reply. @defaultValue none */
   hooks?: TurnHooks | undefined;
+  /**
+   * Called before each call of a tool that may change the workspace (`Tool.changesWorkspace`), before
+   * it runs (the checkpoints: the first call of a turn snapshots the workspace). Must not throw; `note`
+   * reports a line to the chat. @defaultValue none
+   */
+  beforeChange?: ((job: TurnJob, note: (line: string) => void) => Promise<void>) | undefined;
 }
 
 /** One tool call with its progress events; never throws except on abort. */
@@ -50,6 +56,9 @@ export async function runTool(
   const blocked = deps.hooks?.has("beforeToolCall")
     ? await deps.hooks.beforeToolCall(name, parseOrRaw(call.function.arguments), job.origin)
     : undefined;
+  const tool = tools.find((t) => t.name === name);
+  if (!blocked && tool?.changesWorkspace && deps.beforeChange)
+    await deps.beforeChange(job, (line) => emit({ type: "status", turnId, text: line }));
   try {
     if (blocked) output = { content: `error: ${blocked}`, isError: true };
     else

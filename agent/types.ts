@@ -148,6 +148,11 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
   /** The toolset this tool belongs to (toolsets are enabled per platform). */
   toolset: string;
   /**
+   * The tool may change the session's workspace (writes files, runs commands): the turn's first such
+   * call is preceded by a checkpoint of the workspace (`ToolRunDeps.beforeChange`). @defaultValue false
+   */
+  changesWorkspace?: boolean | undefined;
+  /**
    * How the chat's progress line names a call (`$ npm test`, `read_file src/x.ts`). Gets the arguments
    * as the model sent them (not yet validated); may throw (the generic line is shown instead).
    * @defaultValue `⚙️ <name>: <arguments>`

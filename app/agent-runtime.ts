@@ -67,6 +67,7 @@ export async function createAgentRuntime(
     compressionModel: config.auxiliary.compression,
     tools: registry,
     hooks: plugins.hooks,
+    beforeChange: tools.beforeChange,
     stageAttachments: tools.stageAttachments,
     transcribe: tools.transcribe,
     speakReply: tools.speakReply,

@@ -10,6 +10,7 @@ import { execSettings } from "../agent/exec/settings.js";
 import { learningSettings } from "../agent/learning/settings.js";
 import { pluginsSettings } from "../agent/plugins/settings.js";
 import { browserSettings } from "../agent/tools/browser/settings.js";
+import { checkpointsSettings } from "../agent/tools/checkpoints/settings.js";
 import { codeSettings } from "../agent/tools/code/settings.js";
 import { haSettings } from "../agent/tools/ha/settings.js";
 import { imagesSettings } from "../agent/tools/image/settings.js";
@@ -30,6 +31,7 @@ import { skillsSettings } from "../skills/settings.js";
  */
 export const featureModules = [
   execSettings,
+  checkpointsSettings,
   webSettings,
   voiceSettings,
   visionSettings,

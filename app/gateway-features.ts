@@ -20,6 +20,7 @@ import { createLearning, type Learning } from "../agent/learning/index.js";
 import { createPersona } from "../agent/persona/index.js";
 import type { Plugins } from "../agent/plugins/index.js";
 import { createProviders, type SessionModels } from "../agent/providers/index.js";
+import { createCheckpoints } from "../agent/tools/checkpoints/index.js";
 import type { McpServerConfig } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
 import { createMessageSender } from "../agent/tools/messaging/index.js";
@@ -95,6 +96,7 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
   const approvals = createApprovals(config, { gateway: runner, logger });
   const delegation = createDelegation(config, { gateway: runner, state, queue, logger });
   const taskBoard = createTaskBoard(config, { gateway: runner, state });
+  createCheckpoints(config, { gateway: runner, logger });
   const send = createMessageSender(config, {
     gateway: runner,
     database: state.database,

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { delegateTool } from "../agent/delegate/index.js";
 import {
   copyAttachments,
+  type Execution,
   type ExecutionBackend,
   openExecution,
   type ProcessRegistry,
@@ -21,6 +22,7 @@ import {
 } from "../agent/exec/index.js";
 import { type SpeakReply, type Tool, ToolRegistry, type UnavailableToolset } from "../agent/index.js";
 import { createBrowserTools } from "../agent/tools/browser/index.js";
+import { type Checkpointer, createCheckpointer } from "../agent/tools/checkpoints/index.js";
 import { clarifyTool } from "../agent/tools/clarify/index.js";
 import { CODE_BACKENDS, type ExecuteCodeDeps, executeCodeTool } from "../agent/tools/code/index.js";
 import { cronjobTool } from "../agent/tools/cron/index.js";
@@ -80,6 +82,7 @@ export const toolsetSummaries: Readonly<Record<string, string>> = {
   messaging: "send messages and files to chats",
   mcp: "resources and prompts of the MCP servers",
   ha: "Home Assistant: list entities and services, read states, call services",
+  checkpoints: "restore the workspace to a checkpoint taken before a turn changed it",
 };
 
 /**
@@ -142,6 +145,8 @@ export interface AgentTools {
   mcp: McpManager;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: UnavailableToolset[];
+  /** The checkpoint before a turn's first change of its workspace (`ToolRunDeps.beforeChange`). */
+  beforeChange: ((job: TurnJob, note: (line: string) => void) => Promise<void>) | undefined;
   /**
    * A session ended: its background processes are killed, its workspace's file helper ended, its
    * browser context closed (only the context `sessionId` used, when given: the next session of the key
@@ -150,6 +155,47 @@ export interface AgentTools {
   endSession(sessionKey: string, sessionId?: string): Promise<void>;
   /** Kills background processes and closes the backend. */
   close(): Promise<void>;
+}
+
+/** The terminal, file, code and checkpoint tools on an available backend (pushed onto `parts.tools`). */
+function execTools(
+  config: HeraldConfig,
+  exec: Execution,
+  parts: {
+    tools: Tool[];
+    workspaces: WorkspaceManager;
+    unavailable: UnavailableToolset[];
+    logger: Logger;
+    registry: () => ToolRegistry;
+  },
+): Checkpointer {
+  const { tools, workspaces, unavailable, logger, registry } = parts;
+  const { maxTimeoutS, dangerousCommands } = config.exec;
+  const { backend, processes, quota, virtualRoot, exitNotices, access } = exec;
+  tools.push(
+    ...terminalTools({
+      backend,
+      workspaces,
+      processes,
+      quota,
+      maxTimeoutS,
+      dangerous: dangerousCommands,
+      virtualRoot,
+      exitNotices,
+    }),
+    ...fileTools({ access, backend }),
+  );
+  tools.push(...codeTools(config, { backend, workspaces, quota, unavailable, registry }));
+  const checkpointer = createCheckpointer(config.checkpoints, {
+    workspaces,
+    backend: backend.name,
+    homeDir: config.homeDir,
+    logger,
+  });
+  tools.push(...checkpointer.tools);
+  if (dangerousCommands === "off")
+    logger.warn({}, "dangerous commands run without approval (exec.dangerous_commands: off)");
+  return checkpointer;
 }
 
 /**
@@ -170,26 +216,17 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
   const exec = await openExecution(execBackendOptions(config), { workspaces, logger });
   // Files MCP tools return: into the session's workspace where the file tools are on, else the cache.
   let mcpFiles: McpSaveDir | undefined;
+  // Checkpoints need the commands' workspace on this host: only with an available backend.
+  let checkpointer: Checkpointer | undefined;
   if ("backend" in exec) {
-    const { maxTimeoutS, dangerousCommands } = config.exec;
-    const { backend, processes, quota, virtualRoot, exitNotices, access } = exec;
-    tools.push(
-      ...terminalTools({
-        backend,
-        workspaces,
-        processes,
-        quota,
-        maxTimeoutS,
-        dangerous: dangerousCommands,
-        virtualRoot,
-        exitNotices,
-      }),
-      ...fileTools({ access, backend }),
-    );
-    tools.push(...codeTools(config, { backend, workspaces, quota, unavailable, registry: () => registry }));
-    if (dangerousCommands === "off")
-      logger.warn({}, "dangerous commands run without approval (exec.dangerous_commands: off)");
-    mcpFiles = mcpWorkspaceFiles(access);
+    checkpointer = execTools(config, exec, {
+      tools,
+      workspaces,
+      unavailable,
+      logger,
+      registry: () => registry,
+    });
+    mcpFiles = mcpWorkspaceFiles(exec.access);
   } else unavailable.push({ toolset: "terminal", missing: exec.missing, fix: exec.fix });
   const web = createWebTools(config, { logger, unavailable });
   tools.push(...web.tools);
@@ -217,6 +254,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     workspaces,
     backend,
     stageAttachments: (job) => copyAttachments(access, job),
+    beforeChange: checkpointer?.beforeChange,
     transcribe: createTranscriber(config, { logger, unavailable }),
     speakReply: speech.speakReply,
     unavailable,

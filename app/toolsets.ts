@@ -35,7 +35,7 @@ export function toolsetsFor(
   const toolsets = config.platforms[platform]?.toolsets ?? config.agent.toolsets;
   const base =
     chatType === "group" && !config.exec.groups
-      ? toolsets.filter((t) => t !== "terminal" && t !== "files" && t !== "code")
+      ? toolsets.filter((t) => !["terminal", "files", "code", "checkpoints"].includes(t))
       : toolsets;
   const mcp = mcpServers
     .filter((s) => serverServes(s, platform, chatType) && serverAdmits(s, owner))

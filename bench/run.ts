@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { apiMarkdown, benchApi } from "./api.js";
 import { benchBrowser, browserMarkdown } from "./browser.js";
+import { benchCheckpoints, checkpointsMarkdown } from "./checkpoints.js";
 import { benchCode, codeMarkdown } from "./code.js";
 import { benchCommands, commandsMarkdown } from "./commands.js";
 import { benchDashboard, dashboardMarkdown } from "./dashboard.js";
@@ -143,6 +144,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchSandboxes(opts);
     console.log(JSON.stringify({ sandboxes: result }));
     writeSection(file, "sandboxes", sandboxesMarkdown(result, opts, "npm run bench -- sandboxes"));
+  },
+  checkpoints: async () => {
+    const opts = { sizes: [1000, 10_000], runs: 30 };
+    const result = await benchCheckpoints(opts);
+    console.log(JSON.stringify({ checkpoints: result }));
+    writeSection(file, "checkpoints", checkpointsMarkdown(result, opts, "npm run bench -- checkpoints"));
   },
   code: async () => {
     const opts = { files: 20, calls: 200 };

@@ -59,6 +59,7 @@ export function executeCodeTool(deps: ExecuteCodeDeps): Tool {
         .describe(`Seconds before the script and its calls are killed (default and most: ${maxTimeoutS}).`),
     }),
     toolset: "code",
+    changesWorkspace: true,
     label: (args) => `🐍 ${args.language}: ${args.code.split("\n").length} lines`,
     async execute(args, ctx): Promise<ToolOutput> {
       const workspace = await deps.workspaces.ensure({

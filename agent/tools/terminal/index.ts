@@ -128,6 +128,7 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
         .describe("background: tell the chat when it finishes (for long jobs nobody is polling)."),
     }),
     toolset: "terminal",
+    changesWorkspace: true,
     label: (args) => `$ ${args.command}${args.background ? " &" : ""}`,
     async execute(args, ctx) {
       const workspace = await workspaceOf(deps, ctx);
@@ -209,6 +210,7 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
       end: z.boolean().optional().describe("write: close stdin after the text."),
     }),
     toolset: "terminal",
+    changesWorkspace: true,
     label: (args) => `process ${args.action}${args.id ? ` ${args.id}` : ""}`,
     async execute(args, ctx) {
       const owner = ctx.origin.sessionKey;
