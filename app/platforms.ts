@@ -10,6 +10,7 @@ import { matrixPlatform } from "../adapters/matrix/module.js";
 import { mattermostPlatform } from "../adapters/mattermost/module.js";
 import { signalPlatform } from "../adapters/signal/module.js";
 import { slackPlatform } from "../adapters/slack/module.js";
+import { teamsPlatform } from "../adapters/teams/module.js";
 import { telegramPlatform } from "../adapters/telegram/module.js";
 import { webchatPlatform } from "../adapters/webchat/module.js";
 import { whatsappPlatform } from "../adapters/whatsapp/module.js";
@@ -29,6 +30,7 @@ export const platformModules: readonly PlatformModule[] = [
   ircPlatform,
   mattermostPlatform,
   webchatPlatform,
+  teamsPlatform,
 ];
 
 /** Chat-id splitters of the platforms that have one, for `parseChat`. */

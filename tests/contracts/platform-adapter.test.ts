@@ -10,6 +10,7 @@ import { matrixDriver } from "./platform-drivers/matrix.js";
 import { mattermostDriver } from "./platform-drivers/mattermost.js";
 import { signalDriver } from "./platform-drivers/signal.js";
 import { slackDriver } from "./platform-drivers/slack.js";
+import { teamsDriver } from "./platform-drivers/teams.js";
 import { telegramDriver } from "./platform-drivers/telegram.js";
 import { whatsappDriver } from "./platform-drivers/whatsapp.js";
 
@@ -23,6 +24,7 @@ for (const driver of [
   signalDriver,
   ircDriver,
   mattermostDriver,
+  teamsDriver,
 ]) {
   platformAdapterContract(driver);
 }
