@@ -14,7 +14,7 @@ import type {
 } from "botbuilder";
 import { PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
-import { credentialsFactory, type TeamsTokens } from "./auth.js";
+import { BOT_FRAMEWORK_SCOPE, credentialsFactory, loginUrlOf, type TeamsTokens } from "./auth.js";
 import type { OutActivity, TeamsActivity, TeamsAdapterConfig, TeamsChatRef } from "./types.js";
 
 /** An inbound request refused because its token did not check out. */
@@ -46,7 +46,17 @@ export class TeamsConnector {
         MicrosoftAppId: config.appId,
         MicrosoftAppType: config.tenantId ? "SingleTenant" : "MultiTenant",
         ...(config.tenantId ? { MicrosoftAppTenantId: config.tenantId } : {}),
+        // Setting one of these makes botbuilder take all of them as given: Microsoft's public cloud, but
+        // for the OpenID metadata (configurable) and the login URL (our credentials factory's).
+        ValidateAuthority: true,
+        ToChannelFromBotLoginUrl: loginUrlOf(config),
+        ToChannelFromBotOAuthScope: BOT_FRAMEWORK_SCOPE,
+        ToBotFromChannelTokenIssuer: BOT_FRAMEWORK_SCOPE,
+        OAuthUrl: "https://api.botframework.com",
         ToBotFromChannelOpenIdMetadataUrl: config.openIdMetadataUrl,
+        ToBotFromEmulatorOpenIdMetadataUrl:
+          "https://login.microsoftonline.com/botframework.com/v2.0/.well-known/openid-configuration",
+        CallerId: "urn:botframework:azure",
       },
       // A structural ServiceClientCredentialsFactory (the abstract class is botframework-connector's).
       credentialsFactory(config, tokens) as never,

@@ -103,7 +103,8 @@ export async function startFakeTeams() {
   const jwk = publicKey.export({ format: "jwk" });
   const tokens = new Set<string>();
   const activities: FakeTeamsActivity[] = [];
-  const calls: { method: string; route: string; path: string; body: unknown; at: number }[] = [];
+  const calls: { method: string; route: string; path: string; body: unknown; at: number; auth: boolean }[] =
+    [];
   const faults = new Map<string, TeamsFault[]>();
   const files = new Map<string, { bytes: Buffer; mime: string }>();
   const conversations = new Set<string>();
@@ -127,7 +128,7 @@ export async function startFakeTeams() {
       try {
         body = raw && !r.endsWith("token") ? JSON.parse(raw) : raw;
       } catch {}
-      calls.push({ method, route: r, path, body, at: Date.now() });
+      calls.push({ method, route: r, path, body, at: Date.now(), auth: Boolean(req.headers.authorization) });
       const fault = faults.get(r)?.shift();
       if (fault)
         return json(
@@ -172,6 +173,13 @@ export async function startFakeTeams() {
           ext_expires_in: 3599,
           access_token: token,
         });
+      }
+      const shared = /^\/sharepoint\/([^/]+)$/.exec(path);
+      if (shared) {
+        const stored = files.get(shared[1]!);
+        if (!stored) return json(res, 404, { error: { code: "itemNotFound" } });
+        res.writeHead(200, { "content-type": stored.mime, "content-length": String(stored.bytes.length) });
+        return res.end(stored.bytes);
       }
       const file = /^\/v3\/attachments\/([^/]+)\/views\/original$/.exec(path);
       if (file) {
@@ -294,6 +302,12 @@ export async function startFakeTeams() {
       const id = `att-${randomBytes(6).toString("hex")}`;
       files.set(id, { bytes, mime });
       return `${url}/v3/attachments/${id}/views/original`;
+    },
+    /** A file shared in a personal chat: a pre-authorised download URL (OneDrive's, here the fake's). */
+    addSharedFile(bytes: Buffer, mime: string): string {
+      const id = `shared-${randomBytes(6).toString("hex")}`;
+      files.set(id, { bytes, mime });
+      return `${url}/sharepoint/${id}`;
     },
     /** A user's message activity, as Teams posts it. */
     userMessage(input: UserMessageInput) {
