@@ -5,6 +5,7 @@
  */
 import { discordPlatform } from "../adapters/discord/module.js";
 import { emailPlatform } from "../adapters/email/module.js";
+import { googlechatPlatform } from "../adapters/googlechat/module.js";
 import { ircPlatform } from "../adapters/irc/module.js";
 import { matrixPlatform } from "../adapters/matrix/module.js";
 import { mattermostPlatform } from "../adapters/mattermost/module.js";
@@ -31,6 +32,7 @@ export const platformModules: readonly PlatformModule[] = [
   mattermostPlatform,
   webchatPlatform,
   teamsPlatform,
+  googlechatPlatform,
 ];
 
 /** Chat-id splitters of the platforms that have one, for `parseChat`. */
