@@ -5,6 +5,7 @@
 import { platformAdapterContract } from "./platform-adapter.contract.js";
 import { discordDriver } from "./platform-drivers/discord.js";
 import { emailDriver } from "./platform-drivers/email.js";
+import { googlechatDriver } from "./platform-drivers/googlechat.js";
 import { ircDriver } from "./platform-drivers/irc.js";
 import { matrixDriver } from "./platform-drivers/matrix.js";
 import { mattermostDriver } from "./platform-drivers/mattermost.js";
@@ -25,6 +26,7 @@ for (const driver of [
   ircDriver,
   mattermostDriver,
   teamsDriver,
+  googlechatDriver,
 ]) {
   platformAdapterContract(driver);
 }
