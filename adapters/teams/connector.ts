@@ -6,12 +6,7 @@
  * (up to three times); past that, and for every other failure, `connectorError` turns the SDK's error
  * into a `PlatformError` the outbox understands.
  */
-import type {
-  Activity,
-  CloudAdapter,
-  ConfigurationBotFrameworkAuthentication,
-  TurnContext,
-} from "botbuilder";
+import type { Activity, CloudAdapter, ConfigurationBotFrameworkAuthentication } from "botbuilder";
 import { PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import { BOT_FRAMEWORK_SCOPE, credentialsFactory, loginUrlOf, type TeamsTokens } from "./auth.js";

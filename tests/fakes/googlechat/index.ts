@@ -10,7 +10,6 @@
 import { execFileSync } from "node:child_process";
 import {
   createPrivateKey,
-  createPublicKey,
   createSign,
   createVerify,
   generateKeyPairSync,
