@@ -3,6 +3,8 @@
  * the real Bot Framework adapter configured by env as an operator would, activities POSTed to
  * `/webhooks/teams` signed as Bot Framework signs them, the real runner and the scripted model.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { createLogger } from "../../core/logger.js";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
@@ -238,6 +240,33 @@ describe("teams through the gateway", () => {
     expect(fake.calls.find((c) => c.path.startsWith("/v3/attachments/"))?.auth).toBe(true);
     // The pre-authorised URL gets no token, and the foreign one is not fetched at all.
     expect(fake.calls.find((c) => c.path.startsWith("/sharepoint/"))?.auth).toBe(false);
+  });
+
+  it("files out: an image goes inline as a data URL; another file is named in the text", async () => {
+    const { fake, h } = await start();
+    await deliver(fake, h, fake.userMessage({ from: ANN, conversationId: DM, text: "hi" }));
+    await replies(fake, DM, 1);
+    const png = join(h.homeDir, "chart.png");
+    const pdf = join(h.homeDir, "report.pdf");
+    writeFileSync(png, Buffer.from("89504e470d0a1a0a", "hex"));
+    writeFileSync(pdf, "%PDF-1.4");
+    await h.gateway.adapters.get("teams")!.send(
+      { platform: "teams", chatId: DM },
+      {
+        text: "Here they are",
+        idempotencyKey: "files-out",
+        files: [
+          { path: png, mimeType: "image/png" },
+          { path: pdf, mimeType: "application/pdf" },
+        ],
+      },
+    );
+    const out = fake.botMessagesIn(DM).at(-1)!;
+    expect(out.text).toContain("Here they are");
+    expect(out.text).toContain("report.pdf");
+    expect(out.attachments).toEqual([
+      { contentType: "image/png", contentUrl: "data:image/png;base64,iVBORw0KGgo=", name: "chart.png" },
+    ]);
   });
 
   it("a reply refused with 429 is sent once, after the wait the connector named", async () => {
