@@ -8,6 +8,7 @@ import { dingtalkPlatform } from "../adapters/dingtalk/module.js";
 import { discordPlatform } from "../adapters/discord/module.js";
 import { emailPlatform } from "../adapters/email/module.js";
 import { feishuPlatform } from "../adapters/feishu/module.js";
+import { googlechatPlatform } from "../adapters/googlechat/module.js";
 import { homeassistantPlatform } from "../adapters/homeassistant/module.js";
 import { ircPlatform } from "../adapters/irc/module.js";
 import { linePlatform } from "../adapters/line/module.js";
@@ -16,6 +17,7 @@ import { mattermostPlatform } from "../adapters/mattermost/module.js";
 import { signalPlatform } from "../adapters/signal/module.js";
 import { slackPlatform } from "../adapters/slack/module.js";
 import { smsPlatform } from "../adapters/sms/module.js";
+import { teamsPlatform } from "../adapters/teams/module.js";
 import { telegramPlatform } from "../adapters/telegram/module.js";
 import { webchatPlatform } from "../adapters/webchat/module.js";
 import { wecomPlatform } from "../adapters/wecom/module.js";
@@ -43,6 +45,8 @@ export const platformModules: readonly PlatformModule[] = [
   dingtalkPlatform,
   webchatPlatform,
   homeassistantPlatform,
+  teamsPlatform,
+  googlechatPlatform,
 ];
 
 /** Chat-id splitters of the platforms that have one, for `parseChat`. */

@@ -8,6 +8,7 @@ import { dingtalkDriver } from "./platform-drivers/dingtalk.js";
 import { discordDriver } from "./platform-drivers/discord.js";
 import { emailDriver } from "./platform-drivers/email.js";
 import { feishuDriver } from "./platform-drivers/feishu.js";
+import { googlechatDriver } from "./platform-drivers/googlechat.js";
 import { homeassistantDriver } from "./platform-drivers/homeassistant.js";
 import { ircDriver } from "./platform-drivers/irc.js";
 import { lineDriver } from "./platform-drivers/line.js";
@@ -16,6 +17,7 @@ import { mattermostDriver } from "./platform-drivers/mattermost.js";
 import { signalDriver } from "./platform-drivers/signal.js";
 import { slackDriver } from "./platform-drivers/slack.js";
 import { smsDriver } from "./platform-drivers/sms.js";
+import { teamsDriver } from "./platform-drivers/teams.js";
 import { telegramDriver } from "./platform-drivers/telegram.js";
 import { wecomDriver } from "./platform-drivers/wecom.js";
 import { whatsappDriver } from "./platform-drivers/whatsapp.js";
@@ -37,6 +39,8 @@ for (const driver of [
   feishuDriver,
   wecomDriver,
   dingtalkDriver,
+  teamsDriver,
+  googlechatDriver,
 ]) {
   platformAdapterContract(driver);
 }
