@@ -154,7 +154,11 @@ export interface AgentTools {
  * available: a missing bubblewrap turns them off (and says how to install it), never falls back to
  * running commands on the host.
  */
-export async function createAgentTools(config: HeraldConfig, logger: Logger): Promise<AgentTools> {
+export async function createAgentTools(
+  config: HeraldConfig,
+  logger: Logger,
+  options: { worker?: string | undefined } = {},
+): Promise<AgentTools> {
   const tools: Tool[] = [...builtinTools];
   // execute_code's library lists the turn's tools: the registry, once built below.
   let registry = new ToolRegistry();
@@ -164,7 +168,7 @@ export async function createAgentTools(config: HeraldConfig, logger: Logger): Pr
     scope: config.exec.workspaceScope,
     logger,
   });
-  const exec = await openExecution(execBackendOptions(config), { workspaces, logger });
+  const exec = await openExecution(execBackendOptions(config), { workspaces, logger, worker: options.worker });
   // Files MCP tools return: into the session's workspace where the file tools are on, else the cache.
   let mcpFiles: McpSaveDir | undefined;
   if ("backend" in exec) {
