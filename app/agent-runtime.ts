@@ -6,9 +6,9 @@
  * the gateway, over its state API on a worker.
  */
 
+import { type HandoverRemote, WorkspaceHandover, withHandover } from "../agent/exec/handover/index.js";
 import type { WorkspaceHousekeeping } from "../agent/exec/index.js";
 import { DEFAULT_LIMITS, WorkspaceAccess, workspaceHousekeeping } from "../agent/exec/index.js";
-import { type HandoverRemote, WorkspaceHandover, withHandover } from "../agent/exec/handover/index.js";
 import {
   createConfiguredModelClient,
   createTurnHandler,

@@ -36,8 +36,8 @@ import { startGatewayHttp } from "./http-server.js";
 import { chatParser } from "./platforms.js";
 import { createPlugins } from "./plugins.js";
 import { createStateApiRoute } from "./state-api.js";
-import { workspaceStoreRoute } from "./workspace-api.js";
 import { heraldVersion } from "./version.js";
+import { workspaceStoreRoute } from "./workspace-api.js";
 
 export interface GatewayOptions {
   logger: Logger;

@@ -110,6 +110,19 @@ function codeTools(
   ];
 }
 
+/** This process's workspaces and, where the backend is available, the execution on it. */
+async function openWorkspaces(config: HeraldConfig, logger: Logger, worker: string | undefined) {
+  const workspaces = new WorkspaceManager({
+    rootDir: join(config.homeDir, "workspaces"),
+    scope: config.exec.workspaceScope,
+    logger,
+  });
+  return {
+    workspaces,
+    exec: await openExecution(execBackendOptions(config), { workspaces, logger, worker }),
+  };
+}
+
 /** A registry holding `tools`. @defaultValue tools: builtinTools */
 export function createToolRegistry(tools: readonly Tool[] = builtinTools): ToolRegistry {
   return new ToolRegistry().register(...tools).describeToolsets(toolsetSummaries);
@@ -163,12 +176,7 @@ export async function createAgentTools(
   // execute_code's library lists the turn's tools: the registry, once built below.
   let registry = new ToolRegistry();
   const unavailable: UnavailableToolset[] = [];
-  const workspaces = new WorkspaceManager({
-    rootDir: join(config.homeDir, "workspaces"),
-    scope: config.exec.workspaceScope,
-    logger,
-  });
-  const exec = await openExecution(execBackendOptions(config), { workspaces, logger, worker: options.worker });
+  const { workspaces, exec } = await openWorkspaces(config, logger, options.worker);
   // Files MCP tools return: into the session's workspace where the file tools are on, else the cache.
   let mcpFiles: McpSaveDir | undefined;
   if ("backend" in exec) {

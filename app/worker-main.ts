@@ -104,7 +104,9 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
  * `exec.workspace_handover` is off, the gateway's workspace store.
  */
 function workerIdentity(config: HeraldConfig, gateway: { url: string; key: string }) {
-  const name = `${hostname().replace(/[^A-Za-z0-9.-]+/g, "-").slice(0, 40)}-${process.pid}`;
+  const name = `${hostname()
+    .replace(/[^A-Za-z0-9.-]+/g, "-")
+    .slice(0, 40)}-${process.pid}`;
   if (!config.exec.workspaceHandover) return { name };
   const maxBlobBytes = config.exec.limits.workspaceQuotaBytes ?? DEFAULT_LIMITS.workspaceQuotaBytes;
   return { name, handover: new HttpHandoverRemote({ ...gateway, maxBlobBytes }) };

@@ -89,7 +89,11 @@ export function createWorkspaceApiRoute(options: WorkspaceApiOptions): NodeRoute
     async handleHttp(req, res, path) {
       if (!path.startsWith(`${HANDOVER_API_PATH}/`)) return false;
       if (!expected) {
-        send(res, 503, errorBody("unauthorized", "The workspace store is off: HERALD_GATEWAY_KEY is not set."));
+        send(
+          res,
+          503,
+          errorBody("unauthorized", "The workspace store is off: HERALD_GATEWAY_KEY is not set."),
+        );
         return true;
       }
       const header = req.headers.authorization ?? "";
@@ -140,13 +144,20 @@ function handlers(options: WorkspaceApiOptions): Handler {
       }
       case "POST commit": {
         const body = parse(commitSchema, await readJson(req, maxJson));
-        const outcome = await hub.commit(name, body.base, { set: body.set, removed: body.removed }, body.worker);
+        const outcome = await hub.commit(
+          name,
+          body.base,
+          { set: body.set, removed: body.removed },
+          body.worker,
+        );
         await options.committed?.();
         send(res, 200, outcome);
         return;
       }
     }
-    throw new HeraldError(`There is no workspace store route ${req.method} ${req.url}.`, { code: "not_found" });
+    throw new HeraldError(`There is no workspace store route ${req.method} ${req.url}.`, {
+      code: "not_found",
+    });
   };
 }
 
@@ -155,7 +166,9 @@ function parse<T extends z.ZodType>(schema: T, raw: unknown): z.output<T> {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new HeraldError(`Invalid body: ${issue?.path.join(".")} ${issue?.message}`, { code: "invalid_input" });
+    throw new HeraldError(`Invalid body: ${issue?.path.join(".")} ${issue?.message}`, {
+      code: "invalid_input",
+    });
   }
   return parsed.data;
 }

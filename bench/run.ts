@@ -15,6 +15,7 @@ import { benchDelegate, delegateMarkdown } from "./delegate.js";
 import { benchExtensions, extensionsMarkdown } from "./extensions.js";
 import { benchFiles, filesMarkdown } from "./files.js";
 import { benchFloor, committedRatios, floorMarkdown, floorRatios, floorRegressions } from "./floor.js";
+import { benchHandover, handoverMarkdown } from "./handover.js";
 import { benchIdle, idleMarkdown } from "./idle.js";
 import { benchImports, importsMarkdown } from "./imports.js";
 import { machineLine, startFlags, writeSection } from "./lib.js";
@@ -182,6 +183,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchRedis(opts);
     console.log(JSON.stringify({ redis: result }));
     writeSection(file, "redis", redisMarkdown(result, opts, "npm run bench -- redis"));
+  },
+  handover: async () => {
+    const opts = { root, workerCounts: [1, 2, 4], sessions: 4, turnsPerSession: 15 };
+    const result = await benchHandover(opts);
+    console.log(JSON.stringify({ handover: result }));
+    writeSection(file, "handover", handoverMarkdown(result, opts, "npm run bench -- handover"));
   },
   delegate: async () => {
     const opts = { root, workerCounts: [1, 2, 4], turns: 30, children: 10 };

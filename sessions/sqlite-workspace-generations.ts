@@ -50,7 +50,11 @@ export class SqliteWorkspaceGenerations<M extends Record<string, GenerationEntry
   get(workspace: string): GenerationRecord<M> | undefined {
     const row = this.#get.get(workspace);
     if (!row) return undefined;
-    return { generation: row.generation, manifest: JSON.parse(row.manifest) as M, totalBytes: row.total_bytes };
+    return {
+      generation: row.generation,
+      manifest: JSON.parse(row.manifest) as M,
+      totalBytes: row.total_bytes,
+    };
   }
 
   /** Replaces the latest generation with what `fn` makes of it, in one transaction; `fn` may throw. */

@@ -39,7 +39,12 @@ const limits = { maxBlobBytes: 1024, maxTotalBytes: 4096 };
 
 /** A tar with the given raw entries, as a hostile sender would make it. */
 async function hostileTar(
-  entries: { name: string; type?: "file" | "symlink" | "link" | "directory"; body?: string; linkname?: string }[],
+  entries: {
+    name: string;
+    type?: "file" | "symlink" | "link" | "directory";
+    body?: string;
+    linkname?: string;
+  }[],
 ): Promise<Buffer> {
   const pack = tarPack();
   for (const e of entries) {
@@ -86,7 +91,9 @@ describe("blob archives", () => {
     await expect(unpack(await hostileTar(bodies.map((b) => ({ name: sha(b), body: b }))))).rejects.toThrow(
       /over 4096 bytes/,
     );
-    await expect(unpack(Buffer.from("this is no tar at all".repeat(40)))).rejects.toThrow(/blob archive refused/);
+    await expect(unpack(Buffer.from("this is no tar at all".repeat(40)))).rejects.toThrow(
+      /blob archive refused/,
+    );
   });
 });
 
@@ -106,7 +113,11 @@ describe("manifests", () => {
 
   it("refuses more bytes than the quota and accepts links that stay inside", () => {
     expect(() => checkManifest({ big: { ...file, sizeBytes: 2000 } }, { maxBytes: 1000 })).toThrow(/quota/);
-    const ok = { d: { kind: "dir" as const, mode: 0o755 }, "d/l": { kind: "link" as const, target: "../f" }, f: file };
+    const ok = {
+      d: { kind: "dir" as const, mode: 0o755 },
+      "d/l": { kind: "link" as const, target: "../f" },
+      f: file,
+    };
     expect(checkManifest(ok, { maxBytes: 1000 })).toBe(1);
   });
 });
@@ -139,7 +150,11 @@ describe("two workers, one gateway store", () => {
       await hub.receive(packBlobs(blobs), 1024 * 1024);
     },
     download: async (shas, onBlob) => {
-      await unpackBlobs(packBlobs(await hub.sources(shas)), { maxBlobBytes: 1 << 20, maxTotalBytes: 1 << 21 }, onBlob);
+      await unpackBlobs(
+        packBlobs(await hub.sources(shas)),
+        { maxBlobBytes: 1 << 20, maxTotalBytes: 1 << 21 },
+        onBlob,
+      );
     },
     commit: (w, base, changes, worker) => hub.commit(w, base, changes, worker),
   });

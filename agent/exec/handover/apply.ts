@@ -8,9 +8,9 @@
 import { shellQuote } from "../child.js";
 import { runCommand } from "../run.js";
 import type { ExecutionBackend, Workspace } from "../types.js";
-import type { ScannedEntry } from "./scan.js";
-import type { LocalRecord } from "./record.js";
 import { sameEntry } from "./check.js";
+import type { LocalRecord } from "./record.js";
+import type { ScannedEntry } from "./scan.js";
 import type { FileEntry, Manifest, ManifestEntry } from "./types.js";
 
 /** What a pull does to the copy. */
@@ -28,14 +28,21 @@ export interface PullPlan {
 }
 
 /** True when the copy's `local` already is `remote` (a file by the record's hash of an unchanged file). */
-function holds(local: ScannedEntry | undefined, remote: ManifestEntry, known: LocalRecord["entries"][string] | undefined): boolean {
+function holds(
+  local: ScannedEntry | undefined,
+  remote: ManifestEntry,
+  known: LocalRecord["entries"][string] | undefined,
+): boolean {
   if (!local || local.kind !== remote.kind) return false;
   if (local.kind === "link") return remote.kind === "link" && local.target === remote.target;
   if (local.kind === "dir") return true;
   return (
     remote.kind === "file" &&
     known !== undefined &&
-    sameEntry(known.entry, { ...remote, mode: known.entry.kind === "file" ? known.entry.mode : remote.mode }) &&
+    sameEntry(known.entry, {
+      ...remote,
+      mode: known.entry.kind === "file" ? known.entry.mode : remote.mode,
+    }) &&
     known.sizeBytes === local.sizeBytes &&
     known.mtimeMs === local.mtimeMs
   );
@@ -45,14 +52,19 @@ function holds(local: ScannedEntry | undefined, remote: ManifestEntry, known: Lo
  * The steps that make the copy (`scan`, last synced as `record`) equal to `manifest`. A path the copy
  * holds that neither the record nor the manifest names (a background process's output since) is left.
  */
-export function planPull(manifest: Manifest, scan: Map<string, ScannedEntry>, record: LocalRecord | undefined): PullPlan {
+export function planPull(
+  manifest: Manifest,
+  scan: Map<string, ScannedEntry>,
+  record: LocalRecord | undefined,
+): PullPlan {
   const plan: PullPlan = { remove: [], dirs: [], files: [], links: [], modes: [] };
   for (const path of Object.keys(record?.entries ?? {}))
     if (!(path in manifest) && scan.has(path)) plan.remove.push(path);
   for (const [path, entry] of Object.entries(manifest)) {
     const local = scan.get(path);
     if (holds(local, entry, record?.entries[path])) {
-      if (entry.kind !== "link" && local?.kind !== "link" && local?.mode !== entry.mode) plan.modes.push([path, entry.mode]);
+      if (entry.kind !== "link" && local?.kind !== "link" && local?.mode !== entry.mode)
+        plan.modes.push([path, entry.mode]);
       continue;
     }
     if (local && (local.kind !== entry.kind || entry.kind === "link")) plan.remove.push(path);
@@ -101,8 +113,6 @@ export function prepareLines(plan: PullPlan): string[] {
 export function finishLines(plan: PullPlan): string[] {
   return [
     ...plan.links.map(([p, target]) => `ln -s -- ${shellQuote(target)} ${shellQuote(p)}`),
-    ...plan.modes
-      .map(([p, mode]) => `chmod ${(mode & 0o7777).toString(8)} -- ${shellQuote(p)}`)
-      .reverse(),
+    ...plan.modes.map(([p, mode]) => `chmod ${(mode & 0o7777).toString(8)} -- ${shellQuote(p)}`).reverse(),
   ];
 }

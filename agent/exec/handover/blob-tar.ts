@@ -36,8 +36,10 @@ export function packBlobs(blobs: readonly BlobSource[]): Readable {
       for (const blob of blobs) {
         const data = await blob.read();
         await new Promise<void>((resolve, reject) =>
-          pack.entry({ name: blob.sha256, size: data.length, mode: 0o600, mtime: new Date(0) }, data, (err) =>
-            err ? reject(err) : resolve(),
+          pack.entry(
+            { name: blob.sha256, size: data.length, mode: 0o600, mtime: new Date(0) },
+            data,
+            (err) => (err ? reject(err) : resolve()),
           ),
         );
       }

@@ -70,7 +70,9 @@ export function checkManifest(manifest: Manifest, limits: ManifestLimits): numbe
     for (const parent of ancestors(path)) {
       const above = manifest[parent];
       if (above && above.kind !== "dir")
-        throw refused(`the path ${JSON.stringify(path)} lies below the ${above.kind} ${JSON.stringify(parent)}`);
+        throw refused(
+          `the path ${JSON.stringify(path)} lies below the ${above.kind} ${JSON.stringify(parent)}`,
+        );
     }
   }
   if (bytes > limits.maxBytes)

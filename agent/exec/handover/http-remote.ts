@@ -39,11 +39,15 @@ export class HttpHandoverRemote implements HandoverRemote {
 
   async head(workspace: string, have?: number): Promise<GenerationHead> {
     const query = have === undefined ? "" : `?have=${have}`;
-    return (await this.#json(`/${encodeURIComponent(workspace)}${query}`, { method: "GET" })) as GenerationHead;
+    return (await this.#json(`/${encodeURIComponent(workspace)}${query}`, {
+      method: "GET",
+    })) as GenerationHead;
   }
 
   async missing(sha256s: readonly string[]): Promise<string[]> {
-    const out = (await this.#json("/-/blobs/missing", jsonBody({ sha256: sha256s }))) as { missing: string[] };
+    const out = (await this.#json("/-/blobs/missing", jsonBody({ sha256: sha256s }))) as {
+      missing: string[];
+    };
     return out.missing;
   }
 
@@ -62,7 +66,8 @@ export class HttpHandoverRemote implements HandoverRemote {
     onBlob: (sha256: string, data: Buffer) => Promise<void>,
   ): Promise<void> {
     const res = await this.#send("/-/blobs/fetch", jsonBody({ sha256: sha256s }));
-    if (!res.body) throw new HeraldError("the gateway sent no blobs", { code: "state_error", retryable: true });
+    if (!res.body)
+      throw new HeraldError("the gateway sent no blobs", { code: "state_error", retryable: true });
     const wanted = new Set(sha256s);
     const limits = { maxBlobBytes: this.#o.maxBlobBytes, maxTotalBytes: this.#o.maxBlobBytes * 2 };
     await unpackBlobs(Readable.fromWeb(res.body as never), limits, async (sha, data) => {
@@ -71,7 +76,9 @@ export class HttpHandoverRemote implements HandoverRemote {
       await onBlob(sha, data);
     });
     if (wanted.size > 0)
-      throw new HeraldError(`the gateway sent ${wanted.size} blobs fewer than asked`, { code: "state_error" });
+      throw new HeraldError(`the gateway sent ${wanted.size} blobs fewer than asked`, {
+        code: "state_error",
+      });
   }
 
   async commit(

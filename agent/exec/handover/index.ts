@@ -31,7 +31,7 @@
  * that worker, so `process` on another worker says where the process runs and that it cannot be
  * reached from there. The embedded queue (no `REDIS_URL`) builds none of this: no request, no scan.
  */
-export { packBlobs, unpackBlobs, type BlobArchiveLimits } from "./blob-tar.js";
+export { type BlobArchiveLimits, packBlobs, unpackBlobs } from "./blob-tar.js";
 export { applyChanges, checkEntryPath, checkLinkTarget, checkManifest, diffManifests } from "./check.js";
 export { withHandover } from "./handler.js";
 export { HANDOVER_API_PATH, HttpHandoverRemote, type HttpHandoverRemoteOptions } from "./http-remote.js";

@@ -18,7 +18,11 @@ const recordSchema = z.object({
   ino: z.number(),
   entries: z.record(
     z.string(),
-    z.object({ entry: manifestEntrySchema, sizeBytes: z.number().optional(), mtimeMs: z.number().optional() }),
+    z.object({
+      entry: manifestEntrySchema,
+      sizeBytes: z.number().optional(),
+      mtimeMs: z.number().optional(),
+    }),
   ),
 });
 

@@ -25,7 +25,10 @@ export interface ScanOptions {
  * is skipped.
  * @throws Error when the workspace holds more than `maxEntries` paths.
  */
-export async function scanWorkspace(root: string, options: ScanOptions = {}): Promise<Map<string, ScannedEntry>> {
+export async function scanWorkspace(
+  root: string,
+  options: ScanOptions = {},
+): Promise<Map<string, ScannedEntry>> {
   const maxEntries = options.maxEntries ?? 200_000;
   const out = new Map<string, ScannedEntry>();
   const pending: string[] = [""];

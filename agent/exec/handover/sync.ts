@@ -105,7 +105,8 @@ export class WorkspaceHandover {
     await runLines(backend, workspace, prepareLines(plan), signal);
     const files = backend.files(workspace);
     const byHash = new Map<string, string[]>();
-    for (const [path, entry] of plan.files) byHash.set(entry.sha256, [...(byHash.get(entry.sha256) ?? []), path]);
+    for (const [path, entry] of plan.files)
+      byHash.set(entry.sha256, [...(byHash.get(entry.sha256) ?? []), path]);
     let bytes = 0;
     if (byHash.size > 0)
       await remote.download([...byHash.keys()], async (sha, data) => {
@@ -117,7 +118,10 @@ export class WorkspaceHandover {
       });
     await runLines(backend, workspace, finishLines(plan), signal);
     await writeRecord(workspace.dir, await this.#recordOf(workspace, generation, manifest));
-    this.#log.debug({ workspace: workspace.key, generation, files: plan.files.length, bytes }, "workspace pulled");
+    this.#log.debug(
+      { workspace: workspace.key, generation, files: plan.files.length, bytes },
+      "workspace pulled",
+    );
     return { generation, pulled: true, files: plan.files.length, bytes };
   }
 
@@ -172,7 +176,10 @@ export class WorkspaceHandover {
     const outcome = await this.#o.remote.commit(nameOf(workspace), base, changes, this.#o.worker);
     const generation = outcome.fastForward ? outcome.generation : base;
     await writeRecord(workspace.dir, await this.#recordOf(workspace, generation, manifest));
-    this.#log.debug({ workspace: workspace.key, generation: outcome.generation, sent, bytes }, "workspace pushed");
+    this.#log.debug(
+      { workspace: workspace.key, generation: outcome.generation, sent, bytes },
+      "workspace pushed",
+    );
     return { generation: outcome.generation, files: sent, bytes, skipped };
   }
 
@@ -193,8 +200,13 @@ export class WorkspaceHandover {
       else {
         const known = record?.entries[path];
         const same =
-          known?.entry.kind === "file" && known.sizeBytes === seen.sizeBytes && known.mtimeMs === seen.mtimeMs;
-        const sha256 = same && known.entry.kind === "file" ? known.entry.sha256 : await hashOf(files, path, seen.sizeBytes);
+          known?.entry.kind === "file" &&
+          known.sizeBytes === seen.sizeBytes &&
+          known.mtimeMs === seen.mtimeMs;
+        const sha256 =
+          same && known.entry.kind === "file"
+            ? known.entry.sha256
+            : await hashOf(files, path, seen.sizeBytes);
         manifest[path] = { kind: "file", sha256, sizeBytes: seen.sizeBytes, mode: seen.mode };
       }
     }
@@ -253,7 +265,12 @@ async function hashOf(files: WorkspaceFiles, path: string, sizeBytes: number): P
 }
 
 /** The whole file, checked against the hash it was listed with (it changed meanwhile: refused). */
-async function readWhole(files: WorkspaceFiles, path: string, sizeBytes: number, sha256: string): Promise<Buffer> {
+async function readWhole(
+  files: WorkspaceFiles,
+  path: string,
+  sizeBytes: number,
+  sha256: string,
+): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   for (let offset = 0; offset < sizeBytes; offset += READ_CHUNK) {
     const chunk = await files.read(path, { offset, length: Math.min(READ_CHUNK, sizeBytes - offset) });

@@ -65,7 +65,10 @@ export interface HandoverRemote {
   /** Uploads blobs: each `read()` gives the content whose hash is `sha256`. */
   upload(blobs: readonly BlobSource[]): Promise<void>;
   /** Downloads blobs; `onBlob` is called once per blob, its hash already verified. */
-  download(sha256s: readonly string[], onBlob: (sha256: string, data: Buffer) => Promise<void>): Promise<void>;
+  download(
+    sha256s: readonly string[],
+    onBlob: (sha256: string, data: Buffer) => Promise<void>,
+  ): Promise<void>;
   /** Makes a new generation of `workspace` from `base` and `changes`. */
   commit(workspace: string, base: number, changes: ManifestChanges, worker: string): Promise<CommitOutcome>;
 }

@@ -218,7 +218,8 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
         const note = worker
           ? `this turn runs on worker ${worker}; processes started by turns on other workers stay there and are not listed`
           : undefined;
-        if (all.length === 0) return `No background processes in this conversation${note ? ` (${note})` : ""}.`;
+        if (all.length === 0)
+          return `No background processes in this conversation${note ? ` (${note})` : ""}.`;
         return [...all.map(describeProcess), ...(note ? [`(${note})`] : [])].join("\n");
       }
       const id = args.id;
