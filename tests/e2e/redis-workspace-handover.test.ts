@@ -68,10 +68,10 @@ describe("workspace hand-over between workers", () => {
       () => `no answer from B:\n${c.output()}`,
     );
     const reply = tg.botMessages(111).find((m) => m.text?.includes("[model-b]"))?.text ?? "";
-    expect(reply).toContain("handed-over-42");
+    expect(reply, c.output()).toContain("handed-over-42");
     // The gateway holds the generation; worker B's own HERALD_HOME now has the file.
     expect(existsSync(join(c.home, "workspace-store"))).toBe(true);
-  }, 90_000);
+  }, 180_000);
 
   it("a worker killed mid-turn loses that turn's writes only", async () => {
     const { c, tg, model } = await cluster.start({ lockDurationMs: 3_000 });
@@ -116,7 +116,7 @@ describe("workspace hand-over between workers", () => {
     const listing = tg.botMessages(111).find((m) => m.text?.includes("[model-b]"))?.text ?? "";
     expect(listing).toContain("kept.txt");
     expect(listing).not.toContain("lost.txt");
-  }, 120_000);
+  }, 180_000);
 
   it("a background process started on A, asked for from B, says where it runs", async () => {
     const { c, tg, model } = await cluster.start();
@@ -146,5 +146,5 @@ describe("workspace hand-over between workers", () => {
     const reply = tg.botMessages(111).find((m) => m.text?.includes("[model-b]"))?.text ?? "";
     expect(reply).toContain(`runs on worker ${id?.[1]}`);
     expect(reply).toContain("cannot be polled");
-  }, 90_000);
+  }, 180_000);
 });

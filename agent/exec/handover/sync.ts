@@ -76,7 +76,7 @@ export class WorkspaceHandover {
       const record = await readRecord(workspace.dir);
       // Another turn here holds the copy mid-turn: it is at least that turn's generation.
       if (held > 0) return { generation: record?.generation ?? 0, pulled: false, files: 0, bytes: 0 };
-      const head = await this.#o.remote.head(nameOf(workspace), record?.generation);
+      const head = await this.#o.remote.head(nameOf(workspace), record?.generation ?? 0);
       if (!head.manifest) return { generation: head.generation, pulled: false, files: 0, bytes: 0 };
       checkManifest(head.manifest, { maxBytes: this.#o.quotaBytes });
       return await this.#apply(workspace, head.generation, head.manifest, record, signal);
