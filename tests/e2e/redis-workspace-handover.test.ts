@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { FakeLlmRequest } from "../fakes/llm/index.js";
 import { clusterPerTest, lastUser } from "../helpers/cluster-per-test.js";
-import { eventually } from "../helpers/herald-cluster.js";
+import { eventually, type HeraldCluster } from "../helpers/herald-cluster.js";
 import { redisPerFile } from "../helpers/redis.js";
 import { uniqueSleep } from "./exec-contract.js";
 
@@ -42,6 +42,18 @@ function scripted(commands: Record<string, { command: string; background?: boole
   };
 }
 
+/**
+ * The latest generation the gateway holds of any workspace. A turn's streamed answer reaches the chat
+ * before its worker has handed the workspace over (the turn is unfinished until then), so a test that
+ * kills the worker waits for this first.
+ */
+function generation(c: HeraldCluster): number {
+  const row = c.state().database.prepare("SELECT max(generation) AS g FROM workspace_generations").get() as {
+    g: number | null;
+  };
+  return row.g ?? 0;
+}
+
 describe("workspace hand-over between workers", () => {
   it("a file written on worker A is read back on worker B after A was killed", async () => {
     const { c, tg, model } = await cluster.start();
@@ -59,6 +71,10 @@ describe("workspace hand-over between workers", () => {
           .botMessages(111)
           .some((m) => Boolean(m.text?.includes("[model-a]") && m.text?.includes("written"))),
       () => `no answer from A:\n${c.output()}`,
+    );
+    await eventually(
+      () => generation(c) >= 1,
+      () => `A did not hand the workspace over:\n${c.output()}`,
     );
     await c.kill(a);
     await c.startWorker("model-b");
@@ -95,6 +111,10 @@ describe("workspace hand-over between workers", () => {
     await eventually(
       () => tg.botMessages(111).some((m) => m.text?.includes("[model-a]")),
       () => `no answer from A:\n${c.output()}`,
+    );
+    await eventually(
+      () => generation(c) >= 1,
+      () => `A did not hand the workspace over:\n${c.output()}`,
     );
     tg.userSends({ chatId: 111, fromId: 111, text: "then this" });
     await eventually(
@@ -136,6 +156,11 @@ describe("workspace hand-over between workers", () => {
     const started = tg.botMessages(111).find((m) => m.text?.includes("[model-a]"))?.text ?? "";
     const id = /p_[0-9a-f]+@([A-Za-z0-9.-]+)/.exec(started);
     expect(id, started).not.toBeNull();
+    // Nothing to hand over (the process writes no file): the turn is finished once it is stored.
+    await eventually(
+      () => c.answers("telegram:").some((a) => a.includes("[model-a]")),
+      () => `A's turn was not stored:\n${c.output()}`,
+    );
     await c.kill(a);
     await c.startWorker("model-b");
     tg.userSends({ chatId: 111, fromId: 111, text: "poll the job" });

@@ -68,7 +68,7 @@ const put = (body: Buffer, key = KEY) =>
   fetch(`${server.url}/internal/workspaces/-/blobs`, {
     method: "PUT",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/x-tar" },
-    body,
+    body: new Uint8Array(body),
   });
 
 describe("the workspace store over HTTP", () => {
