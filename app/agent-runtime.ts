@@ -8,7 +8,7 @@
 
 import { type HandoverRemote, WorkspaceHandover, withHandover } from "../agent/exec/handover/index.js";
 import type { WorkspaceHousekeeping } from "../agent/exec/index.js";
-import { DEFAULT_LIMITS, WorkspaceAccess, workspaceHousekeeping } from "../agent/exec/index.js";
+import { DEFAULT_LIMITS, workspaceHousekeeping } from "../agent/exec/index.js";
 import {
   createConfiguredModelClient,
   createTurnHandler,
@@ -117,7 +117,6 @@ function handedOver(
     quotaBytes,
     logger: log,
   });
-  const access = new WorkspaceAccess({ workspaces: tools.workspaces, backend });
   log.info({ worker: options.worker?.name }, "workspaces are handed over through the gateway");
-  return withHandover(turns, { handover, access, logger: log });
+  return withHandover(turns, { handover, workspaces: tools.workspaces, logger: log });
 }

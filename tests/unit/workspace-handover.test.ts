@@ -207,6 +207,18 @@ describe("two workers, one gateway store", () => {
     await a.turn((dir) => writeFileSync(join(dir, "x"), "1"));
     const again = await a.turn(() => undefined);
     expect(again).toMatchObject({ generation: undefined, files: 0 });
+    // A new worker pulls once; a session that never used its workspace makes nothing here.
+    const handover = new WorkspaceHandover({ remote: remote(), backend, worker: "c", quotaBytes: 1 << 20 });
+    const fresh = new WorkspaceManager({ rootDir: join(home, "c", "workspaces") }).workspaceFor(owner);
+    expect(await handover.pull(fresh)).toMatchObject({ pulled: true, generation: 1, files: 1 });
+    handover.release(fresh);
+    expect(await handover.pull(fresh)).toMatchObject({ pulled: false, generation: 1 });
+    handover.release(fresh);
+    const other = new WorkspaceManager({ rootDir: join(home, "c", "workspaces") }).workspaceFor({
+      sessionKey: "x",
+    });
+    expect(await handover.pull(other)).toMatchObject({ pulled: false, generation: 0 });
+    expect(existsSync(other.dir)).toBe(false);
   });
 
   it("merges two workers' commits on one generation path by path", async () => {

@@ -7,9 +7,9 @@
 import { describeError } from "../../../core/errors.js";
 import type { Logger } from "../../../core/logger.js";
 import type { JobHandler, TurnJob, TurnResult } from "../../../core/turn.js";
-import type { WorkspaceAccess } from "../access.js";
 import { ownerOf } from "../attachments.js";
 import type { Workspace } from "../types.js";
+import type { WorkspaceManager } from "../workspaces.js";
 import type { WorkspaceHandover } from "./sync.js";
 
 /** Whether the turn called any tool (only tools write files). */
@@ -22,12 +22,12 @@ function calledTools(result: TurnResult | undefined): boolean {
 /** `handler` with the turn's workspace pulled before and pushed after; see the module comment. */
 export function withHandover(
   handler: JobHandler,
-  deps: { handover: WorkspaceHandover; access: WorkspaceAccess; logger: Logger },
+  deps: { handover: WorkspaceHandover; workspaces: WorkspaceManager; logger: Logger },
 ): JobHandler {
   return async (job: TurnJob, ctx) => {
     let workspace: Workspace;
     try {
-      workspace = (await deps.access.open(ownerOf(job.origin), ctx.signal)).workspace;
+      workspace = deps.workspaces.workspaceFor(ownerOf(job.origin));
       const pulled = await deps.handover.pull(workspace, ctx.signal);
       if (pulled.pulled)
         deps.logger.info(

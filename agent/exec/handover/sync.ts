@@ -64,8 +64,8 @@ export class WorkspaceHandover {
   }
 
   /**
-   * Makes the copy of `workspace` (prepared on the backend) the latest generation and counts a turn in
-   * it until `release`.
+   * Makes the copy of `workspace` the latest generation (preparing it on the backend only when
+   * something is to be written) and counts a turn in it until `release`.
    * @throws HeraldError when the gateway cannot be reached or sent a manifest that breaks the rules.
    */
   async pull(workspace: Workspace, signal?: AbortSignal): Promise<PullReport> {
@@ -101,6 +101,8 @@ export class WorkspaceHandover {
     signal: AbortSignal | undefined,
   ): Promise<PullReport> {
     const { backend, remote } = this.#o;
+    // Only now, when something is to be written: a chat turn on a current copy prepares nothing.
+    await backend.prepare(workspace, signal);
     const plan = planPull(manifest, await scanWorkspace(workspace.dir), record);
     await runLines(backend, workspace, prepareLines(plan), signal);
     const files = backend.files(workspace);
@@ -163,6 +165,7 @@ export class WorkspaceHandover {
   async #push(workspace: Workspace): Promise<PushReport> {
     const record = await readRecord(workspace.dir);
     const scan = await scanWorkspace(workspace.dir);
+    if (scan.size > 0) await this.#o.backend.prepare(workspace);
     const files = this.#o.backend.files(workspace);
     const { manifest, skipped } = await this.#manifestOf(scan, record, files);
     const base = record?.generation ?? 0;
