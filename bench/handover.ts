@@ -192,3 +192,108 @@ ${rows.join("\n")}
 
 Overhead of the hand-over: ${overhead.filter(Boolean).join("; ")}.`;
 }
+
+/** The hand-over's own operations, timed in one process over HTTP (less exposed to scheduling noise). */
+export interface HandoverOpsResult {
+  /** A turn on the worker that holds the latest generation: one request. */
+  currentP50Ms: number;
+  /** A turn on a worker one generation behind (one changed file of 100): check, download, write. */
+  pullP50Ms: number;
+  /** After a turn that changed one file of 100: scan, hash one file, upload, commit. */
+  pushP50Ms: number;
+  /** After a turn that changed nothing: the scan alone. */
+  emptyPushP50Ms: number;
+}
+
+export async function benchHandoverOps(rounds: number): Promise<HandoverOpsResult> {
+  const { WorkspaceHub, WorkspaceHandover, HttpHandoverRemote } = await import(
+    "../agent/exec/handover/index.js"
+  );
+  const { LocalBackend, WorkspaceManager } = await import("../agent/exec/index.js");
+  const { SqliteState, SqliteWorkspaceGenerations } = await import("../sessions/index.js");
+  const { createWorkspaceApiRoute } = await import("../app/workspace-api.js");
+  const { startHttpServer } = await import("../gateway/http/index.js");
+  const { silentLogger } = await import("../core/logger.js");
+  const { writeFileSync } = await import("node:fs");
+  const home = mkdtempSync(join(tmpdir(), "herald-bench-handover-"));
+  const state = SqliteState.open(":memory:");
+  const hub = new WorkspaceHub({
+    dir: join(home, "store"),
+    generations: new SqliteWorkspaceGenerations(state.database),
+    quotaBytes: 1 << 30,
+  });
+  const key = "bench";
+  const server = await startHttpServer(
+    {
+      logger: silentLogger(),
+      adapters: new Map(),
+      nodeRoutes: [createWorkspaceApiRoute({ hub, key, logger: silentLogger() })],
+    },
+    "127.0.0.1",
+    0,
+  );
+  const backend = new LocalBackend();
+  const owner = { sessionKey: "bench:dm:1" };
+  const worker = (name: string) => ({
+    manager: new WorkspaceManager({ rootDir: join(home, name) }),
+    handover: new WorkspaceHandover({
+      remote: new HttpHandoverRemote({ url: server.url, key, maxBlobBytes: 1 << 30 }),
+      backend,
+      worker: name,
+      quotaBytes: 1 << 30,
+    }),
+  });
+  const [a, b] = [worker("a"), worker("b")];
+  const time = async (fn: () => Promise<unknown>) => {
+    const t0 = performance.now();
+    await fn();
+    return performance.now() - t0;
+  };
+  const current: number[] = [];
+  const pull: number[] = [];
+  const push: number[] = [];
+  const empty: number[] = [];
+  try {
+    const wsA = await a.manager.ensure(owner);
+    const wsB = await b.manager.ensure(owner);
+    await a.handover.pull(wsA);
+    for (let i = 0; i < 100; i++) writeFileSync(join(wsA.dir, `f${i}`), randomBytes(1024));
+    await a.handover.push(wsA);
+    for (let r = 0; r < rounds; r++) {
+      // A turn moves from A to B and back: B pulls A's change, A pulls B's.
+      for (const [from, to] of [
+        [a, b],
+        [b, a],
+      ] as const) {
+        const wsFrom = from === a ? wsA : wsB;
+        const wsTo = to === a ? wsA : wsB;
+        await from.handover.pull(wsFrom);
+        writeFileSync(join(wsFrom.dir, `f${r % 100}`), randomBytes(1024));
+        push.push(await time(() => from.handover.push(wsFrom)));
+        current.push(await time(() => from.handover.pull(wsFrom)));
+        empty.push(await time(() => from.handover.push(wsFrom)));
+        pull.push(await time(() => to.handover.pull(wsTo)));
+        to.handover.release(wsTo);
+      }
+    }
+  } finally {
+    await server.close();
+    state.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+  return {
+    currentP50Ms: round(median(current)),
+    pullP50Ms: round(median(pull)),
+    pushP50Ms: round(median(push)),
+    emptyPushP50Ms: round(median(empty)),
+  };
+}
+
+export function handoverOpsMarkdown(ops: HandoverOpsResult, rounds: number): string {
+  return `Per operation, in one process over HTTP on loopback (the gateway's route, the worker's client, the
+local backend; a workspace of 100 files of 1 KiB, ${rounds * 2} turns moving between two workers): a turn on
+the worker that holds the latest generation **${ops.currentP50Ms} ms**; a turn that moved (one changed file
+to pull) **${ops.pullP50Ms} ms**; the push after a turn that changed one file **${ops.pushP50Ms} ms**, after one that
+changed nothing **${ops.emptyPushP50Ms} ms** (the scan). A turn that called no tool does only the first. With the
+hand-over off, and on one machine, none of these run.`;
+}
