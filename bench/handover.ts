@@ -12,7 +12,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type FakeLlmRequest, startFakeLlm } from "../tests/fakes/llm/index.js";
 import { machineLine, median, percentile, postTurn, round, spawnGateway } from "./lib.js";
@@ -162,6 +162,8 @@ async function runMode(
   }
 }
 
+const signed = (ms: number) => `${ms >= 0 ? "+" : "−"}${round(Math.abs(ms))}`;
+
 export function handoverMarkdown(
   result: HandoverBenchResult,
   options: HandoverBenchOptions,
@@ -175,7 +177,7 @@ export function handoverMarkdown(
     const off = result.modes.find((m) => m.workers === w && !m.handover);
     const on = result.modes.find((m) => m.workers === w && m.handover);
     return off && on
-      ? `${w} worker${w > 1 ? "s" : ""}: tool turn +${round(on.toolP50Ms - off.toolP50Ms)} ms, chat turn +${round(on.chatP50Ms - off.chatP50Ms)} ms (p50)`
+      ? `${w} worker${w > 1 ? "s" : ""}: tool turn ${signed(on.toolP50Ms - off.toolP50Ms)} ms, chat turn ${signed(on.chatP50Ms - off.chatP50Ms)} ms (p50)`
       : "";
   });
   return `## Workspace hand-over on Redis
@@ -190,7 +192,9 @@ ${options.sessions} sessions, each first writing 100 files of 1 KiB; then ${opti
 |---|---|---|---|---|---|---|
 ${rows.join("\n")}
 
-Overhead of the hand-over: ${overhead.filter(Boolean).join("; ")}.`;
+Difference, on minus off: ${overhead.filter(Boolean).join("; ")}. On a shared machine these process-level
+figures move by tens of ms from run to run (load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} cores at the
+end of this run); the per-operation figures below are the hand-over's own cost.`;
 }
 
 /** The hand-over's own operations, timed in one process over HTTP (less exposed to scheduling noise). */
