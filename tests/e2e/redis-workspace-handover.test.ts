@@ -45,7 +45,7 @@ function scripted(commands: Record<string, { command: string; background?: boole
 /**
  * The latest generation the gateway holds of any workspace. A turn's streamed answer reaches the chat
  * before its worker has handed the workspace over (the turn is unfinished until then), so a test that
- * kills the worker waits for this first.
+ * kills the worker waits for the turn to be stored first.
  */
 function generation(c: HeraldCluster): number {
   const row = c.state().database.prepare("SELECT max(generation) AS g FROM workspace_generations").get() as {
@@ -72,10 +72,12 @@ describe("workspace hand-over between workers", () => {
           .some((m) => Boolean(m.text?.includes("[model-a]") && m.text?.includes("written"))),
       () => `no answer from A:\n${c.output()}`,
     );
+    // The turn is stored once its worker handed the workspace over and the queue took the result.
     await eventually(
-      () => generation(c) >= 1,
-      () => `A did not hand the workspace over:\n${c.output()}`,
+      () => c.answers("telegram:").some((a) => a.includes("[model-a]")),
+      () => `A's turn was not stored:\n${c.output()}`,
     );
+    expect(generation(c)).toBe(1);
     await c.kill(a);
     await c.startWorker("model-b");
     tg.userSends({ chatId: 111, fromId: 111, text: "read it" });
@@ -113,9 +115,10 @@ describe("workspace hand-over between workers", () => {
       () => `no answer from A:\n${c.output()}`,
     );
     await eventually(
-      () => generation(c) >= 1,
-      () => `A did not hand the workspace over:\n${c.output()}`,
+      () => c.answers("telegram:").some((a) => a.includes("[model-a]")),
+      () => `A's turn was not stored:\n${c.output()}`,
     );
+    expect(generation(c)).toBe(1);
     tg.userSends({ chatId: 111, fromId: 111, text: "then this" });
     await eventually(
       () =>
