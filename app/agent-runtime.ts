@@ -6,8 +6,9 @@
  * the gateway, over its state API on a worker.
  */
 
+import { type HandoverRemote, WorkspaceHandover, withHandover } from "../agent/exec/handover/index.js";
 import type { WorkspaceHousekeeping } from "../agent/exec/index.js";
-import { workspaceHousekeeping } from "../agent/exec/index.js";
+import { DEFAULT_LIMITS, workspaceHousekeeping } from "../agent/exec/index.js";
 import {
   createConfiguredModelClient,
   createTurnHandler,
@@ -16,7 +17,7 @@ import {
 } from "../agent/index.js";
 import type { Plugins } from "../agent/plugins/index.js";
 import type { Logger } from "../core/logger.js";
-import type { JobQueue } from "../core/turn.js";
+import type { JobHandler, JobQueue } from "../core/turn.js";
 import type { HeraldConfig } from "./config.js";
 import { createPlugins } from "./plugins.js";
 import { type AgentTools, createAgentTools } from "./tools.js";
@@ -30,6 +31,11 @@ export interface AgentRuntimeOptions {
   state: StateClient;
   /** Overrides the model client's retry timing (tests). */
   retryBaseDelayMs?: number | undefined;
+  /**
+   * A worker on Redis: its name (its background processes' ids say it) and, unless
+   * `exec.workspace_handover` is off, the gateway's workspace store its turns pull from and push to.
+   */
+  worker?: { name: string; handover?: HandoverRemote | undefined } | undefined;
 }
 
 /** The agent side of one process. */
@@ -59,10 +65,12 @@ export async function createAgentRuntime(
 ): Promise<AgentRuntime> {
   const { logger, queue } = options;
   // Tools run where the turns run: commands in this machine's workspaces (HERALD_HOME/workspaces).
-  const tools = await createAgentTools(config, logger.child({ component: "tools" }));
+  const tools = await createAgentTools(config, logger.child({ component: "tools" }), {
+    worker: options.worker?.name,
+  });
   const plugins = await createPlugins(config, logger, tools);
   const registry = plugins.registry(tools.registry);
-  const handler = createTurnHandler({
+  const turns = createTurnHandler({
     model: createConfiguredModelClient(config, { retryBaseDelayMs: options.retryBaseDelayMs }),
     compressionModel: config.auxiliary.compression,
     tools: registry,
@@ -75,6 +83,7 @@ export async function createAgentRuntime(
     logger: logger.child({ component: "agent" }),
     homeDir: config.homeDir,
   });
+  const handler = handedOver(turns, config, tools, options, logger);
   return {
     tools,
     plugins,
@@ -84,4 +93,31 @@ export async function createAgentRuntime(
     startMcp: () => tools.mcp.start(),
     close: () => tools.close(),
   };
+}
+
+/**
+ * `turns` with the hand-over of their workspaces (agent/exec/handover/), on a worker whose backend
+ * keeps workspaces on this host; elsewhere (one machine, ssh's remote host, no terminal tools) as is.
+ */
+function handedOver(
+  turns: JobHandler,
+  config: HeraldConfig,
+  tools: AgentTools,
+  options: AgentRuntimeOptions,
+  logger: Logger,
+): JobHandler {
+  const remote = options.worker?.handover;
+  const backend = tools.backend;
+  if (!remote || !backend || backend.name === "ssh") return turns;
+  const quotaBytes = config.exec.limits.workspaceQuotaBytes ?? DEFAULT_LIMITS.workspaceQuotaBytes;
+  const log = logger.child({ component: "handover" });
+  const handover = new WorkspaceHandover({
+    remote,
+    backend,
+    worker: options.worker?.name ?? "?",
+    quotaBytes,
+    logger: log,
+  });
+  log.info({ worker: options.worker?.name }, "workspaces are handed over through the gateway");
+  return withHandover(turns, { handover, workspaces: tools.workspaces, logger: log });
 }

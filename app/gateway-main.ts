@@ -37,6 +37,7 @@ import { chatParser } from "./platforms.js";
 import { createPlugins } from "./plugins.js";
 import { createStateApiRoute } from "./state-api.js";
 import { heraldVersion } from "./version.js";
+import { workspaceStoreRoute } from "./workspace-api.js";
 
 export interface GatewayOptions {
   logger: Logger;
@@ -302,6 +303,7 @@ async function startHttp(
       ...(webhooks ? [webhooks] : []),
       ...(dashboard ? [dashboard] : []),
       ...(api ? [mcpRoute(config, state, features, logger)] : []),
+      ...[workspaceStoreRoute(config, state, logger)].filter((r) => r !== undefined),
       // Platforms with pages of their own (the web chat's /chat), as each runs at the request.
       {
         handleHttp: async (req, res, path) => {

@@ -116,6 +116,19 @@ function codeTools(
   ];
 }
 
+/** This process's workspaces and, where the backend is available, the execution on it. */
+async function openWorkspaces(config: HeraldConfig, logger: Logger, worker: string | undefined) {
+  const workspaces = new WorkspaceManager({
+    rootDir: join(config.homeDir, "workspaces"),
+    scope: config.exec.workspaceScope,
+    logger,
+  });
+  return {
+    workspaces,
+    exec: await openExecution(execBackendOptions(config), { workspaces, logger, worker }),
+  };
+}
+
 /** A registry holding `tools`. @defaultValue tools: builtinTools */
 export function createToolRegistry(tools: readonly Tool[] = builtinTools): ToolRegistry {
   return new ToolRegistry().register(...tools).describeToolsets(toolsetSummaries);
@@ -203,17 +216,16 @@ function execTools(
  * available: a missing bubblewrap turns them off (and says how to install it), never falls back to
  * running commands on the host.
  */
-export async function createAgentTools(config: HeraldConfig, logger: Logger): Promise<AgentTools> {
+export async function createAgentTools(
+  config: HeraldConfig,
+  logger: Logger,
+  options: { worker?: string | undefined } = {},
+): Promise<AgentTools> {
   const tools: Tool[] = [...builtinTools];
   // execute_code's library lists the turn's tools: the registry, once built below.
   let registry = new ToolRegistry();
   const unavailable: UnavailableToolset[] = [];
-  const workspaces = new WorkspaceManager({
-    rootDir: join(config.homeDir, "workspaces"),
-    scope: config.exec.workspaceScope,
-    logger,
-  });
-  const exec = await openExecution(execBackendOptions(config), { workspaces, logger });
+  const { workspaces, exec } = await openWorkspaces(config, logger, options.worker);
   // Files MCP tools return: into the session's workspace where the file tools are on, else the cache.
   let mcpFiles: McpSaveDir | undefined;
   // Checkpoints need the commands' workspace on this host: only with an available backend.

@@ -6,8 +6,10 @@
  */
 import { mkdirSync } from "node:fs";
 import { isIP } from "node:net";
+import { hostname } from "node:os";
 import { join } from "node:path";
-import { startHousekeeping, workerHousekeeping } from "../agent/exec/index.js";
+import { HttpHandoverRemote } from "../agent/exec/handover/index.js";
+import { DEFAULT_LIMITS, startHousekeeping, workerHousekeeping } from "../agent/exec/index.js";
 import { modelConfigProblem, probeGateway } from "../agent/index.js";
 import { createJobQueue } from "../agent/queue/index.js";
 import { ownListeners, portOf, systemLookup } from "../agent/tools/web/index.js";
@@ -58,6 +60,7 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
     queue,
     state: createHttpStateClient(client),
     retryBaseDelayMs: options.retryBaseDelayMs,
+    worker: workerIdentity(config, { url, key }),
   });
   // A session reset at the gateway ends the background processes its turns started on this worker;
   // /reload-mcp and /reload-plugins there reload this worker's servers and plugins.
@@ -94,6 +97,19 @@ export async function runWorker(config: HeraldConfig, options: WorkerOptions): P
       return stopping;
     },
   };
+}
+
+/**
+ * This worker's name (`<host>-<pid>`, as its background processes' ids show it) and, unless
+ * `exec.workspace_handover` is off, the gateway's workspace store.
+ */
+function workerIdentity(config: HeraldConfig, gateway: { url: string; key: string }) {
+  const name = `${hostname()
+    .replace(/[^A-Za-z0-9.-]+/g, "-")
+    .slice(0, 40)}-${process.pid}`;
+  if (!config.exec.workspaceHandover) return { name };
+  const maxBlobBytes = config.exec.limits.workspaceQuotaBytes ?? DEFAULT_LIMITS.workspaceQuotaBytes;
+  return { name, handover: new HttpHandoverRemote({ ...gateway, maxBlobBytes }) };
 }
 
 /** The gateway's URL and key; throws a `ConfigError` naming what is missing. */

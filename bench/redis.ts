@@ -78,7 +78,11 @@ const selfCpu = () => {
 };
 
 /** A private redis-server for the run. */
-async function startRedisServer(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+export async function startRedisServer(): Promise<{
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "herald-bench-redis-"));
   const child = spawn(

@@ -16,6 +16,7 @@ import { benchDelegate, delegateMarkdown } from "./delegate.js";
 import { benchExtensions, extensionsMarkdown } from "./extensions.js";
 import { benchFiles, filesMarkdown } from "./files.js";
 import { benchFloor, committedRatios, floorMarkdown, floorRatios, floorRegressions } from "./floor.js";
+import { benchHandover, benchHandoverOps, handoverMarkdown, handoverOpsMarkdown } from "./handover.js";
 import { benchIdle, idleMarkdown } from "./idle.js";
 import { benchImports, importsMarkdown } from "./imports.js";
 import { machineLine, startFlags, writeSection } from "./lib.js";
@@ -196,6 +197,14 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchRedis(opts);
     console.log(JSON.stringify({ redis: result }));
     writeSection(file, "redis", redisMarkdown(result, opts, "npm run bench -- redis"));
+  },
+  handover: async () => {
+    const opts = { root, workerCounts: [1, 2, 4], sessions: 4, turnsPerSession: 10 };
+    const ops = await benchHandoverOps(25);
+    const result = await benchHandover(opts);
+    console.log(JSON.stringify({ handover: result, ops }));
+    const markdown = `${handoverMarkdown(result, opts, "npm run bench -- handover")}\n\n${handoverOpsMarkdown(ops, 25)}`;
+    writeSection(file, "handover", markdown);
   },
   delegate: async () => {
     const opts = { root, workerCounts: [1, 2, 4], turns: 30, children: 10 };

@@ -29,5 +29,10 @@ export {
 } from "./sqlite-task-board.js";
 export { SqliteTurnJournal } from "./sqlite-turn-journal.js";
 export { SqliteUsageLedger } from "./sqlite-usage.js";
+export {
+  type GenerationEntry,
+  type GenerationRecord,
+  SqliteWorkspaceGenerations,
+} from "./sqlite-workspace-generations.js";
 export type * from "./types.js";
 export { BinaryVectorIndex, signBits } from "./vector-index.js";

@@ -264,6 +264,22 @@ ALTER TABLE usage ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE usage ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
 `;
 
+/**
+ * v7: each workspace's latest hand-over generation on Redis (its number and manifest: path → file hash,
+ * folder or link), for workers that run a session's turns one after the other.
+ */
+const v7 = `
+CREATE TABLE workspace_generations (
+  workspace   TEXT PRIMARY KEY,
+  generation  INTEGER NOT NULL,
+  manifest    TEXT NOT NULL,
+  total_bytes INTEGER NOT NULL,
+  pushed_by   TEXT NOT NULL,
+  updated_at  INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX workspace_generations_updated ON workspace_generations(updated_at);
+`;
+
 /** Every migration, in order. The last one's version is the schema this build writes. */
 export const migrations: readonly Migration[] = [
   { version: 1, description: "initial schema", up: (db) => db.exec(v1) },
@@ -272,6 +288,7 @@ export const migrations: readonly Migration[] = [
   { version: 4, description: "token usage per turn and model", up: (db) => db.exec(v4) },
   { version: 5, description: "stored API responses", up: (db) => db.exec(v5) },
   { version: 6, description: "cache writes and reasoning tokens in usage", up: (db) => db.exec(v6) },
+  { version: 7, description: "workspace hand-over generations", up: (db) => db.exec(v7) },
 ];
 
 /** The schema version this build writes. */

@@ -61,6 +61,12 @@ export interface ProcessRegistryOptions {
    * and otherwise ignored.
    */
   readonly onExit?: (info: ProcessInfo) => void | Promise<void>;
+  /**
+   * The worker this registry runs on (Redis): process ids end in `@<worker>`, so a turn on another
+   * worker that is given such an id says where the process runs. Undefined on one machine: ids are
+   * `p_<hex>`.
+   */
+  readonly worker?: string | undefined;
   readonly logger?: Logger;
 }
 
@@ -88,6 +94,8 @@ export class ProcessRegistry {
   private readonly keepExited: number;
   private readonly maxRunning: number;
   private readonly onExit: ProcessRegistryOptions["onExit"];
+  /** The worker ids name (`ProcessRegistryOptions.worker`). */
+  readonly worker: string | undefined;
   private readonly log: Logger;
 
   constructor(options: ProcessRegistryOptions) {
@@ -97,6 +105,7 @@ export class ProcessRegistry {
     this.keepExited = options.keepExitedPerOwner ?? 20;
     this.maxRunning = options.maxRunningPerOwner ?? 16;
     this.onExit = options.onExit;
+    this.worker = options.worker;
     this.log = options.logger ?? silentLogger();
   }
 
@@ -113,7 +122,7 @@ export class ProcessRegistry {
       );
     }
     const proc = this.backend.spawn(workspace, request);
-    const id = `p_${randomBytes(4).toString("hex")}`;
+    const id = `p_${randomBytes(4).toString("hex")}${this.worker ? `@${this.worker}` : ""}`;
     const log = new RingLog(this.maxLogChars);
     proc.stdout.on("data", (chunk: string) => log.append(chunk));
     proc.stderr.on("data", (chunk: string) => log.append(chunk));
@@ -160,6 +169,15 @@ export class ProcessRegistry {
   private get(ownerKey: string, id: string): Entry {
     const entry = this.entries.get(id);
     if (!entry || entry.ownerKey !== ownerKey) {
+      const where = id.includes("@") ? id.slice(id.lastIndexOf("@") + 1) : undefined;
+      if (this.worker && where && where !== this.worker)
+        throw new HeraldError(
+          `background process "${id}" runs on worker ${where}, and this turn runs on worker ${this.worker}: ` +
+            "a background process stays on the worker that started it, so it cannot be polled, waited for, " +
+            "written to or killed from here. The files it wrote before that turn ended are in the workspace; " +
+            "start it again here if you still need it.",
+          { code: "not_found" },
+        );
       throw new HeraldError(`no background process "${id}" in this session: call list to see the ids`, {
         code: "not_found",
       });

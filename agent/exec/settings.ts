@@ -32,6 +32,12 @@ export const execSectionSchema = execOptionsSchema
     approvalTimeoutS: z.number().int().positive().default(300),
     /** Workspaces unused for this many days are deleted (never while a process runs there). */
     workspaceRetentionDays: z.number().int().positive().default(30),
+    /**
+     * On Redis, hand each session's workspace over through the gateway, so every worker sees the files
+     * of the session's earlier turns (off: each worker keeps its own, as where workers share one
+     * HERALD_HOME on a network file system).
+     */
+    workspaceHandover: z.boolean().default(true),
   })
   .prefault({});
 
@@ -140,6 +146,7 @@ export const execSettings = defineFeature({
     HERALD_EXEC_DANGEROUS_COMMANDS: ["dangerous_commands", "string"],
     HERALD_EXEC_APPROVAL_TIMEOUT_S: ["approval_timeout_s", "int"],
     HERALD_EXEC_WORKSPACE_RETENTION_DAYS: ["workspace_retention_days", "int"],
+    HERALD_EXEC_WORKSPACE_HANDOVER: ["workspace_handover", "bool"],
     HERALD_EXEC_TMP_SIZE_BYTES: ["limits.tmp_size_bytes", "int"],
     HERALD_EXEC_WORKSPACE_QUOTA_BYTES: ["limits.workspace_quota_bytes", "int"],
     HERALD_EXEC_SANDBOX_UID: ["sandbox.uid", "int"],
@@ -177,6 +184,11 @@ export const execSettings = defineFeature({
       ["dangerous_commands", "`manual` (ask in the chat), `deny`, `off` (run them, logged at start)"],
       ["approval_timeout_s", "how long an approval request waits"],
       ["workspace_retention_days", "unused workspaces are deleted (never while a process runs there)"],
+      [
+        "workspace_handover",
+        "on Redis, workers hand each session's workspace over through the gateway, so a turn on any worker sees the files of the earlier ones (`false`: each worker keeps its own); see [Scaling out](scaling-out.md#workspaces-follow-the-session)",
+        "`true`",
+      ],
       ["limits.cpu_seconds", "CPU time of one command", `\`${DEFAULT_LIMITS.cpuSeconds}\``],
       ["limits.memory_bytes", "address space of one command", `\`${DEFAULT_LIMITS.memoryBytes}\``],
       ["limits.max_processes", "processes of one command", `\`${DEFAULT_LIMITS.maxProcesses}\``],

@@ -30,11 +30,12 @@ export interface Execution {
 
 /**
  * Builds the backend `options` name and, when it is available, everything on it; otherwise what is
- * missing and the fix (logged as a warning). Never throws: a bad `exec` section is reported the same way.
+ * missing and the fix (logged as a warning). `worker` names this process among workers on Redis (its
+ * background processes' ids say it). Never throws: a bad `exec` section is reported the same way.
  */
 export async function openExecution(
   options: ExecOptionsInput,
-  ports: { workspaces: WorkspaceManager; logger: Logger },
+  ports: { workspaces: WorkspaceManager; logger: Logger; worker?: string | undefined },
 ): Promise<Execution | { missing: string; fix: string }> {
   const { workspaces, logger } = ports;
   let backend: ExecutionBackend;
@@ -62,6 +63,7 @@ export async function openExecution(
   processes = new ProcessRegistry({
     backend,
     logger,
+    worker: ports.worker,
     onExit: (info) => {
       quota.invalidate(info.workspaceDir);
       exitNotices.get(info.id)?.(info);

@@ -16,6 +16,7 @@ import { lstat, mkdir, readdir, rename, rm, stat, unlink, utimes, writeFile } fr
 import { basename, dirname, join, resolve } from "node:path";
 import { describeError, HeraldError } from "../../core/errors.js";
 import { type Logger, silentLogger } from "../../core/logger.js";
+import { forgetRecord } from "./handover/record.js";
 import type { Workspace } from "./types.js";
 
 export { resolveInside } from "./paths.js";
@@ -191,6 +192,7 @@ export class WorkspaceManager {
       deleted.push(dir);
       // A turn that recreated the workspace meanwhile has a new folder, fresh by its own time.
       await unlink(this.usedMarker(dir)).catch(() => undefined);
+      await forgetRecord(dir);
       await this.remove(doomed);
     }
     await this.removeLeftovers(trash, now - TRASH_LEFTOVER_MS, cutoff);

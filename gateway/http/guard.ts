@@ -6,12 +6,13 @@
  *   only requests whose Host is a loopback name or address with the server's own port and whose Origin,
  *   if any, is the server's own (or listed in API_SERVER_CORS_ORIGINS); the dashboard does the same while
  *   it has no login;
- * - the JSON endpoints (`/v1/*`, `/mcp`, `/internal/state/*`) take JSON bodies only (415), which a page
- *   cannot send cross-origin without a CORS preflight;
+ * - the JSON endpoints (`/v1/*`, `/mcp`, `/internal/state/*`, `/internal/workspaces/*`) take JSON
+ *   bodies only (415; the workspace store's blob upload a tar), which a page cannot send cross-origin
+ *   without a CORS preflight;
  * - a CORS preflight is refused unless API_SERVER_CORS_ORIGINS lists its origin, and then the API's
  *   answers allow exactly that origin.
  * Routes with their own secret are not held to the Host rule: webhooks (signed, and often reached
- * through a tunnel or proxy under another name), the state API (HERALD_GATEWAY_KEY) and, with a key,
+ * through a tunnel or proxy under another name), the state API and the workspace store (HERALD_GATEWAY_KEY) and, with a key,
  * the API and the dashboard's login.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -37,6 +38,7 @@ type Area = "api" | "state" | "dashboard" | "webhook" | "other";
 function areaOf(path: string): Area {
   if (path.startsWith("/v1/") || path === "/mcp") return "api";
   if (path === "/internal/state" || path.startsWith("/internal/state/")) return "state";
+  if (path.startsWith("/internal/workspaces/")) return "state";
   // The web chat logs in as the dashboard does (the same secrets), so the same rules hold for it.
   if (path === "/dashboard" || path.startsWith("/dashboard/")) return "dashboard";
   if (path === "/chat" || path.startsWith("/chat/")) return "dashboard";
@@ -116,7 +118,12 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
       return true;
     }
     const hasBody = req.method === "POST" || req.method === "PUT" || req.method === "PATCH";
-    if (hasBody && (area === "api" || area === "state") && !isJson(req.headers["content-type"])) {
+    if (
+      hasBody &&
+      (area === "api" || area === "state") &&
+      !isJson(req.headers["content-type"]) &&
+      !isBlobUpload(req, path)
+    ) {
       const given = req.headers["content-type"];
       refuse(
         res,
@@ -186,6 +193,15 @@ function refuse(res: ServerResponse, area: Area, status: number, code: string, m
   const body = JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code } });
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
   res.end(body);
+}
+
+/**
+ * A worker's upload of workspace blobs: a tar (no page can send that type cross-origin without a
+ * preflight, which is refused).
+ */
+function isBlobUpload(req: IncomingMessage, path: string): boolean {
+  const mime = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  return req.method === "PUT" && path === "/internal/workspaces/-/blobs" && mime === "application/x-tar";
 }
 
 /** `application/json` or `application/<x>+json`, with any parameters. */

@@ -216,9 +216,13 @@ export function terminalTools(deps: TerminalToolsDeps): Tool[] {
       const owner = ctx.origin.sessionKey;
       if (args.action === "list") {
         const all = deps.processes.list(owner);
-        return all.length
-          ? all.map(describeProcess).join("\n")
-          : "No background processes in this conversation.";
+        const worker = deps.processes.worker;
+        const note = worker
+          ? `this turn runs on worker ${worker}; processes started by turns on other workers stay there and are not listed`
+          : undefined;
+        if (all.length === 0)
+          return `No background processes in this conversation${note ? ` (${note})` : ""}.`;
+        return [...all.map(describeProcess), ...(note ? [`(${note})`] : [])].join("\n");
       }
       const id = args.id;
       if (!id)
