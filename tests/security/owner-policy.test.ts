@@ -97,6 +97,9 @@ const OWN_CHAT_COMMANDS: Record<string, string> = {
   tasks: "lists the caller's chat's background tasks",
   skills: "lists the skills (/<skill> runs a turn in the caller's chat)",
   plugins: "lists the plugins",
+  checkpoints: "lists the caller's session workspace's checkpoints",
+  diff: "the caller's own workspace; owners only where a workspace is shared (checkpoints.test.ts)",
+  rollback: "the caller's own workspace; owners only where a workspace is shared (checkpoints.test.ts)",
 };
 
 /** Tools that deliver nowhere and change no routing of others, and why. */
@@ -128,6 +131,7 @@ const OWN_CHAT_TOOLS: Record<string, string> = {
   browser_back: "the session's own browser context",
   browser_wait: "the session's own browser context",
   browser_screenshot: "a file in the session's workspace",
+  checkpoint_restore: "the turn's own workspace; offered only where a toolset list names it",
   browser_console: "the session's own browser context",
   browser_get_images: "the session's own browser context",
   browser_download: "a file in the session's workspace",
