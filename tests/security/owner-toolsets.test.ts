@@ -95,7 +95,8 @@ describe("toolsets: a paired user gets no more than their chat does", () => {
     expect(jobsNamed(rig.h, "c-memory")).toHaveLength(1);
 
     // A job an older Herald saved with terminal: each run asks again, and the run has no terminal.
-    const store = SqliteCronStore.open(`${rig.h.homeDir}/state.db`);
+    // Beside a live gateway on a loaded host: wait for its writes rather than fail on a busy database.
+    const store = SqliteCronStore.open(`${rig.h.homeDir}/state.db`, { busyTimeoutMs: 30_000 });
     const now = Date.now();
     store.insertJob(
       "jold300",

@@ -33,8 +33,16 @@ async function exists(path: string): Promise<boolean> {
 async function install(gitDir: string, oid: string, tmp: string): Promise<void> {
   const target = objectPath(gitDir, oid);
   if (await exists(target)) return void (await unlink(tmp).catch(() => undefined));
-  await mkdir(join(gitDir, "objects", oid.slice(0, 2)), { recursive: true, mode: 0o700 });
-  await rename(tmp, target);
+  // `git prune`, run in the background, removes empty object folders: one made here may be gone again
+  // before the rename, so a rename that finds no folder makes it again and retries.
+  for (let attempt = 0; ; attempt++) {
+    await mkdir(join(gitDir, "objects", oid.slice(0, 2)), { recursive: true, mode: 0o700 });
+    try {
+      return await rename(tmp, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT" || attempt >= 5) throw err;
+    }
+  }
 }
 
 function tempPath(gitDir: string): string {
