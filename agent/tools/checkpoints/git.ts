@@ -47,8 +47,8 @@ function ignoreExists(err: NodeJS.ErrnoException): void {
 /** How to run one git command. */
 export interface GitRun {
   readonly gitDir: string;
-  /** The work tree (restores only). */
-  readonly workTree?: string | undefined;
+  /** The folder git checks files out into: the workspace (restores only). */
+  readonly checkout?: string | undefined;
   /** An index of its own (restores only). */
   readonly indexFile?: string | undefined;
   /** Characters of stdout kept; past them git is stopped and `cut` is true. @defaultValue 1_000_000 */
@@ -78,11 +78,11 @@ export function git(args: readonly string[], run: GitRun): Promise<GitOutput> {
     GIT_TERMINAL_PROMPT: "0",
     GIT_OPTIONAL_LOCKS: "0",
   };
-  if (run.workTree) env["GIT_WORK_TREE"] = run.workTree;
+  if (run.checkout) env["GIT_WORK_TREE"] = run.checkout;
   if (run.indexFile) env["GIT_INDEX_FILE"] = run.indexFile;
   const maxChars = run.maxChars ?? 1_000_000;
   return new Promise((resolve, reject) => {
-    const child = spawn("git", args, { env, cwd: run.workTree ?? run.gitDir, signal: run.signal });
+    const child = spawn("git", args, { env, cwd: run.checkout ?? run.gitDir, signal: run.signal });
     let stdout = "";
     let stderr = "";
     let cut = false;

@@ -206,7 +206,7 @@ export class ShadowCheckpointStore {
     const indexFile = join(gitDir, `restore-${randomBytes(4).toString("hex")}.index`);
     try {
       await git(["read-tree", from], { gitDir, indexFile });
-      const run = { gitDir, indexFile, workTree: workspaceDir };
+      const run = { gitDir, indexFile, checkout: workspaceDir };
       // The index learns the files' stats (each compared with `from`'s content, nothing stored), so the
       // merge knows which files are as `from` has them. Files that differ only fail the merge below.
       await git(["update-index", "-q", "--refresh"], run).catch(() => undefined);
