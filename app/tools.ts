@@ -36,6 +36,7 @@ import {
   mcpWorkspaceFiles,
 } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
+import { memoryProviderTools } from "../agent/tools/memory-providers/index.js";
 import { sendMessageTool, workspaceExporter } from "../agent/tools/messaging/index.js";
 import { sessionSearchTool } from "../agent/tools/session-search/index.js";
 import { skillsTools } from "../agent/tools/skills/index.js";
@@ -254,7 +255,7 @@ export async function createAgentTools(
   const browser = createBrowserTools(config, { access, logger, unavailable });
   const speech = createSpeechTools(config, { logger, unavailable });
   const ha = createHaTools(config, { logger });
-  tools.push(...browser.tools, ...speech.tools, ...ha.tools);
+  tools.push(...browser.tools, ...speech.tools, ...ha.tools, ...memoryProviderTools(config.memory.providers));
   registry = createToolRegistry(tools);
   const mcp = createMcpClient(config, { registry, logger, files: mcpFiles });
   const backend = "backend" in exec ? exec.backend : undefined;
