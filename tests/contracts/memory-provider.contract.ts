@@ -5,7 +5,11 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { userPeerId } from "../../agent/tools/memory-providers/ids.js";
-import { type Exchange, type MemoryProvider, MemoryProviderError } from "../../agent/tools/memory-providers/types.js";
+import {
+  type Exchange,
+  type MemoryProvider,
+  MemoryProviderError,
+} from "../../agent/tools/memory-providers/types.js";
 
 /** A provider against its fake, and what the fake saw. */
 export interface ProviderDriver {

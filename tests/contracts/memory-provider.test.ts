@@ -9,7 +9,13 @@ memoryProviderContract("Honcho", async () => {
   const fake = await startFakeHoncho({ apiKey: "hk" });
   return {
     make: (apiKey = "hk") =>
-      createHonchoProvider({ baseUrl: fake.url, apiKey, workspace: "herald", assistantPeer: "herald", timeoutMs: 5000 }),
+      createHonchoProvider({
+        baseUrl: fake.url,
+        apiKey,
+        workspace: "herald",
+        assistantPeer: "herald",
+        timeoutMs: 5000,
+      }),
     received: (peer) =>
       [...fake.sessions("herald").keys()]
         .flatMap((s) => fake.messages("herald", s))
@@ -24,7 +30,8 @@ memoryProviderContract("Honcho", async () => {
 memoryProviderContract("Mem0", async () => {
   const fake = await startFakeMem0({ apiKey: "mk" });
   return {
-    make: (apiKey = "mk") => createMem0Provider({ baseUrl: fake.url, apiKey, agentId: "herald", timeoutMs: 5000 }),
+    make: (apiKey = "mk") =>
+      createMem0Provider({ baseUrl: fake.url, apiKey, agentId: "herald", timeoutMs: 5000 }),
     received: (userId) => fake.memories.filter((m) => m.user_id === userId && m.run_id).map((m) => m.memory),
     teach: (userId, text) => fake.remember(userId, text),
     down: () => fake.down(),

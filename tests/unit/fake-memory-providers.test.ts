@@ -43,7 +43,12 @@ describe("fake Honcho through @honcho-ai/sdk", () => {
 
   it("refuses a wrong key as the SDK's authentication error", async () => {
     honchoFake = await startFakeHoncho({ apiKey: "hk" });
-    const honcho = new Honcho({ baseURL: honchoFake.url, apiKey: "wrong", workspaceId: "ws1", maxRetries: 0 });
+    const honcho = new Honcho({
+      baseURL: honchoFake.url,
+      apiKey: "wrong",
+      workspaceId: "ws1",
+      maxRetries: 0,
+    });
     await expect(honcho.peer("alice")).rejects.toMatchObject({ status: 401 });
   });
 });

@@ -76,9 +76,11 @@ export async function startFakeHoncho(options: { apiKey?: string } = {}): Promis
   let chatDelayMs = 0;
   const now = () => new Date().toISOString();
   const workspace = (id: string) => {
-    let w = workspaces.get(id);
-    if (!w) workspaces.set(id, (w = { peers: new Map(), sessions: new Map() }));
-    return w;
+    const known = workspaces.get(id);
+    if (known) return known;
+    const made: Workspace = { peers: new Map(), sessions: new Map() };
+    workspaces.set(id, made);
+    return made;
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -106,7 +108,13 @@ export async function startFakeHoncho(options: { apiKey?: string } = {}): Promis
       if (typeof id !== "string" || !ID.test(id)) return send(res, 422, { detail: "invalid peer id" });
       const configuration = (b["configuration"] ?? w.peers.get(id) ?? {}) as Record<string, unknown>;
       w.peers.set(id, configuration);
-      return send(res, 200, { id, workspace_id: wsId, metadata: b["metadata"] ?? {}, configuration, created_at: now() });
+      return send(res, 200, {
+        id,
+        workspace_id: wsId,
+        metadata: b["metadata"] ?? {},
+        configuration,
+        created_at: now(),
+      });
     }
     if (rest === "sessions") {
       const id = b["id"];
@@ -118,7 +126,13 @@ export async function startFakeHoncho(options: { apiKey?: string } = {}): Promis
         session.peers[peer] = config;
       }
       w.sessions.set(id, session);
-      const answer = { id, workspace_id: wsId, is_active: true, metadata: session.metadata, configuration: {} };
+      const answer = {
+        id,
+        workspace_id: wsId,
+        is_active: true,
+        metadata: session.metadata,
+        configuration: {},
+      };
       return send(res, 200, { ...answer, created_at: now() });
     }
     const s = rest.match(/^sessions\/([^/]+)\/(messages|messages\/list|peers)$/);

@@ -93,26 +93,35 @@ export async function startFakeMem0(options: { apiKey: string }): Promise<FakeMe
   const matching = (filters: unknown) => {
     const wanted = conditions(filters);
     if (Object.keys(wanted).length === 0) return undefined;
-    return memories.filter((m) =>
-      Object.entries(wanted).every(([k, v]) => m[k as keyof Mem0Memory] === v),
-    );
+    return memories.filter((m) => Object.entries(wanted).every(([k, v]) => m[k as keyof Mem0Memory] === v));
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://fake");
     const body = await readJson(req).catch(() => undefined);
-    requests.push({ method: req.method ?? "", path: url.pathname, authorization: req.headers.authorization, body });
+    requests.push({
+      method: req.method ?? "",
+      path: url.pathname,
+      authorization: req.headers.authorization,
+      body,
+    });
     if (outage) return send(res, outage, { detail: "Service unavailable" });
     if (req.headers.authorization !== `Token ${options.apiKey}`)
       return send(res, 401, { detail: "Invalid API key" });
     const b = (body ?? {}) as Record<string, unknown>;
     if (req.method === "GET" && url.pathname === "/v1/ping/")
-      return send(res, 200, { status: "ok", message: "API key is valid", org_id: "org-1", project_id: "proj-1" });
+      return send(res, 200, {
+        status: "ok",
+        message: "API key is valid",
+        org_id: "org-1",
+        project_id: "proj-1",
+      });
     if (req.method === "POST" && url.pathname === "/v3/memories/add/") {
       const messages = Array.isArray(b["messages"]) ? (b["messages"] as Record<string, unknown>[]) : [];
       if (messages.length === 0) return send(res, 400, { detail: "messages required" });
       const ids = ["user_id", "agent_id", "run_id", "app_id"].filter((k) => typeof b[k] === "string");
-      if (ids.length === 0) return send(res, 400, { detail: "one of user_id, agent_id, app_id, run_id is required" });
+      if (ids.length === 0)
+        return send(res, 400, { detail: "one of user_id, agent_id, app_id, run_id is required" });
       for (const m of messages)
         if (m["role"] === "user" && typeof m["content"] === "string")
           store(m["content"], {
