@@ -2,7 +2,7 @@
  * The agent's tools, in one explicit list: each tool (or toolset) lives in its folder under
  * `agent/tools/`; this file registers them and builds those that need the process's parts (the
  * execution backend, workspaces, the MCP servers). Toolsets: "core" (`session_search`, `clarify`,
- * `todo`), "cron" (`cronjob`), "memory" (`memory`), "skills" (`skills_list`, `skill_view`,
+ * `todo`), "cron" (`cronjob`), "memory" (`memory`; `memory_provider_query` with a provider), "skills" (`skills_list`, `skill_view`,
  * `skill_manage`), "delegate", "tasks" (`task_board`), "terminal" (`terminal`, `process`; only where the
  * configured execution backend is available), "files" (`read_file`, `write_file`, `patch`,
  * `search_files`, in the same workspaces), "web", "browser" (where Chromium is installed), "messaging",
