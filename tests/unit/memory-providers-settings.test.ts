@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { checkMemoryProviders } from "../../agent/tools/memory-providers/index.js";
+import { checkMemoryProviders, configuredProviders } from "../../agent/tools/memory-providers/index.js";
 import { loadConfig } from "../../app/config.js";
 import { startFakeHoncho } from "../fakes/honcho/index.js";
 import { startFakeMem0 } from "../fakes/mem0/index.js";
@@ -46,12 +46,19 @@ describe("memory.providers settings", () => {
     });
   });
 
-  it("names the missing key's variable and the fix, never a value", () => {
-    expect(() => load({ MEM0_URL: "http://127.0.0.1:9" })).toThrow(
+  it("names the missing key's variable and the fix where the key is used (the gateway, the doctor)", async () => {
+    // A worker loads the same settings without the key: it never calls a provider.
+    const config = load({ MEM0_URL: "http://127.0.0.1:9" });
+    expect(() => configuredProviders(config.memory.providers)).toThrow(
       /memory\.providers\.mem0 is set but MEM0_API_KEY is not\. Fix: add MEM0_API_KEY=/,
     );
+    const [line] = await checkMemoryProviders(config.memory.providers);
+    expect(line).toMatchObject({ ok: false, fix: expect.stringMatching(/^add MEM0_API_KEY=/) });
     // The hosted Honcho needs its key; a self-hosted one may run without.
-    expect(() => load({}, "memory:\n  providers:\n    honcho: {}\n")).toThrow(/HONCHO_API_KEY is not/);
+    const hosted = load({}, "memory:\n  providers:\n    honcho: {}\n");
+    expect(() => configuredProviders(hosted.memory.providers)).toThrow(/HONCHO_API_KEY is not/);
+    const own = load({ HONCHO_URL: "http://127.0.0.1:9" });
+    expect(configuredProviders(own.memory.providers).map((p) => p.name)).toEqual(["honcho"]);
   });
 
   it("checks each provider live in the doctor, and fails a refused key", async () => {

@@ -59,35 +59,30 @@ type ProvidersSection = MemorySection["providers"];
 
 /** `memory.providers` as the process uses it: each configured provider with its key. */
 export interface MemoryProvidersConfig extends Omit<ProvidersSection, "honcho" | "mem0"> {
-  honcho?: HonchoProviderConfig | undefined;
-  mem0?: Mem0ProviderConfig | undefined;
+  honcho?: (HonchoProviderConfig & KeyRead) | undefined;
+  mem0?: (Mem0ProviderConfig & KeyRead) | undefined;
 }
 
 /** The `memory` section as the process uses it. */
 export type MemoryConfig = Omit<MemorySection, "providers"> & { providers: MemoryProvidersConfig };
 
-function keyOf(
-  env: Readonly<Record<string, string | undefined>>,
-  name: string,
-  provider: string,
-  required: boolean,
-): string | undefined {
-  const key = env[name]?.trim();
-  if (!key && required)
-    throw new ConfigError(
-      name,
-      `memory.providers.${provider} is set but ${name} is not. Fix: add ${name}=<your ${provider} API key> to HERALD_HOME/.env or the environment, or remove memory.providers.${provider}.`,
-    );
-  return key || undefined;
+/** A provider's key as the process read it, and the variable it comes from. */
+interface KeyRead {
+  apiKey?: string | undefined;
+  /** The variable `api_key_env` names. */
+  apiKeyEnv: string;
+  /** The key is needed (the gateway refuses to start without it; workers never use it). */
+  keyRequired: boolean;
 }
 
-/** Reads each provider's key. @throws ConfigError naming the variable when a needed key is unset */
+/** Reads each provider's key from the variable its `api_key_env` names (a missing one is told at use). */
 function resolveMemory(
   section: MemorySection,
   env: Readonly<Record<string, string | undefined>>,
 ): MemoryConfig {
   const { honcho, mem0, ...rest } = section.providers;
   const timeoutMs = rest.requestTimeoutMs;
+  const key = (name: string) => env[name]?.trim() || undefined;
   return {
     ...section,
     providers: {
@@ -96,8 +91,10 @@ function resolveMemory(
         ? {
             honcho: {
               baseUrl: honcho.baseUrl,
+              apiKey: key(honcho.apiKeyEnv),
+              apiKeyEnv: honcho.apiKeyEnv,
               // A self-hosted Honcho may run without authentication; the hosted one never does.
-              apiKey: keyOf(env, honcho.apiKeyEnv, "honcho", honcho.baseUrl.startsWith(HONCHO_URL)),
+              keyRequired: honcho.baseUrl.startsWith(HONCHO_URL),
               workspace: honcho.workspace,
               assistantPeer: honcho.assistantPeer,
               timeoutMs,
@@ -108,7 +105,9 @@ function resolveMemory(
         ? {
             mem0: {
               baseUrl: mem0.baseUrl,
-              apiKey: keyOf(env, mem0.apiKeyEnv, "mem0", true),
+              apiKey: key(mem0.apiKeyEnv),
+              apiKeyEnv: mem0.apiKeyEnv,
+              keyRequired: true,
               agentId: mem0.agentId,
               appId: mem0.appId,
               timeoutMs,
@@ -119,8 +118,23 @@ function resolveMemory(
   };
 }
 
-/** The providers `config` turns on, in a fixed order (Honcho, then Mem0). */
+/** @throws ConfigError naming the variable when `read` needs a key it does not have */
+function needKey(read: KeyRead, provider: string): void {
+  if (read.apiKey || !read.keyRequired) return;
+  const name = read.apiKeyEnv;
+  throw new ConfigError(
+    name,
+    `memory.providers.${provider} is set but ${name} is not. Fix: add ${name}=<your ${provider} API key> to HERALD_HOME/.env or the gateway's environment, or remove memory.providers.${provider}.`,
+  );
+}
+
+/**
+ * The providers `config` turns on, in a fixed order (Honcho, then Mem0).
+ * @throws ConfigError naming the variable of a key that is needed and not set
+ */
 export function configuredProviders(config: MemoryProvidersConfig): MemoryProvider[] {
+  if (config.honcho) needKey(config.honcho, "honcho");
+  if (config.mem0) needKey(config.mem0, "mem0");
   return [
     ...(config.honcho ? [createHonchoProvider(config.honcho)] : []),
     ...(config.mem0 ? [createMem0Provider(config.mem0)] : []),
@@ -129,7 +143,13 @@ export function configuredProviders(config: MemoryProvidersConfig): MemoryProvid
 
 /** `herald doctor`'s lines: one per provider, checked live, or one saying there is none. */
 export async function checkMemoryProviders(config: MemoryProvidersConfig): Promise<DoctorLine[]> {
-  const providers = configuredProviders(config);
+  let providers: MemoryProvider[];
+  try {
+    providers = configuredProviders(config);
+  } catch (err) {
+    const fix = err instanceof ConfigError ? err.message.slice(err.message.indexOf("Fix: ") + 5) : undefined;
+    return [{ ok: false, text: `memory providers: ${(err as Error).message.split(" Fix: ")[0]}`, fix }];
+  }
   if (providers.length === 0)
     return [
       {
