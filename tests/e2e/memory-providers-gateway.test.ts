@@ -180,11 +180,17 @@ describe("memory providers in the gateway", () => {
     await say("I grow tomatoes");
     await expect.poll(() => mem0!.memories.length, { timeout: 15_000 }).toBe(1);
     honcho!.know(alicePeer, "Alice grows tomatoes.");
-    honcho!.slow(5_000);
+    honcho!.slow(20_000);
+    const asked = () => honcho!.requests.filter((r) => r.path.endsWith(`/peers/${alicePeer}/chat`)).length;
+    const before = asked();
     await say("what should I plant next?");
     const [note] = notes(h);
     // Mem0 answered in time; Honcho's answer was not waited for.
     expect(note).toContain("I grow tomatoes");
     expect(note).not.toContain("Alice grows tomatoes.");
+    // While that request is out, the next turn sends no other (and does not wait for it).
+    await say("and after that?");
+    expect(notes(h)[0]).toContain("I grow tomatoes");
+    expect(asked()).toBe(before + 1);
   });
 });

@@ -141,7 +141,8 @@ function exchangeOf(turn: TurnRecord, result: TurnResult): Exchange | undefined 
 
 /**
  * Insights per provider and user: a fresh cached answer is used as it is; otherwise the provider is
- * asked (one request per user at a time) and waited for at most `insights_timeout_ms`.
+ * asked (one request per user at a time) and waited for at most `insights_timeout_ms`. While a request
+ * that outlived its turn is still out, later turns take the cached answer (or none) without waiting.
  */
 class InsightsCache {
   readonly #entries = new Map<string, { text: string | undefined; at: number }>();
@@ -172,11 +173,10 @@ class InsightsCache {
     const key = `${provider.name}\u0000${user.platform}\u0000${user.userId}`;
     const cached = this.#entries.get(key);
     if (cached && Date.now() - cached.at < this.settings.insightsTtlS * 1000) return cached.text;
-    let pending = this.#pending.get(key);
-    if (!pending) {
-      pending = this.#fetch(provider, user, key);
-      this.#pending.set(key, pending);
-    }
+    // An earlier turn's request is still out (the provider is slow): this turn does not wait again.
+    if (this.#pending.has(key)) return cached?.text;
+    const pending = this.#fetch(provider, user, key);
+    this.#pending.set(key, pending);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => {
       timer = setTimeout(resolve, this.settings.insightsTimeoutMs, undefined);
