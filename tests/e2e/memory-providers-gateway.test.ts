@@ -175,6 +175,24 @@ describe("memory providers in the gateway", () => {
     });
   });
 
+  it("keeps the backlog across a restart", async () => {
+    const { h, say } = await start();
+    honcho!.down();
+    mem0!.down();
+    await say("said before the restart");
+    const waiting = () =>
+      (h.state.database.prepare("SELECT count(*) AS n FROM memory_provider_backlog").get() as { n: number })
+        .n;
+    await expect.poll(waiting, { timeout: 10_000 }).toBe(2);
+    await h.restart();
+    honcho!.up();
+    mem0!.up();
+    await expect.poll(() => atHoncho(), { timeout: 30_000 }).toEqual(["said before the restart"]);
+    await expect
+      .poll(() => mem0!.memories.map((m) => m.memory), { timeout: 30_000 })
+      .toEqual(["said before the restart"]);
+  });
+
   it("does not wait for a slow provider past insights_timeout_ms", async () => {
     const { h, say } = await start("    insights_timeout_ms: 300\n");
     await say("I grow tomatoes");

@@ -128,9 +128,18 @@ export class ProviderBacklog {
   /** Starts sending unless it is sending or waiting to retry. */
   wake(): void {
     if (this.#running || this.#timer || this.#stop.signal.aborted) return;
-    this.#running = this.#drain().finally(() => {
-      this.#running = undefined;
-    });
+    this.#running = this.#drain()
+      .catch((err: unknown) => {
+        // The state file closed under it (a stop without draining): what is left waits for the next start.
+        if (this.#state.isOpen)
+          this.#logger.error(
+            { provider: this.#provider.name, err: describeError(err) },
+            "memory provider backlog failed",
+          );
+      })
+      .finally(() => {
+        this.#running = undefined;
+      });
   }
 
   /** Stops sending (what is left waits for the next start). */
