@@ -12,6 +12,7 @@ import {
   type StateMethodTable,
 } from "../agent/index.js";
 import { cronStateMethods } from "../agent/tools/cron/index.js";
+import { mcpToolsStateMethods } from "../agent/tools/mcp/index.js";
 import { memoryStateMethods } from "../agent/tools/memory/index.js";
 import { skillsStateMethods } from "../agent/tools/skills/index.js";
 import { taskBoardStateMethods } from "../agent/tools/task-board/index.js";
@@ -22,6 +23,7 @@ export const stateMethods = {
   ...approvalStateMethods,
   ...cronStateMethods,
   ...memoryStateMethods,
+  ...mcpToolsStateMethods,
   ...skillsStateMethods,
   ...delegateStateMethods,
   ...taskBoardStateMethods,
