@@ -257,12 +257,14 @@ describe("MCP client", () => {
     expect(toolResults(h.llm.requests.at(-1))).toEqual(["Echo: over sse"]);
   });
 
-  it("a server killed mid-call gives a clear error, then comes back", async () => {
+  it("a server killed mid-call gives a clear error, then comes back (one kept running)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "herald-mcp-kill-"));
     dirs.push(dir);
     const mark = join(dir, "mark");
+    // idle_timeout_s: 0 keeps it running, restarted after a crash; a server that stops when idle is
+    // started again by its next call instead (mcp-lazy.test.ts).
     const h = await start(
-      `  dyn:\n    command: ${node}\n    args: [${JSON.stringify(FIXTURE)}]\n    env: { CANCEL_MARK: ${JSON.stringify(mark)} }\n`,
+      `  dyn:\n    command: ${node}\n    args: [${JSON.stringify(FIXTURE)}]\n    env: { CANCEL_MARK: ${JSON.stringify(mark)} }\n    idle_timeout_s: 0\n`,
     );
     const mcp = h.gateway.mcp!;
     const pid = mcp.status()[0]?.pid;
