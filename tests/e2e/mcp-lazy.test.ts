@@ -9,14 +9,17 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
 import { chat, type Harness, startHarness } from "../helpers/gateway-harness.js";
+import { type HttpEverything, startHttpEverything } from "../helpers/mcp-servers.js";
 
 const SERVER = join(import.meta.dirname, "..", "fakes", "mcp", "marker-server.mjs");
 const node = JSON.stringify(process.execPath);
 
 let harness: Harness | undefined;
+let remote: HttpEverything | undefined;
 afterEach(async () => {
   await harness?.stop();
-  harness = undefined;
+  await remote?.close();
+  harness = remote = undefined;
 });
 
 const toolNames = (request: FakeLlmRequest | undefined) => (request?.tools ?? []).map((t) => t.function.name);
@@ -82,5 +85,33 @@ describe("MCP servers started on first use", () => {
     expect(toolNames(h.llm.requests.at(-2))).toContain("mcp_m_hello");
     expect(starts()).toHaveLength(3);
     expect(again.text).toBe(`tool said: hello from ${starts()[2]}`);
+  });
+
+  it("a remote server that went away is no error once idle: the next call connects again", async () => {
+    remote = await startHttpEverything("streamableHttp");
+    const port = Number(new URL(remote.url).port);
+    harness = await startHarness({
+      configYaml: `mcp_servers:\n  remote:\n    url: ${remote.url}\n    transport: streamable_http\n`,
+      env: { HERALD_TOOLS_LAZY: "false" },
+    });
+    const h = harness;
+    const status = () => h.gateway.mcp!.status()[0];
+    await expect.poll(() => status()?.state, { timeout: 30_000 }).toBe("connected");
+    await remote.close();
+    const echo = (message: string) =>
+      h.llm.script({ toolCalls: [{ name: "mcp_remote_echo", arguments: { message } }] }, (request) => ({
+        text: `tool said: ${toolResults(request).at(-1)}`,
+      }));
+    echo("anyone?");
+    expect((await chat(h, "echo while it is down", { sessionId: "lazy-2" })).text).toMatch(
+      /^tool said: error: mcp_remote_echo failed: MCP server 'remote' could not be reached during tool echo \(.+\); the next call connects again\.$/,
+    );
+    expect(status()).toMatchObject({ state: "idle", tools: expect.any(Number) });
+    expect(status()?.error).toBeUndefined();
+
+    remote = await startHttpEverything("streamableHttp", port);
+    echo("back");
+    expect((await chat(h, "echo again", { sessionId: "lazy-2" })).text).toBe("tool said: Echo: back");
+    expect(status()?.state).toBe("connected");
   });
 });

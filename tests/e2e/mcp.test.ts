@@ -174,10 +174,14 @@ describe("MCP client", () => {
     expect(toolResults(h.llm.requests.at(-1))).toEqual(["Echo: over http"]);
   });
 
-  it("a remote server that went away is reconnected once it is back", async () => {
+  it("a remote server that went away is reconnected once it is back (one kept connected)", async () => {
     remote = await startHttpEverything("streamableHttp");
     const port = Number(new URL(remote.url).port);
-    const h = await start(`  remote:\n    url: ${remote.url}\n    transport: streamable_http\n`);
+    // idle_timeout_s: 0 keeps it connected, reconnecting in the background; a server that stops when
+    // idle is connected again by its next call instead (mcp-lazy.test.ts).
+    const h = await start(
+      `  remote:\n    url: ${remote.url}\n    transport: streamable_http\n    idle_timeout_s: 0\n`,
+    );
     await remote.close();
     h.llm.script(
       { toolCalls: [{ name: "mcp_remote_echo", arguments: { message: "anyone?" } }] },

@@ -350,7 +350,7 @@ export class McpConnection implements McpServerHandle {
         this.#lose(client, reason);
         throw new McpUnavailableError(
           name,
-          `MCP server '${name}' could not be reached during ${what} (${reason}); reconnecting. Try again shortly.`,
+          `MCP server '${name}' could not be reached during ${what} (${reason}); ${this.#lazy ? "the next call connects again" : "reconnecting. Try again shortly"}.`,
           { cause: err },
         );
       }
