@@ -179,73 +179,77 @@ export class McpConnection implements McpServerHandle {
   }
 
   async callTool(name: string, args: Record<string, unknown>, options: McpCallOptions) {
-    const client = await this.#ensure(options.signal);
-    await this.#checkListed(client, name);
-    const result = await this.#guard(
-      client,
-      (signal) =>
-        client.callTool({ name, arguments: args }, undefined, {
-          signal,
-          timeout: this.config.timeoutMs,
-          ...(options.onProgress
-            ? {
-                onprogress: (p: { progress: number; total?: number; message?: string }) =>
-                  options.onProgress?.(
-                    `${name}: ${p.total ? `${p.progress}/${p.total}` : p.progress}${p.message ? ` ${p.message}` : ""}`,
-                  ),
-              }
-            : {}),
-        }),
-      options.signal,
-      `tool ${name}`,
-    );
-    return result as Awaited<ReturnType<McpServerHandle["callTool"]>>;
+    return this.#use(options.signal, async (client) => {
+      await this.#checkListed(client, name);
+      const result = await this.#guard(
+        client,
+        (signal) =>
+          client.callTool({ name, arguments: args }, undefined, {
+            signal,
+            timeout: this.config.timeoutMs,
+            ...(options.onProgress
+              ? {
+                  onprogress: (p: { progress: number; total?: number; message?: string }) =>
+                    options.onProgress?.(
+                      `${name}: ${p.total ? `${p.progress}/${p.total}` : p.progress}${p.message ? ` ${p.message}` : ""}`,
+                    ),
+                }
+              : {}),
+          }),
+        options.signal,
+        `tool ${name}`,
+      );
+      return result as Awaited<ReturnType<McpServerHandle["callTool"]>>;
+    });
   }
 
   async listResources(options: McpCallOptions): Promise<McpResourceInfo[]> {
-    const client = await this.#ensure(options.signal);
-    if (!client.getServerCapabilities()?.resources) return [];
-    const out: McpResourceInfo[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.#guard(
-        client,
-        (signal) => client.listResources(cursor ? { cursor } : {}, this.#requestOptions(signal)),
-        options.signal,
-        "resources/list",
-      );
-      for (const r of page.resources)
-        out.push({ uri: r.uri, name: r.name, description: r.description, mimeType: r.mimeType });
-      cursor = page.nextCursor;
-    } while (cursor && out.length < 1000);
-    return out;
+    return this.#use(options.signal, async (client) => {
+      if (!client.getServerCapabilities()?.resources) return [];
+      const out: McpResourceInfo[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await this.#guard(
+          client,
+          (signal) => client.listResources(cursor ? { cursor } : {}, this.#requestOptions(signal)),
+          options.signal,
+          "resources/list",
+        );
+        for (const r of page.resources)
+          out.push({ uri: r.uri, name: r.name, description: r.description, mimeType: r.mimeType });
+        cursor = page.nextCursor;
+      } while (cursor && out.length < 1000);
+      return out;
+    });
   }
 
   async readResource(uri: string, options: McpCallOptions): Promise<ReadResourceContents> {
-    const client = await this.#ensure(options.signal);
-    const result = await this.#guard(
-      client,
-      (signal) => client.readResource({ uri }, this.#requestOptions(signal)),
-      options.signal,
-      "resources/read",
-    );
-    return result.contents as ReadResourceContents;
+    return this.#use(options.signal, async (client) => {
+      const result = await this.#guard(
+        client,
+        (signal) => client.readResource({ uri }, this.#requestOptions(signal)),
+        options.signal,
+        "resources/read",
+      );
+      return result.contents as ReadResourceContents;
+    });
   }
 
   async listPrompts(options: McpCallOptions) {
-    const client = await this.#ensure(options.signal);
-    if (!client.getServerCapabilities()?.prompts) return [];
-    const result = await this.#guard(
-      client,
-      (signal) => client.listPrompts({}, this.#requestOptions(signal)),
-      options.signal,
-      "prompts/list",
-    );
-    return result.prompts.map((p) => ({
-      name: p.name,
-      description: p.description,
-      arguments: (p.arguments ?? []).map((a) => (a.required ? a.name : `${a.name}?`)),
-    }));
+    return this.#use(options.signal, async (client) => {
+      if (!client.getServerCapabilities()?.prompts) return [];
+      const result = await this.#guard(
+        client,
+        (signal) => client.listPrompts({}, this.#requestOptions(signal)),
+        options.signal,
+        "prompts/list",
+      );
+      return result.prompts.map((p) => ({
+        name: p.name,
+        description: p.description,
+        arguments: (p.arguments ?? []).map((a) => (a.required ? a.name : `${a.name}?`)),
+      }));
+    });
   }
 
   async getPrompt(
@@ -253,18 +257,34 @@ export class McpConnection implements McpServerHandle {
     args: Record<string, string>,
     options: McpCallOptions,
   ): Promise<PromptMessages> {
-    const client = await this.#ensure(options.signal);
-    const result = await this.#guard(
-      client,
-      (signal) => client.getPrompt({ name, arguments: args }, this.#requestOptions(signal)),
-      options.signal,
-      "prompts/get",
-    );
-    return { description: result.description, messages: result.messages };
+    return this.#use(options.signal, async (client) => {
+      const result = await this.#guard(
+        client,
+        (signal) => client.getPrompt({ name, arguments: args }, this.#requestOptions(signal)),
+        options.signal,
+        "prompts/get",
+      );
+      return { description: result.description, messages: result.messages };
+    });
   }
 
   #requestOptions(signal: AbortSignal) {
     return { signal, timeout: this.config.timeoutMs };
+  }
+
+  /**
+   * Runs `fn` on the connected client (see `#ensure`); the idle countdown waits while it runs and
+   * starts again when it ended, however it ended.
+   */
+  async #use<T>(signal: AbortSignal, fn: (client: Client) => Promise<T>): Promise<T> {
+    this.#inflight++;
+    this.#clearIdle();
+    try {
+      return await fn(await this.#ensure(signal));
+    } finally {
+      this.#inflight--;
+      this.#armIdle();
+    }
   }
 
   /**
@@ -329,8 +349,6 @@ export class McpConnection implements McpServerHandle {
     const forward = () => own.abort(signal.reason);
     if (signal.aborted) forward();
     else signal.addEventListener("abort", forward, { once: true });
-    this.#inflight++;
-    this.#clearIdle();
     try {
       return await run(own.signal);
     } catch (err) {
@@ -363,8 +381,6 @@ export class McpConnection implements McpServerHandle {
       throw err;
     } finally {
       signal.removeEventListener("abort", forward);
-      this.#inflight--;
-      this.#armIdle();
     }
   }
 
