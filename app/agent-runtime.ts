@@ -68,6 +68,7 @@ export async function createAgentRuntime(
   // Tools run where the turns run: commands in this machine's workspaces (HERALD_HOME/workspaces).
   const tools = await createAgentTools(config, logger.child({ component: "tools" }), {
     worker: options.worker?.name,
+    mcpToolCache: options.state.mcpTools,
   });
   const plugins = await createPlugins(config, logger, tools);
   const registry = plugins.registry(tools.registry);

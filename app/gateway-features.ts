@@ -21,7 +21,7 @@ import { createPersona } from "../agent/persona/index.js";
 import type { Plugins } from "../agent/plugins/index.js";
 import { createProviders, type SessionModels } from "../agent/providers/index.js";
 import { createCheckpoints } from "../agent/tools/checkpoints/index.js";
-import type { McpServerConfig } from "../agent/tools/mcp/index.js";
+import { jsonToolCache, type McpServerConfig } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
 import { createMemoryProviders, type MemoryProviders } from "../agent/tools/memory-providers/index.js";
 import { createMessageSender } from "../agent/tools/messaging/index.js";
@@ -35,7 +35,7 @@ import type { MetricsRegistry } from "../core/metrics.js";
 import type { JobQueue } from "../core/turn.js";
 import { createGatewayMetrics, GatewayRunner } from "../gateway/index.js";
 import { type CronService, createCronService } from "../scheduler/index.js";
-import type { SqliteState, SqliteTaskBoard } from "../sessions/index.js";
+import { SqliteMcpToolCache, type SqliteState, type SqliteTaskBoard } from "../sessions/index.js";
 import type { HeraldConfig } from "./config.js";
 import { chatParser, platformHints, platformModules, userIdNormalisers } from "./platforms.js";
 import { skillDownload } from "./skill-download.js";
@@ -121,6 +121,7 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
       delegate: delegation.stateApi,
       taskBoard: taskBoard.stateApi,
       memoryProviders: memoryProviders.stateApi,
+      mcpTools: jsonToolCache(new SqliteMcpToolCache(state.database)),
       ...learning.stateApis,
     } satisfies StateMembers,
     recall.search,

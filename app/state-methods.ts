@@ -12,6 +12,7 @@ import {
   type StateMethodTable,
 } from "../agent/index.js";
 import { cronStateMethods } from "../agent/tools/cron/index.js";
+import { mcpToolsStateMethods } from "../agent/tools/mcp/index.js";
 import { memoryStateMethods } from "../agent/tools/memory/index.js";
 import { memoryProvidersStateMethods } from "../agent/tools/memory-providers/index.js";
 import { skillsStateMethods } from "../agent/tools/skills/index.js";
@@ -24,6 +25,7 @@ export const stateMethods = {
   ...cronStateMethods,
   ...memoryStateMethods,
   ...memoryProvidersStateMethods,
+  ...mcpToolsStateMethods,
   ...skillsStateMethods,
   ...delegateStateMethods,
   ...taskBoardStateMethods,

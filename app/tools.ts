@@ -33,6 +33,7 @@ import {
   createMcpClient,
   type McpManager,
   type McpSaveDir,
+  type McpToolCacheApi,
   mcpWorkspaceFiles,
 } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
@@ -220,7 +221,7 @@ function execTools(
 export async function createAgentTools(
   config: HeraldConfig,
   logger: Logger,
-  options: { worker?: string | undefined } = {},
+  options: { worker?: string | undefined; mcpToolCache?: McpToolCacheApi | undefined } = {},
 ): Promise<AgentTools> {
   const tools: Tool[] = [...builtinTools];
   // execute_code's library lists the turn's tools: the registry, once built below.
@@ -257,7 +258,12 @@ export async function createAgentTools(
   const ha = createHaTools(config, { logger });
   tools.push(...browser.tools, ...speech.tools, ...ha.tools, ...memoryProviderTools(config.memory.providers));
   registry = createToolRegistry(tools);
-  const mcp = createMcpClient(config, { registry, logger, files: mcpFiles });
+  const mcp = createMcpClient(config, {
+    registry,
+    logger,
+    files: mcpFiles,
+    toolCache: options.mcpToolCache,
+  });
   const backend = "backend" in exec ? exec.backend : undefined;
   const processes = "backend" in exec ? exec.processes : undefined;
   return {
