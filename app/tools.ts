@@ -24,9 +24,10 @@ import { type SpeakReply, type Tool, ToolRegistry, type UnavailableToolset } fro
 import { createBrowserTools } from "../agent/tools/browser/index.js";
 import { type Checkpointer, createCheckpointer } from "../agent/tools/checkpoints/index.js";
 import { clarifyTool } from "../agent/tools/clarify/index.js";
-import { CODE_BACKENDS, type ExecuteCodeDeps, executeCodeTool } from "../agent/tools/code/index.js";
+import { CODE_BACKENDS, executeCodeTool } from "../agent/tools/code/declaration.js";
+import type { ExecuteCodeDeps } from "../agent/tools/code/index.js";
 import { cronjobTool } from "../agent/tools/cron/index.js";
-import { fileTools } from "../agent/tools/files/index.js";
+import { fileTools } from "../agent/tools/files/declaration.js";
 import { createHaTools } from "../agent/tools/ha/index.js";
 import { createImageTool } from "../agent/tools/image/index.js";
 import {
@@ -247,13 +248,13 @@ export async function createAgentTools(
   // another session's files in the shared cache).
   const access = "backend" in exec ? exec.access : new WorkspaceAccess({ workspaces });
   tools.push(
-    sendMessageTool({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
+    sendMessageTool.with({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
     createVisionTool(config, { access, unavailable }),
     createImageTool(config, { access, unavailable }),
   );
   const browser = createBrowserTools(config, { access, logger, unavailable });
   const speech = createSpeechTools(config, { logger, unavailable });
-  const ha = createHaTools(config, { logger });
+  const ha = await createHaTools(config, { logger });
   tools.push(...browser.tools, ...speech.tools, ...ha.tools);
   registry = createToolRegistry(tools);
   const mcp = createMcpClient(config, { registry, logger, files: mcpFiles });
