@@ -1,6 +1,7 @@
 /**
  * The agent's tools, in one explicit list: each tool (or toolset) lives in its folder under
- * `agent/tools/`; this file registers them and builds those that need the process's parts (the
+ * `agent/tools/`, declared in its `declaration.ts` (the implementation loads on the tool's first
+ * call); this file registers them and builds those that need the process's parts (the
  * execution backend, workspaces, the MCP servers). Toolsets: "core" (`session_search`, `clarify`,
  * `todo`), "cron" (`cronjob`), "memory" (`memory`), "skills" (`skills_list`, `skill_view`,
  * `skill_manage`), "delegate", "tasks" (`task_board`), "terminal" (`terminal`, `process`; only where the
