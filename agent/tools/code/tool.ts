@@ -1,10 +1,3 @@
-/**
- * `execute_code` (toolset "code"): the model writes a short Python or JavaScript script that calls the
- * agent's tools itself, so a task of many small steps costs one model round trip and the intermediate
- * results stay out of the context. Returns the script's output (capped), its return value and the
- * list of tool calls it made with their durations.
- */
-import type { ExecutionBackend, WorkspaceManager, WorkspaceQuota } from "../../exec/index.js";
 import type { ToolExecute } from "../../tool-declaration.js";
 import { toOpenAITools } from "../../tool-registry.js";
 import type { Tool, ToolOutput } from "../../types.js";

@@ -5,7 +5,7 @@
 import type { ToolExecute } from "../../tool-declaration.js";
 import type { ToolContext } from "../../types.js";
 import { approvalEntries, gateCall, type HaCall, targetsOf } from "./approval.js";
-import type { HaClient, HaState } from "./client.js";
+import type { HaState } from "./client.js";
 import type {
   HaToolsDeps,
   haCallServiceParameters,

@@ -5,9 +5,8 @@
  * a file elsewhere. The provider's token counts go to the turn's usage under `images/<model>`.
  */
 import type { ToolExecute } from "../../tool-declaration.js";
-import type { ToolContext, ToolOutput } from "../../types.js";
-import type { AllowPrivate } from "../web/types.js";
-import { type GeneratedImage, generateImages, type ImagesEndpoint } from "./client.js";
+import type { ToolOutput } from "../../types.js";
+import { type GeneratedImage, generateImages } from "./client.js";
 import type { ImageGenerateParameters, ImageToolDeps, SavedImage } from "./declaration.js";
 import { IMAGES_NOT_CONFIGURED } from "./settings.js";
 

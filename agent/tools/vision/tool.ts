@@ -9,8 +9,7 @@ import { HeraldError } from "../../../core/errors.js";
 import type { ToolExecute } from "../../tool-declaration.js";
 import type { ToolContext } from "../../types.js";
 import { imageTypeOf, safeFetch } from "../web/safe-fetch.js";
-import type { AllowPrivate } from "../web/types.js";
-import { askVision, type VisionEndpoint } from "./client.js";
+import { askVision } from "./client.js";
 import type { VisionToolDeps, visionAnalyzeParameters } from "./declaration.js";
 import { VISION_NOT_CONFIGURED } from "./settings.js";
 

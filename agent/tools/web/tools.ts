@@ -10,8 +10,6 @@ import type { WebToolsDeps, webExtractParameters, webSearchParameters } from "./
 // The web folder's parts, not its index: the index also exports the HTML converter, whose libraries
 // would then load at start-up.
 import { extractPage } from "./extract.js";
-import type { WebSearchProvider } from "./search/types.js";
-import type { AllowPrivate, HtmlConverter } from "./types.js";
 
 /** What the web tools do, bound to `deps`, by name. */
 export function webToolRuns(deps: WebToolsDeps) {
