@@ -16,6 +16,7 @@ import {
   type ToolRegistry,
 } from "../agent/index.js";
 import type { Plugins } from "../agent/plugins/index.js";
+import { providerInsightsNote } from "../agent/tools/memory-providers/index.js";
 import type { Logger } from "../core/logger.js";
 import type { JobHandler, JobQueue } from "../core/turn.js";
 import type { HeraldConfig } from "./config.js";
@@ -80,6 +81,7 @@ export async function createAgentRuntime(
     transcribe: tools.transcribe,
     speakReply: tools.speakReply,
     state: options.state,
+    turnNote: (job) => providerInsightsNote(job, options.state, logger),
     logger: logger.child({ component: "agent" }),
     homeDir: config.homeDir,
   });

@@ -23,6 +23,7 @@ import { createProviders, type SessionModels } from "../agent/providers/index.js
 import { createCheckpoints } from "../agent/tools/checkpoints/index.js";
 import type { McpServerConfig } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
+import { createMemoryProviders, type MemoryProviders } from "../agent/tools/memory-providers/index.js";
 import { createMessageSender } from "../agent/tools/messaging/index.js";
 import { createRecall, type Recall, recallPrefetch } from "../agent/tools/session-search/index.js";
 import { skillsTools } from "../agent/tools/skills/index.js";
@@ -50,6 +51,8 @@ export interface LateParts {
   sessionModels?: SessionModels | undefined;
   /** The MCP servers a turn may get: the running set (after /reload-mcp), else the configured one. */
   mcpServers: () => readonly McpServerConfig[];
+  /** The external memory providers, set right after the runner exists. */
+  memoryProviders?: MemoryProviders | undefined;
 }
 
 /** What the gateway's features are built on. */
@@ -76,6 +79,8 @@ export interface GatewayFeatures {
   metrics: MetricsRegistry;
   /** `session_search` on the gateway: keywords, and meaning with an embeddings endpoint. */
   recall: Recall;
+  /** The external memory providers (none configured: every member answers "none"). */
+  memoryProviders: MemoryProviders;
   /** The in-process StateClient the embedded agent and the state API serve. */
   localState: StateClient;
 }
@@ -104,6 +109,8 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
     parseChat: chatParser,
   });
   const recall = createRecall(config, { gateway: runner, state, logger });
+  const memoryProviders = createMemoryProviders(config, { gateway: runner, state, logger });
+  late.memoryProviders = memoryProviders;
   const localState = createLocalStateClient(
     state,
     {
@@ -113,6 +120,7 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
       todo: createTodo({ gateway: runner }).stateApi,
       delegate: delegation.stateApi,
       taskBoard: taskBoard.stateApi,
+      memoryProviders: memoryProviders.stateApi,
       ...learning.stateApis,
     } satisfies StateMembers,
     recall.search,
@@ -127,7 +135,19 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
     logger,
     extraUsage: sandboxUsage(config),
   });
-  return { runner, learning, cron, webhooks, approvals, delegation, taskBoard, metrics, recall, localState };
+  return {
+    runner,
+    learning,
+    cron,
+    webhooks,
+    approvals,
+    delegation,
+    taskBoard,
+    metrics,
+    recall,
+    memoryProviders,
+    localState,
+  };
 }
 
 /** The runner with its turn context, and what the context reads: persona, learning, voice replies. */
@@ -174,6 +194,7 @@ function createRunner(
       eagerToolsets: eagerToolsetsFor(config, turn.chat.platform, chatType),
       voiceReply: voice.voiceReplyOf(turn),
       recall: recallPrefetch(config.embeddings, turn.chat.platform, turn.input),
+      insights: late.memoryProviders?.insightsFor(turn, chatType),
       ...models()?.forTurn(turn),
     }),
   });

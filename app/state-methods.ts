@@ -13,6 +13,7 @@ import {
 } from "../agent/index.js";
 import { cronStateMethods } from "../agent/tools/cron/index.js";
 import { memoryStateMethods } from "../agent/tools/memory/index.js";
+import { memoryProvidersStateMethods } from "../agent/tools/memory-providers/index.js";
 import { skillsStateMethods } from "../agent/tools/skills/index.js";
 import { taskBoardStateMethods } from "../agent/tools/task-board/index.js";
 
@@ -22,6 +23,7 @@ export const stateMethods = {
   ...approvalStateMethods,
   ...cronStateMethods,
   ...memoryStateMethods,
+  ...memoryProvidersStateMethods,
   ...skillsStateMethods,
   ...delegateStateMethods,
   ...taskBoardStateMethods,

@@ -3,7 +3,7 @@
  * `agent/tools/`, declared in its `declaration.ts` (the implementation loads on the tool's first
  * call); this file registers them and builds those that need the process's parts (the
  * execution backend, workspaces, the MCP servers). Toolsets: "core" (`session_search`, `clarify`,
- * `todo`), "cron" (`cronjob`), "memory" (`memory`), "skills" (`skills_list`, `skill_view`,
+ * `todo`), "cron" (`cronjob`), "memory" (`memory`; `memory_provider_query` with a provider), "skills" (`skills_list`, `skill_view`,
  * `skill_manage`), "delegate", "tasks" (`task_board`), "terminal" (`terminal`, `process`; only where the
  * configured execution backend is available), "files" (`read_file`, `write_file`, `patch`,
  * `search_files`, in the same workspaces), "web", "browser" (where Chromium is installed), "messaging",
@@ -38,6 +38,7 @@ import {
   mcpWorkspaceFiles,
 } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
+import { memoryProviderTools } from "../agent/tools/memory-providers/index.js";
 import { sendMessageTool, workspaceExporter } from "../agent/tools/messaging/index.js";
 import { sessionSearchTool } from "../agent/tools/session-search/index.js";
 import { skillsTools } from "../agent/tools/skills/index.js";
@@ -256,7 +257,7 @@ export async function createAgentTools(
   const browser = createBrowserTools(config, { access, logger, unavailable });
   const speech = createSpeechTools(config, { logger, unavailable });
   const ha = await createHaTools(config, { logger });
-  tools.push(...browser.tools, ...speech.tools, ...ha.tools);
+  tools.push(...browser.tools, ...speech.tools, ...ha.tools, ...memoryProviderTools(config.memory.providers));
   registry = createToolRegistry(tools);
   const mcp = createMcpClient(config, { registry, logger, files: mcpFiles });
   const backend = "backend" in exec ? exec.backend : undefined;
