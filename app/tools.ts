@@ -1,6 +1,7 @@
 /**
  * The agent's tools, in one explicit list: each tool (or toolset) lives in its folder under
- * `agent/tools/`; this file registers them and builds those that need the process's parts (the
+ * `agent/tools/`, declared in its `declaration.ts` (the implementation loads on the tool's first
+ * call); this file registers them and builds those that need the process's parts (the
  * execution backend, workspaces, the MCP servers). Toolsets: "core" (`session_search`, `clarify`,
  * `todo`), "cron" (`cronjob`), "memory" (`memory`; `memory_provider_query` with a provider), "skills" (`skills_list`, `skill_view`,
  * `skill_manage`), "delegate", "tasks" (`task_board`), "terminal" (`terminal`, `process`; only where the
@@ -24,9 +25,10 @@ import { type SpeakReply, type Tool, ToolRegistry, type UnavailableToolset } fro
 import { createBrowserTools } from "../agent/tools/browser/index.js";
 import { type Checkpointer, createCheckpointer } from "../agent/tools/checkpoints/index.js";
 import { clarifyTool } from "../agent/tools/clarify/index.js";
-import { CODE_BACKENDS, type ExecuteCodeDeps, executeCodeTool } from "../agent/tools/code/index.js";
+import { CODE_BACKENDS, executeCodeTool } from "../agent/tools/code/declaration.js";
+import type { ExecuteCodeDeps } from "../agent/tools/code/index.js";
 import { cronjobTool } from "../agent/tools/cron/index.js";
-import { fileTools } from "../agent/tools/files/index.js";
+import { fileTools } from "../agent/tools/files/declaration.js";
 import { createHaTools } from "../agent/tools/ha/index.js";
 import { createImageTool } from "../agent/tools/image/index.js";
 import {
@@ -249,13 +251,13 @@ export async function createAgentTools(
   // another session's files in the shared cache).
   const access = "backend" in exec ? exec.access : new WorkspaceAccess({ workspaces });
   tools.push(
-    sendMessageTool({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
+    sendMessageTool.with({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
     createVisionTool(config, { access, unavailable }),
     createImageTool(config, { access, unavailable }),
   );
   const browser = createBrowserTools(config, { access, logger, unavailable });
   const speech = createSpeechTools(config, { logger, unavailable });
-  const ha = createHaTools(config, { logger });
+  const ha = await createHaTools(config, { logger });
   tools.push(...browser.tools, ...speech.tools, ...ha.tools, ...memoryProviderTools(config.memory.providers));
   registry = createToolRegistry(tools);
   const mcp = createMcpClient(config, {

@@ -64,7 +64,7 @@ async function toolsFor(
   mode: "manual" | "deny" | "off" = "manual",
   approve = DEFAULT_APPROVE,
 ) {
-  const set = createHaTools(
+  const set = await createHaTools(
     { ha: { url, token, approve, access: "owners", timeoutMs: 3000 }, exec: { dangerousCommands: mode } },
     { logger: silentLogger() },
   );
@@ -78,8 +78,8 @@ async function toolsFor(
 }
 
 describe("ha toolset", () => {
-  it("is not offered without an address and a token", () => {
-    const set = createHaTools(
+  it("is not offered without an address and a token", async () => {
+    const set = await createHaTools(
       {
         ha: { approve: DEFAULT_APPROVE, access: "owners", timeoutMs: 1000 },
         exec: { dangerousCommands: "manual" },
