@@ -4,6 +4,7 @@
  * the job's runs report to this chat unless told otherwise. A user sees and changes only their own jobs.
  */
 import { z } from "zod";
+import { callerOfOrigin } from "../../../core/access.js";
 import { formatDuration, formatTime } from "../../../scheduler/index.js";
 import type { CronCaller, CronJobInput, CronJobView } from "../../../scheduler/types.js";
 import { defineTool } from "../../tool-registry.js";
@@ -66,11 +67,7 @@ export const cronjobTool = defineTool({
   async execute(args, ctx) {
     const cron = ctx.state.cron;
     if (!cron) return { content: "error: scheduling is not available in this gateway.", isError: true };
-    const caller: CronCaller = {
-      chat: ctx.origin.chat,
-      userId: ctx.origin.userId,
-      chatType: ctx.origin.chatType,
-    };
+    const caller: CronCaller = { ...callerOfOrigin(ctx.origin), chatType: ctx.origin.chatType };
     if (caller.chat.platform === "cron") {
       return { content: "error: a scheduled run can't manage scheduled jobs.", isError: true };
     }

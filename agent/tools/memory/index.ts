@@ -5,6 +5,7 @@
  * they were when the session started; a write shows up there from the next session on.
  */
 import { z } from "zod";
+import { callerOfOrigin } from "../../../core/access.js";
 import type { MemoryView } from "../../../skills/memory/types.js";
 import { defineTool } from "../../tool-registry.js";
 
@@ -43,7 +44,7 @@ export const memoryTool = defineTool({
     ctx.progress(
       `${action === "add" ? "saving to" : "updating"} ${target === "user" ? "the user profile" : "memory"}`,
     );
-    const caller = { chat: ctx.origin.chat, userId: ctx.origin.userId };
+    const caller = callerOfOrigin(ctx.origin);
     const result =
       action === "add"
         ? await memory.add(target, content!, caller)

@@ -4,6 +4,7 @@
  * current session left out; a chat never sees another user's sessions.
  */
 import { z } from "zod";
+import { searchKeyPrefix } from "../../../core/chat.js";
 import type { SearchHit } from "../../../sessions/types.js";
 import { defineTool } from "../../tool-registry.js";
 
@@ -41,7 +42,7 @@ export const sessionSearchTool = defineTool({
   toolset: "core",
   async execute({ query, limit = 8 }, ctx) {
     const { origin } = ctx;
-    const keyPrefix = `${origin.chat.platform}:`;
+    const keyPrefix = searchKeyPrefix(origin);
     ctx.progress(`searching past conversations for "${query}"`);
     const hits = await ctx.state.searchSessions(query, {
       limit,
