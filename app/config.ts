@@ -178,7 +178,7 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
   config.webhooks.forEach(checkWebhookTargets);
   resolveProviders(config, env, fileValues);
   validateCrossFields(config);
-  checkAgents(config, [...platformModules.map((m) => m.name), "api", "cli", "webchat"]);
+  checkAgents(config, [...platformModules.map((m) => m.name), "api", "cli"]);
   return config;
 }
 
