@@ -171,7 +171,10 @@ function createRunner(
     turnsRunHere: !config.queue.redisUrl,
     userIds: userIdNormalisers,
     agentOf: (message) => router.agentOf(message),
-    modelName: (key) => models()?.modelOf(key) ?? config.model.default ?? config.model.name,
+    modelName: (key) => {
+      const own = profileOfKey(agents, key)?.model;
+      return models()?.modelOf(key, own) ?? own ?? config.model.default ?? config.model.name;
+    },
     compress: createSessionCompressor(config, {
       state,
       logger: logger.child({ component: "compress" }),
