@@ -1,10 +1,10 @@
 /**
  * The agent: the loop (model ⇄ tools), the model client on the configured providers, compression, the
- * tool registry and lazy toolsets, the worker's turn handler, the `StateClient` (in-process or over the
- * gateway's state API), the learning reviewer, and `/compress`. Subfolders are units of their own,
- * each with its index: `queue/`, `providers/`, `exec/` (with `approvals/`), `delegate/`, `plugins/`
- * (with `hooks/`), `persona/`, `learning/` (memory, skills and the review on the gateway), `documents/`,
- * `tools/<name>/`.
+ * tool registry, tool declarations (implementations imported on first call) and lazy toolsets, the
+ * worker's turn handler, the `StateClient` (in-process or over the gateway's state API), the learning
+ * reviewer, and `/compress`. Subfolders are units of their own, each with its index: `queue/`,
+ * `providers/`, `exec/` (with `approvals/`), `delegate/`, `plugins/` (with `hooks/`), `persona/`,
+ * `learning/` (memory, skills and the review on the gateway), `documents/`, `tools/<name>/`.
  */
 
 export { estimateTokens } from "./compression.js";
@@ -38,6 +38,14 @@ export {
   splitStateMethod,
   toolCallSchema,
 } from "./state-methods.js";
+export {
+  type DeclaredTool,
+  declareTool,
+  runsFrom,
+  type ToolDeclaration,
+  type ToolExecute,
+  type ToolRun,
+} from "./tool-declaration.js";
 export { defineTool, ToolRegistry, type UnavailableToolset } from "./tool-registry.js";
 export type * from "./types.js";
 export { addSpokenReply, type SpeakReply } from "./voice-reply.js";

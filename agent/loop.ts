@@ -41,6 +41,11 @@ export interface TurnDeps extends ToolRunDeps {
   speakReply?: SpeakReply | undefined;
   /** Model for context summaries (`auxiliary.compression`). @defaultValue the turn's model */
   compressionModel?: string | undefined;
+  /**
+   * A note features add for this turn before the user's message, after the stable prefix (the memory
+   * providers' insights), or undefined. Must not reject and must bound its own wait. @defaultValue none
+   */
+  turnNote?: ((job: TurnJob) => Promise<string | undefined>) | undefined;
 }
 
 /** What a turn's model calls added up to, and the alerts they raised; filled as the turn runs. */
@@ -190,8 +195,11 @@ async function loop(
   let history = repairToolPairs(compressed.history);
   // The todo plan after a compaction summary: after the stable prefix, before the user's message.
   const plan = await planNote(history, deps.state, job, log);
-  const recalled = await recallNote(job, deps.state, log);
-  const note: ModelMessage[] = [plan, recalled].flatMap((content) =>
+  const [recalled, extra] = await Promise.all([
+    recallNote(job, deps.state, log),
+    job.resume ? undefined : deps.turnNote?.(job),
+  ]);
+  const note: ModelMessage[] = [plan, recalled, extra].flatMap((content) =>
     content ? [{ role: "system" as const, content }] : [],
   );
   const messages: ModelMessage[] = [...system, ...history, ...note, ...opening.forModel];

@@ -16,6 +16,7 @@ import {
   type ToolRegistry,
 } from "../agent/index.js";
 import type { Plugins } from "../agent/plugins/index.js";
+import { providerInsightsNote } from "../agent/tools/memory-providers/index.js";
 import type { Logger } from "../core/logger.js";
 import type { JobHandler, JobQueue } from "../core/turn.js";
 import type { HeraldConfig } from "./config.js";
@@ -67,6 +68,7 @@ export async function createAgentRuntime(
   // Tools run where the turns run: commands in this machine's workspaces (HERALD_HOME/workspaces).
   const tools = await createAgentTools(config, logger.child({ component: "tools" }), {
     worker: options.worker?.name,
+    mcpToolCache: options.state.mcpTools,
   });
   const plugins = await createPlugins(config, logger, tools);
   const registry = plugins.registry(tools.registry);
@@ -80,6 +82,7 @@ export async function createAgentRuntime(
     transcribe: tools.transcribe,
     speakReply: tools.speakReply,
     state: options.state,
+    turnNote: (job) => providerInsightsNote(job, options.state, logger),
     logger: logger.child({ component: "agent" }),
     homeDir: config.homeDir,
   });

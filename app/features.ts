@@ -15,6 +15,7 @@ import { codeSettings } from "../agent/tools/code/settings.js";
 import { haSettings } from "../agent/tools/ha/settings.js";
 import { imagesSettings } from "../agent/tools/image/settings.js";
 import { mcpServersSettings } from "../agent/tools/mcp/settings.js";
+import { memoryProvidersSettings } from "../agent/tools/memory-providers/settings.js";
 import { embeddingsSettings } from "../agent/tools/session-search/settings.js";
 import { taskBoardSettings } from "../agent/tools/task-board/settings.js";
 import { visionSettings } from "../agent/tools/vision/settings.js";
@@ -22,7 +23,6 @@ import { voiceSettings } from "../agent/tools/voice/settings.js";
 import { webSettings } from "../agent/tools/web/settings.js";
 import type { FeatureModule } from "../core/settings.js";
 import { dashboardSettings } from "../gateway/dashboard/settings.js";
-import { memorySettings } from "../skills/memory/settings.js";
 import { skillsSettings } from "../skills/settings.js";
 
 /**
@@ -39,7 +39,8 @@ export const featureModules = [
   imagesSettings,
   codeSettings,
   haSettings,
-  memorySettings,
+  // The `memory:` section: the built-in files' budgets (skills/memory) and the external providers.
+  memoryProvidersSettings,
   embeddingsSettings,
   learningSettings,
   skillsSettings,

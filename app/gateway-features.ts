@@ -21,8 +21,9 @@ import { createPersona } from "../agent/persona/index.js";
 import type { Plugins } from "../agent/plugins/index.js";
 import { createProviders, type SessionModels } from "../agent/providers/index.js";
 import { createCheckpoints } from "../agent/tools/checkpoints/index.js";
-import type { McpServerConfig } from "../agent/tools/mcp/index.js";
+import { jsonToolCache, type McpServerConfig } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
+import { createMemoryProviders, type MemoryProviders } from "../agent/tools/memory-providers/index.js";
 import { createMessageSender } from "../agent/tools/messaging/index.js";
 import { createRecall, type Recall, recallPrefetch } from "../agent/tools/session-search/index.js";
 import { skillsTools } from "../agent/tools/skills/index.js";
@@ -34,7 +35,7 @@ import type { MetricsRegistry } from "../core/metrics.js";
 import type { JobQueue } from "../core/turn.js";
 import { AgentRouter, agentCommands, createGatewayMetrics, GatewayRunner } from "../gateway/index.js";
 import { type CronService, createCronService } from "../scheduler/index.js";
-import type { SqliteState, SqliteTaskBoard } from "../sessions/index.js";
+import { SqliteMcpToolCache, type SqliteState, type SqliteTaskBoard } from "../sessions/index.js";
 import { agentProfiles, profileOfKey } from "./agents.js";
 import type { HeraldConfig } from "./config.js";
 import { chatParser, platformHints, platformModules, userIdNormalisers } from "./platforms.js";
@@ -51,6 +52,8 @@ export interface LateParts {
   sessionModels?: SessionModels | undefined;
   /** The MCP servers a turn may get: the running set (after /reload-mcp), else the configured one. */
   mcpServers: () => readonly McpServerConfig[];
+  /** The external memory providers, set right after the runner exists. */
+  memoryProviders?: MemoryProviders | undefined;
 }
 
 /** What the gateway's features are built on. */
@@ -77,6 +80,8 @@ export interface GatewayFeatures {
   metrics: MetricsRegistry;
   /** `session_search` on the gateway: keywords, and meaning with an embeddings endpoint. */
   recall: Recall;
+  /** The external memory providers (none configured: every member answers "none"). */
+  memoryProviders: MemoryProviders;
   /** The in-process StateClient the embedded agent and the state API serve. */
   localState: StateClient;
 }
@@ -105,6 +110,8 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
     parseChat: chatParser,
   });
   const recall = createRecall(config, { gateway: runner, state, logger });
+  const memoryProviders = createMemoryProviders(config, { gateway: runner, state, logger });
+  late.memoryProviders = memoryProviders;
   const localState = createLocalStateClient(
     state,
     {
@@ -114,6 +121,8 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
       todo: createTodo({ gateway: runner }).stateApi,
       delegate: delegation.stateApi,
       taskBoard: taskBoard.stateApi,
+      memoryProviders: memoryProviders.stateApi,
+      mcpTools: jsonToolCache(new SqliteMcpToolCache(state.database)),
       ...learning.stateApis,
     } satisfies StateMembers,
     recall.search,
@@ -128,7 +137,19 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
     logger,
     extraUsage: sandboxUsage(config),
   });
-  return { runner, learning, cron, webhooks, approvals, delegation, taskBoard, metrics, recall, localState };
+  return {
+    runner,
+    learning,
+    cron,
+    webhooks,
+    approvals,
+    delegation,
+    taskBoard,
+    metrics,
+    recall,
+    memoryProviders,
+    localState,
+  };
 }
 
 /** The runner with its turn context, and what the context reads: persona, learning, voice replies. */
@@ -190,6 +211,7 @@ function createRunner(
         eagerToolsets: eagerToolsetsFor(config, turn.chat.platform, chatType),
         voiceReply: voice.voiceReplyOf(turn),
         recall: recallPrefetch(config.embeddings, turn.chat.platform, turn.input),
+        insights: late.memoryProviders?.insightsFor(turn, chatType),
         ...chosen,
         // The session's /model choice, else its agent's model, else the configured default.
         model: chosen?.model ?? agent?.model,

@@ -383,6 +383,7 @@ function gatewayHandle(
       await features.learning.stop();
       await runner.stop();
       await features.recall.stop();
+      await features.memoryProviders.stop();
       delegation.close();
       await queue.close();
       await agent?.close();

@@ -12,7 +12,9 @@ import {
   type StateMethodTable,
 } from "../agent/index.js";
 import { cronStateMethods } from "../agent/tools/cron/index.js";
+import { mcpToolsStateMethods } from "../agent/tools/mcp/index.js";
 import { memoryStateMethods } from "../agent/tools/memory/index.js";
+import { memoryProvidersStateMethods } from "../agent/tools/memory-providers/index.js";
 import { skillsStateMethods } from "../agent/tools/skills/index.js";
 import { taskBoardStateMethods } from "../agent/tools/task-board/index.js";
 
@@ -22,6 +24,8 @@ export const stateMethods = {
   ...approvalStateMethods,
   ...cronStateMethods,
   ...memoryStateMethods,
+  ...memoryProvidersStateMethods,
+  ...mcpToolsStateMethods,
   ...skillsStateMethods,
   ...delegateStateMethods,
   ...taskBoardStateMethods,

@@ -1,8 +1,9 @@
 /**
  * The agent's tools, in one explicit list: each tool (or toolset) lives in its folder under
- * `agent/tools/`; this file registers them and builds those that need the process's parts (the
+ * `agent/tools/`, declared in its `declaration.ts` (the implementation loads on the tool's first
+ * call); this file registers them and builds those that need the process's parts (the
  * execution backend, workspaces, the MCP servers). Toolsets: "core" (`session_search`, `clarify`,
- * `todo`), "cron" (`cronjob`), "memory" (`memory`), "skills" (`skills_list`, `skill_view`,
+ * `todo`), "cron" (`cronjob`), "memory" (`memory`; `memory_provider_query` with a provider), "skills" (`skills_list`, `skill_view`,
  * `skill_manage`), "delegate", "tasks" (`task_board`), "terminal" (`terminal`, `process`; only where the
  * configured execution backend is available), "files" (`read_file`, `write_file`, `patch`,
  * `search_files`, in the same workspaces), "web", "browser" (where Chromium is installed), "messaging",
@@ -24,18 +25,21 @@ import { type SpeakReply, type Tool, ToolRegistry, type UnavailableToolset } fro
 import { createBrowserTools } from "../agent/tools/browser/index.js";
 import { type Checkpointer, createCheckpointer } from "../agent/tools/checkpoints/index.js";
 import { clarifyTool } from "../agent/tools/clarify/index.js";
-import { CODE_BACKENDS, type ExecuteCodeDeps, executeCodeTool } from "../agent/tools/code/index.js";
+import { CODE_BACKENDS, executeCodeTool } from "../agent/tools/code/declaration.js";
+import type { ExecuteCodeDeps } from "../agent/tools/code/index.js";
 import { cronjobTool } from "../agent/tools/cron/index.js";
-import { fileTools } from "../agent/tools/files/index.js";
+import { fileTools } from "../agent/tools/files/declaration.js";
 import { createHaTools } from "../agent/tools/ha/index.js";
 import { createImageTool } from "../agent/tools/image/index.js";
 import {
   createMcpClient,
   type McpManager,
   type McpSaveDir,
+  type McpToolCacheApi,
   mcpWorkspaceFiles,
 } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
+import { memoryProviderTools } from "../agent/tools/memory-providers/index.js";
 import { sendMessageTool, workspaceExporter } from "../agent/tools/messaging/index.js";
 import { sessionSearchTool } from "../agent/tools/session-search/index.js";
 import { skillsTools } from "../agent/tools/skills/index.js";
@@ -219,7 +223,7 @@ function execTools(
 export async function createAgentTools(
   config: HeraldConfig,
   logger: Logger,
-  options: { worker?: string | undefined } = {},
+  options: { worker?: string | undefined; mcpToolCache?: McpToolCacheApi | undefined } = {},
 ): Promise<AgentTools> {
   const tools: Tool[] = [...builtinTools];
   // execute_code's library lists the turn's tools: the registry, once built below.
@@ -247,16 +251,21 @@ export async function createAgentTools(
   // another session's files in the shared cache).
   const access = "backend" in exec ? exec.access : new WorkspaceAccess({ workspaces });
   tools.push(
-    sendMessageTool({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
+    sendMessageTool.with({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
     createVisionTool(config, { access, unavailable }),
     createImageTool(config, { access, unavailable }),
   );
   const browser = createBrowserTools(config, { access, logger, unavailable });
   const speech = createSpeechTools(config, { logger, unavailable });
-  const ha = createHaTools(config, { logger });
-  tools.push(...browser.tools, ...speech.tools, ...ha.tools);
+  const ha = await createHaTools(config, { logger });
+  tools.push(...browser.tools, ...speech.tools, ...ha.tools, ...memoryProviderTools(config.memory.providers));
   registry = createToolRegistry(tools);
-  const mcp = createMcpClient(config, { registry, logger, files: mcpFiles });
+  const mcp = createMcpClient(config, {
+    registry,
+    logger,
+    files: mcpFiles,
+    toolCache: options.mcpToolCache,
+  });
   const backend = "backend" in exec ? exec.backend : undefined;
   const processes = "backend" in exec ? exec.processes : undefined;
   return {

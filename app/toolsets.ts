@@ -22,7 +22,8 @@ import type { HeraldConfig } from "./config.js";
  * tools (`execute_code` runs code in the sandbox as `terminal` does) unless the owner gave them
  * (`exec.groups`). Each MCP server that serves the platform and chat type, and admits
  * the turn (`access: owners` servers only an owner's), adds its toolset (`mcp_<name>`), and then `mcp`
- * (resources and prompts) comes too. An owner's turn also gets the tools of the plugins only owners get.
+ * (resources and prompts) comes too. An owner's turn also gets the tools of the plugins only owners get;
+ * the Home Assistant toolset is an owner's too unless `ha.access` is `everyone`.
  * @param owner whether the turn acts for an owner. @defaultValue true
  * @param own the toolsets of the turn's agent (`agents[].toolsets`), over the platform's and the default.
  */
@@ -43,7 +44,8 @@ export function toolsetsFor(
     .filter((s) => serverServes(s, platform, chatType) && serverAdmits(s, owner))
     .map((s) => mcpToolset(s.name));
   const plugins = owner ? [OWNERS_PLUGINS_TOOLSET] : [];
-  return [...new Set([...base, ...plugins, ...mcp, ...(mcp.length ? ["mcp"] : [])])];
+  const house = owner || config.ha.access === "everyone" ? base : base.filter((t) => t !== "ha");
+  return [...new Set([...house, ...plugins, ...mcp, ...(mcp.length ? ["mcp"] : [])])];
 }
 
 /** {@link toolsetsFor} of a turn's caller, its owner rights read from the owner policy. */

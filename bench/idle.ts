@@ -1,7 +1,9 @@
 /**
  * What an idle gateway keeps resident: each target of the floor scenario (`floor.ts`) started with a
  * probe (`memory-probe.ts`) that, 3 s after start, records the process's memory as V8 sees it; beside
- * it, the RSS of every process of the tree (the sandbox's ready shell, MCP servers) from /proc.
+ * it, the RSS of every process of the tree (the sandbox's ready shell, MCP servers) from /proc. The
+ * configured target is measured at its second start, with the MCP servers' tool lists cached (floor's
+ * `start`): servers configured but unused do not run.
  */
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,6 +32,10 @@ export interface IdleFigures {
   native: number;
   /** Child processes by what they run, MiB. */
   children: Record<string, number>;
+  /** The whole process tree: the gateway and every descendant, MiB. */
+  treeRss: number;
+  /** Processes in the tree. */
+  processes: number;
 }
 
 const mib = (bytes: number) => bytes / 2 ** 20;
@@ -87,7 +93,8 @@ async function probe(
     const rss = mib(Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[21]) * 4096);
     const children: Record<string, number> = {};
     const counts: Record<string, number> = {};
-    for (const child of childrenOf(pid)) {
+    const descendants = childrenOf(pid);
+    for (const child of descendants) {
       const label = labelOf(child.cmd);
       children[label] = (children[label] ?? 0) + child.rssMb;
       counts[label] = (counts[label] ?? 0) + 1;
@@ -101,6 +108,8 @@ async function probe(
       external: round(mib(usage.external), 1),
       native: round(rss - mib(usage.heapTotal + usage.external), 1),
       children,
+      treeRss: round(rss + descendants.reduce((sum, c) => sum + c.rssMb, 0), 1),
+      processes: 1 + descendants.length,
     };
   } finally {
     await stop(running);
@@ -134,6 +143,8 @@ export async function benchIdle(options: IdleOptions): Promise<Partial<Record<Fl
       external: pick((x) => x.external),
       native: pick((x) => x.native),
       children: Object.fromEntries([...labels].map((l) => [l, pick((x) => x.children[l] ?? 0)])),
+      treeRss: pick((x) => x.treeRss),
+      processes: pick((x) => x.processes),
     };
   }
   return result;
@@ -161,10 +172,12 @@ export function idleMarkdown(
 Command: \`${command}\` — ${machineLine()}. The floor scenario's targets (\`npm start\`'s flags, Telegram on
 the fake Bot API), each started with \`bench/memory-probe.ts\`, which records \`process.memoryUsage()\`
 and V8's heap spaces 3 s after start; the RSS of every process of the tree from /proc. ${options.runs} runs,
-medians, MiB.${options.before ? ' "Before": the previous main\'s build (`HERALD_BENCH_BEFORE`).' : ""}
+medians, MiB. "Configured": its second start, the five MCP servers' tool lists cached by the first.${options.before ? ' "Before": the previous main\'s build (`HERALD_BENCH_BEFORE`).' : ""}
 
 | part (MiB) | ${targets.map((t) => LABELS[t]).join(" | ")} |
 |---|${targets.map(() => "---|").join("")}
+${row("process tree RSS", (f) => f.treeRss)}
+${row("processes in the tree", (f) => f.processes)}
 ${row("gateway process RSS", (f) => f.rss)}
 ${row("· V8 heap in use (objects, bytecode)", (f) => f.heapUsed)}
 ${row("· V8 heap reserved, not in use", (f) => f.heapSlack)}

@@ -120,6 +120,7 @@ function mcpConfig() {
     headers: {},
     enabled: true,
     timeoutS: 60,
+    idleTimeoutS: 0,
     tools: { include: [], exclude: [] },
     groups: false,
     access: "owners" as const,

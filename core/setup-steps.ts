@@ -1,6 +1,7 @@
 /**
- * What the steps of `herald setup` share: running one live check, asking again after a failure, a
- * secret kept from `.env`, an advanced URL, the owner on the allowlist, and one HTTP request to a
+ * What the steps of `herald setup` share: the ask–check–keep loop of a platform's credentials
+ * (`untilChecked`), running one live check, asking again after a failure, an id kept in config.yaml,
+ * a secret kept from `.env`, an advanced URL, the owner on the allowlist, and one HTTP request to a
  * service whose failure says what was wrong (never with a secret in it).
  */
 import { CheckFailed, type StepContext } from "./setup.js";
@@ -40,16 +41,71 @@ export async function tryAgain(ctx: StepContext, what: string): Promise<boolean>
   return ctx.p.confirm({ key: "retry", message: `Enter the ${what} again? (No skips it)`, initial: true });
 }
 
+/**
+ * A step's loop over a platform's credentials: `ask` gathers the answers (undefined: the step is
+ * skipped, and `ask` said why), `check` runs them as a live check (`checked`) under `label`, `keep` writes the
+ * answers the check accepted (and may ask more). After a failed check the user may enter them all
+ * again (`tryAgain`, naming `retry`); else the step ends with nothing written. `ask`, `check` and
+ * `keep` may throw: the wizard ends.
+ */
+export async function untilChecked<A, R>(
+  ctx: StepContext,
+  step: {
+    ask: () => Promise<A | undefined>;
+    /** The spinner's text while `check` runs. */
+    label: string;
+    check: (answers: A) => Promise<R>;
+    /** What a passed check found, shown when the spinner stops. */
+    describe: (result: R) => string;
+    retry: string;
+    keep: (answers: A, result: R) => Promise<void> | void;
+  },
+): Promise<void> {
+  for (;;) {
+    const answers = await step.ask();
+    if (answers === undefined) return;
+    const result = await checked(ctx, step.label, () => step.check(answers), step.describe);
+    if (result === undefined) {
+      if (await tryAgain(ctx, step.retry)) continue;
+      return;
+    }
+    return step.keep(answers, result);
+  }
+}
+
+/** Says why a step is skipped (a warning); `undefined`, the answer of an `ask` that gives up. */
+export function skipped(ctx: StepContext, why: string): undefined {
+  ctx.p.say("warn", why);
+  return undefined;
+}
+
+/** A config.yaml value asked with its current value as the default; `path` is also the answer's key. */
+export function askKept(ctx: StepContext, path: string, message: string): Promise<string | undefined> {
+  return ctx.p.text({ key: path, message, initial: ctx.files.get(path) as string | undefined });
+}
+
+/** A secret's answer: its value, whether it is new (not the one in .env), and its .env name. */
+export interface SecretAnswer {
+  value: string | undefined;
+  isNew: boolean;
+  env: string;
+}
+
 /** A secret: the new answer, else the one in .env already. */
 export async function secret(
   ctx: StepContext,
   key: string,
   env: string,
   message: string,
-): Promise<{ value: string | undefined; isNew: boolean }> {
+): Promise<SecretAnswer> {
   const current = ctx.files.env(env);
   const given = await ctx.p.password({ key, message, hasCurrent: Boolean(current) });
-  return given ? { value: given, isNew: true } : { value: current, isNew: false };
+  return given ? { value: given, isNew: true, env } : { value: current, isNew: false, env };
+}
+
+/** Writes each new secret to .env under its name; one already there stays as it is. */
+export function keepSecrets(ctx: StepContext, ...secrets: SecretAnswer[]): void {
+  for (const s of secrets) if (s.isNew && s.value) ctx.files.setEnv(s.env, s.value);
 }
 
 /** An advanced URL (self-hosted server, proxy): the flag's, else config.yaml's, else `fallback`. */
@@ -62,6 +118,11 @@ export async function apiUrl(ctx: StepContext, key: string, path: string, fallba
 /** Keeps an advanced URL in config.yaml only when it is not the default (or was there already). */
 export function keepApiUrl(ctx: StepContext, path: string, url: string, fallback: string): void {
   if (url !== fallback || ctx.files.get(path) !== undefined) ctx.files.set(path, url);
+}
+
+/** Asks the owner's own user id on `platform` (key `<platform>.owner`), then `addOwner`. */
+export async function askOwner(ctx: StepContext, platform: string, message: string): Promise<void> {
+  return addOwner(ctx, platform, await ctx.p.text({ key: `${platform}.owner`, message }));
 }
 
 /** Puts the owner's own user id on the platform's allowlist, or says how others get in without one. */

@@ -98,6 +98,12 @@ export interface TurnJob {
    * and adds what it found, at most `maxChars`, as a note before the user's message.
    */
   recall?: { maxChars: number } | undefined;
+  /**
+   * External memory providers are configured and this turn answers a person: the worker asks the
+   * gateway what they know about the user (`StateClient.memoryProviders`), waits at most `timeoutMs`,
+   * and adds the answer, at most `maxChars`, as a note before the user's message.
+   */
+  insights?: { maxChars: number; timeoutMs: number } | undefined;
   createdAt: number;
 }
 

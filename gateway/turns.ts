@@ -105,6 +105,7 @@ export class TurnCoordinator {
       streamText: turn.inbound?.streamReply === true && context.voiceReply !== "only",
       ...(context.voiceReply ? { voiceReply: context.voiceReply } : {}),
       ...(context.recall && !turn.resume ? { recall: context.recall } : {}),
+      ...(context.insights && !turn.resume ? { insights: context.insights } : {}),
       createdAt: turn.createdAt,
     };
   }

@@ -69,6 +69,8 @@ export interface TurnContext {
   reasoningEffort?: "low" | "medium" | "high" | undefined;
   /** Prefetch earlier conversations for this turn (`TurnJob.recall`). */
   recall?: { maxChars: number } | undefined;
+  /** Ask the memory providers about the user for this turn (`TurnJob.insights`). */
+  insights?: { maxChars: number; timeoutMs: number } | undefined;
 }
 
 /**

@@ -4,6 +4,7 @@ export { LATEST_SCHEMA_VERSION, migrate, migrations, schemaVersion } from "./mig
 export { DEFAULT_RESET_POLICY, staleReason } from "./reset-policy.js";
 export { SqliteKv } from "./sqlite-kv.js";
 export { SqliteLedger } from "./sqlite-ledger.js";
+export { type McpToolCacheRow, SqliteMcpToolCache } from "./sqlite-mcp-tool-cache.js";
 export {
   type MessageVectorsOptions,
   type PendingMessage,

@@ -280,6 +280,20 @@ CREATE TABLE workspace_generations (
 CREATE INDEX workspace_generations_updated ON workspace_generations(updated_at);
 `;
 
+/**
+ * v8: each MCP server's last `tools/list` answer (names, descriptions, input schemas as JSON), with a hash
+ * of what defines the server (never a secret's value): a server whose entry matches is not started
+ * until its first call.
+ */
+const v8 = `
+CREATE TABLE mcp_tool_cache (
+  server     TEXT PRIMARY KEY,
+  definition TEXT NOT NULL,
+  tools      TEXT NOT NULL,
+  listed_at  INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
 /** Every migration, in order. The last one's version is the schema this build writes. */
 export const migrations: readonly Migration[] = [
   { version: 1, description: "initial schema", up: (db) => db.exec(v1) },
@@ -289,6 +303,7 @@ export const migrations: readonly Migration[] = [
   { version: 5, description: "stored API responses", up: (db) => db.exec(v5) },
   { version: 6, description: "cache writes and reasoning tokens in usage", up: (db) => db.exec(v6) },
   { version: 7, description: "workspace hand-over generations", up: (db) => db.exec(v7) },
+  { version: 8, description: "cached MCP tool lists", up: (db) => db.exec(v8) },
 ];
 
 /** The schema version this build writes. */

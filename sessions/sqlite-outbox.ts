@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
-import { v7 as uuidv7 } from "uuid";
 import type { ChatRef, OutboundMessage } from "../core/types.js";
+import { uuidv7 } from "../core/uuid-v7.js";
 import type { Outbox, OutboxItem } from "./types.js";
 
 interface OutboxRow {

@@ -10,7 +10,6 @@
  */
 import { randomUUID, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { v7 as uuidv7 } from "uuid";
 import { withButtonsFallback } from "../../core/buttons.js";
 import { HeraldError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
@@ -23,6 +22,7 @@ import type {
   PlatformAdapter,
   SendResult,
 } from "../../core/types.js";
+import { uuidv7 } from "../../core/uuid-v7.js";
 import type { ChatPort } from "../shared/chat-port.js";
 import { heraldRoute } from "./herald.js";
 import { chatRequestSchema, contentText, readJsonBody } from "./parse.js";

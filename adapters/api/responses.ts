@@ -11,7 +11,6 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { v7 as uuidv7 } from "uuid";
 import { HeraldError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type {
@@ -21,6 +20,7 @@ import type {
   InboundOutcome,
   OutboundMessage,
 } from "../../core/types.js";
+import { uuidv7 } from "../../core/uuid-v7.js";
 import { readJsonBody } from "./parse.js";
 import { failureStatus, fieldName, type TokenUsage, writeError, writeJson } from "./respond.js";
 import {

@@ -27,6 +27,7 @@ import type {
   SendResult,
 } from "../../core/types.js";
 import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
+import { AdapterLifecycle } from "../shared/lifecycle.js";
 import { BlueBubblesApi } from "./api.js";
 import { blueBubblesChunks } from "./format.js";
 import { saveAttachments, sendAttachment } from "./media.js";
@@ -44,9 +45,7 @@ export class BlueBubblesAdapter implements PlatformAdapter {
   private readonly api: BlueBubblesApi;
   private readonly log: Logger;
   private readonly names: string[];
-  private onMessage: InboundHandler | undefined;
-  private starting: Promise<void> | undefined;
-  private state: AdapterStatus = { state: "stopped" };
+  private readonly life = new AdapterLifecycle();
   private timer: NodeJS.Timeout | undefined;
   private catchingUp: Promise<void> | undefined;
 
@@ -60,19 +59,11 @@ export class BlueBubblesAdapter implements PlatformAdapter {
   }
 
   start(onMessage: InboundHandler): Promise<void> {
-    this.starting ??= this.open(onMessage).catch((err: unknown) => {
-      this.starting = undefined;
-      this.state = { state: "failed", detail: describeError(err) };
-      throw err;
-    });
-    return this.starting;
+    return this.life.start(onMessage, (handler) => this.open(handler));
   }
 
   private async open(onMessage: InboundHandler): Promise<void> {
-    this.state = { state: "starting" };
     const info = await this.api.call<{ server_version?: string; private_api?: boolean }>("server/info");
-    this.onMessage = onMessage;
-    this.state = { state: "running" };
     this.log.info(
       { serverVersion: info?.server_version, privateApi: info?.private_api },
       "bluebubbles server ready",
@@ -84,18 +75,14 @@ export class BlueBubblesAdapter implements PlatformAdapter {
   }
 
   async stop(): Promise<void> {
-    const starting = this.starting;
-    this.starting = undefined;
-    await starting?.catch(() => undefined);
+    await this.life.stop();
     clearInterval(this.timer);
     this.timer = undefined;
-    this.onMessage = undefined;
-    this.state = { state: "stopped" };
     await this.catchingUp;
   }
 
   status(): AdapterStatus {
-    return this.state;
+    return this.life.status();
   }
 
   /** Messages since the last one handed on, oldest first; one pass at a time. Never throws. */
@@ -134,7 +121,7 @@ export class BlueBubblesAdapter implements PlatformAdapter {
       this.log.warn({}, "bluebubbles webhook without the server password; refused");
       return new Response("unauthorized", { status: 401 });
     }
-    const onMessage = this.onMessage;
+    const onMessage = this.life.onMessage;
     if (!onMessage) return new Response("not running", { status: 503 });
     const body = webhookSchema.safeParse(await request.json().catch(() => undefined));
     if (!body.success) {

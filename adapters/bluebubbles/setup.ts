@@ -1,6 +1,15 @@
 /** iMessage's step of `herald setup`: the BlueBubbles server and its password, checked with /api/v1/server/info. */
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/setup.js";
-import { addOwner, callService, checked, secret, trimUrl, tryAgain } from "../../core/setup-steps.js";
+import {
+  askKept,
+  askOwner,
+  callService,
+  keepSecrets,
+  secret,
+  skipped,
+  trimUrl,
+  untilChecked,
+} from "../../core/setup-steps.js";
 
 /** The server accepts the password: `GET /api/v1/server/info` answers with its version. */
 export async function checkBlueBubbles(url: string, password: string): Promise<{ version: string }> {
@@ -23,38 +32,41 @@ export async function checkBlueBubbles(url: string, password: string): Promise<{
 }
 
 async function bluebubblesStep(ctx: StepContext): Promise<void> {
-  const { p, files } = ctx;
-  p.note(
+  ctx.p.note(
     "iMessage (BlueBubbles)",
     "Herald reaches iMessage through a BlueBubbles server on a Mac signed in to iMessage. Copy its address and password\nfrom the BlueBubbles app, then add a webhook there: https://<your host>/webhooks/bluebubbles?password=<the same password>, event New Messages.",
   );
-  for (;;) {
-    const url = await p.text({
-      key: "bluebubbles.url",
-      message: "BlueBubbles server address, e.g. https://bb.example.com",
-      initial: files.get("bluebubbles.url") as string | undefined,
-    });
-    if (!url) return p.say("warn", "iMessage skipped: no server address.");
-    const password = await secret(ctx, "bluebubbles.password", "BLUEBUBBLES_PASSWORD", "The server password");
-    if (!password.value) return p.say("warn", "iMessage skipped: no password.");
-    const server = await checked(
-      ctx,
-      "Checking the server (server/info)",
-      () => checkBlueBubbles(url, password.value!),
-      (r) => `BlueBubbles server ${r.version}`,
-    );
-    if (!server) {
-      if (await tryAgain(ctx, "BlueBubbles settings")) continue;
-      return;
-    }
-    files.set("bluebubbles.url", url);
-    if (password.isNew) files.setEnv("BLUEBUBBLES_PASSWORD", password.value);
-    const owner = await p.text({
-      key: "bluebubbles.owner",
-      message: "Your own iMessage address (phone number in E.164 or Apple ID email; empty skips)",
-    });
-    return addOwner(ctx, "bluebubbles", owner);
-  }
+  await untilChecked(ctx, {
+    ask: async () => {
+      const url = await askKept(
+        ctx,
+        "bluebubbles.url",
+        "BlueBubbles server address, e.g. https://bb.example.com",
+      );
+      if (!url) return skipped(ctx, "iMessage skipped: no server address.");
+      const password = await secret(
+        ctx,
+        "bluebubbles.password",
+        "BLUEBUBBLES_PASSWORD",
+        "The server password",
+      );
+      if (!password.value) return skipped(ctx, "iMessage skipped: no password.");
+      return { url, password };
+    },
+    label: "Checking the server (server/info)",
+    check: (a) => checkBlueBubbles(a.url, a.password.value!),
+    describe: (r) => `BlueBubbles server ${r.version}`,
+    retry: "BlueBubbles settings",
+    keep: (a) => {
+      ctx.files.set("bluebubbles.url", a.url);
+      keepSecrets(ctx, a.password);
+      return askOwner(
+        ctx,
+        "bluebubbles",
+        "Your own iMessage address (phone number in E.164 or Apple ID email; empty skips)",
+      );
+    },
+  });
 }
 
 /** iMessage in `herald setup`. */

@@ -1,13 +1,15 @@
 /** DingTalk's step of `herald setup`: the app's Client ID and Secret, checked by fetching an access token. */
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/setup.js";
 import {
-  addOwner,
   apiUrl,
+  askKept,
+  askOwner,
   callService,
-  checked,
   keepApiUrl,
+  keepSecrets,
   secret,
-  tryAgain,
+  skipped,
+  untilChecked,
 } from "../../core/setup-steps.js";
 
 const FALLBACK_URL = "https://api.dingtalk.com";
@@ -32,42 +34,35 @@ export async function checkDingtalk(
 }
 
 async function dingtalkStep(ctx: StepContext): Promise<void> {
-  const { p, files } = ctx;
-  p.note(
+  ctx.p.note(
     "DingTalk",
     "In open-dev.dingtalk.com create an app, add the Robot capability with message receiving in Stream mode,\nand publish it. Herald connects out to DingTalk: no public URL is needed.",
   );
-  for (;;) {
-    const clientId = await p.text({
-      key: "dingtalk.client_id",
-      message: "Client ID (AppKey)",
-      initial: files.get("dingtalk.client_id") as string | undefined,
-    });
-    if (!clientId) return p.say("warn", "DingTalk skipped: no Client ID.");
-    const clientSecret = await secret(
-      ctx,
-      "dingtalk.client_secret",
-      "DINGTALK_CLIENT_SECRET",
-      "Client Secret (AppSecret)",
-    );
-    if (!clientSecret.value) return p.say("warn", "DingTalk skipped: no Client Secret.");
-    const url = await apiUrl(ctx, "dingtalk.api_url", "dingtalk.api_url", FALLBACK_URL);
-    const ok = await checked(
-      ctx,
-      "Checking the app (access token)",
-      () => checkDingtalk(url, clientId, clientSecret.value!),
-      () => "DingTalk accepted the app",
-    );
-    if (!ok) {
-      if (await tryAgain(ctx, "DingTalk settings")) continue;
-      return;
-    }
-    files.set("dingtalk.client_id", clientId);
-    keepApiUrl(ctx, "dingtalk.api_url", url, FALLBACK_URL);
-    if (clientSecret.isNew) files.setEnv("DINGTALK_CLIENT_SECRET", clientSecret.value);
-    const owner = await p.text({ key: "dingtalk.owner", message: "Your own DingTalk userid (empty skips)" });
-    return addOwner(ctx, "dingtalk", owner);
-  }
+  await untilChecked(ctx, {
+    ask: async () => {
+      const clientId = await askKept(ctx, "dingtalk.client_id", "Client ID (AppKey)");
+      if (!clientId) return skipped(ctx, "DingTalk skipped: no Client ID.");
+      const clientSecret = await secret(
+        ctx,
+        "dingtalk.client_secret",
+        "DINGTALK_CLIENT_SECRET",
+        "Client Secret (AppSecret)",
+      );
+      if (!clientSecret.value) return skipped(ctx, "DingTalk skipped: no Client Secret.");
+      const url = await apiUrl(ctx, "dingtalk.api_url", "dingtalk.api_url", FALLBACK_URL);
+      return { clientId, clientSecret, url };
+    },
+    label: "Checking the app (access token)",
+    check: (a) => checkDingtalk(a.url, a.clientId, a.clientSecret.value!),
+    describe: () => "DingTalk accepted the app",
+    retry: "DingTalk settings",
+    keep: (a) => {
+      ctx.files.set("dingtalk.client_id", a.clientId);
+      keepApiUrl(ctx, "dingtalk.api_url", a.url, FALLBACK_URL);
+      keepSecrets(ctx, a.clientSecret);
+      return askOwner(ctx, "dingtalk", "Your own DingTalk userid (empty skips)");
+    },
+  });
 }
 
 /** DingTalk in `herald setup`. */

@@ -24,6 +24,7 @@ import type {
   SendResult,
 } from "../../core/types.js";
 import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
+import { AdapterLifecycle } from "../shared/lifecycle.js";
 import { type ReplyStreams, sameChunk } from "../shared/reply-stream.js";
 import { FeishuApi } from "./api.js";
 import { card, feishuChunks } from "./format.js";
@@ -46,9 +47,7 @@ export class FeishuAdapter implements PlatformAdapter {
   private readonly log: Logger;
   private readonly streams: ReplyStreams<string>;
   private botOpenId: string | undefined;
-  private onMessage: InboundHandler | undefined;
-  private starting: Promise<void> | undefined;
-  private state: AdapterStatus = { state: "stopped" };
+  private readonly life = new AdapterLifecycle();
 
   constructor(
     private readonly config: FeishuAdapterConfig,
@@ -60,16 +59,10 @@ export class FeishuAdapter implements PlatformAdapter {
   }
 
   start(onMessage: InboundHandler): Promise<void> {
-    this.starting ??= this.open(onMessage).catch((err: unknown) => {
-      this.starting = undefined;
-      this.state = { state: "failed", detail: describeError(err) };
-      throw err;
-    });
-    return this.starting;
+    return this.life.start(onMessage, () => this.open());
   }
 
-  private async open(onMessage: InboundHandler): Promise<void> {
-    this.state = { state: "starting" };
+  private async open(): Promise<void> {
     const info = await this.api
       .call("bot/v3/info", (c) =>
         c.request<{ code?: number; bot?: { open_id?: string; app_name?: string } }>({
@@ -92,21 +85,16 @@ export class FeishuAdapter implements PlatformAdapter {
       );
     }
     this.botOpenId = info.bot.open_id;
-    this.onMessage = onMessage;
-    this.state = { state: "running" };
     this.log.info({ bot: info.bot.app_name, openId: this.botOpenId }, "feishu signed in");
   }
 
   async stop(): Promise<void> {
-    await this.starting?.catch(() => undefined);
-    this.starting = undefined;
-    this.onMessage = undefined;
+    await this.life.stop();
     this.streams.stop();
-    this.state = { state: "stopped" };
   }
 
   status(): AdapterStatus {
-    return this.state;
+    return this.life.status();
   }
 
   /** Serves `/webhooks/feishu`: verifies, then answers the challenge or dispatches the event. */
@@ -126,7 +114,7 @@ export class FeishuAdapter implements PlatformAdapter {
       return json({ error: err.message }, err.status);
     }
     if (envelope.type === "url_verification") return json({ challenge: envelope.challenge ?? "" });
-    const onMessage = this.onMessage;
+    const onMessage = this.life.onMessage;
     if (!onMessage || !this.botOpenId) return json({ error: "not started" }, 503);
     const type = envelope.header?.event_type ?? envelope.type;
     try {

@@ -1,13 +1,15 @@
 /** Feishu / Lark's step of `herald setup`: the app's credentials, checked by fetching a tenant token. */
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/setup.js";
 import {
-  addOwner,
   apiUrl,
+  askKept,
+  askOwner,
   callService,
-  checked,
   keepApiUrl,
+  keepSecrets,
   secret,
-  tryAgain,
+  skipped,
+  untilChecked,
 } from "../../core/setup-steps.js";
 import { FEISHU_DOMAINS } from "./section.js";
 
@@ -45,54 +47,46 @@ async function feishuStep(ctx: StepContext): Promise<void> {
     "Feishu / Lark",
     "Create a custom app (open.feishu.cn/app or open.larksuite.com/app), enable Features → Bot, add the im:message\npermissions, and under Events & Callbacks set an Encrypt Key, the request URL https://<your host>/webhooks/feishu,\nand subscribe to im.message.receive_v1 and card.action.trigger.",
   );
-  for (;;) {
-    const domain =
-      (await p.text({
-        key: "feishu.domain",
-        message: "feishu (China) or lark (international)",
-        initial: "feishu",
-      })) ?? "feishu";
-    const fallback = FEISHU_DOMAINS[domain === "lark" ? "lark" : "feishu"];
-    const url = await apiUrl(ctx, "feishu.api_url", "feishu.api_url", fallback);
-    const appId = await p.text({
-      key: "feishu.app_id",
-      message: "App ID (cli_…)",
-      initial: files.get("feishu.app_id") as string | undefined,
-    });
-    if (!appId) return p.say("warn", "Feishu skipped: no App ID.");
-    const appSecret = await secret(ctx, "feishu.app_secret", "FEISHU_APP_SECRET", "App Secret");
-    const encryptKey = await secret(ctx, "feishu.encrypt_key", "FEISHU_ENCRYPT_KEY", "Encrypt Key");
-    const token = await secret(
-      ctx,
-      "feishu.verification_token",
-      "FEISHU_VERIFICATION_TOKEN",
-      "Verification Token",
-    );
-    if (!appSecret.value || !encryptKey.value || !token.value) {
-      return p.say(
-        "warn",
-        "Feishu skipped: the App Secret, Encrypt Key and Verification Token are all needed.",
+  await untilChecked(ctx, {
+    ask: async () => {
+      const domain =
+        (await p.text({
+          key: "feishu.domain",
+          message: "feishu (China) or lark (international)",
+          initial: "feishu",
+        })) ?? "feishu";
+      const fallback = FEISHU_DOMAINS[domain === "lark" ? "lark" : "feishu"];
+      const url = await apiUrl(ctx, "feishu.api_url", "feishu.api_url", fallback);
+      const appId = await askKept(ctx, "feishu.app_id", "App ID (cli_…)");
+      if (!appId) return skipped(ctx, "Feishu skipped: no App ID.");
+      const appSecret = await secret(ctx, "feishu.app_secret", "FEISHU_APP_SECRET", "App Secret");
+      const encryptKey = await secret(ctx, "feishu.encrypt_key", "FEISHU_ENCRYPT_KEY", "Encrypt Key");
+      const token = await secret(
+        ctx,
+        "feishu.verification_token",
+        "FEISHU_VERIFICATION_TOKEN",
+        "Verification Token",
       );
-    }
-    const bot = await checked(
-      ctx,
-      "Checking the app (tenant token, bot info)",
-      () => checkFeishu(url, appId, appSecret.value!),
-      (r) => `Feishu bot ${r.name}`,
-    );
-    if (!bot) {
-      if (await tryAgain(ctx, "Feishu settings")) continue;
-      return;
-    }
-    files.set("feishu.app_id", appId);
-    if (domain === "lark") files.set("feishu.domain", "lark");
-    keepApiUrl(ctx, "feishu.api_url", url, fallback);
-    if (appSecret.isNew) files.setEnv("FEISHU_APP_SECRET", appSecret.value);
-    if (encryptKey.isNew) files.setEnv("FEISHU_ENCRYPT_KEY", encryptKey.value);
-    if (token.isNew) files.setEnv("FEISHU_VERIFICATION_TOKEN", token.value);
-    const owner = await p.text({ key: "feishu.owner", message: "Your own open_id (ou_…; empty skips)" });
-    return addOwner(ctx, "feishu", owner);
-  }
+      if (!appSecret.value || !encryptKey.value || !token.value) {
+        return skipped(
+          ctx,
+          "Feishu skipped: the App Secret, Encrypt Key and Verification Token are all needed.",
+        );
+      }
+      return { domain, fallback, url, appId, appSecret, encryptKey, token };
+    },
+    label: "Checking the app (tenant token, bot info)",
+    check: (a) => checkFeishu(a.url, a.appId, a.appSecret.value!),
+    describe: (r) => `Feishu bot ${r.name}`,
+    retry: "Feishu settings",
+    keep: (a) => {
+      files.set("feishu.app_id", a.appId);
+      if (a.domain === "lark") files.set("feishu.domain", "lark");
+      keepApiUrl(ctx, "feishu.api_url", a.url, a.fallback);
+      keepSecrets(ctx, a.appSecret, a.encryptKey, a.token);
+      return askOwner(ctx, "feishu", "Your own open_id (ou_…; empty skips)");
+    },
+  });
 }
 
 /** Feishu / Lark in `herald setup`. */

@@ -23,6 +23,7 @@ import type {
   SendResult,
 } from "../../core/types.js";
 import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
+import { AdapterLifecycle } from "../shared/lifecycle.js";
 import { type ReplyStreams, sameChunk } from "../shared/reply-stream.js";
 import { ChatApi, clientMessageId } from "./api.js";
 import { accessToken, ChatTokenVerifier, chatCredentials, readServiceAccount } from "./auth.js";
@@ -45,9 +46,7 @@ export class GooglechatAdapter implements PlatformAdapter {
   private readonly streams: ReplyStreams<string>;
   private api: ChatApi | undefined;
   private verifier: ChatTokenVerifier | undefined;
-  private onMessage: InboundHandler | undefined;
-  private starting: Promise<void> | undefined;
-  private state: AdapterStatus = { state: "stopped" };
+  private readonly life = new AdapterLifecycle();
 
   constructor(
     private readonly config: GooglechatAdapterConfig,
@@ -58,16 +57,10 @@ export class GooglechatAdapter implements PlatformAdapter {
   }
 
   start(onMessage: InboundHandler): Promise<void> {
-    this.starting ??= this.open(onMessage).catch((err: unknown) => {
-      this.starting = undefined;
-      this.state = { state: "failed", detail: describeError(err) };
-      throw err;
-    });
-    return this.starting;
+    return this.life.start(onMessage, () => this.open());
   }
 
-  private async open(onMessage: InboundHandler): Promise<void> {
-    this.state = { state: "starting" };
+  private async open(): Promise<void> {
     const key = await readServiceAccount(this.config.serviceAccount);
     const credentials: JWT = await chatCredentials(key);
     const verifier = await ChatTokenVerifier.create(this.config.certsUrl, this.config.audience);
@@ -79,28 +72,24 @@ export class GooglechatAdapter implements PlatformAdapter {
     }
     this.api = new ChatApi(this.config.apiUrl, credentials);
     this.verifier = verifier;
-    this.onMessage = onMessage;
-    this.state = { state: "running" };
     this.log.info({ account: key.client_email }, "googlechat receiving at /webhooks/googlechat");
   }
 
   async stop(): Promise<void> {
-    await this.starting?.catch(() => undefined);
-    this.starting = undefined;
-    this.onMessage = undefined;
+    await this.life.stop();
     this.api = undefined;
     this.verifier = undefined;
     this.streams.stop();
-    this.state = { state: "stopped" };
   }
 
   status(): AdapterStatus {
-    return this.state;
+    return this.life.status();
   }
 
   /** One POST from Chat: 401 unless signed, 400 when malformed, 200 once the gateway recorded it. */
   async handleWebhook(request: Request): Promise<Response> {
-    const { verifier, onMessage, api } = this;
+    const { verifier, api } = this;
+    const onMessage = this.life.onMessage;
     if (!verifier || !onMessage || !api || request.method !== "POST")
       return new Response(null, { status: 503 });
     try {

@@ -3,7 +3,7 @@
  * checked live by signing in with the key (the JWT bearer grant the adapter uses for every reply).
  */
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/setup.js";
-import { addOwner, checked, tryAgain } from "../../core/setup-steps.js";
+import { askKept, askOwner, skipped, untilChecked } from "../../core/setup-steps.js";
 
 /** The key signs in: its token endpoint answers the JWT bearer grant with a token. */
 export async function checkGoogleChat(keyPath: string, audience: string): Promise<{ account: string }> {
@@ -28,38 +28,36 @@ export async function checkGoogleChat(keyPath: string, audience: string): Promis
 }
 
 async function googlechatStep(ctx: StepContext): Promise<void> {
-  const { p, files } = ctx;
-  p.note(
+  ctx.p.note(
     "Google Chat",
     "In the Google Cloud console: enable the Google Chat API, create a service account with a JSON key, and on the\nChat API's Configuration page set the app's HTTP endpoint URL to https://<your host>/webhooks/googlechat and\nits Authentication Audience to Project Number.",
   );
-  for (;;) {
-    const keyPath = await p.text({
-      key: "googlechat.service_account",
-      message: "Path to the service account's JSON key",
-      initial: files.get("googlechat.service_account") as string | undefined,
-    });
-    if (!keyPath) return p.say("warn", "Google Chat skipped: no service-account key.");
-    const audience = await p.text({ key: "googlechat.audience", message: "Project number" });
-    if (!audience) return p.say("warn", "Google Chat skipped: no project number.");
-    const ok = await checked(
-      ctx,
-      "Signing in with the key",
-      () => checkGoogleChat(keyPath, audience),
-      (r) => `Google Chat app ${r.account}`,
-    );
-    if (!ok) {
-      if (await tryAgain(ctx, "Google Chat settings")) continue;
-      return;
-    }
-    files.set("googlechat.service_account", keyPath);
-    files.set("googlechat.audience", audience);
-    const owner = await p.text({
-      key: "googlechat.owner",
-      message: "Your own Google Chat user id (the number of users/<number>; empty skips)",
-    });
-    return addOwner(ctx, "googlechat", owner);
-  }
+  await untilChecked(ctx, {
+    ask: async () => {
+      const keyPath = await askKept(
+        ctx,
+        "googlechat.service_account",
+        "Path to the service account's JSON key",
+      );
+      if (!keyPath) return skipped(ctx, "Google Chat skipped: no service-account key.");
+      const audience = await ctx.p.text({ key: "googlechat.audience", message: "Project number" });
+      if (!audience) return skipped(ctx, "Google Chat skipped: no project number.");
+      return { keyPath, audience };
+    },
+    label: "Signing in with the key",
+    check: (a) => checkGoogleChat(a.keyPath, a.audience),
+    describe: (r) => `Google Chat app ${r.account}`,
+    retry: "Google Chat settings",
+    keep: (a) => {
+      ctx.files.set("googlechat.service_account", a.keyPath);
+      ctx.files.set("googlechat.audience", a.audience);
+      return askOwner(
+        ctx,
+        "googlechat",
+        "Your own Google Chat user id (the number of users/<number>; empty skips)",
+      );
+    },
+  });
 }
 
 /** Google Chat in `herald setup`. */

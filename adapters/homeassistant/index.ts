@@ -16,7 +16,6 @@
  *   as a notification over its REST API (`notify.ts`) when `ha.url` and `ha.token` are set.
  */
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
-import { v7 as uuidv7 } from "uuid";
 import { PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type {
@@ -30,6 +29,7 @@ import type {
   SendOptions,
   SendResult,
 } from "../../core/types.js";
+import { uuidv7 } from "../../core/uuid-v7.js";
 import { toSpeech } from "./format.js";
 import { notify, targetOf } from "./notify.js";
 import { toInbound } from "./parse.js";

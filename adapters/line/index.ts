@@ -29,7 +29,7 @@ import type {
 } from "../../core/types.js";
 import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
 import { decodeButtonData, encodeButtonData } from "../shared/button-data.js";
-import { answerServed, servedId } from "../shared/served-files.js";
+import { AdapterLifecycle } from "../shared/lifecycle.js";
 import { LineApi, type LineBot, lineError } from "./api.js";
 import { lineChunks, quickReply } from "./format.js";
 import { fileMessage, saveContent } from "./media.js";
@@ -49,10 +49,8 @@ export class LineAdapter implements PlatformAdapter {
   readonly sendsButtons = true;
   private readonly api: LineApi;
   private readonly log: Logger;
-  private onMessage: InboundHandler | undefined;
-  private starting: Promise<void> | undefined;
+  private readonly life = new AdapterLifecycle();
   private bot: LineBot | undefined;
-  private state: AdapterStatus = { state: "stopped" };
 
   constructor(
     private readonly config: LineAdapterConfig,
@@ -67,41 +65,29 @@ export class LineAdapter implements PlatformAdapter {
   }
 
   start(onMessage: InboundHandler): Promise<void> {
-    this.starting ??= this.open(onMessage).catch((err: unknown) => {
-      this.starting = undefined;
-      this.state = { state: "failed", detail: describeError(err) };
-      throw err;
-    });
-    return this.starting;
+    return this.life.start(onMessage, () => this.open());
   }
 
-  private async open(onMessage: InboundHandler): Promise<void> {
-    this.state = { state: "starting" };
+  private async open(): Promise<void> {
     this.bot = await this.api.botInfo();
-    this.onMessage = onMessage;
-    this.state = { state: "running" };
     this.log.info({ botId: this.bot.userId, basicId: this.bot.basicId }, "line bot ready for webhooks");
   }
 
-  async stop(): Promise<void> {
-    const starting = this.starting;
-    this.starting = undefined;
-    await starting?.catch(() => undefined);
-    this.onMessage = undefined;
-    this.state = { state: "stopped" };
+  stop(): Promise<void> {
+    return this.life.stop();
   }
 
   status(): AdapterStatus {
-    return this.state;
+    return this.life.status();
   }
 
   /** `POST /webhooks/line` (events) and `GET /webhooks/line/media/<id>` (files LINE fetches). */
-  async handleWebhook(request: Request): Promise<Response> {
-    const media = servedId(request);
-    if (media) return answerServed(media, this.deps.kv);
-    if (request.method !== "POST") return new Response("method not allowed", { status: 405 });
-    const onMessage = this.onMessage;
-    if (!onMessage) return new Response("not running", { status: 503 });
+  handleWebhook(request: Request): Promise<Response> {
+    return this.life.receive(request, (onMessage) => this.onWebhook(request, onMessage), this.deps.kv);
+  }
+
+  /** One signed delivery: its events handed on one by one; 200 once all were recorded. */
+  private async onWebhook(request: Request, onMessage: InboundHandler): Promise<Response> {
     const raw = await request.text();
     const signature = request.headers.get("x-line-signature");
     if (!signature || !validateSignature(raw, this.config.channelSecret, signature)) {

@@ -1,13 +1,14 @@
 /** LINE's step of `herald setup`: the channel secret and access token, the token checked with /v2/bot/info. */
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/setup.js";
 import {
-  addOwner,
   apiUrl,
+  askOwner,
   callService,
-  checked,
   keepApiUrl,
+  keepSecrets,
   secret,
-  tryAgain,
+  skipped,
+  untilChecked,
 } from "../../core/setup-steps.js";
 
 const FALLBACK_URL = "https://api.line.me";
@@ -34,46 +35,39 @@ export async function checkLine(
 }
 
 async function lineStep(ctx: StepContext): Promise<void> {
-  const { p, files } = ctx;
-  p.note(
+  ctx.p.note(
     "LINE",
     'Create a Messaging API channel in the LINE Developers console. Copy the channel secret (Basic settings) and issue a\nlong-lived channel access token (Messaging API). Set the webhook URL to https://<your host>/webhooks/line and turn on "Use webhook".',
   );
-  for (;;) {
-    const channelSecret = await secret(
-      ctx,
-      "line.channel_secret",
-      "LINE_CHANNEL_SECRET",
-      "The channel secret",
-    );
-    if (!channelSecret.value) return p.say("warn", "LINE skipped: no channel secret.");
-    const token = await secret(
-      ctx,
-      "line.channel_access_token",
-      "LINE_CHANNEL_ACCESS_TOKEN",
-      "The channel access token",
-    );
-    if (!token.value) return p.say("warn", "LINE skipped: no channel access token.");
-    const url = await apiUrl(ctx, "line.api_url", "line.api_url", FALLBACK_URL);
-    const bot = await checked(
-      ctx,
-      "Checking the token (/v2/bot/info)",
-      () => checkLine(token.value!, url),
-      (r) => `LINE bot ${r.displayName}`,
-    );
-    if (!bot) {
-      if (await tryAgain(ctx, "LINE settings")) continue;
-      return;
-    }
-    keepApiUrl(ctx, "line.api_url", url, FALLBACK_URL);
-    if (channelSecret.isNew) files.setEnv("LINE_CHANNEL_SECRET", channelSecret.value);
-    if (token.isNew) files.setEnv("LINE_CHANNEL_ACCESS_TOKEN", token.value);
-    const owner = await p.text({
-      key: "line.owner",
-      message: "Your own LINE user id (U followed by 32 hex digits; empty skips)",
-    });
-    return addOwner(ctx, "line", owner);
-  }
+  await untilChecked(ctx, {
+    ask: async () => {
+      const channelSecret = await secret(
+        ctx,
+        "line.channel_secret",
+        "LINE_CHANNEL_SECRET",
+        "The channel secret",
+      );
+      if (!channelSecret.value) return skipped(ctx, "LINE skipped: no channel secret.");
+      const token = await secret(
+        ctx,
+        "line.channel_access_token",
+        "LINE_CHANNEL_ACCESS_TOKEN",
+        "The channel access token",
+      );
+      if (!token.value) return skipped(ctx, "LINE skipped: no channel access token.");
+      const url = await apiUrl(ctx, "line.api_url", "line.api_url", FALLBACK_URL);
+      return { channelSecret, token, url };
+    },
+    label: "Checking the token (/v2/bot/info)",
+    check: (a) => checkLine(a.token.value!, a.url),
+    describe: (r) => `LINE bot ${r.displayName}`,
+    retry: "LINE settings",
+    keep: (a) => {
+      keepApiUrl(ctx, "line.api_url", a.url, FALLBACK_URL);
+      keepSecrets(ctx, a.channelSecret, a.token);
+      return askOwner(ctx, "line", "Your own LINE user id (U followed by 32 hex digits; empty skips)");
+    },
+  });
 }
 
 /** LINE in `herald setup`. */

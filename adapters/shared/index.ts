@@ -1,5 +1,6 @@
 /**
- * What several adapters share: streamed-reply previews edited in place (`ReplyStreams`), Markdown
+ * What several adapters share: the start/stop/status of an adapter and the first answers of its POST
+ * webhook (`AdapterLifecycle`), streamed-reply previews edited in place (`ReplyStreams`), Markdown
  * splitting at a platform's limit, tables and lists for platforms without them, capped downloads and
  * outbound files, and button data longer than a platform allows.
  */
@@ -10,6 +11,7 @@ export type {
   ChatSessionSummary,
   ChatStatus,
 } from "./chat-port.js";
+export { AdapterLifecycle } from "./lifecycle.js";
 export {
   alignTable,
   type ColumnAlign,

@@ -26,7 +26,8 @@ import type {
   SendResult,
 } from "../../core/types.js";
 import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
-import { answerServed, servedId, serveFile } from "../shared/served-files.js";
+import { AdapterLifecycle } from "../shared/lifecycle.js";
+import { serveFile } from "../shared/served-files.js";
 import { SmsApi, TWILIO_API_URL, twilioCode, UNSUBSCRIBED_CODE } from "./api.js";
 import { smsChunks } from "./format.js";
 import { saveMedia } from "./media.js";
@@ -55,9 +56,7 @@ export class SmsAdapter implements PlatformAdapter {
   readonly platform = "sms";
   private readonly api: SmsApi;
   private readonly log: Logger;
-  private onMessage: InboundHandler | undefined;
-  private starting: Promise<void> | undefined;
-  private state: AdapterStatus = { state: "stopped" };
+  private readonly life = new AdapterLifecycle();
 
   constructor(
     private readonly config: SmsAdapterConfig,
@@ -68,41 +67,29 @@ export class SmsAdapter implements PlatformAdapter {
   }
 
   start(onMessage: InboundHandler): Promise<void> {
-    this.starting ??= this.open(onMessage).catch((err: unknown) => {
-      this.starting = undefined;
-      this.state = { state: "failed", detail: describeError(err) };
-      throw err;
-    });
-    return this.starting;
+    return this.life.start(onMessage, () => this.open());
   }
 
-  private async open(onMessage: InboundHandler): Promise<void> {
-    this.state = { state: "starting" };
+  private async open(): Promise<void> {
     const account = await this.api.account(this.config.accountSid);
-    this.onMessage = onMessage;
-    this.state = { state: "running" };
     this.log.info({ account: account.friendlyName, from: this.config.fromNumber }, "sms ready for webhooks");
   }
 
-  async stop(): Promise<void> {
-    const starting = this.starting;
-    this.starting = undefined;
-    await starting?.catch(() => undefined);
-    this.onMessage = undefined;
-    this.state = { state: "stopped" };
+  stop(): Promise<void> {
+    return this.life.stop();
   }
 
   status(): AdapterStatus {
-    return this.state;
+    return this.life.status();
   }
 
   /** `POST /webhooks/sms` (incoming messages) and `GET /webhooks/sms/media/<id>` (MMS media out). */
-  async handleWebhook(request: Request): Promise<Response> {
-    const media = servedId(request);
-    if (media) return answerServed(media, this.deps.kv);
-    if (request.method !== "POST") return new Response("method not allowed", { status: 405 });
-    const onMessage = this.onMessage;
-    if (!onMessage) return new Response("not running", { status: 503 });
+  handleWebhook(request: Request): Promise<Response> {
+    return this.life.receive(request, (onMessage) => this.onWebhook(request, onMessage), this.deps.kv);
+  }
+
+  /** One signed delivery: a keyword answered, or the message handed on; TwiML once recorded. */
+  private async onWebhook(request: Request, onMessage: InboundHandler): Promise<Response> {
     const params = Object.fromEntries(new URLSearchParams(await request.text()));
     const signature = request.headers.get("x-twilio-signature") ?? "";
     if (

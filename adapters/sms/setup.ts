@@ -1,13 +1,15 @@
 /** SMS's step of `herald setup`: Twilio's account SID and auth token (checked live), the number, the webhook URL. */
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/setup.js";
 import {
-  addOwner,
   apiUrl,
+  askKept,
+  askOwner,
   callService,
-  checked,
   keepApiUrl,
+  keepSecrets,
   secret,
-  tryAgain,
+  skipped,
+  untilChecked,
 } from "../../core/setup-steps.js";
 
 const FALLBACK_URL = "https://api.twilio.com";
@@ -43,44 +45,38 @@ async function smsStep(ctx: StepContext): Promise<void> {
     "SMS (Twilio)",
     'Herald sends and receives SMS through a Twilio number. Copy the account SID and auth token from the Twilio Console,\nand set the number\'s "A message comes in" webhook to https://<your host>/webhooks/sms (HTTP POST).',
   );
-  for (;;) {
-    const sid = await p.text({
-      key: "sms.account_sid",
-      message: "Twilio account SID (AC…)",
-      initial: files.get("sms.account_sid") as string | undefined,
-    });
-    if (!sid) return p.say("warn", "SMS skipped: no account SID.");
-    const token = await secret(ctx, "sms.auth_token", "TWILIO_AUTH_TOKEN", "The auth token");
-    if (!token.value) return p.say("warn", "SMS skipped: no auth token.");
-    const url = await apiUrl(ctx, "sms.api_url", "sms.api_url", FALLBACK_URL);
-    const account = await checked(
-      ctx,
-      "Checking the account (Accounts API)",
-      () => checkTwilio(sid, token.value!, url),
-      (r) => `Twilio account ${r.friendlyName}`,
-    );
-    if (!account) {
-      if (await tryAgain(ctx, "Twilio settings")) continue;
-      return;
-    }
-    const from = await p.text({
-      key: "sms.from_number",
-      message: "Your Twilio number, E.164 (+15551234567)",
-    });
-    if (!from) return p.say("warn", "SMS skipped: no Twilio number.");
-    const webhook = await p.text({
-      key: "sms.webhook_url",
-      message: "The webhook URL as set in Twilio (https://…/webhooks/sms)",
-    });
-    if (!webhook) return p.say("warn", "SMS skipped: no webhook URL (signatures are checked against it).");
-    keepApiUrl(ctx, "sms.api_url", url, FALLBACK_URL);
-    files.set("sms.account_sid", sid);
-    files.set("sms.from_number", from);
-    files.set("sms.webhook_url", webhook);
-    if (token.isNew) files.setEnv("TWILIO_AUTH_TOKEN", token.value);
-    const owner = await p.text({ key: "sms.owner", message: "Your own mobile number, E.164 (empty skips)" });
-    return addOwner(ctx, "sms", owner);
-  }
+  await untilChecked(ctx, {
+    ask: async () => {
+      const sid = await askKept(ctx, "sms.account_sid", "Twilio account SID (AC…)");
+      if (!sid) return skipped(ctx, "SMS skipped: no account SID.");
+      const token = await secret(ctx, "sms.auth_token", "TWILIO_AUTH_TOKEN", "The auth token");
+      if (!token.value) return skipped(ctx, "SMS skipped: no auth token.");
+      const url = await apiUrl(ctx, "sms.api_url", "sms.api_url", FALLBACK_URL);
+      return { sid, token, url };
+    },
+    label: "Checking the account (Accounts API)",
+    check: (a) => checkTwilio(a.sid, a.token.value!, a.url),
+    describe: (r) => `Twilio account ${r.friendlyName}`,
+    retry: "Twilio settings",
+    keep: async ({ sid, token, url }) => {
+      const from = await p.text({
+        key: "sms.from_number",
+        message: "Your Twilio number, E.164 (+15551234567)",
+      });
+      if (!from) return p.say("warn", "SMS skipped: no Twilio number.");
+      const webhook = await p.text({
+        key: "sms.webhook_url",
+        message: "The webhook URL as set in Twilio (https://…/webhooks/sms)",
+      });
+      if (!webhook) return p.say("warn", "SMS skipped: no webhook URL (signatures are checked against it).");
+      keepApiUrl(ctx, "sms.api_url", url, FALLBACK_URL);
+      files.set("sms.account_sid", sid);
+      files.set("sms.from_number", from);
+      files.set("sms.webhook_url", webhook);
+      keepSecrets(ctx, token);
+      return askOwner(ctx, "sms", "Your own mobile number, E.164 (empty skips)");
+    },
+  });
 }
 
 /** SMS in `herald setup`. */

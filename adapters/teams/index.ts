@@ -23,6 +23,7 @@ import type {
   SendResult,
 } from "../../core/types.js";
 import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
+import { AdapterLifecycle } from "../shared/lifecycle.js";
 import { type ReplyStreams, sameChunk } from "../shared/reply-stream.js";
 import { TeamsTokens } from "./auth.js";
 import { TeamsConnector, UnauthenticatedError } from "./connector.js";
@@ -49,9 +50,7 @@ export class TeamsAdapter implements PlatformAdapter {
   private readonly tokens: TeamsTokens;
   private readonly streams: ReplyStreams<string>;
   private connector: TeamsConnector | undefined;
-  private onMessage: InboundHandler | undefined;
-  private starting: Promise<void> | undefined;
-  private state: AdapterStatus = { state: "stopped" };
+  private readonly life = new AdapterLifecycle();
 
   constructor(
     private readonly config: TeamsAdapterConfig,
@@ -68,16 +67,10 @@ export class TeamsAdapter implements PlatformAdapter {
   }
 
   start(onMessage: InboundHandler): Promise<void> {
-    this.starting ??= this.open(onMessage).catch((err: unknown) => {
-      this.starting = undefined;
-      this.state = { state: "failed", detail: describeError(err) };
-      throw err;
-    });
-    return this.starting;
+    return this.life.start(onMessage, () => this.open());
   }
 
-  private async open(onMessage: InboundHandler): Promise<void> {
-    this.state = { state: "starting" };
+  private async open(): Promise<void> {
     const connector = await TeamsConnector.create(this.config, this.tokens, this.log);
     try {
       await this.tokens.get();
@@ -87,28 +80,23 @@ export class TeamsAdapter implements PlatformAdapter {
       this.log.warn({ error: describeError(err) }, "teams sign-in failed; retried at the first send");
     }
     this.connector = connector;
-    this.onMessage = onMessage;
-    this.state = { state: "running" };
     this.log.info({ appId: this.config.appId }, "teams receiving at /webhooks/teams");
   }
 
   async stop(): Promise<void> {
-    await this.starting?.catch(() => undefined);
-    this.starting = undefined;
-    this.onMessage = undefined;
+    await this.life.stop();
     this.connector = undefined;
     this.streams.stop();
-    this.state = { state: "stopped" };
   }
 
   status(): AdapterStatus {
-    return this.state;
+    return this.life.status();
   }
 
   /** One POST from Teams: 401 unless signed, 400 when malformed, 200 once the gateway recorded it. */
   async handleWebhook(request: Request): Promise<Response> {
     const connector = this.connector;
-    const onMessage = this.onMessage;
+    const onMessage = this.life.onMessage;
     if (!connector || !onMessage || request.method !== "POST") return new Response(null, { status: 503 });
     let activity: TeamsActivity;
     try {

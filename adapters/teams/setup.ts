@@ -5,13 +5,15 @@
  */
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/setup.js";
 import {
-  addOwner,
   apiUrl,
+  askKept,
+  askOwner,
   callService,
-  checked,
   keepApiUrl,
+  keepSecrets,
   secret,
-  tryAgain,
+  skipped,
+  untilChecked,
 } from "../../core/setup-steps.js";
 import { BOT_FRAMEWORK_SCOPE, loginUrlOf } from "./auth.js";
 import { TEAMS_DEFAULTS } from "./section.js";
@@ -49,50 +51,45 @@ export async function checkTeams(
 }
 
 async function teamsStep(ctx: StepContext): Promise<void> {
-  const { p, files } = ctx;
-  p.note(
+  ctx.p.note(
     "Microsoft Teams",
     "Create an Azure Bot (portal.azure.com → Azure Bot), enable its Microsoft Teams channel and set its messaging\nendpoint to https://<your host>/webhooks/teams. Copy the Microsoft App ID, and create a client secret under\nthe app registration's Certificates & secrets.",
   );
-  for (;;) {
-    const appId = await p.text({
-      key: "teams.app_id",
-      message: "Microsoft App ID",
-      initial: files.get("teams.app_id") as string | undefined,
-    });
-    if (!appId) return p.say("warn", "Teams skipped: no app id.");
-    const password = await secret(
-      ctx,
-      "teams.app_password",
-      "TEAMS_APP_PASSWORD",
-      "The client secret's value",
-    );
-    if (!password.value) return p.say("warn", "Teams skipped: no client secret.");
-    const tenantId = await p.text({
-      key: "teams.tenant_id",
-      message: "Tenant id (single-tenant bots; empty for multi-tenant)",
-    });
-    const loginUrl = await apiUrl(ctx, "teams.login_url", "teams.login_url", TEAMS_DEFAULTS.loginUrl);
-    const ok = await checked(
-      ctx,
-      "Signing in at the login endpoint",
-      () => checkTeams(appId, password.value!, { tenantId: tenantId || undefined, loginUrl }),
-      (r) => `Teams app ${r.appId}`,
-    );
-    if (!ok) {
-      if (await tryAgain(ctx, "Teams settings")) continue;
-      return;
-    }
-    files.set("teams.app_id", appId);
-    keepApiUrl(ctx, "teams.login_url", loginUrl, TEAMS_DEFAULTS.loginUrl);
-    if (tenantId) files.set("teams.tenant_id", tenantId);
-    if (password.isNew) files.setEnv("TEAMS_APP_PASSWORD", password.value);
-    const owner = await p.text({
-      key: "teams.owner",
-      message: "Your own Entra object id (Entra ID → Users → you → Object ID; empty skips)",
-    });
-    return addOwner(ctx, "teams", owner);
-  }
+  await untilChecked(ctx, {
+    ask: async () => {
+      const appId = await askKept(ctx, "teams.app_id", "Microsoft App ID");
+      if (!appId) return skipped(ctx, "Teams skipped: no app id.");
+      const password = await secret(
+        ctx,
+        "teams.app_password",
+        "TEAMS_APP_PASSWORD",
+        "The client secret's value",
+      );
+      if (!password.value) return skipped(ctx, "Teams skipped: no client secret.");
+      const tenantId = await ctx.p.text({
+        key: "teams.tenant_id",
+        message: "Tenant id (single-tenant bots; empty for multi-tenant)",
+      });
+      const loginUrl = await apiUrl(ctx, "teams.login_url", "teams.login_url", TEAMS_DEFAULTS.loginUrl);
+      return { appId, password, tenantId, loginUrl };
+    },
+    label: "Signing in at the login endpoint",
+    check: (a) =>
+      checkTeams(a.appId, a.password.value!, { tenantId: a.tenantId || undefined, loginUrl: a.loginUrl }),
+    describe: (r) => `Teams app ${r.appId}`,
+    retry: "Teams settings",
+    keep: (a) => {
+      ctx.files.set("teams.app_id", a.appId);
+      keepApiUrl(ctx, "teams.login_url", a.loginUrl, TEAMS_DEFAULTS.loginUrl);
+      if (a.tenantId) ctx.files.set("teams.tenant_id", a.tenantId);
+      keepSecrets(ctx, a.password);
+      return askOwner(
+        ctx,
+        "teams",
+        "Your own Entra object id (Entra ID → Users → you → Object ID; empty skips)",
+      );
+    },
+  });
 }
 
 /** Teams in `herald setup`. */

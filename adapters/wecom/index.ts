@@ -25,6 +25,7 @@ import type {
   SendResult,
 } from "../../core/types.js";
 import { DEFAULT_MEDIA_MAX_BYTES } from "../../core/types.js";
+import { AdapterLifecycle } from "../shared/lifecycle.js";
 import {
   attachmentKindOf,
   FileTooLargeError,
@@ -50,9 +51,7 @@ export class WecomAdapter implements PlatformAdapter {
   readonly platform = "wecom";
   private readonly api: WecomApi;
   private readonly log: Logger;
-  private onMessage: InboundHandler | undefined;
-  private starting: Promise<void> | undefined;
-  private state: AdapterStatus = { state: "stopped" };
+  private readonly life = new AdapterLifecycle();
 
   constructor(
     private readonly config: WecomAdapterConfig,
@@ -63,16 +62,10 @@ export class WecomAdapter implements PlatformAdapter {
   }
 
   start(onMessage: InboundHandler): Promise<void> {
-    this.starting ??= this.open(onMessage).catch((err: unknown) => {
-      this.starting = undefined;
-      this.state = { state: "failed", detail: describeError(err) };
-      throw err;
-    });
-    return this.starting;
+    return this.life.start(onMessage, () => this.open());
   }
 
-  private async open(onMessage: InboundHandler): Promise<void> {
-    this.state = { state: "starting" };
+  private async open(): Promise<void> {
     const agent = await this.api.call(`agent/get?agentid=${this.config.agentId}`).catch((err: unknown) => {
       if (err instanceof PlatformError && err.code === "platform_auth_failed") throw err;
       throw new PlatformError(
@@ -81,20 +74,15 @@ export class WecomAdapter implements PlatformAdapter {
         { cause: err },
       );
     });
-    this.onMessage = onMessage;
-    this.state = { state: "running" };
     this.log.info({ agent: agent["name"], agentId: this.config.agentId }, "wecom signed in");
   }
 
-  async stop(): Promise<void> {
-    await this.starting?.catch(() => undefined);
-    this.starting = undefined;
-    this.onMessage = undefined;
-    this.state = { state: "stopped" };
+  stop(): Promise<void> {
+    return this.life.stop();
   }
 
   status(): AdapterStatus {
-    return this.state;
+    return this.life.status();
   }
 
   /** Serves `/webhooks/wecom`: the echostr check (GET) and messages (POST). */
@@ -113,7 +101,7 @@ export class WecomAdapter implements PlatformAdapter {
       return text("refused", err instanceof RefusedError ? err.status : 400);
     }
     if (request.method === "GET") return text(plain);
-    const onMessage = this.onMessage;
+    const onMessage = this.life.onMessage;
     if (!onMessage) return text("not started", 503);
     try {
       await this.onCallback(plain, onMessage);

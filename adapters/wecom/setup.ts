@@ -1,13 +1,15 @@
 /** WeCom's step of `herald setup`: the Corp ID and app Secret, checked with `gettoken`. */
 import { CheckFailed, type SetupQuestions, type StepContext } from "../../core/setup.js";
 import {
-  addOwner,
   apiUrl,
+  askKept,
+  askOwner,
   callService,
-  checked,
   keepApiUrl,
+  keepSecrets,
   secret,
-  tryAgain,
+  skipped,
+  untilChecked,
 } from "../../core/setup-steps.js";
 
 const FALLBACK_URL = "https://qyapi.weixin.qq.com";
@@ -31,50 +33,41 @@ export async function checkWecom(
 }
 
 async function wecomStep(ctx: StepContext): Promise<void> {
-  const { p, files } = ctx;
-  p.note(
+  ctx.p.note(
     "WeCom",
     "In the WeCom admin console: App Management → Create App (note its AgentId and Secret); in the app's\nReceive Messages → Set API Receive, set the URL https://<your host>/webhooks/wecom, a Token and an EncodingAESKey.",
   );
-  for (;;) {
-    const corpId = await p.text({
-      key: "wecom.corp_id",
-      message: "Corp ID (ww…)",
-      initial: files.get("wecom.corp_id") as string | undefined,
-    });
-    if (!corpId) return p.say("warn", "WeCom skipped: no Corp ID.");
-    const agentId = await p.text({ key: "wecom.agent_id", message: "The app's AgentId" });
-    const appSecret = await secret(ctx, "wecom.secret", "WECOM_SECRET", "The app's Secret");
-    const token = await secret(ctx, "wecom.token", "WECOM_TOKEN", "Callback Token");
-    const aesKey = await secret(
-      ctx,
-      "wecom.encoding_aes_key",
-      "WECOM_ENCODING_AES_KEY",
-      "Callback EncodingAESKey (43 characters)",
-    );
-    const url = await apiUrl(ctx, "wecom.api_url", "wecom.api_url", FALLBACK_URL);
-    if (!agentId || !appSecret.value || !token.value || !aesKey.value) {
-      return p.say("warn", "WeCom skipped: the AgentId, Secret, Token and EncodingAESKey are all needed.");
-    }
-    const ok = await checked(
-      ctx,
-      "Checking the Secret (gettoken)",
-      () => checkWecom(url, corpId, appSecret.value!),
-      () => "WeCom accepted the Secret",
-    );
-    if (!ok) {
-      if (await tryAgain(ctx, "WeCom settings")) continue;
-      return;
-    }
-    files.set("wecom.corp_id", corpId);
-    files.set("wecom.agent_id", Number(agentId));
-    keepApiUrl(ctx, "wecom.api_url", url, FALLBACK_URL);
-    if (appSecret.isNew) files.setEnv("WECOM_SECRET", appSecret.value);
-    if (token.isNew) files.setEnv("WECOM_TOKEN", token.value);
-    if (aesKey.isNew) files.setEnv("WECOM_ENCODING_AES_KEY", aesKey.value);
-    const owner = await p.text({ key: "wecom.owner", message: "Your own WeCom userid (empty skips)" });
-    return addOwner(ctx, "wecom", owner);
-  }
+  await untilChecked(ctx, {
+    ask: async () => {
+      const corpId = await askKept(ctx, "wecom.corp_id", "Corp ID (ww…)");
+      if (!corpId) return skipped(ctx, "WeCom skipped: no Corp ID.");
+      const agentId = await ctx.p.text({ key: "wecom.agent_id", message: "The app's AgentId" });
+      const appSecret = await secret(ctx, "wecom.secret", "WECOM_SECRET", "The app's Secret");
+      const token = await secret(ctx, "wecom.token", "WECOM_TOKEN", "Callback Token");
+      const aesKey = await secret(
+        ctx,
+        "wecom.encoding_aes_key",
+        "WECOM_ENCODING_AES_KEY",
+        "Callback EncodingAESKey (43 characters)",
+      );
+      const url = await apiUrl(ctx, "wecom.api_url", "wecom.api_url", FALLBACK_URL);
+      if (!agentId || !appSecret.value || !token.value || !aesKey.value) {
+        return skipped(ctx, "WeCom skipped: the AgentId, Secret, Token and EncodingAESKey are all needed.");
+      }
+      return { corpId, agentId, appSecret, token, aesKey, url };
+    },
+    label: "Checking the Secret (gettoken)",
+    check: (a) => checkWecom(a.url, a.corpId, a.appSecret.value!),
+    describe: () => "WeCom accepted the Secret",
+    retry: "WeCom settings",
+    keep: (a) => {
+      ctx.files.set("wecom.corp_id", a.corpId);
+      ctx.files.set("wecom.agent_id", Number(a.agentId));
+      keepApiUrl(ctx, "wecom.api_url", a.url, FALLBACK_URL);
+      keepSecrets(ctx, a.appSecret, a.token, a.aesKey);
+      return askOwner(ctx, "wecom", "Your own WeCom userid (empty skips)");
+    },
+  });
 }
 
 /** WeCom in `herald setup`. */

@@ -2,16 +2,19 @@
 import { z } from "zod";
 import { defineFeature } from "../../core/settings.js";
 
+/**
+ * MEMORY.md and USER.md budgets in characters: the keys of the `memory:` section this folder owns
+ * (external memory providers add `memory.providers` in agent/tools/memory-providers/settings.ts).
+ */
+export const memoryBudgetsShape = {
+  memoryChars: z.number().int().positive().default(2200),
+  userChars: z.number().int().positive().default(1375),
+};
+
 /** Memory's budgets. */
 export const memorySettings = defineFeature({
   key: "memory",
-  /** MEMORY.md and USER.md budgets in characters. */
-  schema: z
-    .strictObject({
-      memoryChars: z.number().int().positive().default(2200),
-      userChars: z.number().int().positive().default(1375),
-    })
-    .prefault({}),
+  schema: z.strictObject(memoryBudgetsShape).prefault({}),
   env: {
     HERALD_MEMORY_CHARS: ["memory_chars", "int"],
     HERALD_USER_CHARS: ["user_chars", "int"],

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { createBlueBubblesAdapter } from "../../adapters/bluebubbles/index.js";
-import { createLogger, silentLogger } from "../../core/logger.js";
+import { silentLogger } from "../../core/logger.js";
 import type { InboundMessage } from "../../core/types.js";
 import { memoryKv } from "../contracts/platform-drivers/memory-kv.js";
 import {
@@ -19,46 +19,28 @@ import {
   SERVER_PASSWORD,
   startFakeBlueBubbles,
 } from "../fakes/bluebubbles/index.js";
-import type { Harness } from "../helpers/gateway-harness.js";
-import { platformPerTest } from "../helpers/per-test.js";
+import { atLeast, gatewayHealth, gatewayPlatform, userTexts } from "../helpers/gateway-platform.js";
 
 const ANN = "+15550000042";
 const BOB = "bob@example.com";
 const STRANGER = "+15550000099";
 const FAMILY = groupGuid("family");
 
-const running = platformPerTest<FakeBlueBubbles>();
+const { running, start } = gatewayPlatform<FakeBlueBubbles>({
+  startFake: startFakeBlueBubbles,
+  env: (fake) => ({
+    BLUEBUBBLES_URL: fake.url,
+    BLUEBUBBLES_PASSWORD: SERVER_PASSWORD,
+    BLUEBUBBLES_PRIVATE_API: "true",
+    BLUEBUBBLES_ALLOWED_USERS: `${ANN},${BOB}`,
+  }),
+  connect: (fake, h) => {
+    fake.webhookUrl = `${h.apiUrl}/webhooks/bluebubbles?password=${SERVER_PASSWORD}`;
+  },
+});
 
-async function start(env: Record<string, string> = {}, logLines?: string[]) {
-  const fake = running.fake ?? running.trackFake(await startFakeBlueBubbles());
-  const h = await running.startHarness({
-    env: {
-      BLUEBUBBLES_URL: fake.url,
-      BLUEBUBBLES_PASSWORD: SERVER_PASSWORD,
-      BLUEBUBBLES_PRIVATE_API: "true",
-      BLUEBUBBLES_ALLOWED_USERS: `${ANN},${BOB}`,
-      ...env,
-    },
-    ...(logLines
-      ? {
-          logger: createLogger({
-            level: "debug",
-            destination: { write: (s: string) => void logLines.push(s) },
-          }),
-        }
-      : {}),
-  });
-  fake.webhookUrl = `${h.apiUrl}/webhooks/bluebubbles?password=${SERVER_PASSWORD}`;
-  return { fake, h };
-}
-
-async function replies(fake: FakeBlueBubbles, chat: string, count: number): Promise<BbSent[]> {
-  await vi.waitFor(() => expect(fake.sentTo(chat).length).toBeGreaterThanOrEqual(count), { timeout: 10_000 });
-  return fake.sentTo(chat);
-}
-
-const userTexts = (h: Harness) =>
-  h.llm.requests.map((r) => String(r.messages.filter((m) => m.role === "user").at(-1)?.content ?? ""));
+const replies = (fake: FakeBlueBubbles, chat: string, count: number): Promise<BbSent[]> =>
+  atLeast(() => fake.sentTo(chat), count, 10_000);
 
 describe("bluebubbles through the gateway", () => {
   it("answers a DM with typing shown, and reports running", async () => {
@@ -69,9 +51,7 @@ describe("bluebubbles through the gateway", () => {
     expect(fake.calls.some((c) => c.path === `/api/v1/chat/${encodeURIComponent(dmGuid(ANN))}/typing`)).toBe(
       true,
     );
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["bluebubbles"]?.state).toBe("running");
   });
 
@@ -202,9 +182,7 @@ describe("bluebubbles through the gateway", () => {
     const h = await running.startHarness({
       env: { BLUEBUBBLES_URL: fake.url, BLUEBUBBLES_PASSWORD: "pw-wrong-4711" },
     });
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string; detail?: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["bluebubbles"]?.state).toBe("failed");
     expect(health.adapters["bluebubbles"]?.detail).toMatch(/BLUEBUBBLES_PASSWORD.*BlueBubbles app/);
     expect(health.adapters["bluebubbles"]?.detail).not.toContain("pw-wrong-4711");

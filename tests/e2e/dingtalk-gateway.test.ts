@@ -4,7 +4,6 @@
  * model.
  */
 import { describe, expect, it, vi } from "vitest";
-import { createLogger } from "../../core/logger.js";
 import {
   CLIENT_ID,
   CLIENT_SECRET,
@@ -15,48 +14,30 @@ import {
   TOPIC_ROBOT,
 } from "../fakes/dingtalk/index.js";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
-import type { Harness } from "../helpers/gateway-harness.js";
-import { platformPerTest } from "../helpers/per-test.js";
+import { atLeast, gatewayHealth, gatewayPlatform, userTexts } from "../helpers/gateway-platform.js";
 
 const ANN = "ann0001";
 const BOB = "bob0002";
 const STRANGER = "stranger9";
 const TEAM = "cidTeamGroup01==";
 
-const running = platformPerTest<FakeDingtalk>();
+const { running, start } = gatewayPlatform<FakeDingtalk>({
+  startFake: startFakeDingtalk,
+  prepare: (fake) => {
+    for (const u of [ANN, BOB, STRANGER]) fake.addUser(u);
+    fake.addGroup(TEAM);
+  },
+  env: (fake) => ({
+    DINGTALK_CLIENT_ID: CLIENT_ID,
+    DINGTALK_CLIENT_SECRET: CLIENT_SECRET,
+    DINGTALK_API_URL: fake.url,
+    DINGTALK_ALLOWED_USERS: `${ANN},${BOB}`,
+  }),
+  connect: (fake) => vi.waitFor(() => expect(fake.openSockets).toBe(1)),
+});
 
-async function start(env: Record<string, string> = {}, logLines?: string[]) {
-  const fake = running.fake ?? running.trackFake(await startFakeDingtalk());
-  for (const u of [ANN, BOB, STRANGER]) fake.addUser(u);
-  fake.addGroup(TEAM);
-  const h = await running.startHarness({
-    env: {
-      DINGTALK_CLIENT_ID: CLIENT_ID,
-      DINGTALK_CLIENT_SECRET: CLIENT_SECRET,
-      DINGTALK_API_URL: fake.url,
-      DINGTALK_ALLOWED_USERS: `${ANN},${BOB}`,
-      ...env,
-    },
-    ...(logLines
-      ? {
-          logger: createLogger({
-            level: "debug",
-            destination: { write: (s: string) => void logLines.push(s) },
-          }),
-        }
-      : {}),
-  });
-  await vi.waitFor(() => expect(fake.openSockets).toBe(1));
-  return { fake, h };
-}
-
-async function replies(fake: FakeDingtalk, to: string, count: number): Promise<string[]> {
-  await vi.waitFor(() => expect(fake.textsTo(to).length).toBeGreaterThanOrEqual(count), { timeout: 15_000 });
-  return fake.textsTo(to);
-}
-
-const userTexts = (h: Harness) =>
-  h.llm.requests.map((r) => String(r.messages.filter((m) => m.role === "user").at(-1)?.content ?? ""));
+const replies = (fake: FakeDingtalk, to: string, count: number): Promise<string[]> =>
+  atLeast(() => fake.textsTo(to), count);
 
 describe("dingtalk through the gateway", () => {
   it("answers a DM and a group mention, acknowledging each callback; reports running", async () => {
@@ -70,9 +51,7 @@ describe("dingtalk through the gateway", () => {
     expect(await replies(fake, TEAM, 1)).toEqual(["echo: what's the time?"]);
     expect(fake.sent.at(-1)).toMatchObject({ path: "robot/groupMessages/send" });
     expect(fake.tokensIssued).toBe(1);
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["dingtalk"]?.state).toBe("running");
   });
 
@@ -206,9 +185,7 @@ describe("dingtalk through the gateway", () => {
         DINGTALK_API_URL: fake.url,
       },
     });
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string; detail?: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["dingtalk"]?.state).toBe("failed");
     expect(health.adapters["dingtalk"]?.detail).toMatch(/DINGTALK_CLIENT_SECRET/);
     expect(health.adapters["dingtalk"]?.detail).not.toContain("wrong-secret-4711");

@@ -6,7 +6,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { createLogger } from "../../core/logger.js";
 import {
   APP_ID,
   APP_SECRET,
@@ -21,40 +20,28 @@ import {
 } from "../fakes/feishu/index.js";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
 import type { Harness } from "../helpers/gateway-harness.js";
-import { platformPerTest } from "../helpers/per-test.js";
+import { atLeast, gatewayHealth, gatewayPlatform, userTexts } from "../helpers/gateway-platform.js";
 
 const ANN = "ou_ann00000000000000000000000000001";
 const BOB = "ou_bob00000000000000000000000000002";
 const DM = "oc_dm0000000000000000000000000000ann";
 const TEAM = "oc_team00000000000000000000000000001";
 
-const running = platformPerTest<FakeFeishu>();
-
-async function start(env: Record<string, string> = {}, logLines?: string[]) {
-  const fake = running.fake ?? running.trackFake(await startFakeFeishu());
-  fake.addChat(DM);
-  fake.addChat(TEAM);
-  const h = await running.startHarness({
-    env: {
-      FEISHU_APP_ID: APP_ID,
-      FEISHU_APP_SECRET: APP_SECRET,
-      FEISHU_ENCRYPT_KEY: ENCRYPT_KEY,
-      FEISHU_VERIFICATION_TOKEN: VERIFICATION_TOKEN,
-      FEISHU_API_URL: fake.url,
-      FEISHU_ALLOWED_USERS: `${ANN},${BOB}`,
-      ...env,
-    },
-    ...(logLines
-      ? {
-          logger: createLogger({
-            level: "debug",
-            destination: { write: (s: string) => void logLines.push(s) },
-          }),
-        }
-      : {}),
-  });
-  return { fake, h };
-}
+const { running, start } = gatewayPlatform<FakeFeishu>({
+  startFake: startFakeFeishu,
+  prepare: (fake) => {
+    fake.addChat(DM);
+    fake.addChat(TEAM);
+  },
+  env: (fake) => ({
+    FEISHU_APP_ID: APP_ID,
+    FEISHU_APP_SECRET: APP_SECRET,
+    FEISHU_ENCRYPT_KEY: ENCRYPT_KEY,
+    FEISHU_VERIFICATION_TOKEN: VERIFICATION_TOKEN,
+    FEISHU_API_URL: fake.url,
+    FEISHU_ALLOWED_USERS: `${ANN},${BOB}`,
+  }),
+});
 
 const hook = (h: Harness) => `${h.apiUrl}/webhooks/feishu`;
 
@@ -66,14 +53,8 @@ async function say(fake: FakeFeishu, h: Harness, m: UserMessage): Promise<string
 }
 
 async function replies(fake: FakeFeishu, chat: string, count: number): Promise<string[]> {
-  await vi.waitFor(() => expect(fake.botTextsIn(chat).length).toBeGreaterThanOrEqual(count), {
-    timeout: 15_000,
-  });
-  return fake.botTextsIn(chat).map((m) => m.text);
+  return (await atLeast(() => fake.botTextsIn(chat), count)).map((m) => m.text);
 }
-
-const userTexts = (h: Harness) =>
-  h.llm.requests.map((r) => String(r.messages.filter((m) => m.role === "user").at(-1)?.content ?? ""));
 
 describe("feishu through the gateway", () => {
   it("answers the URL check, a DM, and a group mention (quoted, mention removed); ignores chatter", async () => {
@@ -102,9 +83,7 @@ describe("feishu through the gateway", () => {
     expect(JSON.stringify(userTexts(h))).not.toContain("among ourselves");
     // One tenant token served every call.
     expect(fake.tokensIssued).toBe(1);
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["feishu"]?.state).toBe("running");
   });
 
@@ -291,9 +270,7 @@ describe("feishu through the gateway", () => {
         FEISHU_API_URL: fake.url,
       },
     });
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string; detail?: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["feishu"]?.state).toBe("failed");
     expect(health.adapters["feishu"]?.detail).toMatch(/FEISHU_APP_SECRET/);
     expect(health.adapters["feishu"]?.detail).not.toContain("wrong-secret-4711");

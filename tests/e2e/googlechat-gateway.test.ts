@@ -5,7 +5,6 @@
  * model.
  */
 import { describe, expect, it, vi } from "vitest";
-import { createLogger } from "../../core/logger.js";
 import {
   type ChatUser,
   type FakeChatMessage,
@@ -15,7 +14,7 @@ import {
 } from "../fakes/googlechat/index.js";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
 import type { Harness } from "../helpers/gateway-harness.js";
-import { platformPerTest } from "../helpers/per-test.js";
+import { atLeast, gatewayHealth, gatewayPlatform, userTexts } from "../helpers/gateway-platform.js";
 
 const ANN: ChatUser = { name: "users/1001", displayName: "Ann Example" };
 const BOB: ChatUser = { name: "users/1002", displayName: "Bob Example" };
@@ -24,30 +23,16 @@ const DM = "spaces/DMann0001";
 const DM_STRANGER = "spaces/DMeve0001";
 const ROOM = "spaces/ROOMteam001";
 
-const running = platformPerTest<FakeGoogleChat>();
-
-async function start(env: Record<string, string> = {}, logLines?: string[]) {
-  const fake = running.fake ?? running.trackFake(await startFakeGoogleChat());
-  const h = await running.startHarness({
-    env: {
-      GOOGLE_CHAT_SERVICE_ACCOUNT: fake.serviceAccountPath,
-      GOOGLE_CHAT_AUDIENCE: PROJECT_NUMBER,
-      GOOGLE_CHAT_API_URL: fake.url,
-      GOOGLE_CHAT_CERTS_URL: fake.certsUrl,
-      GOOGLECHAT_ALLOWED_USERS: "1001,users/1002",
-      ...env,
-    },
-    ...(logLines
-      ? {
-          logger: createLogger({
-            level: "debug",
-            destination: { write: (s: string) => void logLines.push(s) },
-          }),
-        }
-      : {}),
-  });
-  return { fake, h };
-}
+const { start } = gatewayPlatform<FakeGoogleChat>({
+  startFake: startFakeGoogleChat,
+  env: (fake) => ({
+    GOOGLE_CHAT_SERVICE_ACCOUNT: fake.serviceAccountPath,
+    GOOGLE_CHAT_AUDIENCE: PROJECT_NUMBER,
+    GOOGLE_CHAT_API_URL: fake.url,
+    GOOGLE_CHAT_CERTS_URL: fake.certsUrl,
+    GOOGLECHAT_ALLOWED_USERS: "1001,users/1002",
+  }),
+});
 
 const endpoint = (h: Harness) => `${h.apiUrl}/webhooks/googlechat`;
 
@@ -63,14 +48,8 @@ async function replies(
   count: number,
   thread?: string,
 ): Promise<string[]> {
-  await vi.waitFor(() => expect(fake.botMessagesIn(space, thread).length).toBeGreaterThanOrEqual(count), {
-    timeout: 15_000,
-  });
-  return fake.botMessagesIn(space, thread).map((m) => m.text);
+  return (await atLeast(() => fake.botMessagesIn(space, thread), count)).map((m) => m.text);
 }
-
-const userTexts = (h: Harness) =>
-  h.llm.requests.map((r) => String(r.messages.filter((m) => m.role === "user").at(-1)?.content ?? ""));
 
 describe("google chat through the gateway", () => {
   it("answers a DM once and reports running in /health", async () => {
@@ -79,9 +58,7 @@ describe("google chat through the gateway", () => {
     expect(await replies(fake, DM, 1)).toEqual(["echo: Hello there"]);
     await h.gateway.runner.outbox.idle();
     expect(fake.botMessagesIn(DM)).toHaveLength(1);
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["googlechat"]?.state).toBe("running");
   });
 

@@ -6,7 +6,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { createLogger } from "../../core/logger.js";
 import {
   CHANNEL_SECRET,
   CHANNEL_TOKEN,
@@ -16,8 +15,7 @@ import {
   startFakeLine,
 } from "../fakes/line/index.js";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
-import type { Harness } from "../helpers/gateway-harness.js";
-import { platformPerTest } from "../helpers/per-test.js";
+import { atLeast, gatewayHealth, gatewayPlatform, userTexts } from "../helpers/gateway-platform.js";
 
 const ANN = lineId("U", "ann");
 const BOB = lineId("U", "bob");
@@ -25,41 +23,26 @@ const STRANGER = lineId("U", "stranger");
 const GROUP = lineId("C", "family");
 const PUBLIC = "https://herald.example.com";
 
-const running = platformPerTest<FakeLine>();
+const { running, start } = gatewayPlatform<FakeLine>({
+  startFake: startFakeLine,
+  prepare: (fake) => {
+    for (const chat of [ANN, BOB, STRANGER, GROUP]) fake.chats.add(chat);
+  },
+  env: (fake) => ({
+    LINE_CHANNEL_SECRET: CHANNEL_SECRET,
+    LINE_CHANNEL_ACCESS_TOKEN: CHANNEL_TOKEN,
+    LINE_API_URL: fake.url,
+    LINE_DATA_URL: fake.url,
+    LINE_PUBLIC_URL: PUBLIC,
+    LINE_ALLOWED_USERS: `${ANN},${BOB}`,
+  }),
+  connect: (fake, h) => {
+    fake.webhookUrl = `${h.apiUrl}/webhooks/line`;
+  },
+});
 
-async function start(env: Record<string, string> = {}, logLines?: string[]) {
-  const fake = running.fake ?? running.trackFake(await startFakeLine());
-  for (const chat of [ANN, BOB, STRANGER, GROUP]) fake.chats.add(chat);
-  const h = await running.startHarness({
-    env: {
-      LINE_CHANNEL_SECRET: CHANNEL_SECRET,
-      LINE_CHANNEL_ACCESS_TOKEN: CHANNEL_TOKEN,
-      LINE_API_URL: fake.url,
-      LINE_DATA_URL: fake.url,
-      LINE_PUBLIC_URL: PUBLIC,
-      LINE_ALLOWED_USERS: `${ANN},${BOB}`,
-      ...env,
-    },
-    ...(logLines
-      ? {
-          logger: createLogger({
-            level: "debug",
-            destination: { write: (s: string) => void logLines.push(s) },
-          }),
-        }
-      : {}),
-  });
-  fake.webhookUrl = `${h.apiUrl}/webhooks/line`;
-  return { fake, h };
-}
-
-async function replies(fake: FakeLine, chat: string, count: number): Promise<LineSent[]> {
-  await vi.waitFor(() => expect(fake.sentTo(chat).length).toBeGreaterThanOrEqual(count), { timeout: 10_000 });
-  return fake.sentTo(chat);
-}
-
-const userTexts = (h: Harness) =>
-  h.llm.requests.map((r) => String(r.messages.filter((m) => m.role === "user").at(-1)?.content ?? ""));
+const replies = (fake: FakeLine, chat: string, count: number): Promise<LineSent[]> =>
+  atLeast(() => fake.sentTo(chat), count, 10_000);
 
 describe("line through the gateway", () => {
   it("answers a DM with the reply token, shows the loading animation, and reports running", async () => {
@@ -69,9 +52,7 @@ describe("line through the gateway", () => {
     const [reply] = await replies(fake, ANN, 1);
     expect(reply).toMatchObject({ via: "reply", text: "echo: Hello there" });
     expect(fake.calls.some((c) => c.route === "loading" && JSON.stringify(c.body).includes(ANN))).toBe(true);
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["line"]?.state).toBe("running");
   });
 
@@ -260,9 +241,7 @@ describe("line through the gateway", () => {
         LINE_API_URL: fake.url,
       },
     });
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string; detail?: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["line"]?.state).toBe("failed");
     expect(health.adapters["line"]?.detail).toMatch(/LINE_CHANNEL_ACCESS_TOKEN.*LINE Developers console/);
     expect(health.adapters["line"]?.detail).not.toContain("tok-revoked-4711");

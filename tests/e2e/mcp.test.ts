@@ -174,10 +174,14 @@ describe("MCP client", () => {
     expect(toolResults(h.llm.requests.at(-1))).toEqual(["Echo: over http"]);
   });
 
-  it("a remote server that went away is reconnected once it is back", async () => {
+  it("a remote server that went away is reconnected once it is back (one kept connected)", async () => {
     remote = await startHttpEverything("streamableHttp");
     const port = Number(new URL(remote.url).port);
-    const h = await start(`  remote:\n    url: ${remote.url}\n    transport: streamable_http\n`);
+    // idle_timeout_s: 0 keeps it connected, reconnecting in the background; a server that stops when
+    // idle is connected again by its next call instead (mcp-lazy.test.ts).
+    const h = await start(
+      `  remote:\n    url: ${remote.url}\n    transport: streamable_http\n    idle_timeout_s: 0\n`,
+    );
     await remote.close();
     h.llm.script(
       { toolCalls: [{ name: "mcp_remote_echo", arguments: { message: "anyone?" } }] },
@@ -257,12 +261,14 @@ describe("MCP client", () => {
     expect(toolResults(h.llm.requests.at(-1))).toEqual(["Echo: over sse"]);
   });
 
-  it("a server killed mid-call gives a clear error, then comes back", async () => {
+  it("a server killed mid-call gives a clear error, then comes back (one kept running)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "herald-mcp-kill-"));
     dirs.push(dir);
     const mark = join(dir, "mark");
+    // idle_timeout_s: 0 keeps it running, restarted after a crash; a server that stops when idle is
+    // started again by its next call instead (mcp-lazy.test.ts).
     const h = await start(
-      `  dyn:\n    command: ${node}\n    args: [${JSON.stringify(FIXTURE)}]\n    env: { CANCEL_MARK: ${JSON.stringify(mark)} }\n`,
+      `  dyn:\n    command: ${node}\n    args: [${JSON.stringify(FIXTURE)}]\n    env: { CANCEL_MARK: ${JSON.stringify(mark)} }\n    idle_timeout_s: 0\n`,
     );
     const mcp = h.gateway.mcp!;
     const pid = mcp.status()[0]?.pid;

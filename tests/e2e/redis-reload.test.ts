@@ -116,8 +116,22 @@ describe("reloads on Redis workers", () => {
       await c.startWorker("fake-model", 1, { home: homes[1], ...INFO }),
       await c.startWorker("fake-model", 1, { home: homes[2], ...INFO }),
     ];
-    // Each worker starts its server in the background: wait until both connected it.
-    for (const worker of workers) await logged(worker, "mcp server connected", '"mcpServer":"old"');
+    // Each worker starts its server in the background, or, once another worker's list of it is cached
+    // in the gateway's state.db, offers the cached tools and starts it on the first call: wait until
+    // both have its tools.
+    for (const worker of workers)
+      await eventually(
+        () =>
+          worker
+            .output()
+            .split("\n")
+            .some(
+              (line) =>
+                (line.includes('"msg":"mcp server connected"') && line.includes('"mcpServer":"old"')) ||
+                (line.includes('"msg":"mcp server idle until used"') && line.includes('"server":"old"')),
+            ),
+        () => `${worker.name} never had the tools of "old":\n${worker.output()}`,
+      );
     const first = await exchange(c, tg, "echo old first", (t) => t.startsWith("tool said:"));
     expect(first.at(-1)).toBe("tool said: Echo: first");
 

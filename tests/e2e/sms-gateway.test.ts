@@ -6,7 +6,6 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { DEFAULT_HELP_TEXT } from "../../adapters/sms/index.js";
-import { createLogger } from "../../core/logger.js";
 import {
   ACCOUNT_SID,
   AUTH_TOKEN,
@@ -16,49 +15,30 @@ import {
   startFakeTwilio,
   type TwilioSent,
 } from "../fakes/twilio/index.js";
-import type { Harness } from "../helpers/gateway-harness.js";
-import { platformPerTest } from "../helpers/per-test.js";
+import { atLeast, gatewayHealth, gatewayPlatform, userTexts } from "../helpers/gateway-platform.js";
 
 const ANN = "+15550000042";
 const BOB = "+15550000043";
 const STRANGER = "+15550000099";
 
-const running = platformPerTest<FakeTwilio>();
+const { running, start } = gatewayPlatform<FakeTwilio>({
+  startFake: startFakeTwilio,
+  env: (fake) => ({
+    TWILIO_ACCOUNT_SID: ACCOUNT_SID,
+    TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+    TWILIO_FROM_NUMBER: FROM_NUMBER,
+    TWILIO_WEBHOOK_URL: PUBLIC_WEBHOOK,
+    TWILIO_API_URL: fake.url,
+    SMS_ALLOWED_USERS: `${ANN},${BOB}`,
+  }),
+  connect: (fake, h) => {
+    fake.webhookUrl = `${h.apiUrl}/webhooks/sms`;
+  },
+});
 
-async function start(env: Record<string, string> = {}, logLines?: string[]) {
-  const fake = running.fake ?? running.trackFake(await startFakeTwilio());
-  const h = await running.startHarness({
-    env: {
-      TWILIO_ACCOUNT_SID: ACCOUNT_SID,
-      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-      TWILIO_FROM_NUMBER: FROM_NUMBER,
-      TWILIO_WEBHOOK_URL: PUBLIC_WEBHOOK,
-      TWILIO_API_URL: fake.url,
-      SMS_ALLOWED_USERS: `${ANN},${BOB}`,
-      ...env,
-    },
-    ...(logLines
-      ? {
-          logger: createLogger({
-            level: "debug",
-            destination: { write: (s: string) => void logLines.push(s) },
-          }),
-        }
-      : {}),
-  });
-  fake.webhookUrl = `${h.apiUrl}/webhooks/sms`;
-  return { fake, h };
-}
+const replies = (fake: FakeTwilio, number: string, count: number): Promise<TwilioSent[]> =>
+  atLeast(() => fake.sentTo(number), count, 10_000);
 
-async function replies(fake: FakeTwilio, number: string, count: number): Promise<TwilioSent[]> {
-  await vi.waitFor(() => expect(fake.sentTo(number).length).toBeGreaterThanOrEqual(count), {
-    timeout: 10_000,
-  });
-  return fake.sentTo(number);
-}
-
-const userTexts = (h: Harness) =>
-  h.llm.requests.map((r) => String(r.messages.filter((m) => m.role === "user").at(-1)?.content ?? ""));
 const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
 
 describe("sms through the gateway", () => {
@@ -68,9 +48,7 @@ describe("sms through the gateway", () => {
     expect(delivered).toMatchObject({ status: 200, body: EMPTY_TWIML });
     const [reply] = await replies(fake, ANN, 1);
     expect(reply).toMatchObject({ from: FROM_NUMBER, body: "echo: Hello there" });
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["sms"]?.state).toBe("running");
   });
 
@@ -237,9 +215,7 @@ describe("sms through the gateway", () => {
         TWILIO_API_URL: fake.url,
       },
     });
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string; detail?: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["sms"]?.state).toBe("failed");
     expect(health.adapters["sms"]?.detail).toMatch(/TWILIO_AUTH_TOKEN.*Twilio Console/);
     expect(health.adapters["sms"]?.detail).not.toContain("tok-revoked-4711");

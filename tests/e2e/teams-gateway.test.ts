@@ -6,7 +6,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { createLogger } from "../../core/logger.js";
 import { type FakeLlmRequest, messageText } from "../fakes/llm/index.js";
 import {
   APP_ID,
@@ -17,7 +16,7 @@ import {
   type TeamsUser,
 } from "../fakes/teams/index.js";
 import type { Harness } from "../helpers/gateway-harness.js";
-import { platformPerTest } from "../helpers/per-test.js";
+import { atLeast, gatewayHealth, gatewayPlatform, userTexts } from "../helpers/gateway-platform.js";
 
 const ANN: TeamsUser = {
   id: "29:1ann",
@@ -39,31 +38,17 @@ const DM_STRANGER = "a:1dm-eve-herald";
 const CHANNEL = "19:general0000@thread.tacv2";
 const GROUP = "19:group-chat-0000@thread.v2";
 
-const running = platformPerTest<FakeTeams>();
-
-async function start(env: Record<string, string> = {}, logLines?: string[]) {
-  const fake = running.fake ?? running.trackFake(await startFakeTeams());
-  const h = await running.startHarness({
-    env: {
-      TEAMS_APP_ID: APP_ID,
-      TEAMS_APP_PASSWORD: APP_PASSWORD,
-      TEAMS_OPENID_METADATA_URL: fake.openIdMetadataUrl,
-      TEAMS_LOGIN_URL: fake.loginUrl,
-      TEAMS_SERVICE_URL: fake.serviceUrl,
-      TEAMS_ALLOWED_USERS: `${ANN.aadObjectId},${BOB.aadObjectId}`,
-      ...env,
-    },
-    ...(logLines
-      ? {
-          logger: createLogger({
-            level: "debug",
-            destination: { write: (s: string) => void logLines.push(s) },
-          }),
-        }
-      : {}),
-  });
-  return { fake, h };
-}
+const { running, start } = gatewayPlatform<FakeTeams>({
+  startFake: startFakeTeams,
+  env: (fake) => ({
+    TEAMS_APP_ID: APP_ID,
+    TEAMS_APP_PASSWORD: APP_PASSWORD,
+    TEAMS_OPENID_METADATA_URL: fake.openIdMetadataUrl,
+    TEAMS_LOGIN_URL: fake.loginUrl,
+    TEAMS_SERVICE_URL: fake.serviceUrl,
+    TEAMS_ALLOWED_USERS: `${ANN.aadObjectId},${BOB.aadObjectId}`,
+  }),
+});
 
 const endpoint = (h: Harness) => `${h.apiUrl}/webhooks/teams`;
 
@@ -78,15 +63,8 @@ async function replies(
   count: number,
   thread?: string,
 ): Promise<string[]> {
-  await vi.waitFor(
-    () => expect(fake.botMessagesIn(conversation, thread).length).toBeGreaterThanOrEqual(count),
-    { timeout: 15_000 },
-  );
-  return fake.botMessagesIn(conversation, thread).map((a) => fake.shown(a));
+  return (await atLeast(() => fake.botMessagesIn(conversation, thread), count)).map((a) => fake.shown(a));
 }
-
-const userTexts = (h: Harness) =>
-  h.llm.requests.map((r) => String(r.messages.filter((m) => m.role === "user").at(-1)?.content ?? ""));
 
 describe("teams through the gateway", () => {
   it("answers a DM once, in the personal chat, and reports running in /health", async () => {
@@ -96,9 +74,7 @@ describe("teams through the gateway", () => {
     await h.gateway.runner.outbox.idle();
     expect(fake.botMessagesIn(DM)).toHaveLength(1);
     expect(fake.botMessagesIn(DM)[0]!.conversationId).toBe(DM);
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["teams"]?.state).toBe("running");
   });
 
@@ -354,9 +330,7 @@ describe("teams through the gateway", () => {
         TEAMS_LOGIN_URL: fake.loginUrl,
       },
     });
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string; detail?: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["teams"]?.state).toBe("failed");
     expect(health.adapters["teams"]?.detail).toMatch(/TEAMS_APP_PASSWORD.*client secret/);
     expect(health.adapters["teams"]?.detail).not.toContain("revoked-secret-4711");

@@ -5,8 +5,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it, vi } from "vitest";
-import { createLogger } from "../../core/logger.js";
+import { describe, expect, it } from "vitest";
 import {
   AES_KEY,
   AGENT_ID,
@@ -19,51 +18,34 @@ import {
   textXml,
 } from "../fakes/wecom/index.js";
 import type { Harness } from "../helpers/gateway-harness.js";
-import { platformPerTest } from "../helpers/per-test.js";
+import { atLeast, gatewayHealth, gatewayPlatform, userTexts } from "../helpers/gateway-platform.js";
 
 const ANN = "AnnLee";
 const BOB = "BobWang";
 const STRANGER = "Stranger";
 const TEAM = "wrTeamChat01";
 
-const running = platformPerTest<FakeWecom>();
-
-async function start(env: Record<string, string> = {}, logLines?: string[]) {
-  const fake = running.fake ?? running.trackFake(await startFakeWecom());
-  for (const u of [ANN, BOB, STRANGER]) fake.addUser(u);
-  fake.addAppchat(TEAM);
-  const h = await running.startHarness({
-    env: {
-      WECOM_CORP_ID: CORP_ID,
-      WECOM_AGENT_ID: String(AGENT_ID),
-      WECOM_SECRET: SECRET,
-      WECOM_TOKEN: TOKEN,
-      WECOM_ENCODING_AES_KEY: AES_KEY,
-      WECOM_API_URL: fake.url,
-      WECOM_ALLOWED_USERS: `${ANN},${BOB}`,
-      ...env,
-    },
-    ...(logLines
-      ? {
-          logger: createLogger({
-            level: "debug",
-            destination: { write: (s: string) => void logLines.push(s) },
-          }),
-        }
-      : {}),
-  });
-  return { fake, h };
-}
+const { running, start } = gatewayPlatform<FakeWecom>({
+  startFake: startFakeWecom,
+  prepare: (fake) => {
+    for (const u of [ANN, BOB, STRANGER]) fake.addUser(u);
+    fake.addAppchat(TEAM);
+  },
+  env: (fake) => ({
+    WECOM_CORP_ID: CORP_ID,
+    WECOM_AGENT_ID: String(AGENT_ID),
+    WECOM_SECRET: SECRET,
+    WECOM_TOKEN: TOKEN,
+    WECOM_ENCODING_AES_KEY: AES_KEY,
+    WECOM_API_URL: fake.url,
+    WECOM_ALLOWED_USERS: `${ANN},${BOB}`,
+  }),
+});
 
 const hook = (h: Harness) => `${h.apiUrl}/webhooks/wecom`;
 
-async function replies(fake: FakeWecom, to: string, count: number): Promise<string[]> {
-  await vi.waitFor(() => expect(fake.textsTo(to).length).toBeGreaterThanOrEqual(count), { timeout: 15_000 });
-  return fake.textsTo(to);
-}
-
-const userTexts = (h: Harness) =>
-  h.llm.requests.map((r) => String(r.messages.filter((m) => m.role === "user").at(-1)?.content ?? ""));
+const replies = (fake: FakeWecom, to: string, count: number): Promise<string[]> =>
+  atLeast(() => fake.textsTo(to), count);
 
 describe("wecom through the gateway", () => {
   it("answers the echostr check and a DM; sends to an app group chat; reports running", async () => {
@@ -83,9 +65,7 @@ describe("wecom through the gateway", () => {
     expect(fake.sent.at(-1)).toMatchObject({ method: "appchat/send", to: TEAM, msgtype: "markdown" });
     expect(fake.textsTo(TEAM)).toEqual(["**Daily report**"]);
     expect(fake.tokensIssued).toBe(1);
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["wecom"]?.state).toBe("running");
   });
 
@@ -179,9 +159,7 @@ describe("wecom through the gateway", () => {
         WECOM_API_URL: fake.url,
       },
     });
-    const health = (await (await fetch(`${h.apiUrl}/health`)).json()) as {
-      adapters: Record<string, { state: string; detail?: string }>;
-    };
+    const health = await gatewayHealth(h);
     expect(health.adapters["wecom"]?.state).toBe("failed");
     expect(health.adapters["wecom"]?.detail).toMatch(/WECOM_SECRET/);
     expect(health.adapters["wecom"]?.detail).not.toContain("wrong-secret-4711");

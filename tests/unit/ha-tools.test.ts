@@ -64,8 +64,8 @@ async function toolsFor(
   mode: "manual" | "deny" | "off" = "manual",
   approve = DEFAULT_APPROVE,
 ) {
-  const set = createHaTools(
-    { ha: { url, token, approve, timeoutMs: 3000 }, exec: { dangerousCommands: mode } },
+  const set = await createHaTools(
+    { ha: { url, token, approve, access: "owners", timeoutMs: 3000 }, exec: { dangerousCommands: mode } },
     { logger: silentLogger() },
   );
   closers.push(() => set.close());
@@ -78,9 +78,12 @@ async function toolsFor(
 }
 
 describe("ha toolset", () => {
-  it("is not offered without an address and a token", () => {
-    const set = createHaTools(
-      { ha: { approve: DEFAULT_APPROVE, timeoutMs: 1000 }, exec: { dangerousCommands: "manual" } },
+  it("is not offered without an address and a token", async () => {
+    const set = await createHaTools(
+      {
+        ha: { approve: DEFAULT_APPROVE, access: "owners", timeoutMs: 1000 },
+        exec: { dangerousCommands: "manual" },
+      },
       { logger: silentLogger() },
     );
     expect(set.tools).toEqual([]);
@@ -219,12 +222,18 @@ describe("ha toolset", () => {
 
   it("doctor: checks the address and token live, and names the fix", async () => {
     fake = await startFakeHomeAssistant();
-    const section = { url: fake.url, token: HA_TOKEN, approve: DEFAULT_APPROVE, timeoutMs: 1000 };
+    const section = {
+      url: fake.url,
+      token: HA_TOKEN,
+      approve: DEFAULT_APPROVE,
+      access: "owners" as const,
+      timeoutMs: 1000,
+    };
     expect(await checkHa(section)).toMatchObject({ ok: true, text: expect.stringContaining("API running") });
     const refused = await checkHa({ ...section, token: "bad-token-4711" });
     expect(refused).toMatchObject({ ok: false, text: expect.stringContaining("answered 401 to GET /api/") });
     expect(refused.text).not.toContain("bad-token-4711");
-    expect(await checkHa({ approve: [], timeoutMs: 1 })).toMatchObject({
+    expect(await checkHa({ approve: [], access: "owners", timeoutMs: 1 })).toMatchObject({
       ok: true,
       text: "ha: off (no Home Assistant configured)",
     });

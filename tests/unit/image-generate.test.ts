@@ -10,12 +10,8 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WorkspaceAccess, WorkspaceManager } from "../../agent/exec/index.js";
-import {
-  generateImages,
-  imageFileName,
-  imageGenerateTool,
-  workspaceSaver,
-} from "../../agent/tools/image/index.js";
+import { generateImages, imageGenerateTool, workspaceSaver } from "../../agent/tools/image/index.js";
+import { imageFileName } from "../../agent/tools/image/tool.js";
 import type { ToolContext, ToolOutput } from "../../agent/types.js";
 import { silentLogger } from "../../core/logger.js";
 import { type FakeImages, pngSize, startFakeImages } from "../fakes/images/index.js";

@@ -49,6 +49,7 @@ describe("mcp_servers config", () => {
         "      PLAIN_VALUE: x",
         "    cwd: servers/files",
         "    timeout_s: 5",
+        "    idle_timeout_s: 90",
         "    tools: { include: [read], exclude: [write] }",
         "    platforms: [telegram]",
       ].join("\n"),
@@ -65,6 +66,7 @@ describe("mcp_servers config", () => {
         cwd: join(home!, "servers/files"),
         enabled: true,
         timeoutMs: 5000,
+        idleTimeoutMs: 90_000,
         include: ["read"],
         exclude: ["write"],
         platforms: ["telegram"],
@@ -134,6 +136,17 @@ describe("mcp_servers config", () => {
     expect(mcp(true)).toEqual(["mcp_slack", "mcp_docs", "mcp"]);
     expect(mcp(false)).toEqual(["mcp_docs", "mcp"]);
     expect(errorOf("mcp_servers:\n  x: { command: a, access: friends }\n").key).toContain("access");
+  });
+
+  it("the ha toolset is an owner's unless ha.access says everyone", () => {
+    const house = { HOMEASSISTANT_URL: "http://ha.local:8123", HOMEASSISTANT_TOKEN: "t" };
+    const has = (config: ReturnType<typeof load>, owner: boolean) =>
+      toolsetsFor(config, "telegram", "dm", [], owner).includes("ha");
+    const owners = load("timezone: UTC\n", house);
+    expect([has(owners, true), has(owners, false)]).toEqual([true, false]);
+    const everyone = load("timezone: UTC\n", { ...house, HOMEASSISTANT_ACCESS: "everyone" });
+    expect([has(everyone, true), has(everyone, false)]).toEqual([true, true]);
+    expect(errorOf("ha:\n  access: friends\n").key).toMatch(/ACCESS|access/);
   });
 });
 

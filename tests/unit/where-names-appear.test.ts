@@ -135,13 +135,16 @@ describe("a platform is its folder plus its entry in app/platforms.ts", () => {
 });
 
 describe("a tool is its folder plus its entry in app/tools.ts", () => {
-  // Each built-in tool's name, from its `defineTool({ name: "…" })`, with the folder it is declared in.
+  // Each built-in tool's name, from its `defineTool({ name: "…" })` or `declareTool({ name: "…" })`, with
+  // the folder it is declared in.
   const tools = files.flatMap(({ file }) => {
     const source = readFileSync(join(root, file), "utf8");
-    return [...source.matchAll(/defineTool\(\{\s*name:\s*"([a-z_]+)"/g)].map((m) => ({
-      name: m[1]!,
-      folder: file.slice(0, file.lastIndexOf("/") + 1),
-    }));
+    return [...source.matchAll(/(?:defineTool|declareTool(?:<[^>]*>)?)\(\{\s*name:\s*"([a-z_]+)"/g)].map(
+      (m) => ({
+        name: m[1]!,
+        folder: file.slice(0, file.lastIndexOf("/") + 1),
+      }),
+    );
   });
   // Names that are plain words (memory, todo, terminal, patch, process) are also toolsets, state methods
   // or actions; only compound and coined names are checked.

@@ -11,6 +11,10 @@ import type { BrowserPool, BrowserSession } from "./pool.js";
 import type { BrowserProxy } from "./proxy.js";
 import { pageOf, takeSnapshot } from "./snapshot.js";
 
+/** Characters of a snapshot page in an action's answer, and in `browser_snapshot` with `full`. */
+export const SNAPSHOT_CHARS = 8_000;
+export const FULL_SNAPSHOT_CHARS = 40_000;
+
 /** The running parts the tools use; started on the first browser call. */
 export interface BrowserRuntime {
   pool: BrowserPool;
@@ -31,10 +35,6 @@ export interface BrowserToolsDeps {
   approvalMode: "manual" | "deny" | "off";
   downloadMaxBytes: number;
 }
-
-/** Characters of a snapshot page in an action's answer, and in `browser_snapshot` with `full`. */
-export const SNAPSHOT_CHARS = 8_000;
-export const FULL_SNAPSHOT_CHARS = 40_000;
 
 /** The session of the calling conversation. */
 export async function sessionOf(deps: BrowserToolsDeps, ctx: ToolContext): Promise<BrowserSession> {

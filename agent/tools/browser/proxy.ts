@@ -286,3 +286,21 @@ export async function startBrowserProxy(options: BrowserProxyOptions): Promise<B
     },
   };
 }
+
+/**
+ * Whether `browser.allow_private_hosts` (or `web.allow_private`) lets a page reach a private address:
+ * an entry `host` matches the host as asked or the address on any port, `host:port` on that port.
+ */
+export function privateAllow(entries: readonly string[], all: boolean): PrivateAllow {
+  const parsed = entries.map((entry) => {
+    const m = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(entry.trim().toLowerCase());
+    return { host: m?.[1] ?? entry, port: m?.[2] ? Number(m[2]) : undefined };
+  });
+  return ({ hostname, address, port }) =>
+    all ||
+    parsed.some(
+      (e) =>
+        (e.host === hostname.toLowerCase() || e.host === address) &&
+        (e.port === undefined || e.port === port),
+    );
+}

@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { z } from "zod";
 import { type DoctorLine, defineFeature } from "../../../core/settings.js";
+import type { VisionEndpoint } from "../vision/index.js";
 
 /** Debian's and Ubuntu's path of the `chromium` package. */
 export const DEFAULT_CHROMIUM = "/usr/bin/chromium";
@@ -105,3 +106,13 @@ export const browserSettings = defineFeature({
   },
   doctor: (section) => [checkBrowser(section)],
 });
+
+/** The settings the browser tools read (`HeraldConfig` has this shape). */
+export interface BrowserSettings {
+  browser: BrowserSection;
+  web: { allowPrivate: boolean };
+  exec: { dangerousCommands: "manual" | "deny" | "off" };
+  vision?: VisionEndpoint | undefined;
+  /** `HERALD_HOME`: where `browser.persist_profile` keeps the users' cookies. */
+  homeDir?: string | undefined;
+}

@@ -4,31 +4,16 @@
  * started on the first call (puppeteer-core loads then, not at start-up).
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import type { Logger } from "../../../core/logger.js";
 import type { WorkspaceAccess } from "../../exec/index.js";
 import type { UnavailableToolset } from "../../tool-registry.js";
 import type { Tool } from "../../types.js";
-import type { VisionEndpoint } from "../vision/index.js";
 import type { BrowserRuntime } from "./common.js";
-import { openBrowser } from "./launch.js";
-import { BrowserPool } from "./pool.js";
-import { fileProfiles } from "./profiles.js";
-import { type PrivateAllow, startBrowserProxy } from "./proxy.js";
-import { type BrowserSection, INSTALL_CHROMIUM } from "./settings.js";
-import { actTools } from "./tools-act.js";
-import { fileTools } from "./tools-files.js";
-import { pageTools } from "./tools-page.js";
+import { browserTools } from "./declaration.js";
+import { type BrowserSettings, INSTALL_CHROMIUM } from "./settings.js";
 
-/** The settings the browser tools read (`HeraldConfig` has this shape). */
-export interface BrowserSettings {
-  browser: BrowserSection;
-  web: { allowPrivate: boolean };
-  exec: { dangerousCommands: "manual" | "deny" | "off" };
-  vision?: VisionEndpoint | undefined;
-  /** `HERALD_HOME`: where `browser.persist_profile` keeps the users' cookies. */
-  homeDir?: string | undefined;
-}
+export { privateAllow } from "./proxy.js";
+export type { BrowserSettings } from "./settings.js";
 
 /** The browser toolset of a process. */
 export interface BrowserTools {
@@ -42,24 +27,6 @@ export interface BrowserTools {
   close(): Promise<void>;
   /** The running parts, once a call started them (tests, the benchmark). */
   started(): Promise<BrowserRuntime> | undefined;
-}
-
-/**
- * Whether `browser.allow_private_hosts` (or `web.allow_private`) lets a page reach a private address:
- * an entry `host` matches the host as asked or the address on any port, `host:port` on that port.
- */
-export function privateAllow(entries: readonly string[], all: boolean): PrivateAllow {
-  const parsed = entries.map((entry) => {
-    const m = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(entry.trim().toLowerCase());
-    return { host: m?.[1] ?? entry, port: m?.[2] ? Number(m[2]) : undefined };
-  });
-  return ({ hostname, address, port }) =>
-    all ||
-    parsed.some(
-      (e) =>
-        (e.host === hostname.toLowerCase() || e.host === address) &&
-        (e.port === undefined || e.port === port),
-    );
 }
 
 /**
@@ -100,33 +67,9 @@ export function createBrowserTools(
   }
   let runtime: Promise<BrowserRuntime> | undefined;
   const chains = new Map<string, Promise<unknown>>();
-  const start = async (): Promise<BrowserRuntime> => {
-    const proxy = await startBrowserProxy({
-      allowPrivate: privateAllow(section.allowPrivateHosts, config.web.allowPrivate),
-      logger: ports.logger,
-    });
-    const pool = new BrowserPool({
-      open: () =>
-        openBrowser({
-          executable: section.executable,
-          cdpUrl: section.cdpUrl,
-          closedProxyUrl: proxy.closedUrl,
-          logger: ports.logger,
-        }),
-      proxyUrl: proxy.pagesUrl,
-      maxContexts: section.maxContexts,
-      maxPages: section.maxPages,
-      maxMemoryBytes: section.maxMemoryMb * 1024 * 1024,
-      idleMs: section.idleMinutes * 60_000,
-      navigationTimeoutMs: section.navigationTimeoutMs,
-      profiles:
-        section.persistProfile && config.homeDir
-          ? fileProfiles(join(config.homeDir, "browser", "profiles"))
-          : undefined,
-      logger: ports.logger,
-    });
-    return { pool, proxy };
-  };
+  // puppeteer-core, the pool and the proxy load with the first call, not at start-up.
+  const start = (): Promise<BrowserRuntime> =>
+    import("./runtime.js").then((m) => m.startBrowserRuntime(config, ports.logger));
   const deps = {
     runtime: () => {
       runtime ??= start();
@@ -142,7 +85,7 @@ export function createBrowserTools(
     downloadMaxBytes: section.downloadMaxBytes,
   };
   return {
-    tools: [...pageTools(deps), ...actTools(deps), ...fileTools(deps)].map((t) => oneAtATime(t, chains)),
+    tools: browserTools(deps).map((t) => oneAtATime(t, chains)),
     started: () => runtime,
     async endSession(sessionKey, sessionId) {
       const running = await runtime?.catch(() => undefined);

@@ -8,16 +8,19 @@
  * waits: it only reads. The approval is for exactly that form on that page, from that element.
  */
 import type { ElementHandle } from "puppeteer-core";
-import { z } from "zod";
 import { HeraldError } from "../../../core/errors.js";
-import { defineTool } from "../../tool-registry.js";
-import type { Tool, ToolContext, ToolOutput } from "../../types.js";
+import type { ToolExecute } from "../../tool-declaration.js";
+import type { ToolContext, ToolOutput } from "../../types.js";
 import { gateAction } from "./approval.js";
 import { type BrowserToolsDeps, report, sessionOf, settle } from "./common.js";
+import type {
+  browserClickParameters,
+  browserPressParameters,
+  browserSelectParameters,
+  browserTypeParameters,
+} from "./declaration.js";
 import type { BrowserSession } from "./pool.js";
-import { describeRef, elementOf } from "./snapshot.js";
-
-const refParam = z.string().regex(/^e\d+$/, "a ref like e12 from the latest snapshot");
+import { elementOf } from "./snapshot.js";
 
 /** The element a ref of the session's latest snapshot names. */
 async function element(
@@ -84,103 +87,65 @@ async function gateSubmit(
   });
 }
 
-/** The acting browser tools, bound to `deps`. */
-export function actTools(deps: BrowserToolsDeps): Tool[] {
-  const named = (ref: string) => describeRef(ref) ?? ref;
-  const click = defineTool({
-    name: "browser_click",
-    description:
-      "Click an element by its ref from the latest snapshot. Returns the page's snapshot afterwards.",
-    parameters: z.object({ ref: refParam }),
-    toolset: "browser",
-    label: (args) => `🖱️ click ${named(args.ref)}`,
-    async execute(args, ctx) {
-      const session = await sessionOf(deps, ctx);
-      const { handle, label } = await element(session, args.ref);
-      const held = await gateSubmit(deps, ctx, session, handle, "click", label);
+/** What the acting browser tools do (`declaration.ts` declares them), bound to `deps`, by name. */
+export function actTools(deps: BrowserToolsDeps) {
+  const click: ToolExecute<typeof browserClickParameters> = async (args, ctx) => {
+    const session = await sessionOf(deps, ctx);
+    const { handle, label } = await element(session, args.ref);
+    const held = await gateSubmit(deps, ctx, session, handle, "click", label);
+    if (held) return held;
+    await settle(session.page, () => handle.click(), ctx.signal);
+    return report(session);
+  };
+
+  const type: ToolExecute<typeof browserTypeParameters> = async (args, ctx) => {
+    const session = await sessionOf(deps, ctx);
+    const { handle, label } = await element(session, args.ref);
+    if (args.submit) {
+      const held = await gateSubmit(deps, ctx, session, handle, "enter", label);
       if (held) return held;
-      await settle(session.page, () => handle.click(), ctx.signal);
-      return report(session);
-    },
-  });
+    }
+    await handle.evaluate((el) => {
+      if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) el.value = "";
+      else if ((el as HTMLElement).isContentEditable) el.textContent = "";
+    });
+    await handle.type(args.text);
+    if (args.submit) await settle(session.page, () => handle.press("Enter"), ctx.signal);
+    return report(session);
+  };
 
-  const type = defineTool({
-    name: "browser_type",
-    description:
-      "Type text into a field by its ref (what was in it is replaced). submit: true presses Enter afterwards. Returns the page's snapshot.",
-    parameters: z.object({
-      ref: refParam,
-      text: z.string().max(10_000),
-      submit: z.boolean().optional().describe("Press Enter after typing (sends the form)."),
-    }),
-    toolset: "browser",
-    label: (args) => `⌨️ type into ${named(args.ref)}${args.submit ? " and submit" : ""}`,
-    async execute(args, ctx) {
-      const session = await sessionOf(deps, ctx);
-      const { handle, label } = await element(session, args.ref);
-      if (args.submit) {
-        const held = await gateSubmit(deps, ctx, session, handle, "enter", label);
-        if (held) return held;
-      }
-      await handle.evaluate((el) => {
-        if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) el.value = "";
-        else if ((el as HTMLElement).isContentEditable) el.textContent = "";
-      });
-      await handle.type(args.text);
-      if (args.submit) await settle(session.page, () => handle.press("Enter"), ctx.signal);
-      return report(session);
-    },
-  });
+  const select: ToolExecute<typeof browserSelectParameters> = async (args, ctx) => {
+    const session = await sessionOf(deps, ctx);
+    const { handle } = await element(session, args.ref);
+    const chosen = await handle.evaluate((el, wanted) => {
+      const box = el instanceof HTMLSelectElement ? el : el.closest("select");
+      if (!box) return undefined;
+      const option = [...box.options].find((o) => o.value === wanted || o.label.trim() === wanted);
+      if (!option) return null;
+      box.value = option.value;
+      box.dispatchEvent(new Event("input", { bubbles: true }));
+      box.dispatchEvent(new Event("change", { bubbles: true }));
+      return option.label;
+    }, args.value);
+    if (chosen === undefined) return { content: `error: ${args.ref} is not a select element`, isError: true };
+    if (chosen === null)
+      return { content: `error: ${args.ref} has no option "${args.value}"`, isError: true };
+    return report(session, { note: `selected "${chosen}"` });
+  };
 
-  const select = defineTool({
-    name: "browser_select",
-    description:
-      "Choose an option of a select element (dropdown) by its ref, by the option's value or its text.",
-    parameters: z.object({ ref: refParam, value: z.string() }),
-    toolset: "browser",
-    label: (args) => `☑️ select "${args.value}" in ${named(args.ref)}`,
-    async execute(args, ctx) {
-      const session = await sessionOf(deps, ctx);
-      const { handle } = await element(session, args.ref);
-      const chosen = await handle.evaluate((el, wanted) => {
-        const box = el instanceof HTMLSelectElement ? el : el.closest("select");
-        if (!box) return undefined;
-        const option = [...box.options].find((o) => o.value === wanted || o.label.trim() === wanted);
-        if (!option) return null;
-        box.value = option.value;
-        box.dispatchEvent(new Event("input", { bubbles: true }));
-        box.dispatchEvent(new Event("change", { bubbles: true }));
-        return option.label;
-      }, args.value);
-      if (chosen === undefined)
-        return { content: `error: ${args.ref} is not a select element`, isError: true };
-      if (chosen === null)
-        return { content: `error: ${args.ref} has no option "${args.value}"`, isError: true };
-      return report(session, { note: `selected "${chosen}"` });
-    },
-  });
+  const press: ToolExecute<typeof browserPressParameters> = async (args, ctx) => {
+    const session = await sessionOf(deps, ctx);
+    if (args.key === "Enter") {
+      const active = await session.page.evaluateHandle(() => document.activeElement);
+      const focused = active.asElement() as ElementHandle<Element> | null;
+      const held =
+        focused && (await gateSubmit(deps, ctx, session, focused, "enter", "Enter in the focused field"));
+      if (held) return held;
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: puppeteer checks the key name itself and throws for an unknown one.
+    await settle(session.page, () => session.page.keyboard.press(args.key as any), ctx.signal);
+    return report(session);
+  };
 
-  const press = defineTool({
-    name: "browser_press",
-    description:
-      "Press a key in the page (Enter, Tab, Escape, ArrowDown, PageDown, Backspace…) where the focus is.",
-    parameters: z.object({ key: z.string().min(1).max(40) }),
-    toolset: "browser",
-    label: (args) => `⌨️ press ${args.key}`,
-    async execute(args, ctx) {
-      const session = await sessionOf(deps, ctx);
-      if (args.key === "Enter") {
-        const active = await session.page.evaluateHandle(() => document.activeElement);
-        const focused = active.asElement() as ElementHandle<Element> | null;
-        const held =
-          focused && (await gateSubmit(deps, ctx, session, focused, "enter", "Enter in the focused field"));
-        if (held) return held;
-      }
-      // biome-ignore lint/suspicious/noExplicitAny: puppeteer checks the key name itself and throws for an unknown one.
-      await settle(session.page, () => session.page.keyboard.press(args.key as any), ctx.signal);
-      return report(session);
-    },
-  });
-
-  return [click, type, select, press];
+  return { browser_click: click, browser_type: type, browser_select: select, browser_press: press };
 }

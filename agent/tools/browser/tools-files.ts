@@ -7,16 +7,16 @@
  */
 import { posix } from "node:path";
 import type { fetch as UndiciFetch } from "undici";
-import { z } from "zod";
 import { describeError, HeraldError } from "../../../core/errors.js";
 import { ownerOf } from "../../exec/index.js";
-import { defineTool } from "../../tool-registry.js";
-import type { Tool, ToolContext } from "../../types.js";
+import type { ToolExecute } from "../../tool-declaration.js";
+import type { ToolContext } from "../../types.js";
 import { askVision } from "../vision/index.js";
 import { gateAction } from "./approval.js";
 import { type BrowserToolsDeps, checkedUrl, hostOf, refusalFor, sessionOf } from "./common.js";
+import type { browserDownloadParameters, browserScreenshotParameters } from "./declaration.js";
 import type { BrowserSession } from "./pool.js";
-import { describeRef, elementOf } from "./snapshot.js";
+import { elementOf } from "./snapshot.js";
 
 const DESCRIBE =
   "Describe this screenshot of a web page: what it shows, its visible text and anything notable.";
@@ -125,75 +125,50 @@ async function hrefOf(
   return href;
 }
 
-/** The file-making browser tools, bound to `deps`. */
-export function fileTools(deps: BrowserToolsDeps): Tool[] {
-  const screenshot = defineTool({
-    name: "browser_screenshot",
-    description: `Take a screenshot of the current tab into the workspace (a PNG; send it to the chat with send_message).${deps.vision ? " The vision model describes it, or answers your question about it." : ""}`,
-    parameters: z.object({
-      full_page: z.boolean().optional().describe("The whole page, not only what fits the window."),
-      question: z.string().max(2000).optional().describe("What to ask the vision model about it."),
-    }),
-    toolset: "browser",
-    label: () => "📸 screenshot",
-    async execute(args, ctx) {
-      const session = await sessionOf(deps, ctx);
-      const bytes = await session.page.screenshot({ type: "png", fullPage: args.full_page ?? false });
-      const open = await deps.access.open(ownerOf(ctx.origin), ctx.signal);
-      const rel = posix.join(
-        "screenshots",
-        `${safeName(hostOf(session.page.url()), "page")}-${Date.now()}.png`,
-      );
-      await open.files.write(rel, bytes);
-      const saved = `Saved the screenshot of ${session.page.url()} as ${open.shown(rel)} (${bytes.byteLength} bytes).`;
-      if (!deps.vision) return `${saved} No vision model is configured to look at it.`;
-      const answer = await askVision(
-        deps.vision,
-        { bytes, mime: "image/png" },
-        args.question ?? DESCRIBE,
-        ctx.signal,
-      );
-      return `${saved}\nWhat the vision model sees:\n${answer}`;
-    },
-  });
+/** What the file-making browser tools do (`declaration.ts` declares them), bound to `deps`, by name. */
+export function fileTools(deps: BrowserToolsDeps) {
+  const screenshot: ToolExecute<typeof browserScreenshotParameters> = async (args, ctx) => {
+    const session = await sessionOf(deps, ctx);
+    const bytes = await session.page.screenshot({ type: "png", fullPage: args.full_page ?? false });
+    const open = await deps.access.open(ownerOf(ctx.origin), ctx.signal);
+    const rel = posix.join(
+      "screenshots",
+      `${safeName(hostOf(session.page.url()), "page")}-${Date.now()}.png`,
+    );
+    await open.files.write(rel, bytes);
+    const saved = `Saved the screenshot of ${session.page.url()} as ${open.shown(rel)} (${bytes.byteLength} bytes).`;
+    if (!deps.vision) return `${saved} No vision model is configured to look at it.`;
+    const answer = await askVision(
+      deps.vision,
+      { bytes, mime: "image/png" },
+      args.question ?? DESCRIBE,
+      ctx.signal,
+    );
+    return `${saved}\nWhat the vision model sees:\n${answer}`;
+  };
 
-  const downloadTool = defineTool({
-    name: "browser_download",
-    description:
-      "Download a file into the workspace's downloads/ folder: a link by its ref, or a URL (relative to the page), with this tab's cookies.",
-    parameters: z.object({
-      ref: z
-        .string()
-        .regex(/^e\d+$/)
-        .optional()
-        .describe("A link's ref from the latest snapshot."),
-      url: z.string().min(1).optional().describe("The file's URL, when not a link on the page."),
-    }),
-    toolset: "browser",
-    label: (args) => `⬇️ download ${args.ref ? (describeRef(args.ref) ?? args.ref) : hostOf(args.url ?? "")}`,
-    async execute(args, ctx) {
-      const session = await sessionOf(deps, ctx);
-      const href = await hrefOf(session, args.ref, args.url);
-      const url = checkedUrl(href, session.page.url());
-      if (deps.approve.includes("download") && deps.approvalMode !== "off") {
-        const held = await gateAction(deps.approvalMode, ctx, {
-          command: `download ${url.href}`,
-          ruleId: "browser-download",
-          ruleDescription: "downloading a file from a web page (browser.approve: download)",
-        });
-        if (held) return held;
-      }
-      // The cookies the tab would send to that URL (CDP's own answer: domain, path, Secure and
-      // SameSite rules applied by Chromium).
-      const cdp = await session.page.createCDPSession();
-      const { cookies } = await cdp
-        .send("Network.getCookies", { urls: [url.href] })
-        .finally(() => cdp.detach());
-      const cookie = cookies.map((c) => `${c.name}=${c.value}`).join("; ");
-      const saved = await download(deps, ctx, url, session.page.url(), cookie);
-      return `Downloaded ${url.href} as ${saved.shown} (${saved.type}).`;
-    },
-  });
+  const downloadTool: ToolExecute<typeof browserDownloadParameters> = async (args, ctx) => {
+    const session = await sessionOf(deps, ctx);
+    const href = await hrefOf(session, args.ref, args.url);
+    const url = checkedUrl(href, session.page.url());
+    if (deps.approve.includes("download") && deps.approvalMode !== "off") {
+      const held = await gateAction(deps.approvalMode, ctx, {
+        command: `download ${url.href}`,
+        ruleId: "browser-download",
+        ruleDescription: "downloading a file from a web page (browser.approve: download)",
+      });
+      if (held) return held;
+    }
+    // The cookies the tab would send to that URL (CDP's own answer: domain, path, Secure and
+    // SameSite rules applied by Chromium).
+    const cdp = await session.page.createCDPSession();
+    const { cookies } = await cdp
+      .send("Network.getCookies", { urls: [url.href] })
+      .finally(() => cdp.detach());
+    const cookie = cookies.map((c) => `${c.name}=${c.value}`).join("; ");
+    const saved = await download(deps, ctx, url, session.page.url(), cookie);
+    return `Downloaded ${url.href} as ${saved.shown} (${saved.type}).`;
+  };
 
-  return [screenshot, downloadTool];
+  return { browser_screenshot: screenshot, browser_download: downloadTool };
 }

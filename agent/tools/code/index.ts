@@ -12,7 +12,9 @@
  * script's timeout kills it and aborts its calls. Backends whose commands cannot reach a socket of this
  * host (ssh, docker) do not offer the tool.
  */
+
+export type { ExecuteCodeDeps } from "./declaration.js";
+export { CODE_BACKENDS, executeCodeTool } from "./declaration.js";
 export { type CodeCall, type ExecutionOutcome, NOT_FROM_CODE, SANDBOX_TOOLS_DIR } from "./execution.js";
 export { jsLibrary, pythonLibrary, type ToolSpec } from "./library.js";
 export { type CodeSection, codeSettings } from "./settings.js";
-export { CODE_BACKENDS, type ExecuteCodeDeps, executeCodeTool, formatOutcome } from "./tool.js";

@@ -1,33 +1,9 @@
-/**
- * `execute_code` (toolset "code"): the model writes a short Python or JavaScript script that calls the
- * agent's tools itself, so a task of many small steps costs one model round trip and the intermediate
- * results stay out of the context. Returns the script's output (capped), its return value and the
- * list of tool calls it made with their durations.
- */
-import { z } from "zod";
-import type { ExecutionBackend, WorkspaceManager, WorkspaceQuota } from "../../exec/index.js";
-import { defineTool, toOpenAITools } from "../../tool-registry.js";
+import type { ToolExecute } from "../../tool-declaration.js";
+import { toOpenAITools } from "../../tool-registry.js";
 import type { Tool, ToolOutput } from "../../types.js";
+import type { ExecuteCodeDeps, ExecuteCodeParameters } from "./declaration.js";
 import { type ExecutionOutcome, NOT_FROM_CODE, runExecution } from "./execution.js";
 import type { ToolSpec } from "./library.js";
-
-/** What `execute_code` runs with (built once by the composition root). */
-export interface ExecuteCodeDeps {
-  backend: ExecutionBackend;
-  workspaces: WorkspaceManager;
-  quota?: WorkspaceQuota | undefined;
-  /** The tools of the given toolsets (the turn's), for the client library. */
-  toolsFor: (toolsets: readonly string[]) => readonly Tool[];
-  /** @defaultValue 300 */
-  timeoutS?: number | undefined;
-  /** @defaultValue 50 */
-  maxToolCalls?: number | undefined;
-  /** @defaultValue 20_000 */
-  maxOutputChars?: number | undefined;
-}
-
-/** Backends whose commands can reach a Unix socket of the gateway's host. */
-export const CODE_BACKENDS: readonly string[] = ["sandbox", "local"];
 
 const MAX_LISTED_CALLS = 20;
 const MAX_RESULT_CHARS = 10_000;
@@ -42,60 +18,44 @@ function specsOf(tools: readonly Tool[]): ToolSpec[] {
   }));
 }
 
-/** `execute_code`, bound to `deps`. */
-export function executeCodeTool(deps: ExecuteCodeDeps): Tool {
+/** What `execute_code` does (`declaration.ts` declares it), bound to `deps`, by name. */
+export function executeCodeRuns(deps: ExecuteCodeDeps) {
   const maxTimeoutS = deps.timeoutS ?? 300;
-  return defineTool({
-    name: "execute_code",
-    description: `Run a short Python or JavaScript script in this conversation's workspace that calls your tools itself: use it for tasks of many small steps (list files, read or grep each, summarise), so they take one step and their intermediate results stay out of the conversation. Python: \`from herald_tools import read_file, terminal\` (also in scope without importing); each tool is a function with keyword arguments returning the tool's text; the value of a last bare expression is returned. JavaScript (an ES module): \`import { read_file } from "herald-tools"\`; each tool takes an arguments object and resolves with its text; \`export default\` the value to return. A refused call raises ToolError (clarify, tools needing the user's approval, over ${deps.maxToolCalls ?? 50} calls). Returns stdout, stderr, the return value and the calls made.`,
-    parameters: z.object({
-      language: z.enum(["python", "javascript"]),
-      code: z.string().min(1).max(100_000).describe("The script."),
-      timeout_s: z
-        .number()
-        .positive()
-        .max(maxTimeoutS)
-        .optional()
-        .describe(`Seconds before the script and its calls are killed (default and most: ${maxTimeoutS}).`),
-    }),
-    toolset: "code",
-    changesWorkspace: true,
-    label: (args) => `🐍 ${args.language}: ${args.code.split("\n").length} lines`,
-    async execute(args, ctx): Promise<ToolOutput> {
-      const workspace = await deps.workspaces.ensure({
-        sessionKey: ctx.origin.sessionKey,
-        userKey: `${ctx.origin.chat.platform}:user:${ctx.origin.userId}`,
-      });
-      await deps.backend.prepare(workspace, ctx.signal);
-      const limit = (await deps.quota?.commandPrefix(workspace)) ?? { prefix: "" };
-      try {
-        const outcome = await runExecution(
-          {
-            language: args.language,
-            code: args.code,
-            backend: deps.backend,
-            workspace,
-            prefix: limit.prefix,
-            tools: specsOf(deps.toolsFor(ctx.turn?.toolsets ?? [])),
-            timeoutMs: (args.timeout_s ?? maxTimeoutS) * 1000,
-            staleAfterMs: maxTimeoutS * 1000 + 10 * 60_000,
-            maxToolCalls: deps.maxToolCalls ?? 50,
-            maxOutputChars: deps.maxOutputChars ?? 20_000,
-          },
-          ctx,
-        );
-        const notice = limit.notice ? `\n[${limit.notice}]` : "";
-        return {
-          content: `${formatOutcome(outcome)}${notice}`,
-          isError: outcome.run.timedOut || outcome.run.exitCode !== 0,
-          ...(outcome.files.length ? { files: outcome.files } : {}),
-          ...(outcome.usage.length ? { usage: outcome.usage } : {}),
-        };
-      } finally {
-        deps.quota?.invalidate(workspace.dir);
-      }
-    },
-  });
+  const executeCode: ToolExecute<ExecuteCodeParameters> = async (args, ctx): Promise<ToolOutput> => {
+    const workspace = await deps.workspaces.ensure({
+      sessionKey: ctx.origin.sessionKey,
+      userKey: `${ctx.origin.chat.platform}:user:${ctx.origin.userId}`,
+    });
+    await deps.backend.prepare(workspace, ctx.signal);
+    const limit = (await deps.quota?.commandPrefix(workspace)) ?? { prefix: "" };
+    try {
+      const outcome = await runExecution(
+        {
+          language: args.language,
+          code: args.code,
+          backend: deps.backend,
+          workspace,
+          prefix: limit.prefix,
+          tools: specsOf(deps.toolsFor(ctx.turn?.toolsets ?? [])),
+          timeoutMs: (args.timeout_s ?? maxTimeoutS) * 1000,
+          staleAfterMs: maxTimeoutS * 1000 + 10 * 60_000,
+          maxToolCalls: deps.maxToolCalls ?? 50,
+          maxOutputChars: deps.maxOutputChars ?? 20_000,
+        },
+        ctx,
+      );
+      const notice = limit.notice ? `\n[${limit.notice}]` : "";
+      return {
+        content: `${formatOutcome(outcome)}${notice}`,
+        isError: outcome.run.timedOut || outcome.run.exitCode !== 0,
+        ...(outcome.files.length ? { files: outcome.files } : {}),
+        ...(outcome.usage.length ? { usage: outcome.usage } : {}),
+      };
+    } finally {
+      deps.quota?.invalidate(workspace.dir);
+    }
+  };
+  return { execute_code: executeCode };
 }
 
 const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;

@@ -3,8 +3,11 @@
  * patch (exact replacement with a diff) and search (ripgrep, or find and grep), all inside a `FileScope`.
  * Each returns the plain string the model sees and throws a HeraldError whose message says what to do.
  */
+
+export { fileTools } from "./declaration.js";
 export { patchFile } from "./patch-file.js";
 export { type ReadFileOptions, readFile } from "./read-file.js";
+export type { FileToolsDeps } from "./schemas.js";
 export {
   type PatchFileArgs,
   patchFileArgsSchema,
@@ -19,6 +22,5 @@ export {
 export { createFileScope, workspaceFileScope } from "./scope.js";
 export { hasRipgrep } from "./search/ripgrep.js";
 export { nameMatcher, type SearchFilesOptions, searchFiles } from "./search-files.js";
-export { type FileToolsDeps, fileTools } from "./tools.js";
 export type { FileScope, FileToolOptions } from "./types.js";
 export { writeFile } from "./write-file.js";

@@ -1,6 +1,7 @@
 /** The file tools' arguments as the model sends them, validated with zod at the tool boundary. */
 import { z } from "zod";
 import { HeraldError } from "../../../core/errors.js";
+import type { ExecutionBackend, WorkspaceAccess } from "../../exec/index.js";
 
 /** `read_file` arguments. `offset` is the 1-based line to start at. */
 export const readFileArgsSchema = z.object({
@@ -56,4 +57,37 @@ export class ToolArgsError extends HeraldError {
     super(message, { code: "tool_invalid_args" });
     this.name = "ToolArgsError";
   }
+}
+
+/** `read_file` as the model gets it. */
+export const readFileToolParameters = z.object({
+  path: z.string().min(1),
+  offset: z.number().int().min(1).optional().describe("First line to show (1-based)."),
+  limit: z.number().int().min(1).max(10_000).optional().describe("Lines to show (default 2000)."),
+});
+
+/** `write_file` as the model gets it. */
+export const writeFileToolParameters = z.object({ path: z.string().min(1), content: z.string() });
+
+/** `patch` as the model gets it. */
+export const patchToolParameters = z.object({
+  path: z.string().min(1),
+  old_string: z.string().min(1),
+  new_string: z.string(),
+  replace_all: z.boolean().optional(),
+});
+
+/** `search_files` as the model gets it. */
+export const searchFilesToolParameters = z.object({
+  pattern: z.string().min(1),
+  path: z.string().min(1).optional().describe("Folder to search (default: the workspace)."),
+  glob: z.string().min(1).optional().describe("Only files matching this glob, e.g. *.ts."),
+  content: z.boolean().optional().describe("Search file contents instead of names."),
+  limit: z.number().int().min(1).max(1000).optional(),
+});
+
+/** What the file tools work in: the workspaces, on the backend their commands run on. */
+export interface FileToolsDeps {
+  access: WorkspaceAccess;
+  backend: ExecutionBackend;
 }

@@ -13,6 +13,6 @@
  *   user's approval through the agent loop's held calls (`approval.ts`): the answer resumes the turn
  *   and Herald runs exactly the approved call once.
  */
-export { HaClient, type HaClientOptions, HaError, type HaServices, type HaState } from "./client.js";
+export type { HaClientOptions, HaServices, HaState } from "./client.js";
+export { haTools } from "./declaration.js";
 export { createHaTools, type HaToolSettings, type HaToolset } from "./setup.js";
-export { haTools } from "./tools.js";

@@ -43,6 +43,12 @@ export const haSectionSchema = z
     approve: z
       .array(z.string().regex(APPROVE_ENTRY, "a domain, domain:device_class or entity id"))
       .default(DEFAULT_APPROVE),
+    /**
+     * Who gets the toolset: `owners` (the default) or `everyone` admitted (paired users, allowlisted
+     * users when `GATEWAY_OWNERS` names the owners). A user who may chat is not thereby trusted with the
+     * house: held calls are approved by whoever asked.
+     */
+    access: z.enum(["owners", "everyone"]).default("owners"),
     /** How long one request to Home Assistant may take. */
     timeoutMs: z.number().int().positive().default(15_000),
   })
@@ -130,6 +136,7 @@ export const haSettings = defineFeature({
     HOMEASSISTANT_URL: ["url", "url"],
     HOMEASSISTANT_TOKEN: ["token", "string"],
     HOMEASSISTANT_APPROVE: ["approve", "list"],
+    HOMEASSISTANT_ACCESS: ["access", "string"],
   },
   resolve(section) {
     if (Boolean(section.url) !== Boolean(section.token)) {
@@ -150,6 +157,11 @@ export const haSettings = defineFeature({
         "approve",
         "calls that wait for `/approve`: a domain, `domain:device_class` or an entity id",
         "`lock, alarm_control_panel, cover:garage, cover:gate, cover:door`",
+      ],
+      [
+        "access",
+        "who gets the toolset: `owners`, or `everyone` admitted (paired users too; each approves their own held calls)",
+        "`owners`",
       ],
       ["timeout_ms", "one request to Home Assistant may take this long"],
     ],

@@ -4,9 +4,8 @@
  */
 import type { Logger } from "../../../core/logger.js";
 import type { Tool } from "../../types.js";
-import { HaClient } from "./client.js";
+import { haTools } from "./declaration.js";
 import type { HaSection } from "./settings.js";
-import { haTools } from "./tools.js";
 
 /** The settings the toolset reads (`HeraldConfig` has this shape). */
 export interface HaToolSettings {
@@ -20,10 +19,12 @@ export interface HaToolset {
   close(): void;
 }
 
-/** Builds the `ha` toolset from the config (no tools without an address and a token). */
-export function createHaTools(config: HaToolSettings, ports: { logger: Logger }): HaToolset {
+/** Builds the `ha` toolset from the config (no tools, and no client loaded, without an address and a token). */
+export async function createHaTools(config: HaToolSettings, ports: { logger: Logger }): Promise<HaToolset> {
   const { url, token, timeoutMs, approve } = config.ha;
   if (!url || !token) return { tools: [], close: () => undefined };
+  // The client (and its WebSocket library) loads only where Home Assistant is configured.
+  const { HaClient } = await import("./client.js");
   const client = new HaClient({
     url: url.replace(/\/+$/, ""),
     token,

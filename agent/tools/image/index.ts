@@ -9,5 +9,7 @@
  * how to configure one.
  */
 export { type GeneratedImage, type Generation, generateImages, type ImagesEndpoint } from "./client.js";
+export type { ImageToolDeps } from "./declaration.js";
+export { imageGenerateTool } from "./declaration.js";
+export { IMAGES_NOT_CONFIGURED } from "./settings.js";
 export { createImageTool, type ImageSettings, workspaceSaver } from "./setup.js";
-export { IMAGES_NOT_CONFIGURED, type ImageToolDeps, imageFileName, imageGenerateTool } from "./tool.js";

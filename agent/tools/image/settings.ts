@@ -61,3 +61,7 @@ export const imagesSettings = defineFeature({
   },
   doctor: (section) => [checkImages({ images: section })],
 });
+
+/** Why the tool cannot work, and the fix; also what doctor prints. */
+export const IMAGES_NOT_CONFIGURED =
+  "image_generate needs an images endpoint: configure images: in config.yaml (base_url, model, api_key) or set HERALD_IMAGES_URL, HERALD_IMAGES_MODEL and HERALD_IMAGES_KEY";

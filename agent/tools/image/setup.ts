@@ -9,7 +9,9 @@ import { ownerOf, type WorkspaceAccess } from "../../exec/index.js";
 import type { UnavailableToolset } from "../../tool-registry.js";
 import type { Tool, ToolContext } from "../../types.js";
 import type { ImagesEndpoint } from "./client.js";
-import { IMAGES_NOT_CONFIGURED, imageGenerateTool, type SavedImage } from "./tool.js";
+import type { SavedImage } from "./declaration.js";
+import { imageGenerateTool } from "./declaration.js";
+import { IMAGES_NOT_CONFIGURED } from "./settings.js";
 
 /** The settings `image_generate` reads (`HeraldConfig` has this shape). */
 export interface ImageSettings {

@@ -39,7 +39,7 @@ export function formatStatus(status: readonly McpServerStatus[]): string {
   return status
     .map((s) => {
       const tail =
-        s.state === "connected"
+        s.state === "connected" || s.state === "idle"
           ? `, ${s.tools} tool${s.tools === 1 ? "" : "s"}`
           : s.error
             ? `: ${s.error}`

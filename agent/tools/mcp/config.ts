@@ -33,6 +33,13 @@ export const mcpServerSchema = z
       .optional(),
     enabled: z.boolean().default(true),
     timeoutS: z.number().positive().default(60),
+    /**
+     * Seconds without a call after which the server is stopped; its tools stay offered from the cached
+     * list in state.db and the next call starts it again (a server whose list is cached is not started
+     * with the gateway). 0 keeps it running as long as Herald, for a server that holds state between
+     * calls (a browser). @defaultValue 300
+     */
+    idleTimeoutS: z.number().min(0).max(86_400).default(300),
     tools: z
       .strictObject({ include: z.array(z.string()).default([]), exclude: z.array(z.string()).default([]) })
       .prefault({}),
@@ -78,6 +85,7 @@ export function resolveMcpServers(
       name,
       enabled: s.enabled,
       timeoutMs: Math.round(s.timeoutS * 1000),
+      idleTimeoutMs: Math.round(s.idleTimeoutS * 1000),
       include: s.tools.include,
       exclude: s.tools.exclude,
       platforms: s.platforms,

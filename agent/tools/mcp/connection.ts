@@ -2,14 +2,27 @@
  * One MCP server: connects in the background, lists its tools (again on `notifications/tools/list_changed`),
  * restarts with capped exponential backoff when the connection fails or ends, and fails calls at once
  * while it is not connected.
+ *
+ * A server with an idle timeout (`idleTimeoutMs` > 0) runs only while it is used: `offer()` gives it a
+ * cached tool list without starting it (state `idle`), its first call starts it (concurrent calls share
+ * the start) and checks the tool is still listed, and it stops again once no call ran for the timeout.
+ * Its exit is no error then: it turns `idle`, and the next call starts it again.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
-import { describeError, HeraldError } from "../../../core/errors.js";
+import { describeError } from "../../../core/errors.js";
 import type { Logger } from "../../../core/logger.js";
+import type { McpListedTool } from "./cache.js";
 import { cappedFetch, MAX_MCP_MESSAGE_BYTES, McpMessageTooLargeError } from "./capped-fetch.js";
+import {
+  connectError,
+  httpStatusOf,
+  isAuthRefusal,
+  McpToolGoneError,
+  McpUnavailableError,
+} from "./errors.js";
 import { loadMcpClientSdk, type McpClientSdk } from "./sdk.js";
 import type {
   McpCallOptions,
@@ -23,16 +36,6 @@ import type {
   ReadResourceContents,
 } from "./types.js";
 
-/** A call to a server that is not connected, that died during the call, or that did not answer in time. */
-export class McpUnavailableError extends HeraldError {
-  readonly server: string;
-  constructor(server: string, message: string, options: { cause?: unknown } = {}) {
-    super(message, { code: "tool_error", cause: options.cause, retryable: true });
-    this.name = "McpUnavailableError";
-    this.server = server;
-  }
-}
-
 /** Restart timing. */
 export interface McpBackoff {
   /** @defaultValue 1000 */
@@ -45,6 +48,8 @@ export interface McpConnectionDeps {
   logger: Logger;
   /** Called after the tool list changed (connected, refreshed, filtered). Must not throw. */
   onToolsChanged(server: string): void;
+  /** Called with every list the server gave (before include/exclude: the cache's). Must not throw. */
+  onListed?: ((server: string, tools: McpListedTool[]) => void) | undefined;
   backoff?: McpBackoff | undefined;
   /** Herald's version, sent as the client's. */
   version?: string | undefined;
@@ -75,6 +80,11 @@ export class McpConnection implements McpServerHandle {
   #log: Logger;
   /** Bumped by `stop()`: an attempt begun before it drops what it opened. */
   #generation = 0;
+  /** The running attempt was started by a call (an idle server): a failure returns it to `idle`. */
+  #onDemand = false;
+  /** Requests running now: the idle timer waits for them. */
+  #inflight = 0;
+  #idleTimer: NodeJS.Timeout | undefined;
 
   constructor(config: McpServerConfig, deps: McpConnectionDeps) {
     this.config = config;
@@ -104,6 +114,17 @@ export class McpConnection implements McpServerHandle {
     this.#timer.unref();
   }
 
+  /**
+   * Takes `listed` (a cached list) as the server's tools without starting it: the state becomes `idle`
+   * and the first call starts it. Only a stopped server with an idle timeout; returns whether it took it.
+   */
+  offer(listed: readonly McpListedTool[]): boolean {
+    if (this.#state !== "stopped" || !this.#lazy) return false;
+    this.#tools = this.#filter(listed);
+    this.#state = "idle";
+    return true;
+  }
+
   /** Closes the connection and cancels a pending restart. Idempotent. */
   async stop(): Promise<void> {
     if (this.#state === "disabled") return;
@@ -111,6 +132,7 @@ export class McpConnection implements McpServerHandle {
     this.#generation++;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#clearIdle();
     this.#tools = [];
     const client = this.#client;
     this.#client = undefined;
@@ -157,72 +179,77 @@ export class McpConnection implements McpServerHandle {
   }
 
   async callTool(name: string, args: Record<string, unknown>, options: McpCallOptions) {
-    const client = this.#connected();
-    const result = await this.#guard(
-      client,
-      (signal) =>
-        client.callTool({ name, arguments: args }, undefined, {
-          signal,
-          timeout: this.config.timeoutMs,
-          ...(options.onProgress
-            ? {
-                onprogress: (p: { progress: number; total?: number; message?: string }) =>
-                  options.onProgress?.(
-                    `${name}: ${p.total ? `${p.progress}/${p.total}` : p.progress}${p.message ? ` ${p.message}` : ""}`,
-                  ),
-              }
-            : {}),
-        }),
-      options.signal,
-      `tool ${name}`,
-    );
-    return result as Awaited<ReturnType<McpServerHandle["callTool"]>>;
+    return this.#use(options.signal, async (client) => {
+      await this.#checkListed(client, name);
+      const result = await this.#guard(
+        client,
+        (signal) =>
+          client.callTool({ name, arguments: args }, undefined, {
+            signal,
+            timeout: this.config.timeoutMs,
+            ...(options.onProgress
+              ? {
+                  onprogress: (p: { progress: number; total?: number; message?: string }) =>
+                    options.onProgress?.(
+                      `${name}: ${p.total ? `${p.progress}/${p.total}` : p.progress}${p.message ? ` ${p.message}` : ""}`,
+                    ),
+                }
+              : {}),
+          }),
+        options.signal,
+        `tool ${name}`,
+      );
+      return result as Awaited<ReturnType<McpServerHandle["callTool"]>>;
+    });
   }
 
   async listResources(options: McpCallOptions): Promise<McpResourceInfo[]> {
-    const client = this.#connected();
-    if (!client.getServerCapabilities()?.resources) return [];
-    const out: McpResourceInfo[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.#guard(
-        client,
-        (signal) => client.listResources(cursor ? { cursor } : {}, this.#requestOptions(signal)),
-        options.signal,
-        "resources/list",
-      );
-      for (const r of page.resources)
-        out.push({ uri: r.uri, name: r.name, description: r.description, mimeType: r.mimeType });
-      cursor = page.nextCursor;
-    } while (cursor && out.length < 1000);
-    return out;
+    return this.#use(options.signal, async (client) => {
+      if (!client.getServerCapabilities()?.resources) return [];
+      const out: McpResourceInfo[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await this.#guard(
+          client,
+          (signal) => client.listResources(cursor ? { cursor } : {}, this.#requestOptions(signal)),
+          options.signal,
+          "resources/list",
+        );
+        for (const r of page.resources)
+          out.push({ uri: r.uri, name: r.name, description: r.description, mimeType: r.mimeType });
+        cursor = page.nextCursor;
+      } while (cursor && out.length < 1000);
+      return out;
+    });
   }
 
   async readResource(uri: string, options: McpCallOptions): Promise<ReadResourceContents> {
-    const client = this.#connected();
-    const result = await this.#guard(
-      client,
-      (signal) => client.readResource({ uri }, this.#requestOptions(signal)),
-      options.signal,
-      "resources/read",
-    );
-    return result.contents as ReadResourceContents;
+    return this.#use(options.signal, async (client) => {
+      const result = await this.#guard(
+        client,
+        (signal) => client.readResource({ uri }, this.#requestOptions(signal)),
+        options.signal,
+        "resources/read",
+      );
+      return result.contents as ReadResourceContents;
+    });
   }
 
   async listPrompts(options: McpCallOptions) {
-    const client = this.#connected();
-    if (!client.getServerCapabilities()?.prompts) return [];
-    const result = await this.#guard(
-      client,
-      (signal) => client.listPrompts({}, this.#requestOptions(signal)),
-      options.signal,
-      "prompts/list",
-    );
-    return result.prompts.map((p) => ({
-      name: p.name,
-      description: p.description,
-      arguments: (p.arguments ?? []).map((a) => (a.required ? a.name : `${a.name}?`)),
-    }));
+    return this.#use(options.signal, async (client) => {
+      if (!client.getServerCapabilities()?.prompts) return [];
+      const result = await this.#guard(
+        client,
+        (signal) => client.listPrompts({}, this.#requestOptions(signal)),
+        options.signal,
+        "prompts/list",
+      );
+      return result.prompts.map((p) => ({
+        name: p.name,
+        description: p.description,
+        arguments: (p.arguments ?? []).map((a) => (a.required ? a.name : `${a.name}?`)),
+      }));
+    });
   }
 
   async getPrompt(
@@ -230,32 +257,82 @@ export class McpConnection implements McpServerHandle {
     args: Record<string, string>,
     options: McpCallOptions,
   ): Promise<PromptMessages> {
-    const client = this.#connected();
-    const result = await this.#guard(
-      client,
-      (signal) => client.getPrompt({ name, arguments: args }, this.#requestOptions(signal)),
-      options.signal,
-      "prompts/get",
-    );
-    return { description: result.description, messages: result.messages };
+    return this.#use(options.signal, async (client) => {
+      const result = await this.#guard(
+        client,
+        (signal) => client.getPrompt({ name, arguments: args }, this.#requestOptions(signal)),
+        options.signal,
+        "prompts/get",
+      );
+      return { description: result.description, messages: result.messages };
+    });
   }
 
   #requestOptions(signal: AbortSignal) {
     return { signal, timeout: this.config.timeoutMs };
   }
 
-  #connected(): Client {
-    if (this.#state === "connected" && this.#client) return this.#client;
+  /**
+   * Runs `fn` on the connected client (see `#ensure`); the idle countdown waits while it runs and
+   * starts again when it ended, however it ended.
+   */
+  async #use<T>(signal: AbortSignal, fn: (client: Client) => Promise<T>): Promise<T> {
+    this.#inflight++;
+    this.#clearIdle();
+    try {
+      return await fn(await this.#ensure(signal));
+    } finally {
+      this.#inflight--;
+      this.#armIdle();
+    }
+  }
+
+  /**
+   * The connected client: an idle server is started first (a call that finds it starting waits for
+   * that start), within the handshake timeout and the call's `signal`.
+   * @throws McpUnavailableError when it is not connected and cannot be now.
+   */
+  async #ensure(signal: AbortSignal): Promise<Client> {
+    if (this.#state === "idle") {
+      this.#state = "connecting";
+      this.#onDemand = true;
+      this.#log.info({}, "mcp server starting for a call");
+      void this.#connect();
+    }
+    if (this.#state === "connecting" && this.#onDemand) {
+      await untilAborted(this.ready(), signal);
+    }
+    // Read again: the start above may have changed it.
+    const state = this.#state as McpServerState;
+    if (state === "connected" && this.#client) return this.#client;
     const name = this.config.name;
     const why =
-      this.#state === "disabled"
+      state === "disabled"
         ? "it is disabled in config.yaml (enabled: false)"
-        : this.#state === "stopped"
+        : state === "stopped"
           ? "it is stopped"
-          : this.#state === "connecting"
+          : state === "connecting"
             ? "it is still connecting"
-            : `it is restarting (attempt ${this.#attempts}${this.#error ? `; last error: ${this.#error}` : ""})`;
+            : state === "idle"
+              ? `it did not start${this.#error ? `: ${this.#error}` : ""}`
+              : `it is restarting (attempt ${this.#attempts}${this.#error ? `; last error: ${this.#error}` : ""})`;
     throw new McpUnavailableError(name, `MCP server '${name}' is not available: ${why}. Try again shortly.`);
+  }
+
+  /**
+   * Makes sure `tool` is on the server's list before calling it: a name missing from the list (it came
+   * from the cache, or the list changed) lists again once. @throws McpToolGoneError when still missing.
+   */
+  async #checkListed(client: Client, tool: string): Promise<void> {
+    if (this.#tools.some((t) => t.name === tool)) return;
+    await this.#refreshTools(client);
+    this.#deps.onToolsChanged(this.config.name);
+    if (!this.#tools.some((t) => t.name === tool))
+      throw new McpToolGoneError(
+        this.config.name,
+        tool,
+        this.#tools.map((t) => t.name),
+      );
   }
 
   /** Runs a request; a closed connection or a timeout becomes a clear McpUnavailableError. */
@@ -282,7 +359,7 @@ export class McpConnection implements McpServerHandle {
       if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
         throw new McpUnavailableError(
           name,
-          `MCP server '${name}' stopped during ${what} (connection closed); it is being restarted. Try again shortly.`,
+          `MCP server '${name}' stopped during ${what} (connection closed); ${this.#lazy ? "the next call starts it again" : "it is being restarted. Try again shortly"}.`,
           { cause: err },
         );
       // A remote server that went away (refused, reset, restarted with our session gone): reconnect.
@@ -291,7 +368,7 @@ export class McpConnection implements McpServerHandle {
         this.#lose(client, reason);
         throw new McpUnavailableError(
           name,
-          `MCP server '${name}' could not be reached during ${what} (${reason}); reconnecting. Try again shortly.`,
+          `MCP server '${name}' could not be reached during ${what} (${reason}); ${this.#lazy ? "the next call connects again" : "reconnecting. Try again shortly"}.`,
           { cause: err },
         );
       }
@@ -305,6 +382,54 @@ export class McpConnection implements McpServerHandle {
     } finally {
       signal.removeEventListener("abort", forward);
     }
+  }
+
+  /** Whether the server runs only while used (`idleTimeoutMs` > 0). */
+  get #lazy(): boolean {
+    return (this.config.idleTimeoutMs ?? 0) > 0;
+  }
+
+  /** (Re)starts the idle countdown of a connected lazy server with no request running. */
+  #armIdle(): void {
+    this.#clearIdle();
+    if (!this.#lazy || this.#inflight > 0 || this.#state !== "connected") return;
+    this.#idleTimer = setTimeout(() => {
+      this.#idleTimer = undefined;
+      void this.#sleep();
+    }, this.config.idleTimeoutMs);
+    this.#idleTimer.unref();
+  }
+
+  #clearIdle(): void {
+    if (this.#idleTimer) clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+  }
+
+  /** Stops a connected server no call used for its idle timeout; it keeps its tools (state `idle`). */
+  async #sleep(): Promise<void> {
+    const client = this.#client;
+    if (this.#state !== "connected" || this.#inflight > 0 || !client) return;
+    this.#client = undefined;
+    this.#transport = undefined;
+    this.#state = "idle";
+    this.#log.info({ idleTimeoutMs: this.config.idleTimeoutMs }, "mcp server stopped while idle");
+    await client.close().catch(() => undefined);
+  }
+
+  /**
+   * A connection that ended under a connected server: a lazy server turns `idle` (the next call starts
+   * it again), any other restarts with backoff.
+   */
+  #ended(reason: string): void {
+    this.#clearIdle();
+    if (this.#lazy) {
+      this.#state = "idle";
+      this.#log.info({ reason }, "mcp server ended; the next call starts it again");
+      return;
+    }
+    this.#error = reason;
+    if (Date.now() - this.#connectedAt > STABLE_AFTER_MS) this.#attempts = 0;
+    this.#retry();
   }
 
   async #connect(): Promise<void> {
@@ -329,9 +454,11 @@ export class McpConnection implements McpServerHandle {
         return;
       }
       this.#state = "connected";
+      this.#onDemand = false;
       this.#connectedAt = Date.now();
       this.#attempts = 0;
       this.#error = undefined;
+      this.#armIdle();
       this.#log.info(
         { tools: this.#tools.length, ms: Math.round(performance.now() - started), transport: this.#protocol },
         "mcp server connected",
@@ -343,6 +470,14 @@ export class McpConnection implements McpServerHandle {
       await client?.close().catch(() => undefined);
       if (this.#stale(generation)) return;
       this.#error = connectError(err, this.config.name);
+      if (this.#onDemand) {
+        // Started by a call: that call fails with the reason, the next one tries again.
+        this.#onDemand = false;
+        this.#state = "idle";
+        this.#log.warn({ error: this.#error }, "mcp server did not start for a call");
+        this.#wake();
+        return;
+      }
       this.#retry();
     }
   }
@@ -424,10 +559,8 @@ export class McpConnection implements McpServerHandle {
       this.#client = undefined;
       this.#transport = undefined;
       if (this.#state !== "connected") return;
-      this.#error = "the server closed the connection (exited?)";
-      this.#log.warn({}, "mcp server connection closed; restarting");
-      if (Date.now() - this.#connectedAt > STABLE_AFTER_MS) this.#attempts = 0;
-      this.#retry();
+      if (!this.#lazy) this.#log.warn({}, "mcp server connection closed; restarting");
+      this.#ended("the server closed the connection (exited?)");
     };
     client.onerror = (err) => {
       // The stdio transport's own bound: it closes the connection, and the call sees only that.
@@ -440,6 +573,7 @@ export class McpConnection implements McpServerHandle {
   async #refreshTools(client: Client): Promise<void> {
     if (!client.getServerCapabilities()?.tools) {
       this.#tools = [];
+      this.#deps.onListed?.(this.config.name, []);
       return;
     }
     const listed: SdkTool[] = [];
@@ -458,27 +592,34 @@ export class McpConnection implements McpServerHandle {
         { key: `mcp_servers.${this.config.name}.tools`, unknown, tools: listed.map((t) => t.name) },
         "mcp tools.include/exclude name tools the server does not have; check their spelling",
       );
-    this.#tools = listed
-      .filter((t) => (include.length === 0 || include.includes(t.name)) && !exclude.includes(t.name))
-      .map((t) => ({
-        server: this.config.name,
+    const tools = listed.map(
+      (t): McpListedTool => ({
         name: t.name,
         description: t.description ?? t.title ?? t.name,
         inputSchema: t.inputSchema as Record<string, unknown>,
         readOnly: t.annotations?.readOnlyHint === true,
-      }));
+      }),
+    );
+    this.#tools = this.#filter(tools);
+    this.#deps.onListed?.(this.config.name, tools);
   }
 
-  /** Drops a connection that failed under a request and schedules a reconnect. */
+  /** `listed` after `tools.include`/`exclude`, as this server's tools. */
+  #filter(listed: readonly McpListedTool[]): McpToolInfo[] {
+    const { include, exclude } = this.config;
+    return listed
+      .filter((t) => (include.length === 0 || include.includes(t.name)) && !exclude.includes(t.name))
+      .map((t) => ({ server: this.config.name, ...t }));
+  }
+
+  /** Drops a connection that failed under a request and schedules a reconnect (a lazy server's next call). */
   #lose(client: Client, reason: string): void {
     if (this.#client !== client || this.#state !== "connected") return;
     this.#client = undefined;
     this.#transport = undefined;
-    this.#error = reason;
-    this.#log.warn({ error: reason }, "mcp server unreachable; reconnecting");
-    if (Date.now() - this.#connectedAt > STABLE_AFTER_MS) this.#attempts = 0;
+    if (!this.#lazy) this.#log.warn({ error: reason }, "mcp server unreachable; reconnecting");
     void client.close().catch(() => undefined);
-    this.#retry();
+    this.#ended(reason);
   }
 
   #retry(): void {
@@ -510,19 +651,17 @@ export class McpConnection implements McpServerHandle {
   }
 }
 
-const httpStatusOf = (err: unknown): number | undefined => {
-  const code = (err as { code?: unknown } | undefined)?.code;
-  return typeof code === "number" && code >= 400 && code < 600 ? code : undefined;
-};
-
-const isAuthRefusal = (err: unknown) => [401, 403].includes(httpStatusOf(err) ?? 0);
-
-/** Why a connection failed, with the HTTP status and, for a refused credential, where to fix it. */
-function connectError(err: unknown, server: string): string {
-  const status = httpStatusOf(err);
-  if (status === undefined) return describeError(err);
-  const fix = isAuthRefusal(err)
-    ? `: the server refused the credentials; check mcp_servers.${server}.bearer_token_env (and the token in .env) or headers`
-    : "";
-  return `${describeError(err)} (HTTP ${status})${fix}`;
+/** Waits for `promise`, or throws the signal's reason once `signal` aborts first. */
+async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) throw signal.reason;
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([promise, aborted]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
 }

@@ -1,8 +1,12 @@
 /**
  * The MCP servers of one process: starts them in the background (nothing waits for them), stops them,
- * reloads them, and tells listeners when a server's tools changed.
+ * reloads them, and tells listeners when a server's tools changed. With a tool cache, a server that
+ * stops when idle and has a fresh cached list is not started: its cached tools are offered, and its
+ * first call starts it; every list a server gives is cached.
  */
+import { describeError } from "../../../core/errors.js";
 import { type Logger, silentLogger } from "../../../core/logger.js";
+import { definitionHash, isFresh, type McpListedTool, type McpToolCacheApi } from "./cache.js";
 import { type McpBackoff, McpConnection } from "./connection.js";
 import type { McpServerConfig, McpServerHandle, McpServerStatus, McpToolInfo } from "./types.js";
 
@@ -11,6 +15,8 @@ export interface McpManagerOptions {
   logger: Logger;
   backoff?: McpBackoff | undefined;
   version?: string | undefined;
+  /** Where the servers' tool lists are cached; undefined: every enabled server starts with `start()`. */
+  cache?: McpToolCacheApi | undefined;
 }
 
 /** Every configured server, by name. `start`/`stop` are an idempotent pair. */
@@ -22,6 +28,8 @@ export class McpManager {
   #started = false;
   /** Counts `stop()` calls: a reload that sees another stop begin while it stopped starts nothing. */
   #stops = 0;
+  /** The cache lookups of the latest start: `ready()` waits for them. */
+  #starting: Promise<void> = Promise.resolve();
 
   constructor(options: McpManagerOptions) {
     this.#options = options;
@@ -29,14 +37,50 @@ export class McpManager {
   }
 
   /**
-   * Starts connecting every enabled server; returns at once. Stdio servers start 25 ms apart, so the
-   * process answers its own requests between the spawns (each blocks the thread while it forks).
+   * Starts connecting every enabled server, except those whose fresh cached list is offered instead
+   * (they start on their first call); returns at once. Stdio servers start 25 ms apart, so the process
+   * answers its own requests between the spawns (each blocks the thread while it forks).
    */
   start(): void {
     this.#started = true;
+    this.#starting = this.#startAll(this.#options.cache);
+  }
+
+  async #startAll(cache: McpToolCacheApi | undefined): Promise<void> {
+    const stops = this.#stops;
+    const servers = [...this.#servers.values()];
+    const offered = new Set<McpConnection>();
+    if (cache) {
+      const lazy = servers.filter((s) => s.config.enabled && (s.config.idleTimeoutMs ?? 0) > 0);
+      await Promise.all(
+        lazy.map(async (server) => {
+          const name = server.config.name;
+          try {
+            const entry = await cache.get(name, definitionHash(server.config));
+            if (this.#stops === stops && isFresh(entry) && server.offer(entry.tools)) {
+              offered.add(server);
+              this.#options.logger.info(
+                { server: name, tools: entry.tools.length },
+                "mcp server idle until used",
+              );
+              this.#emit(name);
+            }
+          } catch (err) {
+            this.#options.logger.warn(
+              { server: name, error: describeError(err) },
+              "mcp tool cache unreadable",
+            );
+          }
+        }),
+      );
+      // A stop (or reload) began during the lookups: it decides what runs.
+      if (this.#stops !== stops) return;
+    }
     let spawns = 0;
-    for (const server of this.#servers.values())
+    for (const server of servers) {
+      if (offered.has(server)) continue;
       server.start(server.config.transport === "stdio" && server.config.enabled ? 25 * spawns++ : 0);
+    }
   }
 
   /** Closes every connection (stdio children end). */
@@ -64,12 +108,15 @@ export class McpManager {
       this.#build(servers);
       for (const name of gone) this.#emit(name);
     }
-    this.start();
+    // Every server starts and lists again (the cache is not consulted); the idle ones stop later.
+    this.#started = true;
+    this.#starting = this.#startAll(undefined);
     return this.ready();
   }
 
-  /** Waits until every server's first attempt settled (or its timeout passed). */
+  /** Waits until every server's first attempt settled (or its timeout passed); idle servers are settled. */
   async ready(): Promise<McpServerStatus[]> {
+    await this.#starting;
     return Promise.all([...this.#servers.values()].map((s) => s.ready()));
   }
 
@@ -100,10 +147,23 @@ export class McpManager {
           backoff: this.#options.backoff,
           version: this.#options.version,
           onToolsChanged: (name) => this.#emit(name),
+          onListed: (_server, tools) => this.#cacheList(config, tools),
         }),
       ]),
     );
     if (this.#started) this.start();
+  }
+
+  /** Stores a server's list; a failure costs only the next start's laziness. */
+  #cacheList(config: McpServerConfig, tools: McpListedTool[]): void {
+    this.#options.cache
+      ?.put(config.name, definitionHash(config), tools)
+      .catch((err: unknown) =>
+        this.#options.logger.warn(
+          { server: config.name, error: describeError(err) },
+          "mcp tool list not cached",
+        ),
+      );
   }
 
   #emit(server: string): void {

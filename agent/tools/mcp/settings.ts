@@ -97,6 +97,10 @@ export const mcpServersSettings = defineFeature({
       ],
       ["<name>.enabled", ""],
       ["<name>.timeout_s", "per call"],
+      [
+        "<name>.idle_timeout_s",
+        "seconds without a call before the server is stopped; its tools stay offered (cached in state.db) and the next call starts it; `0` keeps it running (a server that holds state, such as a browser)",
+      ],
       ["<name>.tools.include, .exclude", "which of its tools the agent gets", "all, none"],
       ["<name>.platforms", "platforms whose turns get it", "every platform"],
       ["<name>.groups", "group chats get it too"],

@@ -11,6 +11,11 @@ interface McpServerCommon {
   enabled: boolean;
   /** The longest a call may take (the connection handshake: this, but at least 30 s). */
   timeoutMs: number;
+  /**
+   * How long the server runs without a call before it is stopped; its tools stay offered (from the
+   * cached list) and the next call starts it. 0 or undefined: it runs as long as Herald does.
+   */
+  idleTimeoutMs?: number | undefined;
   /** Only these tools (names as the server gives them); empty: all. */
   include: string[];
   /** Never these tools. */
@@ -60,8 +65,11 @@ export interface McpToolInfo {
   readOnly: boolean;
 }
 
-/** Where a server's connection is. */
-export type McpServerState = "disabled" | "connecting" | "connected" | "retrying" | "stopped";
+/**
+ * Where a server's connection is. `idle`: not running, its tools offered from the cached (or last) list;
+ * the next call starts it.
+ */
+export type McpServerState = "disabled" | "idle" | "connecting" | "connected" | "retrying" | "stopped";
 
 /** A server's status line (`herald mcp list`, `/reload-mcp`, doctor). */
 export interface McpServerStatus {
@@ -96,9 +104,15 @@ export interface McpResourceInfo {
 export interface McpServerHandle {
   readonly config: McpServerConfig;
   status(): McpServerStatus;
-  /** Its tools now (empty until connected; kept while it restarts, whose calls then fail at once). */
+  /**
+   * Its tools now (empty until connected or given a cached list; kept while it restarts, whose calls
+   * then fail at once, and while it is idle).
+   */
   tools(): McpToolInfo[];
-  /** Calls a tool. @throws McpUnavailableError at once when the server is not connected. */
+  /**
+   * Calls a tool; an idle server is started first. @throws McpUnavailableError at once when the server
+   * is not connected (and not idle), McpToolGoneError when the server no longer lists the tool.
+   */
   callTool(name: string, args: Record<string, unknown>, options: McpCallOptions): Promise<CallToolResult>;
   listResources(options: McpCallOptions): Promise<McpResourceInfo[]>;
   readResource(uri: string, options: McpCallOptions): Promise<ReadResourceContents>;

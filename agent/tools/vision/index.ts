@@ -5,5 +5,7 @@
  * a `data:` URL. Without a `vision` section the tool says how to configure one.
  */
 export { askVision, type VisionEndpoint } from "./client.js";
+export type { VisionToolDeps } from "./declaration.js";
+export { visionTool } from "./declaration.js";
+export { VISION_NOT_CONFIGURED } from "./settings.js";
 export { createVisionTool, type VisionSettings, workspaceReader } from "./setup.js";
-export { VISION_NOT_CONFIGURED, type VisionToolDeps, visionTool } from "./tool.js";

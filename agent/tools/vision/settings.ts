@@ -52,3 +52,7 @@ export const visionSettings = defineFeature({
   },
   doctor: (section) => [checkVision({ vision: section })],
 });
+
+/** Why the tool is off, and the fix; also what doctor prints. */
+export const VISION_NOT_CONFIGURED =
+  "vision_analyze needs a vision model: configure vision: in config.yaml (base_url, model, api_key) or set HERALD_VISION_URL, HERALD_VISION_MODEL and HERALD_VISION_KEY";

@@ -8,7 +8,8 @@ import { ownerOf, type WorkspaceAccess } from "../../exec/index.js";
 import type { UnavailableToolset } from "../../tool-registry.js";
 import type { Tool, ToolContext } from "../../types.js";
 import type { VisionEndpoint } from "./client.js";
-import { VISION_NOT_CONFIGURED, visionTool } from "./tool.js";
+import { visionTool } from "./declaration.js";
+import { VISION_NOT_CONFIGURED } from "./settings.js";
 
 /** The settings `vision_analyze` reads (`HeraldConfig` has this shape). */
 export interface VisionSettings {

@@ -5,33 +5,13 @@
  * a `data:` URL. Without a `vision` section the tool says how to configure one.
  */
 import { extname } from "node:path";
-import { z } from "zod";
 import { HeraldError } from "../../../core/errors.js";
-import { defineTool } from "../../tool-registry.js";
-import type { Tool, ToolContext } from "../../types.js";
+import type { ToolExecute } from "../../tool-declaration.js";
+import type { ToolContext } from "../../types.js";
 import { imageTypeOf, safeFetch } from "../web/safe-fetch.js";
-import type { AllowPrivate } from "../web/types.js";
-import { askVision, type VisionEndpoint } from "./client.js";
-
-/** What `vision_analyze` runs with. */
-export interface VisionToolDeps {
-  /** The vision model; undefined when `vision` is not configured (the tool then says how to). */
-  endpoint: VisionEndpoint | undefined;
-  /**
-   * Reads a file of the session's workspace (where its commands run), at most `maxBytes`; throws a
-   * HeraldError saying why not (missing, too large, outside the workspace). Undefined where there are
-   * no workspaces: only URLs are read.
-   */
-  readWorkspaceFile?: ((path: string, ctx: ToolContext, maxBytes: number) => Promise<Uint8Array>) | undefined;
-  /** Let URL fetches reach private addresses (the owner's choice). @defaultValue false */
-  allowPrivate?: AllowPrivate | undefined;
-  /** Largest image sent. @defaultValue 10 MiB */
-  maxImageBytes?: number | undefined;
-}
-
-/** Why the tool is off, and the fix; also what doctor prints. */
-export const VISION_NOT_CONFIGURED =
-  "vision_analyze needs a vision model: configure vision: in config.yaml (base_url, model, api_key) or set HERALD_VISION_URL, HERALD_VISION_MODEL and HERALD_VISION_KEY";
+import { askVision } from "./client.js";
+import type { VisionToolDeps, visionAnalyzeParameters } from "./declaration.js";
+import { VISION_NOT_CONFIGURED } from "./settings.js";
 
 const IMAGE_TYPES = {
   accepts: (mime: string) => mime.startsWith("image/"),
@@ -47,31 +27,18 @@ const BY_EXTENSION: Record<string, string> = {
   ".gif": "image/gif",
 };
 
-/** `vision_analyze`, bound to `deps`. */
-export function visionTool(deps: VisionToolDeps): Tool {
+/** What `vision_analyze` does (`declaration.ts` declares it), bound to `deps`, by name. */
+export function visionToolRuns(deps: VisionToolDeps) {
   const maxBytes = deps.maxImageBytes ?? 10 * 1024 * 1024;
-  return defineTool({
-    name: "vision_analyze",
-    description:
-      "Look at an image and answer a question about it (describe it, read its text, find something in it).",
-    parameters: z.object({
-      image: z
-        .string()
-        .min(1)
-        .describe("A workspace path (e.g. an attachment the user sent) or an http(s) URL."),
-      question: z.string().min(1).max(4000).describe("What to find out, e.g. 'What does the sign say?'"),
-    }),
-    toolset: "vision",
-    label: (args) => `👁️ ${args.image}`,
-    async execute(args, ctx) {
-      if (!deps.endpoint) return { content: `error: ${VISION_NOT_CONFIGURED}.`, isError: true };
-      const image = /^https?:\/\//i.test(args.image)
-        ? await fromUrl(args.image, deps, maxBytes, ctx.signal)
-        : await fromPath(args.image, deps, maxBytes, ctx);
-      const answer = await askVision(deps.endpoint, image, args.question, ctx.signal);
-      return `What the vision model sees in ${args.image}:\n${answer}`;
-    },
-  });
+  const visionAnalyze: ToolExecute<typeof visionAnalyzeParameters> = async (args, ctx) => {
+    if (!deps.endpoint) return { content: `error: ${VISION_NOT_CONFIGURED}.`, isError: true };
+    const image = /^https?:\/\//i.test(args.image)
+      ? await fromUrl(args.image, deps, maxBytes, ctx.signal)
+      : await fromPath(args.image, deps, maxBytes, ctx);
+    const answer = await askVision(deps.endpoint, image, args.question, ctx.signal);
+    return `What the vision model sees in ${args.image}:\n${answer}`;
+  };
+  return { vision_analyze: visionAnalyze };
 }
 
 async function fromUrl(

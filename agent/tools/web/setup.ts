@@ -6,9 +6,9 @@ import { describeError } from "../../../core/errors.js";
 import type { Logger } from "../../../core/logger.js";
 import type { UnavailableToolset } from "../../tool-registry.js";
 import type { Tool } from "../../types.js";
+import { webTools } from "./declaration.js";
 import { createWorkerHtmlConverter } from "./html-converter.js";
 import { createWebSearchProvider } from "./search/index.js";
-import { webTools } from "./tools.js";
 
 /** The settings the web tools read (`HeraldConfig` has this shape). */
 export interface WebSettings {
