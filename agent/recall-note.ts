@@ -6,6 +6,7 @@
  * `StateClient.searchSessions` in `session_search`'s scope; a failed search costs the turn nothing but
  * the note.
  */
+import { searchKeyPrefix } from "../core/chat.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnJob } from "../core/turn.js";
@@ -21,7 +22,7 @@ export async function recallNote(job: TurnJob, state: StateClient, log: Logger):
   const hits = await state
     .searchSessions(job.input.text.slice(0, 1000), {
       limit: NOTE_HITS,
-      keyPrefix: `${origin.chat.platform}:`,
+      keyPrefix: searchKeyPrefix(origin),
       userId: origin.userId,
       excludeSessionId: origin.sessionId,
       // The whole message is the query: keywords would match its every common word.

@@ -52,7 +52,11 @@ export const chatRefSchema = z.strictObject({
 });
 
 /** Who calls: the turn's chat and user. */
-export const callerSchema = z.strictObject({ chat: chatRefSchema, userId: z.string() });
+export const callerSchema = z.strictObject({
+  chat: chatRefSchema,
+  userId: z.string(),
+  agent: z.string().optional(),
+});
 
 /** A model's tool call. */
 export const toolCallSchema = z.object({

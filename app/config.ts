@@ -15,16 +15,17 @@ import type { ResolvedWebhook } from "../adapters/webhooks/index.js";
 import { type ExecSection, execBackendOptionsOf } from "../agent/exec/settings.js";
 import { AVAILABLE_APIS, type ModelApi } from "../agent/providers/index.js";
 import { isLoopbackHost } from "../agent/tools/web/address.js";
+import { basePlatform } from "../core/chat.js";
 import { ConfigError } from "../core/errors.js";
 import type { PlatformCommonConfig, PlatformModule } from "../core/platform.js";
 import type { EnvKind } from "../core/settings.js";
 import { parseTargets } from "../scheduler/targets.js";
+import { checkAgents } from "./agents.js";
+import { readAccounts, takeAccounts } from "./config-accounts.js";
+import { camelKeys, camelToSnake, coerce, setPath, snakeToCamel } from "./config-values.js";
 import { type FeatureConfig, features } from "./features.js";
 import { kernelEnv, kernelShape } from "./kernel-settings.js";
 import { chatParser, platformModules } from "./platforms.js";
-
-const snakeToCamel = (s: string) => s.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-const camelToSnake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 const schema = z.strictObject({
   ...kernelShape,
@@ -38,7 +39,10 @@ export type HeraldConfig = Omit<z.infer<z.ZodObject<typeof kernelShape>>, "provi
     /** The providers, each with its endpoint settled (a protocol's default when base_url is absent). */
     providers: (KernelProvider & { baseUrl: string })[];
     homeDir: string;
-    /** Each platform module's section, by platform name, parsed by the module's schema. */
+    /**
+     * Each platform module's section, by platform name, parsed by the module's schema; a further bot
+     * account's (`<platform>.accounts`) by its platform name `<platform>@<account>`.
+     */
     platforms: Record<string, PlatformCommonConfig>;
   };
 
@@ -67,14 +71,6 @@ for (const module of platformModules) {
 /** Env names that hold secrets (never printed by `doctor`, never logged). */
 export const SECRET_ENV = new Set(Object.keys(ENV).filter((k) => /TOKEN|KEY|PASSWORD|SECRET/.test(k)));
 
-function camelKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(camelKeys);
-  if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [snakeToCamel(k), camelKeys(v)]));
-  }
-  return value;
-}
-
 /** config.yaml's keys camelCased; a feature that keeps names in its section reads its own keys. */
 function camelFile(parsed: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -84,49 +80,6 @@ function camelFile(parsed: Record<string, unknown>): Record<string, unknown> {
     out[camel] = feature?.camelKeys ? feature.camelKeys(value) : camelKeys(value);
   }
   return out;
-}
-
-function coerce(envName: string, raw: string, kind: EnvKind): unknown {
-  const value = raw.trim();
-  switch (kind) {
-    case "string":
-    case "url":
-      return value;
-    case "list":
-      return value
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean);
-    case "int": {
-      if (!/^-?\d+$/.test(value)) {
-        throw new ConfigError(
-          envName,
-          `${envName} must be a whole number, got '${value}'. Fix: set ${envName}=<number>.`,
-        );
-      }
-      return Number(value);
-    }
-    case "bool": {
-      const v = value.toLowerCase();
-      if (["1", "true", "yes", "on"].includes(v)) return true;
-      if (["0", "false", "no", "off"].includes(v)) return false;
-      throw new ConfigError(
-        envName,
-        `${envName} must be true or false, got '${value}'. Fix: set ${envName}=true or false.`,
-      );
-    }
-  }
-}
-
-function setPath(target: Record<string, unknown>, snakePath: string, value: unknown): void {
-  const parts = snakePath.split(".").map(snakeToCamel);
-  let node = target;
-  for (const part of parts.slice(0, -1)) {
-    const next = node[part];
-    if (!next || typeof next !== "object" || Array.isArray(next)) node[part] = {};
-    node = node[part] as Record<string, unknown>;
-  }
-  node[parts[parts.length - 1]!] = value;
 }
 
 /** The env name that sets a config path, for error messages. */
@@ -185,6 +138,7 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     if (raw === undefined || raw === "") continue;
     setPath(fileValues, path, coerce(name, raw, kind));
   }
+  const accounts = takeAccounts(fileValues, platformModules);
 
   // Parsed once per process: zod's compiled fast path would cost more to generate than it saves.
   const result = schema.safeParse(fileValues, { jitless: true });
@@ -213,6 +167,8 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     delete data[module.name];
     module.validate?.(section);
     platforms[module.name] = section;
+    const raw = fileValues[module.name] as Record<string, unknown> | undefined;
+    Object.assign(platforms, readAccounts(module, raw, accounts.get(module.name) ?? [], env, ENV));
   }
   for (const feature of features) {
     if (feature.resolve) data[feature.key] = feature.resolve(data[feature.key], { env, homeDir });
@@ -222,6 +178,7 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
   config.webhooks.forEach(checkWebhookTargets);
   resolveProviders(config, env, fileValues);
   validateCrossFields(config);
+  checkAgents(config, [...platformModules.map((m) => m.name), "api", "cli"]);
   return config;
 }
 
@@ -357,6 +314,19 @@ export function configuredPlatforms(config: HeraldConfig): PlatformModule[] {
   return platformModules.filter((m) => {
     const section = config.platforms[m.name];
     return section !== undefined && m.isConfigured(section);
+  });
+}
+
+/**
+ * The further bot accounts (`<platform>.accounts`) of the configured platforms: each account's platform
+ * name (`telegram@family`), its module and its section.
+ */
+export function configuredAccounts(
+  config: HeraldConfig,
+): { name: string; module: PlatformModule; section: PlatformCommonConfig }[] {
+  return Object.entries(config.platforms).flatMap(([name, section]) => {
+    const module = platformModules.find((m) => m.name === basePlatform(name));
+    return name !== basePlatform(name) && module ? [{ name, module, section }] : [];
   });
 }
 

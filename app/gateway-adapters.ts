@@ -12,7 +12,8 @@ import type { Logger } from "../core/logger.js";
 import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
 import { type GatewayRunner, turnIdFor } from "../gateway/index.js";
 import type { SqliteState } from "../sessions/index.js";
-import { configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
+import { configuredAccounts, configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
+import { accountAdapter } from "./platform-accounts.js";
 import { createWebChatServices } from "./web-chat.js";
 
 /** The adapters to start, and the platforms that could not even be created. */
@@ -50,24 +51,37 @@ export async function createAdapters(
     homeAssistantApi: url && token ? { url: url.replace(/\/+$/, ""), token } : undefined,
   };
   if (!parts.localOnly) {
-    for (const module of configuredPlatforms(config)) {
-      const platform = module.name;
+    const platforms = [
+      ...configuredPlatforms(config).map((module) => ({
+        name: module.name,
+        module,
+        section: sectionOf(config, module),
+      })),
+      ...configuredAccounts(config),
+    ];
+    for (const { name, module, section } of platforms) {
       try {
         const deps: AdapterDeps = {
-          logger: logger.child({ adapter: platform }),
+          logger: logger.child({ adapter: name }),
           homeDir: config.homeDir,
           cacheDir: join(config.homeDir, "cache"),
-          kv: state.kv(platform),
+          kv: state.kv(name),
           mediaMaxBytes: config.media.maxBytes,
-          isAllowed: (userId: string) => runner.access.isAllowed(platform, userId),
-          isAddressed: (message) => runner.isAddressed(message),
+          isAllowed: (userId: string) => runner.access.isAllowed(name, userId),
+          isAddressed: (message) =>
+            runner.isAddressed(
+              name === module.name
+                ? message
+                : { ...message, platform: name, chat: { ...message.chat, platform: name } },
+            ),
           commandMenu: () => runner.commands.menu(),
           services,
         };
-        adapters.push(await module.create(sectionOf(config, module), deps));
+        const adapter = await module.create(section, deps);
+        adapters.push(name === module.name ? adapter : accountAdapter(adapter, name));
       } catch (err) {
-        failed.set(platform, describeError(err));
-        logger.error({ platform, error: describeError(err) }, "adapter could not be created");
+        failed.set(name, describeError(err));
+        logger.error({ platform: name, error: describeError(err) }, "adapter could not be created");
       }
     }
   }

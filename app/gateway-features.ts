@@ -33,9 +33,10 @@ import { createVoiceReplies } from "../agent/tools/voice/index.js";
 import type { Logger } from "../core/logger.js";
 import type { MetricsRegistry } from "../core/metrics.js";
 import type { JobQueue } from "../core/turn.js";
-import { createGatewayMetrics, GatewayRunner } from "../gateway/index.js";
+import { AgentRouter, agentCommands, createGatewayMetrics, GatewayRunner } from "../gateway/index.js";
 import { type CronService, createCronService } from "../scheduler/index.js";
 import { SqliteMcpToolCache, type SqliteState, type SqliteTaskBoard } from "../sessions/index.js";
+import { agentProfiles, profileOfKey } from "./agents.js";
 import type { HeraldConfig } from "./config.js";
 import { chatParser, platformHints, platformModules, userIdNormalisers } from "./platforms.js";
 import { skillDownload } from "./skill-download.js";
@@ -158,7 +159,8 @@ function createRunner(
 ): { runner: GatewayRunner; learning: Learning } {
   const { state, queue, logger, late } = parts;
   const retryBaseDelayMs = parts.retryBaseDelayMs;
-  const persona = createPersona(config, { state, logger });
+  const agents = agentProfiles(config);
+  const persona = createPersona(config, { state, logger, agents });
   const learning = createLearning(config, {
     state,
     logger,
@@ -168,6 +170,13 @@ function createRunner(
     download: skillDownload(config),
     hints: platformHints,
     persona,
+    agentMemoryDir: (name) => agents.get(name)?.memoryDir,
+  });
+  const router = new AgentRouter({
+    agents: [...agents.keys()],
+    routes: config.routes,
+    choices: state.kv("agent-choices"),
+    parseChat: chatParser,
   });
   const models = () => late.sessionModels;
   const runner: GatewayRunner = new GatewayRunner({
@@ -182,25 +191,42 @@ function createRunner(
     // On Redis the workers run the turns; BullMQ limits the re-runs of a job whose worker died.
     turnsRunHere: !config.queue.redisUrl,
     userIds: userIdNormalisers,
-    modelName: (key) => models()?.modelOf(key) ?? config.model.default ?? config.model.name,
+    agentOf: (message) => router.agentOf(message),
+    modelName: (key) => {
+      const own = profileOfKey(agents, key)?.model;
+      return models()?.modelOf(key, own) ?? own ?? config.model.default ?? config.model.name;
+    },
     compress: createSessionCompressor(config, {
       state,
       logger: logger.child({ component: "compress" }),
       retryBaseDelayMs,
     }),
-    context: (turn, chatType) => ({
-      history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
-      systemPrompt: learning.systemPrompt(turn, chatType),
-      toolsets: toolsetsOfCaller(config, runner.access, turn, chatType, late.mcpServers()),
-      eagerToolsets: eagerToolsetsFor(config, turn.chat.platform, chatType),
-      voiceReply: voice.voiceReplyOf(turn),
-      recall: recallPrefetch(config.embeddings, turn.chat.platform, turn.input),
-      insights: late.memoryProviders?.insightsFor(turn, chatType),
-      ...models()?.forTurn(turn),
-    }),
+    context: (turn, chatType) => {
+      const agent = profileOfKey(agents, turn.sessionKey);
+      const chosen = models()?.forTurn(turn);
+      return {
+        history: state.sessions.load(turn.sessionId).map((m) => ({ seq: m.seq, message: m.message })),
+        systemPrompt: learning.systemPrompt(turn, chatType),
+        toolsets: toolsetsOfCaller(config, runner.access, turn, chatType, late.mcpServers(), agent?.toolsets),
+        eagerToolsets: eagerToolsetsFor(config, turn.chat.platform, chatType),
+        voiceReply: voice.voiceReplyOf(turn),
+        recall: recallPrefetch(config.embeddings, turn.chat.platform, turn.input),
+        insights: late.memoryProviders?.insightsFor(turn, chatType),
+        ...chosen,
+        // The session's /model choice, else its agent's model, else the configured default.
+        model: chosen?.model ?? agent?.model,
+      };
+    },
   });
   const voice = createVoiceReplies(config, { gateway: runner });
   learning.attach(runner);
   runner.commands.add(persona.commands(learning.refreshPrompt));
+  runner.commands.add(
+    agentCommands({
+      router,
+      keyOf: (message, agent) => runner.keyOf(message, agent),
+      reset: (key) => runner.control.reset(key),
+    }),
+  );
   return { runner, learning };
 }

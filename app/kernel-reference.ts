@@ -186,6 +186,58 @@ export const kernelReference: readonly KernelSection[] = [
     },
   },
   {
+    key: "agents",
+    reference: {
+      intro:
+        "Further agents beside the default one (the top-level config), each with its own SOUL.md, memory, toolsets and model; a list. See [Agents and bot accounts](agents.md).",
+      rows: [
+        [
+          "[].name",
+          "lowercase letters, digits, `-`, `_`; names the agent in `routes`, `/agent` and its session keys",
+        ],
+        [
+          "[].soul",
+          "its SOUL.md (relative to `HERALD_HOME`)",
+          "`agents/<name>/SOUL.md`, while missing `[].persona`, else `SOUL.md`",
+        ],
+        ["[].persona", "its persona text where it has no SOUL.md", "`agent.persona`"],
+        [
+          "[].memory_dir",
+          "its MEMORY.md and USER.md (its other users' under `users/`)",
+          "`agents/<name>/memories`",
+        ],
+        ["[].toolsets", "its toolsets", "the platform's `toolsets`, else `agent.toolsets`"],
+        [
+          "[].model",
+          "its model (`provider/model` or a bare name); a chat's `/model` choice wins",
+          "`model.default`",
+        ],
+      ],
+    },
+  },
+  {
+    key: "routes",
+    reference: {
+      intro:
+        "Which agent answers where; a list, the first route whose every given field matches wins, the default agent where none does. An owner's `/agent <name>` in a chat wins over the routes.",
+      rows: [
+        ["[].agent", "an agent's name, or `default`"],
+        [
+          "[].platform",
+          "a platform (`telegram`: every bot account of it) or one bot account (`telegram@family`)",
+          "any",
+        ],
+        [
+          "[].chat",
+          "a chat or group: its chat string (`telegram:-100123`, its topics included) or its bare id",
+          "any",
+        ],
+        ["[].chat_type", "`dm` or `group`", "any"],
+        ["[].user", "a sender: `platform:id` or a bare id", "any"],
+      ],
+    },
+  },
+  {
     key: "access",
     reference: {
       rows: [

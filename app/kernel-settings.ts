@@ -66,6 +66,38 @@ const providerSchema = z.strictObject({
 });
 
 /** The sections that are not platforms; each platform module adds its own. */
+const agentName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, "lowercase letters, digits, '-' or '_', at most 32");
+
+/** One entry of `agents:`: a further agent, each field falling back to the top-level settings. */
+const agentSchema = z.strictObject({
+  name: agentName,
+  /** Its SOUL.md. @defaultValue `agents/<name>/SOUL.md` when it exists, else HERALD_HOME/SOUL.md */
+  soul: optionalString,
+  /** Extra system prompt text. @defaultValue `agent.persona` */
+  persona: optionalString,
+  /** Its MEMORY.md and USER.md (and its other users' under `users/`). @defaultValue `agents/<name>/memories` */
+  memoryDir: optionalString,
+  /** Its toolsets. @defaultValue the platform's, else `agent.toolsets` */
+  toolsets: z.array(z.string()).optional(),
+  /** Its model (`provider/model` or a bare name). @defaultValue `model.default` */
+  model: optionalString,
+});
+
+/** One entry of `routes:`: which agent answers the messages it matches (first match wins). */
+const routeSchema = z.strictObject({
+  agent: z.string().min(1),
+  /** A platform (`telegram`: every account of it) or one bot account (`telegram@family`). */
+  platform: optionalString,
+  /** A chat or group: its chat string (`telegram:-100123`) or its bare id. */
+  chat: optionalString,
+  /** `dm` or `group`. */
+  chatType: z.enum(["dm", "group"]).optional(),
+  /** A sender: `platform:id` or a bare id. */
+  user: optionalString,
+});
+
 /** The kernel's sections: every setting that is not a platform's or a feature's. */
 export const kernelShape = {
   /** IANA zone for daily resets and cron. @defaultValue the process's zone */
@@ -204,6 +236,10 @@ export const kernelShape = {
         }),
     })
     .prefault({}),
+  /** Further agents (profiles) beside the default one, which is the top-level config. */
+  agents: z.array(agentSchema).default([]),
+  /** Which agent answers where: the first matching route's; the default agent where none matches. */
+  routes: z.array(routeSchema).default([]),
   access: z
     .strictObject({
       allowedUsers: list,

@@ -25,6 +25,7 @@ import type { HeraldConfig } from "./config.js";
  * (resources and prompts) comes too. An owner's turn also gets the tools of the plugins only owners get;
  * the Home Assistant toolset is an owner's too unless `ha.access` is `everyone`.
  * @param owner whether the turn acts for an owner. @defaultValue true
+ * @param own the toolsets of the turn's agent (`agents[].toolsets`), over the platform's and the default.
  */
 export function toolsetsFor(
   config: HeraldConfig,
@@ -32,8 +33,9 @@ export function toolsetsFor(
   chatType: ChatType,
   mcpServers: readonly McpServerConfig[] = config.mcpServers,
   owner = true,
+  own?: readonly string[],
 ): string[] {
-  const toolsets = config.platforms[platform]?.toolsets ?? config.agent.toolsets;
+  const toolsets = own ?? config.platforms[platform]?.toolsets ?? config.agent.toolsets;
   const base =
     chatType === "group" && !config.exec.groups
       ? toolsets.filter((t) => !["terminal", "files", "code", "checkpoints"].includes(t))
@@ -41,9 +43,9 @@ export function toolsetsFor(
   const mcp = mcpServers
     .filter((s) => serverServes(s, platform, chatType) && serverAdmits(s, owner))
     .map((s) => mcpToolset(s.name));
-  const own = owner ? [OWNERS_PLUGINS_TOOLSET] : [];
+  const plugins = owner ? [OWNERS_PLUGINS_TOOLSET] : [];
   const house = owner || config.ha.access === "everyone" ? base : base.filter((t) => t !== "ha");
-  return [...new Set([...house, ...own, ...mcp, ...(mcp.length ? ["mcp"] : [])])];
+  return [...new Set([...house, ...plugins, ...mcp, ...(mcp.length ? ["mcp"] : [])])];
 }
 
 /** {@link toolsetsFor} of a turn's caller, its owner rights read from the owner policy. */
@@ -53,8 +55,10 @@ export function toolsetsOfCaller(
   caller: Caller,
   chatType: ChatType,
   mcpServers: readonly McpServerConfig[],
+  own?: readonly string[],
 ): string[] {
-  return toolsetsFor(config, caller.chat.platform, chatType, mcpServers, access.callerIsOwner(caller));
+  const owner = access.callerIsOwner(caller);
+  return toolsetsFor(config, caller.chat.platform, chatType, mcpServers, owner, own);
 }
 
 /**

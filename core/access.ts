@@ -3,12 +3,23 @@
  * `AccessPolicy` implements it; features that deliver (cron, `send_message`, Herald's MCP server) are
  * handed it by the composition root, so one rule decides everywhere.
  */
+import { agentOfKey } from "./chat.js";
 import type { ChatRef } from "./types.js";
 
 /** Who asks: the chat a turn, command or tool call comes from, and the user it acts for there. */
 export interface Caller {
   chat: ChatRef;
   userId: string;
+  /** The agent it talks to (`agents:`); undefined for the default agent. Memory is each agent's own. */
+  agent?: string | undefined;
+}
+
+/** The caller of a turn's origin: its chat, its user, and the agent its session key names. */
+export function callerOfOrigin(origin: { chat: ChatRef; userId: string; sessionKey: string }): Caller {
+  const agent = agentOfKey(origin.sessionKey);
+  return agent
+    ? { chat: origin.chat, userId: origin.userId, agent }
+    : { chat: origin.chat, userId: origin.userId };
 }
 
 /**

@@ -30,6 +30,11 @@ export const platformCommonShape = {
   homeChannel: z.string().min(1).optional(),
   requireMention: z.boolean().default(true),
   toolsets: z.array(z.string()).optional(),
+  /**
+   * Further bot accounts, each this section's keys over the section's own (the config loader takes
+   * them out and reads each by the platform's schema: app/config-accounts.ts).
+   */
+  accounts: z.array(z.looseObject({ name: z.string() })).optional(),
 };
 
 /** The reference rows of the common settings (`<P>_…` names are added for each platform). */
@@ -42,6 +47,11 @@ export const platformCommonReference: ConfigReference = {
     ["home_channel", "where scheduled reports go by default (`/sethome` overrides it)"],
     ["require_mention", "in groups, answer only when addressed"],
     ["toolsets", "toolsets enabled on this platform", "`agent.toolsets`"],
+    [
+      "accounts",
+      "further bot accounts of the platform, each `{ name, …keys of this section }` over the section's keys, each its own adapter with chats `<platform>@<name>:<id>`; its variables are the platform's with the name after the prefix (`<P>_<NAME>_…`); see [Agents and bot accounts](agents.md)",
+      "none",
+    ],
   ],
 };
 

@@ -69,6 +69,8 @@ export interface SessionKeyParts {
   chat: ChatRef;
   chatType: ChatType;
   userId: string;
+  /** The agent the session is with; undefined for the default agent (its keys carry no prefix). */
+  agent?: string | undefined;
 }
 
 /** A file that came in with a message, already downloaded to `path` (under `HERALD_HOME/cache`). */

@@ -12,9 +12,13 @@
  * owner may deliver anywhere (another chat, a home channel) and run owner-only commands; anyone else
  * delivers only to its own chat. A cron run acts as the user who made its job (a job added on the
  * command line, as the owner); a webhook delivery acts as nobody (its input comes from outside).
+ *
+ * Bot accounts. A platform's further bot account (`telegram@family`) has its own section (inheriting
+ * the platform's `allowed_users` unless it sets its own) and its own pairing approvals; a global
+ * `platform:id` entry (`GATEWAY_OWNERS=telegram:1`) names that user on every account of the platform.
  */
 import type { Caller, DeliveryRule, Principal } from "../core/access.js";
-import { formatChat, sameChat } from "../core/chat.js";
+import { basePlatform, formatChat, sameChat } from "../core/chat.js";
 import { HeraldError } from "../core/errors.js";
 import type { ChatRef, InboundMessage } from "../core/types.js";
 import type { PairingStore } from "../sessions/types.js";
@@ -124,7 +128,8 @@ export class AccessPolicy implements DeliveryRule {
   }
 
   private norm(platform: string, raw: string): string {
-    return (this.normalisers[platform] ?? ((s: string) => s))(raw.trim());
+    const rule = this.normalisers[platform] ?? this.normalisers[basePlatform(platform)];
+    return (rule ?? ((s: string) => s))(raw.trim());
   }
 
   /** Whether the user is on its platform's allowlist or the global one. */
@@ -142,7 +147,8 @@ export class AccessPolicy implements DeliveryRule {
       // `platform:id`, or a bare id (which may itself hold colons: Matrix's `@alice:example.org`).
       const colon = entry.indexOf(":");
       const prefix = colon > 0 ? entry.slice(0, colon) : "";
-      if (prefix === platform) {
+      // `telegram:1` names the same person on every bot account of Telegram (`telegram@family`).
+      if (prefix === platform || (prefix && prefix === basePlatform(platform))) {
         if (this.norm(platform, entry.slice(colon + 1)) === id) return true;
         continue;
       }

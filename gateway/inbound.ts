@@ -60,6 +60,8 @@ export interface InboundDeps {
 /** What the steps share while deciding one message. */
 export interface InboundContext {
   message: InboundMessage;
+  /** The agent that answers it (undefined: the default agent); part of `sessionKey`. */
+  agent?: string | undefined;
   sessionKey: string;
   now: number;
   /** The turn's input: the message's text, or what a command turned it into. */
@@ -161,7 +163,7 @@ export const openSession: InboundStep = (ctx, deps) => {
   const { message, now, sessionKey } = ctx;
   const { reset } = deps.settings.sessions;
   const opened = deps.sessions.open(
-    { chat: message.chat, chatType: message.chatType, userId: message.sender.id },
+    { chat: message.chat, chatType: message.chatType, userId: message.sender.id, agent: ctx.agent },
     { ...reset, timezone: deps.settings.timezone },
     now,
   );

@@ -11,6 +11,15 @@ export {
   pairingText,
   type UserIdNormalisers,
 } from "./access.js";
+export {
+  type AgentCommandsOptions,
+  type AgentReason,
+  type AgentRoute,
+  AgentRouter,
+  type AgentRouterOptions,
+  agentCommands,
+  DEFAULT_AGENT,
+} from "./agent-routes.js";
 export { CommandRegistry } from "./commands.js";
 export { crashedTurnMessage, MAX_CRASHED_RUNS } from "./crashed-turns.js";
 export { decideInbound, inboundSteps, isAddressed, isWellFormed } from "./inbound.js";

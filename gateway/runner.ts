@@ -73,6 +73,11 @@ export interface GatewayRunnerOptions {
   userIds?: UserIdNormalisers | undefined;
   /** The model named by `/status` (a function: the session key's own). */
   modelName?: string | ((sessionKey: string) => string) | undefined;
+  /**
+   * The agent that answers a message (`agents:` and `routes:`, a chat's `/agent` choice); undefined for
+   * the default agent. Its name prefixes the message's session key. @defaultValue the default agent
+   */
+  agentOf?: ((message: InboundMessage) => string | undefined) | undefined;
   /** `/compress`'s compressor (a model call); without it /compress says it is unavailable. */
   compress?: CompressSession | undefined;
   /** Plugins' inbound hooks: may drop or rewrite a message of an allowed user. @defaultValue none */
@@ -316,10 +321,10 @@ export class GatewayRunner {
     return isAddressed(message, this.keyOf(message), this.inbound);
   }
 
-  /** The session key of a message's sender. */
-  keyOf(message: InboundMessage): string {
+  /** The session key of a message's sender with its agent (`agent`: another agent than the routed one). */
+  keyOf(message: InboundMessage, agent: string | undefined = this.options.agentOf?.(message)): string {
     return sessionKey(
-      { chat: message.chat, chatType: message.chatType, userId: message.sender.id },
+      { chat: message.chat, chatType: message.chatType, userId: message.sender.id, agent },
       this.options.config.sessions.groupSessions,
     );
   }
@@ -330,9 +335,11 @@ export class GatewayRunner {
   }
 
   private contextOf(message: InboundMessage, effects: Effect[], recorded: boolean): InboundContext {
+    const agent = this.options.agentOf?.(message);
     return {
       message,
-      sessionKey: this.keyOf(message),
+      agent,
+      sessionKey: this.keyOf(message, agent),
       now: this.now(),
       input: message.text,
       recorded,

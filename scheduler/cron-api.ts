@@ -37,7 +37,9 @@ export interface CronApiDeps {
 export function createCronApi(deps: CronApiDeps): CronStateApi {
   const { store } = deps;
   const isMine = (job: CronJob, caller: CronCaller) =>
-    job.createdBy === caller.userId && job.origin?.platform === caller.chat.platform;
+    job.createdBy === caller.userId &&
+    job.origin?.platform === caller.chat.platform &&
+    (job.agent ?? undefined) === (caller.agent ?? undefined);
   const owned = (id: string, caller: CronCaller): CronJob => {
     const job = store.getJob(id);
     if (!job || !isMine(job, caller)) {
@@ -67,6 +69,7 @@ export function createCronApi(deps: CronApiDeps): CronStateApi {
     origin: caller.chat,
     createdBy: caller.userId,
     originChatType: caller.chatType,
+    agent: caller.agent,
     knownPlatforms: deps.knownPlatforms(),
   });
   return {

@@ -538,5 +538,7 @@ function sessionPartsOf(job: CronJob, run: CronRun) {
     chat: { platform: "cron", chatId: job.id, threadId: run.id },
     chatType: "dm" as const,
     userId: job.createdBy ?? "cron",
+    // The run is a turn of the job's agent: its key's prefix says so to the turn context and workers.
+    agent: job.agent,
   };
 }

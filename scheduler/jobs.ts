@@ -24,6 +24,8 @@ export interface SpecContext {
   createdBy?: string | undefined;
   /** The creating chat's type. */
   originChatType?: ChatType | undefined;
+  /** The creating chat's agent. */
+  agent?: string | undefined;
   /** Platform names targets may use; absent: any well-formed name. */
   knownPlatforms?: ReadonlySet<string> | undefined;
 }
@@ -90,6 +92,7 @@ export function buildSpec(input: Partial<CronJobInput>, ctx: SpecContext, base?:
     origin,
     createdBy: base ? base.createdBy : ctx.createdBy,
     originChatType: base ? base.originChatType : ctx.originChatType,
+    agent: base ? base.agent : ctx.agent,
     skills: input.skills !== undefined ? cleanList(input.skills, "skill") : base?.skills,
     toolsets: input.toolsets !== undefined ? cleanList(input.toolsets, "toolset") : base?.toolsets,
     model: input.model !== undefined ? input.model.trim() || undefined : base?.model,

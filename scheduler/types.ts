@@ -41,6 +41,11 @@ export interface CronJobSpec {
    * Absent in jobs of older builds (the gateway then decides by the chat's sessions).
    */
   originChatType?: ChatType | undefined;
+  /**
+   * The agent whose chat made the job (`agents:`): its runs are that agent's turns. Absent: the default
+   * agent.
+   */
+  agent?: string | undefined;
   /** Skills the run should use (named in the run's input). */
   skills?: string[] | undefined;
   /** Toolsets of the run. @defaultValue the configured toolsets without "cron" */
@@ -155,6 +160,8 @@ export interface CronCaller {
   userId: string;
   /** The chat's type: the toolsets a job made here may name are that chat's. */
   chatType?: ChatType | undefined;
+  /** The agent the chat talks to; its jobs are that agent's. Absent: the default agent. */
+  agent?: string | undefined;
 }
 
 /** The maker of a job as the toolset limit sees it: its origin chat, user and the chat's type. */

@@ -7,6 +7,7 @@
  */
 import { join } from "node:path";
 import type { Caller, Principal } from "../../core/access.js";
+import { agentOfKey } from "../../core/chat.js";
 import type { CommandModule } from "../../core/commands.js";
 import { describeError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
@@ -114,6 +115,8 @@ export interface LearningPorts {
   download: RemoteSkillsPort["download"];
   /** Each platform's prompt hint, by name. */
   hints: Readonly<Record<string, string>>;
+  /** A further agent's memory folder by name (`agents:`); undefined: none. @defaultValue no further agents */
+  agentMemoryDir?: ((agent: string) => string | undefined) | undefined;
   /** SOUL.md, the chat's personality and AGENTS.md, snapshotted with memory (`agent/persona`). */
   persona?:
     | { identity(turn: TurnRecord): string | undefined; sections(turn: TurnRecord): string[] }
@@ -134,6 +137,7 @@ export function createLearning(config: LearningSettings, ports: LearningPorts): 
     userChars: config.memory.userChars,
     logger: log,
     scopeOf,
+    agentDir: ports.agentMemoryDir,
   });
   const skills = new FileSkillStore({
     bundledDir: bundledSkillsDir(),
@@ -183,10 +187,11 @@ export function createLearning(config: LearningSettings, ports: LearningPorts): 
   };
 }
 
-const callerOf = (turn: { chat: Caller["chat"]; userId: string }): Caller => ({
-  chat: turn.chat,
-  userId: turn.userId,
-});
+/** The caller of a turn (or its origin): its chat, its user and the agent its session key names. */
+const callerOf = (turn: { chat: Caller["chat"]; userId: string; sessionKey?: string }): Caller => {
+  const agent = turn.sessionKey ? agentOfKey(turn.sessionKey) : undefined;
+  return agent ? { chat: turn.chat, userId: turn.userId, agent } : { chat: turn.chat, userId: turn.userId };
+};
 
 /** Skills enter every chat's prompt: only a turn that acts for an owner changes them. */
 function ownersSkills(

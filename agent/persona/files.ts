@@ -47,6 +47,11 @@ export class PersonaFiles {
     return this.#read(join(this.#home, "SOUL.md"));
   }
 
+  /** The text of another agent's SOUL.md at `path`, or undefined when it is missing or empty. */
+  soulAt(path: string): string | undefined {
+    return this.#read(path);
+  }
+
   /** The names of `HERALD_HOME/personalities/*.md`, sorted (files with other names are skipped). */
   personalities(): string[] {
     let names: string[];
@@ -74,11 +79,15 @@ export class PersonaFiles {
 
   /**
    * The identity for a chat: its chosen personality's text, else SOUL.md, else undefined (the built-in
-   * persona). A chosen personality whose file is gone falls back to SOUL.md.
+   * persona). A chosen personality whose file is gone falls back to SOUL.md. `soul` reads the SOUL.md of
+   * the turn's agent. @defaultValue HERALD_HOME/SOUL.md
    */
-  identity(chosen: string | undefined): string | undefined {
+  identity(
+    chosen: string | undefined,
+    soul: () => string | undefined = () => this.soul(),
+  ): string | undefined {
     const picked = chosen && chosen !== DEFAULT_PERSONALITY ? this.personality(chosen) : undefined;
-    return picked ?? this.soul();
+    return picked ?? soul();
   }
 
   /**

@@ -3,6 +3,7 @@
  * (the identity, the workspace's project context) and `/personality`.
  */
 import { join } from "node:path";
+import { agentOfKey } from "../../core/chat.js";
 import type { CommandModule } from "../../core/commands.js";
 import { describeError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
@@ -18,6 +19,12 @@ export interface PersonaConfig {
   exec: { workspaceScope: "session" | "user" };
 }
 
+/** A further agent's identity (`agents:`): its SOUL.md, else its persona text, else the top-level SOUL.md. */
+export interface AgentIdentity {
+  soulPath?: string | undefined;
+  persona?: string | undefined;
+}
+
 export interface Persona {
   /** The prompt builder's `identity`: the chat's personality, else SOUL.md, else none. */
   identity(turn: TurnRecord): string | undefined;
@@ -30,7 +37,12 @@ export interface Persona {
 /** Builds the persona files' readers on `HERALD_HOME`. */
 export function createPersona(
   config: PersonaConfig,
-  ports: { state: { kv(namespace: string): KeyValueStore }; logger: Logger },
+  ports: {
+    state: { kv(namespace: string): KeyValueStore };
+    logger: Logger;
+    /** The further agents' identities by name; a turn's agent is read from its session key. */
+    agents?: ReadonlyMap<string, AgentIdentity> | undefined;
+  },
 ): Persona {
   const { state, logger } = ports;
   const log = logger.child({ component: "persona" });
@@ -45,7 +57,13 @@ export function createPersona(
     scope: config.exec.workspaceScope,
   });
   return {
-    identity: (turn) => files.identity(choices.get(turn.sessionKey)),
+    identity: (turn) => {
+      const name = agentOfKey(turn.sessionKey);
+      const agent = name ? ports.agents?.get(name) : undefined;
+      const soul = () =>
+        (agent?.soulPath ? files.soulAt(agent.soulPath) : undefined) ?? agent?.persona ?? files.soul();
+      return files.identity(choices.get(turn.sessionKey), soul);
+    },
     sections: (turn) => {
       const { dir } = workspaces.workspaceFor({
         sessionKey: turn.sessionKey,

@@ -4,4 +4,4 @@
  */
 export { personalityCommands } from "./commands.js";
 export { PersonaFiles } from "./files.js";
-export { createPersona, type Persona, type PersonaConfig } from "./gateway.js";
+export { type AgentIdentity, createPersona, type Persona, type PersonaConfig } from "./gateway.js";

@@ -49,8 +49,8 @@ export interface ProvidersPorts {
 export interface SessionModels {
   /** The session's model and reasoning effort for a turn starting now (binds early settings to it). */
   forTurn(turn: TurnRecord): { model?: string | undefined; reasoningEffort?: ReasoningEffort | undefined };
-  /** The model the next turn of a session key runs on (`/status`). */
-  modelOf(sessionKey: string): string;
+  /** The model the next turn of a session key runs on (`/status`): its `/model` choice, else `fallback` (its agent's), else the default. */
+  modelOf(sessionKey: string, fallback?: string): string;
 }
 
 /**
@@ -106,11 +106,11 @@ export function createProviders(config: ProvidersConfig, ports: ProvidersPorts):
   });
 
   return {
-    modelOf(sessionKey) {
+    modelOf(sessionKey, fallback) {
       const active = state.sessions
         .list({ keyPrefix: sessionKey, activeOnly: true, limit: 5 })
         .find((s) => s.key === sessionKey);
-      return settings.get(sessionKey, active?.id).model ?? catalog.defaultModel;
+      return settings.get(sessionKey, active?.id).model ?? fallback ?? catalog.defaultModel;
     },
     forTurn(turn) {
       const s = settings.get(turn.sessionKey, turn.sessionId, true);

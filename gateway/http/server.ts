@@ -78,7 +78,8 @@ export async function startHttpServer(
         return;
       }
     }
-    const hook = /^\/webhooks\/([a-z]+)(?:\/|$)/.exec(path);
+    // `/webhooks/telegram`, or a further bot account's `/webhooks/telegram@family`.
+    const hook = /^\/webhooks\/([a-z]+(?:@[a-z0-9_-]+)?)(?:\/|$)/.exec(path.replace(/%40/gi, "@"));
     if (hook) {
       const adapter = options.adapters.get(hook[1]!);
       if (!adapter?.handleWebhook) {

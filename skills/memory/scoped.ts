@@ -4,7 +4,9 @@
  * has a pair of their own under `memories/users/<platform>-<id>-<hash>/`, created on their first write,
  * with the same budgets and content checks. A user never reads or writes the owners' files or another
  * user's, so what one user saves never enters another's system prompt. A caller that acts for nobody (a
- * webhook's turn, whose input comes from outside) has no memory.
+ * webhook's turn, whose input comes from outside) has no memory. A caller of another agent than the
+ * default one (`Caller.agent`) reaches the same layout under that agent's folder (`agentDir`): agents
+ * never read each other's memory.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
@@ -31,6 +33,11 @@ export interface ScopedMemoryOptions {
   logger?: Logger | undefined;
   /** Whose memory `caller` reaches (the owner policy). Must not throw. */
   scopeOf(caller: Caller): MemoryScope;
+  /**
+   * The memory folder of a further agent, by name; undefined for an agent there is none of (its callers
+   * then have no memory). Must not throw. @defaultValue no further agents
+   */
+  agentDir?: ((agent: string) => string | undefined) | undefined;
 }
 
 /** The folder under `memories/users/` of a user: readable, and unique by a hash of the exact id. */
@@ -59,9 +66,11 @@ export class ScopedMemoryStore implements MemoryStateApi {
   /** The files `caller` reaches, or why it has none. */
   filesOf(caller: Caller): FileMemoryStore | { none: string } {
     const scope = this.#o.scopeOf(caller);
-    if (scope.kind === "owners") return this.owners;
     if (scope.kind === "none") return { none: scope.reason };
-    return this.#store(join(this.usersDir, userMemoryKey(scope.platform, scope.userId)));
+    const dir = caller.agent ? this.#o.agentDir?.(caller.agent) : this.#o.dir;
+    if (!dir) return { none: `the agent ${caller.agent} has no memory folder` };
+    if (scope.kind === "owners") return dir === this.#o.dir ? this.owners : this.#store(dir);
+    return this.#store(join(dir, "users", userMemoryKey(scope.platform, scope.userId)));
   }
 
   async read(target: MemoryTarget, caller: Caller): Promise<MemoryView> {

@@ -1,5 +1,6 @@
 /** What `cronjob` does (`declaration.ts` declares it). */
 import type { z } from "zod";
+import { callerOfOrigin } from "../../../core/access.js";
 import { formatDuration, formatTime } from "../../../scheduler/index.js";
 import type { CronCaller, CronJobInput, CronJobView } from "../../../scheduler/types.js";
 import type { ToolRun } from "../../tool-declaration.js";
@@ -11,11 +12,7 @@ type Args = z.infer<typeof cronjobParameters>;
 export const runCronjob: ToolRun<typeof cronjobParameters> = async (args, ctx) => {
   const cron = ctx.state.cron;
   if (!cron) return { content: "error: scheduling is not available in this gateway.", isError: true };
-  const caller: CronCaller = {
-    chat: ctx.origin.chat,
-    userId: ctx.origin.userId,
-    chatType: ctx.origin.chatType,
-  };
+  const caller: CronCaller = { ...callerOfOrigin(ctx.origin), chatType: ctx.origin.chatType };
   if (caller.chat.platform === "cron") {
     return { content: "error: a scheduled run can't manage scheduled jobs.", isError: true };
   }

@@ -1,4 +1,5 @@
 /** What `memory` does (`declaration.ts` declares it). */
+import { callerOfOrigin } from "../../../core/access.js";
 import type { MemoryView } from "../../../skills/memory/types.js";
 import type { ToolRun } from "../../tool-declaration.js";
 import type { memoryParameters } from "./declaration.js";
@@ -22,7 +23,7 @@ export const runMemory: ToolRun<typeof memoryParameters> = async (
   ctx.progress(
     `${action === "add" ? "saving to" : "updating"} ${target === "user" ? "the user profile" : "memory"}`,
   );
-  const caller = { chat: ctx.origin.chat, userId: ctx.origin.userId };
+  const caller = callerOfOrigin(ctx.origin);
   const result =
     action === "add"
       ? await memory.add(target, content!, caller)

@@ -1,4 +1,5 @@
 /** What `session_search` does (`declaration.ts` declares it). */
+import { searchKeyPrefix } from "../../../core/chat.js";
 import type { SearchHit } from "../../../sessions/types.js";
 import type { ToolRun } from "../../tool-declaration.js";
 import type { sessionSearchParameters } from "./declaration.js";
@@ -9,7 +10,7 @@ export const runSessionSearch: ToolRun<typeof sessionSearchParameters> = async (
   ctx,
 ) => {
   const { origin } = ctx;
-  const keyPrefix = `${origin.chat.platform}:`;
+  const keyPrefix = searchKeyPrefix(origin);
   ctx.progress(`searching past conversations for "${query}"`);
   const hits = await ctx.state.searchSessions(query, {
     limit,
