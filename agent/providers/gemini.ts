@@ -126,6 +126,14 @@ function userParts(content: ModelMessage["content"]): Part[] {
           ? { inlineData: { mimeType: data[1]!, data: data[2]! } }
           : { text: `[image: ${p.image_url.url}]` },
       );
+    } else if (p.type === "file") {
+      // A PDF sent as the file (a fallback's message within a turn): Gemini reads PDFs inline.
+      const data = /^data:([^;,]+);base64,(.*)$/s.exec(p.file.file_data ?? "");
+      parts.push(
+        data
+          ? { inlineData: { mimeType: data[1]!, data: data[2]! } }
+          : { text: `[file: ${p.file.filename ?? "unnamed"}]` },
+      );
     }
   }
   return parts;
