@@ -2,7 +2,9 @@
  * Turns a turn's input (text plus attachments) into the user message: the stored form (text, a note per
  * file, and the text of small documents) and the form sent to the model (image parts when the model has
  * vision). Each file is named by the path the model can open it at (its workspace copy, where the
- * composition root staged one).
+ * composition root staged one). For a model that reads PDFs itself (`pdfDocuments`: Anthropic's
+ * `document` blocks), a PDF goes to it as the file (a chat-completions `file` part with the PDF as a
+ * base64 data URL) instead of its extracted text; the stored message keeps the text all the same.
  */
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
@@ -20,9 +22,24 @@ export interface UserMessageOptions {
   pathFor?: ((attachment: InboundAttachment) => string) | undefined;
   /** Documents with at most this much text go inline; longer ones are left to `read_file`. @defaultValue 12_000 */
   inlineDocumentChars?: number | undefined;
+  /**
+   * Send PDFs as the file itself (up to {@link MAX_PDF_BYTES}), not their text: the model reads them
+   * natively. @defaultValue false
+   */
+  pdfDocuments?: boolean | undefined;
   /** Speech to text for voice notes and audio files; without it they stay file notes. */
   transcribe?: ((attachment: InboundAttachment, signal?: AbortSignal) => Promise<string>) | undefined;
   signal?: AbortSignal | undefined;
+}
+
+/** The largest PDF sent as a file (Anthropic's request limit is 32 MB); a larger one goes as text. */
+export const MAX_PDF_BYTES = 24 * 1024 * 1024;
+
+function isPdf(a: InboundAttachment): boolean {
+  return (
+    a.kind === "document" &&
+    (a.mimeType?.split(";")[0]?.trim() === "application/pdf" || /\.pdf$/i.test(a.fileName ?? a.path))
+  );
 }
 
 /** `[attached file: report.pdf, application/pdf, /workspace/attachments/report.pdf]` */
@@ -83,24 +100,29 @@ export async function buildUserMessage(
 ): Promise<{ stored: ChatMessage; forModel: ModelMessage }> {
   const attachments = input.attachments ?? [];
   const pathFor = options.pathFor ?? ((a: InboundAttachment) => a.path);
-  const notes = await Promise.all(
-    attachments.map(async (a) =>
-      [
-        attachmentNote(a, pathFor(a)),
-        await documentText(a, pathFor(a), options),
-        await transcriptText(a, options),
-      ]
-        .filter(Boolean)
-        .join("\n"),
-    ),
+  const parts = await Promise.all(
+    attachments.map(async (a) => ({
+      note: attachmentNote(a, pathFor(a)),
+      text: await documentText(a, pathFor(a), options),
+      transcript: await transcriptText(a, options),
+    })),
   );
+  const notes = parts.map((p) => [p.note, p.text, p.transcript].filter(Boolean).join("\n"));
   const storedText = [input.text, ...notes].filter(Boolean).join("\n");
   const stored: ChatMessage = { role: "user", content: storedText };
   const images = options.vision ? attachments.filter((a) => a.kind === "image") : [];
-  if (images.length === 0) return { stored, forModel: stored };
+  const pdfs = options.pdfDocuments ? attachments.filter(isPdf) : [];
+  if (images.length === 0 && pdfs.length === 0) return { stored, forModel: stored };
 
   const imageParts: ChatCompletionContentPart[] = [];
-  const textNotes: string[] = attachments.flatMap((a, i) => (images.includes(a) ? [] : [notes[i]!]));
+  const fileParts = await Promise.all(pdfs.map((pdf) => pdfPart(pdf)));
+  const textNotes: string[] = attachments.flatMap((a, i) => {
+    if (images.includes(a)) return [];
+    const p = parts[i]!;
+    // A PDF sent as the file: its note (and transcript) without the extracted text.
+    if (fileParts[pdfs.indexOf(a)]) return [[p.note, p.transcript].filter(Boolean).join("\n")];
+    return [notes[i]!];
+  });
   for (const image of images) {
     try {
       const bytes = await readFile(image.path);
@@ -116,8 +138,29 @@ export async function buildUserMessage(
     }
   }
   const text = [input.text, ...textNotes].filter(Boolean).join("\n");
+  const files = fileParts.filter((f): f is ChatCompletionContentPart => f !== undefined);
   return {
     stored,
-    forModel: { role: "user", content: [...(text ? [{ type: "text" as const, text }] : []), ...imageParts] },
+    forModel: {
+      role: "user",
+      content: [...(text ? [{ type: "text" as const, text }] : []), ...imageParts, ...files],
+    },
   };
+}
+
+/** A PDF as a `file` part; undefined when it is too large or cannot be read (its text goes instead). */
+async function pdfPart(a: InboundAttachment): Promise<ChatCompletionContentPart | undefined> {
+  try {
+    const bytes = await readFile(a.path);
+    if (bytes.length > MAX_PDF_BYTES || bytes.subarray(0, 5).toString("latin1") !== "%PDF-") return undefined;
+    return {
+      type: "file",
+      file: {
+        filename: a.fileName ?? basename(a.path),
+        file_data: `data:application/pdf;base64,${bytes.toString("base64")}`,
+      },
+    };
+  } catch {
+    return undefined;
+  }
 }

@@ -15,6 +15,7 @@ import { buildUserMessage } from "./input.js";
 import { TurnTools } from "./lazy-tools.js";
 import type { ModelClient, ModelMessage } from "./model-client.js";
 import { cancelledError } from "./model-errors.js";
+import { apiOf } from "./providers/index.js";
 import { recallNote } from "./recall-note.js";
 import { runTool, type ToolRunDeps } from "./run-tool.js";
 import { addToolUsage, addUsage } from "./turn-usage.js";
@@ -127,8 +128,12 @@ async function openingOf(job: TurnJob, deps: TurnDeps, log: Logger): Promise<Ope
       return undefined;
     });
   }
+  const ref = job.model ?? deps.model.catalog.defaultModel;
+  const target = deps.model.catalog.resolve(ref);
   const { stored, forModel } = await buildUserMessage(job.input, {
-    vision: deps.model.catalog.vision(job.model ?? deps.model.catalog.defaultModel),
+    vision: deps.model.catalog.vision(ref),
+    // Anthropic reads PDFs itself (document blocks): the file goes, not its extracted text.
+    pdfDocuments: target !== undefined && apiOf(target.provider) === "anthropic",
     pathFor: staged ? (a) => staged.get(a.path) ?? a.path : undefined,
     transcribe: deps.transcribe,
     signal: deps.signal,

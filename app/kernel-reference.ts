@@ -55,7 +55,7 @@ export const kernelReference: readonly KernelSection[] = [
         ["[].name", "letters, digits, `.`, `_`, `-`; the prefix of `provider/model` references"],
         [
           "[].api",
-          "the wire protocol: `openai-chat` (any OpenAI-compatible server), `openai-responses` (OpenAI's Responses API: reasoning items kept across tool calls), `anthropic` (Anthropic Messages: prompt caching, extended thinking), `gemini` (Google's Gemini API: thinking budget, thought signatures) or `bedrock` (Amazon Bedrock's Converse API: AWS credentials, cache points)",
+          "the wire protocol: `openai-chat` (any OpenAI-compatible server), `openai-responses` (OpenAI's Responses API: reasoning items kept across tool calls), `anthropic` (Anthropic Messages: prompt caching, extended thinking), `gemini` (Google's Gemini API: thinking budget, thought signatures) or `bedrock` (Amazon Bedrock's Converse API: AWS credentials, cache points, Claude's extended thinking)",
           "`anthropic` for api.anthropic.com, `gemini` for generativelanguage.googleapis.com, `bedrock` for bedrock-runtime.<region>.amazonaws.com, else `openai-chat`",
         ],
         [

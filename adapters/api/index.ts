@@ -24,6 +24,7 @@ import type {
 } from "../../core/types.js";
 import { uuidv7 } from "../../core/uuid-v7.js";
 import type { ChatPort } from "../shared/chat-port.js";
+import { failPending, type Pending, unstreamedPart, writeChunk, writeEvent } from "./completions-stream.js";
 import { heraldRoute } from "./herald.js";
 import { chatRequestSchema, contentText, readJsonBody } from "./parse.js";
 import {
@@ -33,7 +34,6 @@ import {
   filesOf,
   type TokenUsage,
   usageBody,
-  writeError,
   writeJson,
 } from "./respond.js";
 import { type ResponseStorePort, ResponsesApi } from "./responses.js";
@@ -63,34 +63,6 @@ export interface ApiAdapterConfig {
   responses?: ResponseStorePort | undefined;
   /** How long a stored response lives. @defaultValue 30 days */
   responsesTtlMs?: number | undefined;
-}
-
-/** A request waiting for its reply. */
-interface Pending {
-  res: ServerResponse;
-  stream: boolean;
-  id: string;
-  created: number;
-  notices: string[];
-  streamed: boolean;
-  /** The client asked for a usage chunk at the end of the stream (`stream_options.include_usage`). */
-  includeUsage: boolean;
-  /** The end of the text streamed so far (what the reply's text may still add to: a buttons fallback). */
-  streamedTail: string;
-  /** The client asked for Herald's extensions (`herald_events`): tool events and buttons as data. */
-  events: boolean;
-}
-
-/**
- * What `text` adds to a stream that ended with `streamedTail`: the part after the longest paragraph
- * prefix of `text` the stream already showed (a question streamed, then its choices appended).
- */
-function unstreamedPart(text: string, streamedTail: string): string {
-  if (streamedTail.endsWith(text)) return "";
-  for (let at = text.lastIndexOf("\n\n"); at > 0; at = text.lastIndexOf("\n\n", at - 1)) {
-    if (streamedTail.endsWith(text.slice(0, at))) return text.slice(at);
-  }
-  return "";
 }
 
 const SESSION_HEADER = "x-herald-session-id";
@@ -127,7 +99,7 @@ export class ApiAdapter implements PlatformAdapter {
 
   async stop(): Promise<void> {
     for (const p of this.pending.values())
-      this.fail(p, 503, "The gateway is shutting down; retry shortly.", "unavailable");
+      failPending(p, 503, "The gateway is shutting down; retry shortly.", "unavailable");
     this.pending.clear();
     this.responses.stop();
     this.onMessage = undefined;
@@ -201,7 +173,7 @@ export class ApiAdapter implements PlatformAdapter {
     this.pending.delete(id);
     if (message.kind === "error") {
       const { status, type, code, retry } = failureStatus(message.failure?.code);
-      this.fail(p, status, message.text, type, code, message.failure?.retryAfterMs, retry);
+      failPending(p, status, message.text, type, code, message.failure?.retryAfterMs, retry);
       return { messageIds: [id] };
     }
     const text = [...p.notices, message.text].join("\n\n");
@@ -270,7 +242,7 @@ export class ApiAdapter implements PlatformAdapter {
       writeEvent(p, "herald.tool_end", { callId, ok, durationMs, ...(result ? { result } : {}) });
     } else if (event.type === "ended" && event.status === "cancelled") {
       this.pending.delete(event.replyToId);
-      this.fail(
+      failPending(
         p,
         409,
         "The turn was cancelled (/stop, /new, or a newer message in this session).",
@@ -395,86 +367,21 @@ export class ApiAdapter implements PlatformAdapter {
     });
     if (!this.onMessage) {
       this.pending.delete(messageId);
-      this.fail(pending, 503, "The gateway is not ready yet; retry shortly.", "unavailable");
+      failPending(pending, 503, "The gateway is not ready yet; retry shortly.", "unavailable");
       return;
     }
     try {
       const outcome = await this.onMessage(inbound);
       if (outcome !== "accepted" && outcome !== "command" && this.pending.has(messageId)) {
         this.pending.delete(messageId);
-        this.fail(pending, 400, `The message was not processed (${outcome}).`, "invalid_request_error");
+        failPending(pending, 400, `The message was not processed (${outcome}).`, "invalid_request_error");
       }
     } catch (err) {
       this.logger.error({ err }, "api inbound failed");
       this.pending.delete(messageId);
-      this.fail(pending, 500, "The gateway could not record the message; retry.", "server_error");
+      failPending(pending, 500, "The gateway could not record the message; retry.", "server_error");
     }
   }
-
-  /**
-   * Ends a request with an error: an HTTP status and OpenAI's `{error}` body, or, on a stream whose 200
-   * is already out, OpenAI's convention of one `data: {"error": …}` event and then the end of the stream.
-   */
-  private fail(
-    p: Pending,
-    status: number,
-    message: string,
-    type: string,
-    code: string = type,
-    retryAfterMs?: number,
-    retry?: boolean,
-  ): void {
-    if (p.res.writableEnded) return;
-    if (p.stream && p.res.headersSent) {
-      p.res.end(`data: ${JSON.stringify(errorBody(message, type, code))}\n\n`);
-      return;
-    }
-    writeError(p.res, status, message, type, { code, retryAfterMs, retry });
-  }
-}
-
-/** Writes one chunk (`headersOnly`: just the 200 and the opening role chunk, if not sent yet). */
-function writeChunk(
-  p: Pending,
-  delta: Record<string, string>,
-  finish: string | null = null,
-  headersOnly = false,
-): void {
-  if (p.res.writableEnded) return;
-  if (!p.res.headersSent) {
-    p.res.writeHead(200, {
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache",
-      connection: "keep-alive",
-    });
-    const first = {
-      id: p.id,
-      object: "chat.completion.chunk",
-      created: p.created,
-      model: "herald",
-      choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }],
-    };
-    p.res.write(`data: ${JSON.stringify(first)}\n\n`);
-  }
-  if (headersOnly) return;
-  const chunk = {
-    id: p.id,
-    object: "chat.completion.chunk",
-    created: p.created,
-    model: "herald",
-    choices: [{ index: 0, delta, finish_reason: finish }],
-  };
-  p.res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-}
-
-/**
- * Writes one of Herald's named events (`event: herald.tool`), opening the stream first if needed; only
- * for requests that asked for them, since OpenAI's clients read every event as a chunk.
- */
-function writeEvent(p: Pending, name: string, data: object): void {
-  if (p.res.writableEnded) return;
-  if (!p.res.headersSent) writeChunk(p, {}, null, true);
-  p.res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
 /** Builds the API adapter. */

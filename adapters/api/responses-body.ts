@@ -15,6 +15,8 @@ export interface ResponseRequestEcho {
   tools: unknown[];
   metadata: Record<string, string>;
   user: string | undefined;
+  /** Created with `background: true` (answered at once, polled). */
+  background?: boolean | undefined;
 }
 
 /** An assistant message item with its text. */
@@ -63,7 +65,7 @@ export function responseObject(
   parts: {
     id: string;
     createdAt: number;
-    status: "in_progress" | "completed" | "failed";
+    status: "queued" | "in_progress" | "completed" | "failed" | "cancelled";
     output: unknown[];
     usage?: ReturnType<typeof responseUsage> | null | undefined;
     error?: { code: string; message: string } | null | undefined;
@@ -74,6 +76,7 @@ export function responseObject(
     id: parts.id,
     object: "response" as const,
     created_at: parts.createdAt,
+    background: echo.background === true,
     status: parts.status,
     ...(parts.status === "completed" ? { completed_at: Math.floor(Date.now() / 1000) } : {}),
     error: parts.error ?? null,

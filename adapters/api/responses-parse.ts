@@ -3,9 +3,14 @@
  * its function calls, the earlier conversation a stateless request carries, its function tools and
  * instructions. Every refusal names the field (`input[2].call_id`) and says what to send instead.
  */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
+import { HeraldError } from "../../core/errors.js";
 import { CLIENT_PENDING } from "../../core/turn-steps.js";
 import type { ChatMessage, ClientTool, ClientToolCalls, ToolCall } from "../../core/types.js";
+import { readJsonBody } from "./parse.js";
+import { fieldName, writeError } from "./respond.js";
+import type { ResponseRequestEcho } from "./responses-body.js";
 
 /** The fields of a Responses request Herald reads; the others are accepted and ignored. */
 export const responsesRequestSchema = z.looseObject({
@@ -15,6 +20,7 @@ export const responsesRequestSchema = z.looseObject({
   previous_response_id: z.string().min(1).max(200).nullish(),
   store: z.boolean().nullish(),
   stream: z.boolean().nullish(),
+  background: z.boolean().nullish(),
   user: z.string().max(256).optional(),
   tools: z
     .array(
@@ -261,4 +267,44 @@ export function checkOutputs(turn: ResponsesTurn, pending: ClientToolCalls | und
       "input",
       `The previous response waits for the output of its function call '${missing[0]}' (${missing[1]}): send a function_call_output item for each call.`,
     );
+}
+
+/** The request's body, parsed, or the problem with it. */
+export async function readRequest(
+  req: IncomingMessage,
+): Promise<{ body: ResponsesRequest } | { problem: InputProblem }> {
+  let raw: unknown;
+  try {
+    raw = await readJsonBody(req);
+  } catch (err) {
+    return {
+      problem: new InputProblem("body", err instanceof HeraldError ? err.message : "Invalid JSON body."),
+    };
+  }
+  const parsed = responsesRequestSchema.safeParse(raw);
+  if (parsed.success) return { body: parsed.data };
+  const issue = parsed.error.issues[0];
+  const param = fieldName(issue?.path ?? []) || "body";
+  return { problem: new InputProblem(param, `'${param}': ${issue?.message ?? "invalid"}`) };
+}
+
+export function badRequest(res: ServerResponse, problem: InputProblem): void {
+  const param = problem.param === "body" ? null : problem.param;
+  writeError(res, 400, `Invalid request: ${problem.message}`, "invalid_request_error", {
+    code: "invalid_request_error",
+    param,
+  });
+}
+
+export function echoOf(body: ResponsesRequest): ResponseRequestEcho {
+  return {
+    model: body.model ?? "herald",
+    instructions: body.instructions ?? null,
+    previousResponseId: body.previous_response_id ?? null,
+    store: body.store !== false,
+    tools: body.tools ?? [],
+    metadata: body.metadata ?? {},
+    user: body.user,
+    background: body.background === true,
+  };
 }

@@ -40,6 +40,8 @@ export interface ResponseStorePort {
 export interface StoredBody {
   response: ResponseObject;
   pending?: ClientToolCalls | undefined;
+  /** The request's input items, for `GET /v1/responses/{id}/input_items`. */
+  input?: unknown[] | undefined;
 }
 
 /** What a response is built from: its ids, its chat and user, and what it echoes of its request. */
@@ -50,6 +52,8 @@ export interface ResponseParts {
   chatId: string;
   userId: string;
   echo: ResponseRequestEcho;
+  /** The request's input items (with ids), kept with every state of the response. */
+  input?: unknown[] | undefined;
 }
 
 const DAY_MS = 86_400_000;
@@ -76,6 +80,11 @@ export class ResponseKeeper {
     private readonly logger: Logger,
   ) {}
 
+  /** Whether responses are kept at all (a store is configured). */
+  get enabled(): boolean {
+    return this.store !== undefined;
+  }
+
   /** The stored response `id` with its body, unless unknown or expired. */
   read(id: string): { stored: StoredResponse; body: StoredBody } | undefined {
     const stored = this.store?.get(id, Date.now());
@@ -91,7 +100,11 @@ export class ResponseKeeper {
   save(parts: ResponseParts, response: ResponseObject, pending?: ClientToolCalls | undefined): void {
     if (!this.store || !parts.echo.store) return;
     const now = Date.now();
-    const body: StoredBody = { response, ...(pending ? { pending } : {}) };
+    const body: StoredBody = {
+      response,
+      ...(pending ? { pending } : {}),
+      ...(parts.input ? { input: parts.input } : {}),
+    };
     try {
       this.store.put({
         id: parts.id,
@@ -114,15 +127,21 @@ export class ResponseKeeper {
   settle(messageId: string, outcome: OutboundMessage | "cancelled", usage: TokenUsage | undefined): void {
     if (!this.store || (outcome !== "cancelled" && outcome.kind === "notice")) return;
     const found = this.read(responseIds(messageId).id);
-    if (found?.body.response.status !== "in_progress") return;
+    const status = found?.body.response.status;
+    if (!found || (status !== "in_progress" && status !== "queued")) return;
     const { stored, body } = found;
     const parts: ResponseParts = {
       ...responseIds(messageId),
       createdAt: body.response.created_at,
       chatId: stored.chatId,
       userId: stored.userId,
-      echo: echoOf(body.response),
+      echo: echoOfResponse(body.response),
+      input: body.input,
     };
+    if (outcome === "cancelled" && parts.echo.background) {
+      this.save(parts, responseObject({ ...parts, status: "cancelled", output: [] }, parts.echo));
+      return;
+    }
     if (outcome === "cancelled" || outcome.kind === "error") {
       const message = outcome === "cancelled" ? "The turn was cancelled." : outcome.text;
       const code = outcome === "cancelled" ? "cancelled" : (outcome.failure?.code ?? "turn_failed");
@@ -147,7 +166,7 @@ export function failedResponse(parts: ResponseParts, code: string, message: stri
 }
 
 /** What a stored response echoes of its request. */
-function echoOf(r: ResponseObject): ResponseRequestEcho {
+export function echoOfResponse(r: ResponseObject): ResponseRequestEcho {
   return {
     model: r.model,
     instructions: r.instructions,
@@ -156,5 +175,6 @@ function echoOf(r: ResponseObject): ResponseRequestEcho {
     tools: r.tools,
     metadata: r.metadata,
     user: r.user ?? undefined,
+    background: r.background,
   };
 }

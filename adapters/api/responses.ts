@@ -1,17 +1,19 @@
 /**
- * OpenAI's Responses API on the API server: `POST /v1/responses` (streamed and not),
- * `GET /v1/responses/{id}` and `DELETE /v1/responses/{id}`. A request is one inbound message of the
+ * OpenAI's Responses API on the API server: `POST /v1/responses` (streamed, not, or in the
+ * background), `GET` and `DELETE /v1/responses/{id}`, `POST /v1/responses/{id}/cancel`
+ * (responses-cancel.ts) and `GET /v1/responses/{id}/input_items` (responses-items.ts). A request is one inbound message of the
  * `api` platform, like a chat completion: its reply comes through the outbox and completes the HTTP
  * answer. A new conversation is a new Herald session; `previous_response_id` continues the session of
  * that stored response (the model sees everything before). Function tools the client declares are the
  * client's own: a step that calls one ends the turn, the response carries the calls as `function_call`
  * items, and the client's `function_call_output` items on the next request carry the turn on; Herald's
  * own tools run on the gateway as ever. With `store` (the default) the response is kept in the state
- * database until it expires (API_SERVER_RESPONSES_TTL_DAYS), for GET and for continuing.
+ * database until it expires (API_SERVER_RESPONSES_TTL_DAYS), for GET and for continuing. With
+ * `background`, the request is answered `queued` at once and the turn's reply completes the stored
+ * response, as a reply whose client went away does.
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { HeraldError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type {
   AdapterTurnEvent,
@@ -21,21 +23,18 @@ import type {
   OutboundMessage,
 } from "../../core/types.js";
 import { uuidv7 } from "../../core/uuid-v7.js";
-import { readJsonBody } from "./parse.js";
-import { failureStatus, fieldName, type TokenUsage, writeError, writeJson } from "./respond.js";
+import { failureStatus, type TokenUsage, writeError, writeJson } from "./respond.js";
+import { type ResponseObject, responseObject, responseUsage } from "./responses-body.js";
+import { cancelResponse } from "./responses-cancel.js";
+import { inputItemsOf, inputItemsPage } from "./responses-items.js";
 import {
-  type ResponseObject,
-  type ResponseRequestEcho,
-  responseObject,
-  responseUsage,
-} from "./responses-body.js";
-import {
+  badRequest,
   checkOutputs,
   clientToolsOf,
+  echoOf,
   InputProblem,
-  type ResponsesRequest,
   type ResponsesTurn,
-  responsesRequestSchema,
+  readRequest,
   turnOf,
 } from "./responses-parse.js";
 import {
@@ -75,7 +74,7 @@ interface Pending extends ResponseParts {
   events?: ResponseEvents | undefined;
 }
 
-const RESPONSE_PATH = /^\/v1\/responses\/([A-Za-z0-9_-]{1,200})$/;
+const RESPONSE_PATH = /^\/v1\/responses\/([A-Za-z0-9_-]{1,200})(?:\/(cancel|input_items))?$/;
 
 /** The Responses routes and their requests in flight. */
 export class ResponsesApi {
@@ -97,8 +96,10 @@ export class ResponsesApi {
       await this.create(req, res);
       return true;
     }
-    const id = RESPONSE_PATH.exec(path)?.[1];
-    if (!id || (req.method !== "GET" && req.method !== "DELETE")) return false;
+    const [, id, sub] = RESPONSE_PATH.exec(path) ?? [];
+    const method = sub === "cancel" ? "POST" : sub === "input_items" ? "GET" : undefined;
+    if (!id || (method ? req.method !== method : req.method !== "GET" && req.method !== "DELETE"))
+      return false;
     const found = this.kept.read(id);
     if (!found) {
       const days = Math.round(this.kept.ttlMs / 86_400_000);
@@ -109,9 +110,13 @@ export class ResponsesApi {
         "invalid_request_error",
         { code: "not_found" },
       );
-      return true;
-    }
-    if (req.method === "DELETE") {
+    } else if (sub === "cancel") cancelResponse(res, found, this.kept, this.o);
+    else if (sub === "input_items") {
+      const query = new URL(req.url ?? "/", "http://localhost").searchParams;
+      const listed = inputItemsPage(found.body.input ?? [], query);
+      if ("page" in listed) writeJson(res, 200, listed.page);
+      else badRequest(res, new InputProblem(listed.param, listed.problem));
+    } else if (req.method === "DELETE") {
       this.kept.delete(id);
       writeJson(res, 200, { id, object: "response.deleted", deleted: true });
     } else writeJson(res, 200, found.body.response);
@@ -218,6 +223,14 @@ export class ResponsesApi {
     const chatId = previous?.stored.chatId ?? randomUUID();
     const step = previous ? previous.pending?.step : turn.step;
     const stream = body.stream === true;
+    if (body.background && (body.store === false || stream || !this.kept.enabled)) {
+      const param = stream ? "stream" : "store";
+      const why = stream
+        ? "'background' with 'stream' is not supported: create it in the background, then poll GET /v1/responses/{id}."
+        : "'background' needs 'store': a background response is read back with GET /v1/responses/{id}.";
+      badRequest(res, new InputProblem(param, why));
+      return;
+    }
     const inbound: InboundMessage = {
       platform: "api",
       messageId,
@@ -243,6 +256,7 @@ export class ResponsesApi {
       chatId,
       userId: user,
       echo: echoOf(body),
+      input: inputItemsOf(body.input, ids.itemId),
       notices: [],
       prefix: "",
       ...(stream ? { events: new ResponseEvents(res, ids.itemId) } : {}),
@@ -250,7 +264,8 @@ export class ResponsesApi {
     res.setHeader("X-Herald-Session-Id", chatId);
     // Kept from the start: GET finds it in progress, and a reply whose client went away completes it.
     this.kept.save(p, this.snapshot(p));
-    await this.run(p, inbound);
+    if (body.background) await this.runInBackground(p, inbound);
+    else await this.run(p, inbound);
   }
 
   /** Hands the turn to the gateway and follows the request until its reply or failure. */
@@ -287,6 +302,24 @@ export class ResponsesApi {
       this.o.logger.error({ err }, "api inbound failed");
       this.pending.delete(messageId);
       this.fail(p, 500, "The gateway could not record the message; retry.", "server_error");
+    }
+  }
+
+  /**
+   * Answers `queued` at once and leaves the turn to complete the stored response (its reply finds no
+   * request waiting: `send` settles the stored one). A turn the gateway refuses fails it.
+   */
+  private async runInBackground(p: Pending, inbound: InboundMessage): Promise<void> {
+    writeJson(p.res, 200, { ...this.snapshot(p), status: "queued" });
+    const failed = (message: string) => this.kept.save(p, failedResponse(p, "server_error", message));
+    try {
+      const outcome = await this.o.submit(inbound);
+      if (outcome === undefined) failed("The gateway is not ready yet; retry shortly.");
+      else if (outcome !== "accepted" && outcome !== "command")
+        failed(`The message was not processed (${outcome}).`);
+    } catch (err) {
+      this.o.logger.error({ err }, "api inbound failed");
+      failed("The gateway could not record the message; retry.");
     }
   }
 
@@ -328,43 +361,4 @@ export class ResponsesApi {
     }
     writeError(p.res, status, message, type, options);
   }
-}
-
-/** The request's body, parsed, or the problem with it. */
-async function readRequest(
-  req: IncomingMessage,
-): Promise<{ body: ResponsesRequest } | { problem: InputProblem }> {
-  let raw: unknown;
-  try {
-    raw = await readJsonBody(req);
-  } catch (err) {
-    return {
-      problem: new InputProblem("body", err instanceof HeraldError ? err.message : "Invalid JSON body."),
-    };
-  }
-  const parsed = responsesRequestSchema.safeParse(raw);
-  if (parsed.success) return { body: parsed.data };
-  const issue = parsed.error.issues[0];
-  const param = fieldName(issue?.path ?? []) || "body";
-  return { problem: new InputProblem(param, `'${param}': ${issue?.message ?? "invalid"}`) };
-}
-
-function badRequest(res: ServerResponse, problem: InputProblem): void {
-  const param = problem.param === "body" ? null : problem.param;
-  writeError(res, 400, `Invalid request: ${problem.message}`, "invalid_request_error", {
-    code: "invalid_request_error",
-    param,
-  });
-}
-
-function echoOf(body: ResponsesRequest): ResponseRequestEcho {
-  return {
-    model: body.model ?? "herald",
-    instructions: body.instructions ?? null,
-    previousResponseId: body.previous_response_id ?? null,
-    store: body.store !== false,
-    tools: body.tools ?? [],
-    metadata: body.metadata ?? {},
-    user: body.user,
-  };
 }

@@ -6,7 +6,8 @@
  * - tool results become `tool_result` blocks of a user turn, consecutive turns of one role are merged
  *   (the API wants turns to alternate), and a conversation that would start with the assistant opens
  *   with a short user turn;
- * - images (`image_url` parts: data URLs or http URLs) become `image` blocks;
+ * - images (`image_url` parts: data URLs or http URLs) become `image` blocks, PDFs (`file` parts with
+ *   a base64 data URL) `document` blocks with a base64 source;
  * - an assistant message's Anthropic reasoning (signed thinking and redacted thinking blocks) of the
  *   same provider goes back first in its turn, as extended thinking requires across tool calls; other
  *   protocols' reasoning is dropped;
@@ -135,6 +136,17 @@ function userBlocks(content: ModelMessage["content"]): AnthropicBlock[] {
       if (part.text) blocks.push({ type: "text", text: part.text });
     } else if (part.type === "image_url") {
       blocks.push({ type: "image", source: imageSource(part.image_url.url) });
+    } else if (part.type === "file") {
+      const data = /^data:application\/pdf;base64,(.*)$/s.exec(part.file.file_data ?? "");
+      blocks.push(
+        data
+          ? {
+              type: "document",
+              source: { type: "base64", media_type: "application/pdf", data: data[1]! },
+              ...(part.file.filename ? { title: part.file.filename } : {}),
+            }
+          : { type: "text", text: `[file: ${part.file.filename ?? "unnamed"}]` },
+      );
     }
   }
   return blocks;

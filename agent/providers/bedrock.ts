@@ -1,30 +1,30 @@
 /**
- * The Amazon Bedrock transport: Converse's streaming call (`ConverseStream`) through
- * `@aws-sdk/client-bedrock-runtime`, loaded on first use. One SDK client per provider: its region read
- * from the provider's `base_url` (`bedrock-runtime.<region>.amazonaws.com`), else `AWS_REGION`; any other
- * `base_url` is the client's endpoint (a gateway, or the fake API in tests). Credentials come from the
- * standard AWS chain (env `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, profiles, SSO, instance roles);
- * the SDK signs each request (SigV4). The SDK's own retries are off: the model client retries.
+ * The Amazon Bedrock transport: Converse's streaming call (`ConverseStream`), sent on the model
+ * client's keep-alive fetch with the body built here (bedrock-body.ts), signed with SigV4 and its
+ * events read from the binary event stream (bedrock-wire.ts), as the other transports send and read
+ * theirs. Sending through `@aws-sdk/client-bedrock-runtime`'s `client.send` cost 4.7× the chat
+ * transport's CPU per call (an HTTP/2 session per request, its middleware, schema serializers and
+ * event-stream deserializers; BENCHMARKS.md). The SDK client is kept per provider for the standard
+ * AWS credential chain alone (env `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, profiles, SSO, instance
+ * roles), which it resolves once and refreshes before they expire.
  *
- * The session's messages become Converse messages: leading system messages the `system` blocks, a
- * later system note a text block of its user turn; the assistant's calls `toolUse` blocks; tool results
- * `toolResult` blocks of a user turn; images (data URLs) `image` blocks with their bytes. With the
- * model's `cache_control: true`, a `cachePoint` follows the system blocks and the tools. Usage reports
- * the cache's read and written tokens (`promptTokens` counts all input, as elsewhere).
+ * The region is read from the provider's `base_url` (`bedrock-runtime.<region>.amazonaws.com`), else
+ * `AWS_REGION`; any `base_url` is where requests go (AWS's host, a gateway, or the fake API in tests).
+ * Usage reports the cache's read and written tokens (`promptTokens` counts all input, as elsewhere).
  */
-import {
-  BedrockRuntimeClient,
-  BedrockRuntimeServiceException,
-  type ContentBlock,
-  ConverseStreamCommand,
-  type ConverseStreamCommandInput,
-  type ConverseStreamOutput,
-  type ImageFormat,
-  type Message,
-  type SystemContentBlock,
-  type Tool,
-} from "@aws-sdk/client-bedrock-runtime";
+import { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
 import type { ToolCall } from "../../core/types.js";
+import { bedrockBody } from "./bedrock-body.js";
+import {
+  type AwsCredentials,
+  BedrockServiceError,
+  type EventMessage,
+  EventStreamDecoder,
+  encodePathSegment,
+  frameError,
+  httpError,
+  signRequest,
+} from "./bedrock-wire.js";
 import {
   cancelledError,
   endedEarly,
@@ -35,8 +35,6 @@ import {
 } from "./failures.js";
 import type {
   AttemptFailure,
-  ModelMessage,
-  ModelTool,
   ModelTransport,
   ProviderSpec,
   ResolvedModel,
@@ -46,142 +44,50 @@ import type {
   TransportRequest,
 } from "./types.js";
 
+/** Where a provider's requests go and how they are signed. */
+interface BedrockEndpoint {
+  region: string;
+  /** `base_url` without its trailing slash. */
+  baseUrl: string;
+  credentials: () => Promise<AwsCredentials>;
+}
+
 /** Builds the transport. */
 export function createBedrockTransport(options: TransportOptions): ModelTransport {
-  const clients = new WeakMap<ProviderSpec, BedrockRuntimeClient>();
-  const clientOf = (provider: ProviderSpec) => {
-    let client = clients.get(provider);
-    if (!client) {
-      client = new BedrockRuntimeClient(clientConfig(provider));
-      clients.set(provider, client);
+  const fetchFn = options.fetch ?? globalThis.fetch;
+  const endpoints = new WeakMap<ProviderSpec, BedrockEndpoint>();
+  const endpointOf = (provider: ProviderSpec) => {
+    let endpoint = endpoints.get(provider);
+    if (!endpoint) {
+      const { region, baseUrl } = bedrockRegion(provider);
+      // The SDK's resolved credential provider: the default chain, cached until near expiry.
+      const client = new BedrockRuntimeClient({ region });
+      endpoint = { region, baseUrl, credentials: client.config.credentials };
+      endpoints.set(provider, endpoint);
     }
-    return client;
+    return endpoint;
   };
   return {
     api: "bedrock",
-    stream: (target, request) => streamBedrock(clientOf(target.provider), target, request, options.timeoutMs),
+    stream: (target, request) =>
+      streamBedrock(fetchFn, endpointOf(target.provider), target, request, options.timeoutMs),
     classify: classifyBedrockFailure,
   };
 }
 
 const AWS_HOST = /^bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com$/;
 
-/** The SDK client's region and endpoint for `provider` (AWS's own host: its region, no override). */
-export function clientConfig(provider: ProviderSpec): { region: string; endpoint?: string; maxAttempts: 1 } {
+/** The signing region of `provider` (AWS's host names it; else `AWS_REGION`) and its base URL. */
+export function bedrockRegion(provider: ProviderSpec): { region: string; baseUrl: string } {
   const host = URL.canParse(provider.baseUrl) ? new URL(provider.baseUrl).hostname : "";
-  const region = AWS_HOST.exec(host)?.[1];
-  if (region) return { region, maxAttempts: 1 };
-  return {
-    region: process.env["AWS_REGION"] ?? process.env["AWS_DEFAULT_REGION"] ?? "us-east-1",
-    endpoint: provider.baseUrl.replace(/\/+$/, ""),
-    maxAttempts: 1,
-  };
-}
-
-/** The Converse system blocks and messages of `messages`. */
-export function bedrockMessages(messages: readonly ModelMessage[]): {
-  system: SystemContentBlock[];
-  messages: Message[];
-} {
-  const system: SystemContentBlock[] = [];
-  const out: Message[] = [];
-  const add = (role: "user" | "assistant", blocks: ContentBlock[]) => {
-    if (blocks.length === 0) return;
-    const last = out.at(-1);
-    if (last?.role === role) last.content!.push(...blocks);
-    else out.push({ role, content: blocks });
-  };
-  for (const m of messages) {
-    if (m.role === "system") {
-      if (out.length === 0) system.push({ text: m.content });
-      else add("user", [{ text: m.content }]);
-    } else if (m.role === "user") {
-      add("user", userBlocks(m.content));
-    } else if (m.role === "tool") {
-      add("user", [
-        { toolResult: { toolUseId: m.tool_call_id, content: [{ text: m.content || "(empty)" }] } },
-      ]);
-    } else {
-      const blocks: ContentBlock[] = m.content ? [{ text: m.content }] : [];
-      for (const call of m.tool_calls ?? []) {
-        blocks.push({
-          toolUse: {
-            toolUseId: call.id,
-            name: call.function.name,
-            input: parseArgs(call.function.arguments) as never,
-          },
-        });
-      }
-      add("assistant", blocks.length ? blocks : [{ text: "(no answer)" }]);
-    }
-  }
-  if (out[0]?.role === "assistant")
-    out.unshift({ role: "user", content: [{ text: "(earlier in this conversation)" }] });
-  return { system, messages: out };
-}
-
-const IMAGE_FORMATS = new Set(["png", "jpeg", "gif", "webp"]);
-
-function userBlocks(content: ModelMessage["content"]): ContentBlock[] {
-  if (typeof content === "string") return content ? [{ text: content }] : [];
-  const blocks: ContentBlock[] = [];
-  for (const p of content ?? []) {
-    if (typeof p === "string") continue;
-    if (p.type === "text" && p.text) blocks.push({ text: p.text });
-    else if (p.type === "image_url") {
-      const data = /^data:image\/([^;,]+);base64,(.*)$/s.exec(p.image_url.url);
-      const format = data?.[1] === "jpg" ? "jpeg" : data?.[1];
-      blocks.push(
-        data && format && IMAGE_FORMATS.has(format)
-          ? { image: { format: format as ImageFormat, source: { bytes: Buffer.from(data[2]!, "base64") } } }
-          : { text: `[image: ${p.image_url.url}]` },
-      );
-    }
-  }
-  return blocks;
-}
-
-function parseArgs(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text || "{}");
-    return value && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : { value };
-  } catch {
-    return { _unparsed: text };
-  }
-}
-
-/** The ConverseStream input of one request. */
-export function bedrockInput(target: ResolvedModel, request: TransportRequest): ConverseStreamCommandInput {
-  const info = target.info;
-  const cache = info?.cacheControl === true;
-  const { system, messages } = bedrockMessages(request.messages);
-  if (cache && system.length) system.push({ cachePoint: { type: "default" } });
-  const tools: Tool[] = (request.tools ?? []).map(toolSpec);
-  if (cache && tools.length) tools.push({ cachePoint: { type: "default" } });
-  return {
-    modelId: target.model,
-    messages,
-    ...(system.length ? { system } : {}),
-    ...(tools.length ? { toolConfig: { tools } } : {}),
-    ...(info?.maxOutputTokens ? { inferenceConfig: { maxTokens: info.maxOutputTokens } } : {}),
-  };
-}
-
-function toolSpec(tool: ModelTool): Tool {
-  const fn = tool.type === "function" ? tool.function : undefined;
-  return {
-    toolSpec: {
-      name: fn?.name ?? "",
-      description: fn?.description || (fn?.name ?? "tool"),
-      inputSchema: { json: (fn?.parameters ?? { type: "object", properties: {} }) as never },
-    },
-  };
+  const region =
+    AWS_HOST.exec(host)?.[1] ?? process.env["AWS_REGION"] ?? process.env["AWS_DEFAULT_REGION"] ?? "us-east-1";
+  return { region, baseUrl: provider.baseUrl.replace(/\/+$/, "") };
 }
 
 async function streamBedrock(
-  client: BedrockRuntimeClient,
+  fetchFn: typeof globalThis.fetch,
+  endpoint: BedrockEndpoint,
   target: ResolvedModel,
   request: TransportRequest,
   timeoutMs: number,
@@ -197,17 +103,27 @@ async function streamBedrock(
     controller.abort();
   }, timeoutMs);
   try {
-    const output = await client.send(new ConverseStreamCommand(bedrockInput(target, request)), {
-      abortSignal: controller.signal,
+    const url = new URL(`${endpoint.baseUrl}/model/${encodePathSegment(target.model)}/converse-stream`);
+    const body = bedrockBody(target, request);
+    const headers = signRequest({
+      method: "POST",
+      url,
+      headers: { ...lowerCase(target.provider.headers), "content-type": "application/json" },
+      body,
+      region: endpoint.region,
+      service: "bedrock",
+      credentials: await endpoint.credentials(),
     });
-    if (!output.stream) throw endedEarly();
+    const response = await fetchFn(url, { method: "POST", headers, body, signal: controller.signal });
+    if (!response.ok) throw await httpError(response);
     const answer = newAnswer();
-    for await (const event of output.stream) {
-      timer.refresh();
-      addEvent(answer, event, request);
-    }
+    await readFrames(
+      response,
+      () => void timer.refresh(),
+      (message) => addEvent(answer, message, request),
+    );
     if (outer?.aborted) throw cancelledError(outer.reason);
-    return finishAnswer(answer);
+    return finishAnswer(answer, target);
   } catch (err) {
     if (outer?.aborted) throw cancelledError(outer.reason);
     if (timedOut) {
@@ -225,12 +141,46 @@ async function streamBedrock(
   }
 }
 
+function lowerCase(headers: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) out[k.toLowerCase()] = v;
+  return out;
+}
+
+/** Reads the answer's frames until the body ends; on a throw the connection is closed. */
+async function readFrames(
+  response: Response,
+  onBytes: () => void,
+  onMessage: (message: EventMessage) => void,
+): Promise<void> {
+  if (!response.body) throw endedEarly();
+  const decoder = new EventStreamDecoder();
+  try {
+    for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
+      onBytes();
+      decoder.push(bytes, onMessage);
+    }
+  } catch (err) {
+    await response.body.cancel().catch(() => {});
+    throw err;
+  }
+}
+
+/** A reasoning block as it streams: signed text, or redacted bytes (base64). */
+interface ReasoningBlock {
+  text: string;
+  signature: string;
+  redacted: string;
+}
+
 /** What the events of one answer add up to. */
 interface BedrockAnswer {
   text: string;
   calls: ToolCall[];
   /** Tool input JSON being streamed, by content block index. */
   inputs: Map<number, { call: ToolCall; json: string }>;
+  /** Reasoning blocks, by content block index, in the order they came. */
+  reasoning: Map<number, ReasoningBlock>;
   stop: string | undefined;
   usage: TokenUsage;
 }
@@ -240,38 +190,71 @@ function newAnswer(): BedrockAnswer {
     text: "",
     calls: [],
     inputs: new Map(),
+    reasoning: new Map(),
     stop: undefined,
     usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
   };
 }
 
-/** Adds one stream event: text to `onTextDelta` at once, tool calls as their input completes, usage. */
-function addEvent(answer: BedrockAnswer, event: ConverseStreamOutput, request: TransportRequest): void {
-  if (event.contentBlockStart?.start?.toolUse) {
-    const { toolUseId, name } = event.contentBlockStart.start.toolUse;
+/** The event members Herald reads (ConverseStream's JSON payloads). */
+interface StreamEvent {
+  contentBlockIndex?: number;
+  start?: { toolUse?: { toolUseId?: string; name?: string } };
+  delta?: {
+    text?: string;
+    toolUse?: { input?: string };
+    reasoningContent?: { text?: string; signature?: string; redactedContent?: string };
+  };
+  stopReason?: string;
+  usage?: {
+    inputTokens?: number;
+    outputTokens?: number;
+    cacheReadInputTokens?: number;
+    cacheWriteInputTokens?: number;
+  };
+}
+
+/** Adds one frame: text to `onTextDelta` at once, reasoning, tool calls as their input completes, usage. */
+function addEvent(answer: BedrockAnswer, message: EventMessage, request: TransportRequest): void {
+  const kind = message.headers[":message-type"];
+  if (kind === "exception" || kind === "error") throw frameError(message);
+  const type = message.headers[":event-type"];
+  const event = JSON.parse(message.body.toString("utf8")) as StreamEvent;
+  const index = event.contentBlockIndex ?? 0;
+  if (type === "contentBlockStart" && event.start?.toolUse) {
+    const { toolUseId, name } = event.start.toolUse;
     const call: ToolCall = {
       id: toolUseId ?? "",
       type: "function",
       function: { name: name ?? "", arguments: "" },
     };
     answer.calls.push(call);
-    answer.inputs.set(event.contentBlockStart.contentBlockIndex ?? 0, { call, json: "" });
-  } else if (event.contentBlockDelta?.delta) {
-    const { delta, contentBlockIndex } = event.contentBlockDelta;
+    answer.inputs.set(index, { call, json: "" });
+  } else if (type === "contentBlockDelta" && event.delta) {
+    const { delta } = event;
     if (delta.text) {
       answer.text += delta.text;
       request.onTextDelta?.(delta.text);
     } else if (delta.toolUse?.input !== undefined) {
-      const pending = answer.inputs.get(contentBlockIndex ?? 0);
+      const pending = answer.inputs.get(index);
       if (pending) pending.json += delta.toolUse.input;
+    } else if (delta.reasoningContent) {
+      let block = answer.reasoning.get(index);
+      if (!block) {
+        block = { text: "", signature: "", redacted: "" };
+        answer.reasoning.set(index, block);
+      }
+      block.text += delta.reasoningContent.text ?? "";
+      block.signature += delta.reasoningContent.signature ?? "";
+      block.redacted += delta.reasoningContent.redactedContent ?? "";
     }
-  } else if (event.contentBlockStop) {
-    const pending = answer.inputs.get(event.contentBlockStop.contentBlockIndex ?? 0);
+  } else if (type === "contentBlockStop") {
+    const pending = answer.inputs.get(index);
     if (pending) pending.call.function.arguments = pending.json || "{}";
-  } else if (event.messageStop) {
-    answer.stop = event.messageStop.stopReason;
-  } else if (event.metadata?.usage) {
-    const u = event.metadata.usage;
+  } else if (type === "messageStop") {
+    answer.stop = event.stopReason;
+  } else if (type === "metadata" && event.usage) {
+    const u = event.usage;
     const read = u.cacheReadInputTokens ?? 0;
     const write = u.cacheWriteInputTokens ?? 0;
     answer.usage.promptTokens = (u.inputTokens ?? 0) + read + write;
@@ -283,16 +266,23 @@ function addEvent(answer: BedrockAnswer, event: ConverseStreamOutput, request: T
 
 const REFUSALS = new Set(["guardrail_intervened", "content_filtered"]);
 
-function finishAnswer(answer: BedrockAnswer): TransportAnswer {
+function finishAnswer(answer: BedrockAnswer, target: ResolvedModel): TransportAnswer {
   const { text, calls, stop } = answer;
   for (const c of calls) c.function.arguments ||= "{}";
   if (stop && REFUSALS.has(stop) && calls.length === 0) throw refusal(stop);
   if (!text && calls.length === 0 && !stop) throw endedEarly();
+  // Converse's own shape of a reasoning block, as it goes back in the next request.
+  const items = [...answer.reasoning.values()].map((b) =>
+    b.redacted
+      ? { redactedContent: b.redacted }
+      : { reasoningText: { text: b.text, signature: b.signature } },
+  );
   return {
     message: {
       role: "assistant",
       content: text || (calls.length > 0 ? null : ""),
       ...(calls.length > 0 ? { tool_calls: calls } : {}),
+      ...(items.length > 0 ? { reasoning: { api: "bedrock", provider: target.provider.name, items } } : {}),
     },
     usage: answer.usage,
     finishReason:
@@ -308,22 +298,24 @@ function finishAnswer(answer: BedrockAnswer): TransportAnswer {
 
 /** Error names that mean the credentials were refused or lack the permission. */
 const AUTH_ERRORS =
-  /^(?:AccessDenied|UnrecognizedClient|InvalidSignature|ExpiredToken|IncompleteSignature|MissingAuthenticationToken|InvalidClientTokenId)/;
+  /^(?:AccessDenied|UnrecognizedClient|InvalidSignature|ExpiredToken|IncompleteSignature|MissingAuthenticationToken|InvalidClientTokenId|SignatureDoesNotMatch)/;
 
 /**
- * Classifies what the SDK threw: its service exceptions are named after AWS's error type
- * (`x-amzn-errortype`), with the HTTP status in `$metadata` (0 for an exception inside the stream).
+ * Classifies what the transport threw: Bedrock's errors are named after AWS's error type, with the
+ * HTTP status (0 for an exception inside the stream); no credentials in the chain is an auth failure.
  */
 export function classifyBedrockFailure(err: unknown): AttemptFailure {
-  if (!(err instanceof BedrockRuntimeServiceException)) return unknownFailure(err);
+  if ((err as Error | undefined)?.name === "CredentialsProviderError") {
+    const detail = `no AWS credentials found (${(err as Error).message}): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run where an instance role applies`;
+    return { category: "auth", kind: "status", retry: false, detail, cause: err };
+  }
+  if (!(err instanceof BedrockServiceError)) return unknownFailure(err);
   const name = err.name;
   const detail = err.message || name;
-  const given = err.$metadata?.httpStatusCode ?? 0;
   const headers = new Headers();
-  const retryAfter = (err.$response?.headers as Record<string, string> | undefined)?.["retry-after"];
-  if (retryAfter) headers.set("retry-after", retryAfter);
+  if (err.retryAfter) headers.set("retry-after", err.retryAfter);
   // Inside the stream an exception has no status of its own: its name gives it.
-  let status = given || 500;
+  let status = err.status || 500;
   if (AUTH_ERRORS.test(name)) status = name.startsWith("AccessDenied") ? 403 : 401;
   else if (name.startsWith("Throttling")) status = 429;
   else if (name.startsWith("ModelTimeout")) status = 408;

@@ -12,14 +12,15 @@
  * JSON schema as it is (`parametersJsonSchema`). Thinking: with the session's reasoning on and
  * `reasoning: true`, `thinkingConfig.thinkingBudget` (the model's `thinking_budget` or the effort's
  * budget); the thought signatures of an answer's calls ride on its message (`reasoning`) and go back
- * on those calls in the next step of the turn, as the API requires. Implicit caching is Google's; its
- * cached tokens are reported.
+ * on those calls in the next step of the turn, as the API requires. Caching: a long system instruction
+ * and tools (at least `GEMINI_CACHE_MIN_CHARS`) go into an explicit `cachedContents` entry the
+ * requests name (gemini-cache.ts); shorter prefixes are left to Google's implicit caching. The cached
+ * tokens are reported either way.
  */
 import { StringDecoder } from "node:string_decoder";
-import { ApiError, type Content, type GenerateContentResponse, type Part } from "@google/genai";
+import { ApiError, type GenerateContentResponse } from "@google/genai";
 import { createParser } from "eventsource-parser";
 import type { ToolCall } from "../../core/types.js";
-import { THINKING_BUDGETS } from "./anthropic-body.js";
 import {
   cancelledError,
   endedEarly,
@@ -28,10 +29,10 @@ import {
   TransportFailure,
   unknownFailure,
 } from "./failures.js";
+import { geminiBody, geminiRequest } from "./gemini-body.js";
+import { cacheGone, GEMINI_CACHE_MIN_CHARS, GeminiCaches } from "./gemini-cache.js";
 import type {
   AttemptFailure,
-  ModelMessage,
-  ModelTool,
   ModelTransport,
   ResolvedModel,
   TokenUsage,
@@ -43,107 +44,54 @@ import type {
 /** Builds the transport. */
 export function createGeminiTransport(options: TransportOptions): ModelTransport {
   const fetchFn = options.fetch ?? globalThis.fetch;
+  const caches = new GeminiCaches(fetchFn);
   return {
     api: "gemini",
-    stream: (target, request) => streamGemini(fetchFn, target, request, options.timeoutMs),
+    stream: (target, request) => streamGemini(fetchFn, caches, target, request, options.timeoutMs),
     classify: classifyGeminiFailure,
   };
 }
 
-/** A tool's declaration as JSON, made once per schema object. */
-const declarations = new WeakMap<object, string>();
-
-function declaration(tool: ModelTool): string {
-  let d = declarations.get(tool);
-  if (d === undefined) {
-    const fn = tool.type === "function" ? tool.function : undefined;
-    d = JSON.stringify({
-      name: fn?.name ?? "",
-      description: fn?.description ?? "",
-      parametersJsonSchema: fn?.parameters ?? { type: "object", properties: {} },
-    });
-    declarations.set(tool, d);
-  }
-  return d;
-}
-
-/** The system instruction and contents of `messages` (another protocol's reasoning is dropped). */
-export function geminiContents(
-  messages: readonly ModelMessage[],
-  provider: string,
-): { system: Part[]; contents: Content[] } {
-  const system: Part[] = [];
-  const contents: Content[] = [];
-  const names = new Map<string, string>();
-  const add = (role: "user" | "model", parts: Part[]) => {
-    if (parts.length === 0) return;
-    const last = contents.at(-1);
-    if (last?.role === role) last.parts!.push(...parts);
-    else contents.push({ role, parts });
+/**
+ * Sends the request: naming the cached prefix when it is long enough (and the model's `cache_control`
+ * is not false), once more with a new entry when the API says the entry is gone.
+ * @throws the SDK's ApiError for a failed answer
+ */
+async function send(
+  fetchFn: typeof globalThis.fetch,
+  caches: GeminiCaches,
+  target: ResolvedModel,
+  request: TransportRequest,
+  signal: AbortSignal,
+): Promise<Response> {
+  const provider = target.provider;
+  const url = `${provider.baseUrl.replace(/\/+$/, "")}/v1beta/models/${encodeURIComponent(target.model)}:streamGenerateContent?alt=sse`;
+  const headers = {
+    ...provider.headers,
+    "content-type": "application/json",
+    "x-goog-api-key": provider.apiKey ?? "",
   };
-  for (const m of messages) {
-    if (m.role === "system") {
-      if (contents.length === 0) system.push({ text: m.content });
-      else add("user", [{ text: m.content }]);
-    } else if (m.role === "user") {
-      add("user", userParts(m.content));
-    } else if (m.role === "tool") {
-      const name = names.get(m.tool_call_id) ?? "tool";
-      add("user", [{ functionResponse: { id: m.tool_call_id, name, response: { result: m.content } } }]);
-    } else {
-      const r = m.reasoning;
-      const signatures =
-        r?.api === "gemini" && r.provider === provider
-          ? (r.items as { id: string; signature: string }[])
-          : [];
-      const parts: Part[] = m.content ? [{ text: m.content }] : [];
-      for (const call of m.tool_calls ?? []) {
-        names.set(call.id, call.function.name);
-        const signature = signatures.find((s) => s.id === call.id)?.signature;
-        parts.push({
-          functionCall: { name: call.function.name, args: parseArgs(call.function.arguments) },
-          ...(signature ? { thoughtSignature: signature } : {}),
-        });
-      }
-      add("model", parts.length ? parts : [{ text: "(no answer)" }]);
+  const { prefix, rest } = geminiRequest(target, request);
+  const explicit = prefix.length >= GEMINI_CACHE_MIN_CHARS && target.info?.cacheControl !== false;
+  const key = explicit ? caches.key(target, prefix) : "";
+  for (let attempt = 0; ; attempt++) {
+    const name = explicit ? await caches.nameFor(target, prefix, key, signal) : undefined;
+    const body = geminiBody({ prefix, rest }, name);
+    const response = await fetchFn(url, { method: "POST", headers, body, signal });
+    if (response.ok) return response;
+    const text = await response.text();
+    if (name && attempt === 0 && cacheGone(response.status, text)) {
+      caches.forget(key);
+      continue;
     }
-  }
-  if (contents[0]?.role === "model")
-    contents.unshift({ role: "user", parts: [{ text: "(earlier in this conversation)" }] });
-  return { system, contents };
-}
-
-function userParts(content: ModelMessage["content"]): Part[] {
-  if (typeof content === "string") return content ? [{ text: content }] : [];
-  const parts: Part[] = [];
-  for (const p of content ?? []) {
-    if (typeof p === "string") continue;
-    if (p.type === "text" && p.text) parts.push({ text: p.text });
-    else if (p.type === "image_url") {
-      const data = /^data:([^;,]+);base64,(.*)$/s.exec(p.image_url.url);
-      parts.push(
-        data
-          ? { inlineData: { mimeType: data[1]!, data: data[2]! } }
-          : { text: `[image: ${p.image_url.url}]` },
-      );
-    }
-  }
-  return parts;
-}
-
-function parseArgs(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text || "{}");
-    return value && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : { value };
-  } catch {
-    return { _unparsed: text };
+    // The SDK's error, with Google's body as its message (what classify reads).
+    throw new ApiError({ message: text, status: response.status });
   }
 }
 
 async function streamGemini(
   fetchFn: typeof globalThis.fetch,
+  caches: GeminiCaches,
   target: ResolvedModel,
   request: TransportRequest,
   timeoutMs: number,
@@ -160,22 +108,7 @@ async function streamGemini(
     controller.abort();
   }, timeoutMs);
   try {
-    const provider = target.provider;
-    const url = `${provider.baseUrl.replace(/\/+$/, "")}/v1beta/models/${encodeURIComponent(target.model)}:streamGenerateContent?alt=sse`;
-    const response = await fetchFn(url, {
-      method: "POST",
-      headers: {
-        ...provider.headers,
-        "content-type": "application/json",
-        "x-goog-api-key": provider.apiKey ?? "",
-      },
-      body: geminiBody(target, request),
-      signal: controller.signal,
-    });
-    if (!response.ok) {
-      // The SDK's error, with Google's body as its message (what classify reads).
-      throw new ApiError({ message: await response.text(), status: response.status });
-    }
+    const response = await send(fetchFn, caches, target, request, controller.signal);
     const answer: GeminiAnswer = {
       text: "",
       calls: [],
@@ -211,25 +144,6 @@ async function streamGemini(
     clearTimeout(timer);
     outer?.removeEventListener("abort", onAbort);
   }
-}
-
-/** The JSON body of a streamGenerateContent request (the REST names the SDK would send). */
-export function geminiBody(target: ResolvedModel, request: TransportRequest): string {
-  const info = target.info;
-  const effort = info?.reasoning ? request.reasoningEffort : undefined;
-  const { system, contents } = geminiContents(request.messages, target.provider.name);
-  const generation = {
-    ...(effort
-      ? { thinkingConfig: { thinkingBudget: info?.thinkingBudget ?? THINKING_BUDGETS[effort] } }
-      : {}),
-    ...(info?.maxOutputTokens ? { maxOutputTokens: info.maxOutputTokens } : {}),
-  };
-  let head = "{";
-  if (request.tools?.length)
-    head += `"tools":[{"functionDeclarations":[${request.tools.map(declaration).join(",")}]}],`;
-  if (system.length) head += `"systemInstruction":${JSON.stringify({ parts: system })},`;
-  if (effort || info?.maxOutputTokens) head += `"generationConfig":${JSON.stringify(generation)},`;
-  return `${head}"contents":${JSON.stringify(contents)}}`;
 }
 
 /**

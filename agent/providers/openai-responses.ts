@@ -75,7 +75,9 @@ export function responsesInput(messages: readonly ModelMessage[], provider: stri
             ? [{ type: "input_text", text: p.text }]
             : p.type === "image_url"
               ? [{ type: "input_image", image_url: p.image_url.url, detail: p.image_url.detail ?? "auto" }]
-              : [],
+              : p.type === "file" && p.file.file_data
+                ? [{ type: "input_file", filename: p.file.filename ?? "file", file_data: p.file.file_data }]
+                : [],
         );
         items.push({ role: "user", content: parts });
       }

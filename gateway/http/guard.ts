@@ -122,7 +122,8 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
       hasBody &&
       (area === "api" || area === "state") &&
       !isJson(req.headers["content-type"]) &&
-      !isBlobUpload(req, path)
+      !isBlobUpload(req, path) &&
+      !isBodilessCancel(req, path)
     ) {
       const given = req.headers["content-type"];
       refuse(
@@ -208,4 +209,14 @@ function isBlobUpload(req: IncomingMessage, path: string): boolean {
 function isJson(contentType: string | undefined): boolean {
   const mime = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
   return mime === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(mime);
+}
+
+/**
+ * `POST /v1/responses/{id}/cancel` with no body, as OpenAI's SDK sends it: nothing to read, so no
+ * content type to require (a foreign page is still refused by its Origin).
+ */
+function isBodilessCancel(req: IncomingMessage, path: string): boolean {
+  const length = req.headers["content-length"];
+  const empty = length === "0" || (length === undefined && req.headers["transfer-encoding"] === undefined);
+  return empty && /^\/v1\/responses\/[A-Za-z0-9_-]{1,200}\/cancel$/.test(path);
 }

@@ -1,15 +1,22 @@
 /**
  * Files a user sends reach the agent: a PDF's and a DOCX's text go into the model's message through the
  * real Telegram adapter and gateway, a long document is left to read_file at its workspace path, and the
- * agent's file tools open that copy.
+ * agent's file tools open that copy. A model on Anthropic gets the PDF itself as a `document` block
+ * (base64 source), not its text; the session keeps the text for later turns and other models.
  */
-import { describe, expect, it, vi } from "vitest";
-import type { FakeTelegram } from "../fakes/telegram/index.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { type FakeAnthropic, startFakeAnthropic } from "../fakes/anthropic/index.js";
+import { type FakeTelegram, startFakeTelegram } from "../fakes/telegram/index.js";
 import { makeDocx, makePdf } from "../helpers/document-fixtures.js";
 import { platformPerTest } from "../helpers/per-test.js";
 import { botReplies, fixture, startTelegramGateway } from "./telegram-helpers.js";
 
 const running = platformPerTest<FakeTelegram>();
+let claude: FakeAnthropic | undefined;
+afterEach(async () => {
+  await claude?.close();
+  claude = undefined;
+});
 
 async function withFiles(name: string, fields: Record<string, unknown>) {
   const update = await fixture(name);
@@ -80,5 +87,49 @@ describe("attachments reach the model", () => {
     );
     expect(reply).toContain("clause 1 of the long contract");
     expect(reply).not.toContain("clause 4 of the long contract");
+  });
+
+  it("a PDF sent to a model on Anthropic arrives as a document block, not its text", async () => {
+    claude = await startFakeAnthropic({ apiKey: "sk-ant-attach" });
+    const fake = running.trackFake(await startFakeTelegram());
+    const h = await running.startHarness({
+      env: {
+        TELEGRAM_BOT_TOKEN: fake.token,
+        TELEGRAM_API_ROOT: fake.url,
+        TELEGRAM_ALLOWED_USERS: "111,222",
+        ATTACH_ANTHROPIC_KEY: "sk-ant-attach",
+      },
+      configYaml: `providers:
+  - name: claude
+    api: anthropic
+    base_url: ${claude.url}
+    api_key_env: ATTACH_ANTHROPIC_KEY
+    models: [{ name: claude-test }]
+model:
+  default: claude/claude-test
+`,
+    });
+    const bytes = makePdf([["Invoice 4711 totals 99 euros"]]);
+    const pdf = fake.addFile(bytes, "documents/file_9.pdf");
+    claude.script({ text: "The invoice totals 99 euros." });
+    fake.pushUpdate(
+      await withFiles("private-document", {
+        document: { ...pdf, file_name: "invoice.pdf", mime_type: "application/pdf" },
+      }),
+    );
+    expect(await botReplies(fake, 111, 1)).toContain("The invoice totals 99 euros.");
+    expect(claude.rejected).toEqual([]);
+    const user = claude.requests[0]!.messages.at(-1)!;
+    const blocks = user.content as { type: string; text?: string; source?: unknown; title?: string }[];
+    const document = blocks.find((b) => b.type === "document");
+    expect(document).toMatchObject({
+      type: "document",
+      source: { type: "base64", media_type: "application/pdf", data: Buffer.from(bytes).toString("base64") },
+      title: "invoice.pdf",
+    });
+    const text = blocks.map((b) => b.text ?? "").join("\n");
+    expect(text).toContain("[attached file: invoice.pdf, application/pdf,");
+    expect(text).not.toContain("Invoice 4711 totals 99 euros");
+    expect(h.llm.received()).toBe(0);
   });
 });

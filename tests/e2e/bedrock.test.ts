@@ -2,8 +2,9 @@
  * Herald on Amazon Bedrock end to end: the whole gateway with a provider of `api: bedrock` pointed at
  * the fake Bedrock Runtime (ConverseStream's binary event stream, SigV4-checked with the AWS
  * credentials of the environment), asked through the API server: a tool-using turn whose result goes
- * back as a toolResult, cache points after the system prompt and the tools, a streamed reply, and a
- * throttling 429 waited out and retried.
+ * back as a toolResult, cache points after the system prompt and the tools, a streamed reply, a
+ * throttling 429 waited out and retried, and `/reasoning` turning on Claude's extended thinking with
+ * the signed reasoning sent back before the tool call (the fake refuses it otherwise).
  */
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -44,6 +45,7 @@ async function onBedrock(): Promise<{ bedrock: FakeBedrock; local: FakeLlm; h: H
     models:
       - name: anthropic.claude-test-v1:0
         cache_control: true
+        reasoning: true
   - name: local
     base_url: ${local.url}
     models:
@@ -109,6 +111,39 @@ describe("Herald on Amazon Bedrock", () => {
     );
     expect((await chat(h, "hello")).text).toBe("after the throttle");
     expect(bedrock.requests).toHaveLength(2);
+    expect(local.received()).toBe(0);
+  });
+
+  it("turns on extended thinking with /reasoning and sends the signed reasoning back across the tool call", async () => {
+    const { bedrock, local, h } = await onBedrock();
+    bedrock.script({ text: "no thinking yet" });
+    const off = await chat(h, "hello");
+    expect(bedrock.requests[0]!.additionalModelRequestFields).toBeUndefined();
+    const on = await chat(h, "/reasoning high", { sessionId: off.sessionId! });
+    expect(on.text).toContain("high");
+    bedrock.script(
+      {
+        reasoning: "The user asks about deploys; search the sessions first.",
+        toolCalls: [{ name: "session_search", arguments: { query: "deploy" } }],
+      },
+      { reasoning: "Nothing found; say so.", text: "No deploys found." },
+    );
+    const reply = await chat(h, "Did we deploy?", { sessionId: off.sessionId! });
+    expect(reply.text).toBe("No deploys found.");
+    const [, first, second] = bedrock.requests;
+    expect(first!.additionalModelRequestFields).toEqual({
+      thinking: { type: "enabled", budget_tokens: 24_576 },
+    });
+    expect(first!.inferenceConfig?.maxTokens).toBeGreaterThan(24_576);
+    const assistant = second!.messages.at(-2)!.content;
+    expect(assistant[0]?.reasoningContent).toEqual({
+      reasoningText: {
+        text: "The user asks about deploys; search the sessions first.",
+        signature: expect.stringMatching(/^fake-signature-/),
+      },
+    });
+    expect(assistant[1]?.toolUse?.name).toBe("session_search");
+    expect(bedrock.requests).toHaveLength(3);
     expect(local.received()).toBe(0);
   });
 });

@@ -2,8 +2,10 @@
  * Herald on Google's Gemini API end to end: the whole gateway with a provider of `api: gemini` pointed
  * at the fake Gemini API (which refuses a call of the current turn sent back without its thought
  * signature, as the real one does), asked through the API server. A tool-using turn with thinking on,
- * a streamed reply, a 429 with RetryInfo, a prompt over the context compressed and retried, and a
- * fallback to an OpenAI-compatible model mid-session.
+ * a streamed reply, a 429 with RetryInfo, a prompt over the context compressed and retried, a
+ * fallback to an OpenAI-compatible model mid-session, and a long system prompt and tools kept in an
+ * explicit `cachedContents` entry the next turns name (made again once it expired), with `/usage`
+ * showing the cached tokens.
  */
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
@@ -25,7 +27,7 @@ afterEach(async () => {
   for (const f of fakes.splice(0)) await f.close();
 });
 
-async function onGemini(): Promise<{ gemini: FakeGemini; local: FakeLlm; h: Harness }> {
+async function onGemini(persona = ""): Promise<{ gemini: FakeGemini; local: FakeLlm; h: Harness }> {
   const gemini = await startFakeGemini({ apiKey: "g-key" });
   const local = await startFakeLlm();
   fakes.push(gemini, local);
@@ -49,7 +51,7 @@ model:
   default: google/gemini-test
   fallbacks: [local/fake-model]
   max_retries: 1
-`,
+${persona ? `agent:\n  persona: ${JSON.stringify(persona)}\n` : ""}`,
   });
   return { gemini, local, h: harness };
 }
@@ -157,5 +159,38 @@ describe("Herald on the Gemini API", () => {
     ]);
     expect(messageText(request.messages.at(-1))).toBe("And receipts?");
     expect(JSON.stringify(request)).not.toContain(signCall("session_search", { query: "invoices" }));
+  });
+
+  it("keeps a long system prompt and tools in an explicit cache that the next turns name", async () => {
+    const persona = "You answer as the house's careful archivist, citing what you looked up. ".repeat(260);
+    const { gemini, local, h } = await onGemini(persona);
+    gemini.script({ text: "first answer" }, { text: "second answer" });
+    const first = await chat(h, "hello");
+    expect(first.text).toBe("first answer");
+    const session = first.sessionId!;
+    expect((await chat(h, "and again", { sessionId: session })).text).toBe("second answer");
+    expect(gemini.rejected).toEqual([]);
+    const [one, two] = gemini.requests;
+    const made = gemini.caches();
+    expect(made).toHaveLength(1);
+    expect(made[0]!.body).toContain("careful archivist");
+    expect(made[0]!.model).toBe("models/gemini-test");
+    // Both turns name the entry and send neither the system instruction nor the tools.
+    for (const r of [one!, two!]) {
+      expect(r.cachedContent).toBe(made[0]!.name);
+      expect(r.systemInstruction).toBeUndefined();
+      expect(r.tools).toBeUndefined();
+    }
+    expect(gemini.usages[1]!.cachedContentTokenCount).toBe(made[0]!.tokens);
+    const usage = await chat(h, "/usage", { sessionId: session });
+    const cached = gemini.usages[0]!.cachedContentTokenCount! + gemini.usages[1]!.cachedContentTokenCount!;
+    expect(usage.text).toContain(`(${cached.toLocaleString("en-US")} cached`);
+    // Expired: the 404 makes the transport create the entry again and send the turn once more.
+    gemini.expireCaches();
+    gemini.script({ text: "third answer" });
+    expect((await chat(h, "once more", { sessionId: session })).text).toBe("third answer");
+    expect(gemini.caches()).toHaveLength(2);
+    expect(gemini.requests.at(-1)!.cachedContent).toBe(gemini.caches()[1]!.name);
+    expect(local.received()).toBe(0);
   });
 });

@@ -2,10 +2,14 @@
  * What the Bedrock transport adds beyond the transport contract, against the fake Bedrock Runtime:
  * cache points after the system prompt and the tools only for a model with `cache_control: true`, the
  * cache's read and written tokens in the usage, failures inside the stream classified by their name,
- * AccessDenied as auth, and the SDK client's region and endpoint read from `base_url`.
+ * AccessDenied as auth, the signing region read from `base_url`, and a SigV4 signature equal to the
+ * one AWS's own signer (@smithy/signature-v4, what the SDK signs with) makes of the same request.
  */
+import { createHash, createHmac } from "node:crypto";
+import { SignatureV4 } from "@smithy/signature-v4";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { clientConfig, createBedrockTransport } from "../../agent/providers/bedrock.js";
+import { bedrockRegion, createBedrockTransport } from "../../agent/providers/bedrock.js";
+import { signRequest } from "../../agent/providers/bedrock-wire.js";
 import type { ResolvedModel } from "../../agent/providers/index.js";
 import { type FakeBedrock, startFakeBedrock } from "../fakes/bedrock/index.js";
 
@@ -77,14 +81,81 @@ describe("Bedrock transport", () => {
     expect(transport.classify(denied)).toMatchObject({ category: "auth", status: 403, retry: false });
   });
 
-  it("reads the region from AWS's host, else uses base_url as the endpoint", () => {
-    const aws = clientConfig({
+  it("reads the region from AWS's host, else from AWS_REGION", () => {
+    const aws = bedrockRegion({
       name: "a",
       baseUrl: "https://bedrock-runtime.eu-west-1.amazonaws.com",
       models: [],
     });
-    expect(aws).toEqual({ region: "eu-west-1", maxAttempts: 1 });
-    const local = clientConfig({ name: "l", baseUrl: "http://127.0.0.1:9/", models: [] });
-    expect(local.endpoint).toBe("http://127.0.0.1:9");
+    expect(aws).toEqual({ region: "eu-west-1", baseUrl: "https://bedrock-runtime.eu-west-1.amazonaws.com" });
+    const before = process.env["AWS_REGION"];
+    process.env["AWS_REGION"] = "ap-south-1";
+    try {
+      const local = bedrockRegion({ name: "l", baseUrl: "http://127.0.0.1:9/", models: [] });
+      expect(local).toEqual({ region: "ap-south-1", baseUrl: "http://127.0.0.1:9" });
+    } finally {
+      if (before === undefined) delete process.env["AWS_REGION"];
+      else process.env["AWS_REGION"] = before;
+    }
+  });
+
+  it("signs as AWS's own SigV4 signer does, session token included", async () => {
+    const bytes = (d: string | ArrayBuffer | ArrayBufferView) =>
+      typeof d === "string"
+        ? d
+        : ArrayBuffer.isView(d)
+          ? new Uint8Array(d.buffer, d.byteOffset, d.byteLength)
+          : new Uint8Array(d);
+    /** The SHA-256 the signer is given, on node:crypto. */
+    class Sha256 {
+      readonly #hash;
+      constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+        this.#hash = secret ? createHmac("sha256", bytes(secret)) : createHash("sha256");
+      }
+      update(data: string | ArrayBuffer | ArrayBufferView) {
+        this.#hash.update(bytes(data));
+      }
+      async digest() {
+        return new Uint8Array(this.#hash.digest());
+      }
+    }
+    const credentials = { accessKeyId: "AKIDSIGN", secretAccessKey: "sign-secret", sessionToken: "tok" };
+    const date = new Date("2026-11-29T04:05:06Z");
+    const url = new URL(
+      "https://bedrock-runtime.eu-west-1.amazonaws.com/model/anthropic.claude-3%3A0/converse-stream",
+    );
+    const body = '{"messages":[{"role":"user","content":[{"text":"hi"}]}]}';
+    const ours = signRequest({
+      method: "POST",
+      url,
+      headers: { "content-type": "application/json", "x-extra": "  two  spaces " },
+      body,
+      region: "eu-west-1",
+      service: "bedrock",
+      credentials,
+      date,
+    });
+    // As the Bedrock client configures it: no x-amz-content-sha256 header (that is S3's).
+    const signer = new SignatureV4({
+      credentials,
+      region: "eu-west-1",
+      service: "bedrock",
+      sha256: Sha256,
+      applyChecksum: false,
+    });
+    const theirs = await signer.sign(
+      {
+        method: "POST",
+        protocol: "https:",
+        hostname: url.hostname,
+        path: url.pathname,
+        query: {},
+        headers: { "content-type": "application/json", "x-extra": "  two  spaces ", host: url.host },
+        body,
+      },
+      { signingDate: date },
+    );
+    expect(ours["authorization"]).toBe(theirs.headers["authorization"]);
+    expect(ours["x-amz-security-token"]).toBe("tok");
   });
 });

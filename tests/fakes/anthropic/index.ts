@@ -2,7 +2,8 @@
  * A fake Anthropic Messages API on 127.0.0.1 (node:http, random free port): `POST /v1/messages`,
  * streamed (the real event names: message_start, content_block_start/delta/stop with text, thinking,
  * signature and tool-input deltas, message_delta, message_stop, ping, error) and not. It checks the
- * key (`x-api-key` or a bearer token), refuses bodies the real API refuses (wire.ts) with its error body, answers scripted
+ * key (`x-api-key` or a bearer token), refuses bodies the real API refuses (wire.ts: a document block
+ * that is not a base64 PDF among them) with its error body, answers scripted
  * errors with `retry-after`, keeps a prompt cache by breakpoints and reports cache reads and writes.
  * `GET /v1/models` lists `options.models` (the setup's live check).
  */

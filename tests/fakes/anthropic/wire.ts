@@ -52,6 +52,18 @@ export function invalidReason(body: FakeAnthropicRequest): string | undefined {
         return `messages.${i}.content.${j}.text: text content blocks must be non-empty`;
       if (b.type.includes("thinking") && b.cache_control)
         return `messages.${i}.content.${j}: thinking blocks cannot be cached`;
+      if (b.type === "document") {
+        const pdf = b.source?.type === "base64" && b.source.media_type === "application/pdf";
+        if (
+          !pdf ||
+          !Buffer.from(b.source?.data ?? "", "base64")
+            .subarray(0, 5)
+            .equals(Buffer.from("%PDF-"))
+        )
+          return `messages.${i}.content.${j}.pdf.source.base64.data: The PDF specified was not valid.`;
+        if (m.role !== "user")
+          return `messages.${i}.content.${j}: document blocks are only allowed in user turns`;
+      }
       if (b.type === "thinking" && b.signature !== signThinking(b.thinking ?? "")) {
         return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
       }

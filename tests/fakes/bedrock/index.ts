@@ -1,18 +1,26 @@
 /**
- * A fake Amazon Bedrock Runtime API on 127.0.0.1 (HTTP/2, as the SDK speaks it): `POST /model/{modelId}/converse-stream` answers in
+ * A fake Amazon Bedrock Runtime API on 127.0.0.1, speaking HTTP/2 (as the AWS SDK's client does) and
+ * HTTP/1.1 (as Herald's transport does) on one port: `POST /model/{modelId}/converse-stream` answers in
  * `application/vnd.amazon.eventstream` binary frames (encoded with @smithy/eventstream-codec, as AWS
  * frames them: `:message-type`, `:event-type`, `:content-type` headers, CRC-checked), `POST
  * /model/{modelId}/converse` in JSON. It requires a SigV4 `Authorization` header with the expected
  * access key id (else 403 UnrecognizedClientException), refuses a toolResult without its toolUse
  * (ValidationException), and answers scripted errors with AWS's JSON body and `x-amzn-errortype`.
+ *
+ * Extended thinking as Claude on Bedrock takes it: `additionalModelRequestFields.thinking`
+ * (`{type: "enabled", budget_tokens ≥ 1024}`, `inferenceConfig.maxTokens` above the budget); a step's
+ * `reasoning` streams as `reasoningContent` deltas (text, then a signature the fake issued) before the
+ * text. With thinking on, the assistant turn before a toolResult must start with its reasoningContent
+ * block, signature unchanged, as the API requires (else ValidationException).
  */
+import { createServer as createHttp1Server } from "node:http";
 import {
   createServer,
   type Http2Session,
   type Http2ServerRequest as IncomingMessage,
   type Http2ServerResponse as ServerResponse,
 } from "node:http2";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
 import { EventStreamCodec } from "@smithy/eventstream-codec";
 import type { FakeBedrock, FakeBedrockHandler, FakeBedrockRequest, FakeBedrockStep } from "./types.js";
 
@@ -75,6 +83,32 @@ export function exceptionFrame(type: string, message: string): Uint8Array {
   });
 }
 
+/** The signature the fake gives the reasoning of answer `counter`. */
+const signatureOf = (counter: number) => `fake-signature-${counter}`;
+
+function invalidThinking(body: FakeBedrockRequest, issued: Map<string, string>): string | undefined {
+  const thinking = body.additionalModelRequestFields?.thinking;
+  if (!thinking) return undefined;
+  if (thinking.type !== "enabled" || !Number.isInteger(thinking.budget_tokens))
+    return "thinking: type must be 'enabled' with an integer budget_tokens";
+  if (thinking.budget_tokens < 1024) return "thinking.budget_tokens: must be at least 1024";
+  if (!((body.inferenceConfig?.maxTokens ?? 0) > thinking.budget_tokens))
+    return "max_tokens must be greater than thinking.budget_tokens";
+  for (const m of body.messages) {
+    for (const b of m.content) {
+      const r = b.reasoningContent?.reasoningText;
+      if (r && issued.get(r.signature) !== r.text) return "Invalid `signature` in `thinking` block";
+    }
+  }
+  const last = body.messages.at(-1);
+  if (last?.content.some((b) => b.toolResult)) {
+    const before = body.messages.at(-2);
+    if (!before?.content[0]?.reasoningContent)
+      return "Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block.";
+  }
+  return undefined;
+}
+
 function invalidReason(body: FakeBedrockRequest): string | undefined {
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages: must not be empty";
   if (body.messages[0]?.role !== "user") return "A conversation must start with a user message.";
@@ -106,6 +140,16 @@ function events(step: FakeBedrockStep, prompt: number, counter: number): [string
   const out: [string, object][] = [["messageStart", { role: "assistant" }]];
   let index = 0;
   let produced = 0;
+  if (step.reasoning) {
+    for (const text of split(step.reasoning, 2))
+      out.push(["contentBlockDelta", { contentBlockIndex: index, delta: { reasoningContent: { text } } }]);
+    out.push([
+      "contentBlockDelta",
+      { contentBlockIndex: index, delta: { reasoningContent: { signature: signatureOf(counter) } } },
+    ]);
+    out.push(["contentBlockStop", { contentBlockIndex: index++ }]);
+    produced += step.reasoning.length;
+  }
   for (const piece of split(step.text ?? "", step.pieces ?? 3)) {
     out.push(["contentBlockDelta", { contentBlockIndex: index, delta: { text: piece } }]);
     produced += piece.length;
@@ -149,6 +193,8 @@ export async function startFakeBedrock(
   const accessKeyId = options.accessKeyId ?? "AKIDFAKE";
   const keep = options.keep ?? true;
   const requests: FakeBedrockRequest[] = [];
+  /** Signature → the reasoning text it signed. */
+  const issued = new Map<string, string>();
   const queue: (FakeBedrockStep | FakeBedrockHandler)[] = [];
   let defaultHandler: FakeBedrockHandler = (r) => ({ text: `echo: ${lastUserText(r)}` });
   let counter = 0;
@@ -172,7 +218,7 @@ export async function startFakeBedrock(
     }
     const body = { ...(JSON.parse(raw || "{}") as FakeBedrockRequest), modelId, authorization };
     if (keep) requests.push(body);
-    const invalid = invalidReason(body);
+    const invalid = invalidReason(body) ?? invalidThinking(body, issued);
     if (invalid) {
       sendError(res, 400, "ValidationException", invalid);
       return;
@@ -191,6 +237,7 @@ export async function startFakeBedrock(
       return;
     }
     const list = events(step, Math.max(1, Math.ceil(raw.length / 4)), ++counter);
+    if (step.reasoning) issued.set(signatureOf(counter), step.reasoning);
     if (!stream) {
       const message = { role: "assistant", content: [] as object[] };
       if (step.text) message.content.push({ text: step.text });
@@ -221,9 +268,11 @@ export async function startFakeBedrock(
     res.end();
   };
 
-  // HTTP/2 in clear text, as the SDK's Node handler speaks it (TLS aside, the real service's protocol).
+  // HTTP/2 in clear text, as the SDK's Node handler speaks it, and HTTP/1.1, as the transport does
+  // (TLS aside, the real service's protocols): the first bytes of a connection choose.
   const sessions = new Set<Http2Session>();
-  const server = createServer((req, res) => {
+  const sockets = new Set<Socket>();
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const match = /^\/model\/([^/]+)\/(converse-stream|converse)$/.exec(url.pathname);
     const parts: Buffer[] = [];
@@ -241,10 +290,23 @@ export async function startFakeBedrock(
         Buffer.concat(parts).toString("utf8"),
       );
     });
-  });
-  server.on("session", (session: Http2Session) => {
+  };
+  const h2 = createServer(onRequest);
+  // The HTTP/1.1 request and response carry what the handler reads and writes of HTTP/2's.
+  const h1 = createHttp1Server(onRequest as never);
+  h2.on("session", (session: Http2Session) => {
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
+  });
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    socket.once("readable", () => {
+      const head = socket.read() as Buffer | null;
+      if (!head) return;
+      socket.unshift(head);
+      (head.subarray(0, 3).toString() === "PRI" ? h2 : h1).emit("connection", socket);
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -260,6 +322,7 @@ export async function startFakeBedrock(
     },
     close: async () => {
       for (const session of sessions) session.destroy();
+      for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

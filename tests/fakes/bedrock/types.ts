@@ -7,6 +7,7 @@ export interface FakeBedrockBlock {
   toolUse?: { toolUseId: string; name: string; input: unknown };
   toolResult?: { toolUseId: string; content: { text?: string }[]; status?: string };
   cachePoint?: { type: string };
+  reasoningContent?: { reasoningText?: { text: string; signature: string }; redactedContent?: string };
   [key: string]: unknown;
 }
 
@@ -16,6 +17,10 @@ export interface FakeBedrockRequest {
   system?: FakeBedrockBlock[];
   toolConfig?: { tools: { toolSpec?: { name: string }; cachePoint?: { type: string } }[] };
   inferenceConfig?: { maxTokens?: number };
+  additionalModelRequestFields?: {
+    thinking?: { type: string; budget_tokens: number };
+    reasoningConfig?: { type: string; maxReasoningEffort?: string };
+  };
   /** The model id, from the URL. */
   modelId: string;
   /** The request's Authorization header (SigV4). */
@@ -36,6 +41,8 @@ export interface FakeBedrockStep {
    * `throttlingException`, `modelStreamErrorException`, `validationException`.
    */
   streamException?: { type: string; message: string };
+  /** Reasoning streamed (as `reasoningContent` text, then a signature) before the text. */
+  reasoning?: string;
   /** stopReason `guardrail_intervened`, no content. */
   guardrail?: boolean;
   /** Usage's cache tokens. */

@@ -6,12 +6,20 @@
  * errors in Google's error body (RetryInfo for 429), streams `data:` chunks of candidates with
  * `finishReason` and `usageMetadata` (cached and thought tokens), and signs function calls when the
  * request asks for thinking.
+ *
+ * Explicit caching: `POST /v1beta/cachedContents` stores a model's system instruction and tools (at
+ * least 1,024 tokens, counted as characters / 4, else 400) with a TTL, `GET` and `DELETE
+ * /v1beta/cachedContents/{id}` read and drop one. A request naming `cachedContent` must not repeat the
+ * system instruction or tools (400), gets 404 for an entry that expired or never was, and reports its
+ * tokens as `cachedContentTokenCount` (within `promptTokenCount`). Without it, a prompt prefix shared
+ * with the previous request counts as implicitly cached.
  */
 import { createHmac } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type {
   FakeGemini,
+  FakeGeminiCache,
   FakeGeminiHandler,
   FakeGeminiPart,
   FakeGeminiRequest,
@@ -117,12 +125,74 @@ export async function startFakeGemini(
   let defaultHandler: FakeGeminiHandler = (r) => ({ text: `echo: ${lastUserText(r)}` });
   let lastBody = "";
   let counter = 0;
+  const caches = new Map<string, FakeGeminiCache>();
+  let cacheCounter = 0;
+  const cacheView = (c: FakeGeminiCache) => ({
+    name: c.name,
+    model: c.model,
+    expireTime: new Date(c.expiresAt).toISOString(),
+    usageMetadata: { totalTokenCount: c.tokens },
+  });
+
+  /** cachedContents.create: the entry, or why the real API would refuse it. */
+  const createCache = (res: ServerResponse, raw: string) => {
+    const body = JSON.parse(raw || "{}") as {
+      model?: string;
+      ttl?: string;
+      systemInstruction?: unknown;
+      tools?: unknown;
+    };
+    if (!body.model?.startsWith("models/")) {
+      sendError(res, 400, "* CreateCachedContentRequest.cached_content.model: model is not specified");
+      return;
+    }
+    const tokens = Math.ceil(JSON.stringify([body.systemInstruction ?? null, body.tools ?? null]).length / 4);
+    if (tokens < 1024) {
+      sendError(
+        res,
+        400,
+        `Cached content is too small. total_token_count=${tokens}, min_total_token_count=1024`,
+      );
+      return;
+    }
+    const seconds = /^(\d+(?:\.\d+)?)s$/.exec(body.ttl ?? "3600s")?.[1];
+    const entry: FakeGeminiCache = {
+      name: `cachedContents/fake${++cacheCounter}`,
+      model: body.model,
+      tokens,
+      expiresAt: Date.now() + Number(seconds ?? 3600) * 1000,
+      body: raw,
+    };
+    caches.set(entry.name, entry);
+    res.writeHead(200, { "content-type": "application/json; charset=UTF-8" });
+    res.end(JSON.stringify(cacheView(entry)));
+  };
 
   const answer = (res: ServerResponse, model: string, stream: boolean, raw: string) => {
     const body = { ...(JSON.parse(raw) as FakeGeminiRequest), model };
     if (keep) {
       requests.push(body);
       bodies.push(raw);
+    }
+    let cache: FakeGeminiCache | undefined;
+    if (body.cachedContent) {
+      cache = caches.get(body.cachedContent);
+      if (!cache || cache.expiresAt <= Date.now()) {
+        sendError(res, 404, "CachedContent not found (or permission denied)");
+        return;
+      }
+      if (cache.model !== `models/${model}`) {
+        sendError(res, 400, "Model used by GenerateContent request and CachedContent has to be the same.");
+        return;
+      }
+      if (body.systemInstruction || body.tools || (body as Record<string, unknown>)["toolConfig"]) {
+        sendError(
+          res,
+          400,
+          "CachedContent can not be used with GenerateContent request setting system_instruction, tools or tool_config.",
+        );
+        return;
+      }
     }
     const invalid = invalidReason(body, signed);
     if (invalid) {
@@ -165,8 +235,10 @@ export async function startFakeGemini(
       }
       parts.push(part);
     }
-    const prompt = Math.ceil(raw.length / 4);
-    const cached = Math.min(prompt, Math.floor(commonPrefix(raw, lastBody) / 4096) * 1024);
+    const prompt = Math.ceil(raw.length / 4) + (cache?.tokens ?? 0);
+    const cached = cache
+      ? cache.tokens
+      : Math.min(prompt, Math.floor(commonPrefix(raw, lastBody) / 4096) * 1024);
     lastBody = raw;
     const thoughts = thinking && step.thought ? Math.ceil(step.thought.length / 4) : 0;
     const out = Math.ceil(JSON.stringify(parts).length / 4);
@@ -227,16 +299,28 @@ export async function startFakeGemini(
         res.end(JSON.stringify({ models: listed }));
         return;
       }
+      const raw = Buffer.concat(parts).toString("utf8");
+      if (req.method === "POST" && url.pathname === "/v1beta/cachedContents") {
+        createCache(res, raw);
+        return;
+      }
+      const cacheName = /^\/v1beta\/(cachedContents\/[^/]+)$/.exec(url.pathname)?.[1];
+      if (cacheName && (req.method === "GET" || req.method === "DELETE")) {
+        const entry = caches.get(cacheName);
+        if (!entry || entry.expiresAt <= Date.now()) {
+          sendError(res, 404, `CachedContent not found: ${cacheName}`);
+          return;
+        }
+        if (req.method === "DELETE") caches.delete(cacheName);
+        res.writeHead(200, { "content-type": "application/json; charset=UTF-8" });
+        res.end(req.method === "DELETE" ? "{}" : JSON.stringify(cacheView(entry)));
+        return;
+      }
       if (req.method !== "POST" || !match) {
         sendError(res, 404, `Method not found: ${url.pathname}`);
         return;
       }
-      answer(
-        res,
-        decodeURIComponent(match[1]!),
-        match[2] === "streamGenerateContent",
-        Buffer.concat(parts).toString("utf8"),
-      );
+      answer(res, decodeURIComponent(match[1]!), match[2] === "streamGenerateContent", raw);
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -250,6 +334,10 @@ export async function startFakeGemini(
     bodies,
     usages,
     rejected,
+    caches: () => [...caches.values()],
+    expireCaches: () => {
+      for (const c of caches.values()) c.expiresAt = 0;
+    },
     script: (...steps) => void queue.push(...steps),
     setDefault: (handler) => {
       defaultHandler = handler;

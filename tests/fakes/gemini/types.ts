@@ -27,6 +27,8 @@ export interface FakeGeminiRequest {
     thinkingConfig?: { thinkingBudget?: number; includeThoughts?: boolean };
     maxOutputTokens?: number;
   };
+  /** The cached content entry standing for the system instruction and tools (`cachedContents/…`). */
+  cachedContent?: string;
   /** The model, from the URL. */
   model: string;
   [key: string]: unknown;
@@ -54,6 +56,18 @@ export interface FakeGeminiUsage {
   totalTokenCount: number;
 }
 
+/** A cachedContents entry the fake holds. */
+export interface FakeGeminiCache {
+  name: string;
+  /** `models/<model>`. */
+  model: string;
+  tokens: number;
+  /** Epoch ms; 0 after `expireCaches()`. */
+  expiresAt: number;
+  /** The create request's body. */
+  body: string;
+}
+
 export interface FakeGemini {
   /** The base URL (the SDK's `httpOptions.baseUrl`, a provider's `base_url`). */
   readonly url: string;
@@ -61,6 +75,10 @@ export interface FakeGemini {
   readonly bodies: string[];
   readonly usages: FakeGeminiUsage[];
   readonly rejected: string[];
+  /** The cachedContents entries made so far (expired ones included). */
+  caches(): FakeGeminiCache[];
+  /** Expires every entry now (a request naming one then gets 404). */
+  expireCaches(): void;
   script(...steps: (FakeGeminiStep | FakeGeminiHandler)[]): void;
   setDefault(handler: FakeGeminiHandler): void;
   close(): Promise<void>;
