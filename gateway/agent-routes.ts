@@ -36,8 +36,19 @@ export interface AgentRouterOptions {
   parseChat: (value: string) => ChatRef | undefined;
 }
 
-/** Why an agent answers a chat: a `/agent` choice, a route (its index), or neither. */
-export type AgentReason = { kind: "choice" } | { kind: "route"; index: number } | { kind: "default" };
+/**
+ * Why an agent answers a chat: a `/agent` choice, a route (its index), neither, or its platform: the API
+ * server and the web chat find a chat's sessions and history by the default agent's keys, so they
+ * always talk to the default agent.
+ */
+export type AgentReason =
+  | { kind: "choice" }
+  | { kind: "route"; index: number }
+  | { kind: "default" }
+  | { kind: "platform" };
+
+/** The platforms whose chats always talk to the default agent (see {@link AgentReason}). */
+export const DEFAULT_AGENT_PLATFORMS: ReadonlySet<string> = new Set(["api", "webchat"]);
 
 /** Routes messages to agents. Every method is synchronous and never throws. */
 export class AgentRouter {
@@ -60,6 +71,8 @@ export class AgentRouter {
 
   /** The agent of `message` by name (`default` included) and why. */
   explain(message: InboundMessage): { agent: string; reason: AgentReason } {
+    if (DEFAULT_AGENT_PLATFORMS.has(basePlatform(message.platform)))
+      return { agent: DEFAULT_AGENT, reason: { kind: "platform" } };
     const chosen = this.#o.choices.get(formatChat(message.chat));
     if (chosen && this.names.includes(chosen)) return { agent: chosen, reason: { kind: "choice" } };
     const index = this.#o.routes.findIndex((r) => this.#matches(r, message));
@@ -128,7 +141,9 @@ export function agentCommands(options: AgentCommandsOptions): CommandModule {
                 ? "chosen with /agent"
                 : reason.kind === "route"
                   ? `routes[${reason.index}] of the configuration`
-                  : "no route matches this chat";
+                  : reason.kind === "platform"
+                    ? "the API server and the web chat always talk to the default agent"
+                    : "no route matches this chat";
             const all = router.names.map((n) => (n === agent ? `**${n}**` : n)).join(", ");
             return [
               `Agent here: **${agent}** (${why}).`,
@@ -136,6 +151,8 @@ export function agentCommands(options: AgentCommandsOptions): CommandModule {
             ].join("\n");
           }
           if (!isOwner) return "Only an owner can switch the agent of this chat.";
+          if (reason.kind === "platform")
+            return "The API server and the web chat always talk to the default agent; switch a chat of another platform.";
           if (!router.names.includes(wanted)) {
             return `There is no agent “${wanted}”. Agents: ${router.names.join(", ")}.`;
           }

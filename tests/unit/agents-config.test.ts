@@ -119,6 +119,20 @@ describe("agents and routes", () => {
     expect(router.agentOf(msg("slack", "C1", "U1", "group"))).toBe("work");
     expect(router.agentOf(msg("discord", "5", "U1"))).toBe("family");
     expect(router.agentOf(msg("discord", "5", "U1", "group"))).toBeUndefined();
+    // The API server and the web chat find sessions by the default agent's keys: never routed away.
+    const everything = new AgentRouter({
+      agents: ["work"],
+      routes: [{ agent: "work" }],
+      choices,
+      parseChat: chatParser,
+    });
+    expect(everything.agentOf(msg("telegram", "2", "2"))).toBe("work");
+    expect(everything.explain(msg("api", "s1", "api"))).toEqual({
+      agent: "default",
+      reason: { kind: "platform" },
+    });
+    everything.choose({ platform: "webchat", chatId: "w1" }, "work");
+    expect(everything.agentOf(msg("webchat", "w1", "w1"))).toBeUndefined();
     router.choose({ platform: "telegram@family", chatId: "1" }, "default");
     expect(router.explain(msg("telegram@family", "1", "1"))).toEqual({
       agent: "default",
