@@ -343,8 +343,9 @@ The markers cost a few bytes per request; without them Anthropic caches nothing.
 The chat, Responses and Anthropic transports send through their SDK and read the events themselves
 (eventsource-parser) on the model client's Node http fetch; Gemini's sends and reads the same way
 (\`@google/genai\`'s own \`generateContentStream\` cost 2.4× the chat transport on the same fetch, 3.1× on
-its default one). Bedrock's does too: its body built, signed (SigV4, the credentials from the SDK
-client's standard chain) and its binary event stream decoded in the transport, on the same fetch;
+its default one). Bedrock's does too: its body built in the transport, signed by the SDK's SigV4
+signer (\`@smithy/signature-v4\`, the credentials from the SDK client's standard chain) and its binary
+event stream decoded by the SDK's codec (\`@smithy/core\`), on the same fetch;
 through \`@aws-sdk/client-bedrock-runtime\`'s \`client.send\` (an HTTP/2 session per request, its
 middleware, schema serializers and event-stream deserializers) it cost 4.7× the chat transport.
 Between runs the ratios move by about ±0.15×; the host was loaded for this run (the microseconds are

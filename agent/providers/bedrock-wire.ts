@@ -1,10 +1,14 @@
 /**
  * The wire of Bedrock Runtime, as the transport speaks it on the model client's keep-alive fetch:
- * AWS Signature Version 4 over each request (the signing key made once per day, region and secret),
- * the `application/vnd.amazon.eventstream` frames of a ConverseStream answer (prelude and message
- * CRC-checked), and the error AWS names in `x-amzn-errortype` or in an exception frame.
+ * AWS Signature Version 4 over each request (`@smithy/signature-v4`, the signer the AWS SDK uses, one
+ * per region and access key so its signing key is made once a day), the
+ * `application/vnd.amazon.eventstream` frames of a ConverseStream answer (`@smithy/core`'s event-stream
+ * codec: frames cut from the byte stream, prelude and message CRC-checked), and the error AWS names in
+ * `x-amzn-errortype` or in an exception frame.
  */
 import { createHash, createHmac } from "node:crypto";
+import { EventStreamCodec, getChunkedStream } from "@smithy/core/event-streams";
+import { SignatureV4 } from "@smithy/signature-v4";
 import { HeraldError } from "../../core/errors.js";
 
 /** AWS credentials as the SDK's credential chain resolves them. */
@@ -28,60 +32,76 @@ export interface SignInput {
   date?: Date | undefined;
 }
 
-/** The signing key of the last day/region/service per secret (a secret changes rarely). */
-const signingKeys = new Map<string, { scope: string; key: Buffer }>();
+type Bytes = string | ArrayBuffer | ArrayBufferView;
+const toBinary = (data: Bytes): string | Uint8Array =>
+  typeof data === "string"
+    ? data
+    : ArrayBuffer.isView(data)
+      ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      : new Uint8Array(data);
 
-function signingKey(secret: string, day: string, region: string, service: string): Buffer {
-  const scope = `${day}/${region}/${service}`;
-  const known = signingKeys.get(secret);
-  if (known?.scope === scope) return known.key;
-  const kDate = createHmac("sha256", `AWS4${secret}`).update(day).digest();
-  const kRegion = createHmac("sha256", kDate).update(region).digest();
-  const kService = createHmac("sha256", kRegion).update(service).digest();
-  const key = createHmac("sha256", kService).update("aws4_request").digest();
-  if (signingKeys.size > 16) signingKeys.clear();
-  signingKeys.set(secret, { scope, key });
-  return key;
+/** The SHA-256 (and HMAC) the signer is given, on node:crypto. */
+class NodeSha256 {
+  readonly #hash;
+  constructor(secret?: Bytes) {
+    this.#hash = secret ? createHmac("sha256", toBinary(secret)) : createHash("sha256");
+  }
+  update(data: Bytes): void {
+    this.#hash.update(toBinary(data));
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.#hash.digest());
+  }
 }
 
-/** RFC 3986 encoding as SigV4 wants it (encodeURIComponent leaves `!'()*`). */
-function uriEncode(text: string): string {
+/** One signer per region, service and credentials (a refreshed credential gets a new one). */
+const signers = new Map<string, { credentials: AwsCredentials; signer: SignatureV4 }>();
+
+function signerFor(input: SignInput): SignatureV4 {
+  const id = `${input.region}/${input.service}/${input.credentials.accessKeyId}`;
+  const known = signers.get(id);
+  if (known?.credentials === input.credentials) return known.signer;
+  const signer = new SignatureV4({
+    credentials: input.credentials,
+    region: input.region,
+    service: input.service,
+    sha256: NodeSha256,
+    // As the Bedrock client configures it: no x-amz-content-sha256 header (that is S3's).
+    applyChecksum: false,
+  });
+  if (signers.size > 16) signers.clear();
+  signers.set(id, { credentials: input.credentials, signer });
+  return signer;
+}
+
+/** A path segment or model id as it goes in the URL (RFC 3986: encodeURIComponent leaves `!'()*`). */
+export function encodePathSegment(text: string): string {
   return encodeURIComponent(text).replace(
     /[!'()*]/g,
     (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
   );
 }
 
-/** A path segment or model id as it goes in the URL. */
-export const encodePathSegment = uriEncode;
-
 /**
  * The request's headers with `x-amz-date`, the session token if any, and the SigV4 `authorization`
- * (AWS's rules for services other than S3: the path encoded once more, every given header signed).
+ * (every given header signed, and the host, which fetch sets itself).
  */
-export function signRequest(input: SignInput): Record<string, string> {
-  const { url, credentials } = input;
-  const stamp = (input.date ?? new Date()).toISOString().replace(/[:-]|\.\d{3}/g, "");
-  const day = stamp.slice(0, 8);
-  const headers: Record<string, string> = { ...input.headers, "x-amz-date": stamp };
-  if (credentials.sessionToken) headers["x-amz-security-token"] = credentials.sessionToken;
-  const signed: Record<string, string> = { ...headers, host: url.host };
-  const names = Object.keys(signed).sort();
-  const canonicalHeaders = names.map((n) => `${n}:${signed[n]!.trim().replace(/\s+/g, " ")}\n`).join("");
-  const signedHeaders = names.join(";");
-  const path = url.pathname.split("/").map(uriEncode).join("/") || "/";
-  const query = [...url.searchParams]
-    .map(([k, v]) => `${uriEncode(k)}=${uriEncode(v)}`)
-    .sort()
-    .join("&");
-  const payloadHash = createHash("sha256").update(input.body).digest("hex");
-  const canonical = `${input.method}\n${path}\n${query}\n${canonicalHeaders}\n${signedHeaders}\n${payloadHash}`;
-  const scope = `${day}/${input.region}/${input.service}/aws4_request`;
-  const toSign = `AWS4-HMAC-SHA256\n${stamp}\n${scope}\n${createHash("sha256").update(canonical).digest("hex")}`;
-  const key = signingKey(credentials.secretAccessKey, day, input.region, input.service);
-  const signature = createHmac("sha256", key).update(toSign).digest("hex");
-  headers["authorization"] =
-    `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
+export async function signRequest(input: SignInput): Promise<Record<string, string>> {
+  const { url } = input;
+  const signed = await signerFor(input).sign(
+    {
+      method: input.method,
+      protocol: url.protocol,
+      hostname: url.hostname,
+      ...(url.port ? { port: Number(url.port) } : {}),
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: { ...input.headers, host: url.host },
+      body: input.body,
+    },
+    input.date ? { signingDate: input.date } : {},
+  );
+  const { host: _host, ...headers } = signed.headers;
   return headers;
 }
 
@@ -123,76 +143,42 @@ export interface EventMessage {
   body: Buffer;
 }
 
-const CRC_TABLE = new Int32Array(256).map((_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c;
-});
-
-function crc32(bytes: Buffer, start: number, end: number): number {
-  let crc = -1;
-  for (let i = start; i < end; i++) crc = CRC_TABLE[(crc ^ bytes[i]!) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ -1) >>> 0;
-}
-
-/** Bytes each header value type takes after its type byte (-1: a 2-byte length follows). */
-const VALUE_SIZES: Record<number, number> = { 0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 6: -1, 7: -1, 8: 8, 9: 16 };
-
-function decodeHeaders(bytes: Buffer, start: number, end: number): Record<string, string> {
-  const headers: Record<string, string> = {};
-  let at = start;
-  while (at < end) {
-    const nameLength = bytes[at]!;
-    const name = bytes.toString("utf8", at + 1, at + 1 + nameLength);
-    at += 1 + nameLength;
-    const type = bytes[at++]!;
-    const size = VALUE_SIZES[type];
-    if (size === undefined) throw streamError(`an event header of unknown type ${type}`);
-    if (size >= 0) {
-      at += size;
-      continue;
-    }
-    const length = bytes.readUInt16BE(at);
-    if (type === 7) headers[name] = bytes.toString("utf8", at + 2, at + 2 + length);
-    at += 2 + length;
-  }
-  return headers;
-}
+const utf8 = new TextDecoder();
+const codec = new EventStreamCodec(
+  (bytes) => utf8.decode(bytes),
+  (text) => Buffer.from(text, "utf8"),
+);
 
 function streamError(what: string): BedrockServiceError {
   return new BedrockServiceError("ModelStreamErrorException", `the event stream had ${what}`, 0);
 }
 
 /**
- * Splits event-stream bytes into frames as they arrive; `push` calls `onMessage` for each whole frame
- * and keeps the rest. @throws BedrockServiceError on a frame whose checksum is wrong
+ * The frames of an event-stream body as they arrive, each decoded with its string headers.
+ * @throws BedrockServiceError on a frame whose checksum is wrong, or a body that ends inside a frame
  */
-export class EventStreamDecoder {
-  #pending: Buffer = Buffer.alloc(0);
-
-  push(bytes: Uint8Array, onMessage: (message: EventMessage) => void): void {
-    const chunk = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    let buf = this.#pending.length ? Buffer.concat([this.#pending, chunk]) : chunk;
-    while (buf.length >= 12) {
-      const total = buf.readUInt32BE(0);
-      if (total < 16) throw streamError("a frame too short to be one");
-      if (buf.length < total) break;
-      const headersLength = buf.readUInt32BE(4);
-      if (
-        crc32(buf, 0, 8) !== buf.readUInt32BE(8) ||
-        crc32(buf, 0, total - 4) !== buf.readUInt32BE(total - 4)
-      )
-        throw streamError("a frame with a wrong checksum");
-      const headers = decodeHeaders(buf, 12, 12 + headersLength);
-      onMessage({ headers, body: buf.subarray(12 + headersLength, total - 4) });
-      buf = buf.subarray(total);
+export async function* eventMessages(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<EventMessage> {
+  const iterator = getChunkedStream(chunks)[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<Uint8Array>;
+    try {
+      next = await iterator.next();
+    } catch (err) {
+      if (err instanceof HeraldError) throw err;
+      throw streamError(`a frame cut short (${(err as Error).message})`);
     }
-    this.#pending = buf;
-  }
-
-  /** Whether a partial frame is left. */
-  get partial(): boolean {
-    return this.#pending.length > 0;
+    if (next.done) return;
+    let message: ReturnType<EventStreamCodec["decode"]>;
+    try {
+      message = codec.decode(next.value);
+    } catch (err) {
+      throw streamError(`a frame that does not decode (${(err as Error).message})`);
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, header] of Object.entries(message.headers))
+      if (header.type === "string") headers[name] = header.value;
+    const { body } = message;
+    yield { headers, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
   }
 }
 

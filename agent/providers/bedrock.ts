@@ -19,8 +19,8 @@ import {
   type AwsCredentials,
   BedrockServiceError,
   type EventMessage,
-  EventStreamDecoder,
   encodePathSegment,
+  eventMessages,
   frameError,
   httpError,
   signRequest,
@@ -105,7 +105,7 @@ async function streamBedrock(
   try {
     const url = new URL(`${endpoint.baseUrl}/model/${encodePathSegment(target.model)}/converse-stream`);
     const body = bedrockBody(target, request);
-    const headers = signRequest({
+    const headers = await signRequest({
       method: "POST",
       url,
       headers: { ...lowerCase(target.provider.headers), "content-type": "application/json" },
@@ -154,12 +154,14 @@ async function readFrames(
   onMessage: (message: EventMessage) => void,
 ): Promise<void> {
   if (!response.body) throw endedEarly();
-  const decoder = new EventStreamDecoder();
-  try {
+  const chunks = async function* () {
     for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
       onBytes();
-      decoder.push(bytes, onMessage);
+      yield bytes;
     }
+  };
+  try {
+    for await (const message of eventMessages(chunks())) onMessage(message);
   } catch (err) {
     await response.body.cancel().catch(() => {});
     throw err;

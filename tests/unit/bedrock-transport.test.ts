@@ -6,10 +6,11 @@
  * one AWS's own signer (@smithy/signature-v4, what the SDK signs with) makes of the same request.
  */
 import { createHash, createHmac } from "node:crypto";
+import { EventStreamCodec } from "@smithy/eventstream-codec";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bedrockRegion, createBedrockTransport } from "../../agent/providers/bedrock.js";
-import { signRequest } from "../../agent/providers/bedrock-wire.js";
+import { eventMessages, signRequest } from "../../agent/providers/bedrock-wire.js";
 import type { ResolvedModel } from "../../agent/providers/index.js";
 import { type FakeBedrock, startFakeBedrock } from "../fakes/bedrock/index.js";
 
@@ -125,7 +126,7 @@ describe("Bedrock transport", () => {
       "https://bedrock-runtime.eu-west-1.amazonaws.com/model/anthropic.claude-3%3A0/converse-stream",
     );
     const body = '{"messages":[{"role":"user","content":[{"text":"hi"}]}]}';
-    const ours = signRequest({
+    const ours = await signRequest({
       method: "POST",
       url,
       headers: { "content-type": "application/json", "x-extra": "  two  spaces " },
@@ -157,5 +158,48 @@ describe("Bedrock transport", () => {
     );
     expect(ours["authorization"]).toBe(theirs.headers["authorization"]);
     expect(ours["x-amz-security-token"]).toBe("tok");
+  });
+});
+
+describe("Bedrock event stream frames", () => {
+  const codec = new EventStreamCodec(
+    (bytes) => new TextDecoder().decode(bytes),
+    (text) => new TextEncoder().encode(text),
+  );
+  const frame = codec.encode({
+    headers: {
+      ":event-type": { type: "string", value: "contentBlockDelta" },
+      ":message-type": { type: "string", value: "event" },
+    },
+    body: new TextEncoder().encode('{"delta":{"text":"hi"}}'),
+  });
+  async function* pieces(...parts: Uint8Array[]) {
+    for (const part of parts) yield part;
+  }
+  const read = async (...parts: Uint8Array[]) => {
+    const out: { type: string | undefined; body: string }[] = [];
+    for await (const m of eventMessages(pieces(...parts)))
+      out.push({ type: m.headers[":event-type"], body: m.body.toString("utf8") });
+    return out;
+  };
+
+  it("decodes frames split anywhere across chunks", async () => {
+    const two = new Uint8Array([...frame, ...frame]);
+    expect(
+      await read(two.subarray(0, 3), two.subarray(3, frame.length + 7), two.subarray(frame.length + 7)),
+    ).toEqual([
+      { type: "contentBlockDelta", body: '{"delta":{"text":"hi"}}' },
+      { type: "contentBlockDelta", body: '{"delta":{"text":"hi"}}' },
+    ]);
+  });
+
+  it("refuses a frame whose checksum is wrong, and a body that ends inside a frame", async () => {
+    const bad = new Uint8Array(frame);
+    bad[bad.length - 6] = bad[bad.length - 6]! ^ 0xff;
+    await expect(read(bad)).rejects.toMatchObject({ name: "ModelStreamErrorException" });
+    await expect(read(frame.subarray(0, frame.length - 5))).rejects.toMatchObject({
+      name: "ModelStreamErrorException",
+      message: expect.stringContaining("cut short"),
+    });
   });
 });
