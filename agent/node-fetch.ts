@@ -98,12 +98,7 @@ class NodeResponse {
   }
 
   get headers(): Headers {
-    if (!this.#headers) {
-      const headers = new Headers();
-      const raw = this.#res.rawHeaders;
-      for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
-      this.#headers = headers;
-    }
+    this.#headers ??= new RawHeaders(this.#res.rawHeaders);
     return this.#headers;
   }
 
@@ -129,6 +124,87 @@ class NodeResponse {
     const chunks: Buffer[] = [];
     for await (const chunk of this.body) chunks.push(chunk);
     return Buffer.concat(chunks);
+  }
+}
+
+/**
+ * A response's headers as `Headers` reads them (names lower-cased, repeats joined with ", ", iterated
+ * sorted by name) from Node's raw list, without the per-header validation and copies of `append`:
+ * the SDK reads them on every call (it logs the request id, and describes them for its debug log
+ * whether or not that logs). Writes work too; `set-cookie` keeps its values apart as in `Headers`.
+ */
+class RawHeaders extends Headers {
+  readonly #map = new Map<string, string>();
+  readonly #cookies: string[] = [];
+
+  constructor(raw: readonly string[]) {
+    super();
+    for (let i = 0; i < raw.length; i += 2) this.append(raw[i]!, raw[i + 1]!);
+  }
+
+  override append(name: string, value: string): void {
+    const key = name.toLowerCase();
+    if (key === "set-cookie") this.#cookies.push(value);
+    const previous = this.#map.get(key);
+    this.#map.set(key, previous === undefined ? value : `${previous}, ${value}`);
+  }
+
+  override set(name: string, value: string): void {
+    const key = name.toLowerCase();
+    if (key === "set-cookie") this.#cookies.splice(0, this.#cookies.length, value);
+    this.#map.set(key, value);
+  }
+
+  override delete(name: string): void {
+    const key = name.toLowerCase();
+    if (key === "set-cookie") this.#cookies.length = 0;
+    this.#map.delete(key);
+  }
+
+  override get(name: string): string | null {
+    return this.#map.get(name.toLowerCase()) ?? null;
+  }
+
+  override has(name: string): boolean {
+    return this.#map.has(name.toLowerCase());
+  }
+
+  override getSetCookie(): string[] {
+    return [...this.#cookies];
+  }
+
+  override forEach(callback: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
+    for (const [key, value] of this.#sorted()) callback.call(thisArg, value, key, this);
+  }
+
+  #sorted(): [string, string][] {
+    const entries: [string, string][] = [];
+    for (const [key, value] of this.#map) {
+      if (key === "set-cookie") for (const cookie of this.#cookies) entries.push([key, cookie]);
+      else entries.push([key, value]);
+    }
+    return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  // The iterators' return type differs between lib versions: they are what `Headers` returns.
+  override entries(): ReturnType<Headers["entries"]> {
+    return this.#sorted()[Symbol.iterator]() as unknown as ReturnType<Headers["entries"]>;
+  }
+
+  override keys(): ReturnType<Headers["keys"]> {
+    return this.#sorted()
+      .map(([key]) => key)
+      [Symbol.iterator]() as unknown as ReturnType<Headers["keys"]>;
+  }
+
+  override values(): ReturnType<Headers["values"]> {
+    return this.#sorted()
+      .map(([, value]) => value)
+      [Symbol.iterator]() as unknown as ReturnType<Headers["values"]>;
+  }
+
+  override [Symbol.iterator](): ReturnType<Headers["entries"]> {
+    return this.entries();
   }
 }
 

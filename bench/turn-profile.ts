@@ -4,7 +4,7 @@
  * the profile's top frames by self time (waiting left out), per message, for this build and, with
  * `HERALD_BENCH_BEFORE`, for another build in the same run.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
@@ -64,6 +64,12 @@ async function profileTarget(
     stopped = true;
     const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"))!;
     const profile = JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile & { startTime: number };
+    // HERALD_BENCH_KEEP_PROFILE=<dir>: the raw profile kept there too, for a closer look (DevTools).
+    const keep = process.env["HERALD_BENCH_KEEP_PROFILE"];
+    if (keep) {
+      copyFileSync(join(dir, file), join(keep, `turn-${target}.cpuprofile`));
+      writeFileSync(join(keep, `turn-${target}.window.json`), JSON.stringify({ profileStart, profileEnd }));
+    }
     const byId = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
     const frames = new Map<string, number>();
     let at = profile.startTime;

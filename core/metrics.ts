@@ -145,10 +145,23 @@ export class MetricsRegistry {
 /** The content type of the text exposition. */
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
+/** Characters a label value escapes. */
+const ESCAPED = /[\\"\n]/;
+
 /** `{a="1",b="2"}` with names sorted, or "" without labels. */
 function labelKey(labels: Labels): string {
-  const names = Object.keys(labels).sort();
+  const names = Object.keys(labels);
   if (!names.length) return "";
-  const quote = (v: string) => v.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n");
-  return `{${names.map((n) => `${n}="${quote(labels[n]!)}"`).join(",")}}`;
+  // Every turn counts into several series: no sort, closures or escaping unless needed.
+  if (names.length > 1) names.sort();
+  let key = "{";
+  for (let i = 0; i < names.length; i++) {
+    const n = names[i]!;
+    const v = labels[n]!;
+    const value = ESCAPED.test(v)
+      ? v.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n")
+      : v;
+    key += `${i ? "," : ""}${n}="${value}"`;
+  }
+  return `${key}}`;
 }

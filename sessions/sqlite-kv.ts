@@ -26,7 +26,11 @@ export class SqliteKv {
       view = {
         get: (key) => stmt.get.get(name, key)?.value,
         set: (key, value) => void stmt.set.run(name, key, value),
-        delete: (key) => void stmt.delete.run(name, key),
+        // Read first: a delete of an absent key outside a transaction would still be a write
+        // transaction of its own (a turn's end clears keys that are almost always absent).
+        delete: (key) => {
+          if (stmt.get.get(name, key) !== undefined) stmt.delete.run(name, key);
+        },
       };
       this.#views.set(name, view);
     }

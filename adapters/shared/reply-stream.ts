@@ -162,6 +162,9 @@ export class ReplyStreams<C> {
     preview.closed = true;
     clearTimeout(preview.timer);
     await preview.inflight;
+    // Nothing was shown (a quick reply): nothing to settle, and an idle preview left in memory would
+    // make every `showing` look through up to MAX_PREVIEWS of them.
+    if (preview.ids.length === 0 && this.previews.get(key) === preview) this.previews.delete(key);
     return preview.ids.map((id, i) => ({ id, shown: preview.shown[i] }));
   }
 

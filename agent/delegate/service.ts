@@ -196,7 +196,8 @@ export class DelegationService implements DelegateStateApi {
 
   /** Follows the queue: a child's result is recorded once, then its group moves on. */
   readonly onQueueEvent = (event: QueueEvent): void => {
-    if (event.type === "progress") return;
+    // Every turn's end passes here: only a child's id (`groupIdOf`-`index`) is looked up.
+    if (event.type === "progress" || !CHILD_ID.test(event.jobId)) return;
     const child = this.#store.get(event.jobId);
     if (!child || isFinal(child.state)) return;
     if (event.type === "completed") {
@@ -328,6 +329,9 @@ export class DelegationService implements DelegateStateApi {
  * tasks. Not the call id: a parent run again after its worker died asks the model again, which names
  * its calls anew but asks for the same work; it then finds the children instead of doubling them.
  */
+/** The shape of a child's job id: its group's id (`groupIdOf`), a dash, its index. */
+const CHILD_ID = /^d[0-9a-f]{16}-\d+$/;
+
 export function groupIdOf(parentTurnId: string, tasks: readonly DelegateTask[]): string {
   const canonical = JSON.stringify(
     tasks.map((t) => [t.goal, t.context ?? "", [...(t.toolsets ?? [])].sort()]),

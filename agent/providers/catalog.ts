@@ -120,12 +120,20 @@ export function wantsCacheMarkers(resolved: ResolvedModel): boolean {
   );
 }
 
+/** Host names of the configured base URLs, parsed once each (every model request asks). */
+const hosts = new Map<string, string>();
+
 function hostOf(url: string): string {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return "";
+  let host = hosts.get(url);
+  if (host === undefined) {
+    try {
+      host = new URL(url).hostname;
+    } catch {
+      host = "";
+    }
+    if (hosts.size < 256) hosts.set(url, host);
   }
+  return host;
 }
 
 /**

@@ -76,11 +76,15 @@ export function createProviders(config: ProvidersConfig, ports: ProvidersPorts):
     "Model tokens by kind (prompt, completion, cached: the part of prompt served from the provider's cache, cache_write: the part written to it, reasoning: the part of completion spent reasoning) and model.",
   );
   const alerted = state.kv("provider-alerts");
+  // Alerts this process cleared and has not set since: a turn's end clears nothing then (each clear,
+  // after the commit, would be a transaction of its own on every turn). Only this listener writes them.
+  const cleared = new Set<string>();
   const log = logger.child({ component: "providers" });
   const notifyOwner = ownerNotices(config, {
     gateway: runner,
     kv: (namespace) => state.kv(namespace),
     alerted,
+    cleared,
     log,
   });
 
@@ -97,7 +101,13 @@ export function createProviders(config: ProvidersConfig, ports: ProvidersPorts):
       // A provider that answered again may alert again the next time its key fails.
       for (const line of result.usage?.byModel ?? []) {
         const provider = catalog.resolve(line.model)?.provider.name;
-        if (provider) for (const status of [401, 403]) alerted.delete(`${provider}:${status}`);
+        if (!provider) continue;
+        for (const status of [401, 403]) {
+          const key = `${provider}:${status}`;
+          if (cleared.has(key)) continue;
+          alerted.delete(key);
+          cleared.add(key);
+        }
       }
       for (const alert of result.alerts ?? []) notifyOwner(turn, alert);
     } catch (err) {
@@ -132,6 +142,8 @@ function ownerNotices(
     gateway: ProvidersGateway;
     kv: (namespace: string) => KeyValueStore;
     alerted: KeyValueStore;
+    /** Keys of `alerted` known absent: one set here leaves it. */
+    cleared: Set<string>;
     log: Logger;
   },
 ): (turn: TurnRecord, alert: ProviderAlert) => void {
@@ -144,6 +156,7 @@ function ownerNotices(
     const key = `${alert.provider}:${alert.status}`;
     if (alerted.get(key)) return;
     alerted.set(key, String(Date.now()));
+    parts.cleared.delete(key);
     log.error(
       { provider: alert.provider, model: alert.model, status: alert.status },
       "provider refused its key",
