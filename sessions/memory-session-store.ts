@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { sessionKey } from "../core/chat.js";
+import { agentOfKey, sessionKey } from "../core/chat.js";
 import { HeraldError } from "../core/errors.js";
 import { isSharedGroup, withSenderTag } from "../core/speakers.js";
 import type { ChatMessage, GroupSessionMode, SessionKeyParts } from "../core/types.js";
@@ -203,11 +203,14 @@ export class MemorySessionStore implements SessionStore {
       : { session: clone(session) };
   }
 
-  list(options: { limit?: number; activeOnly?: boolean; keyPrefix?: string } = {}): Session[] {
+  list(
+    options: { limit?: number; activeOnly?: boolean; keyPrefix?: string; agent?: string } = {},
+  ): Session[] {
     return [...this.#entries.values()]
       .map((e) => e.session)
       .filter((s) => !options.activeOnly || s.endedAt === undefined)
       .filter((s) => options.keyPrefix === undefined || s.key.startsWith(options.keyPrefix))
+      .filter((s) => options.agent === undefined || (agentOfKey(s.key) ?? "default") === options.agent)
       .sort((a, b) => b.lastActiveAt - a.lastActiveAt || b.createdAt - a.createdAt)
       .slice(0, options.limit ?? 100)
       .map(clone);

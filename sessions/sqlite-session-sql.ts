@@ -184,6 +184,9 @@ export function prepareSessionStatements(db: Database.Database) {
       `SELECT * FROM sessions
        WHERE (@activeOnly = 0 OR ended_at IS NULL)
          AND (@keyPrefix IS NULL OR substr(key, 1, length(@keyPrefix)) = @keyPrefix)
+         AND (@agent IS NULL OR (CASE
+               WHEN instr(key, '/') > 1 AND (instr(key, ':') = 0 OR instr(key, '/') < instr(key, ':'))
+               THEN substr(key, 1, instr(key, '/') - 1) ELSE 'default' END) = @agent)
        ORDER BY last_active_at DESC, created_at DESC LIMIT @limit`,
     ),
     pruneMessages: db.prepare<[number]>(

@@ -328,10 +328,13 @@ export class SqliteSessionStore implements SessionStore {
     return result;
   }
 
-  list(options: { limit?: number; activeOnly?: boolean; keyPrefix?: string } = {}): Session[] {
+  list(
+    options: { limit?: number; activeOnly?: boolean; keyPrefix?: string; agent?: string } = {},
+  ): Session[] {
     const rows = this.#stmt.list.all({
       activeOnly: options.activeOnly ? 1 : 0,
       keyPrefix: options.keyPrefix ?? null,
+      agent: options.agent ?? null,
       limit: options.limit ?? 100,
     }) as SessionRow[];
     return rows.map(toSession);

@@ -120,8 +120,11 @@ export interface SessionStore {
    * Returns the resumed session and the one it replaced, or undefined for an unknown session.
    */
   resume(sessionId: string, now?: number): { session: Session; replaced?: Session | undefined } | undefined;
-  /** Sessions, newest activity first. */
-  list(options?: { limit?: number; activeOnly?: boolean; keyPrefix?: string }): Session[];
+  /**
+   * Sessions, newest activity first; `agent` keeps one agent's (`default`: the keys without an agent
+   * prefix, see `agentOfKey`).
+   */
+  list(options?: { limit?: number; activeOnly?: boolean; keyPrefix?: string; agent?: string }): Session[];
   /** Deletes ended sessions whose last activity is older than `beforeMs`; returns how many. */
   prune(beforeMs: number): number;
   close(): void;

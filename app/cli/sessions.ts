@@ -18,6 +18,7 @@ export function registerSessionsCommands(program: Command): void {
     .command("list")
     .option("--limit <n>", "how many", count, 20)
     .option("--active", "only active sessions")
+    .option("--agent <name>", "only this agent's sessions (default: the default agent's)")
     .action(action(listSessions));
   sessions.command("show <id>").action(action(showSession));
   sessions
@@ -36,9 +37,14 @@ export function registerSessionsCommands(program: Command): void {
     .action(action(pruneSessions));
 }
 
-function listSessions(opts: { limit: number; active?: boolean }): void {
+function listSessions(opts: { limit: number; active?: boolean; agent?: string }): void {
   const state = openState(config());
-  for (const s of state.sessions.list({ limit: opts.limit, activeOnly: opts.active })) {
+  const agent = opts.agent?.trim().toLowerCase();
+  for (const s of state.sessions.list({
+    limit: opts.limit,
+    activeOnly: opts.active,
+    ...(agent ? { agent } : {}),
+  })) {
     const when = new Date(s.lastActiveAt).toISOString().slice(0, 16).replace("T", " ");
     process.stdout.write(
       `${s.id}  ${when}  ${String(s.messageCount).padStart(4)} msgs  ${s.key}${s.endedAt ? `  (ended: ${s.endReason})` : ""}\n`,

@@ -24,6 +24,8 @@ export interface GatewayDashboardConfig {
   timezone: string;
   dashboard: { enabled: boolean; password?: string | undefined; sessionHours: number };
   apiServer: { key?: string | undefined };
+  /** The further agents (`agents:`), whose sessions the sessions page can show apart. */
+  agents?: readonly { name: string }[] | undefined;
 }
 
 /** What the gateway hands the dashboard. */
@@ -65,6 +67,7 @@ export function createGatewayDashboard(
     },
     sources: {
       sessions: state.sessions,
+      agents: (config.agents ?? []).map((a) => a.name),
       activeSessions: () => state.sessions.countActive(),
       search: (query, limit) => state.sessions.searchNewest(query, limit),
       pairing: {

@@ -12,6 +12,9 @@ export function sessionsFragment(data: {
   query: string;
   sessions: Session[];
   hits: SearchHit[] | undefined;
+  /** Every agent's name when there are several (the filter's links), and the one shown. */
+  agents?: readonly string[];
+  agent?: string | undefined;
   now: number;
 }): SafeHtml {
   const form = html`<form class="search" method="get" action="/dashboard/sessions" role="search">
@@ -33,7 +36,16 @@ ${
     (s) =>
       html`<tr><td><a href="/dashboard/sessions/${s.id}">${s.title ?? s.key}</a>${s.title ? html`<div class="muted">${s.key}</div>` : ""}</td><td class="num">${s.messageCount}</td><td>${ago(s.lastActiveAt, data.now)}</td><td class="opt">${s.endedAt === undefined ? html`<span class="ok">active</span>` : `ended (${s.endReason ?? "?"})`}</td></tr>`,
   );
-  return html`${form}<h2>Newest sessions</h2>
+  const agents = data.agents ?? [];
+  const filter = agents.length
+    ? html`<nav class="filter" aria-label="Agent" id="agent-filter">Agent: ${[undefined, ...agents].map(
+        (a) =>
+          a === data.agent
+            ? html`<strong aria-current="true">${a ?? "all"}</strong> `
+            : html`<a href="/dashboard/sessions${a ? `?agent=${encodeURIComponent(a)}` : ""}">${a ?? "all"}</a> `,
+      )}</nav>`
+    : "";
+  return html`${form}${filter}<h2>Newest sessions${data.agent ? ` of ${data.agent}` : ""}</h2>
 ${
   rows.length
     ? html`<div class="table-wrap"><table id="sessions-table"><thead><tr><th scope="col">session</th><th scope="col" class="num">messages</th><th scope="col">last active</th><th scope="col" class="opt">state</th></tr></thead><tbody>${rows}</tbody></table></div>

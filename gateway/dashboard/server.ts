@@ -133,13 +133,18 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     if (sub === "/sessions") {
       const query = (url.searchParams.get("q") ?? "").trim().slice(0, 200);
       const hits = query ? sources.search(query, 50) : undefined;
-      const sessions = hits ? [] : sources.sessions.list({ limit: SESSIONS_SHOWN });
+      const agents = sources.agents?.length ? ["default", ...sources.agents] : [];
+      const wanted = url.searchParams.get("agent") ?? "";
+      const agent = agents.includes(wanted) ? wanted : undefined;
+      const sessions = hits
+        ? []
+        : sources.sessions.list({ limit: SESSIONS_SHOWN, ...(agent ? { agent } : {}) });
       return livePage(
         res,
         state,
         url,
         { title: "Sessions", nav: "sessions" },
-        sessionsFragment({ query, sessions, hits, now: now() }),
+        sessionsFragment({ query, sessions, hits, agents, agent, now: now() }),
       );
     }
     const session = /^\/sessions\/([A-Za-z0-9_-]+)(\/export)?$/.exec(sub);

@@ -56,6 +56,8 @@ export interface CronAdmin {
 /** What the dashboard reads and changes. Every member may throw; the dashboard shows the message. */
 export interface DashboardSources {
   sessions: SessionStore;
+  /** The further agents' names (the default agent is always there); none: no agent filter shown. */
+  agents?: readonly string[] | undefined;
   /** How many sessions are active. */
   activeSessions(): number;
   /** Full-text search over all messages, newest first. */

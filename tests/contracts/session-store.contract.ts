@@ -357,6 +357,18 @@ export function sessionStoreContract(
       expect(store.list({ limit: 1 }).map((s) => s.id)).toEqual([a.id]);
     });
 
+    it("list keeps one agent's sessions: a named agent's prefix, or the default agent's unprefixed keys", () => {
+      const store = makeStore();
+      const plain = store.open(dm("1"), none, T0).session;
+      const family = store.open({ ...dm("1"), agent: "family" }, none, T0 + 1000).session;
+      const work = store.open({ ...group("42", "carol"), agent: "work" }, none, T0 + 2000).session;
+      expect(family.key).toBe("family/telegram:dm:1");
+      expect(store.list({ agent: "family" }).map((s) => s.id)).toEqual([family.id]);
+      expect(store.list({ agent: "work" }).map((s) => s.id)).toEqual([work.id]);
+      expect(store.list({ agent: "default" }).map((s) => s.id)).toEqual([plain.id]);
+      expect(store.list({ agent: "nobody" })).toEqual([]);
+    });
+
     it("prune deletes ended sessions idle before the cut-off, with their messages, and keeps active ones", () => {
       const store = makeStore();
       const oldEnded = store.open(dm("1"), none, T0).session;

@@ -105,6 +105,23 @@ describe("two agents on two Telegram bots", () => {
       .sort();
     // The default bot and agent keep today's key; the family bot's account and agent are in its own.
     expect(keys).toEqual(["family/telegram@family:dm:111", "telegram:dm:111"]);
+
+    // The dashboard's sessions page shows one agent's sessions apart.
+    const page = async (query: string) => {
+      const res = await fetch(`${h.apiUrl}/dashboard/sessions${query}`);
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const all = await page("");
+    expect(all).toContain('id="agent-filter"');
+    expect(all).toContain("family/telegram@family:dm:111");
+    expect(all).toContain(">telegram:dm:111<");
+    const ofFamily = await page("?agent=family");
+    expect(ofFamily).toContain("family/telegram@family:dm:111");
+    expect(ofFamily).not.toContain(">telegram:dm:111<");
+    const ofDefault = await page("?agent=default");
+    expect(ofDefault).toContain("telegram:dm:111");
+    expect(ofDefault).not.toContain("family/telegram@family:dm:111");
   });
 
   it("keeps each agent's memory its own", async () => {
