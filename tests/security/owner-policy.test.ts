@@ -100,6 +100,7 @@ const OWN_CHAT_COMMANDS: Record<string, string> = {
   checkpoints: "lists the caller's session workspace's checkpoints",
   diff: "the caller's own workspace; owners only where a workspace is shared (checkpoints.test.ts)",
   rollback: "the caller's own workspace; owners only where a workspace is shared (checkpoints.test.ts)",
+  agent: "shows the caller's chat's agent; only owners switch it (agents-telegram.test.ts)",
 };
 
 /** Tools that deliver nowhere and change no routing of others, and why. */

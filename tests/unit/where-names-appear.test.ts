@@ -39,6 +39,10 @@ const PLATFORM_ALLOWED: Record<string, { file: string; why: string }[]> = {
   ],
   webchat: [
     {
+      file: "gateway/agent-routes.ts",
+      why: "the API server and the web chat always talk to the default agent: their clients read a chat's sessions and history by its keys",
+    },
+    {
       file: "app/web-chat.ts",
       why: "the web chat's services on the gateway's state (its owners, pairing, turn ids), the member of AdapterServices it declares",
     },
