@@ -17,6 +17,8 @@
  *
  * The body is assembled as a string with each tool's JSON made once, as the chat transport does.
  */
+
+import { toolArguments } from "./tool-arguments.js";
 import type { ModelMessage, ModelTool, ReasoningEffort } from "./types.js";
 
 /** A content block as the Messages API takes it (only the fields Herald sends). */
@@ -172,21 +174,10 @@ function assistantBlocks(
       type: "tool_use",
       id: call.id,
       name: call.function.name,
-      input: parseArguments(call.function.arguments),
+      input: toolArguments(call.function.arguments),
     });
   }
   // The API takes no empty turn; a stored empty answer becomes a visible placeholder.
   if (blocks.length === 0) blocks.push({ type: "text", text: "(no answer)" });
   return blocks;
-}
-
-/** A tool call's arguments as an object (a model's broken JSON goes back as what it was). */
-function parseArguments(text: string): unknown {
-  if (!text) return {};
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === "object" && !Array.isArray(value) ? value : { value };
-  } catch {
-    return { _unparsed: text };
-  }
 }

@@ -15,6 +15,7 @@
  * The body is assembled as a string with each tool's JSON made once, as the other transports do.
  */
 import { THINKING_BUDGETS } from "./anthropic-body.js";
+import { toolArguments } from "./tool-arguments.js";
 import type { ModelMessage, ModelTool, ResolvedModel, TransportRequest } from "./types.js";
 
 /** A Converse content block as Herald sends it (only the fields it uses). */
@@ -60,7 +61,7 @@ export function bedrockMessages(
           toolUse: {
             toolUseId: call.id,
             name: call.function.name,
-            input: parseArgs(call.function.arguments),
+            input: toolArguments(call.function.arguments),
           },
         });
       }
@@ -103,17 +104,6 @@ function userBlocks(content: ModelMessage["content"]): BedrockBlock[] {
     }
   }
   return blocks;
-}
-
-function parseArgs(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text || "{}");
-    return value && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : { value };
-  } catch {
-    return { _unparsed: text };
-  }
 }
 
 /** A tool's `toolSpec` JSON, made once per schema object. */

@@ -6,6 +6,7 @@
  */
 import type { Content, Part } from "@google/genai";
 import { THINKING_BUDGETS } from "./anthropic-body.js";
+import { toolArguments } from "./tool-arguments.js";
 import type { ModelMessage, ModelTool, ResolvedModel, TransportRequest } from "./types.js";
 
 /** A tool's declaration as JSON, made once per schema object. */
@@ -59,7 +60,7 @@ export function geminiContents(
         names.set(call.id, call.function.name);
         const signature = signatures.find((s) => s.id === call.id)?.signature;
         parts.push({
-          functionCall: { name: call.function.name, args: parseArgs(call.function.arguments) },
+          functionCall: { name: call.function.name, args: toolArguments(call.function.arguments) },
           ...(signature ? { thoughtSignature: signature } : {}),
         });
       }
@@ -95,17 +96,6 @@ function userParts(content: ModelMessage["content"]): Part[] {
     }
   }
   return parts;
-}
-
-function parseArgs(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text || "{}");
-    return value && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : { value };
-  } catch {
-    return { _unparsed: text };
-  }
 }
 
 /**
