@@ -99,7 +99,7 @@ const LONG_FILES = {
   "agent/queue/bull-job-queue.ts":
     "BullMQ's queue, worker, per-key ordering locks, progress and announcements over one set of connections; its scripts, names and lent slots are split out already",
   "agent/tools/mcp/connection.ts":
-    "one MCP server's life: transports, restarts with backoff, capped reads and calls, which share the connection's state",
+    "one MCP server's life: transports, restarts with backoff, start on first use and stop when idle, capped reads and calls, all sharing the connection's private state (a split needs the state object of its own first)",
   "gateway/dashboard/server.ts":
     "the dashboard's request handling: login, CSRF and live streams shared by every page's GET and POST; the pages themselves are page-*.ts",
 };
