@@ -3,7 +3,7 @@
  * failed send means for the outbox (PlatformError with `retryable` / `retryAfterMs`). Messages name the
  * fix; no token ever reaches them (grammY's own messages carry only the method name).
  */
-import { GrammyError, HttpError } from "grammy";
+import { GrammyError, HttpError } from "grammy/web";
 import { describeError, PlatformError } from "../../core/errors.js";
 import type { AdapterStatus } from "../../core/types.js";
 

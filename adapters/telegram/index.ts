@@ -1,10 +1,11 @@
 /**
- * The Telegram adapter, on grammY. Receives by long polling (default) or by webhook when
+ * The Telegram adapter, on grammY's fetch build (`grammy/web`: one module on Node's own fetch, where
+ * the Node build loads node-fetch and its URL library at start). Receives by long polling (default) or by webhook when
  * `TELEGRAM_WEBHOOK_URL` is set; hands each message to the gateway and confirms it to Telegram only after
  * the gateway recorded it. Sends through `TelegramSender` (HTML, chunks, per-chat budget).
  */
 import { createHash } from "node:crypto";
-import { Bot, webhookCallback } from "grammy";
+import { Bot, webhookCallback } from "grammy/web";
 import { ConfigError, describeError, PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import { sleep } from "../../core/sleep.js";

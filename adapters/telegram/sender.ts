@@ -4,8 +4,9 @@
  * chat's budget; a 429 blocks only that chat and reaches the outbox as a retryable PlatformError with
  * `retryAfterMs`.
  */
+import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import { type Api, InputFile } from "grammy";
+import { type Api, InputFile } from "grammy/web";
 import { PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { ChatRef, OutboundFile, OutboundMessage, SendOptions, SendResult } from "../../core/types.js";
@@ -36,6 +37,15 @@ function truncate(text: string, max: number): string {
   const code = text.charCodeAt(end - 1);
   if (code >= 0xd800 && code <= 0xdbff) end -= 1;
   return `${text.slice(0, end)}…`;
+}
+
+
+/**
+ * A file of the outbox as grammY uploads it: read as a stream (grammY's fetch build, which Herald
+ * loads, takes no file paths).
+ */
+function fileInput(path: string, fileName: string): InputFile {
+  return new InputFile(createReadStream(path), fileName);
 }
 
 export class TelegramSender {
@@ -332,7 +342,7 @@ export class TelegramSender {
       // A spoken reply (Ogg/Opus) plays as a voice note; Telegram shows anything else as a file.
       const sent = await this.api.sendVoice(
         chat.chatId,
-        new InputFile(file.path, fileName),
+        fileInput(file.path, fileName),
         { ...place, ...caption },
         asSignal(signal),
       );
@@ -342,7 +352,7 @@ export class TelegramSender {
       try {
         const sent = await this.api.sendPhoto(
           chat.chatId,
-          new InputFile(file.path, fileName),
+          fileInput(file.path, fileName),
           { ...place, ...caption },
           asSignal(signal),
         );
@@ -358,7 +368,7 @@ export class TelegramSender {
     }
     const sent = await this.api.sendDocument(
       chat.chatId,
-      new InputFile(file.path, fileName),
+      fileInput(file.path, fileName),
       { ...place, ...caption },
       asSignal(signal),
     );
