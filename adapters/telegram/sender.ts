@@ -39,7 +39,6 @@ function truncate(text: string, max: number): string {
   return `${text.slice(0, end)}…`;
 }
 
-
 /**
  * A file of the outbox as grammY uploads it: read as a stream (grammY's fetch build, which Herald
  * loads, takes no file paths).
