@@ -9,7 +9,7 @@ import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
 import type { ChatPort } from "../adapters/shared/index.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { AdapterDeps, PlatformAdapter } from "../core/types.js";
+import type { AdapterDeps, InboundHandler, PlatformAdapter } from "../core/types.js";
 import { type GatewayRunner, turnIdFor } from "../gateway/index.js";
 import type { SqliteState } from "../sessions/index.js";
 import { configuredAccounts, configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
@@ -38,9 +38,11 @@ export async function createAdapters(
     localOnly?: boolean | undefined;
     /** What chat clients read beside the messages, served under `/v1/herald/*`. */
     chat: ChatPort;
+    /** Settles once the plugins' and MCP servers' commands are in the runner's command menu. */
+    menuReady?: Promise<unknown> | undefined;
   },
 ): Promise<GatewayAdapters> {
-  const { state, runner, logger } = parts;
+  const { state, runner, logger, menuReady } = parts;
   const api = config.apiServer.enabled ? apiAdapter(config, state, logger, parts.chat) : undefined;
   const adapters: PlatformAdapter[] = [...(api ? [api] : []), ...(parts.extraAdapters ?? [])];
   const failed = new Map<string, string>();
@@ -75,6 +77,7 @@ export async function createAdapters(
                 : { ...message, platform: name, chat: { ...message.chat, platform: name } },
             ),
           commandMenu: () => runner.commands.menu(),
+          commandMenuReady: menuReady,
           services,
         };
         const adapter = await module.create(section, deps);
@@ -89,7 +92,12 @@ export async function createAdapters(
   return { api, adapters, failed };
 }
 
-/** Starts every adapter at once; those that started go to `started`, the others to `failed`. */
+/**
+ * Starts every adapter at once; those that started go to `started`, the others to `failed`. With
+ * `ready`, each inbound message waits for it before the runner takes it (the agent side, plugins and
+ * their commands load after the adapters started): an adapter confirms a message to its platform only
+ * once the runner recorded it, so none is lost meanwhile; if `ready` rejects, none is recorded.
+ */
 export async function startAdapters(
   adapters: readonly PlatformAdapter[],
   parts: {
@@ -97,13 +105,17 @@ export async function startAdapters(
     started: Map<string, PlatformAdapter>;
     failed: Map<string, string>;
     logger: Logger;
+    ready?: Promise<unknown> | undefined;
   },
 ): Promise<void> {
-  const { runner, started, failed, logger } = parts;
+  const { runner, started, failed, logger, ready } = parts;
+  const handle: InboundHandler = ready
+    ? (message) => ready.then(() => runner.handleInbound(message))
+    : runner.handleInbound;
   await Promise.all(
     adapters.map(async (adapter) => {
       try {
-        await adapter.start(runner.handleInbound);
+        await adapter.start(handle);
         started.set(adapter.platform, adapter);
       } catch (err) {
         failed.set(adapter.platform, describeError(err));

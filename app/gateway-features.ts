@@ -41,7 +41,7 @@ import type { HeraldConfig } from "./config.js";
 import { chatParser, platformHints, platformModules, userIdNormalisers } from "./platforms.js";
 import { skillDownload } from "./skill-download.js";
 import { createLocalStateClient, type StateMembers } from "./state-client.js";
-import { createToolRegistry } from "./tools.js";
+import { createToolRegistry } from "./tool-registry.js";
 import { eagerToolsetsFor, jobToolsetLimit, toolsetsOfCaller } from "./toolsets.js";
 
 /** Parts the runner asks for through ports, set once they exist (before any turn starts). */

@@ -11,7 +11,6 @@
  * per MCP server.
  */
 import { join } from "node:path";
-import { delegateTool } from "../agent/delegate/index.js";
 import {
   copyAttachments,
   type Execution,
@@ -24,10 +23,8 @@ import {
 import { type SpeakReply, type Tool, ToolRegistry, type UnavailableToolset } from "../agent/index.js";
 import { createBrowserTools } from "../agent/tools/browser/index.js";
 import { type Checkpointer, createCheckpointer } from "../agent/tools/checkpoints/index.js";
-import { clarifyTool } from "../agent/tools/clarify/index.js";
 import { CODE_BACKENDS, executeCodeTool } from "../agent/tools/code/declaration.js";
 import type { ExecuteCodeDeps } from "../agent/tools/code/index.js";
-import { cronjobTool } from "../agent/tools/cron/index.js";
 import { fileTools } from "../agent/tools/files/declaration.js";
 import { createHaTools } from "../agent/tools/ha/index.js";
 import { createImageTool } from "../agent/tools/image/index.js";
@@ -38,14 +35,9 @@ import {
   type McpToolCacheApi,
   mcpWorkspaceFiles,
 } from "../agent/tools/mcp/index.js";
-import { memoryTool } from "../agent/tools/memory/index.js";
 import { memoryProviderTools } from "../agent/tools/memory-providers/index.js";
 import { sendMessageTool, workspaceExporter } from "../agent/tools/messaging/index.js";
-import { sessionSearchTool } from "../agent/tools/session-search/index.js";
-import { skillsTools } from "../agent/tools/skills/index.js";
-import { taskBoardTool } from "../agent/tools/task-board/index.js";
 import { terminalTools } from "../agent/tools/terminal/index.js";
-import { todoTool } from "../agent/tools/todo/index.js";
 import { createVisionTool } from "../agent/tools/vision/index.js";
 import { createSpeechTools, createTranscriber } from "../agent/tools/voice/index.js";
 import { createWebTools } from "../agent/tools/web/index.js";
@@ -53,41 +45,9 @@ import type { Logger } from "../core/logger.js";
 import type { TurnJob } from "../core/turn.js";
 import type { InboundAttachment } from "../core/types.js";
 import { execBackendOptions, type HeraldConfig } from "./config.js";
+import { builtinTools, createToolRegistry } from "./tool-registry.js";
 
-/** The tools that need nothing but their context. Later features add theirs here. */
-export const builtinTools: readonly Tool[] = [
-  sessionSearchTool,
-  cronjobTool,
-  memoryTool,
-  ...skillsTools,
-  clarifyTool,
-  todoTool,
-  delegateTool,
-  taskBoardTool,
-];
-
-/**
- * What the system prompt says of each toolset not sent up front (`tools.lazy`); the tool names are
- * listed beside it. Fixed text: it is part of every request's prefix.
- */
-export const toolsetSummaries: Readonly<Record<string, string>> = {
-  core: "search past conversations, ask the user, keep a plan",
-  cron: "schedule tasks and reminders",
-  memory: "save and edit long-term memory",
-  skills: "list, read and write saved procedures",
-  terminal: "run shell commands and background processes in the session's workspace",
-  files: "read, write, patch and search files in the workspace",
-  web: "search the web and read pages",
-  voice: "speak text as a voice note",
-  vision: "describe or read images",
-  browser: "open pages in a real browser: read, click, type, log in, screenshots, downloads",
-  image: "make pictures from a description",
-  code: "run a Python or JavaScript script that calls these tools many times in one step",
-  messaging: "send messages and files to chats",
-  mcp: "resources and prompts of the MCP servers",
-  ha: "Home Assistant: list entities and services, read states, call services",
-  checkpoints: "restore the workspace to a checkpoint taken before a turn changed it",
-};
+export { builtinTools, createToolRegistry, toolsetSummaries } from "./tool-registry.js";
 
 /**
  * `execute_code` where the backend's commands reach this host's sockets (sandbox, local); elsewhere the
@@ -131,11 +91,6 @@ async function openWorkspaces(config: HeraldConfig, logger: Logger, worker: stri
     workspaces,
     exec: await openExecution(execBackendOptions(config), { workspaces, logger, worker }),
   };
-}
-
-/** A registry holding `tools`. @defaultValue tools: builtinTools */
-export function createToolRegistry(tools: readonly Tool[] = builtinTools): ToolRegistry {
-  return new ToolRegistry().register(...tools).describeToolsets(toolsetSummaries);
 }
 
 /** The agent's tools of one process (gateway or worker), with what they hold open. */

@@ -351,6 +351,12 @@ export interface AdapterDeps {
    */
   commandMenu?: (() => CommandMenuEntry[]) | undefined;
   /**
+   * Settles once the menu is complete: the gateway starts its adapters before it loads the plugins and
+   * the MCP servers' commands, so adapters publish the menu (and look commands up in it) after this.
+   * Unset: the menu is complete from the start.
+   */
+  commandMenuReady?: Promise<unknown> | undefined;
+  /**
    * What a platform needs of the gateway beyond these (the web chat: sessions, pairing, owners), one
    * member per platform, each declared by its platform by augmenting {@link AdapterServices}.
    */

@@ -67,10 +67,13 @@ export class DiscordCommands {
     private readonly logger: Logger,
     /** The gateway's menu; asked at registration and for each interaction. @defaultValue NATIVE_COMMANDS */
     private readonly menu: () => readonly CommandMenuEntry[] = () => NATIVE_COMMANDS,
+    /** Settles once `menu` is complete (`AdapterDeps.commandMenuReady`). */
+    private readonly menuReady?: Promise<unknown>,
   ) {}
 
   /** Registers the commands when the set differs from the last registration. Returns whether it did. */
   async sync(applicationId: string): Promise<boolean> {
+    await this.menuReady;
     const body = discordCommandBodies(this.menu());
     const hash = createHash("sha256").update(JSON.stringify({ applicationId, body })).digest("hex");
     if (this.kv.get(HASH_KEY) === hash) return false;
@@ -86,6 +89,7 @@ export class DiscordCommands {
    */
   async accept(interaction: ChatInputCommandInteraction): Promise<InboundMessage | undefined> {
     const name = interaction.commandName;
+    await this.menuReady;
     if (!this.menu().some((c) => c.name.toLowerCase() === name)) return undefined;
     const args = interaction.options.getString(ARGS_OPTION)?.trim();
     try {

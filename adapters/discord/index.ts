@@ -198,7 +198,13 @@ export class DiscordAdapter implements PlatformAdapter {
       makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 50 }),
     });
     client.rest.setToken(config.botToken);
-    const commands = new DiscordCommands(client.rest, deps.kv, this.log, deps.commandMenu);
+    const commands = new DiscordCommands(
+      client.rest,
+      deps.kv,
+      this.log,
+      deps.commandMenu,
+      deps.commandMenuReady,
+    );
     const outbound = new DiscordOutbound(client.rest, {
       logger: this.log,
       editIntervalMs: config.editIntervalMs,

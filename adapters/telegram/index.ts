@@ -135,9 +135,10 @@ export class TelegramAdapter implements PlatformAdapter {
    * typed commands work without the menu.
    */
   private async publishCommands(): Promise<void> {
-    const entries = this.deps.commandMenu?.();
-    if (!entries) return;
+    if (!this.deps.commandMenu) return;
     try {
+      await this.deps.commandMenuReady;
+      const entries = this.deps.commandMenu();
       const commands = telegramMenu(entries);
       await this.bot.api.setMyCommands(commands);
       this.log.info({ count: commands.length }, "telegram command menu set");
