@@ -53,9 +53,12 @@ export const DEFAULT_AGENT_PLATFORMS: ReadonlySet<string> = new Set(["api", "web
 /** Routes messages to agents. Every method is synchronous and never throws. */
 export class AgentRouter {
   readonly #o: AgentRouterOptions;
+  /** No further agent and no route to one: every message goes to the default agent, no choice read. */
+  readonly #defaultOnly: boolean;
 
   constructor(options: AgentRouterOptions) {
     this.#o = options;
+    this.#defaultOnly = options.agents.length === 0 && options.routes.every((r) => r.agent === DEFAULT_AGENT);
   }
 
   /** Every agent's name, the default first. */
@@ -65,6 +68,8 @@ export class AgentRouter {
 
   /** The agent of `message`, undefined for the default agent (session keys carry no prefix then). */
   agentOf(message: InboundMessage): string | undefined {
+    // Asked several times per message: with one agent, no key-value read each time.
+    if (this.#defaultOnly) return undefined;
     const name = this.explain(message).agent;
     return name === DEFAULT_AGENT ? undefined : name;
   }

@@ -50,8 +50,8 @@ export interface InboundDeps {
   answerLater(message: InboundMessage, answer: DeferredAnswer["answer"]): void;
   /** Tells the runner's `session-ended` handlers (call it as an effect). */
   sessionEnded(session: EndedSession): void;
-  /** Starts the next turn of a key if none runs (the one just created needs no read back). */
-  claim(sessionKey: string, effects: Effect[], created: TurnRecord): void;
+  /** Journals the turn through `create` (running when it is claimed at once) and claims the key's next turn. */
+  claim(sessionKey: string, effects: Effect[], create: (running: boolean) => TurnRecord): void;
   /** The turn id of an inbound message (deterministic: a redelivery maps to the same turn). */
   turnId(message: InboundMessage): string;
   log: Logger;
@@ -218,7 +218,7 @@ export const createTurn: InboundStep = (ctx, deps) => {
     inbound: message,
     ...(ctx.resume ? { resume: ctx.resume } : {}),
   };
-  deps.claim(sessionKey, ctx.effects, deps.turns.create(turn, ctx.now));
+  deps.claim(sessionKey, ctx.effects, (running) => deps.turns.create(turn, ctx.now, { running }));
   return "accepted";
 };
 

@@ -198,7 +198,7 @@ export class GatewayRunner {
       cancel: (key, reason, effects, keepInput) => this.turns.cancel(key, reason, effects, keepInput),
       sessionEnded: (ended) => this.endedSession(ended),
       answerLater: (message, answer) => this.answerLater(message, answer),
-      claim: (key, effects, created) => this.turns.claimNext(key, effects, created),
+      claim: (key, effects, create) => void this.turns.claimNew(key, effects, create),
       turnId: (message) => turnIdFor(message.platform, message.messageId),
       log: this.log,
     };

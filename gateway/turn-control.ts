@@ -13,7 +13,7 @@ import type { UnitOfWork } from "./work.js";
 export interface TurnControlDeps {
   state: RunnerState;
   work: UnitOfWork;
-  turns: Pick<TurnCoordinator, "claimNext" | "cancel">;
+  turns: Pick<TurnCoordinator, "claimNext" | "claimNew" | "cancel">;
   outbox: Pick<OutboxDispatcher, "deliver">;
   adapters: ReadonlyMap<string, unknown>;
   /** Tells that a session ended (runs after the reset committed). */
@@ -27,9 +27,13 @@ export function createTurnControl(deps: TurnControlDeps): TurnControl {
   return {
     submit: (turn: NewTurn) =>
       work.run((effects) => {
-        const created = state.turns.get(turn.id) ?? state.turns.create(turn, deps.now());
-        turns.claimNext(turn.sessionKey, effects, created);
-        return created;
+        const existing = state.turns.get(turn.id);
+        if (!existing)
+          return turns.claimNew(turn.sessionKey, effects, (running) =>
+            state.turns.create(turn, deps.now(), { running }),
+          );
+        turns.claimNext(turn.sessionKey, effects, existing);
+        return existing;
       }),
     cancel: (key, reason, options) =>
       work.run((effects) => turns.cancel(key, reason, effects, options?.keepInput ?? false)),

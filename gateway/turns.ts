@@ -63,6 +63,28 @@ export class TurnCoordinator {
     const next = head.id === created?.id ? created : state.turns.get(head.id);
     if (!next) return;
     if (next.status === "pending" && !state.turns.markRunning(next.id, this.o.now())) return;
+    this.activate(next, key, effects);
+  }
+
+  /**
+   * Journals a new turn of `key` through `create` and claims the key's next turn (inside the caller's
+   * transaction), as `claimNext` after a pending `create` would: when nothing of the key is open or
+   * active the new turn is the next one, and is journalled running at once (one write, not two).
+   */
+  claimNew(key: string, effects: Effect[], create: (running: boolean) => TurnRecord): TurnRecord {
+    if (this.active.has(key) || this.o.state.turns.nextOpen(key)) {
+      const created = create(false);
+      this.claimNext(key, effects, created);
+      return created;
+    }
+    const created = create(true);
+    this.activate(created, key, effects);
+    return created;
+  }
+
+  /** Makes `next` (journalled running) the key's active turn; its job is enqueued after the commit. */
+  private activate(next: TurnRecord, key: string, effects: Effect[]): void {
+    const { state } = this.o;
     const chatType = next.inbound?.chatType ?? state.sessions.get(next.sessionId)?.chatType ?? "dm";
     const adapter = this.o.adapters.get(next.chat.platform);
     const feedback = adapter

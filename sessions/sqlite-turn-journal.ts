@@ -97,6 +97,11 @@ export class SqliteTurnJournal implements TurnJournal {
            created_at) VALUES (@id, @sessionId, @sessionKey, @chat, @userId, 'pending', @source, @input,
            @inbound, @extra, @now)`,
       ),
+      insertRunning: db.prepare(
+        `INSERT INTO turns (id, session_id, session_key, chat, user_id, status, source, input, inbound, extra,
+           attempts, created_at, started_at) VALUES (@id, @sessionId, @sessionKey, @chat, @userId, 'running',
+           @source, @input, @inbound, @extra, 1, @now, @now)`,
+      ),
       get: db.prepare<[string], TurnRow>("SELECT * FROM turns WHERE id = ?"),
       markRunning: db.prepare<[number, string]>(
         "UPDATE turns SET status = 'running', attempts = attempts + 1, started_at = ? WHERE id = ? AND status = 'pending'",
@@ -129,9 +134,14 @@ export class SqliteTurnJournal implements TurnJournal {
     };
   }
 
-  /** Journals a new pending turn. Throws if `turn.id` exists already. */
-  create(turn: Omit<TurnRecord, "status" | "attempts" | "createdAt">, now: number = Date.now()): TurnRecord {
-    this.#stmt.insert.run({
+  /** Journals a new turn (see the contract). Throws if `turn.id` exists already. */
+  create(
+    turn: Omit<TurnRecord, "status" | "attempts" | "createdAt">,
+    now: number = Date.now(),
+    options: { running?: boolean } = {},
+  ): TurnRecord {
+    const running = options.running === true;
+    (running ? this.#stmt.insertRunning : this.#stmt.insert).run({
       id: turn.id,
       sessionId: turn.sessionId,
       sessionKey: turn.sessionKey,
@@ -147,7 +157,9 @@ export class SqliteTurnJournal implements TurnJournal {
       now,
     });
     // Built here rather than read back: this runs on every turn's hot path.
-    return { ...turn, status: "pending", attempts: 0, createdAt: now };
+    return running
+      ? { ...turn, status: "running", attempts: 1, createdAt: now, startedAt: now }
+      : { ...turn, status: "pending", attempts: 0, createdAt: now };
   }
 
   get(turnId: string): TurnRecord | undefined {

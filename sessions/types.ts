@@ -146,7 +146,15 @@ export interface InboundLedger {
 
 /** The turn journal: which turns exist and where they are, so a crash never loses or doubles one. */
 export interface TurnJournal {
-  create(turn: Omit<TurnRecord, "status" | "attempts" | "createdAt">, now?: number): TurnRecord;
+  /**
+   * Journals a new turn, pending; with `running`, already running with one attempt counted, the row
+   * `create` then `markRunning` would leave (a turn claimed in the transaction that creates it).
+   */
+  create(
+    turn: Omit<TurnRecord, "status" | "attempts" | "createdAt">,
+    now?: number,
+    options?: { running?: boolean },
+  ): TurnRecord;
   get(turnId: string): TurnRecord | undefined;
   /** pending → running (returns false if the turn is not pending). Counts an attempt (`attempts`). */
   markRunning(turnId: string, now?: number): boolean;

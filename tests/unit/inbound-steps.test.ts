@@ -93,7 +93,10 @@ function deps(over: Partial<InboundDeps> = {}): { deps: InboundDeps; rec: Record
       return 0;
     },
     sessionEnded: () => undefined,
-    claim: (key) => rec.claimed.push(key),
+    claim: (key, _effects, create) => {
+      create(false);
+      rec.claimed.push(key);
+    },
     turnId: (m) => `t-${m.messageId}`,
     log: silentLogger(),
     ...over,

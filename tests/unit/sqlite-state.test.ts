@@ -125,6 +125,23 @@ describe("turn journal", () => {
     expect(state.turns.get("no-such-turn")).toBeUndefined();
   });
 
+  it("journals a turn claimed as it is created as create then markRunning would, crash recovery included", () => {
+    const state = open();
+    const created = state.turns.create(turn("r1"), T0, { running: true });
+    expect(created).toMatchObject({ id: "r1", status: "running", attempts: 1, startedAt: T0 });
+    state.turns.create(turn("r2"), T0);
+    state.turns.markRunning("r2", T0);
+    const { id: _r1, inbound: _i1, ...one } = state.turns.get("r1")!;
+    const { id: _r2, inbound: _i2, ...two } = state.turns.get("r2")!;
+    expect(one).toEqual(two);
+    expect(state.turns.markRunning("r1", T0 + 1)).toBe(false);
+    // Found running at a start: run once more, as any turn cut short by a crash.
+    expect(state.turns.requeueCrashed().map((t) => [t.id, t.attempts])).toEqual([
+      ["r1", 1],
+      ["r2", 1],
+    ]);
+  });
+
   it("a cancelled turn's late result is refused", () => {
     const state = open();
     state.turns.create(turn("t1"), T0);
