@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { printDoctor, runDoctor } from "../../app/doctor.js";
 import { startFakeAnthropic } from "../fakes/anthropic/index.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
+import { startFakeTelegram } from "../fakes/telegram/index.js";
 
 let llm: FakeLlm | undefined;
 let home: string | undefined;
@@ -155,5 +156,70 @@ describe("herald doctor", () => {
       "EMAIL_TRUSTED_AUTHSERV_ID (config.yaml: email.trusted_authserv_id) is invalid",
     );
     expect(bad.out).toContain("e.g. mx.google.com");
+  });
+
+  it("checks each bot account's token as the platform's own (getMe on the fake Bot API) and lists the agents' routes", async () => {
+    llm = await startFakeLlm({ apiKey: "right" });
+    const work = await startFakeTelegram({ username: "quill_bot" });
+    const family = await startFakeTelegram({ token: "7000000002:FAMILY-token", username: "hearth_bot" });
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    try {
+      writeFileSync(
+        join(home, "config.yaml"),
+        [
+          "telegram:",
+          "  accounts:",
+          "    - name: family",
+          `      api_root: ${family.url}`,
+          "    - name: old-bot",
+          `      api_root: ${family.url}`,
+          "agents:",
+          "  - name: family",
+          "  - name: spare",
+          "routes:",
+          "  - agent: family",
+          "    platform: telegram@family",
+          "  - agent: family",
+          "    chat: telegram:-100123",
+          "",
+        ].join("\n"),
+      );
+      const { out, code } = text(
+        await runDoctor({
+          HERALD_HOME: home,
+          OPENAI_BASE_URL: llm.url,
+          OPENAI_API_KEY: "right",
+          HERALD_MODEL: "m",
+          TELEGRAM_BOT_TOKEN: work.token,
+          TELEGRAM_API_ROOT: work.url,
+          TELEGRAM_FAMILY_BOT_TOKEN: family.token,
+          // A token the family bot's Bot API refuses: revoked.
+          TELEGRAM_OLD_BOT_BOT_TOKEN: "7000000003:revoked-secret",
+        }),
+      );
+      expect(out).toContain("✓ platforms: telegram (bot accounts: telegram@family, telegram@old-bot)");
+      expect(out).toContain("✓ telegram: bot @quill_bot answered getMe (long polling)");
+      expect(out).toContain("✓ telegram@family: bot @hearth_bot answered getMe (long polling)");
+      expect(out).toMatch(
+        /✗ telegram@old-bot: getMe failed\s+fix: Telegram answered 401 to getMe: the bot token is wrong or revoked\..* \(the token: TELEGRAM_OLD_BOT_BOT_TOKEN, or bot_token in the account\)/,
+      );
+      expect(out).not.toContain("revoked-secret");
+      expect(code).toBe(1);
+      expect(work.callsTo("getMe")).toHaveLength(1);
+      // The account's own token reached the account's Bot API (the refused one is answered 401 unrecorded).
+      expect(family.callsTo("getMe").map((c) => c.status)).toEqual([200]);
+      expect(out).toContain(
+        "✓ agents: default, family, spare; 2 route(s), first match wins, no match: default",
+      );
+      expect(out).toMatch(
+        /✓ agent family: routes #1 platform telegram@family; #2 chat telegram:-100123; model the default, SOUL\.md .*agents\/family\/SOUL\.md missing/,
+      );
+      expect(out).toMatch(
+        /✓ agent spare: no route leads to it; .*\s+fix: add a route \(routes: - agent: spare\) or switch a chat with \/agent spare/,
+      );
+    } finally {
+      await work.close();
+      await family.close();
+    }
   });
 });
