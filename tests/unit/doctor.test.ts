@@ -5,7 +5,9 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { printDoctor, runDoctor } from "../../app/doctor.js";
 import { startFakeAnthropic } from "../fakes/anthropic/index.js";
+import { startFakeDiscord } from "../fakes/discord/index.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
+import { startFakeSlack } from "../fakes/slack/index.js";
 import { startFakeTelegram } from "../fakes/telegram/index.js";
 
 let llm: FakeLlm | undefined;
@@ -220,6 +222,39 @@ describe("herald doctor", () => {
     } finally {
       await work.close();
       await family.close();
+    }
+  });
+
+  it("checks Discord's and Slack's tokens live, a Slack bot account's with its own variable", async () => {
+    llm = await startFakeLlm({ apiKey: "right" });
+    const discord = await startFakeDiscord();
+    const slack = await startFakeSlack();
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    try {
+      writeFileSync(join(home, "config.yaml"), "slack:\n  accounts:\n    - name: ops\n");
+      const { out } = text(
+        await runDoctor({
+          HERALD_HOME: home,
+          OPENAI_BASE_URL: llm.url,
+          OPENAI_API_KEY: "right",
+          HERALD_MODEL: "m",
+          DISCORD_BOT_TOKEN: discord.token,
+          DISCORD_API_URL: discord.url,
+          SLACK_BOT_TOKEN: slack.botToken,
+          SLACK_SIGNING_SECRET: "signing-secret",
+          SLACK_API_URL: slack.apiUrl,
+          SLACK_OPS_BOT_TOKEN: "xoxb-wrong-secret",
+        }),
+      );
+      expect(out).toMatch(/✓ discord: bot \S+ answered \/users\/@me/);
+      expect(out).toMatch(/✓ slack: bot \S+ of workspace \S+ answered auth\.test/);
+      expect(out).toMatch(
+        /✗ slack@ops: auth\.test failed\s+fix: Slack's auth\.test answered 'invalid_auth'.* \(the token: SLACK_OPS_BOT_TOKEN, or bot_token in the account\)/,
+      );
+      expect(out).not.toContain("xoxb-wrong-secret");
+    } finally {
+      await discord.close();
+      await slack.close();
     }
   });
 });
