@@ -1,7 +1,8 @@
 /**
  * `SqliteUsageLedger`: token usage per turn and model in the `usage` table (migrations v4, v6: cache writes and reasoning tokens), summed per
  * session, per model, per user and per agent. A row's agent is read from its session's key (the
- * `sessions` row joined by id), so a row whose session was pruned counts towards no agent.
+ * `sessions` row of its session id; no column of its own), so a row whose session was pruned counts
+ * towards no agent.
  */
 import type Database from "better-sqlite3";
 import type { ModelUsage } from "../core/turn.js";
@@ -28,6 +29,9 @@ const SUMS =
   "SUM(u.cache_write_tokens) AS written, SUM(u.reasoning_tokens) AS reasoning, SUM(u.calls) AS calls";
 
 const AGENT = agentOfKeySql("s.key");
+/** The usage rows of the period, and of one agent's sessions when `@agent` is asked for. */
+const WHERE = "u.created_at >= @since AND u.created_at < @until";
+const OF_AGENT = ` AND u.session_id IN (SELECT s.id FROM sessions s WHERE ${AGENT} = @agent)`;
 
 /** What each grouping selects, groups and orders by. */
 const GROUPINGS = {
@@ -37,14 +41,9 @@ const GROUPINGS = {
     group: "u.platform, u.user_id, u.model",
     order: "user, prompt DESC",
   },
-  agent: {
-    select: `COALESCE(${AGENT}, '${UNKNOWN_AGENT}') AS agent, u.model AS model`,
-    group: "agent, u.model",
-    order: `agent = '${UNKNOWN_AGENT}', agent, prompt DESC`,
-  },
 } as const;
 
-type Grouping = keyof typeof GROUPINGS;
+type Grouping = keyof typeof GROUPINGS | "agent";
 
 const line = (r: Row): UsageLine => ({
   model: r.model,
@@ -139,14 +138,16 @@ export class SqliteUsageLedger implements UsageLedger {
     const id = `${by}:${oneAgent}`;
     let statement = this.#summaries.get(id);
     if (!statement) {
-      const g = GROUPINGS[by];
-      // The sessions are joined only where the agent is read: the plain sums stay a scan of usage alone.
-      const join = by === "agent" || oneAgent ? "LEFT JOIN sessions s ON s.id = u.session_id" : "";
-      statement = this.#db.prepare(
-        `SELECT ${g.select}, ${SUMS} FROM usage u ${join}
-           WHERE u.created_at >= @since AND u.created_at < @until${oneAgent ? ` AND ${AGENT} = @agent` : ""}
-           GROUP BY ${g.group} ORDER BY ${g.order}`,
-      );
+      const where = `${WHERE}${oneAgent ? OF_AGENT : ""}`;
+      // By agent: each row's session joined by its id (a primary-key lookup) for its key.
+      const sql =
+        by === "agent"
+          ? `SELECT COALESCE(${AGENT}, '${UNKNOWN_AGENT}') AS agent, u.model AS model, ${SUMS}
+               FROM usage u LEFT JOIN sessions s ON s.id = u.session_id WHERE ${where}
+               GROUP BY agent, u.model ORDER BY agent = '${UNKNOWN_AGENT}', agent, prompt DESC`
+          : `SELECT ${GROUPINGS[by].select}, ${SUMS} FROM usage u WHERE ${where}
+               GROUP BY ${GROUPINGS[by].group} ORDER BY ${GROUPINGS[by].order}`;
+      statement = this.#db.prepare(sql);
       this.#summaries.set(id, statement);
     }
     return statement;
