@@ -113,6 +113,7 @@ program
 const commandModules: Record<string, () => Promise<(program: Command) => unknown>> = {
   chat: async () => (await import("./cli/chat.js")).registerChatCommand,
   sessions: async () => (await import("./cli/sessions.js")).registerSessionsCommands,
+  usage: async () => (await import("./cli/usage.js")).registerUsageCommand,
   pairing: async () => (await import("./cli/pairing.js")).registerPairingCommands,
   whatsapp: async () => (await import("./cli/whatsapp.js")).registerWhatsAppCommands,
   skills: async () => (await import("./cli/skills.js")).registerSkillsCommands,

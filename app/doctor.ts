@@ -1,7 +1,8 @@
 /**
  * `herald doctor`: lists what is configured and checks it for real — the model endpoint answers a
  * request, the state file is writable, Redis answers when configured — then asks each configured
- * platform's module and each feature's declaration for its own lines (the execution backend, web search,
+ * platform's module (for its own section and for each of its bot accounts), lists the agents with
+ * their routes, and asks each feature's declaration for its own lines (the execution backend, web search,
  * voice, the MCP servers, the plugins …), printing each problem with its fix.
  */
 import { join } from "node:path";
@@ -11,7 +12,15 @@ import { apiOf, LEGACY_PROVIDER, ProviderCatalog, type ResolvedModel } from "../
 import { ConfigError, describeError } from "../core/errors.js";
 import type { DoctorContext, DoctorLine } from "../core/settings.js";
 import { SqliteState } from "../sessions/index.js";
-import { configuredPlatforms, type HeraldConfig, isLoopbackHost, loadConfig, sectionOf } from "./config.js";
+import {
+  configuredAccounts,
+  configuredPlatforms,
+  type HeraldConfig,
+  isLoopbackHost,
+  loadConfig,
+  sectionOf,
+} from "./config.js";
+import { accountLines, agentLines } from "./doctor-agents.js";
 import { features } from "./features.js";
 
 export type { DoctorLine } from "../core/settings.js";
@@ -60,14 +69,20 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
       : "API server: disabled",
   });
   const platforms = configuredPlatforms(config);
+  const accounts = configuredAccounts(config);
+  const withAccounts = (name: string) => {
+    const own = accounts.filter((a) => a.module.name === name).map((a) => a.name);
+    return own.length ? `${name} (bot accounts: ${own.join(", ")})` : name;
+  };
   lines.push({
     ok: true,
-    text: `platforms: ${platforms.length ? platforms.map((m) => m.name).join(", ") : "none (API server only)"}`,
+    text: `platforms: ${platforms.length ? platforms.map((m) => withAccounts(m.name)).join(", ") : "none (API server only)"}`,
   });
   const context: DoctorContext = { homeDir: config.homeDir };
   for (const module of platforms) {
     if (module.doctor) lines.push(...(await module.doctor(sectionOf(config, module), context)));
   }
+  lines.push(...(await accountLines(config, context)), ...agentLines(config));
   const lists = platforms
     .filter((m) => (config.platforms[m.name]?.allowedUsers ?? []).length > 0)
     .map((m) => m.name);

@@ -46,6 +46,27 @@ export interface DoctorLine {
 export interface DoctorContext {
   /** `HERALD_HOME`. */
   readonly homeDir: string;
+  /**
+   * The bot account the section is (`family` of `telegram.accounts`), absent for the platform's own
+   * section. Its lines are named `<platform>@<account>` and its variables `<P>_<ACCOUNT>_<REST>`
+   * (see {@link doctorNames}).
+   */
+  readonly account?: string | undefined;
+}
+
+/**
+ * What a platform's doctor lines call its section: the name (`telegram`, `telegram@family`) and a
+ * variable of it (`TELEGRAM_BOT_TOKEN`, `TELEGRAM_FAMILY_BOT_TOKEN` for `rest` `BOT_TOKEN`).
+ */
+export function doctorNames(
+  platform: string,
+  context: DoctorContext,
+): { name: string; variable: (rest: string) => string } {
+  const P = platform.toUpperCase();
+  const account = context.account;
+  if (!account) return { name: platform, variable: (rest) => `${P}_${rest}` };
+  const N = account.toUpperCase().replace(/-/g, "_");
+  return { name: `${platform}@${account}`, variable: (rest) => `${P}_${N}_${rest}` };
 }
 
 /** What turning a parsed section into its runtime form may read. */

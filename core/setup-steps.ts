@@ -4,6 +4,7 @@
  * a secret kept from `.env`, an advanced URL, the owner on the allowlist, and one HTTP request to a
  * service whose failure says what was wrong (never with a secret in it).
  */
+import type { DoctorLine } from "./settings.js";
 import { CheckFailed, type StepContext } from "./setup.js";
 
 /** How long a live check's request may take. */
@@ -181,3 +182,21 @@ export async function callService(
 
 /** A base URL without its trailing slashes. */
 export const trimUrl = (url: string) => url.replace(/\/+$/, "");
+
+/**
+ * A `herald doctor` line of one live credential check (the one `herald setup` runs): `<name>: <what
+ * passed>`, or `<name>: <failed>` with the check's own message and `hint` as the fix. Never throws.
+ */
+export async function credentialLine<T>(
+  name: string,
+  check: () => Promise<T>,
+  passed: (value: T) => string,
+  failed: string,
+  hint: string,
+): Promise<DoctorLine> {
+  try {
+    return { ok: true, text: `${name}: ${passed(await check())}` };
+  } catch (err) {
+    return { ok: false, text: `${name}: ${failed}`, fix: `${(err as Error).message} ${hint}` };
+  }
+}

@@ -29,7 +29,7 @@ export {
   type TaskState,
 } from "./sqlite-task-board.js";
 export { SqliteTurnJournal } from "./sqlite-turn-journal.js";
-export { SqliteUsageLedger } from "./sqlite-usage.js";
+export { SqliteUsageLedger, UNKNOWN_AGENT } from "./sqlite-usage.js";
 export {
   type GenerationEntry,
   type GenerationRecord,

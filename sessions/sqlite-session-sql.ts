@@ -91,6 +91,16 @@ export interface SearchRow extends SearchHit {
   head: string | null;
 }
 
+/**
+ * SQL for the agent a session key in `column` belongs to, as `agentOfKey` (core/chat.ts) reads it: the
+ * prefix before a `/` that comes before the first `:`, else `default`; NULL where `column` is NULL.
+ */
+export function agentOfKeySql(column: string): string {
+  return `(CASE WHEN ${column} IS NULL THEN NULL
+    WHEN instr(${column}, '/') > 1 AND (instr(${column}, ':') = 0 OR instr(${column}, '/') < instr(${column}, ':'))
+    THEN substr(${column}, 1, instr(${column}, '/') - 1) ELSE 'default' END)`;
+}
+
 /** Prepares every statement of the session store once. */
 export function prepareSessionStatements(db: Database.Database) {
   return {
@@ -184,9 +194,7 @@ export function prepareSessionStatements(db: Database.Database) {
       `SELECT * FROM sessions
        WHERE (@activeOnly = 0 OR ended_at IS NULL)
          AND (@keyPrefix IS NULL OR substr(key, 1, length(@keyPrefix)) = @keyPrefix)
-         AND (@agent IS NULL OR (CASE
-               WHEN instr(key, '/') > 1 AND (instr(key, ':') = 0 OR instr(key, '/') < instr(key, ':'))
-               THEN substr(key, 1, instr(key, '/') - 1) ELSE 'default' END) = @agent)
+         AND (@agent IS NULL OR ${agentOfKeySql("key")} = @agent)
        ORDER BY last_active_at DESC, created_at DESC LIMIT @limit`,
     ),
     pruneMessages: db.prepare<[number]>(

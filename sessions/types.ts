@@ -249,10 +249,15 @@ export interface PairingStore {
   approved(): { platform: string; userId: string; approvedAt: number }[];
 }
 
-/** Tokens summed over some turns, for one model (and, in `byUser`, one user). */
+/** Tokens summed over some turns, for one model (and, in `by: "user"` or `by: "agent"`, one user or agent). */
 export interface UsageLine extends ModelUsage {
-  /** `platform:userId`, in `byUser` lines only. */
+  /** `platform:userId`, in `by: "user"` lines only. */
   user?: string | undefined;
+  /**
+   * The agent (`default` or a name of `agents:`), in `by: "agent"` lines only; `?` for usage whose
+   * session was deleted since (`herald sessions prune`), so its agent is no longer known.
+   */
+  agent?: string | undefined;
 }
 
 /** Token usage per turn and model: written with a turn's result, read by `/usage` and the CLI. */
@@ -267,11 +272,16 @@ export interface UsageLedger {
   forSession(sessionId: string): UsageLine[];
   /** One turn's usage by model (empty when it made no model call or is not finished). */
   forTurn(turnId: string): UsageLine[];
-  /** Everything from `since` (epoch ms; 0: all) until before `until` (default: now on), by model, or by user and model. */
+  /**
+   * Everything from `since` (epoch ms; 0: all) until before `until` (default: now on), by model, or by
+   * user or agent and model; `agent` keeps one agent's (`default`: the sessions whose keys have no agent
+   * prefix, see `agentOfKey`), read from the sessions' keys.
+   */
   summary(options: {
     since?: number | undefined;
     until?: number | undefined;
-    by: "model" | "user";
+    by: "model" | "user" | "agent";
+    agent?: string | undefined;
   }): UsageLine[];
 }
 

@@ -1,10 +1,12 @@
 /**
- * Discord as a platform module: its config section, env names, reference rows, setup step and lazily
- * built adapter.
+ * Discord as a platform module: its config section, env names, reference rows, setup step, the
+ * doctor's token check and lazily built adapter.
  */
 import { definePlatform } from "../../core/platform.js";
+import { doctorNames } from "../../core/settings.js";
+import { credentialLine } from "../../core/setup-steps.js";
 import { discordSchema } from "./section.js";
-import { discordSetup } from "./setup.js";
+import { checkDiscord, discordSetup } from "./setup.js";
 
 /** The Discord platform. */
 export const discordPlatform = definePlatform({
@@ -42,6 +44,18 @@ export const discordPlatform = definePlatform({
     ],
   },
   setup: discordSetup,
+  async doctor(c, context) {
+    const { name, variable } = doctorNames("discord", context);
+    return [
+      await credentialLine(
+        name,
+        () => checkDiscord(c.apiUrl, c.botToken!),
+        (bot) => `bot ${bot.username} answered /users/@me`,
+        "/users/@me failed",
+        `(the token: ${variable("BOT_TOKEN")}${context.account ? ", or bot_token in the account" : ""})`,
+      ),
+    ];
+  },
   promptHint:
     "You are replying in Discord; Markdown is rendered. Long replies are split into several messages.",
 });

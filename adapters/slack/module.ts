@@ -1,11 +1,13 @@
 /**
- * Slack as a platform module: its config section, env names, reference rows, setup step and lazily
- * built adapter.
+ * Slack as a platform module: its config section, env names, reference rows, setup step, the
+ * doctor's token check and lazily built adapter.
  */
 import { ConfigError } from "../../core/errors.js";
 import { definePlatform } from "../../core/platform.js";
+import { doctorNames } from "../../core/settings.js";
+import { credentialLine } from "../../core/setup-steps.js";
 import { slackSchema } from "./section.js";
-import { slackSetup } from "./setup.js";
+import { checkSlack, slackSetup } from "./setup.js";
 
 /** The Slack platform. */
 export const slackPlatform = definePlatform({
@@ -51,5 +53,17 @@ export const slackPlatform = definePlatform({
     ],
   },
   setup: slackSetup,
+  async doctor(c, context) {
+    const { name, variable } = doctorNames("slack", context);
+    return [
+      await credentialLine(
+        name,
+        () => checkSlack(c.apiUrl, c.botToken!),
+        (bot) => `bot ${bot.user} of workspace ${bot.team} answered auth.test`,
+        "auth.test failed",
+        `(the token: ${variable("BOT_TOKEN")}${context.account ? ", or bot_token in the account" : ""})`,
+      ),
+    ];
+  },
   promptHint: "You are replying in Slack; Markdown is converted to Slack formatting. Avoid tables.",
 });

@@ -1,11 +1,13 @@
 /**
- * Telegram as a platform module: its config section, env names, reference rows, setup step and lazily
- * built adapter.
+ * Telegram as a platform module: its config section, env names, reference rows, setup step, the
+ * doctor's token check (getMe) and lazily built adapter.
  */
 import { ConfigError } from "../../core/errors.js";
 import { definePlatform } from "../../core/platform.js";
+import { doctorNames } from "../../core/settings.js";
+import { credentialLine } from "../../core/setup-steps.js";
 import { telegramSchema } from "./section.js";
-import { telegramSetup } from "./setup.js";
+import { checkTelegram, telegramSetup } from "./setup.js";
 
 /** The Telegram platform. */
 export const telegramPlatform = definePlatform({
@@ -41,6 +43,19 @@ export const telegramPlatform = definePlatform({
     ],
   },
   setup: telegramSetup,
+  async doctor(c, context) {
+    const { name, variable } = doctorNames("telegram", context);
+    const mode = c.webhookUrl ? `webhook ${c.webhookUrl}` : "long polling";
+    return [
+      await credentialLine(
+        name,
+        () => checkTelegram(c.apiRoot, c.botToken!),
+        (bot) => `bot @${bot.username} answered getMe (${mode})`,
+        "getMe failed",
+        `(the token: ${variable("BOT_TOKEN")}${context.account ? ", or bot_token in the account" : ""})`,
+      ),
+    ];
+  },
   promptHint:
     "You are replying in Telegram; Markdown is rendered (bold, italic, code, links). Keep replies short.",
 });

@@ -5,6 +5,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { searchKeyPrefix } from "../../core/chat.js";
 import type { CommandModule, CommandResult } from "../../core/commands.js";
 import { describeError, isAbortError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
@@ -294,21 +295,26 @@ export class PluginHost {
     const chat = ctx.state.chat;
     if (has("send") && chat) plugin.send = (text) => chat.notify(origin.chat, text);
     if (has("state")) {
-      // The caller's own conversations, as `session_search` reads them: never another user's.
+      // The caller's own conversations with this chat's agent, as `session_search` reads them: never
+      // another user's, nor another agent's (a further agent's keys start `<agent>/`).
+      const keyPrefix = searchKeyPrefix(origin);
       plugin.state = {
         searchSessions: async (query, options) =>
           (
             await ctx.state.searchSessions(query, {
               limit: options?.limit ?? 5,
-              keyPrefix: `${origin.chat.platform}:`,
+              keyPrefix,
               userId: origin.userId,
             })
-          ).map((h) => ({
-            sessionId: h.sessionId,
-            role: h.role,
-            snippet: h.snippet,
-            createdAt: h.createdAt,
-          })),
+          )
+            // The state client filters already; this guards one that ignored the prefix.
+            .filter((h) => h.sessionKey.startsWith(keyPrefix))
+            .map((h) => ({
+              sessionId: h.sessionId,
+              role: h.role,
+              snippet: h.snippet,
+              createdAt: h.createdAt,
+            })),
       };
     }
     return plugin;

@@ -26,7 +26,11 @@ export interface PluginExec {
 
 /** Shared state a plugin with `state` may read. */
 export interface PluginState {
-  /** Full-text search over every session's messages. */
+  /**
+   * Full-text search over the messages of the caller's own sessions on this chat's platform (or bot
+   * account) with this chat's agent, as the `session_search` tool sees them: never another user's,
+   * nor another agent's.
+   */
   searchSessions(
     query: string,
     options?: { limit?: number },

@@ -4,10 +4,11 @@
  * a switch applies from the session's next turn.
  */
 import type { CommandContext, CommandModule } from "../../core/commands.js";
-import type { SessionStore, UsageLedger, UsageLine } from "../../sessions/types.js";
+import type { SessionStore, UsageLedger } from "../../sessions/types.js";
 import type { ProviderCatalog } from "./catalog.js";
 import type { SessionModelStore } from "./settings.js";
 import { REASONING_SETTINGS, type ResolvedModel, type SessionModelSettings } from "./types.js";
+import { usageReport, usageText } from "./usage-text.js";
 
 export interface ProviderCommandsOptions {
   catalog: ProviderCatalog;
@@ -81,14 +82,15 @@ export function providerCommands(options: ProviderCommandsOptions): CommandModul
         },
       },
       usage: {
-        description: "tokens and estimated cost of this session; /usage all for the owner",
+        description:
+          "tokens and estimated cost of this session; /usage all [agent] for the owner (by agent and user)",
         run: (ctx) => {
-          const arg = ctx.args.trim().toLowerCase();
-          if (arg === "all") {
+          const [arg = "", agent, ...rest] = ctx.args.trim().toLowerCase().split(/\s+/);
+          if (arg === "all" && rest.length === 0) {
             if (!ctx.isOwner) return "Only the owner can see everyone's usage.";
-            return usageAll(options.usage, catalog);
+            return usageReport(options.usage, catalog, { agent });
           }
-          if (arg) return "Use /usage for this session, or /usage all (owner only).";
+          if (arg) return "Use /usage for this session, or /usage all [agent] (owner only).";
           const sessionId = sessionOf(ctx);
           const lines = sessionId ? options.usage.forSession(sessionId) : [];
           const extra = options.extraUsage?.(ctx.sessionKey);
@@ -141,81 +143,4 @@ function modelList(offered: readonly ResolvedModel[], active: string, own: boole
     ...lines,
     "Switch with /model <name>; /model reset goes back to the default.",
   ].join("\n");
-}
-
-const n = (value: number) => value.toLocaleString("en-US");
-
-type Tokens = Pick<
-  UsageLine,
-  "promptTokens" | "completionTokens" | "cachedTokens" | "cacheWriteTokens" | "reasoningTokens"
->;
-
-/** `1,234 in (56 cached, 700 written to cache), 78 out (30 reasoning)`; the parts that are 0 unsaid. */
-function tokens(l: Tokens): string {
-  const written = l.cacheWriteTokens ? `, ${n(l.cacheWriteTokens)} written to cache` : "";
-  const reasoning = l.reasoningTokens ? ` (${n(l.reasoningTokens)} reasoning)` : "";
-  return `${n(l.promptTokens)} in (${n(l.cachedTokens)} cached${written}), ${n(l.completionTokens)} out${reasoning}`;
-}
-
-function addTokens(into: Required<Tokens>, l: Tokens): void {
-  into.promptTokens += l.promptTokens;
-  into.completionTokens += l.completionTokens;
-  into.cachedTokens += l.cachedTokens;
-  into.cacheWriteTokens += l.cacheWriteTokens ?? 0;
-  into.reasoningTokens += l.reasoningTokens ?? 0;
-}
-
-const zero = () => ({
-  promptTokens: 0,
-  completionTokens: 0,
-  cachedTokens: 0,
-  cacheWriteTokens: 0,
-  reasoningTokens: 0,
-});
-
-function dollars(value: number | undefined): string {
-  if (value === undefined) return "no price configured";
-  return `$${value < 0.01 ? value.toFixed(4) : value.toFixed(2)}`;
-}
-
-/** Lines per model, then the total; the cost sums the priced models (and says when some have no price). */
-export function usageText(title: string, lines: readonly UsageLine[], catalog: ProviderCatalog): string {
-  if (lines.length === 0) return `${title}: no model calls yet.`;
-  const total = { ...zero(), calls: 0 };
-  let cost = 0;
-  let unpriced = false;
-  const out = lines.map((l) => {
-    addTokens(total, l);
-    total.calls += l.calls;
-    const c = catalog.costOf(l);
-    if (c === undefined) unpriced = true;
-    else cost += c;
-    return `• ${l.model}: ${tokens(l)}, ${l.calls} call${l.calls === 1 ? "" : "s"} — ${dollars(c)}`;
-  });
-  const priced =
-    cost > 0 || !unpriced
-      ? `${dollars(cost)} estimated${unpriced ? " (some models have no price)" : ""}`
-      : "no price configured";
-  return [`${title} (${n(total.calls)} model calls):`, ...out, `Total: ${tokens(total)} — ${priced}`].join(
-    "\n",
-  );
-}
-
-function usageAll(ledger: UsageLedger, catalog: ProviderCatalog): string {
-  const byModel = usageText("All usage by model", ledger.summary({ by: "model" }), catalog);
-  const users = new Map<string, UsageLine[]>();
-  for (const l of ledger.summary({ by: "user" })) {
-    const key = l.user ?? "unknown";
-    users.set(key, [...(users.get(key) ?? []), l]);
-  }
-  const byUser = [...users].map(([user, lines]) => {
-    const sum = zero();
-    for (const l of lines) addTokens(sum, l);
-    const costs = lines.map((l) => catalog.costOf(l));
-    const cost = costs.every((c) => c === undefined)
-      ? undefined
-      : costs.reduce<number>((a, c) => a + (c ?? 0), 0);
-    return `• ${user}: ${tokens(sum)} — ${dollars(cost)}`;
-  });
-  return [byModel, "", "By user:", ...(byUser.length ? byUser : ["none yet"])].join("\n");
 }

@@ -11,7 +11,7 @@ export {
   type ProviderCatalogOptions,
   wantsCacheMarkers,
 } from "./catalog.js";
-export { type ProviderCommandsOptions, providerCommands, usageText } from "./commands.js";
+export { type ProviderCommandsOptions, providerCommands } from "./commands.js";
 export {
   CONTEXT_TOO_LONG,
   cancelledError,
@@ -30,3 +30,4 @@ export { requestBody, withCacheMarkers } from "./openai-chat-body.js";
 export { SESSION_MODELS_NAMESPACE, SessionModelStore } from "./settings.js";
 export { AVAILABLE_APIS, TransportSet } from "./transports.js";
 export type * from "./types.js";
+export { type UsageReportOptions, usageReport, usageText } from "./usage-text.js";

@@ -22,7 +22,7 @@ import {
   sessionsFragment,
   transcriptBody,
 } from "./page-sessions.js";
-import { sessionUsage, USAGE_PERIODS, usageFragment } from "./page-usage.js";
+import { sessionUsage, usageBody } from "./page-usage.js";
 import type { DashboardAccess, DashboardSources } from "./types.js";
 import { UsageRollup } from "./usage-rollup.js";
 
@@ -209,16 +209,10 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       );
     }
     if (sub === "/usage") {
-      const asked = url.searchParams.get("since") ?? "24h";
-      const period = asked in USAGE_PERIODS ? asked : "24h";
-      const days = USAGE_PERIODS[period]![1];
-      const sum = async (by: "model" | "user") =>
-        days === "24h"
-          ? sources.usage!.summary({ since: now() - 86_400_000, by })
-          : usageRollup!.summary(days, by);
-      const body = sources.usage
-        ? usageFragment({ period, byModel: await sum("model"), byUser: await sum("user") })
-        : html`<p class="muted">Usage is not recorded in this process.</p>`;
+      const body =
+        sources.usage && usageRollup
+          ? await usageBody(url.searchParams, sources.usage, usageRollup, sources.agents ?? [], now())
+          : html`<p class="muted">Usage is not recorded in this process.</p>`;
       return livePage(res, state, url, { title: "Usage", nav: "usage" }, body);
     }
     if (sub === "/logs") {

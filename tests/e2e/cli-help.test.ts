@@ -29,6 +29,7 @@ const GROUPS = [
   "doctor",
   "chat",
   "sessions",
+  "usage",
   "pairing",
   "whatsapp",
   "skills",

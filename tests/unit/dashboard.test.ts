@@ -163,6 +163,71 @@ describe("dashboard", () => {
     state.close();
   });
 
+  it("sums usage per agent by the sessions' keys; a deleted session's usage counts towards no agent", async () => {
+    const DAY = 86_400_000;
+    const state = SqliteState.open(":memory:");
+    const policy = { mode: "none", idleMinutes: 60, atHour: 4 } as const;
+    const open = (agent: string | undefined, chatId: string) =>
+      state.sessions.open(
+        {
+          chat: { platform: "telegram", chatId },
+          chatType: "dm",
+          userId: chatId,
+          ...(agent ? { agent } : {}),
+        },
+        policy,
+        DAY,
+      ).session;
+    const work = open(undefined, "1");
+    const family = open("family", "1");
+    const gone = open("family", "2");
+    const line = (model: string, prompt: number) => ({
+      model,
+      promptTokens: prompt,
+      completionTokens: 1,
+      cachedTokens: 0,
+      calls: 1,
+    });
+    const record = (id: string, sessionId: string, prompt: number, model = "m") =>
+      state.usage.record(
+        { id, sessionId, userId: "1", chat: { platform: "telegram" } },
+        [line(model, prompt)],
+        DAY + 10,
+      );
+    record("t1", work.id, 100);
+    record("t2", family.id, 20);
+    record("t3", family.id, 3, "n");
+    record("t4", gone.id, 5);
+    const byAgent = (o: { agent?: string } = {}) =>
+      state.usage.summary({ by: "agent", ...o }).map((l) => [l.agent, l.model, l.promptTokens]);
+    expect(byAgent()).toEqual([
+      ["default", "m", 100],
+      ["family", "m", 25],
+      ["family", "n", 3],
+    ]);
+    const sum = (agent?: string) =>
+      state.usage.summary({ by: "model", agent }).reduce((a, l) => a + l.promptTokens, 0);
+    expect([sum(), sum("default"), sum("family"), sum("nobody")]).toEqual([128, 100, 28, 0]);
+    expect(state.usage.summary({ by: "user", agent: "family" }).map((l) => l.user)).toEqual([
+      "telegram:1",
+      "telegram:1",
+    ]);
+
+    // `herald sessions prune` deletes the ended session: its usage stays in the totals, of no agent.
+    state.sessions.reset(gone.key, "manual");
+    expect(state.sessions.prune(DAY + 30)).toBe(1);
+    expect(sum()).toBe(128);
+    expect(sum("family")).toBe(23);
+    expect(byAgent().at(-1)).toEqual(["?", "m", 5]);
+
+    // The rollup keeps each agent's days apart.
+    const rollup = new UsageRollup(state.usage, () => 3 * DAY);
+    const days = async (agent?: string) =>
+      (await rollup.summary("all", "model", agent)).reduce((a, l) => a + l.promptTokens, 0);
+    expect([await days(), await days("default"), await days("family")]).toEqual([128, 100, 23]);
+    state.close();
+  });
+
   it("searches newest first, falling back to any word", () => {
     const state = SqliteState.open(":memory:");
     const policy = { mode: "none", idleMinutes: 60, atHour: 4 } as const;

@@ -5,7 +5,10 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { printDoctor, runDoctor } from "../../app/doctor.js";
 import { startFakeAnthropic } from "../fakes/anthropic/index.js";
+import { startFakeDiscord } from "../fakes/discord/index.js";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
+import { startFakeSlack } from "../fakes/slack/index.js";
+import { startFakeTelegram } from "../fakes/telegram/index.js";
 
 let llm: FakeLlm | undefined;
 let home: string | undefined;
@@ -155,5 +158,103 @@ describe("herald doctor", () => {
       "EMAIL_TRUSTED_AUTHSERV_ID (config.yaml: email.trusted_authserv_id) is invalid",
     );
     expect(bad.out).toContain("e.g. mx.google.com");
+  });
+
+  it("checks each bot account's token as the platform's own (getMe on the fake Bot API) and lists the agents' routes", async () => {
+    llm = await startFakeLlm({ apiKey: "right" });
+    const work = await startFakeTelegram({ username: "quill_bot" });
+    const family = await startFakeTelegram({ token: "7000000002:FAMILY-token", username: "hearth_bot" });
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    try {
+      writeFileSync(
+        join(home, "config.yaml"),
+        [
+          "telegram:",
+          "  accounts:",
+          "    - name: family",
+          `      api_root: ${family.url}`,
+          "    - name: old-bot",
+          `      api_root: ${family.url}`,
+          "agents:",
+          "  - name: family",
+          "  - name: spare",
+          "routes:",
+          "  - agent: family",
+          "    platform: telegram@family",
+          "  - agent: family",
+          "    chat: telegram:-100123",
+          "",
+        ].join("\n"),
+      );
+      const { out, code } = text(
+        await runDoctor({
+          HERALD_HOME: home,
+          OPENAI_BASE_URL: llm.url,
+          OPENAI_API_KEY: "right",
+          HERALD_MODEL: "m",
+          TELEGRAM_BOT_TOKEN: work.token,
+          TELEGRAM_API_ROOT: work.url,
+          TELEGRAM_FAMILY_BOT_TOKEN: family.token,
+          // A token the family bot's Bot API refuses: revoked.
+          TELEGRAM_OLD_BOT_BOT_TOKEN: "7000000003:revoked-secret",
+        }),
+      );
+      expect(out).toContain("✓ platforms: telegram (bot accounts: telegram@family, telegram@old-bot)");
+      expect(out).toContain("✓ telegram: bot @quill_bot answered getMe (long polling)");
+      expect(out).toContain("✓ telegram@family: bot @hearth_bot answered getMe (long polling)");
+      expect(out).toMatch(
+        /✗ telegram@old-bot: getMe failed\s+fix: Telegram answered 401 to getMe: the bot token is wrong or revoked\..* \(the token: TELEGRAM_OLD_BOT_BOT_TOKEN, or bot_token in the account\)/,
+      );
+      expect(out).not.toContain("revoked-secret");
+      expect(code).toBe(1);
+      expect(work.callsTo("getMe")).toHaveLength(1);
+      // The account's own token reached the account's Bot API (the refused one is answered 401 unrecorded).
+      expect(family.callsTo("getMe").map((c) => c.status)).toEqual([200]);
+      expect(out).toContain(
+        "✓ agents: default, family, spare; 2 route(s), first match wins, no match: default",
+      );
+      expect(out).toMatch(
+        /✓ agent family: routes #1 platform telegram@family; #2 chat telegram:-100123; model the default, SOUL\.md .*agents\/family\/SOUL\.md missing/,
+      );
+      expect(out).toMatch(
+        /✓ agent spare: no route leads to it; .*\s+fix: add a route \(routes: - agent: spare\) or switch a chat with \/agent spare/,
+      );
+    } finally {
+      await work.close();
+      await family.close();
+    }
+  });
+
+  it("checks Discord's and Slack's tokens live, a Slack bot account's with its own variable", async () => {
+    llm = await startFakeLlm({ apiKey: "right" });
+    const discord = await startFakeDiscord();
+    const slack = await startFakeSlack();
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    try {
+      writeFileSync(join(home, "config.yaml"), "slack:\n  accounts:\n    - name: ops\n");
+      const { out } = text(
+        await runDoctor({
+          HERALD_HOME: home,
+          OPENAI_BASE_URL: llm.url,
+          OPENAI_API_KEY: "right",
+          HERALD_MODEL: "m",
+          DISCORD_BOT_TOKEN: discord.token,
+          DISCORD_API_URL: discord.url,
+          SLACK_BOT_TOKEN: slack.botToken,
+          SLACK_SIGNING_SECRET: "signing-secret",
+          SLACK_API_URL: slack.apiUrl,
+          SLACK_OPS_BOT_TOKEN: "xoxb-wrong-secret",
+        }),
+      );
+      expect(out).toMatch(/✓ discord: bot \S+ answered \/users\/@me/);
+      expect(out).toMatch(/✓ slack: bot \S+ of workspace \S+ answered auth\.test/);
+      expect(out).toMatch(
+        /✗ slack@ops: auth\.test failed\s+fix: Slack's auth\.test answered 'invalid_auth'.* \(the token: SLACK_OPS_BOT_TOKEN, or bot_token in the account\)/,
+      );
+      expect(out).not.toContain("xoxb-wrong-secret");
+    } finally {
+      await discord.close();
+      await slack.close();
+    }
   });
 });
