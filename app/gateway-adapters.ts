@@ -66,6 +66,7 @@ export async function createAdapters(
           homeDir: config.homeDir,
           cacheDir: join(config.homeDir, "cache"),
           kv: state.kv(name),
+          webhookPath: `/webhooks/${name}`,
           mediaMaxBytes: config.media.maxBytes,
           isAllowed: (userId: string) => runner.access.isAllowed(name, userId),
           isAddressed: (message) =>

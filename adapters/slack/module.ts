@@ -11,6 +11,7 @@ import { slackSetup } from "./setup.js";
 export const slackPlatform = definePlatform({
   name: "slack",
   schema: slackSchema,
+  accountKeys: ["botToken", "appToken", "signingSecret"],
   env: {
     SLACK_BOT_TOKEN: ["bot_token", "string"],
     SLACK_APP_TOKEN: ["app_token", "string"],
