@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { accountEnvName } from "../../app/config-accounts.js";
 import { configuredAccounts, loadConfig } from "../../app/config.js";
+import { accountEnvName } from "../../app/config-accounts.js";
 import { ConfigError } from "../../core/errors.js";
 
 let home: string | undefined;
