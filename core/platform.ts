@@ -49,7 +49,7 @@ export const platformCommonReference: ConfigReference = {
     ["toolsets", "toolsets enabled on this platform", "`agent.toolsets`"],
     [
       "accounts",
-      "further bot accounts of the platform, each `{ name, …keys of this section }` over the section's keys, each its own adapter with chats `<platform>@<name>:<id>`; its variables are the platform's with the name after the prefix (`<P>_<NAME>_…`); see [Agents and bot accounts](agents.md)",
+      "further bot accounts of the platform, each `{ name, …keys of this section }` over the section's keys (never its token, webhook URL or secret), each its own adapter with chats `<platform>@<name>:<id>` and webhook `/webhooks/<platform>@<name>`; its variables are the platform's with the name after the prefix (`<P>_<NAME>_…`); refused by WhatsApp and the web chat; see [Agents and bot accounts](agents.md)",
       "none",
     ],
   ],
