@@ -1,6 +1,7 @@
 /**
  * Two bot accounts of one platform that receive by webhook, over the wire: Telegram in webhook mode (two
- * fake Bot APIs, two tokens) and LINE (two fake channels, two secrets), each account at its own path on
+ * fake Bot APIs, two tokens), LINE (two fake channels, two secrets) and SMS (two numbers of one Twilio
+ * account, one auth token, signatures bound to each number's URL), each account at its own path on
  * Herald's HTTP server (`/webhooks/telegram@family`, `/webhooks/line@shop`) with its own secret. An
  * update signed for one account and posted to the other's path is refused and never reaches the model;
  * each account's chats are keyed by it and its replies leave through its own token.
@@ -11,6 +12,14 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CHANNEL_SECRET, CHANNEL_TOKEN, type FakeLine, lineId, startFakeLine } from "../fakes/line/index.js";
 import { startFakeTelegram } from "../fakes/telegram/index.js";
+import {
+  ACCOUNT_SID,
+  AUTH_TOKEN,
+  FROM_NUMBER,
+  PUBLIC_WEBHOOK,
+  startFakeTwilio,
+  type TwilioWebhook,
+} from "../fakes/twilio/index.js";
 import { atLeast, userTexts } from "../helpers/gateway-platform.js";
 import { freePort } from "../helpers/net.js";
 import { platformPerTest } from "../helpers/per-test.js";
@@ -204,5 +213,66 @@ describe("LINE with two bot accounts", () => {
       (await fetch(url.replace(`${PUBLIC}/webhooks/line@shop`, `${h.apiUrl}/webhooks/line`))).status,
     ).toBe(404);
     expect(main.sentTo(ANN)).toHaveLength(0);
+  });
+});
+
+describe("SMS with two numbers of one Twilio account", () => {
+  const ANN = "+15550000042";
+  const SHOP_NUMBER = "+15550000002";
+  const SHOP_PUBLIC = "https://herald.example.com/webhooks/sms@shop";
+
+  async function start() {
+    const fake = await startFakeTwilio();
+    others.push(fake);
+    const h = await running.startHarness({
+      configYaml: "sms:\n  accounts:\n    - name: shop\n",
+      env: {
+        TWILIO_ACCOUNT_SID: ACCOUNT_SID,
+        TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+        TWILIO_FROM_NUMBER: FROM_NUMBER,
+        TWILIO_WEBHOOK_URL: PUBLIC_WEBHOOK,
+        TWILIO_API_URL: fake.url,
+        SMS_ALLOWED_USERS: ANN,
+        // The second number shares the Twilio account: only its number and webhook are its own.
+        TWILIO_SHOP_FROM_NUMBER: SHOP_NUMBER,
+        TWILIO_SHOP_WEBHOOK_URL: SHOP_PUBLIC,
+      },
+    });
+    fake.webhookUrl = `${h.apiUrl}/webhooks/sms`;
+    const shop: TwilioWebhook = { url: `${h.apiUrl}/webhooks/sms@shop`, publicUrl: SHOP_PUBLIC };
+    return { fake, h, shop };
+  }
+
+  it("answers each number from that number, the shop's chat keyed by its account", async () => {
+    const { fake, h, shop } = await start();
+    expect((await fake.sms({ from: ANN, body: "to main" })).status).toBe(200);
+    expect((await fake.sms({ from: ANN, body: "to shop", to: SHOP_NUMBER, at: shop })).status).toBe(200);
+    const sent = await atLeast(() => fake.sentTo(ANN), 2, 10_000);
+    expect(sent.map((m) => [m.from, m.body]).sort()).toEqual([
+      [FROM_NUMBER, "echo: to main"],
+      [SHOP_NUMBER, "echo: to shop"],
+    ]);
+    expect(sessionKeys(h)).toEqual([`sms:dm:${ANN}`, `sms@shop:dm:${ANN}`]);
+  });
+
+  it("refuses a request signed for one number's URL at the other's path, though both share the auth token", async () => {
+    const { fake, h, shop } = await start();
+    // Signed over the main number's URL, posted to the shop's path; and the other way round.
+    const toShop = await fake.sms({
+      from: ANN,
+      body: "forged to shop",
+      to: SHOP_NUMBER,
+      at: { url: shop.url, publicUrl: PUBLIC_WEBHOOK },
+    });
+    const toMain = await fake.sms({
+      from: ANN,
+      body: "forged to main",
+      at: { url: fake.webhookUrl, publicUrl: SHOP_PUBLIC },
+    });
+    expect([toShop.status, toMain.status]).toEqual([403, 403]);
+    expect((await fake.sms({ from: ANN, body: "genuine", to: SHOP_NUMBER, at: shop })).status).toBe(200);
+    const [reply] = await atLeast(() => fake.sentTo(ANN), 1, 10_000);
+    expect([reply!.from, reply!.body]).toEqual([SHOP_NUMBER, "echo: genuine"]);
+    expect(userTexts(h)).toEqual(["genuine"]);
   });
 });
