@@ -9,7 +9,7 @@
 import { createHmac } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CHANNEL_SECRET, CHANNEL_TOKEN, type FakeLine, lineId, startFakeLine } from "../fakes/line/index.js";
 import { startFakeTelegram } from "../fakes/telegram/index.js";
 import {
@@ -22,14 +22,13 @@ import {
 } from "../fakes/twilio/index.js";
 import { atLeast, userTexts } from "../helpers/gateway-platform.js";
 import { freePort } from "../helpers/net.js";
-import { platformPerTest } from "../helpers/per-test.js";
+import { type ClosableFake, platformPerTest } from "../helpers/per-test.js";
 import { botReplies } from "./telegram-helpers.js";
 
-const running = platformPerTest<{ close(): Promise<void> }>();
-const others: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(others.splice(0).map((f) => f.close()));
-});
+const running = platformPerTest<ClosableFake>();
+/** Closes `fakes` after the test, once the gateway in front of them stopped. */
+const track = (...fakes: ClosableFake[]) =>
+  running.trackFake({ close: async () => void (await Promise.all(fakes.map((f) => f.close()))) });
 
 const sessionKeys = (h: { state: { sessions: { list(o: { limit: number }): { key: string }[] } } }) =>
   h.state.sessions
@@ -44,7 +43,7 @@ describe("telegram webhook mode with two bot accounts", () => {
       token: "7000000002:FAMILY-token_for_fake",
       username: "hearth_bot",
     });
-    others.push(work, family);
+    track(work, family);
     const port = await freePort();
     const base = `http://127.0.0.1:${port}/webhooks`;
     const h = await running.startHarness({
@@ -136,7 +135,7 @@ describe("LINE with two bot accounts", () => {
       channelSecret: SHOP_SECRET,
       channelToken: "fake-line-shop-token-8888",
     });
-    others.push(main, shop);
+    track(main, shop);
     for (const fake of [main, shop]) fake.chats.add(ANN);
     const h = await running.startHarness({
       configYaml: `line:\n  accounts:\n    - name: shop\n      api_url: ${shop.url}\n      data_url: ${shop.url}\n`,
@@ -223,7 +222,7 @@ describe("SMS with two numbers of one Twilio account", () => {
 
   async function start() {
     const fake = await startFakeTwilio();
-    others.push(fake);
+    track(fake);
     const h = await running.startHarness({
       configYaml: "sms:\n  accounts:\n    - name: shop\n",
       env: {
