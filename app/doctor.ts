@@ -11,7 +11,14 @@ import { apiOf, LEGACY_PROVIDER, ProviderCatalog, type ResolvedModel } from "../
 import { ConfigError, describeError } from "../core/errors.js";
 import type { DoctorContext, DoctorLine } from "../core/settings.js";
 import { SqliteState } from "../sessions/index.js";
-import { configuredPlatforms, type HeraldConfig, isLoopbackHost, loadConfig, sectionOf } from "./config.js";
+import {
+  configuredAccounts,
+  configuredPlatforms,
+  type HeraldConfig,
+  isLoopbackHost,
+  loadConfig,
+  sectionOf,
+} from "./config.js";
 import { features } from "./features.js";
 
 export type { DoctorLine } from "../core/settings.js";
@@ -67,6 +74,13 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   const context: DoctorContext = { homeDir: config.homeDir };
   for (const module of platforms) {
     if (module.doctor) lines.push(...(await module.doctor(sectionOf(config, module), context)));
+  }
+  const accounts = configuredAccounts(config).map((a) => a.name);
+  if (accounts.length > 0) {
+    lines.push({
+      ok: true,
+      text: `bot accounts: ${accounts.join(", ")} (one on webhooks is served at /webhooks/${accounts[0]})`,
+    });
   }
   const lists = platforms
     .filter((m) => (config.platforms[m.name]?.allowedUsers ?? []).length > 0)
