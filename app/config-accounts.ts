@@ -133,6 +133,28 @@ export function accountEnvName(envName: string, snakePath: string, platform: str
   return `${prefix}_${N}_${envName.slice(prefix.length + 1)}`;
 }
 
+/**
+ * `text` (an account's adapter error) with the platform's variables named as the account's own: for
+ * `telegram@family`, "TELEGRAM_BOT_TOKEN is set but getMe answered 401" names TELEGRAM_FAMILY_BOT_TOKEN.
+ */
+export function accountVariables(
+  text: string,
+  account: string,
+  table: readonly { env: string; path: string }[],
+): string {
+  const at = account.indexOf("@");
+  if (at < 0) return text;
+  const platform = account.slice(0, at);
+  const name = account.slice(at + 1);
+  let out = text;
+  for (const { env, path } of table) {
+    if (!path.startsWith(`${platform}.`) || !out.includes(env)) continue;
+    const own = accountEnvName(env, path.slice(platform.length + 1), platform, name);
+    out = out.replace(new RegExp(`\\b${env}\\b`, "g"), own);
+  }
+  return out;
+}
+
 /** `TELEGRAM_FAMILY_<VARIABLE>` (and `TWILIO_FAMILY_<VARIABLE>` where the platform's own prefix differs). */
 function accountEnvPattern(
   platform: string,

@@ -20,7 +20,7 @@ import {
   startFakeTwilio,
   type TwilioWebhook,
 } from "../fakes/twilio/index.js";
-import { atLeast, userTexts } from "../helpers/gateway-platform.js";
+import { atLeast, gatewayHealth, userTexts } from "../helpers/gateway-platform.js";
 import { freePort } from "../helpers/net.js";
 import { type ClosableFake, platformPerTest } from "../helpers/per-test.js";
 import { botReplies } from "./telegram-helpers.js";
@@ -121,6 +121,17 @@ describe("telegram webhook mode with two bot accounts", () => {
     expect(await botReplies(family, 111, 1)).toEqual(["echo: polled"]);
     expect(family.callsTo("getUpdates").length).toBeGreaterThan(0);
     expect(sessionKeys(h)).toEqual(["telegram@family:dm:111"]);
+  });
+
+  it("reports an account whose token is refused under the account's own variable; the other bot runs on", async () => {
+    const { work, h } = await start({ TELEGRAM_FAMILY_BOT_TOKEN: "7000000002:revoked" });
+    const health = await gatewayHealth(h);
+    expect(health.adapters["telegram"]?.state).toBe("running");
+    const family = health.adapters["telegram@family"];
+    expect(family?.state).toBe("failed");
+    expect(family?.detail).toContain("TELEGRAM_FAMILY_BOT_TOKEN is set but getMe answered 401");
+    expect(family?.detail).not.toContain("TELEGRAM_BOT_TOKEN");
+    expect(work.webhook()?.url).toContain("/webhooks/telegram");
   });
 });
 
