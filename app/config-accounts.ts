@@ -31,6 +31,12 @@ export function takeAccounts(
     const { accounts, ...rest } = section as Record<string, unknown>;
     raw[module.name] = rest;
     if (accounts == null) continue;
+    if (module.singleAccount && !(Array.isArray(accounts) && accounts.length === 0)) {
+      throw new ConfigError(
+        `${module.name}.accounts`,
+        `config.yaml: ${module.name}.accounts is not supported: ${module.singleAccount}. Fix: remove ${module.name}.accounts.`,
+      );
+    }
     if (!Array.isArray(accounts) || accounts.some((a) => !a || typeof a !== "object" || Array.isArray(a))) {
       throw new ConfigError(
         `${module.name}.accounts`,
@@ -72,7 +78,10 @@ export function readAccounts(
         `config.yaml: ${p}.accounts has two accounts named '${name}'. Fix: give each account its own name.`,
       );
     }
-    const merged: Record<string, unknown> = { ...structuredClone(base ?? {}), ...keys };
+    // What makes the account another bot (its token, its webhook) is never inherited.
+    const inherited = structuredClone(base ?? {});
+    for (const k of module.accountKeys ?? []) delete inherited[k];
+    const merged: Record<string, unknown> = { ...inherited, ...keys };
     applyAccountEnv(merged, p, name, env, envTable);
     const parsed = module.schema.safeParse(merged, { jitless: true });
     if (!parsed.success) {
@@ -88,11 +97,21 @@ export function readAccounts(
       );
     }
     const section = parsed.data;
-    module.validate?.(section);
+    validateAccount(module, section, name, envTable);
+    const own = (module.accountKeys ?? []).map(camelToSnake);
     if (!module.isConfigured(section)) {
+      const notInherited = own.length > 0 ? `; an account inherits none of ${own.join(", ")}` : "";
       throw new ConfigError(
         where,
-        `config.yaml: account '${name}' of ${p} lacks what the platform needs to start (its token or credentials). Fix: set them in the account, or as ${p.toUpperCase()}_${name.toUpperCase().replace(/-/g, "_")}_<VARIABLE>.`,
+        `config.yaml: account '${name}' of ${p} lacks what the platform needs to start (its token or credentials${notInherited}). Fix: set them in the account, or as ${accountEnvPattern(p, name, envTable)}.`,
+      );
+    }
+    for (const k of module.accountKeys ?? []) {
+      const value = (section as unknown as Record<string, unknown>)[k];
+      if (value === undefined || value !== base?.[k]) continue;
+      throw new ConfigError(
+        `${where}.${camelToSnake(k)}`,
+        `config.yaml: account '${name}' of ${p} has the same ${camelToSnake(k)} as the ${p} section, which would make it the same bot (or put it behind the same webhook) twice. Fix: give the account its own ${camelToSnake(k)}.`,
       );
     }
     out[key] = section;
@@ -100,7 +119,84 @@ export function readAccounts(
   return out;
 }
 
-/** Sets the account's keys its variables name: `<P>_<NAME>_<REST>` for each `<P>_<REST>` of the platform. */
+/**
+ * An account's name for one of the platform's variables: the account's name after the variable's prefix,
+ * before its key. `TELEGRAM_BOT_TOKEN` → `TELEGRAM_FAMILY_BOT_TOKEN`; a platform whose variables have a
+ * prefix of their own keeps it: `TWILIO_AUTH_TOKEN` (`sms.auth_token`) → `TWILIO_FAMILY_AUTH_TOKEN`.
+ */
+export function accountEnvName(envName: string, snakePath: string, platform: string, name: string): string {
+  const N = name.toUpperCase().replace(/-/g, "_");
+  const P = platform.toUpperCase();
+  if (envName.startsWith(`${P}_`)) return `${P}_${N}_${envName.slice(P.length + 1)}`;
+  const key = `_${snakePath.split(".").at(-1)!.toUpperCase()}`;
+  const prefix = envName.endsWith(key) ? envName.slice(0, -key.length) : envName.split("_")[0]!;
+  return `${prefix}_${N}_${envName.slice(prefix.length + 1)}`;
+}
+
+/**
+ * `text` (an account's adapter error) with the platform's variables named as the account's own: for
+ * `telegram@family`, "TELEGRAM_BOT_TOKEN is set but getMe answered 401" names TELEGRAM_FAMILY_BOT_TOKEN.
+ */
+export function accountVariables(
+  text: string,
+  account: string,
+  table: readonly { env: string; path: string }[],
+): string {
+  const at = account.indexOf("@");
+  if (at < 0) return text;
+  const platform = account.slice(0, at);
+  const name = account.slice(at + 1);
+  let out = text;
+  for (const { env, path } of table) {
+    if (!path.startsWith(`${platform}.`) || !out.includes(env)) continue;
+    const own = accountEnvName(env, path.slice(platform.length + 1), platform, name);
+    out = out.replace(new RegExp(`\\b${env}\\b`, "g"), own);
+  }
+  return out;
+}
+
+/** `TELEGRAM_FAMILY_<VARIABLE>` (and `TWILIO_FAMILY_<VARIABLE>` where the platform's own prefix differs). */
+function accountEnvPattern(
+  platform: string,
+  name: string,
+  envTable: Readonly<Record<string, readonly [path: string, kind: EnvKind]>>,
+): string {
+  const patterns = new Set<string>();
+  for (const [envName, [path]] of Object.entries(envTable)) {
+    if (!path.startsWith(`${platform}.`)) continue;
+    const own = accountEnvName(envName, path.slice(platform.length + 1), platform, name);
+    const N = name.toUpperCase().replace(/-/g, "_");
+    patterns.add(`${own.slice(0, own.indexOf(`_${N}_`))}_${N}_<VARIABLE>`);
+  }
+  return [...patterns].join(" or ");
+}
+
+/**
+ * The module's own checks on an account's section, their errors naming the account's variables
+ * (`TWILIO_SHOP_FROM_NUMBER`, not the default account's `TWILIO_FROM_NUMBER`).
+ */
+function validateAccount(
+  module: PlatformModule,
+  section: PlatformCommonConfig,
+  name: string,
+  envTable: Readonly<Record<string, readonly [path: string, kind: EnvKind]>>,
+): void {
+  try {
+    module.validate?.(section);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    const path = envTable[err.key]?.[0];
+    if (!path?.startsWith(`${module.name}.`)) throw err;
+    const own = accountEnvName(err.key, path.slice(module.name.length + 1), module.name, name);
+    throw new ConfigError(
+      own,
+      `config.yaml: account '${name}' of ${module.name}: ${err.message.replaceAll(err.key, own)}`,
+      { cause: err },
+    );
+  }
+}
+
+/** Sets the account's keys its variables name (see {@link accountEnvName}). */
 function applyAccountEnv(
   target: Record<string, unknown>,
   platform: string,
@@ -108,13 +204,12 @@ function applyAccountEnv(
   env: Readonly<Record<string, string | undefined>>,
   envTable: Readonly<Record<string, readonly [path: string, kind: EnvKind]>>,
 ): void {
-  const P = platform.toUpperCase();
-  const N = name.toUpperCase().replace(/-/g, "_");
   for (const [envName, [path, kind]] of Object.entries(envTable)) {
-    if (!path.startsWith(`${platform}.`) || !envName.startsWith(`${P}_`)) continue;
-    const own = `${P}_${N}_${envName.slice(P.length + 1)}`;
+    if (!path.startsWith(`${platform}.`)) continue;
+    const key = path.slice(platform.length + 1);
+    const own = accountEnvName(envName, key, platform, name);
     const raw = env[own];
     if (raw === undefined || raw === "") continue;
-    setPath(target, path.slice(platform.length + 1), coerce(own, raw, kind));
+    setPath(target, key, coerce(own, raw, kind));
   }
 }

@@ -12,7 +12,8 @@ import type { Logger } from "../core/logger.js";
 import type { AdapterDeps, InboundHandler, PlatformAdapter } from "../core/types.js";
 import { type GatewayRunner, turnIdFor } from "../gateway/index.js";
 import type { SqliteState } from "../sessions/index.js";
-import { configuredAccounts, configuredPlatforms, type HeraldConfig, sectionOf } from "./config.js";
+import { configuredAccounts, configuredPlatforms, envTable, type HeraldConfig, sectionOf } from "./config.js";
+import { accountVariables } from "./config-accounts.js";
 import { accountAdapter } from "./platform-accounts.js";
 import { createWebChatServices } from "./web-chat.js";
 
@@ -68,6 +69,7 @@ export async function createAdapters(
           homeDir: config.homeDir,
           cacheDir: join(config.homeDir, "cache"),
           kv: state.kv(name),
+          webhookPath: `/webhooks/${name}`,
           mediaMaxBytes: config.media.maxBytes,
           isAllowed: (userId: string) => runner.access.isAllowed(name, userId),
           isAddressed: (message) =>
@@ -81,15 +83,21 @@ export async function createAdapters(
           services,
         };
         const adapter = await module.create(section, deps);
-        adapters.push(name === module.name ? adapter : accountAdapter(adapter, name));
+        adapters.push(name === module.name ? adapter : accountAdapter(adapter, name, ownText(name)));
       } catch (err) {
-        failed.set(name, describeError(err));
-        logger.error({ platform: name, error: describeError(err) }, "adapter could not be created");
+        const reason = ownText(name)(describeError(err));
+        failed.set(name, reason);
+        logger.error({ platform: name, error: reason }, "adapter could not be created");
       }
     }
   }
   for (const adapter of adapters) runner.addAdapter(adapter);
   return { api, adapters, failed };
+}
+
+/** What an account's adapter errors say, with the account's own variables (`TELEGRAM_FAMILY_…`). */
+function ownText(name: string): (text: string) => string {
+  return (text) => accountVariables(text, name, envTable());
 }
 
 /**

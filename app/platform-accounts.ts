@@ -7,8 +7,15 @@
  */
 import type { ChatRef, InboundMessage, PlatformAdapter } from "../core/types.js";
 
-/** `adapter` answering as `name` (`telegram@family`), its chats renamed both ways. */
-export function accountAdapter(adapter: PlatformAdapter, name: string): PlatformAdapter {
+/**
+ * `adapter` answering as `name` (`telegram@family`), its chats renamed both ways. `ownText` renames
+ * what its start errors say to the account's own terms (its variables) before they reach `/health`.
+ */
+export function accountAdapter(
+  adapter: PlatformAdapter,
+  name: string,
+  ownText: (text: string) => string = (text) => text,
+): PlatformAdapter {
   const inner = (chat: ChatRef): ChatRef => ({ ...chat, platform: adapter.platform });
   const outer = (message: InboundMessage): InboundMessage => ({
     ...message,
@@ -18,7 +25,15 @@ export function accountAdapter(adapter: PlatformAdapter, name: string): Platform
   const wrapped: PlatformAdapter = {
     platform: name,
     sendsButtons: adapter.sendsButtons,
-    start: (onMessage) => adapter.start((message) => onMessage(outer(message))),
+    start: async (onMessage) => {
+      try {
+        await adapter.start((message) => onMessage(outer(message)));
+      } catch (err) {
+        // The platform's error names the default account's variables; the operator needs this account's.
+        if (err instanceof Error) err.message = ownText(err.message);
+        throw err;
+      }
+    },
     stop: () => adapter.stop(),
     send: (chat, message, options) => adapter.send(inner(chat), message, options),
   };

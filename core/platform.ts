@@ -49,7 +49,7 @@ export const platformCommonReference: ConfigReference = {
     ["toolsets", "toolsets enabled on this platform", "`agent.toolsets`"],
     [
       "accounts",
-      "further bot accounts of the platform, each `{ name, …keys of this section }` over the section's keys, each its own adapter with chats `<platform>@<name>:<id>`; its variables are the platform's with the name after the prefix (`<P>_<NAME>_…`); see [Agents and bot accounts](agents.md)",
+      "further bot accounts of the platform, each `{ name, …keys of this section }` over the section's keys (never its token, webhook URL or secret), each its own adapter with chats `<platform>@<name>:<id>` and webhook `/webhooks/<platform>@<name>`; its variables are the platform's with the name after the prefix (`<P>_<NAME>_…`); refused by WhatsApp and the web chat; see [Agents and bot accounts](agents.md)",
       "none",
     ],
   ],
@@ -78,6 +78,17 @@ export interface PlatformModule<C extends PlatformCommonConfig = PlatformCommonC
    * `<P>_ALLOWED_USERS`, `<P>_HOME_CHANNEL`, `<P>_REQUIRE_MENTION` and `<P>_TOOLSETS`.
    */
   readonly env: EnvTable;
+  /**
+   * Keys (camelCase) that make a further account (`accounts:`) another bot: its token, its webhook's
+   * URL and secret. An account never inherits them from the section, and one set to the section's own
+   * value is refused (two adapters on one bot, or two accounts behind one webhook). Unset: none.
+   */
+  readonly accountKeys?: readonly string[] | undefined;
+  /**
+   * Why the platform runs one account only, as the fix for a config with `<platform>.accounts` (which
+   * is then refused): "the web chat is Herald's own page; …". Unset: accounts are allowed.
+   */
+  readonly singleAccount?: string | undefined;
   /** Whether the section holds what starting it needs (the gateway starts configured platforms). */
   isConfigured(config: C): boolean;
   /** Cross-field checks at load time. @throws ConfigError naming the key and the fix. */

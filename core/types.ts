@@ -291,7 +291,7 @@ export interface PlatformAdapter {
   deleteMessage?(chat: ChatRef, messageId: string): Promise<void>;
   /** Shows "typing…" (or the platform's equivalent) for a few seconds. */
   sendTyping?(chat: ChatRef): Promise<void>;
-  /** Serves `/webhooks/<platform>` on the gateway's HTTP server. */
+  /** Serves `/webhooks/<platform>` (a further account's `/webhooks/<platform>@<account>`) on the gateway's HTTP server. */
   handleWebhook?(request: Request): Promise<Response>;
   /**
    * Serves paths of its own on the gateway's HTTP server with Node's request and response (the web
@@ -331,6 +331,12 @@ export interface AdapterDeps {
   cacheDir: string;
   /** Durable state namespaced to this adapter. */
   kv: KeyValueStore;
+  /**
+   * Where the gateway's HTTP server hands requests to this adapter's `handleWebhook`:
+   * `/webhooks/<platform>`, or a further bot account's `/webhooks/<platform>@<account>`.
+   * @defaultValue `/webhooks/<platform>`
+   */
+  webhookPath?: string | undefined;
   /**
    * The gateway's access decision for a user of this platform (allowlists, GATEWAY_ALLOW_ALL_USERS,
    * approved pairing), for decisions an adapter must take before any message (Matrix invites, mail from

@@ -8,6 +8,7 @@ import { bluebubblesSetup } from "./setup.js";
 export const bluebubblesPlatform = definePlatform({
   name: "bluebubbles",
   schema: bluebubblesSchema,
+  accountKeys: ["url", "password"],
   env: {
     BLUEBUBBLES_URL: ["url", "url"],
     BLUEBUBBLES_PASSWORD: ["password", "string"],

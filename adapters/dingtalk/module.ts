@@ -8,6 +8,7 @@ import { dingtalkSetup } from "./setup.js";
 export const dingtalkPlatform = definePlatform({
   name: "dingtalk",
   schema: dingtalkSchema,
+  accountKeys: ["clientId", "clientSecret", "robotCode"],
   env: {
     DINGTALK_CLIENT_ID: ["client_id", "string"],
     DINGTALK_CLIENT_SECRET: ["client_secret", "string"],

@@ -12,6 +12,7 @@ import { checkDiscord, discordSetup } from "./setup.js";
 export const discordPlatform = definePlatform({
   name: "discord",
   schema: discordSchema,
+  accountKeys: ["botToken"],
   env: {
     DISCORD_BOT_TOKEN: ["bot_token", "string"],
     DISCORD_API_URL: ["api_url", "url"],

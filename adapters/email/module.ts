@@ -12,6 +12,7 @@ import { emailSetup } from "./setup.js";
 export const emailPlatform = definePlatform({
   name: "email",
   schema: emailSchema,
+  accountKeys: ["address"],
   env: {
     EMAIL_ADDRESS: ["address", "string"],
     EMAIL_PASSWORD: ["password", "string"],

@@ -8,6 +8,7 @@ import { feishuSetup } from "./setup.js";
 export const feishuPlatform = definePlatform({
   name: "feishu",
   schema: feishuSchema,
+  accountKeys: ["appId", "appSecret", "encryptKey", "verificationToken"],
   env: {
     FEISHU_APP_ID: ["app_id", "string"],
     FEISHU_APP_SECRET: ["app_secret", "string"],

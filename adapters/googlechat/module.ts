@@ -9,6 +9,7 @@ import { checkGoogleChat, googlechatSetup } from "./setup.js";
 export const googlechatPlatform = definePlatform({
   name: "googlechat",
   schema: googlechatSchema,
+  accountKeys: ["serviceAccount", "audience"],
   env: {
     GOOGLE_CHAT_SERVICE_ACCOUNT: ["service_account", "string"],
     GOOGLE_CHAT_AUDIENCE: ["audience", "string"],

@@ -7,6 +7,7 @@ import { homeassistantSetup } from "./setup.js";
 export const homeassistantPlatform = definePlatform({
   name: "homeassistant",
   schema: homeassistantSchema,
+  accountKeys: ["webhookSecret"],
   env: {
     HOMEASSISTANT_WEBHOOK_SECRET: ["webhook_secret", "string"],
     HOMEASSISTANT_REPLY_TIMEOUT_MS: ["reply_timeout_ms", "int"],

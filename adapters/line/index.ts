@@ -149,7 +149,13 @@ export class LineAdapter implements PlatformAdapter {
       out[out.length - 1]!.quickReply = quickReply(message.buttons, encode);
     }
     for (const file of message.files ?? []) {
-      out.push(fileMessage(file, { publicUrl: this.config.publicUrl, kv: this.deps.kv }));
+      out.push(
+        fileMessage(file, {
+          publicUrl: this.config.publicUrl,
+          kv: this.deps.kv,
+          webhookPath: this.deps.webhookPath,
+        }),
+      );
     }
     return out;
   }

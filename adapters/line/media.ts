@@ -2,7 +2,7 @@
  * Files in and out of LINE. In: an image, video, audio or file message's content is fetched from the
  * content API (`GET /v2/bot/message/{id}/content` on api-data) into `HERALD_HOME/cache/line/`, cut off
  * at the media cap. Out: LINE takes images only as HTTPS URLs it fetches itself, so a file to send is
- * served from `<publicUrl>/webhooks/line/media/<id>` for a day (`adapters/shared/served-files.ts`);
+ * served from `<publicUrl>/webhooks/line/media/<id>` (a further account's `/webhooks/line@<account>/…`) for a day (`adapters/shared/served-files.ts`);
  * images go as image messages, other files as a flex file card with a download button.
  */
 import { mkdir } from "node:fs/promises";
@@ -62,7 +62,12 @@ export async function saveContent(
 /** The message that sends `file`: an image, or a file card; a note when no public URL is configured. */
 export function fileMessage(
   file: OutboundFile,
-  options: { publicUrl: string | undefined; kv: KeyValueStore },
+  options: {
+    publicUrl: string | undefined;
+    kv: KeyValueStore;
+    /** The adapter's webhook path (a further account's is its own). @defaultValue `/webhooks/line` */
+    webhookPath?: string | undefined;
+  },
 ): messagingApi.Message {
   const name = file.fileName ?? basename(file.path);
   if (!options.publicUrl) {
@@ -71,7 +76,8 @@ export function fileMessage(
       text: `📎 ${name} (not sent: LINE fetches files from a URL; set LINE_PUBLIC_URL)`,
     };
   }
-  const url = serveFile(file, `${options.publicUrl.replace(/\/+$/, "")}/webhooks/line`, options.kv);
+  const base = `${options.publicUrl.replace(/\/+$/, "")}${options.webhookPath ?? "/webhooks/line"}`;
+  const url = serveFile(file, base, options.kv);
   if (file.mimeType?.startsWith("image/")) {
     return { type: "image", originalContentUrl: url, previewImageUrl: url };
   }

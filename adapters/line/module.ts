@@ -8,6 +8,7 @@ import { lineSetup } from "./setup.js";
 export const linePlatform = definePlatform({
   name: "line",
   schema: lineSchema,
+  accountKeys: ["channelSecret", "channelAccessToken"],
   env: {
     LINE_CHANNEL_SECRET: ["channel_secret", "string"],
     LINE_CHANNEL_ACCESS_TOKEN: ["channel_access_token", "string"],

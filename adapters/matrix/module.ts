@@ -8,6 +8,7 @@ import { matrixSetup } from "./setup.js";
 export const matrixPlatform = definePlatform({
   name: "matrix",
   schema: matrixSchema,
+  accountKeys: ["accessToken", "userId"],
   env: {
     MATRIX_HOMESERVER: ["homeserver", "url"],
     MATRIX_ACCESS_TOKEN: ["access_token", "string"],

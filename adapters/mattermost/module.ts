@@ -8,6 +8,7 @@ import { mattermostSetup } from "./setup.js";
 export const mattermostPlatform = definePlatform({
   name: "mattermost",
   schema: mattermostSchema,
+  accountKeys: ["token"],
   env: {
     MATTERMOST_URL: ["url", "url"],
     MATTERMOST_TOKEN: ["token", "string"],

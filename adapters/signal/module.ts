@@ -7,6 +7,7 @@ import { signalSetup } from "./setup.js";
 export const signalPlatform = definePlatform({
   name: "signal",
   schema: signalSchema,
+  accountKeys: ["account"],
   env: {
     SIGNAL_ACCOUNT: ["account", "string"],
     SIGNAL_HTTP_URL: ["http_url", "url"],

@@ -13,6 +13,7 @@ import { checkSlack, slackSetup } from "./setup.js";
 export const slackPlatform = definePlatform({
   name: "slack",
   schema: slackSchema,
+  accountKeys: ["botToken", "appToken", "signingSecret"],
   env: {
     SLACK_BOT_TOKEN: ["bot_token", "string"],
     SLACK_APP_TOKEN: ["app_token", "string"],

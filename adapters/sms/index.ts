@@ -73,6 +73,15 @@ export class SmsAdapter implements PlatformAdapter {
   private async open(): Promise<void> {
     const account = await this.api.account(this.config.accountSid);
     this.log.info({ account: account.friendlyName, from: this.config.fromNumber }, "sms ready for webhooks");
+    // A further account is served at its own path (`/webhooks/sms@shop`).
+    const path = this.deps.webhookPath ?? "/webhooks/sms";
+    const pathname = new URL(this.config.webhookUrl).pathname.replace(/%40/gi, "@").replace(/\/+$/, "");
+    if (!pathname.endsWith(path)) {
+      this.log.warn(
+        { path },
+        "the webhook URL does not end in the path where the gateway serves this number",
+      );
+    }
   }
 
   stop(): Promise<void> {

@@ -15,6 +15,7 @@ const NEEDED = [
 export const smsPlatform = definePlatform({
   name: "sms",
   schema: smsSchema,
+  accountKeys: ["fromNumber", "webhookUrl"],
   env: {
     TWILIO_ACCOUNT_SID: ["account_sid", "string"],
     TWILIO_AUTH_TOKEN: ["auth_token", "string"],

@@ -9,6 +9,7 @@ import { checkTeams, teamsSetup } from "./setup.js";
 export const teamsPlatform = definePlatform({
   name: "teams",
   schema: teamsSchema,
+  accountKeys: ["appId", "appPassword"],
   env: {
     TEAMS_APP_ID: ["app_id", "string"],
     TEAMS_APP_PASSWORD: ["app_password", "string"],

@@ -197,8 +197,9 @@ export class TelegramAdapter implements PlatformAdapter {
   }
 
   /**
-   * Serves `/webhooks/telegram` in webhook mode (absent when polling, so no route is served): 401 for a
-   * wrong secret, 500 (Telegram retries) when the gateway did not record the update.
+   * Serves `/webhooks/telegram` (a further account's `/webhooks/telegram@<account>`) in webhook mode
+   * (absent when polling, so no route is served): 401 for a wrong secret, 500 (Telegram retries) when
+   * the gateway did not record the update.
    */
   readonly handleWebhook: ((request: Request) => Promise<Response>) | undefined;
 
@@ -261,10 +262,13 @@ export class TelegramAdapter implements PlatformAdapter {
   }
 
   private async startWebhook(url: string): Promise<void> {
-    if (!/\/webhooks\/telegram\/?$/.test(new URL(url).pathname)) {
+    // A further bot account is served at its own path (`/webhooks/telegram@family`).
+    const path = this.deps.webhookPath ?? "/webhooks/telegram";
+    const pathname = new URL(url).pathname.replace(/%40/gi, "@").replace(/\/+$/, "");
+    if (!pathname.endsWith(path)) {
       this.log.warn(
-        {},
-        "TELEGRAM_WEBHOOK_URL does not end in /webhooks/telegram, where the gateway serves Telegram's webhook",
+        { path },
+        "the webhook URL does not end in the path where the gateway serves this bot's webhook",
       );
     }
     const secretToken = webhookSecretFor(this.config);

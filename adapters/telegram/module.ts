@@ -13,6 +13,7 @@ import { checkTelegram, telegramSetup } from "./setup.js";
 export const telegramPlatform = definePlatform({
   name: "telegram",
   schema: telegramSchema,
+  accountKeys: ["botToken", "webhookUrl", "webhookSecret"],
   env: {
     TELEGRAM_BOT_TOKEN: ["bot_token", "string"],
     TELEGRAM_API_ROOT: ["api_root", "url"],

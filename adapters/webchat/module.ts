@@ -8,6 +8,8 @@ import { webSetup } from "./setup.js";
 export const webchatPlatform = definePlatform({
   name: "webchat",
   schema: webSchema,
+  singleAccount:
+    "the web chat is Herald's own page (`/chat`), one per gateway; its users are invited, not bots",
   env: {
     WEBCHAT_ENABLED: ["enabled", "bool"],
     WEBCHAT_LOGIN_DAYS: ["login_days", "int"],

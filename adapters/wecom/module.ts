@@ -15,6 +15,7 @@ const REQUIRED = [
 export const wecomPlatform = definePlatform({
   name: "wecom",
   schema: wecomSchema,
+  accountKeys: ["agentId", "secret", "token", "encodingAesKey"],
   env: {
     WECOM_CORP_ID: ["corp_id", "string"],
     WECOM_AGENT_ID: ["agent_id", "int"],

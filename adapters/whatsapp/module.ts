@@ -10,6 +10,8 @@ import { whatsappSetup } from "./setup.js";
 export const whatsappPlatform = definePlatform({
   name: "whatsapp",
   schema: whatsappSchema,
+  singleAccount:
+    "Herald is one linked device of one WhatsApp number, its pairing kept in HERALD_HOME/whatsapp; for a second number run a second Herald with its own HERALD_HOME",
   env: {
     WHATSAPP_ENABLED: ["enabled", "bool"],
     WHATSAPP_SELF_CHAT: ["self_chat", "bool"],

@@ -48,6 +48,26 @@ describe("herald doctor", () => {
     expect(llm.requests).toHaveLength(1);
   });
 
+  it("lists the bot accounts and where an account on webhooks is served", async () => {
+    llm = await startFakeLlm({ apiKey: "right" });
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    writeFileSync(join(home, "config.yaml"), "line:\n  accounts:\n    - name: shop\n");
+    const { out } = text(
+      await runDoctor({
+        HERALD_HOME: home,
+        OPENAI_BASE_URL: llm.url,
+        OPENAI_API_KEY: "right",
+        HERALD_MODEL: "fake-model",
+        LINE_CHANNEL_SECRET: "main-secret",
+        LINE_CHANNEL_ACCESS_TOKEN: "main-token",
+        LINE_SHOP_CHANNEL_SECRET: "shop-secret",
+        LINE_SHOP_CHANNEL_ACCESS_TOKEN: "shop-token",
+      }),
+    );
+    expect(out).toContain("bot accounts: line@shop (one on webhooks is served at /webhooks/line@shop)");
+    expect(out).not.toContain("shop-secret");
+  });
+
   it("names the fix for a refused key and for an endpoint that is down, without printing the key", async () => {
     llm = await startFakeLlm({ apiKey: "right" });
     home = mkdtempSync(join(tmpdir(), "herald-doctor-"));

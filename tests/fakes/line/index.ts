@@ -73,7 +73,17 @@ export interface LineDelivery {
 
 let nextId = 500_000_000_000;
 
-export async function startFakeLine(): Promise<FakeLine> {
+/** A channel of its own (a second LINE bot): its secret signs deliveries, its token is the one accepted. */
+export interface FakeLineOptions {
+  /** @defaultValue CHANNEL_SECRET */
+  channelSecret?: string;
+  /** @defaultValue CHANNEL_TOKEN */
+  channelToken?: string;
+}
+
+export async function startFakeLine(options: FakeLineOptions = {}): Promise<FakeLine> {
+  const channelSecret = options.channelSecret ?? CHANNEL_SECRET;
+  const channelToken = options.channelToken ?? CHANNEL_TOKEN;
   const faults = new Map<string, LineFault[]>();
   const tokens = new Map<string, { issuedAt: number; used: boolean; chat: string }>();
   const retryKeys = new Map<string, string>();
@@ -137,7 +147,7 @@ export async function startFakeLine(): Promise<FakeLine> {
     async deliver(events, options = {}) {
       const body = options.body ?? JSON.stringify({ destination: BOT_USER_ID, events });
       const signature =
-        options.signature ?? createHmac("sha256", CHANNEL_SECRET).update(body).digest("base64");
+        options.signature ?? createHmac("sha256", channelSecret).update(body).digest("base64");
       const res = await fetch(fake.webhookUrl, {
         method: "POST",
         headers: { "content-type": "application/json", "x-line-signature": signature },
@@ -244,7 +254,7 @@ export async function startFakeLine(): Promise<FakeLine> {
       if (!name) return json(res, 404, { message: "Not found" });
       const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
       fake.calls.push({ route: name, body, headers: req.headers });
-      if (req.headers.authorization !== `Bearer ${CHANNEL_TOKEN}`) {
+      if (req.headers.authorization !== `Bearer ${channelToken}`) {
         return json(res, 401, {
           message:
             "Authentication failed. Confirm that the access token in the authorization header is valid.",

@@ -42,16 +42,27 @@ export interface FakeTwilio {
   sentTo(number: string): TwilioSent[];
   /** Answers the next call of `route` (`messages`, `account`, `media`) with the fault. */
   fault(route: string, fault: TwilioFault): void;
-  /** An incoming SMS (or MMS with `media`) from `from`; resolves to Herald's answer. */
+  /**
+   * An incoming SMS (or MMS with `media`) from `from` to `to` (default FROM_NUMBER); resolves to
+   * Herald's answer. `at`: another number's webhook (default `webhookUrl`, signed over PUBLIC_WEBHOOK).
+   */
   sms(input: {
     from: string;
     body: string;
     media?: { bytes: Buffer; mimeType: string }[];
     sid?: string;
+    to?: string;
+    at?: TwilioWebhook;
   }): Promise<TwilioDelivery>;
-  /** Posts `params` to the webhook, signed unless `signature` is given. */
-  deliver(params: Record<string, string>, signature?: string): Promise<TwilioDelivery>;
+  /** Posts `params` to the webhook (or `at`), signed unless `signature` is given. */
+  deliver(params: Record<string, string>, signature?: string, at?: TwilioWebhook): Promise<TwilioDelivery>;
   close(): Promise<void>;
+}
+
+/** A number's webhook: where the request really goes, and the public URL it is signed over. */
+export interface TwilioWebhook {
+  url: string;
+  publicUrl: string;
 }
 
 export interface TwilioDelivery {
@@ -77,7 +88,7 @@ export async function startFakeTwilio(): Promise<FakeTwilio> {
     fault(route, f) {
       faults.set(route, [...(faults.get(route) ?? []), f]);
     },
-    sms({ from, body, media: items = [], sid: given }) {
+    sms({ from, body, media: items = [], sid: given, to = FROM_NUMBER, at }) {
       const messageSid = given ?? sid(items.length ? "MM" : "SM");
       const params: Record<string, string> = {
         ToCountry: "US",
@@ -86,7 +97,7 @@ export async function startFakeTwilio(): Promise<FakeTwilio> {
         SmsSid: messageSid,
         SmsStatus: "received",
         Body: body,
-        To: FROM_NUMBER,
+        To: to,
         NumSegments: "1",
         MessageSid: messageSid,
         AccountSid: ACCOUNT_SID,
@@ -99,11 +110,12 @@ export async function startFakeTwilio(): Promise<FakeTwilio> {
         params[`MediaUrl${i}`] = `${fake.url}${base}/Messages/${messageSid}/Media/${id}`;
         params[`MediaContentType${i}`] = item.mimeType;
       });
-      return fake.deliver(params);
+      return fake.deliver(params, undefined, at);
     },
-    async deliver(params, signature) {
-      const signed = signature ?? twilio.getExpectedTwilioSignature(AUTH_TOKEN, PUBLIC_WEBHOOK, params);
-      const res = await fetch(fake.webhookUrl, {
+    async deliver(params, signature, at) {
+      const publicUrl = at?.publicUrl ?? PUBLIC_WEBHOOK;
+      const signed = signature ?? twilio.getExpectedTwilioSignature(AUTH_TOKEN, publicUrl, params);
+      const res = await fetch(at?.url ?? fake.webhookUrl, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded", "x-twilio-signature": signed },
         body: new URLSearchParams(params).toString(),
