@@ -18,8 +18,8 @@ import { cliAction } from "./cli/action.js";
 import { type HeraldConfig, loadConfig } from "./config.js";
 import { heraldVersion } from "./version.js";
 
-function config(): HeraldConfig {
-  return loadConfig();
+function config(options: { adapters?: boolean } = {}): HeraldConfig {
+  return loadConfig(options);
 }
 
 /** stdout (pretty on a terminal) plus the rotated file `HERALD_HOME/logs/<fileName>`. */
@@ -78,7 +78,8 @@ program
   .option("--concurrency <n>", "turns run at once by this process", (v) => Number.parseInt(v, 10))
   .action(
     action(async (opts: { concurrency?: number }) => {
-      const cfg = config();
+      // A worker starts no adapters: bot accounts' tokens stay in the gateway's environment.
+      const cfg = config({ adapters: false });
       if (opts.concurrency !== undefined && !(opts.concurrency > 0)) {
         throw new ConfigError(
           "--concurrency",

@@ -51,15 +51,20 @@ export function takeAccounts(
 /**
  * Parses a platform's accounts: each over the section's raw keys `base`, with its env variables, by
  * the module's schema and checks. Returns each section by its platform name (`telegram@family`).
+ * An account must have its credentials where the process starts adapters (`adapters`, default true).
  * @throws ConfigError naming the account's key and the fix
  */
 export function readAccounts(
   module: PlatformModule,
   base: Record<string, unknown> | undefined,
   accounts: readonly Record<string, unknown>[],
-  env: Readonly<Record<string, string | undefined>>,
-  envTable: Readonly<Record<string, readonly [path: string, kind: EnvKind]>>,
+  read: {
+    env: Readonly<Record<string, string | undefined>>;
+    envTable: Readonly<Record<string, readonly [path: string, kind: EnvKind]>>;
+    adapters?: boolean | undefined;
+  },
 ): Record<string, PlatformCommonConfig> {
+  const { env, envTable } = read;
   const p = module.name;
   const out: Record<string, PlatformCommonConfig> = {};
   for (const [i, account] of accounts.entries()) {
@@ -99,7 +104,7 @@ export function readAccounts(
     const section = parsed.data;
     validateAccount(module, section, name, envTable);
     const own = (module.accountKeys ?? []).map(camelToSnake);
-    if (!module.isConfigured(section)) {
+    if (read.adapters !== false && !module.isConfigured(section)) {
       const notInherited = own.length > 0 ? `; an account inherits none of ${own.join(", ")}` : "";
       throw new ConfigError(
         where,

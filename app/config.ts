@@ -90,6 +90,12 @@ function envNameFor(snakePath: string): string | undefined {
 export interface LoadConfigOptions {
   /** The environment to read. @defaultValue process.env */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The process starts platform adapters. `false` (`herald worker`): a bot account without its token
+   * or credentials is no error, since the tokens live in the gateway's environment only.
+   * @defaultValue true
+   */
+  adapters?: boolean;
 }
 
 /** Resolves `HERALD_HOME` (default `~/.herald`). */
@@ -161,15 +167,11 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
     );
   }
   const data: Record<string, unknown> = result.data;
-  const platforms: Record<string, PlatformCommonConfig> = {};
-  for (const module of platformModules) {
-    const section = data[module.name] as PlatformCommonConfig;
-    delete data[module.name];
-    module.validate?.(section);
-    platforms[module.name] = section;
-    const raw = fileValues[module.name] as Record<string, unknown> | undefined;
-    Object.assign(platforms, readAccounts(module, raw, accounts.get(module.name) ?? [], env, ENV));
-  }
+  const platforms = takePlatforms(data, fileValues, accounts, {
+    env,
+    envTable: ENV,
+    adapters: options.adapters,
+  });
   for (const feature of features) {
     if (feature.resolve) data[feature.key] = feature.resolve(data[feature.key], { env, homeDir });
   }
@@ -180,6 +182,28 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
   validateCrossFields(config);
   checkAgents(config, [...platformModules.map((m) => m.name), "api", "cli"]);
   return config;
+}
+
+/**
+ * Moves each platform's parsed section out of `data`, checked by its module, with its bot accounts
+ * (read over the section's raw keys `fileValues`) beside it by their platform names.
+ */
+function takePlatforms(
+  data: Record<string, unknown>,
+  fileValues: Record<string, unknown>,
+  accounts: ReadonlyMap<string, Record<string, unknown>[]>,
+  read: Parameters<typeof readAccounts>[3],
+): Record<string, PlatformCommonConfig> {
+  const platforms: Record<string, PlatformCommonConfig> = {};
+  for (const module of platformModules) {
+    const section = data[module.name] as PlatformCommonConfig;
+    delete data[module.name];
+    module.validate?.(section);
+    platforms[module.name] = section;
+    const raw = fileValues[module.name] as Record<string, unknown> | undefined;
+    Object.assign(platforms, readAccounts(module, raw, accounts.get(module.name) ?? [], read));
+  }
+  return platforms;
 }
 
 /**

@@ -212,6 +212,11 @@ export const kernelReference: readonly KernelSection[] = [
           "its model (`provider/model` or a bare name); a chat's `/model` choice wins",
           "`model.default`",
         ],
+        [
+          "[].memory_providers",
+          "the external memory providers it uses: `false` (none) or a list (`[honcho]`). Its records there are its own: Honcho workspace `<workspace>-<name>`, Mem0 `agent_id` `<agent_id>-<name>`",
+          "every provider `memory.providers` configures",
+        ],
       ],
     },
   },

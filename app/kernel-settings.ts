@@ -83,6 +83,12 @@ const agentSchema = z.strictObject({
   toolsets: z.array(z.string()).optional(),
   /** Its model (`provider/model` or a bare name). @defaultValue `model.default` */
   model: optionalString,
+  /**
+   * The external memory providers it uses (`memory.providers`): `false` none, or a list of their names.
+   * Each has the agent's own records there (Honcho workspace `<workspace>-<name>`, Mem0 `agent_id`
+   * `<agent_id>-<name>`). @defaultValue every configured provider
+   */
+  memoryProviders: z.union([z.literal(false), z.array(z.enum(["honcho", "mem0"]))]).optional(),
 });
 
 /** One entry of `routes:`: which agent answers the messages it matches (first match wins). */

@@ -1,6 +1,7 @@
 /**
  * The MemoryProvider contract suite: every provider, against its vendor's fake API, records an exchange
- * under the user's stable id, tells one user's insights and never another's, answers a question, is
+ * under the user's stable id, tells one user's insights and never another's, keeps each agent's records
+ * and reads apart (what a user told one agent never comes back to another), answers a question, is
  * checked by the doctor (a refused key fails the check), and fails an outage as a retryable error.
  */
 import { afterEach, describe, expect, it } from "vitest";
@@ -75,6 +76,30 @@ export function memoryProviderContract(name: string, start: () => Promise<Provid
       expect(answer).toContain("Oslo");
       expect(answer).not.toContain("Lisbon");
       expect(await provider.insights({ platform: "discord", userId: "42" }, signal())).toBeUndefined();
+    });
+
+    it("keeps each agent's records and reads apart", async () => {
+      driver = await start();
+      const provider = driver.make();
+      await provider.addExchange(exchange({ userText: "My locker code is under the cat bowl" }), signal());
+      await provider.addExchange(
+        exchange({
+          turnId: "t2",
+          agent: "family",
+          sessionKey: "family/telegram:dm:42",
+          userText: "We plan a picnic with the kids on Sunday",
+        }),
+        signal(),
+      );
+      const family = await provider.insights({ ...ada, agent: "family" }, signal());
+      expect(family).toContain("picnic");
+      expect(family).not.toContain("locker");
+      const own = await provider.insights(ada, signal());
+      expect(own).toContain("locker");
+      expect(own).not.toContain("picnic");
+      const answer = await provider.query({ ...ada, agent: "family" }, "What is the locker code?", signal());
+      expect(answer).not.toContain("locker");
+      expect(await provider.insights({ ...ada, agent: "work" }, signal())).toBeUndefined();
     });
 
     it("passes the doctor's check, and fails it with a refused key", async () => {

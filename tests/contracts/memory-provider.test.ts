@@ -6,7 +6,8 @@ import { startFakeMem0 } from "../fakes/mem0/index.js";
 import { memoryProviderContract } from "./memory-provider.contract.js";
 
 memoryProviderContract("Honcho", async () => {
-  const fake = await startFakeHoncho({ apiKey: "hk" });
+  // It concludes from what a peer said in the workspace, so each agent's insights show what it heard.
+  const fake = await startFakeHoncho({ apiKey: "hk", learns: true });
   return {
     make: (apiKey = "hk") =>
       createHonchoProvider({
@@ -33,7 +34,7 @@ memoryProviderContract("Mem0", async () => {
     make: (apiKey = "mk") =>
       createMem0Provider({ baseUrl: fake.url, apiKey, agentId: "herald", timeoutMs: 5000 }),
     received: (userId) => fake.memories.filter((m) => m.user_id === userId && m.run_id).map((m) => m.memory),
-    teach: (userId, text) => fake.remember(userId, text),
+    teach: (userId, text) => fake.remember(userId, text, "herald"),
     down: () => fake.down(),
     close: () => fake.close(),
   };

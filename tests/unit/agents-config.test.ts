@@ -56,6 +56,13 @@ describe("bot accounts", () => {
     expect(config.platforms["telegram"]).toMatchObject({ botToken: "1:work", allowedUsers: ["111"] });
   });
 
+  it("lets a worker (no adapters) read an account whose token is only in the gateway's environment", () => {
+    home = mkdtempSync(join(tmpdir(), "herald-agents-"));
+    writeFileSync(join(home, "config.yaml"), accountsYaml);
+    const config = loadConfig({ env: { HERALD_HOME: home }, adapters: false });
+    expect(configuredAccounts(config).map((a) => a.name)).toEqual(["telegram@family"]);
+  });
+
   it("refuses an account without its token, a bad name and a duplicate, naming the key", () => {
     expect(configError(accountsYaml).message).toMatch(/account 'family' of telegram lacks.*TELEGRAM_FAMILY_/);
     const bad = configError("telegram:\n  accounts:\n    - name: Family Bot\n", {

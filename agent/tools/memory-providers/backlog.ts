@@ -1,6 +1,7 @@
 /**
  * The exchanges on their way to the providers: a backlog in `state.db` (table
- * `memory_provider_backlog`, created on first open), one row per exchange and provider, sent oldest
+ * `memory_provider_backlog`, created on first open), one row per exchange and provider, each exchange
+ * with its agent (so a retried one goes to that agent's records at the provider), sent oldest
  * first, one at a time per provider, deleted once the provider accepted it. A provider that fails is
  * retried after 1 s doubling to 5 minutes; its outage is logged once when it starts and once when it
  * ends (an {@link OutageLog} shared with the turn-start reads). An exchange the provider refuses for
@@ -8,6 +9,7 @@
  * {@link MAX_WAITING} per provider the oldest are dropped.
  */
 import type Database from "better-sqlite3";
+import { agentOfKey } from "../../../core/chat.js";
 import { describeError } from "../../../core/errors.js";
 import type { Logger } from "../../../core/logger.js";
 import { type Exchange, type MemoryProvider, MemoryProviderError } from "./types.js";
@@ -165,7 +167,7 @@ export class ProviderBacklog {
           db.prepare("DELETE FROM memory_provider_backlog WHERE id = ?").run(row.id),
         );
       try {
-        await this.#provider.addExchange(JSON.parse(row.exchange) as Exchange, this.#stop.signal);
+        await this.#provider.addExchange(exchangeOf(row.exchange), this.#stop.signal);
         this.#delayMs = 0;
         this.#outage.succeeded();
         done();
@@ -193,4 +195,14 @@ export class ProviderBacklog {
       }
     }
   }
+}
+
+/** A stored exchange; one queued before exchanges carried their agent takes it from its session key. */
+function exchangeOf(json: string): Exchange {
+  const exchange = JSON.parse(json) as Exchange;
+  if (!("agent" in exchange)) {
+    const agent = agentOfKey(exchange.sessionKey);
+    if (agent) exchange.agent = agent;
+  }
+  return exchange;
 }

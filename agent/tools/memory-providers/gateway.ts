@@ -7,7 +7,11 @@
  * `memory_provider_query` tool asks them a question. Every call is about the caller's own user: the
  * provider's id comes from the caller's platform and user id, so one user's insights never reach
  * another's turn. In group chats the note is off unless `group_insights` (then the sender's own).
+ * Each agent (`agents:`, read from the session key) uses the providers its `memory_providers` names,
+ * and its records and reads there are its own: an exchange carries its agent into the backlog, and a
+ * caller's agent picks where its note and answers come from.
  */
+import { agentOfKey } from "../../../core/chat.js";
 import { describeError } from "../../../core/errors.js";
 import type { Logger } from "../../../core/logger.js";
 import type { GatewayEvents, TurnJob, TurnRecord, TurnResult } from "../../../core/turn.js";
@@ -38,12 +42,19 @@ export interface MemoryProviders {
   stop(): Promise<void>;
 }
 
+/** A further agent's choice of providers (`agents[].memory_providers`; `HeraldConfig` has this shape). */
+export interface AgentProvidersChoice {
+  name: string;
+  /** `false`: none; a list: those; undefined: every configured provider. */
+  memoryProviders?: false | readonly string[] | undefined;
+}
+
 /** Cached insights kept at most (the oldest go first). */
 const CACHE_ENTRIES = 2000;
 
 /** Builds the providers of `config.memory.providers` and follows the runner's finished turns. */
 export function createMemoryProviders(
-  config: { memory: MemoryConfig },
+  config: { memory: MemoryConfig; agents?: readonly AgentProvidersChoice[] | undefined },
   ports: { gateway: MemoryProvidersGateway; state: BacklogState; logger: Logger },
   options: { providers?: MemoryProvider[] | undefined; timing?: BacklogTiming | undefined } = {},
 ): MemoryProviders {
@@ -57,14 +68,21 @@ export function createMemoryProviders(
       new ProviderBacklog(ports.state, p, { outage: outages.get(p.name)!, logger, timing: options.timing }),
     ]),
   );
-  const insights = new InsightsCache(providers, outages, settings);
+  const insights = new InsightsCache(outages, settings);
   const allowed = (chatType: ChatType) => chatType !== "group" || settings.groupInsights;
+  const choices = new Map((config.agents ?? []).map((a) => [a.name, a.memoryProviders]));
+  /** The providers `agent` uses (the default agent and an agent that names none: all). */
+  const providersOf = (agent: string | undefined): readonly MemoryProvider[] => {
+    const choice = agent === undefined ? undefined : choices.get(agent);
+    if (choice === undefined) return providers;
+    return choice === false ? [] : providers.filter((p) => choice.includes(p.name));
+  };
 
   if (providers.length > 0) {
     ports.gateway.on("turn-finished", ({ turn, result }) => {
       const exchange = exchangeOf(turn, result);
       if (!exchange) return;
-      for (const backlog of backlogs.values()) backlog.add(exchange);
+      for (const p of providersOf(exchange.agent)) backlogs.get(p.name)?.add(exchange);
     });
     // What waited from before the last stop.
     for (const backlog of backlogs.values()) backlog.wake();
@@ -72,17 +90,21 @@ export function createMemoryProviders(
 
   const stateApi: MemoryProvidersStateApi = {
     async insights(caller) {
-      if (providers.length === 0 || !allowed(caller.chatType)) return undefined;
-      return insights.note(userOf(caller), settings.insightsChars);
+      const own = providersOf(caller.agent);
+      if (own.length === 0 || !allowed(caller.chatType)) return undefined;
+      return insights.note(own, userOf(caller), settings.insightsChars);
     },
     async query(caller, question) {
       if (providers.length === 0) return "No external memory provider is configured.";
+      const own = providersOf(caller.agent);
+      if (own.length === 0)
+        return `External memory is off for agent ${caller.agent} (agents[].memory_providers).`;
       if (!allowed(caller.chatType))
         return "External memory is not consulted in group chats here (memory.providers.group_insights is off).";
       const user = userOf(caller);
       const signal = AbortSignal.timeout(settings.requestTimeoutMs);
       const answers = await Promise.all(
-        providers.map(async (p) => {
+        own.map(async (p) => {
           try {
             const answer = await p.query(user, question, signal);
             outages.get(p.name)?.succeeded();
@@ -101,7 +123,8 @@ export function createMemoryProviders(
     providers,
     stateApi,
     insightsFor(turn, chatType) {
-      if (providers.length === 0 || !personal(turn) || !allowed(chatType)) return undefined;
+      const own = providersOf(agentOfKey(turn.sessionKey));
+      if (own.length === 0 || !personal(turn) || !allowed(chatType)) return undefined;
       return { maxChars: settings.insightsChars, timeoutMs: settings.insightsTimeoutMs };
     },
     waiting: (name) => backlogs.get(name)?.waiting() ?? 0,
@@ -117,7 +140,12 @@ function personal(turn: TurnRecord): boolean {
 }
 
 function userOf(caller: ProviderCaller): ProviderUser {
-  return { platform: caller.chat.platform, userId: caller.userId, userName: caller.userName };
+  return {
+    platform: caller.chat.platform,
+    userId: caller.userId,
+    userName: caller.userName,
+    ...(caller.agent ? { agent: caller.agent } : {}),
+  };
 }
 
 /** The exchange of a committed turn, or undefined when there is none to record. */
@@ -126,9 +154,11 @@ function exchangeOf(turn: TurnRecord, result: TurnResult): Exchange | undefined 
   const userText = turn.inbound.text.trim();
   const replyText = result.reply.text.trim();
   if (!userText || !replyText) return undefined;
+  const agent = agentOfKey(turn.sessionKey);
   return {
     turnId: turn.id,
     sessionKey: turn.sessionKey,
+    ...(agent ? { agent } : {}),
     platform: turn.chat.platform,
     userId: turn.userId,
     userName: turn.inbound.sender.name,
@@ -140,7 +170,7 @@ function exchangeOf(turn: TurnRecord, result: TurnResult): Exchange | undefined 
 }
 
 /**
- * Insights per provider and user: a fresh cached answer is used as it is; otherwise the provider is
+ * Insights per provider, agent and user: a fresh cached answer is used as it is; otherwise the provider is
  * asked (one request per user at a time) and waited for at most `insights_timeout_ms`. While a request
  * that outlived its turn is still out, later turns take the cached answer (or none) without waiting.
  */
@@ -149,17 +179,21 @@ class InsightsCache {
   readonly #pending = new Map<string, Promise<string | undefined>>();
 
   constructor(
-    private readonly providers: readonly MemoryProvider[],
     private readonly outages: ReadonlyMap<string, OutageLog>,
     private readonly settings: MemoryConfig["providers"],
   ) {}
 
-  async note(user: ProviderUser, maxChars: number): Promise<string | undefined> {
-    const parts = await Promise.all(this.providers.map((p) => this.#of(p, user)));
+  /** The note of `providers` about `user` (as `user.agent` knows them). */
+  async note(
+    providers: readonly MemoryProvider[],
+    user: ProviderUser,
+    maxChars: number,
+  ): Promise<string | undefined> {
+    const parts = await Promise.all(providers.map((p) => this.#of(p, user)));
     const header =
       "[What external memory knows about the person you are talking with (it may be incomplete or out of date; do not mention it unless it helps):]";
     let note = header;
-    this.providers.forEach((p, i) => {
+    providers.forEach((p, i) => {
       const text = parts[i]?.trim();
       if (!text) return;
       const room = maxChars - note.length - p.name.length - 8;
@@ -170,7 +204,7 @@ class InsightsCache {
   }
 
   async #of(provider: MemoryProvider, user: ProviderUser): Promise<string | undefined> {
-    const key = `${provider.name}\u0000${user.platform}\u0000${user.userId}`;
+    const key = `${provider.name}\u0000${user.agent ?? ""}\u0000${user.platform}\u0000${user.userId}`;
     const cached = this.#entries.get(key);
     if (cached && Date.now() - cached.at < this.settings.insightsTtlS * 1000) return cached.text;
     // An earlier turn's request is still out (the provider is slow): this turn does not wait again.

@@ -4,21 +4,23 @@
  * peers (`POST /v3/workspaces/{w}/sessions`), messages (`POST …/sessions/{s}/messages`) and the
  * dialectic endpoint (`POST …/peers/{p}/chat`) for what Honcho has concluded about a peer. Each Herald
  * user is a peer of their own (`userPeerId`: platform and user id), the assistant one more peer that
- * Honcho does not model (`observe_me: false`), and each Herald session key a Honcho session. Plain
- * `fetch` with the SDK's wire format, bearer key in `Authorization`.
+ * Honcho does not model (`observe_me: false`), and each Herald session key a Honcho session. Each
+ * further agent (`agents:`) has a workspace of its own, `<workspace>-<agent>`, with its assistant peer
+ * `<assistant_peer>-<agent>`: Honcho's conclusions about a user there come only from what the user
+ * told that agent. Plain `fetch` with the SDK's wire format, bearer key in `Authorization`.
  */
 import { describeError } from "../../../core/errors.js";
 import { joinUrl, requestJson } from "./http.js";
-import { sessionIdOf, userPeerId } from "./ids.js";
+import { agentScoped, sessionIdOf, userPeerId } from "./ids.js";
 import { type Exchange, type MemoryProvider, MemoryProviderError, type ProviderUser } from "./types.js";
 
 /** What a Honcho provider needs. */
 export interface HonchoProviderConfig {
   baseUrl: string;
   apiKey?: string | undefined;
-  /** The workspace Herald's peers and sessions live in. */
+  /** The workspace the default agent's peers and sessions live in (a further agent's: `<workspace>-<agent>`). */
   workspace: string;
-  /** The assistant's peer id. */
+  /** The default agent's peer id (a further agent's: `<assistant_peer>-<agent>`). */
   assistantPeer: string;
   /** One request's time limit. */
   timeoutMs: number;
@@ -36,6 +38,7 @@ class HonchoApi {
   readonly #config: HonchoProviderConfig;
   readonly #headers: Record<string, string>;
   readonly ws: string;
+  readonly assistantPeer: string;
   #workspaceReady: Promise<unknown> | undefined;
   readonly #peers = new Set<string>();
   readonly #sessions = new Set<string>();
@@ -44,6 +47,7 @@ class HonchoApi {
     this.#config = config;
     this.#headers = config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {};
     this.ws = encodeURIComponent(config.workspace);
+    this.assistantPeer = config.assistantPeer;
   }
 
   call(method: "GET" | "POST", path: string, body: unknown, signal: AbortSignal): Promise<unknown> {
@@ -137,18 +141,33 @@ function messagesOf(exchange: Exchange, peer: string, assistant: string) {
 
 /** Builds the Honcho provider. */
 export function createHonchoProvider(config: HonchoProviderConfig): MemoryProvider {
-  const api = new HonchoApi(config);
+  // One workspace (and its assistant peer) per agent, each remembering what it made.
+  const apis = new Map<string, HonchoApi>();
+  const apiOf = (agent: string | undefined) => {
+    const key = agent ?? "";
+    let api = apis.get(key);
+    if (!api) {
+      api = new HonchoApi({
+        ...config,
+        workspace: agentScoped(config.workspace, agent),
+        assistantPeer: agentScoped(config.assistantPeer, agent),
+      });
+      apis.set(key, api);
+    }
+    return api;
+  };
   return {
     name: "honcho",
     async addExchange(exchange, signal) {
+      const api = apiOf(exchange.agent);
       await api.workspace(signal);
       const peer = userPeerId(exchange.platform, exchange.userId);
       await api.peer(peer, {}, signal);
-      await api.peer(config.assistantPeer, { observe_me: false }, signal);
+      await api.peer(api.assistantPeer, { observe_me: false }, signal);
       const session = await api.session(exchange, peer, signal);
       const path = `/v3/workspaces/${api.ws}/sessions/${encodeURIComponent(session)}/messages`;
       try {
-        await api.call("POST", path, messagesOf(exchange, peer, config.assistantPeer), signal);
+        await api.call("POST", path, messagesOf(exchange, peer, api.assistantPeer), signal);
       } catch (err) {
         if (!(err instanceof MemoryProviderError) || err.status !== 404) throw err;
         // The session (or workspace) went away on the server: it is made again on the next try.
@@ -159,11 +178,12 @@ export function createHonchoProvider(config: HonchoProviderConfig): MemoryProvid
       }
     },
     async insights(user, signal) {
-      return (await api.chat(user, INSIGHTS_QUESTION, "minimal", signal)) || undefined;
+      return (await apiOf(user.agent).chat(user, INSIGHTS_QUESTION, "minimal", signal)) || undefined;
     },
-    query: (user, question, signal) => api.chat(user, question, "low", signal),
+    query: (user, question, signal) => apiOf(user.agent).chat(user, question, "low", signal),
     async check(signal) {
       const where = `${config.baseUrl}, workspace ${config.workspace}`;
+      const api = apiOf(undefined);
       try {
         api.forget();
         await api.workspace(signal);

@@ -20,3 +20,12 @@ export function userPeerId(platform: string, userId: string): string {
 export function sessionIdOf(sessionKey: string): string {
   return `herald-${safe(sessionKey, 80)}-${hashOf(sessionKey)}`;
 }
+
+/**
+ * A provider-side name of one agent's: the configured `name` for the default agent (undefined), else
+ * `<name>-<agent>` (workspace `herald` → `herald-family`). Agent names are lowercase letters, digits,
+ * `-` and `_`, so the result stays within Honcho's characters.
+ */
+export function agentScoped(name: string, agent: string | undefined): string {
+  return agent ? `${name}-${agent}` : name;
+}

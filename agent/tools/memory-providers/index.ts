@@ -12,6 +12,7 @@
  * the runner and the insights cache; `state.ts` the `StateClient` member.
  */
 import { z } from "zod";
+import { agentOfKey } from "../../../core/chat.js";
 import { describeError } from "../../../core/errors.js";
 import type { Logger } from "../../../core/logger.js";
 import type { TurnJob } from "../../../core/turn.js";
@@ -20,9 +21,14 @@ import type { StateClient, Tool } from "../../types.js";
 import type { MemoryProvidersConfig } from "./settings.js";
 
 export { MAX_WAITING, OutageLog, ProviderBacklog } from "./backlog.js";
-export { createMemoryProviders, type MemoryProviders, type MemoryProvidersGateway } from "./gateway.js";
+export {
+  type AgentProvidersChoice,
+  createMemoryProviders,
+  type MemoryProviders,
+  type MemoryProvidersGateway,
+} from "./gateway.js";
 export { createHonchoProvider, type HonchoProviderConfig } from "./honcho.js";
-export { sessionIdOf, userPeerId } from "./ids.js";
+export { agentScoped, sessionIdOf, userPeerId } from "./ids.js";
 export { createMem0Provider, type Mem0ProviderConfig } from "./mem0.js";
 export {
   checkMemoryProviders,
@@ -49,6 +55,7 @@ export async function providerInsightsNote(
   const api = state.memoryProviders;
   if (!job.insights || !api) return undefined;
   const { origin } = job;
+  const agent = agentOfKey(origin.sessionKey);
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<undefined>((resolve) => {
     timer = setTimeout(resolve, job.insights!.timeoutMs + TRANSPORT_MARGIN_MS, undefined);
@@ -60,6 +67,7 @@ export async function providerInsightsNote(
         chatType: origin.chatType,
         userId: origin.userId,
         ...(origin.userName ? { userName: origin.userName } : {}),
+        ...(agent ? { agent } : {}),
       }),
       late,
     ]);
@@ -93,8 +101,15 @@ export const memoryProviderQueryTool = defineTool({
     if (!api) return { content: "error: no external memory provider is available here.", isError: true };
     ctx.progress(`asking external memory: "${query.slice(0, 60)}"`);
     const { origin } = ctx;
+    const agent = agentOfKey(origin.sessionKey);
     return api.query(
-      { chat: origin.chat, chatType: origin.chatType, userId: origin.userId, userName: origin.userName },
+      {
+        chat: origin.chat,
+        chatType: origin.chatType,
+        userId: origin.userId,
+        userName: origin.userName,
+        ...(agent ? { agent } : {}),
+      },
       query,
     );
   },

@@ -7,12 +7,14 @@ import { z } from "zod";
 import type { ChatRef, ChatType } from "../../../core/types.js";
 import { chatRefSchema, type MethodsOf, type StateMethodSchemas } from "../../state-methods.js";
 
-/** Who asks: the turn's chat, its type, and the person talking. */
+/** Who asks: the turn's chat, its type, the person talking, and the agent they talk to. */
 export interface ProviderCaller {
   chat: ChatRef;
   chatType: ChatType;
   userId: string;
   userName?: string | undefined;
+  /** The turn's agent (`agentOfKey` of its session key); undefined: the default agent. */
+  agent?: string | undefined;
 }
 
 /** What the providers answer a turn. Neither method rejects on a provider's failure. */
@@ -38,6 +40,10 @@ const providerCallerSchema = z.strictObject({
   chatType: z.enum(["dm", "group"]),
   userId: z.string(),
   userName: z.string().optional(),
+  agent: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/)
+    .optional(),
 });
 
 /** The argument schemas of the `memoryProviders` member. */

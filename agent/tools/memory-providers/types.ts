@@ -6,11 +6,17 @@
 import { HeraldError } from "../../../core/errors.js";
 import type { ChatType } from "../../../core/types.js";
 
-/** The person a call is about: one user of one platform (never a group as a whole). */
+/**
+ * The person a call is about: one user of one platform (never a group as a whole), as one agent knows
+ * them. Each agent's records and reads are apart at the provider (its own Honcho workspace, its own
+ * Mem0 `agent_id`), so what a user told one agent never reaches another's turns.
+ */
 export interface ProviderUser {
   platform: string;
   userId: string;
   userName?: string | undefined;
+  /** The agent the user talks to (`agents:`); undefined: the default agent. */
+  agent?: string | undefined;
 }
 
 /** One finished exchange: a person's message and the assistant's reply, after the turn committed. */

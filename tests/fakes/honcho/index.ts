@@ -1,7 +1,8 @@
 /**
  * A fake Honcho API (v3, as `@honcho-ai/sdk` 2.5 speaks it) on 127.0.0.1: workspaces, peers and sessions
  * by get-or-create, messages added to and listed from a session, and the dialectic `peers/{id}/chat`
- * answering what a test told it the peer is known for. Bearer key checked (401 otherwise); an outage
+ * answering what a test told it the peer is known for (with `learns`, otherwise what the peer said in that
+ * workspace, as Honcho's conclusions come only from a workspace's own messages). Bearer key checked (401 otherwise); an outage
  * (`down`) answers 503 to everything, `slow` holds chat answers. Every request is recorded.
  */
 import { randomUUID } from "node:crypto";
@@ -38,8 +39,8 @@ export interface FakeHoncho {
   sessions(workspace: string): Map<string, { peers: Record<string, unknown>; metadata: unknown }>;
   /** Messages of a workspace's session, in order. */
   messages(workspace: string, session: string): HonchoMessage[];
-  /** What the dialectic answers about `peer` (undefined: `content: null`). */
-  know(peer: string, text: string | undefined): void;
+  /** What the dialectic answers about `peer` (in `workspace`, else in every one; undefined: `content: null`). */
+  know(peer: string, text: string | undefined, workspace?: string): void;
   /** Every request answers `status` until `up()`. */
   down(status?: number): void;
   up(): void;
@@ -68,7 +69,9 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 const ID = /^[A-Za-z0-9_-]{1,512}$/;
 
 /** Starts the fake; `apiKey` set: requests need `Authorization: Bearer <apiKey>`. */
-export async function startFakeHoncho(options: { apiKey?: string } = {}): Promise<FakeHoncho> {
+export async function startFakeHoncho(
+  options: { apiKey?: string; learns?: boolean } = {},
+): Promise<FakeHoncho> {
   const requests: HonchoRequest[] = [];
   const workspaces = new Map<string, Workspace>();
   const knowledge = new Map<string, string | undefined>();
@@ -168,7 +171,13 @@ export async function startFakeHoncho(options: { apiKey?: string } = {}): Promis
       if (!w.peers.has(peer)) return send(res, 404, { detail: `Peer ${peer} not found` });
       if (typeof b["query"] !== "string") return send(res, 422, { detail: "query required" });
       if (chatDelayMs) await new Promise((r) => setTimeout(r, chatDelayMs));
-      return send(res, 200, { content: knowledge.get(peer) ?? null });
+      const told = knowledge.get(`${wsId}\u0000${peer}`) ?? knowledge.get(`\u0000${peer}`);
+      const said = [...w.sessions.values()]
+        .flatMap((session) => session.messages)
+        .filter((msg) => msg.peer_id === peer)
+        .map((msg) => msg.content);
+      const learned = options.learns && said.length ? `They said: ${said.join("; ")}` : undefined;
+      return send(res, 200, { content: told ?? learned ?? null });
     }
     return send(res, 404, { detail: "Not Found" });
   };
@@ -184,7 +193,7 @@ export async function startFakeHoncho(options: { apiKey?: string } = {}): Promis
     peers: (ws) => workspaces.get(ws)?.peers ?? new Map(),
     sessions: (ws) => workspaces.get(ws)?.sessions ?? new Map(),
     messages: (ws, session) => workspaces.get(ws)?.sessions.get(session)?.messages ?? [],
-    know: (peer, text) => knowledge.set(peer, text),
+    know: (peer, text, ws = "") => knowledge.set(`${ws}\u0000${peer}`, text),
     down: (status = 503) => {
       outage = status;
     },

@@ -36,8 +36,8 @@ export interface FakeMem0 {
   url: string;
   requests: Mem0Request[];
   memories: Mem0Memory[];
-  /** Adds a memory of `userId` directly (what the platform inferred earlier). */
-  remember(userId: string, text: string): void;
+  /** Adds a memory of `userId` directly (what the platform inferred earlier), of `agentId` when given. */
+  remember(userId: string, text: string, agentId?: string): void;
   down(status?: number): void;
   up(): void;
   close(): Promise<void>;
@@ -169,8 +169,8 @@ export async function startFakeMem0(options: { apiKey: string }): Promise<FakeMe
     url: `http://127.0.0.1:${port}`,
     requests,
     memories,
-    remember: (userId, text) => {
-      store(text, { user_id: userId });
+    remember: (userId, text, agentId) => {
+      store(text, { user_id: userId, ...(agentId ? { agent_id: agentId } : {}) });
     },
     down: (status = 503) => {
       outage = status;
