@@ -169,8 +169,8 @@ function checkWorkspaceRoots(config: AgentsSettings): void {
     if (!agent.workspaceRoot || !root) continue;
     const clash = within(resolve(config.homeDir), root)
       ? "holds HERALD_HOME"
-      : kept.some((dir) => within(resolve(dir), root))
-        ? "holds a memory or skills folder"
+      : kept.some((dir) => within(resolve(dir), root) || within(root, resolve(dir)))
+        ? "holds a memory or skills folder, or is inside one"
         : roots.some((other) => other !== root && (within(other, root) || within(root, other)))
           ? "is inside another agent's workspace root, or holds one"
           : undefined;
@@ -178,6 +178,33 @@ function checkWorkspaceRoots(config: AgentsSettings): void {
       throw new ConfigError(
         `agents.${i}.workspace_root`,
         `config.yaml: agents.${i}.workspace_root '${agent.workspaceRoot}' (${root}) ${clash}; unused folders in a workspace root are deleted after exec.workspace_retention_days. Fix: give the agent a folder of its own for workspaces, e.g. agents/${agent.name}/workspaces.`,
+      );
+    }
+  }
+  checkKeptApart(config, profiles, roots);
+}
+
+/**
+ * A skills or memory folder in reach of the commands would let them write what enters the prompts.
+ * @throws ConfigError naming `agents.<i>.skills_dir` or `memory_dir` and the fix
+ */
+function checkKeptApart(
+  config: AgentsSettings,
+  profiles: ReadonlyMap<string, AgentProfile>,
+  roots: readonly string[],
+): void {
+  for (const [i, agent] of config.agents.entries()) {
+    const profile = profiles.get(agent.name);
+    for (const [key, given, dir] of [
+      ["skills_dir", agent.skillsDir, profile?.skillsDir],
+      ["memory_dir", agent.memoryDir, profile?.memoryDir],
+    ] as const) {
+      if (!given || !dir) continue;
+      const at = resolve(dir);
+      if (!roots.some((root) => within(at, root) || within(root, at))) continue;
+      throw new ConfigError(
+        `agents.${i}.${key}`,
+        `config.yaml: agents.${i}.${key} '${given}' (${at}) is inside a workspace root, or holds one, where commands write and unused folders are deleted. Fix: give it a folder apart from the workspaces, e.g. agents/${agent.name}/${key === "skills_dir" ? "skills" : "memories"}.`,
       );
     }
   }

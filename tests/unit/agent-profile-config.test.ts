@@ -88,7 +88,12 @@ describe("an agent's skills folder, exec backend and workspace root", () => {
     expect(nested.message).toMatch(/inside another agent's workspace root/);
 
     const skills = configError(agent("skills_dir: fam/skills", "workspace_root: fam"));
+    expect(skills.key).toBe("agents.0.workspace_root");
     expect(skills.message).toMatch(/holds a memory or skills folder/);
+
+    const reachable = configError(agent("skills_dir: workspaces/skills"));
+    expect(reachable.key).toBe("agents.0.skills_dir");
+    expect(reachable.message).toMatch(/inside a workspace root.*Fix: give it a folder apart/);
   });
 
   it("refuses a key-less API server when an agent's sandbox has the network", () => {
