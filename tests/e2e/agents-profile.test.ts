@@ -58,7 +58,6 @@ async function start() {
       TELEGRAM_ALLOWED_USERS: "111",
       HERALD_TOOLS_LAZY: "false",
       HERALD_LEARNING_ENABLED: "false",
-      HERALD_CHECKPOINTS_ENABLED: "false",
     },
   });
   writeSkill(join(h.homeDir, "skills"), "tax-forms", "Fill in the quarterly tax forms.");
@@ -170,6 +169,11 @@ describe("each agent's skills, exec backend and workspaces", () => {
     const [, familyRun] = toolResults(h, "write a family note");
     expect(familyRun).toContain(familyDir);
     expect(familyRun).toContain("from family");
+    // The checkpoint before the write was taken of the workspace under the agent's root.
+    const before = family.botMessages(111).length;
+    family.userSends({ chatId: 111, fromId: 111, text: "/checkpoints", extra: command("/checkpoints") });
+    const listed = (await botReplies(family, 111, before + 1)).at(-1);
+    expect(listed).toMatch(/Checkpoints of this workspace[\s\S]*1\. /);
 
     script("from work");
     work.userSends({ chatId: 111, fromId: 111, text: "write a work note" });

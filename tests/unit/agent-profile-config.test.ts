@@ -3,9 +3,9 @@
  * defaults (the shared skills folder, `exec.backend`, `agents/<name>/workspaces`), relative paths under
  * HERALD_HOME, and bad entries refused with a ConfigError naming the key and the fix.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ownerOf, WorkspaceManager, workspaceRoots } from "../../agent/exec/index.js";
 import { agentProfiles } from "../../app/agents.js";
@@ -68,6 +68,23 @@ describe("an agent's skills folder, exec backend and workspace root", () => {
     expect(mine.dir.startsWith(join(home!, "workspaces"))).toBe(true);
     expect(theirs.dir.startsWith(join(home!, "agents", "family", "workspaces"))).toBe(true);
     expect(theirs.key).toBe("family/telegram:user:1");
+  });
+
+  it("prunes old workspaces under every agent's root and records use beside each", async () => {
+    const config = load(agent(), {});
+    const manager = new WorkspaceManager(workspaceRoots(config));
+    const chat = { platform: "telegram", chatId: "1" };
+    const theirs = await manager.ensure(ownerOf({ sessionKey: "family/telegram:dm:1", chat, userId: "1" }));
+    const mine = await manager.ensure(ownerOf({ sessionKey: "telegram:dm:1", chat, userId: "1" }));
+    expect(
+      existsSync(join(home!, "agents", "family", "workspaces", ".last-used", basename(theirs.dir))),
+    ).toBe(true);
+    // Used now: kept; a year on: both deleted, each from its own root.
+    expect(await manager.prune(86_400_000, () => false)).toEqual([]);
+    const later = Date.now() + 365 * 86_400_000;
+    const pruned = await manager.prune(86_400_000, () => false, { now: later });
+    expect(pruned.sort()).toEqual([mine.dir, theirs.dir].sort());
+    expect(existsSync(theirs.dir)).toBe(false);
   });
 
   it("refuses a bad backend, one the exec section cannot build, and a workspace root that holds state", () => {
