@@ -8,7 +8,7 @@
 
 import { type HandoverRemote, WorkspaceHandover, withHandover } from "../agent/exec/handover/index.js";
 import type { WorkspaceHousekeeping } from "../agent/exec/index.js";
-import { DEFAULT_LIMITS, workspaceHousekeeping } from "../agent/exec/index.js";
+import { type BackendName, DEFAULT_LIMITS, workspaceHousekeeping } from "../agent/exec/index.js";
 import {
   createConfiguredModelClient,
   createTurnHandler,
@@ -99,8 +99,9 @@ export async function createAgentRuntime(
 }
 
 /**
- * `turns` with the hand-over of their workspaces (agent/exec/handover/), on a worker whose backend
- * keeps workspaces on this host; elsewhere (one machine, ssh's remote host, no terminal tools) as is.
+ * `turns` with the hand-over of their workspaces (agent/exec/handover/), on a worker, for the turns
+ * whose agent's backend keeps workspaces on this host; the others (one machine, ssh's remote host, no
+ * terminal tools) as they are.
  */
 function handedOver(
   turns: JobHandler,
@@ -110,17 +111,26 @@ function handedOver(
   logger: Logger,
 ): JobHandler {
   const remote = options.worker?.handover;
-  const backend = tools.backend;
-  if (!remote || !backend || backend.name === "ssh") return turns;
+  if (!remote) return turns;
   const quotaBytes = config.exec.limits.workspaceQuotaBytes ?? DEFAULT_LIMITS.workspaceQuotaBytes;
   const log = logger.child({ component: "handover" });
-  const handover = new WorkspaceHandover({
-    remote,
-    backend,
-    worker: options.worker?.name ?? "?",
-    quotaBytes,
-    logger: log,
-  });
-  log.info({ worker: options.worker?.name }, "workspaces are handed over through the gateway");
-  return withHandover(turns, { handover, workspaces: tools.workspaces, logger: log });
+  const { executions } = tools;
+  const byBackend = new Map<BackendName, JobHandler>();
+  for (const [name, exec] of executions.byBackend) {
+    if (!("backend" in exec) || name === "ssh") continue;
+    const handover = new WorkspaceHandover({
+      remote,
+      backend: exec.backend,
+      worker: options.worker?.name ?? "?",
+      quotaBytes,
+      logger: log,
+    });
+    byBackend.set(name, withHandover(turns, { handover, workspaces: tools.workspaces, logger: log }));
+  }
+  if (byBackend.size === 0) return turns;
+  log.info(
+    { worker: options.worker?.name, backends: [...byBackend.keys()] },
+    "workspaces are handed over through the gateway",
+  );
+  return (job, ctx) => (byBackend.get(executions.backendOf(job.origin.sessionKey)) ?? turns)(job, ctx);
 }

@@ -1,11 +1,14 @@
 /**
  * The agents of one gateway (part of the config assembly): the default agent is the top-level config;
  * each entry of `agents:` is another, every field of it optional and falling back to the top level but
- * its memory, which is its own (`agents/<name>/memories` unless `memory_dir` says where). A turn's
- * agent is read from its session key (core/chat.ts), so the gateway and every worker resolve it alike
- * from the one shared config. `checkAgents` is the load-time check of `agents:` and `routes:`.
+ * its memory and its workspaces, which are its own (`agents/<name>/memories` and
+ * `agents/<name>/workspaces` unless `memory_dir` and `workspace_root` say where). A turn's agent is read
+ * from its session key (core/chat.ts), so the gateway and every worker resolve it alike from the one
+ * shared config. `checkAgents` is the load-time check of `agents:` and `routes:`.
  */
-import { isAbsolute, join } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { type BackendName, parseExecOptions, workspaceRoots } from "../agent/exec/index.js";
+import { type ExecSection, execBackendOptionsOf } from "../agent/exec/settings.js";
 import { agentOfKey, basePlatform } from "../core/chat.js";
 import { ConfigError } from "../core/errors.js";
 
@@ -19,9 +22,13 @@ export interface AgentsSettings {
     memoryDir?: string | undefined;
     toolsets?: string[] | undefined;
     model?: string | undefined;
+    skillsDir?: string | undefined;
+    execBackend?: BackendName | undefined;
+    workspaceRoot?: string | undefined;
   }[];
   routes: readonly { agent: string; platform?: string | undefined }[];
   platforms: Readonly<Record<string, unknown>>;
+  exec: ExecSection;
 }
 
 /** One further agent with its paths settled. */
@@ -37,11 +44,18 @@ export interface AgentProfile {
   memoryDir: string;
   toolsets: string[] | undefined;
   model: string | undefined;
+  /** Its skills folder: `skills_dir`, else the shared `HERALD_HOME/skills`. */
+  skillsDir: string;
+  /** Where its commands run: `exec_backend`, else `exec.backend`. */
+  execBackend: BackendName;
+  /** Where its workspaces live: `workspace_root`, else `agents/<name>/workspaces`. */
+  workspaceRoot: string;
 }
 
 /** The further agents by name. */
 export function agentProfiles(config: AgentsSettings): Map<string, AgentProfile> {
   const at = (path: string) => (isAbsolute(path) ? path : join(config.homeDir, path));
+  const roots = workspaceRoots(config).agentRoots;
   return new Map(
     config.agents.map((a) => {
       const home = join(config.homeDir, "agents", a.name);
@@ -54,6 +68,9 @@ export function agentProfiles(config: AgentsSettings): Map<string, AgentProfile>
           memoryDir: a.memoryDir ? at(a.memoryDir) : join(home, "memories"),
           toolsets: a.toolsets,
           model: a.model,
+          skillsDir: a.skillsDir ? at(a.skillsDir) : join(config.homeDir, "skills"),
+          execBackend: a.execBackend ?? config.exec.backend,
+          workspaceRoot: roots.get(a.name) ?? join(home, "workspaces"),
         },
       ];
     }),
@@ -83,7 +100,9 @@ export function checkAgents(config: AgentsSettings, knownPlatforms: readonly str
       );
     }
     names.add(agent.name);
+    if (agent.execBackend) checkBackend(config, i, agent.execBackend);
   }
+  checkWorkspaceRoots(config);
   for (const [i, route] of config.routes.entries()) {
     if (!names.has(route.agent)) {
       throw new ConfigError(
@@ -102,6 +121,90 @@ export function checkAgents(config: AgentsSettings, knownPlatforms: readonly str
       throw new ConfigError(
         `routes.${i}.platform`,
         `config.yaml: routes.${i}.platform '${p}' names an account that ${basePlatform(p)}.accounts does not have. Fix: add it there, or correct the name.`,
+      );
+    }
+  }
+}
+
+/**
+ * An agent's `exec_backend` must be one the `exec` section can build (`ssh` needs `exec.ssh`, a cloud
+ * provider its key). @throws ConfigError naming `agents.<i>.exec_backend` and the fix
+ */
+function checkBackend(config: AgentsSettings, i: number, backend: BackendName): void {
+  try {
+    parseExecOptions({ ...execBackendOptionsOf(config.exec), backend });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new ConfigError(
+      `agents.${i}.exec_backend`,
+      `config.yaml: agents.${i}.exec_backend is '${backend}', which the exec section cannot build: ${err.message}. Fix: add those settings to exec:, or pick another backend.`,
+      { cause: err },
+    );
+  }
+}
+
+/** Whether `inner` is `outer` or inside it. */
+const within = (inner: string, outer: string) => {
+  const rel = relative(outer, inner);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+};
+
+/**
+ * Each agent's workspace root must be a folder of workspaces alone: pruning deletes the folders in it
+ * that were not used for the retention, so it must not hold HERALD_HOME, another root (agents may share
+ * one), nor a memory or skills folder; nor sit inside another root, whose pruning would delete it.
+ * @throws ConfigError naming `agents.<i>.workspace_root` and the fix
+ */
+function checkWorkspaceRoots(config: AgentsSettings): void {
+  const { rootDir, agentRoots } = workspaceRoots(config);
+  const profiles = agentProfiles(config);
+  const kept = [
+    join(config.homeDir, "skills"),
+    join(config.homeDir, "memories"),
+    ...[...profiles.values()].flatMap((p) => [p.skillsDir, p.memoryDir]),
+  ];
+  const roots = [resolve(rootDir), ...agentRoots.values()];
+  for (const [i, agent] of config.agents.entries()) {
+    const root = agentRoots.get(agent.name);
+    if (!agent.workspaceRoot || !root) continue;
+    const clash = within(resolve(config.homeDir), root)
+      ? "holds HERALD_HOME"
+      : kept.some((dir) => within(resolve(dir), root) || within(root, resolve(dir)))
+        ? "holds a memory or skills folder, or is inside one"
+        : roots.some((other) => other !== root && (within(other, root) || within(root, other)))
+          ? "is inside another agent's workspace root, or holds one"
+          : undefined;
+    if (clash) {
+      throw new ConfigError(
+        `agents.${i}.workspace_root`,
+        `config.yaml: agents.${i}.workspace_root '${agent.workspaceRoot}' (${root}) ${clash}; unused folders in a workspace root are deleted after exec.workspace_retention_days. Fix: give the agent a folder of its own for workspaces, e.g. agents/${agent.name}/workspaces.`,
+      );
+    }
+  }
+  checkKeptApart(config, profiles, roots);
+}
+
+/**
+ * A skills or memory folder in reach of the commands would let them write what enters the prompts.
+ * @throws ConfigError naming `agents.<i>.skills_dir` or `memory_dir` and the fix
+ */
+function checkKeptApart(
+  config: AgentsSettings,
+  profiles: ReadonlyMap<string, AgentProfile>,
+  roots: readonly string[],
+): void {
+  for (const [i, agent] of config.agents.entries()) {
+    const profile = profiles.get(agent.name);
+    for (const [key, given, dir] of [
+      ["skills_dir", agent.skillsDir, profile?.skillsDir],
+      ["memory_dir", agent.memoryDir, profile?.memoryDir],
+    ] as const) {
+      if (!given || !dir) continue;
+      const at = resolve(dir);
+      if (!roots.some((root) => within(at, root) || within(root, at))) continue;
+      throw new ConfigError(
+        `agents.${i}.${key}`,
+        `config.yaml: agents.${i}.${key} '${given}' (${at}) is inside a workspace root, or holds one, where commands write and unused folders are deleted. Fix: give it a folder apart from the workspaces, e.g. agents/${agent.name}/${key === "skills_dir" ? "skills" : "memories"}.`,
       );
     }
   }

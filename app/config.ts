@@ -294,8 +294,10 @@ function validateCrossFields(config: HeraldConfig): void {
     );
   }
   // Sandboxed commands with the network share the host's loopback, where a key-less API server answers
-  // as the owner (send anywhere, run turns) and a login-less dashboard shows every transcript.
-  if (api.enabled && !api.key && config.exec.backend === "sandbox" && config.exec.networkAllowed) {
+  // as the owner (send anywhere, run turns) and a login-less dashboard shows every transcript: any
+  // agent's sandbox (`agents[].exec_backend`) as much as the default one's.
+  const sandboxed = [config.exec.backend, ...config.agents.map((a) => a.execBackend)].includes("sandbox");
+  if (api.enabled && !api.key && sandboxed && config.exec.networkAllowed) {
     throw new ConfigError(
       "API_SERVER_KEY",
       `HERALD_EXEC_NETWORK is on, so commands in the sandbox share this machine's network and can reach the API server on ${api.host}:${api.port}, which without API_SERVER_KEY answers them as the owner. Fix: set API_SERVER_KEY to a long random string (the dashboard then asks for it too), or set API_SERVER_ENABLED=false, or turn HERALD_EXEC_NETWORK off.`,

@@ -7,6 +7,7 @@
  */
 import { join } from "node:path";
 import OpenAI from "openai";
+import { checkExec } from "../agent/exec/settings.js";
 import { createCatalog, createModelClient, modelConfigProblem } from "../agent/index.js";
 import { apiOf, LEGACY_PROVIDER, ProviderCatalog, type ResolvedModel } from "../agent/providers/index.js";
 import { ConfigError, describeError } from "../core/errors.js";
@@ -118,6 +119,19 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
   const sections = config as unknown as Record<string, unknown>;
   for (const feature of features) {
     if (feature.doctor) lines.push(...(await feature.doctor(sections[feature.key], context)));
+  }
+  lines.push(...(await checkAgentBackends(config)));
+  return lines;
+}
+
+/** The exec backend of each further agent that has its own (`agents[].exec_backend`), checked as `exec.backend` is. */
+async function checkAgentBackends(config: HeraldConfig): Promise<DoctorLine[]> {
+  const lines: DoctorLine[] = [];
+  for (const backend of new Set(config.agents.map((a) => a.execBackend))) {
+    if (!backend || backend === config.exec.backend) continue;
+    const agents = config.agents.filter((a) => a.execBackend === backend).map((a) => a.name);
+    const line = await checkExec({ ...config.exec, backend });
+    lines.push({ ...line, text: `agents ${agents.join(", ")}: ${line.text}` });
   }
   return lines;
 }

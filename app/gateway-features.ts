@@ -171,6 +171,7 @@ function createRunner(
     hints: platformHints,
     persona,
     agentMemoryDir: (name) => agents.get(name)?.memoryDir,
+    agentSkillsDirs: new Map([...agents.values()].map((a) => [a.name, a.skillsDir])),
   });
   const router = new AgentRouter({
     agents: [...agents.keys()],

@@ -189,7 +189,7 @@ export const kernelReference: readonly KernelSection[] = [
     key: "agents",
     reference: {
       intro:
-        "Further agents beside the default one (the top-level config), each with its own SOUL.md, memory, toolsets and model; a list. See [Agents and bot accounts](agents.md).",
+        "Further agents beside the default one (the top-level config), each with its own SOUL.md, memory, toolsets, model, skills, execution backend and workspaces; a list. Paths are relative to `HERALD_HOME`. See [Agents and bot accounts](agents.md).",
       rows: [
         [
           "[].name",
@@ -216,6 +216,21 @@ export const kernelReference: readonly KernelSection[] = [
           "[].memory_providers",
           "the external memory providers it uses: `false` (none) or a list (`[honcho]`). Its records there are its own: Honcho workspace `<workspace>-<name>`, Mem0 `agent_id` `<agent_id>-<name>`",
           "every provider `memory.providers` configures",
+        ],
+        [
+          "[].skills_dir",
+          "its skills folder: the skills its prompt lists, `skills_list`, `skill_view` and `/skills` show, and `skill_manage` and learning write",
+          "the shared `skills/`",
+        ],
+        [
+          "[].exec_backend",
+          "where its commands run: `sandbox`, `local` (this host, unsandboxed), `ssh`, `docker`, `daytona`, `e2b`, `modal`, `vercel`; the backend's settings are the `exec` section's",
+          "`exec.backend`",
+        ],
+        [
+          "[].workspace_root",
+          "where its workspaces live; a folder of workspaces alone (unused ones are deleted after `exec.workspace_retention_days`)",
+          "`agents/<name>/workspaces`",
         ],
       ],
     },

@@ -6,6 +6,7 @@
  * the kernel's rows of the reference are in app/kernel-reference.ts.
  */
 import { z } from "zod";
+import { BACKEND_NAMES } from "../agent/exec/types.js";
 import { MODEL_APIS } from "../agent/providers/types.js";
 import type { EnvKind } from "../core/settings.js";
 
@@ -89,6 +90,16 @@ const agentSchema = z.strictObject({
    * `<agent_id>-<name>`). @defaultValue every configured provider
    */
   memoryProviders: z.union([z.literal(false), z.array(z.enum(["honcho", "mem0"]))]).optional(),
+  /** Its skills folder: the skills it lists, reads, writes and learns. @defaultValue the shared `HERALD_HOME/skills` */
+  skillsDir: optionalString,
+  /**
+   * Where its commands run (`local` runs them on this host, unsandboxed); the backend's own settings
+   * (`exec.ssh`, `exec.docker`, a cloud provider's, the limits) are the `exec` section's.
+   * @defaultValue `exec.backend`
+   */
+  execBackend: z.enum(BACKEND_NAMES).optional(),
+  /** Where its workspaces live. @defaultValue `agents/<name>/workspaces` */
+  workspaceRoot: optionalString,
 });
 
 /** One entry of `routes:`: which agent answers the messages it matches (first match wins). */

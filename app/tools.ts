@@ -12,13 +12,12 @@
  */
 import { join } from "node:path";
 import {
+  type BackendName,
+  type BusyWorkspaces,
   copyAttachments,
   type Execution,
   type ExecutionBackend,
-  openExecution,
-  type ProcessRegistry,
-  WorkspaceAccess,
-  WorkspaceManager,
+  type WorkspaceManager,
 } from "../agent/exec/index.js";
 import { type SpeakReply, type Tool, ToolRegistry, type UnavailableToolset } from "../agent/index.js";
 import { createBrowserTools } from "../agent/tools/browser/index.js";
@@ -31,7 +30,6 @@ import { createImageTool } from "../agent/tools/image/index.js";
 import {
   createMcpClient,
   type McpManager,
-  type McpSaveDir,
   type McpToolCacheApi,
   mcpWorkspaceFiles,
 } from "../agent/tools/mcp/index.js";
@@ -44,7 +42,15 @@ import { createWebTools } from "../agent/tools/web/index.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnJob } from "../core/turn.js";
 import type { InboundAttachment } from "../core/types.js";
-import { execBackendOptions, type HeraldConfig } from "./config.js";
+import {
+  type AgentExecutions,
+  AgentWorkspaceAccess,
+  allProcesses,
+  executionOf,
+  openAgentExecutions,
+  perAgentTools,
+} from "./agent-exec.js";
+import type { HeraldConfig } from "./config.js";
 import { builtinTools, createToolRegistry } from "./tool-registry.js";
 
 export { builtinTools, createToolRegistry, toolsetSummaries } from "./tool-registry.js";
@@ -80,27 +86,22 @@ function codeTools(
   ];
 }
 
-/** This process's workspaces and, where the backend is available, the execution on it. */
-async function openWorkspaces(config: HeraldConfig, logger: Logger, worker: string | undefined) {
-  const workspaces = new WorkspaceManager({
-    rootDir: join(config.homeDir, "workspaces"),
-    scope: config.exec.workspaceScope,
-    logger,
-  });
-  return {
-    workspaces,
-    exec: await openExecution(execBackendOptions(config), { workspaces, logger, worker }),
-  };
-}
-
 /** The agent's tools of one process (gateway or worker), with what they hold open. */
 export interface AgentTools {
   registry: ToolRegistry;
-  /** Background processes of the terminal tools; undefined when they are off. */
-  processes: ProcessRegistry | undefined;
+  /** Background processes of the terminal tools (every agent's backend); undefined when they are off. */
+  processes: BusyWorkspaces | undefined;
+  /** Every agent's workspaces, each under its agent's root. */
   workspaces: WorkspaceManager;
-  /** The execution backend, when available here (plugins with `exec` run their commands on it). */
+  /**
+   * The default agent's execution backend, when available here (plugins with `exec` run their commands
+   * on it).
+   */
   backend?: ExecutionBackend | undefined;
+  /** Every agent's backend available here (pruned workspaces are released on each). */
+  backends: ExecutionBackend[];
+  /** The executions of every agent's backend (the hand-over goes through each). */
+  executions: AgentExecutions;
   /**
    * Copies a turn's attachments into its workspace (`attachments/`) so the tools and commands reach
    * them; returns where the model finds each.
@@ -127,6 +128,38 @@ export interface AgentTools {
   endSession(sessionKey: string, sessionId?: string): Promise<void>;
   /** Kills background processes and closes the backend. */
   close(): Promise<void>;
+}
+
+/**
+ * The terminal, file, code and checkpoint tools of every agent's backend, one tool per name that runs
+ * each call on its agent's backend (pushed onto `parts.tools`); returns each available backend's
+ * checkpoint before a turn's first change. A backend not available here is listed in `unavailable`.
+ */
+function agentExecTools(
+  config: HeraldConfig,
+  executions: AgentExecutions,
+  parts: {
+    tools: Tool[];
+    unavailable: UnavailableToolset[];
+    logger: Logger;
+    registry: () => ToolRegistry;
+  },
+): Map<BackendName, NonNullable<Checkpointer["beforeChange"]>> {
+  const toolsOf = new Map<BackendName, Tool[]>();
+  const checkpoints = new Map<BackendName, NonNullable<Checkpointer["beforeChange"]>>();
+  for (const [name, exec] of executions.byBackend) {
+    if (!("backend" in exec)) {
+      const agents = name === executions.defaultBackend ? "" : ` (agents whose exec_backend is ${name})`;
+      parts.unavailable.push({ toolset: "terminal", missing: `${exec.missing}${agents}`, fix: exec.fix });
+      continue;
+    }
+    const tools: Tool[] = [];
+    const checkpointer = execTools(config, exec, { ...parts, tools, workspaces: executions.workspaces });
+    toolsOf.set(name, tools);
+    checkpoints.set(name, checkpointer.beforeChange);
+  }
+  parts.tools.push(...perAgentTools(executions, toolsOf));
+  return checkpoints;
 }
 
 /** The terminal, file, code and checkpoint tools on an available backend (pushed onto `parts.tools`). */
@@ -184,27 +217,23 @@ export async function createAgentTools(
   // execute_code's library lists the turn's tools: the registry, once built below.
   let registry = new ToolRegistry();
   const unavailable: UnavailableToolset[] = [];
-  const { workspaces, exec } = await openWorkspaces(config, logger, options.worker);
-  // Files MCP tools return: into the session's workspace where the file tools are on, else the cache.
-  let mcpFiles: McpSaveDir | undefined;
+  const executions = await openAgentExecutions(config, logger, options.worker);
+  const { workspaces } = executions;
   // Checkpoints need the commands' workspace on this host: only with an available backend.
-  let checkpointer: Checkpointer | undefined;
-  if ("backend" in exec) {
-    checkpointer = execTools(config, exec, {
-      tools,
-      workspaces,
-      unavailable,
-      logger,
-      registry: () => registry,
-    });
-    mcpFiles = mcpWorkspaceFiles(exec.access);
-  } else unavailable.push({ toolset: "terminal", missing: exec.missing, fix: exec.fix });
-  const web = createWebTools(config, { logger, unavailable });
-  tools.push(...web.tools);
+  const checkpointers = agentExecTools(config, executions, {
+    tools,
+    unavailable,
+    logger,
+    registry: () => registry,
+  });
   // Without the terminal tools (no command runs in any workspace) the files are this host's; attachments
   // still go to the workspace: vision_analyze and send_message read them there, and only there (never
   // another session's files in the shared cache).
-  const access = "backend" in exec ? exec.access : new WorkspaceAccess({ workspaces });
+  const access = new AgentWorkspaceAccess(executions);
+  // Files MCP tools return: into the session's workspace where the file tools are on, else the cache.
+  const mcpFiles = executions.available().length ? mcpWorkspaceFiles(access) : undefined;
+  const web = createWebTools(config, { logger, unavailable });
+  tools.push(...web.tools);
   tools.push(
     sendMessageTool.with({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
     createVisionTool(config, { access, unavailable }),
@@ -221,16 +250,20 @@ export async function createAgentTools(
     files: mcpFiles,
     toolCache: options.mcpToolCache,
   });
-  const backend = "backend" in exec ? exec.backend : undefined;
-  const processes = "backend" in exec ? exec.processes : undefined;
+  const first = executionOf(executions, "");
+  const backend = "backend" in first ? first.backend : undefined;
+  const processes = executions.available().length ? allProcesses(executions) : undefined;
   return {
     registry,
     mcp,
     processes,
     workspaces,
     backend,
+    backends: executions.available().map((e) => e.backend),
+    executions,
     stageAttachments: (job) => copyAttachments(access, job),
-    beforeChange: checkpointer?.beforeChange,
+    beforeChange: async (job, note) =>
+      checkpointers.get(executions.backendOf(job.origin.sessionKey))?.(job, note),
     transcribe: createTranscriber(config, { logger, unavailable }),
     speakReply: speech.speakReply,
     unavailable,
@@ -238,13 +271,14 @@ export async function createAgentTools(
       await processes?.killAll(sessionKey);
       await browser.endSession(sessionKey, sessionId);
       // Per-user workspaces outlive a session: their helper ends when idle.
-      if (config.exec.workspaceScope === "session")
-        await backend?.release?.(workspaces.workspaceFor({ sessionKey }));
+      const exec = executionOf(executions, sessionKey);
+      if (config.exec.workspaceScope === "session" && "backend" in exec)
+        await exec.backend.release?.(workspaces.workspaceFor({ sessionKey }));
     },
     async close() {
       await mcp.stop();
       await processes?.closeAll();
-      await backend?.close();
+      for (const exec of executions.available()) await exec.backend.close();
       await web.close();
       await browser.close();
       ha.close();

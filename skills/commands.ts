@@ -3,7 +3,7 @@
  * remote-chat.ts), and `/<skill-name> args` runs a turn with that skill loaded (the resolver answers a
  * `turnInput`, which the gateway uses as the turn's input).
  */
-import type { CommandModule } from "../core/commands.js";
+import type { CommandContext, CommandModule } from "../core/commands.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { formatIssues } from "./issues.js";
@@ -15,16 +15,19 @@ import type { FileSkillStore } from "./store.js";
 
 /** `/skills` (and `/skills install`) and the `/<skill-name>` resolver (names no command claims). */
 export function skillCommands(
-  store: FileSkillStore,
+  storeOf: FileSkillStore | ((ctx: CommandContext) => FileSkillStore),
   logger: Logger,
   remote: RemoteSkillsPort,
 ): CommandModule {
+  // A chat's skills are its agent's (`agents[].skills_dir`): the caller picks the store per command.
+  const pick = (ctx: CommandContext) => (typeof storeOf === "function" ? storeOf(ctx) : storeOf);
   return {
     commands: {
       skills: {
         description: "list the skills; /<skill-name> <request> runs one; owner: /skills install <source>",
         run: (ctx) => {
           const { message, args } = ctx;
+          const store = pick(ctx);
           const install = /^install(?:\s+([\s\S]*))?$/i.exec(args.trim());
           if (install) return installCommand(ctx, install[1] ?? "", store, remote, logger);
           const { skills, issues } = store.catalog();
@@ -43,6 +46,7 @@ export function skillCommands(
     },
     resolvers: [
       (name, ctx) => {
+        const store = pick(ctx);
         const skill = store.find(name);
         if (!skill || !fitsPlatform(skill.meta, ctx.message.platform)) return undefined;
         if (skill.unavailable) return `The skill ${name} cannot run here: ${skill.unavailable}.`;

@@ -87,12 +87,17 @@ export interface SkillFiles {
 }
 
 /**
- * What tools need of skills: the skill files, changed only by a caller that acts for an owner (skills
- * are shared by every chat: their index enters every prompt). Anyone else's `manage` is refused with a
- * result saying so.
+ * What tools need of skills: the skill files of the caller's agent (`agents[].skills_dir`, else the
+ * shared folder), changed only by a caller that acts for an owner (skills are shared by every chat of
+ * the agent: their index enters every prompt). Anyone else's `manage` is refused with a result saying
+ * so.
  */
-export interface SkillsStateApi extends Omit<SkillFiles, "manage"> {
-  /** Creates, patches, deletes or rolls back a user skill, for an owner's caller. */
+export interface SkillsStateApi {
+  /** The caller's agent's skills: those that load (available or not) and the SKILL.md files that did not. */
+  list(caller: Caller): ReturnType<SkillFiles["list"]>;
+  /** A skill of the caller's agent, as {@link SkillFiles.view}. */
+  view(name: string, options: Parameters<SkillFiles["view"]>[1], caller: Caller): Promise<SkillResult>;
+  /** Creates, patches, deletes or rolls back a user skill of the caller's agent, for an owner's caller. */
   manage(request: SkillManageRequest, caller: Caller): Promise<SkillResult>;
   /** Searches the skill indexes of `skills.sources` (installs nothing). */
   search(query: string): Promise<RemoteSkillSearch>;

@@ -7,13 +7,20 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
+import { agentOfKey } from "../../core/chat.js";
 import type { TurnJob, TurnOrigin } from "../../core/turn.js";
 import type { WorkspaceAccess } from "./access.js";
 import type { WorkspaceOwner } from "./workspaces.js";
 
-/** The workspace owner of a tool call (the session, or the user when workspaces are per user). */
+/**
+ * The workspace owner of a tool call (the session, or the user when workspaces are per user). A further
+ * agent's name leads the user's key as it leads the session's (`family/telegram:user:1`): a user's
+ * workspace with one agent is never their workspace with another.
+ */
 export function ownerOf(origin: Pick<TurnOrigin, "sessionKey" | "chat" | "userId">): WorkspaceOwner {
-  return { sessionKey: origin.sessionKey, userKey: `${origin.chat.platform}:user:${origin.userId}` };
+  const agent = agentOfKey(origin.sessionKey);
+  const userKey = `${agent ? `${agent}/` : ""}${origin.chat.platform}:user:${origin.userId}`;
+  return { sessionKey: origin.sessionKey, userKey };
 }
 
 /**

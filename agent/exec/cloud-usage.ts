@@ -5,12 +5,13 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { agentOfKey } from "../../core/chat.js";
 import { type SandboxRecord, sandboxHours, sandboxRecordPath } from "./cloud-records.js";
-import { workspaceDirName } from "./workspaces.js";
+import { type WorkspaceRootSettings, workspaceDirName, workspaceRoots } from "./workspaces.js";
 
 /** Options of `sandboxUsageLine`. */
 export interface SandboxUsageOptions {
-  /** `HERALD_HOME/workspaces`. */
+  /** The root of the session's workspace (`HERALD_HOME/workspaces` for the default agent). */
   readonly workspacesDir: string;
   /** The configured backend's name. */
   readonly provider: string;
@@ -42,24 +43,33 @@ export function sandboxUsageLine(options: SandboxUsageOptions, sessionKey: strin
 }
 
 /** The settings `sandboxUsage` reads (`HeraldConfig` has this shape). */
-export interface SandboxUsageSettings {
-  homeDir: string;
-  exec: { backend: string } & Partial<
-    Record<"daytona" | "e2b" | "modal" | "vercel", { costPerHour?: number | undefined } | undefined>
-  >;
+export interface SandboxUsageSettings extends WorkspaceRootSettings {
+  agents: readonly { name: string; workspaceRoot?: string | undefined; execBackend?: string | undefined }[];
+  exec: { backend: string } & Partial<Record<CloudName, { costPerHour?: number | undefined } | undefined>>;
 }
 
-/** `/usage`'s extra line for a session key where the backend is a cloud sandbox; else undefined. */
+type CloudName = "daytona" | "e2b" | "modal" | "vercel";
+const CLOUDS: readonly string[] = ["daytona", "e2b", "modal", "vercel"];
+
+/**
+ * `/usage`'s extra line for a session key whose agent's backend (`agents[].exec_backend`, else
+ * `exec.backend`) is a cloud sandbox; else undefined. Undefined when no agent has one.
+ */
 export function sandboxUsage(
   config: SandboxUsageSettings,
 ): ((sessionKey: string) => string | undefined) | undefined {
-  const provider = config.exec.backend;
-  if (provider !== "daytona" && provider !== "e2b" && provider !== "modal" && provider !== "vercel")
-    return undefined;
-  const options = {
-    workspacesDir: join(config.homeDir, "workspaces"),
-    provider,
-    costPerHour: config.exec[provider]?.costPerHour,
+  const backends = new Map(config.agents.map((a) => [a.name, a.execBackend ?? config.exec.backend]));
+  if (![config.exec.backend, ...backends.values()].some((b) => CLOUDS.includes(b))) return undefined;
+  const { rootDir, agentRoots } = workspaceRoots(config);
+  return (sessionKey) => {
+    const agent = agentOfKey(sessionKey);
+    const provider = (agent && backends.get(agent)) || config.exec.backend;
+    if (!CLOUDS.includes(provider)) return undefined;
+    const options = {
+      workspacesDir: (agent && agentRoots.get(agent)) || rootDir,
+      provider,
+      costPerHour: config.exec[provider as CloudName]?.costPerHour,
+    };
+    return sandboxUsageLine(options, sessionKey);
   };
-  return (sessionKey) => sandboxUsageLine(options, sessionKey);
 }

@@ -70,21 +70,29 @@ export interface WorkspaceHousekeeping {
   release?: ((dir: string) => Promise<void>) | undefined;
 }
 
-/** The workspace housekeeping of a process whose tools use `workspaces` and run `processes`. */
+/**
+ * The workspace housekeeping of a process whose tools use `workspaces` and run `processes`; a pruned
+ * workspace is released on each of `backends` (every agent's: each releases only what it holds).
+ */
 export function workspaceHousekeeping(
   config: Pick<HousekeepingSettings, "exec">,
   tools: {
     workspaces: WorkspaceManager;
     processes: BusyWorkspaces | undefined;
     backend?: Pick<ExecutionBackend, "release"> | undefined;
+    backends?: readonly Pick<ExecutionBackend, "release">[] | undefined;
   },
 ): WorkspaceHousekeeping {
-  const backend = tools.backend;
+  const backends = (tools.backends ?? (tools.backend ? [tools.backend] : [])).filter((b) => b.release);
   return {
     manager: tools.workspaces,
     retentionMs: config.exec.workspaceRetentionDays * 86_400_000,
     processes: tools.processes,
-    release: backend?.release && ((dir) => backend.release?.({ key: "", dir }) ?? Promise.resolve()),
+    release: backends.length
+      ? async (dir) => {
+          for (const backend of backends) await backend.release?.({ key: "", dir });
+        }
+      : undefined,
   };
 }
 
@@ -145,6 +153,7 @@ export function workerHousekeeping(
     workspaces: WorkspaceManager;
     processes: BusyWorkspaces | undefined;
     backend?: Pick<ExecutionBackend, "release"> | undefined;
+    backends?: readonly Pick<ExecutionBackend, "release">[] | undefined;
   },
   logger: Logger,
 ): HousekeepingOptions {

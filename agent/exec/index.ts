@@ -62,7 +62,7 @@ export {
 export { type Execution, openExecution } from "./setup.js";
 export { createSshBackend, SshBackend, type SshBackendOptions } from "./ssh.js";
 export type * from "./types.js";
-export { DEFAULT_LIMITS, DEFAULT_PATH } from "./types.js";
+export { BACKEND_NAMES, DEFAULT_LIMITS, DEFAULT_PATH } from "./types.js";
 export {
   createWorkspaceManager,
   type PruneWorkspacesOptions,
@@ -70,5 +70,7 @@ export {
   WorkspaceManager,
   type WorkspaceManagerOptions,
   type WorkspaceOwner,
+  type WorkspaceRootSettings,
   workspaceDirName,
+  workspaceRoots,
 } from "./workspaces.js";

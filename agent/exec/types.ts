@@ -6,7 +6,19 @@
 import type { Readable } from "node:stream";
 
 /** The backends Herald ships. */
-export type BackendName = "local" | "sandbox" | "ssh" | "docker" | "daytona" | "e2b" | "modal" | "vercel";
+export const BACKEND_NAMES = [
+  "local",
+  "sandbox",
+  "ssh",
+  "docker",
+  "daytona",
+  "e2b",
+  "modal",
+  "vercel",
+] as const;
+
+/** The name of a backend Herald ships. */
+export type BackendName = (typeof BACKEND_NAMES)[number];
 
 /** A workspace: one directory per session (or user) on the gateway's host. */
 export interface Workspace {

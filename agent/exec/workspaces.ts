@@ -1,6 +1,7 @@
 /**
- * Workspaces: one directory per session key (or per user) under a root (`HERALD_HOME/workspaces/`).
- * Directory names are derived from keys safely (chat keys contain ':' and '@').
+ * Workspaces: one directory per session key (or per user) under a root: `HERALD_HOME/workspaces/` for
+ * the default agent, `agents/<name>/workspaces/` (or its `workspace_root`) for a further agent, whose
+ * name leads its keys. Directory names are derived from keys safely (chat keys contain ':' and '@').
  *
  * A workspace's last use is recorded in a file of its own beside the workspaces, out of reach of the
  * commands that run in it (`.last-used/<name>`): a turn marks it whenever it uses the workspace, and
@@ -13,7 +14,8 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { lstat, mkdir, readdir, rename, rm, stat, unlink, utimes, writeFile } from "node:fs/promises";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { agentOfKey } from "../../core/chat.js";
 import { describeError, HeraldError } from "../../core/errors.js";
 import { type Logger, silentLogger } from "../../core/logger.js";
 import { forgetRecord } from "./handover/record.js";
@@ -30,8 +32,10 @@ const TRASH_LEFTOVER_MS = 3_600_000;
 
 /** Options of `WorkspaceManager`. */
 export interface WorkspaceManagerOptions {
-  /** Where workspaces live: `HERALD_HOME/workspaces`. */
+  /** Where the default agent's workspaces live: `HERALD_HOME/workspaces`. */
   readonly rootDir: string;
+  /** Where each further agent's live, by agent name (see {@link workspaceRoots}). @defaultValue none */
+  readonly agentRoots?: ReadonlyMap<string, string> | undefined;
   /** One workspace per session or one per user (shared by the user's sessions). @defaultValue "session" */
   readonly scope?: "session" | "user";
   readonly logger?: Logger;
@@ -72,28 +76,67 @@ export async function makeWorkspaceDir(dir: string): Promise<void> {
   }
 }
 
+/** The settings the workspace roots are read from (`HeraldConfig` has this shape). */
+export interface WorkspaceRootSettings {
+  homeDir: string;
+  agents: readonly { name: string; workspaceRoot?: string | undefined }[];
+}
+
+/**
+ * The workspace roots: the default agent's `HERALD_HOME/workspaces`, and each further agent's
+ * `workspace_root` (relative to HERALD_HOME), else `agents/<name>/workspaces`.
+ */
+export function workspaceRoots(
+  config: WorkspaceRootSettings,
+): Pick<WorkspaceManagerOptions, "rootDir" | "agentRoots"> & { agentRoots: Map<string, string> } {
+  const at = (path: string) => (isAbsolute(path) ? path : join(config.homeDir, path));
+  return {
+    rootDir: join(config.homeDir, "workspaces"),
+    agentRoots: new Map(
+      config.agents.map((a) => [
+        a.name,
+        resolve(a.workspaceRoot ? at(a.workspaceRoot) : join(config.homeDir, "agents", a.name, "workspaces")),
+      ]),
+    ),
+  };
+}
+
 /** Options of {@link WorkspaceManager.prune}. */
 export interface PruneWorkspacesOptions {
   /** @defaultValue Date.now() */
   now?: number | undefined;
 }
 
-/** Creates, finds and prunes workspaces under one root. */
+/** Creates, finds and prunes workspaces under each agent's root. */
 export class WorkspaceManager {
+  /** The default agent's root. */
   readonly rootDir: string;
+  private readonly agentRoots: ReadonlyMap<string, string>;
   private readonly scope: "session" | "user";
   private readonly log: Logger;
 
   constructor(options: WorkspaceManagerOptions) {
     this.rootDir = options.rootDir;
+    this.agentRoots = options.agentRoots ?? new Map();
     this.scope = options.scope ?? "session";
     this.log = options.logger ?? silentLogger();
+  }
+
+  /** Every root, the default agent's first (agents sharing one are listed once). */
+  get roots(): string[] {
+    return [...new Set([resolve(this.rootDir), ...[...this.agentRoots.values()].map((r) => resolve(r))])];
+  }
+
+  /** The root of the agent a workspace key names (its prefix); the default agent's for the others. */
+  rootFor(key: string): string {
+    const agent = agentOfKey(key);
+    return (agent && this.agentRoots.get(agent)) || this.rootDir;
   }
 
   /** The workspace of `owner`, without touching the disk. */
   workspaceFor(owner: WorkspaceOwner): Workspace {
     const key = this.scope === "user" ? (owner.userKey ?? owner.sessionKey) : owner.sessionKey;
-    return { key, dir: join(this.rootDir, workspaceDirName(key)) };
+    return { key, dir: join(this.rootFor(key), workspaceDirName(key)) };
   }
 
   /**
@@ -114,17 +157,17 @@ export class WorkspaceManager {
     return workspace;
   }
 
-  /** The file whose modification time records the last use of the workspace `dir`. */
+  /** The file whose modification time records the last use of the workspace `dir` (beside it). */
   usedMarker(dir: string): string {
-    return join(this.rootDir, USED_DIR, basename(dir));
+    return join(dirname(dir), USED_DIR, basename(dir));
   }
 
   /**
-   * Records that the workspace `dir` is in use now. A `dir` outside this root is ignored.
+   * Records that the workspace `dir` is in use now. A `dir` outside the roots is ignored.
    * @throws the file system's error when the record cannot be written.
    */
   async markUsed(dir: string): Promise<void> {
-    if (dirname(resolve(dir)) !== resolve(this.rootDir)) return;
+    if (!this.roots.includes(dirname(resolve(dir)))) return;
     const marker = this.usedMarker(dir);
     const now = new Date();
     try {
@@ -148,31 +191,48 @@ export class WorkspaceManager {
   }
 
   /**
-   * Deletes workspaces last used more than `olderThanMs` ago ({@link lastUsedAt}), skipping those for
-   * which `isBusy(dir)` is true (pass `ProcessRegistry.isBusy`). Returns the paths it deleted. Each is
-   * renamed into the root's trash before it is removed, so of passes running at once (workers sharing
-   * the root) one deletes it and the others skip it, and a turn that starts meanwhile gets a new, empty
-   * workspace rather than a half-deleted one. Never throws: what cannot be read or removed is logged and
-   * left for the next pass, which also removes leftovers of passes that died mid-delete.
+   * Deletes workspaces last used more than `olderThanMs` ago ({@link lastUsedAt}) under every root,
+   * as {@link pruneRoot} does for one. Never throws.
    */
   async prune(
     olderThanMs: number,
     isBusy: (dir: string) => boolean,
     options: PruneWorkspacesOptions = {},
   ): Promise<string[]> {
+    const deleted: string[] = [];
+    for (const root of this.roots)
+      deleted.push(...(await this.pruneRoot(root, olderThanMs, isBusy, options)));
+    if (deleted.length > 0) this.log.info({ count: deleted.length }, "workspaces pruned");
+    return deleted;
+  }
+
+  /**
+   * Deletes workspaces under `root` last used more than `olderThanMs` ago, skipping those for
+   * which `isBusy(dir)` is true (pass `ProcessRegistry.isBusy`). Returns the paths it deleted. Each is
+   * renamed into the root's trash before it is removed, so of passes running at once (workers sharing
+   * the root) one deletes it and the others skip it, and a turn that starts meanwhile gets a new, empty
+   * workspace rather than a half-deleted one. Never throws: what cannot be read or removed is logged and
+   * left for the next pass, which also removes leftovers of passes that died mid-delete.
+   */
+  private async pruneRoot(
+    root: string,
+    olderThanMs: number,
+    isBusy: (dir: string) => boolean,
+    options: PruneWorkspacesOptions,
+  ): Promise<string[]> {
     const now = options.now ?? Date.now();
     const cutoff = now - olderThanMs;
-    const trash = join(this.rootDir, TRASH_DIR);
+    const trash = join(root, TRASH_DIR);
     let names: string[];
     try {
-      names = await readdir(this.rootDir);
+      names = await readdir(root);
     } catch {
       return [];
     }
     const deleted: string[] = [];
     for (const name of names) {
       if (name.startsWith(".")) continue; // the manager's own: records and trash
-      const dir = join(this.rootDir, name);
+      const dir = join(root, name);
       const lastUsed = await this.lastUsedAt(dir);
       if (lastUsed === undefined || lastUsed > cutoff) continue;
       if (isBusy(dir)) {
@@ -195,8 +255,7 @@ export class WorkspaceManager {
       await forgetRecord(dir);
       await this.remove(doomed);
     }
-    await this.removeLeftovers(trash, now - TRASH_LEFTOVER_MS, cutoff);
-    if (deleted.length > 0) this.log.info({ count: deleted.length }, "workspaces pruned");
+    await this.removeLeftovers(root, now - TRASH_LEFTOVER_MS, cutoff);
     return deleted;
   }
 
@@ -213,17 +272,18 @@ export class WorkspaceManager {
    * Trash entries renamed before `trashCutoff` (a pass died before removing them; younger ones may be
    * another pass's, still at work), and records older than `usedCutoff` whose workspace is gone.
    */
-  private async removeLeftovers(trash: string, trashCutoff: number, usedCutoff: number): Promise<void> {
+  private async removeLeftovers(root: string, trashCutoff: number, usedCutoff: number): Promise<void> {
+    const trash = join(root, TRASH_DIR);
     for (const name of await readdir(trash).catch(() => [])) {
       const renamedAt = Number.parseInt(name, 10);
       if (!(renamedAt > trashCutoff)) await this.remove(join(trash, name));
     }
-    const used = join(this.rootDir, USED_DIR);
+    const used = join(root, USED_DIR);
     for (const name of await readdir(used).catch(() => [])) {
       const marker = join(used, name);
       const info = await stat(marker).catch(() => undefined);
       if (!info || info.mtimeMs > usedCutoff) continue;
-      if (await lstat(join(this.rootDir, name)).catch(() => undefined)) continue;
+      if (await lstat(join(root, name)).catch(() => undefined)) continue;
       await unlink(marker).catch(() => undefined);
     }
   }

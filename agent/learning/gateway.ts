@@ -15,12 +15,9 @@ import type { GatewayEvents, ModelUsage, TurnOrigin, TurnRecord, TurnResult } fr
 import type { ChatType, GroupSessionMode, KeyValueStore } from "../../core/types.js";
 import type { SessionStore } from "../../sessions/index.js";
 import {
-  bundledSkillsDir,
   curateSkills,
-  FileSkillStore,
+  type FileSkillStore,
   type RemoteSkillsPort,
-  type SkillsStateApi,
-  searchRemoteSkills,
   skillCommands,
   skillsPromptSection,
 } from "../../skills/index.js";
@@ -30,6 +27,7 @@ import { PromptBuilder } from "../prompt-builder.js";
 import { LearningReviewer, type ReviewConfig } from "../review.js";
 import type { ToolRegistry } from "../tool-registry.js";
 import type { StateClient } from "../types.js";
+import { AgentSkillStores, ownersSkills } from "./skills.js";
 
 const HOUR_MS = 3_600_000;
 
@@ -40,7 +38,10 @@ const WEEK_MS = 7 * 24 * HOUR_MS;
 export interface Learning {
   /** Memory by caller; `memory.owners` is the owners' pair of files. */
   memory: ScopedMemoryStore;
+  /** The shared skills folder's store (the default agent's). */
   skills: FileSkillStore;
+  /** Each agent's skill store. */
+  agentSkills: AgentSkillStores;
   /** The background reviewer; undefined when `learning.enabled` is false. */
   reviewer: LearningReviewer | undefined;
   /** The StateClient members the memory and skill tools use. */
@@ -117,6 +118,8 @@ export interface LearningPorts {
   hints: Readonly<Record<string, string>>;
   /** A further agent's memory folder by name (`agents:`); undefined: none. @defaultValue no further agents */
   agentMemoryDir?: ((agent: string) => string | undefined) | undefined;
+  /** Each further agent's skills folder by name (`agents[].skills_dir`); others use the shared one. */
+  agentSkillsDirs?: ReadonlyMap<string, string> | undefined;
   /** SOUL.md, the chat's personality and AGENTS.md, snapshotted with memory (`agent/persona`). */
   persona?:
     | { identity(turn: TurnRecord): string | undefined; sections(turn: TurnRecord): string[] }
@@ -139,11 +142,12 @@ export function createLearning(config: LearningSettings, ports: LearningPorts): 
     scopeOf,
     agentDir: ports.agentMemoryDir,
   });
-  const skills = new FileSkillStore({
-    bundledDir: bundledSkillsDir(),
-    userDir: join(config.homeDir, "skills"),
+  const agentSkills = new AgentSkillStores({
+    homeDir: config.homeDir,
     logger: log,
+    agentDirs: ports.agentSkillsDirs,
   });
+  const skills = agentSkills.shared;
   const prompts = new PromptBuilder({
     persona: config.agent.persona,
     hints: ports.hints,
@@ -153,7 +157,10 @@ export function createLearning(config: LearningSettings, ports: LearningPorts): 
     logger: log,
     scope: (turn) => scopeKey(scopeOf(callerOf(turn))),
     sections: (turn) => {
-      const index = skillsPromptSection(skills.catalog().skills, turn.chat.platform);
+      const index = skillsPromptSection(
+        agentSkills.ofKey(turn.sessionKey).catalog().skills,
+        turn.chat.platform,
+      );
       return [
         ...(ports.persona?.sections(turn) ?? []),
         ...memory.promptSections(callerOf(turn)),
@@ -163,21 +170,22 @@ export function createLearning(config: LearningSettings, ports: LearningPorts): 
     identity: ports.persona?.identity,
   });
   const remote: RemoteSkillsPort = { indexes: config.skills.sources, download: ports.download };
-  const stateApis = { memory, skills: ownersSkills(skills, scopeOf, remote) };
+  const stateApis = { memory, skills: ownersSkills(agentSkills, scopeOf, remote) };
   const reviewer = config.learning.enabled
-    ? createReviewer(config, ports, { memory, skills, stateApis })
+    ? createReviewer(config, ports, { memory, skills: agentSkills, stateApis })
     : undefined;
-  const curator = createCurator(config, { state, skills, log });
+  const curator = createCurator(config, { state, skills: agentSkills, log });
   return {
     memory,
     skills,
+    agentSkills,
     reviewer,
     stateApis,
     systemPrompt: prompts.build,
     refreshPrompt: (sessionKey) => prompts.refresh(sessionKey),
     attach(runner) {
       policy = runner.access;
-      runner.commands.add(skillCommands(skills, log, remote));
+      runner.commands.add(skillCommands((ctx) => agentSkills.ofKey(ctx.sessionKey), log, remote));
       if (reviewer) attachReview(config, { runner, reviewer, state, scopeOf, log });
       if (config.learning.curateWeekly) curator.start();
     },
@@ -193,34 +201,13 @@ const callerOf = (turn: { chat: Caller["chat"]; userId: string; sessionKey?: str
   return agent ? { chat: turn.chat, userId: turn.userId, agent } : { chat: turn.chat, userId: turn.userId };
 };
 
-/** Skills enter every chat's prompt: only a turn that acts for an owner changes them. */
-function ownersSkills(
-  skills: FileSkillStore,
-  scopeOf: (caller: Caller) => MemoryScope,
-  remote: RemoteSkillsPort,
-): SkillsStateApi {
-  return {
-    search: (query) => searchRemoteSkills(remote, query),
-    list: () => skills.list(),
-    view: (name, viewOptions) => skills.view(name, viewOptions),
-    manage: async (request, caller) =>
-      scopeOf(caller).kind === "owners"
-        ? skills.manage(request)
-        : {
-            ok: false,
-            error:
-              "refused: only the owner may create or change skills (they are shared by every chat). Keep what you learned about this user with the memory tool instead.",
-          },
-  };
-}
-
 /** The background reviewer: memory and skill tools on the review's model, its tokens in the session's usage. */
 function createReviewer(
   config: LearningSettings,
   ports: LearningPorts,
   parts: {
     memory: ScopedMemoryStore;
-    skills: FileSkillStore;
+    skills: AgentSkillStores;
     stateApis: LearningStateApis;
   },
 ): LearningReviewer {
@@ -242,6 +229,7 @@ function createReviewer(
     },
     context: (origin) => {
       const list = skills
+        .ofKey(origin.sessionKey)
         .catalog()
         .skills.map((s) => `- ${s.meta.name} (${s.source}): ${s.meta.description}`);
       return [...memory.promptSections(callerOf(origin)), `## Existing skills\n${list.join("\n") || "none"}`];
@@ -311,7 +299,7 @@ function attachReview(
 /** The weekly skills curator: checked a minute after start and hourly, run when a week has passed. */
 function createCurator(
   config: LearningSettings,
-  parts: { state: LearningState; skills: FileSkillStore; log: Logger },
+  parts: { state: LearningState; skills: AgentSkillStores; log: Logger },
 ): { start(): void; stop(): Promise<void> } {
   const { state, skills, log } = parts;
   let timers: NodeJS.Timeout[] = [];
@@ -320,17 +308,20 @@ function createCurator(
     const kv = state.kv("learning");
     if (curating || Date.now() - Number(kv.get("curator-last-run") ?? 0) < WEEK_MS) return;
     kv.set("curator-last-run", String(Date.now()));
-    curating = curateSkills({
-      store: skills,
-      reportDir: join(config.homeDir, "logs", "curator"),
-      archiveAfterDays: config.learning.archiveAfterDays,
-    })
-      .then((r) =>
+    // Each agent's folder in turn (one after the other: each report is named by its time).
+    curating = (async () => {
+      for (const store of skills.all()) {
+        const r = await curateSkills({
+          store,
+          reportDir: join(config.homeDir, "logs", "curator"),
+          archiveAfterDays: config.learning.archiveAfterDays,
+        });
         log.info(
           { report: r.reportPath, merged: r.merged.length, archived: r.archived.length },
           "skills curated",
-        ),
-      )
+        );
+      }
+    })()
       .catch((err: unknown) => log.error({ error: describeError(err) }, "skills curator failed"))
       .finally(() => {
         curating = undefined;

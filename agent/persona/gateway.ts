@@ -2,20 +2,18 @@
  * SOUL.md, personalities and AGENTS.md on the gateway: what the prompt builder snapshots per session
  * (the identity, the workspace's project context) and `/personality`.
  */
-import { join } from "node:path";
 import { agentOfKey } from "../../core/chat.js";
 import type { CommandModule } from "../../core/commands.js";
 import { describeError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { TurnRecord } from "../../core/turn.js";
 import type { KeyValueStore } from "../../core/types.js";
-import { WorkspaceManager } from "../exec/index.js";
+import { ownerOf, WorkspaceManager, type WorkspaceRootSettings, workspaceRoots } from "../exec/index.js";
 import { personalityCommands } from "./commands.js";
 import { PersonaFiles } from "./files.js";
 
 /** The settings the persona reads (`HeraldConfig` has this shape). */
-export interface PersonaConfig {
-  homeDir: string;
+export interface PersonaConfig extends WorkspaceRootSettings {
   exec: { workspaceScope: "session" | "user" };
 }
 
@@ -52,10 +50,7 @@ export function createPersona(
   });
   const choices = state.kv("personalities");
   // The same directories the terminal and file tools use (without touching the disk).
-  const workspaces = new WorkspaceManager({
-    rootDir: join(config.homeDir, "workspaces"),
-    scope: config.exec.workspaceScope,
-  });
+  const workspaces = new WorkspaceManager({ ...workspaceRoots(config), scope: config.exec.workspaceScope });
   return {
     identity: (turn) => {
       const name = agentOfKey(turn.sessionKey);
@@ -65,10 +60,7 @@ export function createPersona(
       return files.identity(choices.get(turn.sessionKey), soul);
     },
     sections: (turn) => {
-      const { dir } = workspaces.workspaceFor({
-        sessionKey: turn.sessionKey,
-        userKey: `${turn.chat.platform}:user:${turn.userId}`,
-      });
+      const { dir } = workspaces.workspaceFor(ownerOf(turn));
       const context = files.projectContext(dir);
       return context ? [context] : [];
     },

@@ -212,7 +212,7 @@ describe("dashboard", () => {
     );
     expect(created.status).toBe(303);
     expect(created.headers.get("location")).toMatch(/^\/dashboard\/skills\/tea-timer\?flash=/);
-    expect((await h.gateway.learning.stateApis.skills!.view("tea-timer")).ok).toBe(true);
+    expect((await h.gateway.learning.skills.view("tea-timer")).ok).toBe(true);
     const edited = text.replace("four", "five");
     expect(
       (await post(`${base}/dashboard/skills/tea-timer`, { _csrf: csrf, content: edited }, { cookie })).status,
@@ -229,7 +229,7 @@ describe("dashboard", () => {
     const body = await refused.text();
     expect(body).toContain('role="alert"');
     expect(body).toContain("sk-abcdefghijklmnopqrstuvwxyz0123456789");
-    const kept = await h.gateway.learning.stateApis.skills!.view("tea-timer");
+    const kept = await h.gateway.learning.skills.view("tea-timer");
     expect(kept.ok && kept.message).toContain("Wait five minutes.");
   });
 

@@ -50,7 +50,7 @@ describe("the state API on Redis", () => {
     expect(await client.todo!.get("api:dm:u1")).toEqual([]);
     expect(await client.cron!.list(caller)).toEqual([]);
     expect((await client.memory!.read("user", caller)).entries).toEqual([]);
-    expect((await client.skills!.list()).skills.length).toBeGreaterThan(0);
+    expect((await client.skills!.list(caller)).skills.length).toBeGreaterThan(0);
     expect(await client.taskBoard!.list()).toEqual([]);
     expect(await client.approvals!.check("api:dm:u1", "rm -rf /tmp/x", ["recursive_delete"])).toBe(false);
     expect((await client.delegate!.wait("no-such-group", 0, 0)).children).toEqual([]);

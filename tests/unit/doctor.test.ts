@@ -125,6 +125,16 @@ describe("herald doctor", () => {
     }
   });
 
+  it("checks an agent's own exec backend beside exec.backend", async () => {
+    llm = await startFakeLlm();
+    home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
+    writeFileSync(join(home, "config.yaml"), "agents:\n  - name: family\n    exec_backend: local\n");
+    const { out } = text(
+      await runDoctor({ HERALD_HOME: home, OPENAI_BASE_URL: llm.url, HERALD_MODEL: "fake-model" }),
+    );
+    expect(out).toMatch(/agents family: terminal tools: commands run on this host, unsandboxed/);
+  });
+
   it("reports a configuration error with its key", async () => {
     home = mkdtempSync(join(tmpdir(), "herald-doctor-"));
     const { out, code } = text(await runDoctor({ HERALD_HOME: home, API_SERVER_PORT: "port" }));

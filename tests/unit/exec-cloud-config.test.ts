@@ -82,14 +82,18 @@ describe("cloud backend settings", () => {
   it("/usage: the sandbox's hours, and the cost at the configured price", async () => {
     const homeDir = home();
     const dir = join(homeDir, "workspaces", workspaceDirName("telegram:dm:42"));
-    const usage = sandboxUsage({ homeDir, exec: { backend: "daytona", daytona: { costPerHour: 0.1 } } });
+    const usage = sandboxUsage({
+      homeDir,
+      agents: [],
+      exec: { backend: "daytona", daytona: { costPerHour: 0.1 } },
+    });
     expect(usage?.("telegram:dm:42")).toBeUndefined();
     await writeSandboxRecord(dir, { provider: "daytona", id: "sb-1", createdAt: 0, runningMs: 90 * 60_000 });
     expect(usage?.("telegram:dm:42")).toBe(
       "• daytona sandbox (paused now): 1.50 h running — $0.15 at $0.1/h",
     );
-    const unpriced = sandboxUsage({ homeDir, exec: { backend: "daytona" } });
+    const unpriced = sandboxUsage({ homeDir, agents: [], exec: { backend: "daytona" } });
     expect(unpriced?.("telegram:dm:42")).toMatch(/no price configured \(exec\.daytona\.cost_per_hour\)/);
-    expect(sandboxUsage({ homeDir, exec: { backend: "sandbox" } })).toBeUndefined();
+    expect(sandboxUsage({ homeDir, agents: [], exec: { backend: "sandbox" } })).toBeUndefined();
   });
 });

@@ -43,6 +43,22 @@ async function herald(...args: string[]): Promise<string> {
 }
 
 describe("herald skills", () => {
+  it("--agent <name> works on that agent's skills_dir, and names the agents for an unknown one", async () => {
+    writeFileSync(join(home, "config.yaml"), "agents:\n  - name: family\n    skills_dir: family-skills\n");
+    const source = join(home, "src", "jam");
+    mkdirSync(source, { recursive: true });
+    writeFileSync(join(source, "SKILL.md"), "---\nname: jam\ndescription: Make jam.\n---\n\nBoil.\n");
+    expect(await herald("--agent", "family", "install", source)).toMatch(/^Installed jam to /);
+    expect(existsSync(join(home, "family-skills", "jam", "SKILL.md"))).toBe(true);
+    expect(existsSync(join(home, "skills", "jam"))).toBe(false);
+    expect(await herald("list", "--agent", "family")).toContain("jam");
+    expect(await herald("list")).not.toContain("jam");
+    expect(await herald("--agent", "work", "list")).toMatch(
+      /no agent 'work'; the agents are default, family/,
+    );
+    process.exitCode = undefined;
+  });
+
   it("installs a skill folder, lists it beside the bundled ones, and shows its files", async () => {
     const source = join(home, "src", "tea-order");
     mkdirSync(join(source, "templates"), { recursive: true });

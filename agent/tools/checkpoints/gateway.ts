@@ -6,10 +6,17 @@
  * DM, a per-user group session, per-user workspaces); in a shared group or thread only owners may, and
  * not while a turn of the session runs.
  */
+import { agentOfKey } from "../../../core/chat.js";
 import type { Command, CommandContext, CommandModule, CommandResult } from "../../../core/commands.js";
 import { describeError, HeraldError } from "../../../core/errors.js";
 import type { Logger } from "../../../core/logger.js";
-import { type BackendName, ownerOf, WorkspaceManager } from "../../exec/index.js";
+import {
+  type BackendName,
+  ownerOf,
+  WorkspaceManager,
+  type WorkspaceRootSettings,
+  workspaceRoots,
+} from "../../exec/index.js";
 import type { CheckpointsSection } from "./settings.js";
 import { CheckpointStores, checkpointsOff } from "./stores.js";
 import type { CheckpointInfo } from "./types.js";
@@ -24,8 +31,13 @@ export interface CheckpointsGateway {
 }
 
 /** The settings the commands read. */
-export interface CheckpointsConfig {
-  homeDir: string;
+export interface CheckpointsConfig extends WorkspaceRootSettings {
+  /** The further agents: a turn's agent (its session key's) may have its own backend. */
+  agents: readonly {
+    name: string;
+    workspaceRoot?: string | undefined;
+    execBackend?: BackendName | undefined;
+  }[];
   checkpoints: CheckpointsSection;
   exec: { backend: BackendName; workspaceScope: "session" | "user" };
 }
@@ -66,13 +78,14 @@ function checkpointCommands(
   config: CheckpointsConfig,
   ports: { gateway: CheckpointsGateway; logger: Logger },
 ): CommandModule {
-  const off = checkpointsOff(config.checkpoints, config.exec.backend);
+  const backends = new Map(config.agents.map((a) => [a.name, a.execBackend ?? config.exec.backend]));
+  const offFor = (ctx: CommandContext) => {
+    const agent = agentOfKey(ctx.sessionKey);
+    return checkpointsOff(config.checkpoints, (agent && backends.get(agent)) || config.exec.backend);
+  };
   const log = ports.logger.child({ component: "checkpoints" });
   const stores = new CheckpointStores(config.homeDir, config.checkpoints, log);
-  const workspaces = new WorkspaceManager({
-    rootDir: `${config.homeDir}/workspaces`,
-    scope: config.exec.workspaceScope,
-  });
+  const workspaces = new WorkspaceManager({ ...workspaceRoots(config), scope: config.exec.workspaceScope });
   const storeOf = (ctx: CommandContext) =>
     stores.of(
       workspaces.workspaceFor(
@@ -80,6 +93,7 @@ function checkpointCommands(
       ),
     );
   const refusal = (ctx: CommandContext, name: string): string | undefined => {
+    const off = offFor(ctx);
     if (off) return off;
     if (!mayChange(ctx, config.exec.workspaceScope))
       return `Only an owner may use /${name} on this chat's shared workspace.`;
@@ -93,7 +107,7 @@ function checkpointCommands(
   };
   const list: Command = {
     description: "list the workspace's checkpoints (one before each turn that changed it)",
-    run: (ctx) => off ?? formatList(storeOf(ctx).list(), ctx.now),
+    run: (ctx) => offFor(ctx) ?? formatList(storeOf(ctx).list(), ctx.now),
   };
   const diff: Command = {
     description: "show what changed in the workspace since checkpoint n (default the latest)",

@@ -1,4 +1,5 @@
 /** What the skills tools do (`declaration.ts` declares them). */
+import { callerOfOrigin } from "../../../core/access.js";
 import { formatIssues } from "../../../skills/index.js";
 import type { SkillResult, SkillsStateApi } from "../../../skills/types.js";
 import type { ToolRun } from "../../tool-declaration.js";
@@ -50,7 +51,7 @@ export const runSkillsList: ToolRun<typeof skillsListParameters> = async ({ quer
     ctx.progress(`searching skill indexes${query ? ` for ${query}` : ""}`);
     return remoteList(skills, query);
   }
-  const { skills: all, issues } = await skills.list();
+  const { skills: all, issues } = await skills.list(callerOfOrigin(ctx.origin));
   const list = all.filter((s) => matches(`${s.name} ${s.description}`, query));
   const lines = list.map((s) => {
     const extra = [
@@ -73,7 +74,7 @@ export const runSkillView: ToolRun<typeof skillViewParameters> = async ({ name, 
   const skills = api(ctx);
   if (!skills) return unavailable;
   ctx.progress(`reading skill ${name}${file ? ` (${file})` : ""}`);
-  return output(await skills.view(name, { file, countUse: !file }));
+  return output(await skills.view(name, { file, countUse: !file }, callerOfOrigin(ctx.origin)));
 };
 
 /** Runs one `skill_manage` call. */
@@ -84,7 +85,7 @@ export const runSkillManage: ToolRun<typeof skillManageParameters> = async (
   const skills = api(ctx);
   if (!skills) return unavailable;
   ctx.progress(`${action} skill ${name}`);
-  const caller = { chat: ctx.origin.chat, userId: ctx.origin.userId };
+  const caller = callerOfOrigin(ctx.origin);
   switch (action) {
     case "create":
       if (!content?.trim()) return { content: "error: create needs content.", isError: true };

@@ -34,10 +34,11 @@ const skillManage = z.discriminatedUnion("action", [
 
 /** The argument schemas of the `skills` member. */
 export const skillsStateMethods = {
-  "skills.list": z.tuple([]),
+  "skills.list": z.tuple([callerSchema]),
   "skills.view": z.tuple([
     z.string(),
     z.strictObject({ file: z.string().optional(), countUse: z.boolean().optional() }).optional(),
+    callerSchema,
   ]),
   "skills.manage": z.tuple([skillManage, callerSchema]),
   "skills.search": z.tuple([z.string().max(500)]),
