@@ -84,6 +84,13 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<D
     if (module.doctor) lines.push(...(await module.doctor(sectionOf(config, module), context)));
   }
   lines.push(...(await accountLines(config, context)), ...agentLines(config));
+  if (accounts.length > 0) {
+    const names = accounts.map((a) => a.name);
+    lines.push({
+      ok: true,
+      text: `bot accounts: ${names.join(", ")} (one on webhooks is served at /webhooks/${names[0]})`,
+    });
+  }
   const lists = platforms
     .filter((m) => (config.platforms[m.name]?.allowedUsers ?? []).length > 0)
     .map((m) => m.name);

@@ -5,7 +5,7 @@
  * logged; the others run on.
  */
 import { join } from "node:path";
-import { type ApiAdapter, createApiAdapter } from "../adapters/api/index.js";
+import type { ApiAdapter } from "../adapters/api/index.js";
 import type { ChatPort } from "../adapters/shared/index.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -44,7 +44,8 @@ export async function createAdapters(
   },
 ): Promise<GatewayAdapters> {
   const { state, runner, logger, menuReady } = parts;
-  const api = config.apiServer.enabled ? apiAdapter(config, state, logger, parts.chat) : undefined;
+  // The API server's module loads only where it is enabled.
+  const api = config.apiServer.enabled ? await apiAdapter(config, state, logger, parts.chat) : undefined;
   const adapters: PlatformAdapter[] = [...(api ? [api] : []), ...(parts.extraAdapters ?? [])];
   const failed = new Map<string, string>();
   const { url, token } = config.ha;
@@ -135,7 +136,13 @@ export async function startAdapters(
 }
 
 /** The OpenAI-compatible API server, reporting each reply's token usage from the usage ledger. */
-function apiAdapter(config: HeraldConfig, state: SqliteState, logger: Logger, chat: ChatPort): ApiAdapter {
+async function apiAdapter(
+  config: HeraldConfig,
+  state: SqliteState,
+  logger: Logger,
+  chat: ChatPort,
+): Promise<ApiAdapter> {
+  const { createApiAdapter } = await import("../adapters/api/index.js");
   return createApiAdapter(
     {
       key: config.apiServer.key,

@@ -274,6 +274,8 @@ describe("herald doctor", () => {
           SLACK_SIGNING_SECRET: "signing-secret",
           SLACK_API_URL: slack.apiUrl,
           SLACK_OPS_BOT_TOKEN: "xoxb-wrong-secret",
+          // An account has its own signing secret (a Slack app of its own).
+          SLACK_OPS_SIGNING_SECRET: "ops-signing-secret",
         }),
       );
       expect(out).toMatch(/✓ discord: bot \S+ answered \/users\/@me/);

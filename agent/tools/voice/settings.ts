@@ -9,8 +9,6 @@ import { type DoctorLine, defineFeature } from "../../../core/settings.js";
 import type { SetupQuestions, StepContext } from "../../../core/setup.js";
 import { checked, secret } from "../../../core/setup-steps.js";
 import { parseVoiceConfig } from "./config.js";
-import { ffmpegAvailable } from "./convert.js";
-import { createVoice } from "./create.js";
 
 /** The `voice` section; each part is checked when the voice tools are built. */
 export const voiceSectionSchema = z
@@ -34,6 +32,11 @@ export async function checkVoiceNotes(section: VoiceSection): Promise<DoctorLine
       },
     ];
   }
+  // The speech libraries load for doctor's check only, not with the config.
+  const [{ createVoice }, { ffmpegAvailable }] = await Promise.all([
+    import("./create.js"),
+    import("./convert.js"),
+  ]);
   try {
     createVoice({ stt: section.stt });
   } catch (err) {
