@@ -7,8 +7,13 @@
  * shared config. `checkAgents` is the load-time check of `agents:` and `routes:`.
  */
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { type BackendName, parseExecOptions, workspaceRoots } from "../agent/exec/index.js";
-import { type ExecSection, execBackendOptionsOf } from "../agent/exec/settings.js";
+import {
+  type BackendName,
+  type ExecSection,
+  execBackendOptionsOf,
+  parseExecOptions,
+  workspaceRoots,
+} from "../agent/exec/settings.js";
 import { agentOfKey, basePlatform } from "../core/chat.js";
 import { ConfigError } from "../core/errors.js";
 

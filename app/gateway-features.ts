@@ -9,7 +9,7 @@
 import { createWebhooks } from "../adapters/webhooks/index.js";
 import { createDelegation, type Delegation } from "../agent/delegate/index.js";
 import { type Approvals, createApprovals } from "../agent/exec/approvals/index.js";
-import { sandboxUsage } from "../agent/exec/index.js";
+import { sandboxUsage } from "../agent/exec/gateway.js";
 import {
   createCatalog,
   createConfiguredModelClient,

@@ -4,8 +4,8 @@
  * - each unit imports only the units its row below allows (the kernel, `core/`, imports nothing);
  * - from another family a folder is reached through its public surface: its `index.ts` (and its
  *   contracts, `types.ts`; its declarations, a platform folder's `module.ts`, a feature's
- *   `settings.ts` and a tool folder's `declaration.ts`; and a tool folder's `gateway.ts`, its
- *   gateway side: the commands and turn hooks the gateway holds, without the tool's implementation). Within a family, units may import each other's files directly. The kernel's files
+ *   `settings.ts` and a tool folder's `declaration.ts`; and an agent folder's or a tool folder's
+ *   `gateway.ts`, its gateway side: what the gateway holds of it, without its implementation). Within a family, units may import each other's files directly. The kernel's files
  *   are each public: `core/` is a handful of contracts;
  * - the composition roots (`app/`) are imported by no product file;
  * - no import cycle between families, and none between files (a dynamic `import()` does not count
@@ -156,10 +156,10 @@ const familyOf = (file) => relative(root, file).split("/")[0];
 
 /**
  * Whether another family may import `file`: a folder's index.ts or types.ts, a platform's module.ts, a
- * feature's settings.ts, a tool folder's declaration.ts or gateway.ts. Module, settings and declaration
+ * feature's settings.ts, a tool folder's declaration.ts, an agent or tool folder's gateway.ts. Module, settings and declaration
  * are declarations the config loader, setup, doctor, the reference page and the tool list read without
- * loading the platform's SDK or the feature itself; a tool's gateway.ts is what the gateway builds at
- * start (its commands, its hooks on turns), so the tool itself loads only where turns run.
+ * loading the platform's SDK or the feature itself; a gateway.ts is what the gateway builds at start
+ * (commands, hooks on turns, what its pages read), so the rest loads only where turns run.
  */
 function isPublic(file) {
   const rel = relative(root, file);
@@ -169,7 +169,8 @@ function isPublic(file) {
     name === "index.ts" ||
     name === "types.ts" ||
     name === "settings.ts" ||
-    /^agent\/tools\/[^/]+\/(declaration|gateway)\.ts$/.test(rel) ||
+    /^agent\/tools\/[^/]+\/declaration\.ts$/.test(rel) ||
+    /^agent\/(tools\/)?[^/]+\/gateway\.ts$/.test(rel) ||
     /^adapters\/[^/]+\/module\.ts$/.test(rel)
   );
 }

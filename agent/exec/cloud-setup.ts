@@ -5,7 +5,6 @@
  */
 import { CheckFailed, type SetupFlag, type StepContext } from "../../core/setup.js";
 import { checked, secret, tryAgain } from "../../core/setup-steps.js";
-import { createCloudExecBackend } from "./cloud-config.js";
 import type { CloudProviderName } from "./cloud-types.js";
 
 /** Each provider's keys: the config key under `exec.<provider>`, its env name, the question. */
@@ -71,6 +70,7 @@ async function askAddresses(ctx: StepContext, provider: CloudProviderName): Prom
 
 /** The live check: one authenticated call through the SDK. @throws CheckFailed with the reason */
 async function checkKeys(provider: CloudProviderName, section: Record<string, string>): Promise<string> {
+  const { createCloudExecBackend } = await import("./cloud-factory.js");
   const backend = createCloudExecBackend(
     provider,
     { cloud: { idleStopS: 600 }, [provider]: section },

@@ -8,10 +8,14 @@ import { describeError } from "../../core/errors.js";
 import type { DoctorLine } from "../../core/settings.js";
 import { defineFeature } from "../../core/settings.js";
 import type { SetupQuestions, StepContext } from "../../core/setup.js";
-import { createExecutionBackend, execOptionsSchema } from "./backend.js";
-import { CloudBackend } from "./cloud.js";
 import { cloudSetupFlags, cloudSetupStep } from "./cloud-setup.js";
-import { SandboxBackend } from "./sandbox.js";
+import { execOptionsSchema } from "./options.js";
+
+// What the config loader checks and derives from the section, without loading a backend.
+export { type ExecOptions, parseExecOptions } from "./options.js";
+export type { BackendName } from "./types.js";
+export { type WorkspaceRootSettings, workspaceRoots } from "./workspaces.js";
+
 import { DEFAULT_LIMITS } from "./types.js";
 
 /** The `exec` section: the backend's options and the tools' settings. */
@@ -54,6 +58,12 @@ export function execBackendOptionsOf(section: ExecSection) {
 /** The terminal tools' execution backend: available here, or what is missing and how to add it. */
 export async function checkExec(section: ExecSection): Promise<DoctorLine> {
   const options = execBackendOptionsOf(section);
+  // The backends load for the check only, not with the config.
+  const [{ createExecutionBackend }, { CloudBackend }, { SandboxBackend }] = await Promise.all([
+    import("./backend.js"),
+    import("./cloud.js"),
+    import("./sandbox.js"),
+  ]);
   try {
     const backend = createExecutionBackend(options);
     const availability = await backend.checkAvailable();

@@ -8,7 +8,8 @@ import { describeError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { TurnRecord } from "../../core/turn.js";
 import type { KeyValueStore } from "../../core/types.js";
-import { ownerOf, WorkspaceManager, type WorkspaceRootSettings, workspaceRoots } from "../exec/index.js";
+import { ownerOf } from "../exec/attachments.js";
+import { WorkspaceManager, type WorkspaceRootSettings, workspaceRoots } from "../exec/workspaces.js";
 import { personalityCommands } from "./commands.js";
 import { PersonaFiles } from "./files.js";
 

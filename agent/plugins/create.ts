@@ -5,7 +5,9 @@
  */
 import type { Logger } from "../../core/logger.js";
 import { classifyCommand } from "../exec/approvals/index.js";
-import { type ExecutionBackend, runCommand, type WorkspaceManager } from "../exec/index.js";
+import { runCommand } from "../exec/run.js";
+import type { ExecutionBackend } from "../exec/types.js";
+import type { WorkspaceManager } from "../exec/workspaces.js";
 import type { ToolRegistry } from "../tool-registry.js";
 import { createGuardedFetch } from "../tools/web/index.js";
 import { HookRunner } from "./hooks/runner.js";

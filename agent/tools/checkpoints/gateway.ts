@@ -10,13 +10,9 @@ import { agentOfKey } from "../../../core/chat.js";
 import type { Command, CommandContext, CommandModule, CommandResult } from "../../../core/commands.js";
 import { describeError, HeraldError } from "../../../core/errors.js";
 import type { Logger } from "../../../core/logger.js";
-import {
-  type BackendName,
-  ownerOf,
-  WorkspaceManager,
-  type WorkspaceRootSettings,
-  workspaceRoots,
-} from "../../exec/index.js";
+import { ownerOf } from "../../exec/attachments.js";
+import type { BackendName } from "../../exec/types.js";
+import { WorkspaceManager, type WorkspaceRootSettings, workspaceRoots } from "../../exec/workspaces.js";
 import type { CheckpointsSection } from "./settings.js";
 import { CheckpointStores, checkpointsOff } from "./stores.js";
 import type { CheckpointInfo } from "./types.js";

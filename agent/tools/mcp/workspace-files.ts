@@ -4,7 +4,8 @@
  * reply sends.
  */
 import { posix } from "node:path";
-import { ownerOf, type WorkspaceAccess } from "../../exec/index.js";
+import type { WorkspaceAccess } from "../../exec/access.js";
+import { ownerOf } from "../../exec/attachments.js";
 import type { FileSink } from "./content.js";
 import { type McpSaveDir, mcpCacheSink } from "./tools.js";
 
