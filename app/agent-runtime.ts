@@ -91,7 +91,7 @@ export async function createAgentRuntime(
     tools,
     plugins,
     registry,
-    workspaces: workspaceHousekeeping(config, tools),
+    workspaces: workspaceHousekeeping(config, tools, logger.child({ component: "housekeeping" })),
     consume: (concurrency) => queue.consume(handler, { concurrency }),
     startMcp: () => tools.mcp.start(),
     close: () => tools.close(),

@@ -33,9 +33,14 @@ export function readMcpServers(config: HeraldConfig): McpServerConfig[] {
 export function announceToWorkers(
   config: HeraldConfig,
   runner: GatewayRunner,
-  announce: (event: WorkerAnnouncement) => Promise<number>,
-  logger: Logger,
+  deps: {
+    announce: (event: WorkerAnnouncement) => Promise<number>;
+    /** Reads `mcp_servers:` again (`readMcpServers`); may throw a ConfigError. */
+    loadServers: () => McpServerConfig[];
+    logger: Logger;
+  },
 ): () => readonly McpServerConfig[] {
+  const { announce, logger } = deps;
   runner.on("session-ended", ({ session: ended }) => {
     announce({ type: "session-ended", sessionKey: ended.key, sessionId: ended.id }).catch((err: unknown) =>
       logger.warn({ err: describeError(err) }, "could not announce the end of a session"),
@@ -51,7 +56,7 @@ export function announceToWorkers(
           servers = reread;
         },
       },
-      loadServers: () => readMcpServers(config),
+      loadServers: deps.loadServers,
       notify: (chat, text) => runner.control.notify(chat, text),
       logger: logger.child({ component: "mcp" }),
     }),

@@ -52,7 +52,13 @@ export async function attachAgent(
     logger,
     announceReload: announce && (() => announce({ type: "reload", what: "plugins" })),
   });
-  if (announce) late.mcpServers = announceToWorkers(config, runner, announce, logger);
+  // `/reload-mcp` reads mcp_servers: again and drops the cached lists of servers no longer there.
+  const loadServers = () => {
+    const servers = readMcpServers(config);
+    features.retainMcpServers(servers);
+    return servers;
+  };
+  if (announce) late.mcpServers = announceToWorkers(config, runner, { announce, loadServers, logger });
   if (!agent) return { agent, plugins };
   runner.on("session-ended", ({ session: ended }) => {
     agent.tools
@@ -66,7 +72,7 @@ export async function attachAgent(
   runner.commands.add(
     mcpCommands({
       target: { type: "here", manager: mcp },
-      loadServers: () => readMcpServers(config),
+      loadServers,
       notify: (chat, text) => runner.control.notify(chat, text),
       logger: logger.child({ component: "mcp" }),
     }),

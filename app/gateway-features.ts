@@ -21,7 +21,7 @@ import { createPersona } from "../agent/persona/index.js";
 import type { Plugins } from "../agent/plugins/index.js";
 import { createProviders, type SessionModels } from "../agent/providers/index.js";
 import { createCheckpoints } from "../agent/tools/checkpoints/gateway.js";
-import { jsonToolCache, type McpServerConfig } from "../agent/tools/mcp/index.js";
+import { cacheKeys, jsonToolCache, type McpServerConfig } from "../agent/tools/mcp/index.js";
 import { memoryTool } from "../agent/tools/memory/index.js";
 import { createMemoryProviders, type MemoryProviders } from "../agent/tools/memory-providers/gateway.js";
 import { createMessageSender } from "../agent/tools/messaging/gateway.js";
@@ -30,6 +30,7 @@ import { skillsTools } from "../agent/tools/skills/index.js";
 import { createTaskBoard } from "../agent/tools/task-board/gateway.js";
 import { createTodo } from "../agent/tools/todo/gateway.js";
 import { createVoiceReplies } from "../agent/tools/voice/gateway.js";
+import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { MetricsRegistry } from "../core/metrics.js";
 import type { JobQueue } from "../core/turn.js";
@@ -84,6 +85,11 @@ export interface GatewayFeatures {
   memoryProviders: MemoryProviders;
   /** The in-process StateClient the embedded agent and the state API serve. */
   localState: StateClient;
+  /**
+   * Deletes the cached tool lists of every MCP server but `servers` as they are configured (called at
+   * start and on `/reload-mcp`). Never throws: a failure is logged.
+   */
+  retainMcpServers(servers: readonly McpServerConfig[]): void;
 }
 
 /** Builds the runner and every feature on it. Call before `runner.start()`. */
@@ -112,6 +118,17 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
   const recall = createRecall(config, { gateway: runner, state, logger });
   const memoryProviders = createMemoryProviders(config, { gateway: runner, state, logger });
   late.memoryProviders = memoryProviders;
+  const mcpToolCache = new SqliteMcpToolCache(state.database);
+  const retainMcpServers = (servers: readonly McpServerConfig[]) => {
+    try {
+      const gone = mcpToolCache.retain(cacheKeys(servers));
+      if (gone.length)
+        logger.info({ servers: gone }, "cached mcp tool lists of unconfigured servers deleted");
+    } catch (err) {
+      logger.warn({ error: describeError(err) }, "cached mcp tool lists not pruned");
+    }
+  };
+  retainMcpServers(config.mcpServers);
   const localState = createLocalStateClient(
     state,
     {
@@ -122,7 +139,7 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
       delegate: delegation.stateApi,
       taskBoard: taskBoard.stateApi,
       memoryProviders: memoryProviders.stateApi,
-      mcpTools: jsonToolCache(new SqliteMcpToolCache(state.database)),
+      mcpTools: jsonToolCache(mcpToolCache),
       ...learning.stateApis,
     } satisfies StateMembers,
     recall.search,
@@ -149,6 +166,7 @@ export function createGatewayFeatures(config: HeraldConfig, parts: FeatureParts)
     recall,
     memoryProviders,
     localState,
+    retainMcpServers,
   };
 }
 

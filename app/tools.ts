@@ -21,7 +21,11 @@ import {
 } from "../agent/exec/index.js";
 import { type SpeakReply, type Tool, ToolRegistry, type UnavailableToolset } from "../agent/index.js";
 import { createBrowserTools } from "../agent/tools/browser/index.js";
-import { type Checkpointer, createCheckpointer } from "../agent/tools/checkpoints/index.js";
+import {
+  type Checkpointer,
+  createCheckpointer,
+  removeCheckpoints,
+} from "../agent/tools/checkpoints/index.js";
 import { CODE_BACKENDS, executeCodeTool } from "../agent/tools/code/declaration.js";
 import type { ExecuteCodeDeps } from "../agent/tools/code/index.js";
 import { fileTools } from "../agent/tools/files/declaration.js";
@@ -118,6 +122,8 @@ export interface AgentTools {
   mcp: McpManager;
   /** Why a toolset is off here (doctor, the start log), e.g. bubblewrap missing. */
   unavailable: UnavailableToolset[];
+  /** Deletes the checkpoints of a workspace housekeeping pruned. May throw (the folder not removable). */
+  workspacePruned(dir: string): Promise<void>;
   /** The checkpoint before a turn's first change of its workspace (`ToolRunDeps.beforeChange`). */
   beforeChange: ((job: TurnJob, note: (line: string) => void) => Promise<void>) | undefined;
   /**
@@ -262,6 +268,7 @@ export async function createAgentTools(
     backends: executions.available().map((e) => e.backend),
     executions,
     stageAttachments: (job) => copyAttachments(access, job),
+    workspacePruned: (dir) => removeCheckpoints(config.homeDir, dir),
     beforeChange: async (job, note) =>
       checkpointers.get(executions.backendOf(job.origin.sessionKey))?.(job, note),
     transcribe: createTranscriber(config, { logger, unavailable }),

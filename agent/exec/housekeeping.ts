@@ -9,7 +9,8 @@
  * turns run, on the embedded gateway and on each `herald worker`, also when several workers share
  * HERALD_HOME and each knows only its own processes: a workspace whose record is older than the
  * retention (days, against a heartbeat of minutes) is unused by every one of them. A pass also skips the
- * workspaces of its own running processes whatever the record says.
+ * workspaces of its own running processes whatever the record says. A pruned workspace's checkpoints
+ * (`HERALD_HOME/checkpoints/<workspace>/`) go with it, and each backend releases it.
  *
  * Files under `HERALD_HOME/cache` go when older than `media.retention_days` (`prune-files.ts`): what
  * users sent (`cache/<platform>/`: attachments, voice notes, images), files of MCP tools (`cache/mcp/`)
@@ -81,18 +82,29 @@ export function workspaceHousekeeping(
     processes: BusyWorkspaces | undefined;
     backend?: Pick<ExecutionBackend, "release"> | undefined;
     backends?: readonly Pick<ExecutionBackend, "release">[] | undefined;
+    /** Deletes what belongs to a pruned workspace outside it (its checkpoints). May throw: logged. */
+    workspacePruned?: ((dir: string) => Promise<void>) | undefined;
   },
+  logger?: Logger,
 ): WorkspaceHousekeeping {
   const backends = (tools.backends ?? (tools.backend ? [tools.backend] : [])).filter((b) => b.release);
+  const pruned = tools.workspacePruned;
   return {
     manager: tools.workspaces,
     retentionMs: config.exec.workspaceRetentionDays * 86_400_000,
     processes: tools.processes,
-    release: backends.length
-      ? async (dir) => {
-          for (const backend of backends) await backend.release?.({ key: "", dir });
-        }
-      : undefined,
+    release:
+      backends.length || pruned
+        ? async (dir) => {
+            await pruned?.(dir).catch((err: unknown) =>
+              logger?.warn(
+                { dir, error: describeError(err) },
+                "checkpoints of a pruned workspace not removed",
+              ),
+            );
+            for (const backend of backends) await backend.release?.({ key: "", dir });
+          }
+        : undefined,
   };
 }
 
@@ -154,6 +166,7 @@ export function workerHousekeeping(
     processes: BusyWorkspaces | undefined;
     backend?: Pick<ExecutionBackend, "release"> | undefined;
     backends?: readonly Pick<ExecutionBackend, "release">[] | undefined;
+    workspacePruned?: ((dir: string) => Promise<void>) | undefined;
   },
   logger: Logger,
 ): HousekeepingOptions {
@@ -161,7 +174,7 @@ export function workerHousekeeping(
     cacheDir: join(config.homeDir, "cache"),
     cacheFolders: WORKER_CACHE_FOLDERS,
     mediaRetentionMs: config.media.retentionDays * 86_400_000,
-    workspaces: workspaceHousekeeping(config, tools),
+    workspaces: workspaceHousekeeping(config, tools, logger),
     logger,
   };
 }

@@ -193,7 +193,10 @@ export const execSettings = defineFeature({
       ["max_timeout_s", "the longest foreground timeout a command may ask for"],
       ["dangerous_commands", "`manual` (ask in the chat), `deny`, `off` (run them, logged at start)"],
       ["approval_timeout_s", "how long an approval request waits"],
-      ["workspace_retention_days", "unused workspaces are deleted (never while a process runs there)"],
+      [
+        "workspace_retention_days",
+        "unused workspaces are deleted, with their checkpoints (never while a process runs there)",
+      ],
       [
         "workspace_handover",
         "on Redis, workers hand each session's workspace over through the gateway, so a turn on any worker sees the files of the earlier ones (`false`: each worker keeps its own); see [Scaling out](scaling-out.md#workspaces-follow-the-session)",

@@ -33,7 +33,8 @@ export interface Harness {
   gateway: Gateway;
   state: SqliteState;
   /** Stops gracefully and starts again on the same HERALD_HOME. */
-  restart(): Promise<void>;
+  /** Stops and starts the gateway; `rereadConfig`: with config.yaml read again (the port kept). */
+  restart(options?: { rereadConfig?: boolean }): Promise<void>;
   /** Drops the gateway without draining anything (like kill -9), then nothing runs until `start()`. */
   crash(): Promise<void>;
   /** Starts again after `crash()`. */
@@ -56,7 +57,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     HERALD_LOG_LEVEL: "silent",
     ...options.env,
   };
-  const config = loadConfig({ env });
+  let config = loadConfig({ env });
   let gateway: Gateway | undefined;
   const boot = async () => {
     gateway = await startGateway(config, {
@@ -84,8 +85,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     get state() {
       return harness.gateway.state;
     },
-    async restart() {
+    async restart(restartOptions = {}) {
       await gateway?.stop();
+      if (restartOptions.rereadConfig) {
+        const port = config.apiServer.port;
+        config = loadConfig({ env });
+        config.apiServer.port = port;
+      }
       await boot();
     },
     async crash() {

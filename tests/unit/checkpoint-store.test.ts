@@ -52,6 +52,20 @@ function store(limits: Partial<typeof DEFAULT_CHECKPOINT_LIMITS> = {}) {
 const refCount = () => readdirSync(join(gitDir, "refs", "checkpoints")).length;
 
 describe("checkpoint store", () => {
+  it("starts a new repository when its own was deleted under it (the workspace was pruned)", async () => {
+    const s = store();
+    writeFileSync(join(ws, "a.txt"), "one\n");
+    expect((await s.snapshot("before")).kind).toBe("taken");
+    rmSync(gitDir, { recursive: true, force: true });
+    rmSync(ws, { recursive: true, force: true });
+    mkdirSync(ws);
+    writeFileSync(join(ws, "a.txt"), "one\n");
+    expect((await s.snapshot("after")).kind).toBe("taken");
+    expect(s.list().map((c) => c.label)).toEqual(["after"]);
+    writeFileSync(join(ws, "a.txt"), "two\n");
+    expect((await s.diff(1, 10_000)).patch).toContain("+two");
+  });
+
   it("takes a checkpoint only when the workspace changed, and lists them newest first", async () => {
     const s = store();
     writeFileSync(join(ws, "a.txt"), "one\n");

@@ -6,7 +6,8 @@
  * text; nothing changed since the latest checkpoint: no new one. `/checkpoints` lists them, `/diff [n]`
  * shows what changed since one, `/rollback [n]` restores one; `checkpoint_restore` (toolset
  * "checkpoints", not offered unless a toolset list names it) lets the agent do the same. Only for
- * workspaces on this host (`local` and `sandbox` backends).
+ * workspaces on this host (`local` and `sandbox` backends). When housekeeping prunes a workspace, its
+ * repository goes with it (`removeCheckpoints`).
  */
 
 export {
@@ -18,7 +19,13 @@ export {
 } from "./gateway.js";
 export { type CheckpointsSection, checkpointsSectionSchema, checkpointsSettings } from "./settings.js";
 export { type CheckpointDiff, type RestoreOutcome, ShadowCheckpointStore } from "./store.js";
-export { CheckpointStores, checkpointsOff, LOCAL_BACKENDS } from "./stores.js";
+export {
+  CheckpointStores,
+  checkpointRepoDir,
+  checkpointsOff,
+  LOCAL_BACKENDS,
+  removeCheckpoints,
+} from "./stores.js";
 export { type Checkpointer, type CheckpointerPorts, createCheckpointer, turnLabel } from "./tool.js";
 export type * from "./types.js";
 export { DEFAULT_CHECKPOINT_LIMITS } from "./types.js";

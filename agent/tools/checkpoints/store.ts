@@ -11,7 +11,7 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describeError, HeraldError } from "../../../core/errors.js";
@@ -141,7 +141,11 @@ export class ShadowCheckpointStore {
   }
 
   private async currentTree(): Promise<TreeOutcome> {
-    if (!this.initialized) await initShadowRepo(this.options.gitDir);
+    // Housekeeping deletes the repository of a pruned workspace: a store kept meanwhile starts afresh.
+    if (!this.initialized || !existsSync(join(this.options.gitDir, REFS))) {
+      this.cache.clear();
+      await initShadowRepo(this.options.gitDir);
+    }
     this.initialized = true;
     return snapshotTree(this.options.workspaceDir, this.options.gitDir, this.cache, this.options.limits);
   }

@@ -3,6 +3,7 @@
  * (their stat caches make an unchanged workspace cheap to check). The gateway (commands) and the
  * process that runs turns (snapshots) each hold one; they share the repositories on disk.
  */
+import { rm } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { Logger } from "../../../core/logger.js";
 import type { BackendName, Workspace } from "../../exec/index.js";
@@ -24,6 +25,19 @@ export function checkpointsOff(section: CheckpointsSection, backend: BackendName
   if (!LOCAL_BACKENDS.includes(backend))
     return `Checkpoints need a workspace on this host (exec.backend local or sandbox); the ${backend} backend keeps it elsewhere.`;
   return undefined;
+}
+
+/** The shadow repository of the workspace `workspaceDir`: `HERALD_HOME/checkpoints/<its folder name>`. */
+export function checkpointRepoDir(homeDir: string, workspaceDir: string): string {
+  return join(homeDir, "checkpoints", basename(workspaceDir));
+}
+
+/**
+ * Deletes the checkpoints of the workspace `workspaceDir` (housekeeping pruned it): nothing is left to
+ * restore them into. A repository that is not there is no error. @throws what `rm` throws otherwise.
+ */
+export async function removeCheckpoints(homeDir: string, workspaceDir: string): Promise<void> {
+  await rm(checkpointRepoDir(homeDir, workspaceDir), { recursive: true, force: true });
 }
 
 /** The checkpoint stores of one process. */
@@ -48,7 +62,7 @@ export class CheckpointStores {
     const { maxCount, maxFileBytes, maxTotalBytes, maxFiles } = this.section;
     const store = new ShadowCheckpointStore({
       workspaceDir: workspace.dir,
-      gitDir: join(this.homeDir, "checkpoints", name),
+      gitDir: checkpointRepoDir(this.homeDir, workspace.dir),
       limits: { maxCount, maxFileBytes, maxTotalBytes, maxFiles },
       logger: this.logger,
     });

@@ -85,6 +85,11 @@ export function definitionHash(config: McpServerConfig): string {
   return createHash("sha256").update(JSON.stringify(definition)).digest("hex").slice(0, 32);
 }
 
+/** The cache keys of `servers` as configured now: what `SqliteMcpToolCache.retain` keeps. */
+export function cacheKeys(servers: readonly McpServerConfig[]): { server: string; definition: string }[] {
+  return servers.map((s) => ({ server: s.name, definition: definitionHash(s) }));
+}
+
 /**
  * Whether `entry` (listed at `listedAt`) may stand in for the live list at `now`. A list from the
  * future (a clock set back) counts as stale.

@@ -11,10 +11,13 @@
  * (`idle_timeout_s`, 300 s unless set; 0 keeps it running as long as Herald) and a fresh cached list is
  * not started with the gateway: its tools are offered from the cache, and its first call starts it,
  * checks the live list and runs. A server without one starts in the background, lists, is cached, and
- * stops once idle. An idle server's exit is no error: the next call starts it again.
+ * stops once idle. An idle server's exit is no error: the next call starts it again. The gateway deletes
+ * the cached lists of servers removed from `mcp_servers:` (or whose definition changed) when it starts
+ * and on `/reload-mcp`.
  */
 
 export {
+  cacheKeys,
   definitionHash,
   isFresh,
   jsonToolCache,

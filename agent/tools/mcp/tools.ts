@@ -3,7 +3,8 @@
  * and `mcp_list_resources`, `mcp_read_resource`, `mcp_get_prompt` (toolset `mcp`) over every server
  * the turn may use: it serves the turn's chat and the gateway gave the turn its toolset (an `access:
  * owners` server's only to a turn that acts for an owner). A call to a server that is down fails at
- * once with a clear error.
+ * once with a clear error. `mcp_list_resources` without a server asks only the running servers and
+ * names the idle ones (it never starts a server the model did not name).
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -118,10 +119,17 @@ export function mcpUtilityTools(manager: McpManager, saveDir: McpSaveDir = cache
         "List the resources (files, documents, data) that MCP servers offer; read one with mcp_read_resource.",
       toolset: MCP_UTILITY_TOOLSET,
       parameters: z.object({
-        server: z.string().optional().describe("only this server (default: every server)"),
+        server: z
+          .string()
+          .optional()
+          .describe("only this server, started if idle (default: every running server)"),
       }),
       async execute({ server }, ctx) {
-        const names = server ? [server] : usableServers(manager, ctx).map((s) => s.config.name);
+        // Unnamed, the listing asks only the running servers: starting every idle one to list them
+        // would undo starting on first use. The idle ones are named, so the model can ask one.
+        const usable = server ? [] : usableServers(manager, ctx);
+        const idle = usable.filter((s) => s.status().state === "idle").map((s) => s.config.name);
+        const names = server ? [server] : usable.map((s) => s.config.name).filter((n) => !idle.includes(n));
         const sections: string[] = [];
         for (const name of names) {
           const handle = serverFor(manager, name, ctx);
@@ -143,6 +151,11 @@ export function mcpUtilityTools(manager: McpManager, saveDir: McpSaveDir = cache
             if (ctx.signal.aborted) throw err;
             sections.push(`## ${name}\nerror: ${(err as Error).message}`);
           }
+        }
+        if (idle.length) {
+          sections.push(
+            `not started: ${idle.join(", ")} — name one as server to start it and list its resources`,
+          );
         }
         return sections.join("\n\n") || "No MCP servers are configured for this chat.";
       },
