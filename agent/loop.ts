@@ -18,8 +18,9 @@ import { cancelledError } from "./model-errors.js";
 import { apiOf } from "./providers/index.js";
 import { recallNote } from "./recall-note.js";
 import { runTool, type ToolRunDeps } from "./run-tool.js";
+import { toolsOfSession } from "./tool-registry.js";
 import { addToolUsage, addUsage } from "./turn-usage.js";
-import type { StateClient, Tool, ToolOutput, TurnHooks } from "./types.js";
+import type { StateClient, ToolOutput, TurnHooks } from "./types.js";
 import type { SpeakReply } from "./voice-reply.js";
 
 export { summarizeArguments } from "./run-tool.js";
@@ -152,7 +153,7 @@ async function loop(
   const { model: client, signal } = deps;
   // A child of delegate_task never gets the tools its parent keeps (todo, clarify).
   const excluded = job.excludedTools;
-  const enabled = ofSession(deps.tools.forToolsets(job.toolsets), job.origin.sessionKey);
+  const enabled = toolsOfSession(deps.tools.forToolsets(job.toolsets), job.origin.sessionKey);
   const turnTools = new TurnTools(
     excluded?.length ? enabled.filter((t) => !excluded.includes(t.name)) : enabled,
     job.eagerToolsets,
@@ -362,12 +363,4 @@ async function rewriteReply(result: TurnResult, job: TurnJob, hooks: TurnHooks):
       ? [...result.messages.slice(0, -1), { ...last, content: text }]
       : result.messages;
   return { ...result, messages, reply: { ...result.reply, text } };
-}
-
-/** The tools as the session's agent has them (`Tool.forSession`). */
-function ofSession(tools: readonly Tool[], sessionKey: string): Tool[] {
-  return tools.flatMap((t) => {
-    const own = t.forSession ? t.forSession(sessionKey) : t;
-    return own ? [own] : [];
-  });
 }
