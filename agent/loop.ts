@@ -18,6 +18,7 @@ import { cancelledError } from "./model-errors.js";
 import { apiOf } from "./providers/index.js";
 import { recallNote } from "./recall-note.js";
 import { runTool, type ToolRunDeps } from "./run-tool.js";
+import { toolsOfSession } from "./tool-registry.js";
 import { addToolUsage, addUsage } from "./turn-usage.js";
 import type { StateClient, ToolOutput, TurnHooks } from "./types.js";
 import type { SpeakReply } from "./voice-reply.js";
@@ -152,7 +153,7 @@ async function loop(
   const { model: client, signal } = deps;
   // A child of delegate_task never gets the tools its parent keeps (todo, clarify).
   const excluded = job.excludedTools;
-  const enabled = deps.tools.forToolsets(job.toolsets);
+  const enabled = toolsOfSession(deps.tools.forToolsets(job.toolsets), job.origin.sessionKey);
   const turnTools = new TurnTools(
     excluded?.length ? enabled.filter((t) => !excluded.includes(t.name)) : enabled,
     job.eagerToolsets,

@@ -174,3 +174,11 @@ function truncate(content: string): string {
   if (content.length <= MAX_OUTPUT_CHARS) return content;
   return `${content.slice(0, MAX_OUTPUT_CHARS)}\n[output cut: ${content.length - MAX_OUTPUT_CHARS} more characters]`;
 }
+
+/** The tools as a session's agent has them (`Tool.forSession`), in their order. */
+export function toolsOfSession(tools: readonly Tool[], sessionKey: string): Tool[] {
+  return tools.flatMap((t) => {
+    const own = t.forSession ? t.forSession(sessionKey) : t;
+    return own ? [own] : [];
+  });
+}

@@ -164,6 +164,13 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
    * @defaultValue converted from `parameters`
    */
   jsonSchema?: Record<string, unknown> | undefined;
+  /**
+   * The tool as a session's agent has it: another declaration of it (the terminal tool's description
+   * names the agent's own backend), or undefined where the agent does not have it. Must give the same
+   * object for every session of one agent, so its requests keep one stable prefix; must not throw.
+   * @defaultValue the tool itself, for every session
+   */
+  forSession?(sessionKey: string): Tool | undefined;
   execute(args: z.infer<P>, ctx: ToolContext): Promise<ToolOutput | string>;
 }
 

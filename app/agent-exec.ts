@@ -3,7 +3,7 @@
  * on `exec.backend`, a further agent's on its `agents[].exec_backend`; this process opens one
  * `Execution` per backend in use, all on one `WorkspaceManager` that keeps each agent's workspaces
  * under its own root. A tool built on each backend (terminal, files, code, checkpoints) is one tool for
- * the model, which runs each call on the backend of the call's agent, read from its session key: the
+ * the model, declared as its agent's backend has it and run on that backend, read from the session key: the
  * gateway and every worker resolve it alike from the one shared config. A backend that is not
  * available here turns off only its agents' tools; nothing falls back to another backend.
  */
@@ -11,6 +11,7 @@ import {
   type BackendName,
   type BusyWorkspaces,
   type Execution,
+  type ExecutionBackend,
   type OpenWorkspace,
   openExecution,
   WorkspaceAccess,
@@ -85,6 +86,15 @@ export function executionOf(execs: AgentExecutions, sessionKey: string): Executi
   return execs.byBackend.get(execs.backendOf(sessionKey)) as Execution | MissingBackend;
 }
 
+/** The backend of a session key's agent, or what it misses. */
+export function backendOfSession(
+  execs: AgentExecutions,
+  sessionKey: string,
+): ExecutionBackend | MissingBackend {
+  const exec = executionOf(execs, sessionKey);
+  return "backend" in exec ? exec.backend : exec;
+}
+
 /**
  * One tool per name out of the tools built on each backend (`toolsOf`): a call runs the tool of its
  * agent's backend, and where that backend has none (not available here, or the tool needs another
@@ -103,7 +113,8 @@ export function perAgentTools(
       const tool = tools.find((t) => t.name === name);
       if (tool) variants.set(backend, tool);
     }
-    // The model sees one declaration: the default agent's where it has the tool.
+    // One declaration per tool in the registry: the default agent's where it has the tool. Each turn
+    // is given its agent's own (`forSession`), so the description names where its commands run.
     const shown = (variants.get(execs.defaultBackend) ?? [...variants.values()][0]) as Tool;
     const execute = (args: unknown, ctx: ToolContext): Promise<ToolOutput | string> => {
       const backend = execs.backendOf(ctx.origin.sessionKey);
@@ -116,7 +127,15 @@ export function perAgentTools(
           : `${name} does not work on the ${backend} backend`;
       return Promise.resolve({ content: `error: ${name} is off for this agent: ${why}`, isError: true });
     };
-    return Object.assign(Object.create(shown) as Tool, { execute });
+    const combined: Tool = Object.assign(Object.create(shown) as Tool, { execute, forSession });
+    // The same object per backend, so each agent's requests keep one stable prefix.
+    const own = new Map(
+      [...variants].map(([b, t]) => [b, Object.assign(Object.create(t) as Tool, { execute })] as const),
+    );
+    function forSession(sessionKey: string): Tool {
+      return own.get(execs.backendOf(sessionKey)) ?? combined;
+    }
+    return combined;
   });
 }
 

@@ -50,7 +50,9 @@ import {
   type AgentExecutions,
   AgentWorkspaceAccess,
   allProcesses,
+  backendOfSession,
   executionOf,
+  type MissingBackend,
   openAgentExecutions,
   perAgentTools,
 } from "./agent-exec.js";
@@ -97,11 +99,12 @@ export interface AgentTools {
   processes: BusyWorkspaces | undefined;
   /** Every agent's workspaces, each under its agent's root. */
   workspaces: WorkspaceManager;
-  /**
-   * The default agent's execution backend, when available here (plugins with `exec` run their commands
-   * on it).
-   */
+  /** The default agent's execution backend, when available here. */
   backend?: ExecutionBackend | undefined;
+  /** The backend of a session key's agent, or what it misses here (plugins' `exec` runs on it). */
+  backendFor(sessionKey: string): ExecutionBackend | MissingBackend;
+  /** Whether any agent's backend is available here. */
+  anyBackend: boolean;
   /** Every agent's backend available here (pruned workspaces are released on each). */
   backends: ExecutionBackend[];
   /** The executions of every agent's backend (the hand-over goes through each). */
@@ -248,7 +251,12 @@ export async function createAgentTools(
   const browser = createBrowserTools(config, { access, logger, unavailable });
   const speech = createSpeechTools(config, { logger, unavailable });
   const ha = await createHaTools(config, { logger });
-  tools.push(...browser.tools, ...speech.tools, ...ha.tools, ...memoryProviderTools(config.memory.providers));
+  tools.push(
+    ...browser.tools,
+    ...speech.tools,
+    ...ha.tools,
+    ...memoryProviderTools(config.memory.providers, config.agents),
+  );
   registry = createToolRegistry(tools);
   const mcp = createMcpClient(config, {
     registry,
@@ -266,6 +274,8 @@ export async function createAgentTools(
     workspaces,
     backend,
     backends: executions.available().map((e) => e.backend),
+    backendFor: (sessionKey) => backendOfSession(executions, sessionKey),
+    anyBackend: executions.available().length > 0,
     executions,
     stageAttachments: (job) => copyAttachments(access, job),
     workspacePruned: (dir) => removeCheckpoints(config.homeDir, dir),

@@ -1,6 +1,6 @@
 /**
- * The plugins of one process (gateway or worker): the host over `HERALD_HOME/plugins` (with the exec
- * backend where there is one), the hook runner over its hooks, and the tool registry that adds plugin
+ * The plugins of one process (gateway or worker): the host over `HERALD_HOME/plugins` (with each
+ * agent's exec backend where there is one), the hook runner over its hooks, and the tool registry that adds plugin
  * tools.
  */
 import type { Logger } from "../../core/logger.js";
@@ -25,7 +25,15 @@ export interface PluginsConfig {
 /** The process's tools as plugins use them: the built-in names, the exec backend and workspaces. */
 export interface PluginTools {
   registry: ToolRegistry;
+  /** The default agent's backend, where it is available here. */
   backend?: ExecutionBackend | undefined;
+  /**
+   * The backend of a session key's agent, or what it misses here; plugin commands run on it. Must not
+   * throw. @defaultValue `backend` for every session
+   */
+  backendFor?: ((sessionKey: string) => ExecutionBackend | { missing: string; fix: string }) | undefined;
+  /** Whether any agent's backend is available here (`exec` is offered then). @defaultValue `backend` is set */
+  anyBackend?: boolean | undefined;
   workspaces: WorkspaceManager;
 }
 
@@ -101,11 +109,21 @@ function pluginFetch(config: PluginsConfig): (plugin: string) => typeof fetch {
   };
 }
 
-/** Plugin commands run on the exec backend in the turn's workspace; dangerous ones are refused. */
+/**
+ * Plugin commands run on the backend of the turn's agent, in its workspace; dangerous ones are refused,
+ * and so is a command whose agent's backend is not available here (never another agent's backend).
+ */
 function execRunner(tools: PluginTools): PluginExecRunner | undefined {
-  const { backend, workspaces } = tools;
-  if (!backend) return undefined;
+  const { workspaces } = tools;
+  if (!(tools.anyBackend ?? tools.backend)) return undefined;
+  const backendFor =
+    tools.backendFor ?? (() => tools.backend ?? { missing: "no execution backend", fix: "" });
   return async (origin, command, { timeoutMs, signal }) => {
+    const backend = backendFor(origin.sessionKey);
+    if ("missing" in backend)
+      throw new Error(
+        `commands are off for this agent: ${backend.missing}${backend.fix ? ` (fix: ${backend.fix})` : ""}`,
+      );
     const workspace = await workspaces.ensure({
       sessionKey: origin.sessionKey,
       userKey: `${origin.chat.platform}:user:${origin.userId}`,

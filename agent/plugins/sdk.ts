@@ -16,7 +16,7 @@ export const CAPABILITIES = ["network", "filesystem", "exec", "state", "send"] a
 /** One capability: `network` (ctx.fetch), `filesystem` (ctx.dataDir), `exec` (ctx.exec), `state`, `send`. */
 export type Capability = (typeof CAPABILITIES)[number];
 
-/** Runs a command in the conversation's workspace on the configured execution backend (sandbox by default). */
+/** Runs a command in the conversation's workspace, on the execution backend of the conversation's agent (sandbox by default). */
 export interface PluginExec {
   run(
     command: string,

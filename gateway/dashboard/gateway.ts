@@ -37,7 +37,12 @@ export interface GatewayDashboardPorts {
   /** Pending approvals and the dashboard's answer to one. */
   approvals: NonNullable<DashboardSources["approvals"]>;
   /** Memory by caller and the skill store. */
-  learning: { memory: ScopedMemoryStore; skills: FileSkillStore };
+  learning: {
+    memory: ScopedMemoryStore;
+    skills: FileSkillStore;
+    /** Each agent's skill store by its name (the default agent's: the shared one). */
+    agentSkills?: { of(agent: string | undefined): FileSkillStore } | undefined;
+  };
   adapters: ReadonlyMap<string, PlatformAdapter>;
   failed: ReadonlyMap<string, string>;
   /** Whether the HTTP server listens only on this machine (API_SERVER_HOST is loopback). */
@@ -56,6 +61,7 @@ export function createGatewayDashboard(
   const { runner, state } = deps;
   if (!config.dashboard.enabled) return undefined;
   const activity = followRunner(runner);
+  const { agentSkills } = deps.learning;
   const secrets = [config.dashboard.password, config.apiServer.key].filter((s): s is string => Boolean(s));
   return createDashboard({
     activity,
@@ -110,6 +116,7 @@ export function createGatewayDashboard(
           })),
         ),
       skills: deps.learning.skills,
+      agentSkills: agentSkills ? (agent) => agentSkills.of(agent) : undefined,
       usage: state.usage,
       logTail: (maxLines) => tailFile(join(config.homeDir, "logs", "herald.log"), maxLines),
     },

@@ -66,6 +66,11 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const now = options.now ?? Date.now;
   const auth = new DashboardAuth(options.access, now);
   const log = options.logger.child({ component: "dashboard" });
+  /** The further agent a skills page is of (`?agent=`, a form's `agent`); undefined: the shared folder. */
+  const skillsAgent = (name: string | undefined) =>
+    name && sources.agentSkills && sources.agents?.includes(name) ? name : undefined;
+  const skillsOf = (agent: string | undefined) =>
+    agent && sources.agentSkills ? sources.agentSkills(agent) : sources.skills;
   const flashes = new Map<string, { text: string; error: boolean }>();
   /** Open live streams and the login each belongs to (ended with it). */
   const streams = new Map<ServerResponse, string | undefined>();
@@ -196,15 +201,17 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       const memory = sources.memory
         ? await Promise.all([sources.memory.read("memory"), sources.memory.read("user")])
         : undefined;
-      const skills = await sources.skills?.list();
+      const agent = skillsAgent(url.searchParams.get("agent") ?? undefined);
+      const skills = await skillsOf(agent)?.list();
       const users = await sources.userMemory?.();
+      const agents = sources.agentSkills ? (sources.agents ?? []) : [];
       return send(
         res,
         200,
         frame(state, url, {
           title: "Skills & memory",
           nav: "knowledge",
-          body: knowledgeBody({ memory, users, skills, csrf: state.csrf }),
+          body: knowledgeBody({ memory, users, skills, agents, agent, csrf: state.csrf }),
         }),
       );
     }
@@ -226,7 +233,9 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       );
     }
     const skill = /^\/skills\/([^/]+)$/.exec(sub);
-    if (skill && sources.skills) {
+    const agent = skillsAgent(url.searchParams.get("agent") ?? undefined);
+    const store = skillsOf(agent);
+    if (skill && store) {
       const name = decodeURIComponent(skill[1]!);
       if (name === "new") {
         const template =
@@ -237,11 +246,11 @@ export function createDashboard(options: DashboardOptions): Dashboard {
           frame(state, url, {
             title: "New skill",
             nav: "knowledge",
-            body: skillBody({ name: "", content: template, isNew: true, csrf: state.csrf }),
+            body: skillBody({ name: "", content: template, isNew: true, agent, csrf: state.csrf }),
           }),
         );
       }
-      const viewed = await sources.skills.view(name);
+      const viewed = await store.view(name);
       if (!viewed.ok) return send(res, 404, frame(state, url, notFound(viewed.error, "knowledge")));
       return send(
         res,
@@ -249,7 +258,13 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         frame(state, url, {
           title: `Skill ${name}`,
           nav: "knowledge",
-          body: skillBody({ name, content: skillFileOf(viewed.message), isNew: false, csrf: state.csrf }),
+          body: skillBody({
+            name,
+            content: skillFileOf(viewed.message),
+            isNew: false,
+            agent,
+            csrf: state.csrf,
+          }),
         }),
       );
     }
@@ -322,14 +337,16 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       return back(res, "/dashboard/knowledge", result.ok ? result.message : result.error, !result.ok);
     }
     const skill = /^\/skills\/([^/]+)(\/delete)?$/.exec(sub);
-    if (skill && sources.skills) {
+    const agent = skillsAgent(form.get("agent") ?? undefined);
+    const store = skillsOf(agent);
+    if (skill && store) {
       const isNew = skill[1] === "new";
       const name = isNew ? (form.get("name") ?? "").trim() : decodeURIComponent(skill[1]!);
       const content = (form.get("content") ?? "").replace(/\r\n/g, "\n");
       // An existing skill (the user's, or a bundled one the user makes their own version of) is patched.
       const result = skill[2]
-        ? await sources.skills.manage({ action: "delete", name })
-        : await sources.skills.manage({ action: isNew ? "create" : "patch", name, content });
+        ? await store.manage({ action: "delete", name })
+        : await store.manage({ action: isNew ? "create" : "patch", name, content });
       if (!result.ok && !skill[2]) {
         // Refused: the form again with what was typed, and the reason.
         return send(
@@ -341,12 +358,15 @@ export function createDashboard(options: DashboardOptions): Dashboard {
             csrf: state.csrf,
             loggedIn: auth.loginRequired,
             flash: { text: result.error, error: true },
-            body: skillBody({ name, content, isNew, csrf: state.csrf }),
+            body: skillBody({ name, content, isNew, agent, csrf: state.csrf }),
           }),
         );
       }
+      const of = agent ? `?agent=${encodeURIComponent(agent)}` : "";
       const to =
-        skill[2] && result.ok ? "/dashboard/knowledge" : `/dashboard/skills/${encodeURIComponent(name)}`;
+        skill[2] && result.ok
+          ? `/dashboard/knowledge${of}`
+          : `/dashboard/skills/${encodeURIComponent(name)}${of}`;
       return back(res, to, result.ok ? result.message : result.error, !result.ok);
     }
     back(res, "/dashboard/", "Unknown action.", true);

@@ -84,6 +84,11 @@ export interface DashboardSources {
   /** Every other user's own memory files, by folder name (`telegram-300-…`), shown read-only. */
   userMemory?: (() => Promise<{ key: string; views: MemoryView[] }[]>) | undefined;
   skills?: SkillFiles | undefined;
+  /**
+   * A further agent's skills (`agents[].skills_dir`), by its name (one of `agents`); the skills pages
+   * show them with `?agent=<name>`. Absent: only `skills`.
+   */
+  agentSkills?: ((agent: string) => SkillFiles) | undefined;
   /** Token usage the turns recorded (the usage ledger). */
   usage?: (Pick<UsageLedger, "summary" | "forSession"> & { firstAt(): number | undefined }) | undefined;
   /** The last lines of the gateway's log file; undefined when there is none. */

@@ -1,5 +1,5 @@
 import type { ToolExecute } from "../../tool-declaration.js";
-import { toOpenAITools } from "../../tool-registry.js";
+import { toOpenAITools, toolsOfSession } from "../../tool-registry.js";
 import type { Tool, ToolOutput } from "../../types.js";
 import type { ExecuteCodeDeps, ExecuteCodeParameters } from "./declaration.js";
 import { type ExecutionOutcome, NOT_FROM_CODE, runExecution } from "./execution.js";
@@ -36,7 +36,7 @@ export function executeCodeRuns(deps: ExecuteCodeDeps) {
           backend: deps.backend,
           workspace,
           prefix: limit.prefix,
-          tools: specsOf(deps.toolsFor(ctx.turn?.toolsets ?? [])),
+          tools: specsOf(toolsOfSession(deps.toolsFor(ctx.turn?.toolsets ?? []), ctx.origin.sessionKey)),
           timeoutMs: (args.timeout_s ?? maxTimeoutS) * 1000,
           staleAfterMs: maxTimeoutS * 1000 + 10 * 60_000,
           maxToolCalls: deps.maxToolCalls ?? 50,

@@ -18,6 +18,7 @@ import type { Logger } from "../../../core/logger.js";
 import type { TurnJob } from "../../../core/turn.js";
 import { defineTool } from "../../tool-registry.js";
 import type { StateClient, Tool } from "../../types.js";
+import type { AgentProvidersChoice } from "./gateway.js";
 import type { MemoryProvidersConfig } from "./settings.js";
 
 export { MAX_WAITING, OutageLog, ProviderBacklog } from "./backlog.js";
@@ -115,7 +116,24 @@ export const memoryProviderQueryTool = defineTool({
   },
 });
 
-/** The provider tools `config` turns on: the query tool when any provider is configured. */
-export function memoryProviderTools(config: MemoryProvidersConfig): Tool[] {
-  return config.honcho || config.mem0 ? [memoryProviderQueryTool as Tool] : [];
+/**
+ * The provider tools `config` turns on: the query tool when any provider is configured, offered to the
+ * turns of an agent only where it uses one of them (`agents[].memory_providers`).
+ */
+export function memoryProviderTools(
+  config: MemoryProvidersConfig,
+  agents: readonly AgentProvidersChoice[] = [],
+): Tool[] {
+  const configured = (["honcho", "mem0"] as const).filter((name) => config[name]);
+  if (configured.length === 0) return [];
+  const tool = memoryProviderQueryTool as Tool;
+  const usesNone = ({ memoryProviders: own }: AgentProvidersChoice) =>
+    own === false || (own !== undefined && !configured.some((p) => own.includes(p)));
+  const none = new Set(agents.filter(usesNone).map((a) => a.name));
+  if (none.size === 0) return [tool];
+  const forSession = (sessionKey: string): Tool | undefined => {
+    const agent = agentOfKey(sessionKey);
+    return agent !== undefined && none.has(agent) ? undefined : tool;
+  };
+  return [Object.assign(Object.create(tool) as Tool, { forSession })];
 }
