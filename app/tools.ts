@@ -212,6 +212,29 @@ function execTools(
   return checkpointer;
 }
 
+/** The web, messaging, vision, image, browser, voice, Home Assistant and memory provider tools. */
+async function senseTools(
+  config: HeraldConfig,
+  parts: { tools: Tool[]; access: AgentWorkspaceAccess; logger: Logger; unavailable: UnavailableToolset[] },
+) {
+  const { tools, access, logger, unavailable } = parts;
+  const web = createWebTools(config, { logger, unavailable });
+  const browser = createBrowserTools(config, { access, logger, unavailable });
+  const speech = createSpeechTools(config, { logger, unavailable });
+  const ha = await createHaTools(config, { logger });
+  tools.push(
+    ...web.tools,
+    sendMessageTool.with({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
+    createVisionTool(config, { access, unavailable }),
+    createImageTool(config, { access, unavailable }),
+    ...browser.tools,
+    ...speech.tools,
+    ...ha.tools,
+    ...memoryProviderTools(config.memory.providers, config.agents),
+  );
+  return { web, browser, speech, ha };
+}
+
 /**
  * Every tool this process can offer. The terminal tools come only where the configured backend is
  * available: a missing bubblewrap turns them off (and says how to install it), never falls back to
@@ -241,22 +264,7 @@ export async function createAgentTools(
   const access = new AgentWorkspaceAccess(executions);
   // Files MCP tools return: into the session's workspace where the file tools are on, else the cache.
   const mcpFiles = executions.available().length ? mcpWorkspaceFiles(access) : undefined;
-  const web = createWebTools(config, { logger, unavailable });
-  tools.push(...web.tools);
-  tools.push(
-    sendMessageTool.with({ exportFile: workspaceExporter(access, join(config.homeDir, "cache")) }),
-    createVisionTool(config, { access, unavailable }),
-    createImageTool(config, { access, unavailable }),
-  );
-  const browser = createBrowserTools(config, { access, logger, unavailable });
-  const speech = createSpeechTools(config, { logger, unavailable });
-  const ha = await createHaTools(config, { logger });
-  tools.push(
-    ...browser.tools,
-    ...speech.tools,
-    ...ha.tools,
-    ...memoryProviderTools(config.memory.providers, config.agents),
-  );
+  const { web, browser, speech, ha } = await senseTools(config, { tools, access, logger, unavailable });
   registry = createToolRegistry(tools);
   const mcp = createMcpClient(config, {
     registry,
