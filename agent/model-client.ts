@@ -7,12 +7,12 @@
 
 import pRetry, { AbortError as RetryAbort } from "p-retry";
 import { ModelError } from "../core/errors.js";
+import { createNodeFetch } from "../core/node-fetch.js";
 import { sleep } from "../core/sleep.js";
 import type { ProviderAlert } from "../core/turn.js";
 import type { AssistantMessage } from "../core/types.js";
 import { modelConfigProblem } from "./model-config.js";
 import { cancelledError, toModelError } from "./model-errors.js";
-import { createNodeFetch } from "./node-fetch.js";
 import {
   type AttemptFailure,
   apiOf,

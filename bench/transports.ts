@@ -9,7 +9,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { createModelClient } from "../agent/model-client.js";
-import { createNodeFetch } from "../agent/node-fetch.js";
 import { createAnthropicTransport } from "../agent/providers/anthropic.js";
 import { createBedrockTransport } from "../agent/providers/bedrock.js";
 import { createGeminiTransport } from "../agent/providers/gemini.js";
@@ -19,6 +18,7 @@ import { createOpenAIResponsesTransport } from "../agent/providers/openai-respon
 import { loadConfig } from "../app/config.js";
 import { startGateway } from "../app/gateway-main.js";
 import { silentLogger } from "../core/logger.js";
+import { createNodeFetch } from "../core/node-fetch.js";
 import { startFakeAnthropic } from "../tests/fakes/anthropic/index.js";
 import { startFakeLlm } from "../tests/fakes/llm/index.js";
 import { cpuSeconds, machineLine, round } from "./lib.js";

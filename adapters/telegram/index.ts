@@ -1,6 +1,7 @@
 /**
- * The Telegram adapter, on grammY's fetch build (`grammy/web`: one module on Node's own fetch, where
- * the Node build loads node-fetch and its URL library at start). Receives by long polling (default) or by webhook when
+ * The Telegram adapter, on grammY's fetch build (`grammy/web`: one module, where the Node build loads
+ * node-fetch and its URL library at start) with Herald's keep-alive fetch on Node's http module
+ * (core/node-fetch.ts: Node's built-in fetch costs more CPU per call). Receives by long polling (default) or by webhook when
  * `TELEGRAM_WEBHOOK_URL` is set; hands each message to the gateway and confirms it to Telegram only after
  * the gateway recorded it. Sends through `TelegramSender` (HTML, chunks, per-chat budget).
  */
@@ -8,6 +9,7 @@ import { createHash } from "node:crypto";
 import { Bot, webhookCallback } from "grammy/web";
 import { ConfigError, describeError, PlatformError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
+import { createNodeFetch } from "../../core/node-fetch.js";
 import { sleep } from "../../core/sleep.js";
 import type {
   AdapterDeps,
@@ -34,6 +36,11 @@ import type { TelegramSection } from "./section.js";
 import { TelegramSender } from "./sender.js";
 import { telegramStreams } from "./stream.js";
 import type { BotIdentity, TelegramAdapterConfig } from "./types.js";
+
+/** grammY's `client.fetch` (typed after node-fetch's; it calls it as the WHATWG fetch). */
+type GrammyFetch = NonNullable<
+  NonNullable<NonNullable<ConstructorParameters<typeof Bot>[1]>["client"]>["fetch"]
+>;
 
 export type { TelegramAdapterConfig, TelegramRateLimits } from "./types.js";
 
@@ -69,7 +76,11 @@ export class TelegramAdapter implements PlatformAdapter {
     this.apiRoot = (config.apiRoot ?? "https://api.telegram.org").replace(/\/+$/, "");
     const pollTimeoutSeconds = config.pollTimeoutSeconds ?? 30;
     this.bot = new Bot(config.botToken, {
-      client: { apiRoot: this.apiRoot, timeoutSeconds: pollTimeoutSeconds + 30 },
+      client: {
+        apiRoot: this.apiRoot,
+        timeoutSeconds: pollTimeoutSeconds + 30,
+        fetch: createNodeFetch({ maxSockets: 16 }) as unknown as GrammyFetch,
+      },
     });
     // Webhook updates reach the same handler as polled ones.
     this.bot.use((ctx) => this.handleUpdate(ctx.update as unknown as Record<string, unknown>));

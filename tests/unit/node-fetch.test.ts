@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createNodeFetch } from "../../agent/node-fetch.js";
+import { createNodeFetch } from "../../core/node-fetch.js";
 
 const dir = mkdtempSync(join(tmpdir(), "herald-tls-"));
 let key: Buffer;

@@ -5,7 +5,7 @@
  */
 import type OpenAI from "openai";
 import { HeraldError } from "../../../core/errors.js";
-import { createNodeFetch } from "../../node-fetch.js";
+import { createNodeFetch } from "../../../core/node-fetch.js";
 import { loadedOpenAI, loadOpenAI } from "../../openai-sdk.js";
 
 /** Where and how to embed. */

@@ -1,8 +1,8 @@
 /**
- * A `fetch` for the openai SDK on Node's own http/https modules with keep-alive agents. The model call
- * is the gateway's hottest path; Node's built-in fetch (undici) builds and validates a WHATWG Request,
- * Headers and body stream for every call, which cost more CPU per turn than the rest of the call.
- * Only what the SDK uses is supported: string/Uint8Array bodies, headers, AbortSignal, streamed bodies,
+ * A `fetch` on Node's own http/https modules with keep-alive agents, for the clients on the gateway's
+ * hottest paths: the model SDKs and the Telegram Bot API (grammY). Node's built-in fetch (undici) builds
+ * and validates a WHATWG Request, Headers and body stream for every call, which cost more CPU per turn
+ * than the rest of the call. Only what those clients use is supported: string/Uint8Array bodies, headers, AbortSignal, streamed bodies,
  * and of the response: status, headers, text/json/arrayBuffer, and a body read by async iteration.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
