@@ -23,18 +23,21 @@ import { workspaceStoreRoute } from "./workspace-api.js";
 
 export { watchWorkers };
 
+/** What the gateway serves from. */
+interface ServeParts {
+  state: SqliteState;
+  queue: JobQueue;
+  logger: Logger;
+  features: GatewayFeatures;
+  api: ApiAdapter | undefined;
+  started: ReadonlyMap<string, PlatformAdapter>;
+  failed: ReadonlyMap<string, string>;
+}
+
 /** The dashboard (unless `localOnly`) and the HTTP server, when anything is to be served. */
 export async function serveGateway(
   config: HeraldConfig,
-  parts: {
-    state: SqliteState;
-    queue: JobQueue;
-    logger: Logger;
-    features: GatewayFeatures;
-    api: ApiAdapter | undefined;
-    started: ReadonlyMap<string, PlatformAdapter>;
-    failed: ReadonlyMap<string, string>;
-  },
+  parts: ServeParts,
 ): Promise<{ dashboard: { close(): void } | undefined; http: HttpServerHandle | undefined }> {
   const { state, queue, logger, features, started, failed } = parts;
   const dashboard = createGatewayDashboard(config, {
@@ -71,16 +74,7 @@ function mcpRoute(config: HeraldConfig, state: SqliteState, features: GatewayFea
  */
 async function startHttp(
   config: HeraldConfig,
-  parts: {
-    state: SqliteState;
-    queue: JobQueue;
-    logger: Logger;
-    features: GatewayFeatures;
-    api: ApiAdapter | undefined;
-    started: ReadonlyMap<string, PlatformAdapter>;
-    failed: ReadonlyMap<string, string>;
-    dashboard: ReturnType<typeof createGatewayDashboard>;
-  },
+  parts: ServeParts & { dashboard: ReturnType<typeof createGatewayDashboard> },
 ): Promise<HttpServerHandle | undefined> {
   const { state, logger, features, api, started, dashboard } = parts;
   const { webhooks, runner } = features;

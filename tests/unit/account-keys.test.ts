@@ -1,38 +1,9 @@
-/**
- * What a further bot account inherits and what it must have of its own: its token and its webhook's
- * URL and secret are never the section's (else two adapters answer for one bot, or two accounts share
- * one webhook secret), its variables follow the platform's own prefix (`TWILIO_SHOP_…`), and platforms
- * that run one account only refuse `accounts` with the key and the fix.
- */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { configuredAccounts, loadConfig } from "../../app/config.js";
+import { describe, expect, it } from "vitest";
+import { configuredAccounts } from "../../app/config.js";
 import { accountEnvName } from "../../app/config-accounts.js";
-import { ConfigError } from "../../core/errors.js";
+import { configHome } from "../helpers/config-home.js";
 
-let home: string | undefined;
-afterEach(() => {
-  if (home) rmSync(home, { recursive: true, force: true });
-  home = undefined;
-});
-
-function load(yaml: string, env: Record<string, string> = {}) {
-  home = mkdtempSync(join(tmpdir(), "herald-account-keys-"));
-  writeFileSync(join(home, "config.yaml"), yaml);
-  return loadConfig({ env: { HERALD_HOME: home, ...env } });
-}
-
-function configError(yaml: string, env: Record<string, string> = {}): ConfigError {
-  try {
-    load(yaml, env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error("expected a ConfigError");
-}
+const { load, configError } = configHome("herald-account-keys-");
 
 const telegramWebhook = {
   TELEGRAM_BOT_TOKEN: "1:work",

@@ -3,36 +3,14 @@
  * defaults (the shared skills folder, `exec.backend`, `agents/<name>/workspaces`), relative paths under
  * HERALD_HOME, and bad entries refused with a ConfigError naming the key and the fix.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ownerOf, WorkspaceManager, workspaceRoots } from "../../agent/exec/index.js";
 import { agentProfiles } from "../../app/agents.js";
-import { loadConfig } from "../../app/config.js";
-import { ConfigError } from "../../core/errors.js";
+import { configHome } from "../helpers/config-home.js";
 
-let home: string | undefined;
-afterEach(() => {
-  if (home) rmSync(home, { recursive: true, force: true });
-  home = undefined;
-});
-
-function load(yaml: string, env: Record<string, string> = {}) {
-  home = mkdtempSync(join(tmpdir(), "herald-agent-profile-"));
-  writeFileSync(join(home, "config.yaml"), yaml);
-  return loadConfig({ env: { HERALD_HOME: home, ...env } });
-}
-
-function configError(yaml: string, env: Record<string, string> = {}): ConfigError {
-  try {
-    load(yaml, env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error("expected a ConfigError");
-}
+const { load, configError, homeDir } = configHome("herald-agent-profile-");
 
 const agent = (...lines: string[]) =>
   ["agents:", "  - name: family", ...lines.map((l) => `    ${l}`)].join("\n");
@@ -41,11 +19,11 @@ describe("an agent's skills folder, exec backend and workspace root", () => {
   it("defaults to the shared skills folder, exec.backend and agents/<name>/workspaces", () => {
     const config = load(agent(), { HERALD_EXEC_BACKEND: "docker" });
     const family = agentProfiles(config).get("family");
-    expect(family?.skillsDir).toBe(join(home!, "skills"));
+    expect(family?.skillsDir).toBe(join(homeDir(), "skills"));
     expect(family?.execBackend).toBe("docker");
-    expect(family?.workspaceRoot).toBe(join(home!, "agents", "family", "workspaces"));
+    expect(family?.workspaceRoot).toBe(join(homeDir(), "agents", "family", "workspaces"));
     // The default agent's workspaces stay where they were.
-    expect(workspaceRoots(config).rootDir).toBe(join(home!, "workspaces"));
+    expect(workspaceRoots(config).rootDir).toBe(join(homeDir(), "workspaces"));
   });
 
   it("reads its own, relative paths under HERALD_HOME", () => {
@@ -53,7 +31,7 @@ describe("an agent's skills folder, exec backend and workspace root", () => {
       agent("skills_dir: family-skills", "exec_backend: local", "workspace_root: /srv/fam-ws"),
     );
     const family = agentProfiles(config).get("family");
-    expect(family?.skillsDir).toBe(join(home!, "family-skills"));
+    expect(family?.skillsDir).toBe(join(homeDir(), "family-skills"));
     expect(family?.execBackend).toBe("local");
     expect(family?.workspaceRoot).toBe("/srv/fam-ws");
     expect(config.exec.backend).toBe("sandbox");
@@ -65,8 +43,8 @@ describe("an agent's skills folder, exec backend and workspace root", () => {
     const chat = { platform: "telegram", chatId: "1" };
     const mine = manager.workspaceFor(ownerOf({ sessionKey: "telegram:dm:1", chat, userId: "1" }));
     const theirs = manager.workspaceFor(ownerOf({ sessionKey: "family/telegram:dm:1", chat, userId: "1" }));
-    expect(mine.dir.startsWith(join(home!, "workspaces"))).toBe(true);
-    expect(theirs.dir.startsWith(join(home!, "agents", "family", "workspaces"))).toBe(true);
+    expect(mine.dir.startsWith(join(homeDir(), "workspaces"))).toBe(true);
+    expect(theirs.dir.startsWith(join(homeDir(), "agents", "family", "workspaces"))).toBe(true);
     expect(theirs.key).toBe("family/telegram:user:1");
   });
 
@@ -77,7 +55,7 @@ describe("an agent's skills folder, exec backend and workspace root", () => {
     const theirs = await manager.ensure(ownerOf({ sessionKey: "family/telegram:dm:1", chat, userId: "1" }));
     const mine = await manager.ensure(ownerOf({ sessionKey: "telegram:dm:1", chat, userId: "1" }));
     expect(
-      existsSync(join(home!, "agents", "family", "workspaces", ".last-used", basename(theirs.dir))),
+      existsSync(join(homeDir(), "agents", "family", "workspaces", ".last-used", basename(theirs.dir))),
     ).toBe(true);
     // Used now: kept; a year on: both deleted, each from its own root.
     expect(await manager.prune(86_400_000, () => false)).toEqual([]);

@@ -1,40 +1,12 @@
-/**
- * Agents, routes and bot accounts as the configuration reads them, and the routing rule: each account
- * is the platform's section again (its own keys and variables over the section's), bad entries name
- * their key and the fix, and the first matching route picks the agent.
- */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { configuredAccounts, loadConfig } from "../../app/config.js";
+import { describe, expect, it } from "vitest";
+import { configuredAccounts } from "../../app/config.js";
 import { chatParser } from "../../app/platforms.js";
 import { agentOfKey, sessionKey } from "../../core/chat.js";
-import { ConfigError } from "../../core/errors.js";
 import type { InboundMessage, KeyValueStore } from "../../core/types.js";
 import { AgentRouter } from "../../gateway/index.js";
+import { configHome } from "../helpers/config-home.js";
 
-let home: string | undefined;
-afterEach(() => {
-  if (home) rmSync(home, { recursive: true, force: true });
-  home = undefined;
-});
-
-function load(yaml: string, env: Record<string, string> = {}) {
-  home = mkdtempSync(join(tmpdir(), "herald-agents-"));
-  writeFileSync(join(home, "config.yaml"), yaml);
-  return loadConfig({ env: { HERALD_HOME: home, ...env } });
-}
-
-function configError(yaml: string, env: Record<string, string> = {}): ConfigError {
-  try {
-    load(yaml, env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error("expected a ConfigError");
-}
+const { load, configError } = configHome("herald-agents-");
 
 const accountsYaml = [
   "telegram:",
@@ -57,9 +29,7 @@ describe("bot accounts", () => {
   });
 
   it("lets a worker (no adapters) read an account whose token is only in the gateway's environment", () => {
-    home = mkdtempSync(join(tmpdir(), "herald-agents-"));
-    writeFileSync(join(home, "config.yaml"), accountsYaml);
-    const config = loadConfig({ env: { HERALD_HOME: home }, adapters: false });
+    const config = load(accountsYaml, {}, { adapters: false });
     expect(configuredAccounts(config).map((a) => a.name)).toEqual(["telegram@family"]);
   });
 

@@ -1,0 +1,40 @@
+/**
+ * Config tests' throwaway HERALD_HOME: `load(yaml, env, options)` writes config.yaml to a fresh folder and loads
+ * it as `herald` does; `configError` expects the load to fail with a ConfigError and returns it. The
+ * folder is removed after each test. Call once at the top level of a test file.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach } from "vitest";
+import { loadConfig } from "../../app/config.js";
+import { ConfigError } from "../../core/errors.js";
+
+export function configHome(prefix: string) {
+  let home: string | undefined;
+  afterEach(() => {
+    if (home) rmSync(home, { recursive: true, force: true });
+    home = undefined;
+  });
+  const load = (
+    yaml: string,
+    env: Record<string, string> = {},
+    options: Omit<NonNullable<Parameters<typeof loadConfig>[0]>, "env"> = {},
+  ) => {
+    home = mkdtempSync(join(tmpdir(), prefix));
+    writeFileSync(join(home, "config.yaml"), yaml);
+    return loadConfig({ ...options, env: { HERALD_HOME: home, ...env } });
+  };
+  const configError = (yaml: string, env: Record<string, string> = {}): ConfigError => {
+    try {
+      load(yaml, env);
+    } catch (err) {
+      if (err instanceof ConfigError) return err;
+      throw err;
+    }
+    throw new Error("expected a ConfigError");
+  };
+  /** The folder of the last `load`. */
+  const homeDir = () => home!;
+  return { load, configError, homeDir };
+}
