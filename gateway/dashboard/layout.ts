@@ -86,3 +86,22 @@ export function refusedPage(reason: string): SafeHtml {
 <title>Refused · Herald</title><link rel="stylesheet" href="/dashboard/assets/app.css"></head>
 <body><main id="main" class="login"><h1>Dashboard refused</h1><div class="flash error" role="alert">${reason}</div></main></body></html>`;
 }
+
+/**
+ * The "Agent:" links of a page listing several agents' things: the chosen one in bold, the others
+ * linked by `href(agent)` (undefined: the unfiltered view, named `none`). Empty without further agents.
+ */
+export function agentFilter(
+  agents: readonly string[],
+  chosen: string | undefined,
+  href: (agent: string | undefined) => string,
+  none = "all",
+): SafeHtml | "" {
+  if (agents.length === 0) return "";
+  return html`<nav class="filter" aria-label="Agent" id="agent-filter">Agent: ${[undefined, ...agents].map(
+    (a) =>
+      a === chosen
+        ? html`<strong aria-current="true">${a ?? none}</strong> `
+        : html`<a href="${href(a)}">${a ?? none}</a> `,
+  )}</nav>`;
+}

@@ -2,7 +2,7 @@
 import type { MemoryView } from "../../skills/memory/types.js";
 import type { SkillIssue, SkillSummary } from "../../skills/types.js";
 import { html, type SafeHtml } from "./html.js";
-import { actionButton } from "./layout.js";
+import { actionButton, agentFilter } from "./layout.js";
 
 /**
  * The owners' MEMORY.md and USER.md entries with remove buttons and an add form each, every other
@@ -19,15 +19,12 @@ export function knowledgeBody(data: {
 }): SafeHtml {
   const { csrf, agent } = data;
   const of = agent ? `?agent=${encodeURIComponent(agent)}` : "";
-  const agents = data.agents ?? [];
-  const filter = agents.length
-    ? html`<nav class="filter" aria-label="Agent" id="agent-filter">Agent: ${[undefined, ...agents].map(
-        (a) =>
-          a === agent
-            ? html`<strong aria-current="true">${a ?? "default"}</strong> `
-            : html`<a href="/dashboard/knowledge${a ? `?agent=${encodeURIComponent(a)}` : ""}">${a ?? "default"}</a> `,
-      )}</nav>`
-    : "";
+  const filter = agentFilter(
+    data.agents ?? [],
+    agent,
+    (a) => `/dashboard/knowledge${a ? `?agent=${encodeURIComponent(a)}` : ""}`,
+    "default",
+  );
   const memory = (data.memory ?? []).map((view) => {
     const title = view.target === "memory" ? "MEMORY.md (the agent's notes)" : "USER.md (about the owners)";
     const entries = view.entries.map(

@@ -2,7 +2,7 @@
 import type { ChatMessage } from "../../core/types.js";
 import type { SearchHit, Session, StoredMessage } from "../../sessions/types.js";
 import { ago, escapeHtml, formatTime, html, raw, type SafeHtml } from "./html.js";
-import { actionButton } from "./layout.js";
+import { actionButton, agentFilter } from "./layout.js";
 
 /** Sessions listed at once (the newest first). */
 export const SESSIONS_SHOWN = 100;
@@ -36,15 +36,12 @@ ${
     (s) =>
       html`<tr><td><a href="/dashboard/sessions/${s.id}">${s.title ?? s.key}</a>${s.title ? html`<div class="muted">${s.key}</div>` : ""}</td><td class="num">${s.messageCount}</td><td>${ago(s.lastActiveAt, data.now)}</td><td class="opt">${s.endedAt === undefined ? html`<span class="ok">active</span>` : `ended (${s.endReason ?? "?"})`}</td></tr>`,
   );
-  const agents = data.agents ?? [];
-  const filter = agents.length
-    ? html`<nav class="filter" aria-label="Agent" id="agent-filter">Agent: ${[undefined, ...agents].map(
-        (a) =>
-          a === data.agent
-            ? html`<strong aria-current="true">${a ?? "all"}</strong> `
-            : html`<a href="/dashboard/sessions${a ? `?agent=${encodeURIComponent(a)}` : ""}">${a ?? "all"}</a> `,
-      )}</nav>`
-    : "";
+  const filter = agentFilter(
+    data.agents ?? [],
+    data.agent,
+    (a) => `/dashboard/sessions${a ? `?agent=${encodeURIComponent(a)}` : ""}`,
+    "all",
+  );
   return html`${form}${filter}<h2>Newest sessions${data.agent ? ` of ${data.agent}` : ""}</h2>
 ${
   rows.length

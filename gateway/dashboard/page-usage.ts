@@ -5,6 +5,7 @@
 import { UNKNOWN_AGENT } from "../../sessions/index.js";
 import type { UsageLine } from "../../sessions/types.js";
 import { html, type SafeHtml } from "./html.js";
+import { agentFilter } from "./layout.js";
 import type { DashboardSources } from "./types.js";
 import type { UsageRollup } from "./usage-rollup.js";
 
@@ -51,15 +52,12 @@ export function usageFragment(data: UsageData): SafeHtml {
     ([value, [label]]) =>
       html`<option value="${value}"${value === data.period ? html` selected` : ""}>${label}</option>`,
   )}</select></div>${data.agent ? html`<input type="hidden" name="agent" value="${data.agent}">` : ""}<button type="submit">Show</button></form>`;
-  const agents = data.agents ?? [];
-  const filter = agents.length
-    ? html`<nav class="filter" aria-label="Agent" id="agent-filter">Agent: ${[undefined, ...agents].map(
-        (a) =>
-          a === data.agent
-            ? html`<strong aria-current="true">${a ?? "all"}</strong> `
-            : html`<a href="/dashboard/usage?since=${data.period}${a ? `&agent=${encodeURIComponent(a)}` : ""}">${a ?? "all"}</a> `,
-      )}</nav>`
-    : "";
+  const filter = agentFilter(
+    data.agents ?? [],
+    data.agent,
+    (a) => `/dashboard/usage?since=${data.period}${a ? `&agent=${encodeURIComponent(a)}` : ""}`,
+    "all",
+  );
   const head = (first: SafeHtml) =>
     html`<thead><tr>${first}<th scope="col" class="num">tokens in</th><th scope="col" class="num">tokens out</th><th scope="col" class="num opt">cached</th><th scope="col" class="num">model calls</th></tr></thead>`;
   const of = data.agent ? ` of agent ${data.agent}` : "";
