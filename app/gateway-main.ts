@@ -1,17 +1,18 @@
 /**
- * The composition root of `herald gateway`: opens state, builds the queue, the runner and its features
- * (gateway-features.ts), the agent side on the embedded queue (agent-runtime.ts), the platform adapters
- * (gateway-adapters.ts), the dashboard and the HTTP server (http-server.ts). The only place where
- * concrete classes are wired together.
+ * The composition root of `herald gateway`, in two steps. First what the first poll needs: the state and
+ * the platform adapters (gateway-adapters.ts), started against a port that stands in for the runner.
+ * Then, once they poll, gateway-core.ts: the queue, the runner and its features (gateway-features.ts),
+ * the agent side (gateway-agent.ts), the API server and the web chat, the dashboard and the HTTP server.
+ * Inbound messages wait for the second step, unconfirmed to their platform until the runner records
+ * them. The only place where concrete classes are wired together.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ApiAdapter } from "../adapters/api/index.js";
 import type { ChatPort } from "../adapters/shared/index.js";
 import type { DelegateStateApi, Delegation } from "../agent/delegate/index.js";
-import { createCatalog, modelConfigProblem, type ToolRegistry } from "../agent/index.js";
+import type { ToolRegistry } from "../agent/index.js";
 import type { Plugins } from "../agent/plugins/index.js";
-import { createJobQueue } from "../agent/queue/index.js";
 import type { McpManager } from "../agent/tools/mcp/index.js";
 import type { TaskBoardStateApi } from "../agent/tools/task-board/index.js";
 import { ConfigError, describeError } from "../core/errors.js";
@@ -19,14 +20,12 @@ import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { PlatformAdapter } from "../core/types.js";
 import type { HttpServerHandle } from "../gateway/http/index.js";
-import { type GatewayRunner, startMaintenance } from "../gateway/index.js";
+import type { GatewayRunner } from "../gateway/index.js";
 import type { CronService } from "../scheduler/index.js";
 import { SqliteState, type SqliteTaskBoard } from "../sessions/index.js";
-import type { AgentRuntime } from "./agent-runtime.js";
-import { createChatPort } from "./chat-port.js";
 import type { HeraldConfig } from "./config.js";
-import { createAdapters, startAdapters } from "./gateway-adapters.js";
-import { createGatewayFeatures, type GatewayFeatures, type LateParts } from "./gateway-features.js";
+import { createPlatformAdapters, homeAssistantApi, RunnerPort, startAdapters } from "./gateway-adapters.js";
+import type { GatewayFeatures } from "./gateway-features.js";
 
 export interface GatewayOptions {
   logger: Logger;
@@ -69,11 +68,13 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-/** Starts everything `herald gateway` runs. Adapters that fail to start are logged; the rest run on. */
+/**
+ * Starts everything `herald gateway` runs. Adapters that fail to start are logged; the rest run on. If
+ * the rest of the gateway fails to start, the adapters that started stop before the error goes on.
+ */
 export async function startGateway(config: HeraldConfig, options: GatewayOptions): Promise<Gateway> {
   const { logger } = options;
-  const redis = Boolean(config.queue.redisUrl);
-  prepareStart(config, logger);
+  prepareStart(config);
   const state = SqliteState.open(join(config.homeDir, "state.db"), {
     groupMode: config.sessions.groupSessions,
     // This process is the one writer: commits are batched and recent histories stay in memory.
@@ -81,101 +82,44 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
     historyCacheBytes: 4 * 1024 * 1024,
     onEffectError: (err) => logger.error({ error: describeError(err) }, "an effect after commit failed"),
   });
-  const queue = await createJobQueue(config, logger.child({ component: "queue" }));
-  const late: LateParts = { mcpServers: () => config.mcpServers };
-  const features = createGatewayFeatures(config, {
-    state,
-    queue,
-    logger,
-    late,
-    retryBaseDelayMs: options.retryBaseDelayMs,
-    localOnly: options.localOnly,
-  });
-  const { runner, cron, approvals, delegation } = features;
-  const modelOf = (key: string) =>
-    late.sessionModels?.modelOf(key) ?? config.model.default ?? config.model.name;
-  const chat = createChatPort({ state, runner, queue, catalog: createCatalog(config), modelOf });
-  // The adapters start first; the agent side (tools, the sandbox's check, plugins and their commands)
-  // loads once they poll. Inbound messages wait for it, unconfirmed to their platform until recorded.
+  const port = new RunnerPort(config, state);
+  // Settles once the agent side (tools, the sandbox's check, plugins and their commands) is loaded.
   const agentSide = settleLater();
-  const { api, adapters, failed } = await createAdapters(config, {
-    state,
-    runner,
-    chat,
-    logger,
-    extraAdapters: options.extraAdapters,
-    localOnly: options.localOnly,
-    menuReady: agentSide.settled,
-  });
   const started = new Map<string, PlatformAdapter>();
-  runner.start();
-  delegation.resume();
-  if (!options.localOnly) approvals.start();
-  const stopMaintenance = startMaintenance({ state, logger: logger.child({ component: "maintenance" }) });
-  await startAdapters(adapters, { runner, started, failed, logger, ready: agentSide.promise });
-  const { agent, plugins } = await startAgentSide(config, features, {
-    queue,
-    logger,
-    late,
-    options,
-    started,
-    settle: agentSide,
-  });
-  const gatewayAgent = await import("./gateway-agent.js");
-  const stopHousekeeping = gatewayAgent.startGatewayHousekeeping(config, state, agent, options, logger);
-  // `herald chat` serves the tool but leaves firing to the gateway.
-  if (!options.localOnly) await cron.start();
-
-  const { dashboard, http } = options.localOnly
-    ? { dashboard: undefined, http: undefined }
-    : await (await import("./gateway-serve.js")).serveGateway(config, {
+  const failed = new Map<string, string>();
+  // The web chat is served with the runner's services: it starts with the API server, in the second step.
+  const platforms = options.localOnly
+    ? []
+    : await createPlatformAdapters(config, {
         state,
-        queue,
+        port,
         logger,
-        features,
-        api,
-        started,
         failed,
+        which: (name) => name !== "webchat",
+        services: { homeAssistantApi: homeAssistantApi(config) },
+        menuReady: agentSide.settled,
       });
-  if (http) logger.info({ url: http.url }, "http server listening");
-  // After the API answers: MCP servers connect in the background, their tools appear as each is up.
-  agent?.startMcp();
-  logger.info({ adapters: [...started.keys()], failed: [...failed.keys()] }, "gateway ready");
-  const stopWatching =
-    redis && !options.localOnly
-      ? (await import("./gateway-serve.js")).watchWorkers(queue, logger)
-      : undefined;
-
-  const stops = { stopWatching, stopMaintenance, stopHousekeeping, dashboard, http };
-  return gatewayHandle(config, { state, queue, features, agent, plugins, api, chat, started, failed, stops });
-}
-
-/**
- * The agent side (gateway-agent.ts, imported now), settling `parts.settle` for the adapters' waiting
- * messages; if it fails, the adapters that started stop before the error goes on.
- */
-async function startAgentSide(
-  config: HeraldConfig,
-  features: GatewayFeatures,
-  parts: {
-    queue: JobQueue;
-    logger: Logger;
-    late: LateParts;
-    options: GatewayOptions;
-    started: ReadonlyMap<string, PlatformAdapter>;
-    settle: { resolve(): void; reject(err: unknown): void };
-  },
-): Promise<{ agent: AgentRuntime | undefined; plugins: Plugins }> {
+  await startAdapters(platforms, { handle: port.inbound(agentSide.promise), port, started, failed, logger });
   try {
-    const { attachAgent } = await import("./gateway-agent.js");
-    const attached = await attachAgent(config, features, parts);
-    parts.settle.resolve();
-    return attached;
+    const { finishGateway } = await import("./gateway-core.js");
+    return await finishGateway(config, { state, port, platforms, started, failed, agentSide, options });
   } catch (err) {
-    parts.settle.reject(err);
-    await Promise.all([...parts.started.values()].map((a) => a.stop().catch(() => undefined)));
+    agentSide.reject(err);
+    await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));
     throw err;
   }
+}
+
+/** What the first step hands the second. */
+export interface EarlyParts {
+  state: SqliteState;
+  port: RunnerPort;
+  /** The platform adapters created in the first step (started or not). */
+  platforms: readonly PlatformAdapter[];
+  started: Map<string, PlatformAdapter>;
+  failed: Map<string, string>;
+  agentSide: ReturnType<typeof settleLater>;
+  options: GatewayOptions;
 }
 
 /**
@@ -195,86 +139,14 @@ function settleLater() {
 
 const noop = () => undefined;
 
-/** Refuses a Redis gateway without the state API's key, warns of a missing model, makes the folders. */
-function prepareStart(config: HeraldConfig, logger: Logger): void {
+/** Refuses a Redis gateway without the state API's key, makes the folders. */
+function prepareStart(config: HeraldConfig): void {
   if (config.queue.redisUrl && !config.gatewayClient.key) {
     throw new ConfigError(
       "HERALD_GATEWAY_KEY",
       "REDIS_URL is set, so turns run on `herald worker` processes, which reach the gateway's state API with HERALD_GATEWAY_KEY; it is not set. Fix: set HERALD_GATEWAY_KEY to a long random string on the gateway and on every worker.",
     );
   }
-  const modelProblem = config.providers.length ? undefined : modelConfigProblem(config.model);
-  // One warning at start, not one per failed turn: a fresh install says what to set before anyone writes.
-  if (modelProblem)
-    logger.warn({ problem: modelProblem }, "no usable model configured: turns will fail until it is");
   for (const dir of [config.homeDir, join(config.homeDir, "cache"), join(config.homeDir, "logs")])
     mkdirSync(dir, { recursive: true });
-}
-
-/** The running gateway as its callers see it; `stop()` closes what it opened, in order, once. */
-function gatewayHandle(
-  config: HeraldConfig,
-  parts: {
-    state: SqliteState;
-    queue: JobQueue;
-    features: GatewayFeatures;
-    agent: AgentRuntime | undefined;
-    plugins: Plugins;
-    api: ApiAdapter | undefined;
-    chat: ChatPort;
-    started: ReadonlyMap<string, PlatformAdapter>;
-    failed: ReadonlyMap<string, string>;
-    stops: {
-      stopWatching: (() => void) | undefined;
-      stopMaintenance: () => void;
-      stopHousekeeping: (() => void) | undefined;
-      dashboard: { close(): void } | undefined;
-      http: HttpServerHandle | undefined;
-    };
-  },
-): Gateway {
-  const { state, queue, features, agent, started, stops } = parts;
-  const { runner, cron, approvals, delegation, taskBoard } = features;
-  let stopped = false;
-  return {
-    config,
-    state,
-    queue,
-    runner,
-    api: parts.api,
-    http: stops.http,
-    cron,
-    learning: features.learning,
-    delegation: {
-      ...delegation,
-      board: taskBoard.board,
-      stateApis: { delegate: delegation.stateApi, taskBoard: taskBoard.stateApi },
-    },
-    plugins: parts.plugins,
-    mcp: agent?.tools.mcp,
-    tools: agent?.registry,
-    chat: parts.chat,
-    adapters: started,
-    failed: parts.failed,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      stops.stopWatching?.();
-      approvals.stop();
-      stops.stopMaintenance();
-      stops.stopHousekeeping?.();
-      stops.dashboard?.close();
-      await stops.http?.close();
-      await Promise.all([...started.values()].map((a) => a.stop().catch(() => undefined)));
-      await cron.stop();
-      await features.learning.stop();
-      await runner.stop();
-      await features.recall.stop();
-      await features.memoryProviders.stop();
-      delegation.close();
-      await queue.close();
-      await agent?.close();
-      state.close();
-    },
-  };
 }

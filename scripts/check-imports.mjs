@@ -93,6 +93,8 @@ const DEEP_IMPORTS = {
     "the loopback check of API_SERVER_HOST (agent/tools/web/index.ts loads the web tools: ~250 ms)",
   "app/config.ts → scheduler/targets.ts":
     "the check of each webhook route's delivery targets (scheduler/index.ts loads the cron service)",
+  "app/gateway-adapters.ts → gateway/access.ts":
+    "the access policy the platform adapters ask before the runner exists (gateway/index.ts loads the runner and the turn machinery, which load after the first poll)",
 };
 
 /** Files over 400 lines in gateway/, agent/ and app/, each with its reason. */

@@ -119,6 +119,26 @@ describe("email through the gateway", () => {
     expect(reply!.envelope.to).toEqual([MALLORY]);
   });
 
+  it("mail waiting at start is read before the runner loads: the stranger gets nothing, the allowed senders an answer each", async () => {
+    const bot = env.nextBot();
+    const stranger = "eve@example.test";
+    await env.mail(bot, { from: stranger, to: bot.address, subject: "Hi", text: "Let me in." });
+    await env.mail(bot, { from: MALLORY, to: bot.address, subject: "Hi", text: "Allowed by the gateway." });
+    await env.mail(bot, { from: ALICE, to: bot.address, subject: "Hi", text: "Allowed by the platform." });
+    // MALLORY is admitted by the gateway's access policy, which the adapter asks while the runner loads.
+    harness = await startHarness({
+      env: { ...env.gatewayEnv(bot), GATEWAY_ALLOWED_USERS: `email:${MALLORY}` },
+    });
+    await waitSent(bot, 2);
+    await harness.gateway.runner.outbox.idle();
+    expect(
+      sentBy(bot)
+        .flatMap((m) => m.envelope.to)
+        .sort(),
+    ).toEqual([ALICE, MALLORY]);
+    expect(harness.llm.requests).toHaveLength(2);
+  });
+
   it("a crash during a turn answers the mail exactly once after the restart", async () => {
     const { h, bot } = await start();
     h.llm.script({ text: "too late", delayMs: 20_000 });
