@@ -3,6 +3,7 @@
  * deterministic: the same inputs give the same bytes (providers cache identical prompt prefixes), and
  * the time is stated to the hour only so the prompt stays the same for an hour.
  */
+import { isUtcZone } from "../core/time-zone.js";
 import type { ChatType, PlatformName } from "../core/types.js";
 
 export const DEFAULT_PERSONA =
@@ -109,10 +110,32 @@ export function describeNow(now: number, timezone: string): string {
   return lastNow.text;
 }
 
+const WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const MONTHS = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
+
 function formatNow(now: number, timezone: string): string {
+  const pad = (h: number) => `${String(h % 24).padStart(2, "0")}:00`;
+  if (isUtcZone(timezone)) {
+    // What the formatter below says for UTC, without building one (see core/time-zone.ts).
+    const d = new Date(now);
+    const hour = d.getUTCHours();
+    return `It is ${WEEKDAYS[d.getUTCDay()]}, ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}, between ${pad(hour)} and ${pad(hour + 1)} (${timezone}).`;
+  }
   const parts = formatterFor(timezone).formatToParts(now);
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
   const hour = Number(get("hour"));
-  const pad = (h: number) => `${String(h % 24).padStart(2, "0")}:00`;
   return `It is ${get("weekday")}, ${get("day")} ${get("month")} ${get("year")}, between ${pad(hour)} and ${pad(hour + 1)} (${timezone}).`;
 }

@@ -19,6 +19,7 @@ import { basePlatform } from "../core/chat.js";
 import { ConfigError } from "../core/errors.js";
 import type { PlatformCommonConfig, PlatformModule } from "../core/platform.js";
 import type { EnvKind } from "../core/settings.js";
+import { assertTimeZone } from "../core/time-zone.js";
 import { parseTargets } from "../scheduler/targets.js";
 import { checkAgents } from "./agents.js";
 import { readAccounts, takeAccounts } from "./config-accounts.js";
@@ -304,7 +305,7 @@ function validateCrossFields(config: HeraldConfig): void {
     );
   }
   try {
-    new Intl.DateTimeFormat("en-US", { timeZone: config.timezone });
+    assertTimeZone(config.timezone);
   } catch {
     throw new ConfigError(
       "HERALD_TIMEZONE",

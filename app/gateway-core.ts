@@ -17,11 +17,10 @@ import { startMaintenance, turnIdFor } from "../gateway/index.js";
 import type { SqliteState } from "../sessions/index.js";
 import type { AgentRuntime } from "./agent-runtime.js";
 import { createChatPort } from "./chat-port.js";
-import type { HeraldConfig } from "./config.js";
+import { configuredPlatforms, type HeraldConfig } from "./config.js";
 import { createPlatformAdapters, homeAssistantApi, startAdapters } from "./gateway-adapters.js";
 import { createGatewayFeatures, type GatewayFeatures, type LateParts } from "./gateway-features.js";
 import type { EarlyParts, Gateway, GatewayOptions } from "./gateway-main.js";
-import { createWebChatServices } from "./web-chat.js";
 
 /** Builds the rest of the gateway around the adapters of the first step; resolves when it is ready. */
 export async function finishGateway(config: HeraldConfig, early: EarlyParts): Promise<Gateway> {
@@ -108,20 +107,23 @@ async function createLateAdapters(
   const { logger } = early.options;
   // The API server's module loads only where it is enabled.
   const api = config.apiServer.enabled ? await apiAdapter(config, state, logger, chat) : undefined;
-  const webchat = early.options.localOnly
-    ? []
-    : await createPlatformAdapters(config, {
+  // The web chat's services (and the modules they use) load only where it is configured.
+  const webchatConfigured =
+    !early.options.localOnly && configuredPlatforms(config).some((m) => m.name === "webchat");
+  const webchat = webchatConfigured
+    ? await createPlatformAdapters(config, {
         state,
         port: early.port,
         logger,
         failed: early.failed,
         which: (name) => name === "webchat",
         services: {
-          webchat: createWebChatServices(config, { state, runner, chat }),
+          webchat: (await import("./web-chat.js")).createWebChatServices(config, { state, runner, chat }),
           homeAssistantApi: homeAssistantApi(config),
         },
         menuReady: early.agentSide.settled,
-      });
+      })
+    : [];
   return { api, adapters: [...(api ? [api] : []), ...(early.options.extraAdapters ?? []), ...webchat] };
 }
 

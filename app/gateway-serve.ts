@@ -5,7 +5,7 @@
  * none of it delays it.
  */
 import type { ApiAdapter } from "../adapters/api/index.js";
-import { isLoopbackHost } from "../agent/tools/web/index.js";
+import { isLoopbackHost } from "../agent/tools/web/gateway.js";
 import type { Logger } from "../core/logger.js";
 import type { JobQueue } from "../core/turn.js";
 import type { PlatformAdapter } from "../core/types.js";

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { BACKEND_NAMES } from "../agent/exec/types.js";
 import { MODEL_APIS } from "../agent/providers/types.js";
 import type { EnvKind } from "../core/settings.js";
+import { systemTimeZone } from "../core/time-zone.js";
 
 const list = z.array(z.string()).default([]);
 const optionalString = z.string().min(1).optional();
@@ -118,7 +119,7 @@ const routeSchema = z.strictObject({
 /** The kernel's sections: every setting that is not a platform's or a feature's. */
 export const kernelShape = {
   /** IANA zone for daily resets and cron. @defaultValue the process's zone */
-  timezone: z.string().default(Intl.DateTimeFormat().resolvedOptions().timeZone),
+  timezone: z.string().default(systemTimeZone()),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** stdout's log lines: `auto` is pretty on a terminal and JSON otherwise. */
   logFormat: z.enum(["auto", "pretty", "json"]).default("auto"),

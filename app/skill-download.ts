@@ -2,13 +2,16 @@
  * How remote skills and skill indexes are downloaded, for `herald skills` and the gateway alike: the
  * guarded fetch, public addresses only unless `web.allow_private`.
  */
-import { safeFetch } from "../agent/tools/web/index.js";
 import type { RemoteSkillOptions } from "../skills/index.js";
 import type { HeraldConfig } from "./config.js";
 
-/** Downloads `url` (at most `maxBytes`) through the guarded fetch; rejects saying why not. */
+/**
+ * Downloads `url` (at most `maxBytes`) through the guarded fetch; rejects saying why not. The web
+ * tools' module loads at the first download.
+ */
 export function skillDownload(config: Pick<HeraldConfig, "web">): RemoteSkillOptions["download"] {
   return async (url, maxBytes) => {
+    const { safeFetch } = await import("../agent/tools/web/index.js");
     const res = await safeFetch(url, {
       maxBytes,
       allowPrivate: config.web.allowPrivate,

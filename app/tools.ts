@@ -42,7 +42,7 @@ import { sendMessageTool, workspaceExporter } from "../agent/tools/messaging/ind
 import { terminalTools } from "../agent/tools/terminal/index.js";
 import { createVisionTool } from "../agent/tools/vision/index.js";
 import { createSpeechTools, createTranscriber } from "../agent/tools/voice/index.js";
-import { createWebTools } from "../agent/tools/web/index.js";
+import { createWebTools } from "../agent/tools/web/gateway.js";
 import type { Logger } from "../core/logger.js";
 import type { TurnJob } from "../core/turn.js";
 import type { InboundAttachment } from "../core/types.js";

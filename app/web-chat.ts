@@ -7,7 +7,7 @@
 import type { ChatPort } from "../adapters/shared/index.js";
 import type { WebChatServices, WebHistoryEntry } from "../adapters/webchat/types.js";
 import { summarizeArguments } from "../agent/index.js";
-import { isLoopbackHost } from "../agent/tools/web/index.js";
+import { isLoopbackHost } from "../agent/tools/web/gateway.js";
 import { sessionKey } from "../core/chat.js";
 import type { ChatRef } from "../core/types.js";
 import { type GatewayRunner, turnIdFor } from "../gateway/index.js";

@@ -6,45 +6,44 @@
  * and of the response: status, headers, text/json/arrayBuffer, and a body read by async iteration.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { Agent as HttpsAgent } from "node:https";
 import { Readable } from "node:stream";
 
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
-/** Builds the fetch; one per model client (it owns the connection pools). */
+type Https = typeof import("node:https");
+
+/**
+ * Builds the fetch; one per model client (it owns the connection pools). `node:https` (and TLS with it,
+ * ~3.5 MiB resident) loads at the first https call: a local model or Bot API server is plain http.
+ */
 export function createNodeFetch(options: { maxSockets?: number; ca?: string | Buffer } = {}): FetchLike {
   const maxSockets = options.maxSockets ?? 64;
   const httpAgent = new HttpAgent({ keepAlive: true, maxSockets });
-  const httpsAgent = new HttpsAgent({
-    keepAlive: true,
-    maxSockets,
-    ...(options.ca ? { ca: options.ca } : {}),
-  });
+  let tls: { https: Https; agent: HttpsAgent } | undefined;
+  const loadTls = async () => {
+    const https = await import("node:https");
+    tls ??= {
+      https,
+      agent: new https.Agent({ keepAlive: true, maxSockets, ...(options.ca ? { ca: options.ca } : {}) }),
+    };
+  };
 
-  return (input, init = {}) => {
-    if (input instanceof Request) return fetch(input, init);
-    const url = typeof input === "string" ? new URL(input) : input;
+  const send = (url: URL, init: RequestInit): Promise<Response> => {
     const secure = url.protocol === "https:";
-    const headers: Record<string, string> = {};
-    if (init.headers instanceof Headers) {
-      for (const [key, value] of init.headers) headers[key] = value;
-    } else if (init.headers) {
-      new Headers(init.headers).forEach((value, key) => {
-        headers[key] = value;
-      });
-    }
+    const headers = headerRecord(init.headers);
     const body = init.body;
     if (body != null && typeof body !== "string" && !(body instanceof Uint8Array)) {
       // Anything else (streams, FormData) goes through the built-in fetch.
       return fetch(url, init);
     }
     return new Promise<Response>((resolve, reject) => {
-      const req = (secure ? httpsRequest : httpRequest)(
+      const req = (secure ? tls!.https.request : httpRequest)(
         url,
         {
           method: init.method ?? "GET",
           headers,
-          agent: secure ? httpsAgent : httpAgent,
+          agent: secure ? tls!.agent : httpAgent,
           signal: init.signal ?? undefined,
         },
         (res) => {
@@ -67,6 +66,37 @@ export function createNodeFetch(options: { maxSockets?: number; ca?: string | Bu
       } else req.end(body ?? undefined);
     });
   };
+
+  return (input, init = {}) => {
+    // A Request goes through the built-in fetch. (Naming the globals `Request` or `Headers` would load
+    // Node's fetch implementation at the first call, which a client of this one may never need.)
+    if (typeof input !== "string" && !(input instanceof URL)) return fetch(input, init);
+    const url = typeof input === "string" ? new URL(input) : input;
+    if (url.protocol === "https:" && !tls) return loadTls().then(() => send(url, init));
+    return send(url, init);
+  };
+}
+
+/**
+ * Request headers as Node's http takes them, names lower-cased and repeats joined with ", " as `Headers`
+ * would, from a `Headers`-like object, a list of pairs or a record.
+ */
+function headerRecord(init: HeadersInit | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const add = (name: string, value: string) => {
+    const key = name.toLowerCase();
+    headers[key] = key in headers ? `${headers[key]}, ${value}` : value;
+  };
+  if (!init) return headers;
+  if (Array.isArray(init)) for (const [name, value] of init) add(name!, value!);
+  else if (typeof (init as Headers).forEach === "function")
+    (init as Headers).forEach((value, name) => {
+      add(name, value);
+    });
+  else
+    for (const [name, value] of Object.entries(init as Record<string, string | undefined>))
+      if (value != null) add(name, value);
+  return headers;
 }
 
 /**
@@ -98,7 +128,7 @@ class NodeResponse {
   }
 
   get headers(): Headers {
-    this.#headers ??= new RawHeaders(this.#res.rawHeaders);
+    this.#headers ??= rawHeaders(this.#res.rawHeaders);
     return this.#headers;
   }
 
@@ -133,79 +163,95 @@ class NodeResponse {
  * the SDK reads them on every call (it logs the request id, and describes them for its debug log
  * whether or not that logs). Writes work too; `set-cookie` keeps its values apart as in `Headers`.
  */
-class RawHeaders extends Headers {
-  readonly #map = new Map<string, string>();
-  readonly #cookies: string[] = [];
+function defineRawHeaders() {
+  return class RawHeaders extends Headers {
+    readonly #map = new Map<string, string>();
+    readonly #cookies: string[] = [];
 
-  constructor(raw: readonly string[]) {
-    super();
-    for (let i = 0; i < raw.length; i += 2) this.append(raw[i]!, raw[i + 1]!);
-  }
-
-  override append(name: string, value: string): void {
-    const key = name.toLowerCase();
-    if (key === "set-cookie") this.#cookies.push(value);
-    const previous = this.#map.get(key);
-    this.#map.set(key, previous === undefined ? value : `${previous}, ${value}`);
-  }
-
-  override set(name: string, value: string): void {
-    const key = name.toLowerCase();
-    if (key === "set-cookie") this.#cookies.splice(0, this.#cookies.length, value);
-    this.#map.set(key, value);
-  }
-
-  override delete(name: string): void {
-    const key = name.toLowerCase();
-    if (key === "set-cookie") this.#cookies.length = 0;
-    this.#map.delete(key);
-  }
-
-  override get(name: string): string | null {
-    return this.#map.get(name.toLowerCase()) ?? null;
-  }
-
-  override has(name: string): boolean {
-    return this.#map.has(name.toLowerCase());
-  }
-
-  override getSetCookie(): string[] {
-    return [...this.#cookies];
-  }
-
-  override forEach(callback: (value: string, key: string, parent: Headers) => void, thisArg?: unknown): void {
-    for (const [key, value] of this.#sorted()) callback.call(thisArg, value, key, this);
-  }
-
-  #sorted(): [string, string][] {
-    const entries: [string, string][] = [];
-    for (const [key, value] of this.#map) {
-      if (key === "set-cookie") for (const cookie of this.#cookies) entries.push([key, cookie]);
-      else entries.push([key, value]);
+    constructor(raw: readonly string[]) {
+      super();
+      for (let i = 0; i < raw.length; i += 2) this.append(raw[i]!, raw[i + 1]!);
     }
-    return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  }
 
-  // The iterators' return type differs between lib versions: they are what `Headers` returns.
-  override entries(): ReturnType<Headers["entries"]> {
-    return this.#sorted()[Symbol.iterator]() as unknown as ReturnType<Headers["entries"]>;
-  }
+    override append(name: string, value: string): void {
+      const key = name.toLowerCase();
+      if (key === "set-cookie") this.#cookies.push(value);
+      const previous = this.#map.get(key);
+      this.#map.set(key, previous === undefined ? value : `${previous}, ${value}`);
+    }
 
-  override keys(): ReturnType<Headers["keys"]> {
-    return this.#sorted()
-      .map(([key]) => key)
-      [Symbol.iterator]() as unknown as ReturnType<Headers["keys"]>;
-  }
+    override set(name: string, value: string): void {
+      const key = name.toLowerCase();
+      if (key === "set-cookie") this.#cookies.splice(0, this.#cookies.length, value);
+      this.#map.set(key, value);
+    }
 
-  override values(): ReturnType<Headers["values"]> {
-    return this.#sorted()
-      .map(([, value]) => value)
-      [Symbol.iterator]() as unknown as ReturnType<Headers["values"]>;
-  }
+    override delete(name: string): void {
+      const key = name.toLowerCase();
+      if (key === "set-cookie") this.#cookies.length = 0;
+      this.#map.delete(key);
+    }
 
-  override [Symbol.iterator](): ReturnType<Headers["entries"]> {
-    return this.entries();
-  }
+    override get(name: string): string | null {
+      return this.#map.get(name.toLowerCase()) ?? null;
+    }
+
+    override has(name: string): boolean {
+      return this.#map.has(name.toLowerCase());
+    }
+
+    override getSetCookie(): string[] {
+      return [...this.#cookies];
+    }
+
+    override forEach(
+      callback: (value: string, key: string, parent: Headers) => void,
+      thisArg?: unknown,
+    ): void {
+      for (const [key, value] of this.#sorted()) callback.call(thisArg, value, key, this);
+    }
+
+    #sorted(): [string, string][] {
+      const entries: [string, string][] = [];
+      for (const [key, value] of this.#map) {
+        if (key === "set-cookie") for (const cookie of this.#cookies) entries.push([key, cookie]);
+        else entries.push([key, value]);
+      }
+      return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    }
+
+    // The iterators' return type differs between lib versions: they are what `Headers` returns.
+    override entries(): ReturnType<Headers["entries"]> {
+      return this.#sorted()[Symbol.iterator]() as unknown as ReturnType<Headers["entries"]>;
+    }
+
+    override keys(): ReturnType<Headers["keys"]> {
+      return this.#sorted()
+        .map(([key]) => key)
+        [Symbol.iterator]() as unknown as ReturnType<Headers["keys"]>;
+    }
+
+    override values(): ReturnType<Headers["values"]> {
+      return this.#sorted()
+        .map(([, value]) => value)
+        [Symbol.iterator]() as unknown as ReturnType<Headers["values"]>;
+    }
+
+    override [Symbol.iterator](): ReturnType<Headers["entries"]> {
+      return this.entries();
+    }
+  };
+}
+
+let RawHeadersClass: ReturnType<typeof defineRawHeaders> | undefined;
+
+/**
+ * Built on first use: naming the global `Headers` loads Node's fetch implementation (undici), ~20 ms
+ * of a start whose first poll does not read a header.
+ */
+function rawHeaders(raw: readonly string[]): Headers {
+  RawHeadersClass ??= defineRawHeaders();
+  return new RawHeadersClass(raw);
 }
 
 /** A response body: the socket's stream, read once, by async iteration or a web-stream reader. */

@@ -4,6 +4,7 @@
  */
 import { Cron } from "croner";
 import { HeraldError } from "../core/errors.js";
+import { assertTimeZone } from "../core/time-zone.js";
 import type { MissedRunPolicy, Schedule } from "./types.js";
 
 /** The shortest interval a schedule may have. */
@@ -56,7 +57,7 @@ const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(Z|
 /** Throws unless `timezone` is an IANA zone this runtime knows. */
 export function assertTimezone(timezone: string): void {
   try {
-    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
+    assertTimeZone(timezone);
   } catch {
     throw invalid(`"${timezone}" is not a known time zone. Use an IANA name such as Europe/Berlin or UTC.`);
   }

@@ -4,6 +4,7 @@
  * right across daylight-saving changes.
  */
 import { HeraldError } from "../core/errors.js";
+import { isUtcZone, systemTimeZone } from "../core/time-zone.js";
 import type { ResetPolicy } from "./types.js";
 
 /** The policy used when the config says nothing: reset after a day of silence or at 04:00 local time. */
@@ -48,6 +49,17 @@ interface WallTime {
 }
 
 function wallTime(instant: number, timeZone: string): WallTime {
+  if (isUtcZone(timeZone)) {
+    const d = new Date(instant);
+    return {
+      year: d.getUTCFullYear(),
+      month: d.getUTCMonth() + 1,
+      day: d.getUTCDate(),
+      hour: d.getUTCHours(),
+      minute: d.getUTCMinutes(),
+      second: d.getUTCSeconds(),
+    };
+  }
   const out: WallTime = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
   for (const part of formatterFor(timeZone).formatToParts(instant)) {
     if (part.type in out) out[part.type as keyof WallTime] = Number(part.value);
@@ -116,7 +128,7 @@ function computeLastDailyBoundary(now: number, atHour: number, timeZone: string)
 
 /** The process's IANA zone (what `timezone` defaults to). */
 export function processTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return systemTimeZone();
 }
 
 /**

@@ -11,7 +11,6 @@ import { mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { createGunzip } from "node:zlib";
 import type yauzl from "yauzl";
 
 /** Caps of an unpacked archive. */
@@ -166,7 +165,10 @@ export async function unpackTarGz(bytes: Uint8Array, dir: string, limits: Archiv
   // A server that sent it with Content-Encoding: gzip had it unpacked on the way: plain tar then.
   const gzipped = bytes[0] === 0x1f && bytes[1] === 0x8b;
   const input = Readable.from([Buffer.from(bytes)]);
-  const feeding = gzipped ? pipeline(input, createGunzip(), extract) : pipeline(input, extract);
+  // `node:zlib` loads with the first gzipped download, not with the skills.
+  const feeding = gzipped
+    ? pipeline(input, (await import("node:zlib")).createGunzip(), extract)
+    : pipeline(input, extract);
   let entries = 0;
   try {
     for await (const entry of extract) {

@@ -144,10 +144,10 @@ export class SandboxBackend implements ExecutionBackend {
       if (tool && !(await isExecutable(tool)))
         return { available: false, missing: `${tool} is not installed`, fix: "apt-get install util-linux" };
     }
-    const availability = await this.probe();
-    // A gateway checks before its first command: have a shell ready in a cgroup by then.
-    if (availability.available) this.cgroupLauncher()?.prepare();
-    return availability;
+    // No shell is made ready here: a gateway whose agent runs no command keeps none (a process and
+    // ~1.4 MiB). The first command enters its cgroup itself (the move's ~12 ms); the next shell is
+    // made ready as it starts.
+    return this.probe();
   }
 
   /** Runs `true` in a real sandbox: catches kernels without user namespaces, an old util-linux. */

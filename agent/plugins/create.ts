@@ -9,7 +9,6 @@ import { runCommand } from "../exec/run.js";
 import type { ExecutionBackend } from "../exec/types.js";
 import type { WorkspaceManager } from "../exec/workspaces.js";
 import type { ToolRegistry } from "../tool-registry.js";
-import { createGuardedFetch } from "../tools/web/index.js";
 import { HookRunner } from "./hooks/runner.js";
 import { type PluginExecRunner, PluginHost } from "./host.js";
 import { PluginToolRegistry } from "./registry.js";
@@ -89,20 +88,27 @@ export async function createPlugins(
 
 /**
  * Each plugin's `ctx.fetch`: public addresses only, unless `web.allow_private` opens every fetch or the
- * plugin is named in `plugins.allow_private`. One per plugin (its own connection pool), kept across reloads.
+ * plugin is named in `plugins.allow_private`. One per plugin (its own connection pool), kept across reloads;
+ * the web tools' module loads at a plugin's first fetch.
  */
 function pluginFetch(config: PluginsConfig): (plugin: string) => typeof fetch {
   const fetches = new Map<string, typeof fetch>();
   return (plugin) => {
     let guarded = fetches.get(plugin);
     if (!guarded) {
-      guarded = createGuardedFetch({
-        allowPrivate: config.web.allowPrivate || config.plugins.allowPrivate.includes(plugin),
-        hint:
-          "plugins may reach only public addresses unless the owner allows it: add " +
-          `"${plugin}" to plugins.allow_private in config.yaml (HERALD_PLUGINS_ALLOW_PRIVATE), or set ` +
-          "web.allow_private to let every plugin and web tool reach private addresses",
-      });
+      let inner: Promise<typeof fetch> | undefined;
+      guarded = async (input, init) => {
+        inner ??= import("../tools/web/index.js").then(({ createGuardedFetch }) =>
+          createGuardedFetch({
+            allowPrivate: config.web.allowPrivate || config.plugins.allowPrivate.includes(plugin),
+            hint:
+              "plugins may reach only public addresses unless the owner allows it: add " +
+              `"${plugin}" to plugins.allow_private in config.yaml (HERALD_PLUGINS_ALLOW_PRIVATE), or set ` +
+              "web.allow_private to let every plugin and web tool reach private addresses",
+          }),
+        );
+        return (await inner)(input, init);
+      };
       fetches.set(plugin, guarded);
     }
     return guarded;

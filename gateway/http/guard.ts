@@ -16,7 +16,7 @@
  * the API and the dashboard's login.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isLoopbackHost } from "../../agent/tools/web/index.js";
+import { isLoopbackHost } from "../../agent/tools/web/gateway.js";
 import type { Logger } from "../../core/logger.js";
 
 /** What the guard enforces, from the configuration. */

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type OwnListeners, ownListeners } from "../../agent/tools/web/index.js";
+import { type OwnListeners, ownListeners } from "../../agent/tools/web/gateway.js";
 import { describeError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { PlatformAdapter } from "../../core/types.js";

@@ -8,8 +8,12 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { access, mkdir, open, rename, unlink } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { join } from "node:path";
-import { createDeflate, deflateSync, inflateSync } from "node:zlib";
+
+/** `node:zlib` (~1.4 MiB resident) loads with the first checkpoint, not with the tools. */
+let zlibModule: typeof import("node:zlib") | undefined;
+const zlib = () => (zlibModule ??= createRequire(import.meta.url)("node:zlib") as typeof import("node:zlib"));
 
 /** A tree entry's mode as git writes it. */
 export type EntryMode = "100644" | "100755" | "120000" | "40000";
@@ -62,7 +66,7 @@ export async function writeObject(
   const tmp = tempPath(gitDir);
   try {
     const handle = await open(tmp, "wx", 0o600);
-    await handle.writeFile(deflateSync(whole, { level: 1 }));
+    await handle.writeFile(zlib().deflateSync(whole, { level: 1 }));
     await handle.close();
     await install(gitDir, oid, tmp);
   } catch (err) {
@@ -93,7 +97,7 @@ export async function writeBlobFrom(
   const out = await open(tmp, "wx", 0o600);
   let read = 0;
   try {
-    const deflate = createDeflate({ level: 1 });
+    const deflate = zlib().createDeflate({ level: 1 });
     const written = (async () => {
       for await (const chunk of deflate) await out.write(chunk as Buffer);
     })();
@@ -168,7 +172,9 @@ export function writeCommit(gitDir: string, tree: string, message: string, atMs:
 
 /** A stored commit's tree and message. */
 export function readCommit(gitDir: string, oid: string): { tree: string; message: string } {
-  const raw = inflateSync(readFileSync(objectPath(gitDir, oid))).toString("utf8");
+  const raw = zlib()
+    .inflateSync(readFileSync(objectPath(gitDir, oid)))
+    .toString("utf8");
   const body = raw.slice(raw.indexOf("\0") + 1);
   const split = body.indexOf("\n\n");
   const tree = /^tree ([0-9a-f]{40})$/m.exec(body.slice(0, split))?.[1];

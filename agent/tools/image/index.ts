@@ -8,7 +8,7 @@
  * that model's price). Without a section the tool says
  * how to configure one.
  */
-export { type GeneratedImage, type Generation, generateImages, type ImagesEndpoint } from "./client.js";
+export type { GeneratedImage, Generation, ImagesEndpoint } from "./client.js";
 export type { ImageToolDeps } from "./declaration.js";
 export { imageGenerateTool } from "./declaration.js";
 export { IMAGES_NOT_CONFIGURED } from "./settings.js";

@@ -5,8 +5,9 @@
  * cancel it mid-page.
  */
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { WebError } from "./errors.js";
 import type { HtmlConverter } from "./types.js";
 
@@ -42,6 +43,10 @@ interface Job {
  * and imports html-worker.ts.
  */
 function spawnWorker(): Worker {
+  // `node:worker_threads` (~1.6 MiB resident) loads with the first conversion, not with the web tools.
+  const { Worker } = createRequire(import.meta.url)(
+    "node:worker_threads",
+  ) as typeof import("node:worker_threads");
   const compiled = new URL("./html-worker.js", import.meta.url);
   if (existsSync(fileURLToPath(compiled))) return new Worker(compiled);
   const source = new URL("./html-worker.ts", import.meta.url).href;
