@@ -33,5 +33,5 @@ VOLUME ["/data"]
 EXPOSE 8642
 # `herald gateway` by default; the worker service runs `herald worker`. The heap flags are npm start's
 # (see the README's "Running on a small machine").
-ENTRYPOINT ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "/app/dist/app/cli.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=2", "--heap-growing-percent=50", "/app/dist/app/cli.js"]
 CMD ["gateway"]

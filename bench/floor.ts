@@ -13,9 +13,18 @@
  * waits); then 200 chats × 5 messages at once: CPU per message of the process tree and its peak RSS.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { type FakeLlm, startFakeLlm } from "../tests/fakes/llm/index.js";
 import { type FakeTelegram, startFakeTelegram } from "../tests/fakes/telegram/index.js";
@@ -109,6 +118,13 @@ function tree(pid: number): { rssMb: number; cpu: number; count: number } {
 }
 
 /** A HERALD_HOME for `target`: the configured one has five MCP servers and two plugins. */
+/** The checkout whose `npm start` flags a target runs with: a "before" build's own, where it has them. */
+function rootOf(options: Pick<FloorOptions, "root" | "before">, target: FloorTarget): string {
+  if (!target.startsWith("before") || !options.before) return options.root;
+  const root = resolve(dirname(options.before), "../..");
+  return existsSync(join(root, "package.json")) ? root : options.root;
+}
+
 export function homeFor(root: string, target: FloorTarget): string {
   const home = mkdtempSync(join(tmpdir(), `herald-floor-${target}-`));
   if (!isConfigured(target)) return home;
@@ -195,7 +211,7 @@ export async function start(
   const args =
     target === "reference"
       ? [...nodeFlags, join(options.root, "dist/bench/reference-gateway.js")]
-      : [...startFlags(options.root), ...nodeFlags, cli, "gateway"];
+      : [...startFlags(rootOf(options, target)), ...nodeFlags, cli, "gateway"];
   const polls = telegram.callsTo("getUpdates").length;
   const t0 = performance.now();
   const child = spawn(process.execPath, args, { env, stdio: ["ignore", "ignore", "inherit"] });

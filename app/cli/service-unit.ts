@@ -32,7 +32,7 @@ export function unitDir(scope: ServiceScope, env: NodeJS.ProcessEnv = process.en
 /** The command the service runs: the built CLI when there is one, else the sources through tsx. */
 export function execStart(packageRoot: string, nodePath = process.execPath): string {
   const built = join(packageRoot, "dist", "app", "cli.js");
-  const flags = "--max-semi-space-size=4 --heap-growing-percent=50";
+  const flags = "--max-semi-space-size=2 --heap-growing-percent=50";
   if (existsSync(built) || !existsSync(join(packageRoot, "app", "cli.ts")))
     return `${quote(nodePath)} ${flags} ${quote(built)} gateway`;
   return `${quote(nodePath)} ${flags} --import tsx ${quote(join(packageRoot, "app", "cli.ts"))} gateway`;

@@ -11,7 +11,7 @@ const scripts = (
   JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }
 ).scripts;
 
-const HEAP_FLAGS = "--max-semi-space-size=4 --heap-growing-percent=50";
+const HEAP_FLAGS = "--max-semi-space-size=2 --heap-growing-percent=50";
 
 describe("start scripts", () => {
   it("start runs the gateway after a build, with the heap flags the benchmark measures", () => {
