@@ -13,7 +13,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import type { ResolvedWebhook } from "../adapters/webhooks/index.js";
 import { type ExecSection, execBackendOptionsOf } from "../agent/exec/settings.js";
-import { AVAILABLE_APIS, type ModelApi } from "../agent/providers/index.js";
+import { MODEL_APIS, type ModelApi } from "../agent/providers/types.js";
 import { isLoopbackHost } from "../agent/tools/web/address.js";
 import { basePlatform } from "../core/chat.js";
 import { ConfigError } from "../core/errors.js";
@@ -256,10 +256,10 @@ const DEFAULT_BASE_URLS: Partial<Record<ModelApi, string>> = {
  */
 function settleEndpoint(provider: KernelProvider, i: number, env: Record<string, string | undefined>): void {
   const api = provider.api;
-  if (api && !AVAILABLE_APIS.includes(api)) {
+  if (api && !MODEL_APIS.includes(api)) {
     throw new ConfigError(
       `providers.${i}.api`,
-      `config.yaml: providers.${i}.api is '${api}', which this version of Herald does not speak yet (it speaks ${AVAILABLE_APIS.join(", ")}). Fix: use one of those, or reach the model through an OpenAI-compatible gateway (api: openai-chat).`,
+      `config.yaml: providers.${i}.api is '${api}', which this version of Herald does not speak yet (it speaks ${MODEL_APIS.join(", ")}). Fix: use one of those, or reach the model through an OpenAI-compatible gateway (api: openai-chat).`,
     );
   }
   if (provider.baseUrl) return;

@@ -17,8 +17,8 @@ import type { Logger } from "../../../core/logger.js";
 import type { GatewayEvents, TurnJob, TurnRecord, TurnResult } from "../../../core/turn.js";
 import type { ChatType } from "../../../core/types.js";
 import { type BacklogState, type BacklogTiming, OutageLog, ProviderBacklog } from "./backlog.js";
+import { configuredProviders } from "./configured.js";
 import type { MemoryConfig } from "./settings.js";
-import { configuredProviders } from "./settings.js";
 import type { MemoryProvidersStateApi, ProviderCaller } from "./state.js";
 import type { Exchange, MemoryProvider, ProviderUser } from "./types.js";
 

@@ -22,6 +22,7 @@ import type { AgentProvidersChoice } from "./gateway.js";
 import type { MemoryProvidersConfig } from "./settings.js";
 
 export { MAX_WAITING, OutageLog, ProviderBacklog } from "./backlog.js";
+export { checkMemoryProviders, configuredProviders } from "./configured.js";
 export {
   type AgentProvidersChoice,
   createMemoryProviders,
@@ -32,8 +33,6 @@ export { createHonchoProvider, type HonchoProviderConfig } from "./honcho.js";
 export { agentScoped, sessionIdOf, userPeerId } from "./ids.js";
 export { createMem0Provider, type Mem0ProviderConfig } from "./mem0.js";
 export {
-  checkMemoryProviders,
-  configuredProviders,
   type MemoryConfig,
   type MemoryProvidersConfig,
   memoryProvidersSettings,

@@ -5,12 +5,10 @@
  * set); its API key is read from the variable `api_key_env` names.
  */
 import { z } from "zod";
-import { ConfigError } from "../../../core/errors.js";
-import { type DoctorLine, defineFeature } from "../../../core/settings.js";
+import { defineFeature } from "../../../core/settings.js";
 import { memoryBudgetsShape, memorySettings } from "../../../skills/memory/settings.js";
-import { createHonchoProvider, type HonchoProviderConfig } from "./honcho.js";
-import { createMem0Provider, type Mem0ProviderConfig } from "./mem0.js";
-import type { MemoryProvider } from "./types.js";
+import type { HonchoProviderConfig } from "./honcho.js";
+import type { Mem0ProviderConfig } from "./mem0.js";
 
 const HONCHO_URL = "https://api.honcho.dev";
 const MEM0_URL = "https://api.mem0.ai";
@@ -67,7 +65,7 @@ export interface MemoryProvidersConfig extends Omit<ProvidersSection, "honcho" |
 export type MemoryConfig = Omit<MemorySection, "providers"> & { providers: MemoryProvidersConfig };
 
 /** A provider's key as the process read it, and the variable it comes from. */
-interface KeyRead {
+export interface KeyRead {
   apiKey?: string | undefined;
   /** The variable `api_key_env` names. */
   apiKeyEnv: string;
@@ -118,59 +116,6 @@ function resolveMemory(
   };
 }
 
-/** @throws ConfigError naming the variable when `read` needs a key it does not have */
-function needKey(read: KeyRead, provider: string): void {
-  if (read.apiKey || !read.keyRequired) return;
-  const name = read.apiKeyEnv;
-  throw new ConfigError(
-    name,
-    `memory.providers.${provider} is set but ${name} is not. Fix: add ${name}=<your ${provider} API key> to HERALD_HOME/.env or the gateway's environment, or remove memory.providers.${provider}.`,
-  );
-}
-
-/**
- * The providers `config` turns on, in a fixed order (Honcho, then Mem0).
- * @throws ConfigError naming the variable of a key that is needed and not set
- */
-export function configuredProviders(config: MemoryProvidersConfig): MemoryProvider[] {
-  if (config.honcho) needKey(config.honcho, "honcho");
-  if (config.mem0) needKey(config.mem0, "mem0");
-  return [
-    ...(config.honcho ? [createHonchoProvider(config.honcho)] : []),
-    ...(config.mem0 ? [createMem0Provider(config.mem0)] : []),
-  ];
-}
-
-/** `herald doctor`'s lines: one per provider, checked live, or one saying there is none. */
-export async function checkMemoryProviders(config: MemoryProvidersConfig): Promise<DoctorLine[]> {
-  let providers: MemoryProvider[];
-  try {
-    providers = configuredProviders(config);
-  } catch (err) {
-    const fix = err instanceof ConfigError ? err.message.slice(err.message.indexOf("Fix: ") + 5) : undefined;
-    return [{ ok: false, text: `memory providers: ${(err as Error).message.split(" Fix: ")[0]}`, fix }];
-  }
-  if (providers.length === 0)
-    return [
-      {
-        ok: true,
-        text: "memory providers: none (MEMORY.md and USER.md only)",
-        fix: "set memory.providers.honcho or memory.providers.mem0 (or HONCHO_URL / MEM0_URL with their API keys) to add an external memory",
-      },
-    ];
-  const signal = AbortSignal.timeout(20_000);
-  const checks = await Promise.all(providers.map((p) => p.check(signal)));
-  return checks.map((c) => ({
-    ok: c.ok,
-    text: `memory provider ${c.text}`,
-    ...(c.ok
-      ? {}
-      : {
-          fix: "check memory.providers.<name>.base_url and the key in the variable api_key_env names; until then turns run without it and exchanges wait in the backlog",
-        }),
-  }));
-}
-
 /** The `memory:` section: the built-in files' budgets and the external providers. */
 export const memoryProvidersSettings = defineFeature({
   key: "memory",
@@ -212,5 +157,7 @@ export const memoryProvidersSettings = defineFeature({
     ],
   },
   resolve: (section: MemorySection, { env }) => resolveMemory(section, env),
-  doctor: (config: MemoryConfig) => checkMemoryProviders(config.providers),
+  // The providers' clients load for the check only: the config reads this file at every start.
+  doctor: async (config: MemoryConfig) =>
+    (await import("./configured.js")).checkMemoryProviders(config.providers),
 });

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { ConfigError, describeError } from "../../../core/errors.js";
 import { type DoctorLine, defineFeature } from "../../../core/settings.js";
-import { createEmbeddingsClient, type EmbeddingsEndpoint } from "./embeddings-client.js";
+import type { EmbeddingsEndpoint } from "./embeddings-client.js";
 
 /** The `embeddings` section as written. */
 export const embeddingsSectionSchema = z
@@ -65,6 +65,8 @@ export async function checkEmbeddings(config: EmbeddingsConfig): Promise<DoctorL
     };
   const where = `${config.model} at ${config.baseUrl}`;
   try {
+    // The client (and the OpenAI SDK) loads for the check only: the config reads this file at every start.
+    const { createEmbeddingsClient } = await import("./embeddings-client.js");
     const [vector] = await createEmbeddingsClient({ ...config, timeoutMs: 10_000 }).embed(["herald"]);
     return {
       ok: true,

@@ -1,7 +1,12 @@
 /** The voice section of the configuration, validated with zod; every error names its key and the fix. */
 import { z } from "zod";
 import { ConfigError } from "../../../core/errors.js";
-import { SPEECH_FORMATS } from "./speak.js";
+
+/** Audio formats of `/audio/speech` (`opus` is Ogg/Opus) and the file extension each is saved under. */
+export const SPEECH_FORMATS = { mp3: "mp3", opus: "ogg", aac: "aac", flac: "flac", wav: "wav" } as const;
+
+/** A `response_format` of `/audio/speech`. */
+export type SpeechFormat = keyof typeof SPEECH_FORMATS;
 
 const baseUrl = z.url({ protocol: /^https?$/ }).describe("the provider's OpenAI-compatible base URL");
 

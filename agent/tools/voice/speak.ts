@@ -7,16 +7,13 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HeraldError } from "../../../core/errors.js";
+import { SPEECH_FORMATS, type SpeechFormat } from "./config.js";
 import { postSpeech } from "./http.js";
 import { concatAudio } from "./segment.js";
 import { splitForSpeech } from "./sentences.js";
 import type { AudioTools, SpeakCallOptions, SpeechEndpoint } from "./types.js";
 
-/** Audio formats of `/audio/speech` (`opus` is Ogg/Opus) and the file extension each is saved under. */
-export const SPEECH_FORMATS = { mp3: "mp3", opus: "ogg", aac: "aac", flac: "flac", wav: "wav" } as const;
-
-/** A `response_format` of `/audio/speech`. */
-export type SpeechFormat = keyof typeof SPEECH_FORMATS;
+export { SPEECH_FORMATS, type SpeechFormat };
 
 /** Options of {@link speak}: the endpoint, the voice and the provider's input limit. */
 export interface SpeakOptions extends SpeechEndpoint, AudioTools {
