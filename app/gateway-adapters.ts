@@ -8,6 +8,7 @@
 import { join } from "node:path";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import type { PlatformModule } from "../core/platform.js";
 import type {
   AdapterDeps,
   AdapterServices,
@@ -73,7 +74,8 @@ export async function createPlatformAdapters(
     logger: Logger;
     /** Platforms that could not be created get their reason here. */
     failed: Map<string, string>;
-    which: (platform: string) => boolean;
+    /** The platforms to build, by module (a further account shares its platform's). */
+    which: (module: PlatformModule) => boolean;
     services: AdapterServices;
     /** Settles once the plugins' and MCP servers' commands are in the runner's command menu. */
     menuReady?: Promise<unknown> | undefined;
@@ -88,7 +90,7 @@ export async function createPlatformAdapters(
       section: sectionOf(config, module),
     })),
     ...configuredAccounts(config),
-  ].filter(({ name }) => parts.which(name));
+  ].filter(({ module }) => parts.which(module));
   for (const { name, module, section } of platforms) {
     try {
       const deps: AdapterDeps = {

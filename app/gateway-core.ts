@@ -108,15 +108,14 @@ async function createLateAdapters(
   // The API server's module loads only where it is enabled.
   const api = config.apiServer.enabled ? await apiAdapter(config, state, logger, chat) : undefined;
   // The web chat's services (and the modules they use) load only where it is configured.
-  const webchatConfigured =
-    !early.options.localOnly && configuredPlatforms(config).some((m) => m.name === "webchat");
+  const webchatConfigured = !early.options.localOnly && configuredPlatforms(config).some((m) => m.withRunner);
   const webchat = webchatConfigured
     ? await createPlatformAdapters(config, {
         state,
         port: early.port,
         logger,
         failed: early.failed,
-        which: (name) => name === "webchat",
+        which: (module) => module.withRunner === true,
         services: {
           webchat: (await import("./web-chat.js")).createWebChatServices(config, { state, runner, chat }),
           homeAssistantApi: homeAssistantApi(config),

@@ -87,7 +87,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
   const agentSide = settleLater();
   const started = new Map<string, PlatformAdapter>();
   const failed = new Map<string, string>();
-  // The web chat is served with the runner's services: it starts with the API server, in the second step.
+  // A platform that serves the runner's services (the web chat) starts with it, in the second step.
   const platforms = options.localOnly
     ? []
     : await createPlatformAdapters(config, {
@@ -95,7 +95,7 @@ export async function startGateway(config: HeraldConfig, options: GatewayOptions
         port,
         logger,
         failed,
-        which: (name) => name !== "webchat",
+        which: (module) => !module.withRunner,
         services: { homeAssistantApi: homeAssistantApi(config) },
         menuReady: agentSide.settled,
       });

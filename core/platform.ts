@@ -89,6 +89,12 @@ export interface PlatformModule<C extends PlatformCommonConfig = PlatformCommonC
    * is then refused): "the web chat is Herald's own page; …". Unset: accounts are allowed.
    */
   readonly singleAccount?: string | undefined;
+  /**
+   * Whether its adapter serves what the runner holds (the web chat: its sessions, history and menu
+   * through `AdapterDeps.services`): it is created with the runner, once the other platforms poll.
+   * @defaultValue false
+   */
+  readonly withRunner?: boolean | undefined;
   /** Whether the section holds what starting it needs (the gateway starts configured platforms). */
   isConfigured(config: C): boolean;
   /** Cross-field checks at load time. @throws ConfigError naming the key and the fix. */

@@ -8,6 +8,8 @@ import { webSetup } from "./setup.js";
 export const webchatPlatform = definePlatform({
   name: "webchat",
   schema: webSchema,
+  // Its pages read the runner's sessions and command menu: it starts with the runner.
+  withRunner: true,
   singleAccount:
     "the web chat is Herald's own page (`/chat`), one per gateway; its users are invited, not bots",
   env: {
