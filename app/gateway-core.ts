@@ -107,9 +107,9 @@ async function createLateAdapters(
   const { logger } = early.options;
   // The API server's module loads only where it is enabled.
   const api = config.apiServer.enabled ? await apiAdapter(config, state, logger, chat) : undefined;
-  // The web chat's services (and the modules they use) load only where it is configured.
-  const webchatConfigured = !early.options.localOnly && configuredPlatforms(config).some((m) => m.withRunner);
-  const webchat = webchatConfigured
+  // The web chat's services (and the modules they use) load only where such a platform is configured.
+  const withRunner = !early.options.localOnly && configuredPlatforms(config).some((m) => m.withRunner);
+  const webchat = withRunner
     ? await createPlatformAdapters(config, {
         state,
         port: early.port,

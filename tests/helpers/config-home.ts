@@ -1,6 +1,6 @@
 /**
- * Config tests' throwaway HERALD_HOME: `load(yaml, env, options)` writes config.yaml to a fresh folder and loads
- * it as `herald` does; `configError` expects the load to fail with a ConfigError and returns it. The
+ * Config tests' throwaway HERALD_HOME: `load(yaml, env, options)` writes config.yaml (and, with
+ * `options.dotenv`, .env) to a fresh folder and loads it as `herald` does; `configError` expects the load to fail with a ConfigError and returns it. The
  * folder is removed after each test. Call once at the top level of a test file.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -19,10 +19,14 @@ export function configHome(prefix: string) {
   const load = (
     yaml: string,
     env: Record<string, string> = {},
-    options: Omit<NonNullable<Parameters<typeof loadConfig>[0]>, "env"> = {},
+    {
+      dotenv,
+      ...options
+    }: Omit<NonNullable<Parameters<typeof loadConfig>[0]>, "env"> & { dotenv?: string } = {},
   ) => {
     home = mkdtempSync(join(tmpdir(), prefix));
     writeFileSync(join(home, "config.yaml"), yaml);
+    if (dotenv !== undefined) writeFileSync(join(home, ".env"), dotenv);
     return loadConfig({ ...options, env: { HERALD_HOME: home, ...env } });
   };
   const configError = (yaml: string, env: Record<string, string> = {}): ConfigError => {

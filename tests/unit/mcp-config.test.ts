@@ -3,37 +3,13 @@
  * environment, bearer tokens and `${NAME}` from .env), errors naming the key and the fix, and the
  * toolsets a turn gets; the model-facing names and schemas of MCP tools.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cleanInputSchema, modelToolName } from "../../agent/tools/mcp/index.js";
-import { loadConfig } from "../../app/config.js";
 import { toolsetsFor } from "../../app/toolsets.js";
-import { ConfigError } from "../../core/errors.js";
+import { configHome } from "../helpers/config-home.js";
 
-let home: string | undefined;
-afterEach(() => {
-  if (home) rmSync(home, { recursive: true, force: true });
-  home = undefined;
-});
-
-function load(yaml: string, env: Record<string, string> = {}, dotenv?: string) {
-  home = mkdtempSync(join(tmpdir(), "herald-mcp-config-"));
-  writeFileSync(join(home, "config.yaml"), yaml);
-  if (dotenv) writeFileSync(join(home, ".env"), dotenv);
-  return loadConfig({ env: { HERALD_HOME: home, ...env } });
-}
-
-function errorOf(yaml: string, env: Record<string, string> = {}): ConfigError {
-  try {
-    load(yaml, env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error("expected a ConfigError");
-}
+const { load, configError: errorOf, homeDir } = configHome("herald-mcp-config-");
 
 describe("mcp_servers config", () => {
   it("keeps server names and env names as written; the child env is the safe base plus its own", () => {
@@ -54,7 +30,7 @@ describe("mcp_servers config", () => {
         "    platforms: [telegram]",
       ].join("\n"),
       { PATH: "/usr/bin", HOME: "/home/h", OPENAI_API_KEY: "sk-secret", TELEGRAM_BOT_TOKEN: "1:abc" },
-      "FILES_KEY=from-dotenv\n",
+      { dotenv: "FILES_KEY=from-dotenv\n" },
     );
     expect(config.mcpServers).toEqual([
       {
@@ -63,7 +39,7 @@ describe("mcp_servers config", () => {
         command: "npx",
         args: ["server"],
         env: { PATH: "/usr/bin", HOME: "/home/h", api_key: "from-dotenv", PLAIN_VALUE: "x" },
-        cwd: join(home!, "servers/files"),
+        cwd: join(homeDir(), "servers/files"),
         enabled: true,
         timeoutMs: 5000,
         idleTimeoutMs: 90_000,
