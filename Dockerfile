@@ -25,13 +25,13 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # Bundled skills are SKILL.md folders, read at run time beside the build.
 COPY --from=build /app/skills ./skills
-RUN chmod +x dist/app/cli.js \
-  && ln -s /app/dist/app/cli.js /usr/local/bin/herald \
+RUN chmod +x dist/bundle/cli.js \
+  && ln -s /app/dist/bundle/cli.js /usr/local/bin/herald \
   && mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8642
 # `herald gateway` by default; the worker service runs `herald worker`. The heap flags are npm start's
 # (see the README's "Running on a small machine").
-ENTRYPOINT ["node", "--max-semi-space-size=2", "--heap-growing-percent=50", "/app/dist/app/cli.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=2", "--heap-growing-percent=50", "/app/dist/bundle/cli.js"]
 CMD ["gateway"]

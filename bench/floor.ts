@@ -29,7 +29,7 @@ import Database from "better-sqlite3";
 import { type FakeLlm, startFakeLlm } from "../tests/fakes/llm/index.js";
 import { type FakeTelegram, startFakeTelegram } from "../tests/fakes/telegram/index.js";
 import { EVERYTHING_ENTRY } from "../tests/helpers/mcp-servers.js";
-import { machineLine, median, percentile, round, startFlags } from "./lib.js";
+import { machineLine, median, percentile, round, startEntry, startFlags } from "./lib.js";
 
 /** The processes measured ("before*": another build's `cli.js`, `FloorOptions.before`). */
 export type FloorTarget = "reference" | "herald" | "configured" | "before" | "beforeConfigured";
@@ -191,21 +191,22 @@ export function envFor(
 }
 
 /**
- * Spawns `target` (with `extra.nodeFlags` before the entry, `extra.env` added) and resolves at its first
- * `getUpdates`.
+ * Spawns `target` (with `extra.nodeFlags` before the entry, `extra.env` added; Herald's targets run
+ * `npm start`'s script, or `extra.entry`) and resolves at its first `getUpdates`.
  */
 export async function start(
   options: Pick<FloorOptions, "root" | "before">,
   target: FloorTarget,
   fakes: { telegram: FakeTelegram; llm: FakeLlm },
-  extra: { nodeFlags?: readonly string[]; env?: Record<string, string> } = {},
+  extra: { nodeFlags?: readonly string[]; env?: Record<string, string>; entry?: string } = {},
 ): Promise<Running> {
   const { telegram, llm } = fakes;
   const nodeFlags = extra.nodeFlags ?? [];
   const home = homeFor(options.root, target);
   const env = { ...envFor(target, home, telegram, llm), ...extra.env };
   const cli =
-    target.startsWith("before") && options.before ? options.before : join(options.root, "dist/app/cli.js");
+    extra.entry ??
+    (target.startsWith("before") && options.before ? options.before : startEntry(options.root));
   if (isConfigured(target))
     await warmToolCache(options.root, cli, envFor(target, home, telegram, llm), telegram);
   const args =

@@ -47,12 +47,21 @@ export interface GatewayProcess {
 
 /** The Node flags `npm start` runs the gateway with (package.json's start script). */
 export function startFlags(root: string): string[] {
+  return startWords(root).filter((arg) => arg.startsWith("--"));
+}
+
+/** The script `npm start` runs in the checkout at `root` (`dist/app/cli.js` for a build before the bundle). */
+export function startEntry(root: string): string {
+  return join(root, startWords(root).find((arg) => arg.endsWith(".js")) ?? "dist/app/cli.js");
+}
+
+function startWords(root: string): string[] {
   const scripts = (
     JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
       scripts: Record<string, string>;
     }
   ).scripts;
-  return (scripts["start"] ?? "").split(/\s+/).filter((arg) => arg.startsWith("--"));
+  return (scripts["start"] ?? "").split(/\s+/);
 }
 
 /**

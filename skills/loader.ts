@@ -6,9 +6,9 @@
  */
 import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { moduleDir } from "../core/module-dir.js";
 import type { Skill, SkillIssue, SkillMeta, SkillSource } from "./types.js";
 
 export const SKILL_FILE = "SKILL.md";
@@ -176,10 +176,8 @@ export function loadSkills(
 
 /** The folder of the bundled skills, from source (`skills/bundled/`) or from the build (`dist/skills/` → `skills/bundled/`). */
 export function bundledSkillsDir(): string {
-  const candidates = [
-    new URL("./bundled/", import.meta.url),
-    new URL("../../skills/bundled/", import.meta.url),
-  ].map((u) => fileURLToPath(u));
+  const here = moduleDir(import.meta.url, "skills");
+  const candidates = [join(here, "bundled"), join(here, "..", "..", "skills", "bundled")];
   const hasSkills = (dir: string) =>
     existsSync(dir) &&
     readdirSync(dir, { withFileTypes: true }).some(

@@ -9,8 +9,8 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { moduleDir } from "../../core/module-dir.js";
 
 /** One served file. */
 export interface Asset {
@@ -33,7 +33,7 @@ const TYPES: Record<string, string> = {
 
 /** Where `client/` is: beside this file (from source, and in `dist/`, where the build copies it), else in the sources. */
 function clientDir(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
+  const here = moduleDir(import.meta.url, "adapters/webchat");
   const candidates = [join(here, "client"), join(here, "..", "..", "..", "adapters", "webchat", "client")];
   const found = candidates.find((d) => existsSync(join(d, "app.js")));
   if (!found) throw new Error(`The web chat's page files are missing (looked in ${candidates.join(", ")}).`);

@@ -7,7 +7,8 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { moduleDir } from "../../core/module-dir.js";
 import type { ConverterAnswer } from "./converter-child.js";
 
 /** Bounds of one conversion. */
@@ -36,10 +37,11 @@ const PAGE_BYTES = 4096;
 
 /** `node <child>`, or through tsx's loader when running from the .ts sources (tsx, vitest). */
 function childCommand(): string[] {
-  const compiled = new URL("./converter-child.js", import.meta.url);
-  if (existsSync(fileURLToPath(compiled))) return [fileURLToPath(compiled)];
+  const here = moduleDir(import.meta.url, "agent/documents");
+  const compiled = join(here, "converter-child.js");
+  if (existsSync(compiled)) return [compiled];
   // Resolved from the working directory, as `--import tsx` is.
-  return ["--import", "tsx", fileURLToPath(new URL("./converter-child.ts", import.meta.url))];
+  return ["--import", "tsx", join(here, "converter-child.ts")];
 }
 
 /** Resident bytes of `pid` (Linux /proc), or undefined where it cannot be read. */

@@ -4,8 +4,9 @@
  * is enabled unless listed.
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { moduleDir } from "../../core/module-dir.js";
 
 /** The file holding the disabled list. */
 export const STATE_FILE = "plugins-state.json";
@@ -47,7 +48,7 @@ export function linkSdk(dir: string): void {
     const pkg = JSON.parse(readFileSync(pkgFile, "utf8")) as { heraldShim?: boolean };
     if (!pkg.heraldShim) return;
   }
-  const here = dirname(fileURLToPath(import.meta.url));
+  const here = moduleDir(import.meta.url, "agent/plugins");
   const sdk = ["sdk.js", "sdk.ts"].map((f) => join(here, f)).find((f) => existsSync(f));
   if (!sdk) return;
   const types =

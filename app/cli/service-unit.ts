@@ -29,9 +29,9 @@ export function unitDir(scope: ServiceScope, env: NodeJS.ProcessEnv = process.en
   return join(env["XDG_CONFIG_HOME"] || join(homedir(), ".config"), "systemd", "user");
 }
 
-/** The command the service runs: the built CLI when there is one, else the sources through tsx. */
+/** The command the service runs: the build's bundle (npm start's) when there is one, else the sources through tsx. */
 export function execStart(packageRoot: string, nodePath = process.execPath): string {
-  const built = join(packageRoot, "dist", "app", "cli.js");
+  const built = join(packageRoot, "dist", "bundle", "cli.js");
   const flags = "--max-semi-space-size=2 --heap-growing-percent=50";
   if (existsSync(built) || !existsSync(join(packageRoot, "app", "cli.ts")))
     return `${quote(nodePath)} ${flags} ${quote(built)} gateway`;

@@ -4,9 +4,9 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { delimiter, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { delimiter, dirname, join } from "node:path";
 import type { Command } from "commander";
+import { moduleDir } from "../../core/module-dir.js";
 import { loadConfig } from "../config.js";
 import { cliAction } from "./action.js";
 import { type ServiceScope, serviceUser, UNIT_NAME, unitDir, unitText } from "./service-unit.js";
@@ -20,7 +20,7 @@ interface ServiceOptions {
 
 /** The package's folder: app/ (sources) or dist/app/ (build) are below it. */
 function packageRoot(): string {
-  const here = fileURLToPath(new URL("..", import.meta.url));
+  const here = dirname(moduleDir(import.meta.url, "app/cli"));
   const up = (n: number) => join(here, ...Array<string>(n).fill(".."));
   return existsSync(join(up(1), "package.json")) ? up(1) : up(2);
 }

@@ -81,6 +81,8 @@ describe("tool implementations load on first call", () => {
       { telegram, llm },
       {
         nodeFlags: ["--import", join(ROOT, "dist/bench/import-log.js")],
+        // dist/ module by module (the bundle npm start runs has chunks, not the modules named here).
+        entry: join(ROOT, "dist/app/cli.js"),
         env: {
           HERALD_IMPORT_LOG: log,
           HERALD_TOOLSETS: "core,cron,memory,skills,terminal,files,web,vision,messaging,tasks",

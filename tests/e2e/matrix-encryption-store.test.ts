@@ -8,16 +8,17 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeLlm, startFakeLlm } from "../fakes/llm/index.js";
 import { type FakeHomeserver, startFakeHomeserver } from "../fakes/matrix/index.js";
 import { freePort } from "../helpers/net.js";
+import { BUNDLE, ensureBuilt } from "../helpers/tmux.js";
 import { ALICE, type MatrixEnv, startMatrixEnv } from "./matrix-env.js";
 import { type MatrixPeer, startPeer } from "./matrix-peer.js";
 
-const root = join(import.meta.dirname, "..", "..");
-// The built gateway (`npm run build` first): one process, so SIGKILL reaches the gateway itself.
-const nodeArgs = [join(root, "dist", "app", "cli.js"), "gateway"];
+// The gateway as npm start runs it (its bundle, built first): one process, so SIGKILL reaches the
+// gateway itself.
+const nodeArgs = [BUNDLE, "gateway"];
 
 let llm: FakeLlm | undefined;
 let fake: FakeHomeserver | undefined;
@@ -57,6 +58,10 @@ function botKeys(f: FakeHomeserver): { deviceIds: string[]; keys: unknown } {
   const first = [...devices.values()][0] as { keys: Record<string, unknown> } | undefined;
   return { deviceIds: [...devices.keys()], keys: first?.keys["keys"] };
 }
+
+beforeAll(async () => {
+  await ensureBuilt();
+}, 600_000);
 
 describe("matrix crypto store", () => {
   it("survives SIGKILL: after restart the same device decrypts and is decrypted", async () => {

@@ -10,6 +10,8 @@ import { expect } from "vitest";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
 export const CLI = join(ROOT, "dist", "app", "cli.js");
+/** The bundle `npm start` runs (scripts/bundle.mjs): the same program as `CLI`, in a few files. */
+export const BUNDLE = join(ROOT, "dist", "bundle", "cli.js");
 
 /** One pane running a command. */
 export interface Pane {
@@ -146,7 +148,7 @@ function newestSource(dir: string): number {
 }
 
 /**
- * Builds `dist/` when it is missing or older than a source file (`npm run build`), one test file at a
+ * Builds `dist/` and the bundle when either is missing or older than a source file (`npm run build`), one test file at a
  * time (a lock folder), so the binary under test is the code under test.
  */
 export async function ensureBuilt(): Promise<void> {
@@ -164,8 +166,8 @@ export async function ensureBuilt(): Promise<void> {
   }
   try {
     const newest = Math.max(...SOURCES.map((s) => newestSource(join(ROOT, s))));
-    if (!existsSync(CLI) || statSync(CLI).mtimeMs < newest)
-      execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: ROOT, stdio: "inherit" });
+    if ([CLI, BUNDLE].some((f) => !existsSync(f) || statSync(f).mtimeMs < newest))
+      execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" });
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }

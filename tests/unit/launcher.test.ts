@@ -1,6 +1,6 @@
 /**
- * `npm start` runs the gateway with the two heap flags BENCHMARKS.md measures (bench/lib.ts reads them
- * from package.json), and the Docker image runs it with the same.
+ * `npm start` runs the gateway's bundle with the two heap flags BENCHMARKS.md measures (bench/lib.ts reads
+ * them from package.json), and the Docker image runs it with the same.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,7 +15,7 @@ const HEAP_FLAGS = "--max-semi-space-size=2 --heap-growing-percent=50";
 
 describe("start scripts", () => {
   it("start runs the gateway after a build, with the heap flags the benchmark measures", () => {
-    expect(scripts["start"]).toBe(`node ${HEAP_FLAGS} dist/app/cli.js gateway`);
+    expect(scripts["start"]).toBe(`node ${HEAP_FLAGS} dist/bundle/cli.js gateway`);
     expect(scripts["prestart"]).toBe("npm run build --silent");
   });
 
@@ -25,7 +25,7 @@ describe("start scripts", () => {
     expect(JSON.parse(entrypoint ?? "null")).toEqual([
       "node",
       ...HEAP_FLAGS.split(" "),
-      "/app/dist/app/cli.js",
+      "/app/dist/bundle/cli.js",
     ]);
   });
 });

@@ -6,8 +6,10 @@
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { Worker } from "node:worker_threads";
+import { moduleDir } from "../../../core/module-dir.js";
 import { WebError } from "./errors.js";
 import type { HtmlConverter } from "./types.js";
 
@@ -47,9 +49,10 @@ function spawnWorker(): Worker {
   const { Worker } = createRequire(import.meta.url)(
     "node:worker_threads",
   ) as typeof import("node:worker_threads");
-  const compiled = new URL("./html-worker.js", import.meta.url);
-  if (existsSync(fileURLToPath(compiled))) return new Worker(compiled);
-  const source = new URL("./html-worker.ts", import.meta.url).href;
+  const here = moduleDir(import.meta.url, "agent/tools/web");
+  const compiled = join(here, "html-worker.js");
+  if (existsSync(compiled)) return new Worker(compiled);
+  const source = pathToFileURL(join(here, "html-worker.ts")).href;
   // Resolved from the working directory, as `--import tsx` is. (Importing "tsx/esm" alone does not take in a worker.)
   const bootstrap = `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); });`;
   return new Worker(bootstrap, { eval: true });

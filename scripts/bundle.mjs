@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+/**
+ * Part of `npm run build`: the bundle `npm start` runs, `dist/bundle/cli.js`. Node loads an ES module
+ * graph file by file (resolve, read, compile, link each): before its first poll the gateway loaded ~290
+ * modules of dist/ and zod, and yaml's, commander's and the other small packages' CommonJS files, about
+ * a quarter of its start. The bundle is the same compiled modules in a few files: what the first poll
+ * needs in one chunk, each lazily imported part in chunks of its own, loaded when first used as before.
+ * Herald's code and the plain-JavaScript packages in `BUNDLED` are bundled; every other package stays an
+ * import of node_modules (native addons, wasm, workers and files found beside themselves). Modules that
+ * read files beside them find them through `core/module-dir.ts`.
+ */
+import { rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { build } from "esbuild";
+
+const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
+const BUNDLED = new Set(["zod", "yaml", "commander", "dotenv", "marked", "grammy"]);
+/** Every other package, dependency or not (wasm, native addons, files found beside themselves), is imported. */
+const packagesOutside = {
+  name: "packages-outside",
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, ({ path }) => {
+      const name = path
+        .split("/")
+        .slice(0, path.startsWith("@") ? 2 : 1)
+        .join("/");
+      return BUNDLED.has(name) ? undefined : { path, external: true };
+    });
+  },
+};
+const outdir = join(root, "dist", "bundle");
+rmSync(outdir, { recursive: true, force: true });
+await build({
+  entryPoints: [join(root, "dist", "app", "cli.js")],
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  plugins: [packagesOutside],
+  sourcemap: "linked",
+  logLevel: "warning",
+  // CommonJS packages in the bundle require Node's builtins.
+  banner: {
+    js: 'import { createRequire as __heraldCreateRequire } from "node:module"; const require = __heraldCreateRequire(import.meta.url);',
+  },
+});
