@@ -28,6 +28,19 @@ const packagesOutside = {
     });
   },
 };
+/**
+ * zod's `locales` namespace re-exports 40-odd languages' error messages, a quarter of the code before
+ * the first poll; Herald selects none (its messages are English, zod's default), so only `en` is kept.
+ */
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, ({ path }) => ({
+      contents: 'export { default as en } from "./en.js";',
+      resolveDir: dirname(path),
+    }));
+  },
+};
 const outdir = join(root, "dist", "bundle");
 rmSync(outdir, { recursive: true, force: true });
 await build({
@@ -38,7 +51,7 @@ await build({
   format: "esm",
   platform: "node",
   target: "node20",
-  plugins: [packagesOutside],
+  plugins: [packagesOutside, zodEnglishOnly],
   sourcemap: "linked",
   logLevel: "warning",
   // CommonJS packages in the bundle require Node's builtins.

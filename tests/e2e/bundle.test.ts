@@ -3,9 +3,11 @@
  * it: it answers on Telegram's fake with the fake model, its prompt lists the bundled skills (read from
  * `skills/bundled/`), and its web chat serves the page's files (copied beside the compiled adapter):
  * the folders a bundled module finds through `core/module-dir.ts`. The files the bundle starts as
- * threads and child processes are where it looks for them.
+ * threads and child processes are where it looks for them. A bad setting is named with zod's English
+ * message (the bundle keeps zod's English locale only).
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -73,6 +75,22 @@ describe("the bundle npm start runs", () => {
     expect(res.headers.get("content-type")).toContain("text/css");
     expect((await res.text()).length).toBeGreaterThan(100);
   }, 60_000);
+
+  it("names a bad setting with zod's English message", () => {
+    writeFileSync(join(home, "config.yaml"), 'model:\n  max_iterations: "lots"\n');
+    let out = "";
+    try {
+      execFileSync(process.execPath, [BUNDLE, "doctor"], {
+        env: { PATH: process.env["PATH"] ?? "", HERALD_HOME: home },
+        encoding: "utf8",
+      });
+    } catch (err) {
+      out = String((err as { stdout?: string }).stdout ?? "");
+    }
+    expect(out).toContain(
+      "HERALD_MAX_ITERATIONS (config.yaml: model.max_iterations) is invalid: Invalid input: expected number, received string",
+    );
+  });
 
   it("finds the HTML converter's worker and the document converter's child beside their compiled modules", () => {
     const bundled = `file://${join(ROOT, "dist", "bundle", "chunk.js")}`;
