@@ -169,7 +169,10 @@ export function loadSkills(
   const byName = new Map<string, Skill>();
   for (const skill of [...bundled.skills, ...user.skills]) byName.set(skill.meta.name, skill);
   return {
-    skills: [...byName.values()].sort((a, b) => a.meta.name.localeCompare(b.meta.name)),
+    // By code point: `localeCompare` maps ICU's collation data (~4.5 MiB resident for the process's life).
+    skills: [...byName.values()].sort((a, b) =>
+      a.meta.name < b.meta.name ? -1 : a.meta.name > b.meta.name ? 1 : 0,
+    ),
     issues: [...bundled.issues, ...user.issues],
   };
 }

@@ -44,14 +44,17 @@ const manifestSchema = z.strictObject({
     .default("index.js"),
 });
 
-/** The folders of `dir` that hold a `plugin.json`, by folder name (sorted). */
+/** The folders of `dir` that hold a `plugin.json`, by folder name (sorted by code point). */
 export function discoverPlugins(dir: string): { name: string; dir: string }[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((name) => !name.startsWith(".") && name !== "node_modules")
-    .map((name) => ({ name, dir: join(dir, name) }))
-    .filter((p) => statSync(p.dir).isDirectory() && existsSync(join(p.dir, "plugin.json")))
-    .sort((a, b) => a.name.localeCompare(b.name));
+  return (
+    readdirSync(dir)
+      .filter((name) => !name.startsWith(".") && name !== "node_modules")
+      .map((name) => ({ name, dir: join(dir, name) }))
+      .filter((p) => statSync(p.dir).isDirectory() && existsSync(join(p.dir, "plugin.json")))
+      // By code point: `localeCompare` maps ICU's collation data (~4.5 MiB resident for the process's life).
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  );
 }
 
 /** Reads and validates `<dir>/plugin.json`. @throws PluginLoadError */
