@@ -1,6 +1,6 @@
 /**
- * The floor scenario: what a plain "hi" costs. `herald gateway` as `npm start` runs it (dist/, its Node
- * flags, a Telegram token) against the fake Bot API and an instant fake model, beside the reference
+ * The floor scenario: what a plain "hi" costs. `herald gateway` as `npm start` runs it (its script and
+ * Node flags, a Telegram token) against the fake Bot API and an instant fake model, beside the reference
  * gateway (`reference-gateway.ts`: fetch-only long polling) under the same fakes in the same run, so
  * every figure is also a ratio to the floor measured minutes apart on the same machine.
  *
@@ -49,7 +49,7 @@ export interface FloorOptions {
   /** Chats and messages per chat of the load phase. */
   chats: number;
   perChat: number;
-  /** Another build's `dist/app/cli.js` (`HERALD_BENCH_BEFORE`): measured as "before" in the same runs. */
+  /** The script another build's `npm start` runs (`HERALD_BENCH_BEFORE`): measured as "before" in the same runs. */
   before?: string | undefined;
 }
 
@@ -416,12 +416,12 @@ export function floorMarkdown(result: FloorResult, options: FloorOptions, comman
           .map((r) => `${r}×`)
           .join(" / ");
   const before = options.before
-    ? ` "Before": the build of the previous main (\`HERALD_BENCH_BEFORE=<its dist/app/cli.js>\`), in the same runs.`
+    ? ` "Before": the build of the previous main (\`HERALD_BENCH_BEFORE=<the script its npm start runs>\`), in the same runs.`
     : "";
   return `## The floor: a plain message, against a fetch-only reference gateway
 
 Command: \`${command}\` — ${machineLine()}. Each target is its own process, started as \`npm start\`
-starts Herald (dist/, its Node flags) with a Telegram token, against the fake Bot API and an instant
+starts Herald (its script and Node flags) with a Telegram token, against the fake Bot API and an instant
 fake model; the reference gateway (\`bench/reference-gateway.ts\`) long-polls with plain \`fetch\`.
 ${options.runs} runs, targets interleaved, medians. "Configured but unused": every toolset, five MCP
 servers (server-everything over stdio) and two plugins, and only plain messages sent; measured at its

@@ -1,7 +1,8 @@
 /**
- * What start loads: `herald gateway` as `npm start` runs it (Telegram on the fake Bot API), spawned with
- * a module hook that logs every module loaded (`import-log.ts`) and `--cpu-prof`, stopped at its first
- * `getUpdates`. Per group (an npm package, or a folder of Herald's own), the modules loaded before the
+ * What start loads: `herald gateway` from dist/ module by module (`dist/app/cli.js`; the bundle `npm
+ * start` runs is the same modules in chunks, its start is the floor's) with npm start's flags (Telegram
+ * on the fake Bot API), spawned with a module hook that logs every module loaded (`import-log.ts`) and
+ * `--cpu-prof`, stopped at its first `getUpdates`. Per group (an npm package, or a folder of Herald's own), the modules loaded before the
  * first poll and the CPU the profile puts in its code (self time), for this build and, with
  * `HERALD_BENCH_BEFORE`, for another build in the same runs; and each package's import cost alone (a
  * fresh `node` importing only it). Plus the profile's top frames.
@@ -99,9 +100,12 @@ async function profileStart(
 ): Promise<StartProfile> {
   const dir = mkdtempSync(join(tmpdir(), "herald-imports-"));
   const log = join(dir, "modules.log");
+  // Module by module: the bundle npm start runs has chunks, not the modules this groups by folder.
+  const entry = target.startsWith("before") ? undefined : join(options.root, "dist/app/cli.js");
   const logged = await start(options, target, fakes, {
     nodeFlags: ["--import", join(options.root, "dist/bench/import-log.js")],
     env: { HERALD_IMPORT_LOG: log },
+    ...(entry ? { entry } : {}),
   });
   const polledAt = Date.now();
   await stop(logged);
@@ -112,6 +116,7 @@ async function profileStart(
   }
   const profiled = await start(options, target, fakes, {
     nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
+    ...(entry ? { entry } : {}),
   });
   const polledAtUs = Number(process.hrtime.bigint() / 1000n);
   // The signal handlers are set once the start resolved: a SIGTERM before would end it unprofiled.
@@ -214,8 +219,8 @@ export function importsMarkdown(result: ImportsResult, options: ImportsOptions, 
   const frames = result.frames.map(([frame, ms]) => `| ${ms} | \`${frame}\` |`).join("\n");
   return `## Start: what loads before the first poll, and what it costs
 
-Command: \`${command}\` — ${machineLine()}. \`herald gateway\` as \`npm start\` runs it with only Telegram
-configured, spawned with a module hook that logs each module loaded (\`bench/import-log.ts\`) and
+Command: \`${command}\` — ${machineLine()}. \`herald gateway\` from dist/ module by module (the
+bundle npm start runs is the same modules in chunks), with npm start's flags and only Telegram configured, spawned with a module hook that logs each module loaded (\`bench/import-log.ts\`) and
 \`--cpu-prof\`, stopped at its first \`getUpdates\`; ${options.runs} runs, medians.${before ? ` Before → after: the previous main's build (\`HERALD_BENCH_BEFORE\`) and this one, in the same runs.` : ""}
 Modules: ESM modules and CommonJS entry points loaded before the first poll (a CommonJS package's
 inner \`require\`s are not counted). CPU: self time the profile puts in the group's code from spawn to the

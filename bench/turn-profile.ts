@@ -1,6 +1,6 @@
 /**
- * Where a plain turn's CPU goes: `herald gateway` as in the floor scenario (Telegram only), under
- * `--cpu-prof`, through the floor scenario's load (200 chats × 5 messages at once after 10 to warm up);
+ * Where a plain turn's CPU goes: `herald gateway` as in the floor scenario (Telegram only; from dist/
+ * module by module, so frames name Herald's files), under `--cpu-prof`, through the floor scenario's load (200 chats × 5 messages at once after 10 to warm up);
  * the profile's top frames by self time (waiting left out), per message, for this build and, with
  * `HERALD_BENCH_BEFORE`, for another build in the same run.
  */
@@ -51,6 +51,8 @@ async function profileTarget(
   const dir = mkdtempSync(join(tmpdir(), "herald-turn-profile-"));
   const running = await start(options, target, fakes, {
     nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
+    // Module by module, so frames name Herald's files (the bundle npm start runs is the same code).
+    ...(target.startsWith("before") ? {} : { entry: join(options.root, "dist/app/cli.js") }),
   });
   let stopped = false;
   try {
