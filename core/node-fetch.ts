@@ -8,6 +8,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
 import { Readable } from "node:stream";
+import { compareCodePoints } from "./code-points.js";
 
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -217,7 +218,7 @@ function defineRawHeaders() {
         if (key === "set-cookie") for (const cookie of this.#cookies) entries.push([key, cookie]);
         else entries.push([key, value]);
       }
-      return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      return entries.sort(([a], [b]) => compareCodePoints(a, b));
     }
 
     // The iterators' return type differs between lib versions: they are what `Headers` returns.
