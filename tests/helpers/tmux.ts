@@ -148,8 +148,8 @@ function newestSource(dir: string): number {
 }
 
 /**
- * Builds `dist/` and the bundle when either is missing or older than a source file (`npm run build`), one test file at a
- * time (a lock folder), so the binary under test is the code under test.
+ * Builds `dist/` and the bundle when either is missing or older than a source file (`npm run build`),
+ * one test file at a time (a lock folder), so the binary under test is the code under test.
  */
 export async function ensureBuilt(): Promise<void> {
   const lock = join(ROOT, "dist.build-lock");
