@@ -123,10 +123,9 @@ export class TelegramAdapter implements PlatformAdapter {
       this.identity = { id: me.id, username: me.username };
       this.bot.botInfo = me;
       if (this.config.webhookUrl) await this.startWebhook(this.config.webhookUrl);
-      else {
-        await this.bot.api.deleteWebhook({ drop_pending_updates: false });
-        this.poller.start();
-      }
+      // A webhook left from an earlier run is deleted when the first poll meets it (409): no round
+      // trip before the first poll when none is set.
+      else this.poller.start();
     } catch (err) {
       const error = err instanceof PlatformError ? err : toPlatformError(err, "starting the Telegram bot");
       this.setState("failed", error.message);

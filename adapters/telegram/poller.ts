@@ -143,6 +143,8 @@ export class UpdatePoller {
       failures = 0;
       onState("running");
       const { next, retry } = await this.dispatch(Array.isArray(batch) ? batch : []);
+      // The batch's turns start (their model requests go out) before the next poll is sent.
+      await new Promise((resolve) => setImmediate(resolve));
       if (generation !== this.generation) break;
       if (next !== undefined && next !== this.offset) {
         this.offset = next;

@@ -12,15 +12,38 @@ afterEach(async () => {
 });
 
 describe("telegram: faults", () => {
-  it("checks the token with getMe at start and clears any webhook before polling", async () => {
+  it("checks the token with getMe at start, then polls at once", async () => {
     rig = await telegramRig();
     await rig.start();
     await rig.fake.waitFor(() => rig.fake.callsTo("getUpdates").length > 0);
-    expect(rig.fake.calls.slice(0, 3).map((c) => c.method)).toEqual(["getMe", "deleteWebhook", "getUpdates"]);
+    expect(rig.fake.calls.slice(0, 2).map((c) => c.method)).toEqual(["getMe", "getUpdates"]);
     expect(rig.fake.callsTo("getUpdates")[0]!.params).toMatchObject({
       allowed_updates: ["message", "callback_query"],
     });
     expect(rig.adapter.status()).toEqual({ state: "running" });
+  });
+
+  it("a webhook left set by an earlier run is deleted when the first poll meets it, and messages flow", async () => {
+    rig = await telegramRig();
+    const set = await fetch(`${rig.fake.url}/bot${rig.fake.token}/setWebhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ url: "https://old.example.com/webhooks/telegram" }),
+    });
+    expect(set.status).toBe(200);
+    rig.fake.userSends({ chatId: 111, text: "while the webhook was set" });
+    await rig.start();
+    await rig.waitForReceived(1);
+    expect(rig.received[0]!.text).toBe("while the webhook was set");
+    expect(rig.fake.webhook()).toBeUndefined();
+    expect(rig.fake.calls.map((c) => c.method).slice(1, 5)).toEqual([
+      "getMe",
+      "getUpdates",
+      "deleteWebhook",
+      "getUpdates",
+    ]);
+    expect(rig.logs.some((l) => l.msg.includes("a webhook is set for this bot; deleting it"))).toBe(true);
+    await rig.fake.waitFor(() => rig.adapter.status().state === "running");
   });
 
   it("a bad token fails start() with the fix, and never logs the token", async () => {
