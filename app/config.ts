@@ -6,10 +6,10 @@
  * platform's module (the list in app/platforms.ts); this file assembles them and names none.
  */
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parse as parseDotenv } from "dotenv";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import type { ResolvedWebhook } from "../adapters/webhooks/index.js";
 import { type ExecSection, execBackendOptionsOf } from "../agent/exec/settings.js";
@@ -107,6 +107,14 @@ export function resolveHome(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
+ * The YAML parser, loaded with the first config.yaml read: some 250 KB of code that a gateway configured
+ * by its environment alone never runs, and that would otherwise be compiled before its first poll.
+ */
+function loadYaml(): typeof import("yaml") {
+  return createRequire(import.meta.url)("yaml") as typeof import("yaml");
+}
+
+/**
  * Loads and validates the configuration.
  * @throws ConfigError naming the key and the fix.
  */
@@ -119,7 +127,7 @@ export function loadConfig(options: LoadConfigOptions = {}): HeraldConfig {
   if (existsSync(yamlPath)) {
     let parsed: unknown;
     try {
-      parsed = parseYaml(readFileSync(yamlPath, "utf8"));
+      parsed = loadYaml().parse(readFileSync(yamlPath, "utf8"));
     } catch (err) {
       throw new ConfigError(
         "config.yaml",

@@ -6,15 +6,16 @@
  * a quarter of its start. The bundle is the same compiled modules in a few files: what the first poll
  * needs in one chunk, each lazily imported part in chunks of its own, loaded when first used as before.
  * Herald's code and the plain-JavaScript packages in `BUNDLED` are bundled; every other package stays an
- * import of node_modules (native addons, wasm, workers and files found beside themselves). Modules that
- * read files beside them find them through `core/module-dir.ts`.
+ * import of node_modules (native addons, wasm, workers and files found beside themselves). yaml stays
+ * there too: the config loader requires it only when there is a config.yaml, and the skills loader
+ * imports the same copy. Modules that read files beside them find them through `core/module-dir.ts`.
  */
 import { rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { build } from "esbuild";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
-const BUNDLED = new Set(["zod", "yaml", "commander", "dotenv", "marked", "grammy"]);
+const BUNDLED = new Set(["zod", "commander", "dotenv", "marked", "grammy"]);
 /** Every other package, dependency or not (wasm, native addons, files found beside themselves), is imported. */
 const packagesOutside = {
   name: "packages-outside",
@@ -53,6 +54,8 @@ await build({
   target: "node20",
   plugins: [packagesOutside, zodEnglishOnly],
   sourcemap: "linked",
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: "warning",
   // CommonJS packages in the bundle require Node's builtins.
   banner: {
