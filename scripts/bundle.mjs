@@ -54,6 +54,8 @@ await build({
   target: "node20",
   plugins: [packagesOutside, zodEnglishOnly],
   sourcemap: "linked",
+  // Less text for V8 to scan before the first poll (~4 % of the start); names stay, so stack traces
+  // name their functions, and the linked maps give the lines (`node --enable-source-maps`).
   minifyWhitespace: true,
   minifySyntax: true,
   logLevel: "warning",
