@@ -49,6 +49,11 @@ export interface FloorOptions {
   /** Chats and messages per chat of the load phase. */
   chats: number;
   perChat: number;
+  /**
+   * Spawns per target and run timed to its first `getUpdates` besides the measured one (each stopped at
+   * once): one start is too noisy a figure on a shared host. @defaultValue 0
+   */
+  starts?: number | undefined;
   /** The script another build's `npm start` runs (`HERALD_BENCH_BEFORE`): measured as "before" in the same runs. */
   before?: string | undefined;
 }
@@ -286,7 +291,14 @@ async function measure(
   telegram: FakeTelegram,
   llm: FakeLlm,
 ): Promise<FloorFigures> {
+  const starts: number[] = [];
+  for (let i = 0; i < (options.starts ?? 0); i++) {
+    const once = await start(options, target, { telegram, llm });
+    starts.push(once.coldStartMs);
+    await stop(once);
+  }
   const running = await start(options, target, { telegram, llm });
+  starts.push(running.coldStartMs);
   try {
     const pid = running.child.pid!;
     // Settle: whatever starts in the background after the first poll has 3 s to do it.
@@ -315,7 +327,7 @@ async function measure(
     clearInterval(sampler);
     const messages = options.chats * options.perChat;
     return {
-      coldStartMs: round(running.coldStartMs, 0),
+      coldStartMs: round(median(starts), 0),
       idleRssMb: round(idle.rssMb, 1),
       idleProcesses: idle.count,
       p50Ms: round(median(singles), 2),
@@ -423,7 +435,7 @@ export function floorMarkdown(result: FloorResult, options: FloorOptions, comman
 Command: \`${command}\` — ${machineLine()}. Each target is its own process, started as \`npm start\`
 starts Herald (its script and Node flags) with a Telegram token, against the fake Bot API and an instant
 fake model; the reference gateway (\`bench/reference-gateway.ts\`) long-polls with plain \`fetch\`.
-${options.runs} runs, targets interleaved, medians. "Configured but unused": every toolset, five MCP
+${options.runs} runs, targets interleaved, medians${options.starts ? ` (spawn → first poll: of ${options.starts + 1} starts per target and run)` : ""}. "Configured but unused": every toolset, five MCP
 servers (server-everything over stdio) and two plugins, and only plain messages sent; measured at its
 second start (a first one, not measured, cached the servers' tool lists in state.db). Single messages:
 ${options.singles} with one in flight (spread over 40 chats, 100 ms apart); load: ${options.chats} chats ×

@@ -55,6 +55,7 @@ const scenarios: Record<string, () => Promise<void>> = {
     const opts = {
       root,
       runs: Number(process.env["HERALD_FLOOR_RUNS"] ?? 3),
+      starts: Number(process.env["HERALD_FLOOR_STARTS"] ?? 4),
       singles: 100,
       chats: 200,
       perChat: 5,
