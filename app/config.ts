@@ -6,7 +6,6 @@
  * platform's module (the list in app/platforms.ts); this file assembles them and names none.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parse as parseDotenv } from "dotenv";
@@ -20,6 +19,7 @@ import { ConfigError } from "../core/errors.js";
 import type { PlatformCommonConfig, PlatformModule } from "../core/platform.js";
 import type { EnvKind } from "../core/settings.js";
 import { assertTimeZone } from "../core/time-zone.js";
+import { loadYaml } from "../core/yaml.js";
 import { parseTargets } from "../scheduler/targets.js";
 import { checkAgents } from "./agents.js";
 import { readAccounts, takeAccounts } from "./config-accounts.js";
@@ -104,14 +104,6 @@ export function resolveHome(env: NodeJS.ProcessEnv = process.env): string {
   const raw = env["HERALD_HOME"];
   if (raw) return resolve(raw.replace(/^~(?=$|\/)/, homedir()));
   return join(homedir(), ".herald");
-}
-
-/**
- * The YAML parser, loaded with the first config.yaml read: some 250 KB of code that a gateway configured
- * by its environment alone never runs, and that would otherwise be compiled before its first poll.
- */
-function loadYaml(): typeof import("yaml") {
-  return createRequire(import.meta.url)("yaml") as typeof import("yaml");
 }
 
 /**

@@ -6,9 +6,10 @@
  * a quarter of its start. The bundle is the same compiled modules in a few files: what the first poll
  * needs in one chunk, each lazily imported part in chunks of its own, loaded when first used as before.
  * Herald's code and the plain-JavaScript packages in `BUNDLED` are bundled; every other package stays an
- * import of node_modules (native addons, wasm, workers and files found beside themselves). yaml stays
- * there too: the config loader requires it only when there is a config.yaml, and the skills loader
- * imports the same copy. Modules that read files beside them find them through `core/module-dir.ts`.
+ * import of node_modules (native addons, wasm, workers and files found beside themselves). yaml is built
+ * apart, into one CommonJS file beside the chunks (`yaml.cjs`): `core/yaml.ts` requires it on first use
+ * (a config.yaml, a SKILL.md), so it is not compiled before the first poll, nor loaded as the package's
+ * ~70 files. Modules that read files beside them find them through `core/module-dir.ts`.
  */
 import { rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -63,4 +64,15 @@ await build({
   banner: {
     js: 'import { createRequire as __heraldCreateRequire } from "node:module"; const require = __heraldCreateRequire(import.meta.url);',
   },
+});
+await build({
+  entryPoints: [join(root, "node_modules", "yaml", "dist", "index.js")],
+  outfile: join(outdir, "yaml.cjs"),
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: "warning",
 });

@@ -6,10 +6,10 @@
  */
 import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { compareCodePoints } from "../core/code-points.js";
 import { moduleDir } from "../core/module-dir.js";
+import { loadYaml } from "../core/yaml.js";
 import type { Skill, SkillIssue, SkillMeta, SkillSource } from "./types.js";
 
 export const SKILL_FILE = "SKILL.md";
@@ -61,7 +61,7 @@ export function parseSkillMarkdown(
   }
   let raw: unknown;
   try {
-    raw = parseYaml(m[1]!);
+    raw = loadYaml().parse(m[1]!);
   } catch (err) {
     return {
       issues: [
