@@ -7,6 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 
 type Yaml = typeof import("yaml");
 
@@ -16,6 +17,6 @@ let loaded: Yaml | undefined;
 export function loadYaml(): Yaml {
   if (loaded) return loaded;
   const beside = new URL("./yaml.cjs", import.meta.url);
-  loaded = createRequire(import.meta.url)(existsSync(beside) ? beside.pathname : "yaml") as Yaml;
+  loaded = createRequire(import.meta.url)(existsSync(beside) ? fileURLToPath(beside) : "yaml") as Yaml;
   return loaded;
 }
