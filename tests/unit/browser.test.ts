@@ -67,6 +67,19 @@ function connectVia(proxyUrl: string, target: string): Promise<string> {
   });
 }
 
+/** Sends `head` raw to `proxyUrl`, reads the first line of the answer, then resets the connection. */
+function answerThenReset(proxyUrl: string, head: string): Promise<string> {
+  const p = new URL(proxyUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(p.port), p.hostname, () => socket.write(head));
+    socket.once("data", (d: Buffer) => {
+      socket.resetAndDestroy();
+      resolve(d.toString().split("\r\n")[0] ?? "");
+    });
+    socket.on("error", reject);
+  });
+}
+
 describe("the browser's proxy", () => {
   it("refuses loopback by default, over plain HTTP and CONNECT, and never connects", async () => {
     echo = await startEchoServer();
@@ -120,6 +133,28 @@ describe("the browser's proxy", () => {
       allowPrivate: () => true,
     });
     expect((await viaProxy(proxy.closedUrl, "http://example.com/")).status).toBe(403);
+    expect(await connectVia(proxy.closedUrl, "example.com:443")).toMatch(/^HTTP\/1\.1 403/);
+  });
+
+  it("survives a browser that resets the connection after a refused CONNECT or Upgrade", async () => {
+    proxy = await startBrowserProxy({ logger: silentLogger(), listeners: new OwnListeners() });
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on("uncaughtException", onUncaught);
+    try {
+      const connectHead = "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n";
+      const upgradeHead =
+        "GET http://example.com/ws HTTP/1.1\r\nHost: example.com\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
+      expect(await answerThenReset(proxy.closedUrl, connectHead)).toBe("HTTP/1.1 403 Forbidden");
+      expect(await answerThenReset(proxy.closedUrl, upgradeHead)).toBe("HTTP/1.1 403 Forbidden");
+      expect(await answerThenReset(proxy.pagesUrl, upgradeHead)).toBe("HTTP/1.1 501 Not Implemented");
+      // The resets reach the proxy's sockets after the answers.
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      process.off("uncaughtException", onUncaught);
+    }
+    expect(uncaught).toEqual([]);
+    // And it still answers.
     expect(await connectVia(proxy.closedUrl, "example.com:443")).toMatch(/^HTTP\/1\.1 403/);
   });
 });

@@ -223,6 +223,16 @@ async function tunnel(
   client.on("close", () => upstream.destroy());
 }
 
+/**
+ * Answers a CONNECT or Upgrade request with `status` and closes. Node hands such a socket over without
+ * the server's error listener: a browser that resets it after the answer (as Chromium does) would
+ * otherwise throw "read ECONNRESET" out of the process.
+ */
+function refuse(socket: Socket, status: string): void {
+  socket.on("error", () => socket.destroy());
+  socket.end(`HTTP/1.1 ${status}\r\n\r\n`);
+}
+
 function listen(server: Server): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     server.once("error", reject);
@@ -260,13 +270,13 @@ export async function startBrowserProxy(options: BrowserProxyOptions): Promise<B
     (req, socket, head) => void tunnel(checker, req, socket as Socket, head, { timeoutMs, track }),
   );
   // An absolute-URI request with Upgrade: Chromium tunnels WebSockets with CONNECT instead.
-  pages.on("upgrade", (_req, socket) => socket.end("HTTP/1.1 501 Not Implemented\r\n\r\n"));
+  pages.on("upgrade", (_req, socket) => refuse(socket as Socket, "501 Not Implemented"));
   const closed = createServer((req, res) => {
     log.debug({ url: req.url }, "the browser's own request refused");
     res.writeHead(403).end();
   });
-  closed.on("connect", (_req, socket) => socket.end("HTTP/1.1 403 Forbidden\r\n\r\n"));
-  closed.on("upgrade", (_req, socket) => socket.end("HTTP/1.1 403 Forbidden\r\n\r\n"));
+  closed.on("connect", (_req, socket) => refuse(socket as Socket, "403 Forbidden"));
+  closed.on("upgrade", (_req, socket) => refuse(socket as Socket, "403 Forbidden"));
   const pagesPort = await listen(pages);
   const closedPort = await listen(closed);
   const label = "Herald's browser proxy";
