@@ -2,6 +2,7 @@ import { DelayedError, type Job, Queue, QueueEvents, UnrecoverableError, Worker 
 import { Redis } from "ioredis";
 import { describeError, HeraldError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
+import { closeConnection } from "../../core/redis-close.js";
 import type {
   JobHandler,
   JobQueue,
@@ -293,9 +294,9 @@ export class BullJobQueue implements JobQueue {
     }
     await this.#queue.close().catch(() => undefined);
     this.#listeners.clear();
-    this.#subscriber?.disconnect();
-    this.#eventsConnection?.disconnect();
-    this.#client.disconnect();
+    await Promise.all(
+      [this.#subscriber, this.#eventsConnection, this.#client].map((c) => c && closeConnection(c)),
+    );
   }
 
   #assertOpen(): void {
