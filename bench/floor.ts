@@ -277,7 +277,7 @@ export async function stop(running: Running): Promise<void> {
 let nextChat = 1_000_000;
 
 /** Sends one message and resolves with the milliseconds until the bot's reply reached the fake. */
-async function roundTrip(telegram: FakeTelegram, chatId: number, text: string): Promise<number> {
+export async function roundTrip(telegram: FakeTelegram, chatId: number, text: string): Promise<number> {
   const before = telegram.botMessages(chatId).length;
   const t0 = performance.now();
   telegram.userSends({ chatId, text, fromId: chatId });

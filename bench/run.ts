@@ -19,6 +19,7 @@ import { benchFloor, committedRatios, floorMarkdown, floorRatios, floorRegressio
 import { benchHandover, benchHandoverOps, handoverMarkdown, handoverOpsMarkdown } from "./handover.js";
 import { benchIdle, idleMarkdown } from "./idle.js";
 import { benchImports, importsMarkdown } from "./imports.js";
+import { benchLatency, latencyMarkdown } from "./latency.js";
 import { machineLine, startFlags, writeSection } from "./lib.js";
 import { benchLogs, logsMarkdown } from "./logs.js";
 import { benchMcp, mcpMarkdown } from "./mcp.js";
@@ -87,6 +88,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     const result = await benchIdle(opts);
     console.log(JSON.stringify({ idle: result }));
     writeSection(file, "idle", idleMarkdown(result, opts, "npm run bench -- idle"));
+  },
+  latency: async () => {
+    const opts = { root, runs: 3, messages: 100 };
+    const result = await benchLatency(opts);
+    console.log(JSON.stringify({ latency: result }));
+    writeSection(file, "latency", latencyMarkdown(result, opts, "npm run bench -- latency"));
   },
   "turn-profile": async () => {
     const opts = { root, chats: 200, perChat: 5, before: process.env["HERALD_BENCH_BEFORE"] };
