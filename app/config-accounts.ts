@@ -83,9 +83,10 @@ export function readAccounts(
         `config.yaml: ${p}.accounts has two accounts named '${name}'. Fix: give each account its own name.`,
       );
     }
-    // What makes the account another bot (its token, its webhook) is never inherited.
+    // What makes the account another bot (its token, its webhook) is never inherited, nor a
+    // credential the section's server was given.
     const inherited = structuredClone(base ?? {});
-    for (const k of module.accountKeys ?? []) delete inherited[k];
+    for (const k of [...(module.accountKeys ?? []), ...(module.accountSecrets ?? [])]) delete inherited[k];
     const merged: Record<string, unknown> = { ...inherited, ...keys };
     applyAccountEnv(merged, p, name, env, envTable);
     const parsed = module.schema.safeParse(merged, { jitless: true });
@@ -103,7 +104,7 @@ export function readAccounts(
     }
     const section = parsed.data;
     validateAccount(module, section, name, envTable);
-    const own = (module.accountKeys ?? []).map(camelToSnake);
+    const own = [...(module.accountKeys ?? []), ...(module.accountSecrets ?? [])].map(camelToSnake);
     if (read.adapters !== false && !module.isConfigured(section)) {
       const notInherited = own.length > 0 ? `; an account inherits none of ${own.join(", ")}` : "";
       throw new ConfigError(

@@ -85,6 +85,13 @@ export interface PlatformModule<C extends PlatformCommonConfig = PlatformCommonC
    */
   readonly accountKeys?: readonly string[] | undefined;
   /**
+   * Credentials (camelCase keys) a further account never inherits from the section either, though it
+   * may set the same value: a password given for the section's server, mailbox or user must not go to
+   * the server, mailbox or user an account names (IRC's server password and SASL login, a mailbox's
+   * password). Unset: none.
+   */
+  readonly accountSecrets?: readonly string[] | undefined;
+  /**
    * Why the platform runs one account only, as the fix for a config with `<platform>.accounts` (which
    * is then refused): "the web chat is Herald's own page; …". Unset: accounts are allowed.
    */

@@ -13,6 +13,7 @@ export const emailPlatform = definePlatform({
   name: "email",
   schema: emailSchema,
   accountKeys: ["address"],
+  accountSecrets: ["password"],
   env: {
     EMAIL_ADDRESS: ["address", "string"],
     EMAIL_PASSWORD: ["password", "string"],

@@ -8,6 +8,7 @@ import { ircSetup } from "./setup.js";
 export const ircPlatform = definePlatform({
   name: "irc",
   schema: ircSchema,
+  accountSecrets: ["password", "saslAccount", "saslPassword"],
   env: {
     IRC_SERVER: ["server", "string"],
     IRC_PORT: ["port", "int"],

@@ -9,6 +9,7 @@ export const matrixPlatform = definePlatform({
   name: "matrix",
   schema: matrixSchema,
   accountKeys: ["accessToken", "userId"],
+  accountSecrets: ["password"],
   env: {
     MATRIX_HOMESERVER: ["homeserver", "url"],
     MATRIX_ACCESS_TOKEN: ["access_token", "string"],

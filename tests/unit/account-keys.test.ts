@@ -43,6 +43,39 @@ describe("what an account inherits", () => {
     expect(url.key).toBe("telegram.accounts.0.webhook_url");
   });
 
+  it("never hands the section's passwords to an account, which may name another server", () => {
+    const irc = {
+      IRC_SERVER: "irc.oftc.example",
+      IRC_PASSWORD: "server-pass",
+      IRC_SASL_ACCOUNT: "herald",
+      IRC_SASL_PASSWORD: "sasl-pass",
+    };
+    // An IRC account on another network: the section's server password and SASL login stay behind.
+    const [elsewhere] = configuredAccounts(
+      load(
+        "irc:\n  channels: ['#a']\n  accounts:\n    - { name: libera, server: irc.libera.example }\n",
+        irc,
+      ),
+    );
+    expect(elsewhere?.section).toMatchObject({ server: "irc.libera.example", channels: ["#a"] });
+    expect(elsewhere?.section).not.toHaveProperty("password");
+    expect(elsewhere?.section).not.toHaveProperty("saslAccount");
+    expect(elsewhere?.section).not.toHaveProperty("saslPassword");
+    // Its own, even the same value, are used.
+    const [own] = configuredAccounts(
+      load("irc:\n  accounts:\n    - { name: second }\n", { ...irc, IRC_SECOND_PASSWORD: "server-pass" }),
+    );
+    expect(own?.section).toMatchObject({ server: "irc.oftc.example", password: "server-pass" });
+    // A mailbox's password is not another mailbox's: the account must set its own, and is told so.
+    const mail = configError("email:\n  accounts:\n    - { name: sales, address: sales@example.org }\n", {
+      EMAIL_ADDRESS: "bot@example.org",
+      EMAIL_PASSWORD: "mailbox-pass",
+      EMAIL_IMAP_HOST: "imap.example.org",
+      EMAIL_SMTP_HOST: "smtp.example.org",
+    });
+    expect(mail.message).toMatch(/account 'sales' of email: .*Fix: set EMAIL_SALES_PASSWORD/);
+  });
+
   it("says an account without its own token inherits none of the platform's account keys", () => {
     const err = configError("line:\n  accounts:\n    - name: shop\n", {
       LINE_CHANNEL_SECRET: "s",
