@@ -85,8 +85,9 @@ export function readAccounts(
     }
     // What makes the account another bot (its token, its webhook) is never inherited, nor a
     // credential the section's server was given.
+    const ownKeys = [...(module.accountKeys ?? []), ...(module.accountSecrets ?? [])];
     const inherited = structuredClone(base ?? {});
-    for (const k of [...(module.accountKeys ?? []), ...(module.accountSecrets ?? [])]) delete inherited[k];
+    for (const k of ownKeys) delete inherited[k];
     const merged: Record<string, unknown> = { ...inherited, ...keys };
     applyAccountEnv(merged, p, name, env, envTable);
     const parsed = module.schema.safeParse(merged, { jitless: true });
@@ -104,7 +105,7 @@ export function readAccounts(
     }
     const section = parsed.data;
     validateAccount(module, section, name, envTable);
-    const own = [...(module.accountKeys ?? []), ...(module.accountSecrets ?? [])].map(camelToSnake);
+    const own = ownKeys.map(camelToSnake);
     if (read.adapters !== false && !module.isConfigured(section)) {
       const notInherited = own.length > 0 ? `; an account inherits none of ${own.join(", ")}` : "";
       throw new ConfigError(
