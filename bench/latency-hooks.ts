@@ -14,20 +14,19 @@ const now = () => performance.timeOrigin + performance.now();
 const callOf = (path: string) =>
   path.includes("/chat/completions") ? "model" : (path.split("/").pop() ?? "");
 
-// node:http: "start" is published once the request is flushed to its socket, "finish" at the answer's end.
-subscribe("http.client.request.start", (m) =>
-  events.push([now(), `sent:${callOf((m as { request: { path: string } }).request.path)}`]),
-);
-subscribe("http.client.response.finish", (m) =>
-  events.push([now(), `read:${callOf((m as { request: { path: string } }).request.path)}`]),
-);
-// undici (the built-in fetch): headers written, then the answer's end.
-subscribe("undici:client:sendHeaders", (m) =>
-  events.push([now(), `sent:${callOf((m as { request: { path: string } }).request.path)}`]),
-);
-subscribe("undici:request:trailers", (m) =>
-  events.push([now(), `read:${callOf((m as { request: { path: string } }).request.path)}`]),
-);
+// node:http publishes "start" once a request is flushed to its socket and "finish" at the answer's end;
+// undici (the built-in fetch) "sendHeaders" once the headers are written and "trailers" at the end.
+const channels = [
+  ["http.client.request.start", "sent"],
+  ["http.client.response.finish", "read"],
+  ["undici:client:sendHeaders", "sent"],
+  ["undici:request:trailers", "read"],
+] as const;
+for (const [channel, moment] of channels) {
+  subscribe(channel, (m) =>
+    events.push([now(), `${moment}:${callOf((m as { request: { path: string } }).request.path)}`]),
+  );
+}
 
 process.on("exit", () => {
   const out = process.env["HERALD_LATENCY_OUT"];
