@@ -8,7 +8,6 @@ import { type Job, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import { closeConnection } from "../core/redis-close.js";
 import { nextOccurrence } from "./schedule.js";
 import type { ScheduledJob, Scheduler, TickHandler } from "./types.js";
 
@@ -157,7 +156,7 @@ export class BullScheduler implements Scheduler {
       ?.close()
       .catch((err: unknown) => this.#log.warn({ error: describeError(err) }, "close failed"));
     await this.#queue.close().catch(() => undefined);
-    await closeConnection(this.#client);
+    this.#client.disconnect();
   }
 
   async #process(job: Job<TickData>, onTick: TickHandler): Promise<void> {

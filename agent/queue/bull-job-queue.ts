@@ -2,7 +2,6 @@ import { DelayedError, type Job, Queue, QueueEvents, UnrecoverableError, Worker 
 import { Redis } from "ioredis";
 import { describeError, HeraldError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
-import { closeConnection } from "../../core/redis-close.js";
 import type {
   JobHandler,
   JobQueue,
@@ -294,9 +293,9 @@ export class BullJobQueue implements JobQueue {
     }
     await this.#queue.close().catch(() => undefined);
     this.#listeners.clear();
-    await Promise.all(
-      [this.#subscriber, this.#eventsConnection, this.#client].map((c) => c && closeConnection(c)),
-    );
+    this.#subscriber?.disconnect();
+    this.#eventsConnection?.disconnect();
+    this.#client.disconnect();
   }
 
   #assertOpen(): void {
